@@ -1,0 +1,374 @@
+// api.cpp — reads JSON specs into core types, runs the core, writes results as JSON (see api.h).
+// Every exception stops here: the functions return {"ok":false,...} instead of throwing, which is
+// what lets the wasm boundary leak nothing.
+#include "api.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "../core/attention.h"
+#include "../core/matrix_parse.h"
+#include "../core/rng.h"
+#include "json.h"
+
+namespace ap {
+
+namespace {
+
+using json::Value;
+
+constexpr const char* kVersion = "0.1.0";
+
+// ---------------------------------------------------------------- reading specs
+
+float read_cell(const Value& v, const std::string& field, int row, int col) {
+  if (v.is_number()) {
+    const double d = v.as_number();
+    if (std::fabs(d) > std::numeric_limits<float>::max())
+      throw InputError(field + ", row " + std::to_string(row) + ", column " + std::to_string(col) +
+                           ": the number is outside the float32 range (±3.4e38)",
+                       field, row, col);
+    return static_cast<float>(d);
+  }
+  if (v.is_string()) {
+    const std::string& s = v.as_string();
+    if (s == "-inf") return -std::numeric_limits<float>::infinity();
+    if (s == "inf") return std::numeric_limits<float>::infinity();
+    if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
+  }
+  throw InputError(field + ", row " + std::to_string(row) + ", column " + std::to_string(col) +
+                       ": expected a number, got " + v.dump().substr(0, 24),
+                   field, row, col);
+}
+
+// A matrix given as [[...],[...]] (a flat [...] is one row) or as text for the matrix parser.
+Tensor read_matrix(const Value& v, const std::string& field) {
+  if (v.is_string()) {
+    try {
+      return parse_matrix(v.as_string());
+    } catch (const ParseError& e) {
+      throw InputError(field + ": " + e.what(), field, e.row, e.column);
+    }
+  }
+  if (!v.is_array() || v.size() == 0)
+    throw InputError(field + " must be a matrix: [[1, 0], [0, 1]] or text such as \"1 0; 0 1\"", field);
+  const bool flat = !v[0].is_array();
+  const int rows = flat ? 1 : static_cast<int>(v.size());
+  if (rows > kMaxDim)
+    throw InputError(field + " has " + std::to_string(rows) + " rows, more than the limit of " +
+                         std::to_string(kMaxDim),
+                     field);
+  std::vector<std::vector<float>> out(rows);
+  for (int i = 0; i < rows; ++i) {
+    const Value& row = flat ? v : v[i];
+    if (!row.is_array())
+      throw InputError(field + ", row " + std::to_string(i + 1) + ": expected a list of numbers", field, i + 1, 0);
+    if (row.size() > static_cast<size_t>(kMaxDim))
+      throw InputError(field + ", row " + std::to_string(i + 1) + " has more than " + std::to_string(kMaxDim) +
+                           " columns",
+                       field, i + 1, 0);
+    for (size_t j = 0; j < row.size(); ++j)
+      out[i].push_back(read_cell(row[j], field, i + 1, static_cast<int>(j) + 1));
+    if (out[i].empty()) throw InputError(field + ", row " + std::to_string(i + 1) + " is empty", field, i + 1, 0);
+    if (i > 0 && out[i].size() != out[0].size())
+      throw InputError(field + ": row " + std::to_string(i + 1) + " has " + std::to_string(out[i].size()) +
+                           " numbers but row 1 has " + std::to_string(out[0].size()),
+                       field, i + 1, 0);
+  }
+  return Tensor::from_rows(out);
+}
+
+// A bias: [1, 2] or "1 2" (one row or one column).
+Tensor read_vector(const Value& v, const std::string& field) {
+  Tensor m = read_matrix(v, field);
+  if (m.shape[0] != 1 && m.shape[1] != 1)
+    throw InputError(field + " must be a vector, got a " + std::to_string(m.shape[0]) + "×" +
+                         std::to_string(m.shape[1]) + " matrix",
+                     field);
+  return reshape(m, {static_cast<int>(m.numel())});
+}
+
+const Value* get(const Value& spec, const std::string& key) {
+  const Value* v = spec.find(key);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+long long read_int(const Value& spec, const std::string& key, long long fallback, long long lo, long long hi) {
+  const Value* v = get(spec, key);
+  if (!v) return fallback;
+  if (!v->is_number() || std::floor(v->as_number()) != v->as_number())
+    throw InputError(key + " must be a whole number, got " + v->dump().substr(0, 24), key);
+  const double d = v->as_number();
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+    throw InputError(key + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                         v->dump(),
+                     key);
+  return static_cast<long long>(d);
+}
+
+bool read_bool(const Value& spec, const std::string& key, bool fallback) {
+  const Value* v = get(spec, key);
+  if (!v) return fallback;
+  if (!v->is_bool()) throw InputError(key + " must be true or false, got " + v->dump().substr(0, 24), key);
+  return v->as_bool();
+}
+
+// One of a few words; the first is the default.
+std::string read_choice(const Value& spec, const std::string& key, const std::vector<std::string>& choices) {
+  const Value* v = get(spec, key);
+  if (!v) return choices[0];
+  for (const std::string& c : choices)
+    if (v->is_string() && v->as_string() == c) return c;
+  std::string list;
+  for (const std::string& c : choices) list += (list.empty() ? "\"" : ", \"") + c + "\"";
+  throw InputError(key + " must be one of " + list + ", got " + v->dump().substr(0, 24), key);
+}
+
+void reject_unknown_keys(const Value& spec, const std::set<std::string>& known, const std::string& what) {
+  if (!spec.is_object()) throw InputError(what + " must be a JSON object", "");
+  for (const auto& m : spec.members())
+    if (!known.count(m.first)) throw InputError("unknown key \"" + m.first + "\" in the " + what, m.first);
+}
+
+MaskVariant read_mask(const Value& spec) {
+  return read_choice(spec, "mask", {"strict", "inclusive"}) == "strict" ? MaskVariant::strict
+                                                                         : MaskVariant::inclusive;
+}
+
+// ---------------------------------------------------------------- writing results
+
+Value matrix_value(const Tensor& t) {  // 2-D → [[...]], 1-D → [...]
+  Value out = Value::array();
+  if (t.dim() == 1) {
+    for (float f : t.data) out.push(Value::f32(f));
+    return out;
+  }
+  const int rows = t.shape[0], cols = t.shape[1];
+  for (int i = 0; i < rows; ++i) {
+    Value& row = out.push(Value::array());
+    for (int j = 0; j < cols; ++j) row.push(Value::f32(t(i, j)));
+  }
+  return out;
+}
+
+Value rows_value(const std::vector<EmptyRow>& rows) {
+  Value out = Value::array();
+  for (const EmptyRow& r : rows) {
+    Value& o = out.push(Value::object());
+    o.set("head", r.head);
+    o.set("row", r.row);
+  }
+  return out;
+}
+
+Value ok(Value body) {
+  Value out = Value::object();
+  out.set("ok", true);
+  for (const auto& m : body.members()) out.set(m.first, m.second);
+  return out;
+}
+
+Value failure(const std::string& message, const std::string& field, int row, int column) {
+  Value out = Value::object();
+  out.set("ok", false);
+  out.set("error", message);
+  out.set("field", field);
+  out.set("row", row);
+  out.set("column", column);
+  return out;
+}
+
+template <class F>
+std::string guarded(F&& body) {
+  try {
+    return ok(body()).dump();
+  } catch (const InputError& e) {
+    return failure(e.what(), e.field, e.row, e.column).dump();
+  } catch (const ParseError& e) {
+    return failure(e.what(), "", e.row, e.column).dump();
+  } catch (const json::JsonError& e) {
+    return failure(e.what(), "spec", 0, 0).dump();
+  } catch (const std::exception& e) {
+    return failure(e.what(), "", 0, 0).dump();
+  } catch (...) {
+    return failure("unknown error", "", 0, 0).dump();
+  }
+}
+
+const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
+                                          "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
+                                          "causal", "mask", "base", "scale", "softmax"};
+
+Value trace_value(const Value& spec) {
+  reject_unknown_keys(spec, kTraceKeys, "spec");
+  AttentionOptions opt;
+  opt.n_head = static_cast<int>(read_int(spec, "n_head", 1, 1, kMaxDim));
+  opt.causal = read_bool(spec, "causal", false);
+  opt.mask = read_mask(spec);
+  opt.base = static_cast<int>(read_int(spec, "base", 0, 0, kMaxDim));
+  opt.scale = read_bool(spec, "scale", true);
+  opt.stable_softmax = read_choice(spec, "softmax", {"stable", "naive"}) == "stable";
+
+  AttentionInput in;
+  const std::pair<const char*, Tensor*> matrices[] = {{"x", &in.x},     {"W_q", &in.W_q}, {"W_k", &in.W_k},
+                                                      {"W_v", &in.W_v}, {"W_o", &in.W_o}, {"Q", &in.Q},
+                                                      {"K", &in.K},     {"V", &in.V}};
+  for (const auto& [key, tensor] : matrices)
+    if (const Value* v = get(spec, key)) *tensor = read_matrix(*v, key);
+  const std::pair<const char*, Tensor*> vectors[] = {
+      {"b_q", &in.b_q}, {"b_k", &in.b_k}, {"b_v", &in.b_v}, {"b_o", &in.b_o}};
+  for (const auto& [key, tensor] : vectors)
+    if (const Value* v = get(spec, key)) *tensor = read_vector(*v, key);
+
+  const bool has_qkv = !in.Q.empty() || !in.K.empty() || !in.V.empty();
+  if (in.from_x() && has_qkv)
+    throw InputError("give either x (with W_q, W_k, W_v) or Q, K and V, not both", in.Q.empty() ? "K" : "Q");
+  if (!in.from_x()) {
+    for (const char* key : {"W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "seed"})
+      if (get(spec, key))
+        throw InputError(std::string(key) + " is given but x is not: " + key + " belongs to the x mode", key);
+  }
+  if (get(spec, "seed")) {
+    const uint64_t seed = static_cast<uint64_t>(read_int(spec, "seed", 0, 0, (1LL << 53)));
+    if (in.x.dim() != 2) throw InputError("x must be a matrix (2-D), got shape " + shape_str(in.x.shape), "x");
+    const int d_model = in.x.shape[1];
+    if (d_model % opt.n_head != 0)
+      throw InputError("x has " + std::to_string(d_model) + " columns, which " + std::to_string(opt.n_head) +
+                           " heads cannot share equally (n_head must divide d_model for random weights)",
+                       "n_head");
+    const float bound = 1.0f / std::sqrt(static_cast<float>(d_model / opt.n_head));
+    Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
+    for (int i = 0; i < 3; ++i)
+      if (W[i]->empty()) *W[i] = random_uniform(d_model, d_model, bound, derive_seed(seed, i + 1));
+  }
+
+  const AttentionTrace tr = attention_forward(in, opt);
+
+  Value t = Value::object();
+  t.set("mode", in.from_x() ? "x" : "qkv");
+  t.set("T", tr.T);
+  t.set("T_total", tr.T_total);
+  t.set("base", opt.base);
+  t.set("n_head", opt.n_head);
+  t.set("d_model", in.from_x() ? Value(tr.d_model) : Value(nullptr));
+  t.set("head_dim", tr.head_dim);
+  t.set("d_v", tr.d_v);
+  t.set("d_out", tr.d_out);
+  t.set("scale_factor", Value::f32(tr.scale_factor));
+  Value& o = t.set("options", Value::object());
+  o.set("n_head", opt.n_head);
+  o.set("causal", opt.causal);
+  o.set("mask", opt.mask == MaskVariant::strict ? "strict" : "inclusive");
+  o.set("base", opt.base);
+  o.set("scale", opt.scale);
+  o.set("softmax", opt.stable_softmax ? "stable" : "naive");
+  Value& inputs = t.set("inputs", Value::object());
+  const std::pair<const char*, const Tensor*> used[] = {
+      {"x", &tr.input.x},     {"W_q", &tr.input.W_q}, {"W_k", &tr.input.W_k}, {"W_v", &tr.input.W_v},
+      {"b_q", &tr.input.b_q}, {"b_k", &tr.input.b_k}, {"b_v", &tr.input.b_v}, {"W_o", &tr.input.W_o},
+      {"b_o", &tr.input.b_o}, {"Q", &tr.input.Q},     {"K", &tr.input.K},     {"V", &tr.input.V}};
+  for (const auto& [key, tensor] : used)
+    if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
+  t.set("mask", matrix_value(tr.mask));
+  Value& heads = t.set("heads", Value::array());
+  for (int h = 0; h < opt.n_head; ++h) {
+    Value& head = heads.push(Value::object());
+    head.set("q", matrix_value(tr.q.slice0(h)));
+    head.set("k", matrix_value(tr.k.slice0(h)));
+    head.set("v", matrix_value(tr.v.slice0(h)));
+    head.set("scores", matrix_value(tr.scores.slice0(h)));
+    head.set("scaled", matrix_value(tr.scaled.slice0(h)));
+    head.set("masked", matrix_value(tr.masked.slice0(h)));
+    head.set("weights", matrix_value(tr.weights.slice0(h)));
+    head.set("weight_row_sums", matrix_value(tr.weight_row_sums.slice0(h)));
+    head.set("context", matrix_value(tr.context.slice0(h)));
+  }
+  t.set("concat", matrix_value(tr.concat));
+  t.set("out", matrix_value(tr.out));
+  t.set("empty_rows", rows_value(tr.empty_rows));
+  t.set("overflow_rows", rows_value(tr.overflow_rows));
+  Value& warnings = t.set("warnings", Value::array());
+  for (const std::string& w : tr.warnings) warnings.push(w);
+
+  Value body = Value::object();
+  body.set("trace", std::move(t));
+  return body;
+}
+
+}  // namespace
+
+std::string trace_json(const std::string& spec) {
+  return guarded([&] { return trace_value(json::parse(spec)); });
+}
+
+std::string parse_matrix_json(const std::string& text) {
+  return guarded([&] {
+    const Tensor m = parse_matrix(text);
+    Value body = Value::object();
+    body.set("rows", m.shape[0]);
+    body.set("cols", m.shape[1]);
+    body.set("matrix", matrix_value(m));
+    return body;
+  });
+}
+
+std::string random_matrix_json(const std::string& spec_text) {
+  return guarded([&] {
+    const Value spec = json::parse(spec_text);
+    reject_unknown_keys(spec, {"rows", "cols", "seed", "bound"}, "random matrix spec");
+    const int rows = static_cast<int>(read_int(spec, "rows", 0, 1, kMaxDim));
+    const int cols = static_cast<int>(read_int(spec, "cols", 0, 1, kMaxDim));
+    if (!get(spec, "rows") || !get(spec, "cols")) throw InputError("rows and cols are required", "rows");
+    const uint64_t seed = static_cast<uint64_t>(read_int(spec, "seed", 0, 0, (1LL << 53)));
+    float bound = 1.0f / std::sqrt(static_cast<float>(cols));
+    if (const Value* b = get(spec, "bound")) {
+      if (!b->is_number() || !(b->as_number() >= 0) || b->as_number() > 1e30)
+        throw InputError("bound must be a number from 0 to 1e30, got " + b->dump().substr(0, 24), "bound");
+      bound = static_cast<float>(b->as_number());
+    }
+    Value body = Value::object();
+    body.set("matrix", matrix_value(random_uniform(rows, cols, bound, seed)));
+    return body;
+  });
+}
+
+std::string causal_mask_json(const std::string& spec_text) {
+  return guarded([&] {
+    const Value spec = json::parse(spec_text);
+    reject_unknown_keys(spec, {"T", "base", "mask"}, "mask spec");
+    if (!get(spec, "T")) throw InputError("T is required", "T");
+    const int T = static_cast<int>(read_int(spec, "T", 0, 1, kMaxDim));
+    const int base = static_cast<int>(read_int(spec, "base", 0, 0, kMaxDim));
+    Value body = Value::object();
+    body.set("mask", matrix_value(causal_mask(T, T + base, base, read_mask(spec))));
+    return body;
+  });
+}
+
+std::string softmax_json(const std::string& spec_text) {
+  return guarded([&] {
+    const Value spec = json::parse(spec_text);
+    reject_unknown_keys(spec, {"x", "softmax"}, "softmax spec");
+    const Value* x = get(spec, "x");
+    if (!x) throw InputError("x is required", "x");
+    const Tensor m = read_matrix(*x, "x");
+    const bool stable = read_choice(spec, "softmax", {"stable", "naive"}) == "stable";
+    std::vector<RowStatus> status;
+    const Tensor w = stable ? softmax_rows(m, &status) : softmax_rows_naive(m, &status);
+    Value empty = Value::array(), overflow = Value::array();
+    for (size_t i = 0; i < status.size(); ++i) {
+      if (status[i] == RowStatus::empty) empty.push(static_cast<int>(i));
+      if (status[i] == RowStatus::overflow) overflow.push(static_cast<int>(i));
+    }
+    Value body = Value::object();
+    body.set("weights", matrix_value(w));
+    body.set("empty_rows", std::move(empty));
+    body.set("overflow_rows", std::move(overflow));
+    return body;
+  });
+}
+
+std::string version() { return kVersion; }
+
+}  // namespace ap

@@ -1,0 +1,278 @@
+// json.cpp — reader and writer for json.h.
+#include "json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ap::json {
+
+namespace {
+
+std::string shortest(double v, bool as_float) {
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (as_float ? std::strtof(buf, nullptr) == static_cast<float>(v) : std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+void write_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& text) : s_(text) {}
+
+  Value document() {
+    Value v = value(0);
+    skip_ws();
+    if (pos_ != s_.size()) fail("unexpected text after the JSON value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    int line = 1, column = 1;
+    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') { ++line; column = 1; } else { ++column; }
+    }
+    throw JsonError("JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(column),
+                    line, column);
+  }
+
+  void skip_ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+
+  bool consume(const char* word) {
+    size_t n = 0;
+    while (word[n]) ++n;
+    if (s_.compare(pos_, n, word) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+
+  Value value(int depth) {
+    if (depth > kMaxJsonDepth) fail("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    skip_ws();
+    if (pos_ >= s_.size()) fail("unexpected end of input");
+    const char c = s_[pos_];
+    if (c == '{') return object(depth);
+    if (c == '[') return array(depth);
+    if (c == '"') return Value(string());
+    if (consume("true")) return Value(true);
+    if (consume("false")) return Value(false);
+    if (consume("null")) return Value(nullptr);
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
+    fail(std::string("unexpected character '") + c + "'");
+  }
+
+  Value object(int depth) {
+    Value v = Value::object();
+    ++pos_;
+    skip_ws();
+    if (pos_ < s_.size() && s_[pos_] == '}') { ++pos_; return v; }
+    for (;;) {
+      skip_ws();
+      if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a key in quotes");
+      std::string key = string();
+      skip_ws();
+      if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':' after the key \"" + key + "\"");
+      ++pos_;
+      v.set(key, value(depth + 1));
+      skip_ws();
+      if (pos_ < s_.size() && s_[pos_] == ',') { ++pos_; continue; }
+      if (pos_ < s_.size() && s_[pos_] == '}') { ++pos_; return v; }
+      fail("expected ',' or '}' in an object");
+    }
+  }
+
+  Value array(int depth) {
+    Value v = Value::array();
+    ++pos_;
+    skip_ws();
+    if (pos_ < s_.size() && s_[pos_] == ']') { ++pos_; return v; }
+    for (;;) {
+      v.push(value(depth + 1));
+      skip_ws();
+      if (pos_ < s_.size() && s_[pos_] == ',') { ++pos_; continue; }
+      if (pos_ < s_.size() && s_[pos_] == ']') { ++pos_; return v; }
+      fail("expected ',' or ']' in an array");
+    }
+  }
+
+  Value number() {
+    const size_t start = pos_;
+    auto digits = [&] {
+      const size_t from = pos_;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+      return pos_ > from;
+    };
+    if (s_[pos_] == '-') ++pos_;
+    if (pos_ < s_.size() && s_[pos_] == '0') ++pos_;
+    else if (!digits()) fail("a number needs digits");
+    if (pos_ < s_.size() && s_[pos_] == '.') { ++pos_; if (!digits()) fail("a number needs digits after '.'"); }
+    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+      ++pos_;
+      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
+      if (!digits()) fail("a number needs digits in its exponent");
+    }
+    const double d = std::strtod(s_.substr(start, pos_ - start).c_str(), nullptr);
+    if (!std::isfinite(d)) { pos_ = start; fail("number out of range"); }
+    return Value(d);
+  }
+
+  unsigned hex4() {
+    if (pos_ + 4 > s_.size()) fail("short \\u escape");
+    unsigned u = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[pos_++];
+      u <<= 4;
+      if (c >= '0' && c <= '9') u |= c - '0';
+      else if (c >= 'a' && c <= 'f') u |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') u |= c - 'A' + 10;
+      else fail("bad \\u escape");
+    }
+    return u;
+  }
+
+  static void utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) { out += static_cast<char>(cp); return; }
+    if (cp < 0x800) { out += static_cast<char>(0xC0 | (cp >> 6)); }
+    else {
+      if (cp < 0x10000) { out += static_cast<char>(0xE0 | (cp >> 12)); }
+      else { out += static_cast<char>(0xF0 | (cp >> 18)); out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)); }
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    }
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+
+  std::string string() {
+    ++pos_;  // opening quote
+    std::string out;
+    for (;;) {
+      if (pos_ >= s_.size()) fail("unterminated string");
+      const char c = s_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) { --pos_; fail("control character in a string"); }
+      if (c != '\\') { out += c; continue; }
+      if (pos_ >= s_.size()) fail("unterminated string");
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = hex4();
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (!consume("\\u")) fail("lone surrogate in \\u escape");
+            const unsigned lo = hex4();
+            if (lo < 0xDC00 || lo > 0xDFFF) fail("bad surrogate pair in \\u escape");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            fail("lone surrogate in \\u escape");
+          }
+          utf8(out, cp);
+          break;
+        }
+        default: --pos_; fail(std::string("bad escape '\\") + e + "'");
+      }
+    }
+  }
+
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Value Value::f32(float f) {
+  if (std::isnan(f)) return Value("nan");
+  if (std::isinf(f)) return Value(f > 0 ? "inf" : "-inf");
+  Value v(static_cast<double>(f));
+  v.f32_ = true;
+  return v;
+}
+
+Value& Value::set(const std::string& key, Value v) {
+  for (auto& m : members_)
+    if (m.first == key) return m.second = std::move(v);
+  members_.emplace_back(key, std::move(v));
+  return members_.back().second;
+}
+
+const Value* Value::find(const std::string& key) const {
+  for (const auto& m : members_)
+    if (m.first == key) return &m.second;
+  return nullptr;
+}
+
+void Value::write(std::string& out) const {
+  switch (type_) {
+    case Type::null: out += "null"; break;
+    case Type::boolean: out += bool_ ? "true" : "false"; break;
+    case Type::number:
+      if (num_ == 0.0) out += "0";  // also -0: the sign of zero carries nothing here
+      else out += shortest(num_, f32_);
+      break;
+    case Type::string: write_string(out, str_); break;
+    case Type::array:
+      out += '[';
+      for (size_t i = 0; i < items_.size(); ++i) {
+        if (i) out += ',';
+        items_[i].write(out);
+      }
+      out += ']';
+      break;
+    case Type::object:
+      out += '{';
+      for (size_t i = 0; i < members_.size(); ++i) {
+        if (i) out += ',';
+        write_string(out, members_[i].first);
+        out += ':';
+        members_[i].second.write(out);
+      }
+      out += '}';
+      break;
+  }
+}
+
+std::string Value::dump() const {
+  std::string out;
+  write(out);
+  return out;
+}
+
+Value parse(const std::string& text) { return Reader(text).document(); }
+
+std::string format_f32(float f) { return shortest(static_cast<double>(f), true); }
+
+}  // namespace ap::json

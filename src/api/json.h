@@ -1,0 +1,85 @@
+// json.h — a small JSON value, reader and writer for the API's text face (no dependencies).
+//
+// Reader: RFC 8259 JSON (objects, arrays, strings with escapes incl. \uXXXX and surrogate pairs,
+// numbers as double, true/false/null); errors are JsonError with a 1-based line and column.
+// Nesting depth is limited to kMaxJsonDepth so hostile input cannot exhaust the stack.
+// Writer: objects keep insertion order; numbers are written with the fewest digits that read
+// back to the same double, or — for values marked f32 — to the same float32.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ap::json {
+
+constexpr int kMaxJsonDepth = 64;
+
+struct JsonError : std::invalid_argument {
+  JsonError(const std::string& message, int line, int column)
+      : std::invalid_argument(message), line(line), column(column) {}
+  int line, column;
+};
+
+class Value {
+ public:
+  enum class Type { null, boolean, number, string, array, object };
+
+  Value() = default;
+  Value(std::nullptr_t) {}
+  Value(bool b) : type_(Type::boolean), bool_(b) {}
+  Value(double d) : type_(Type::number), num_(d) {}
+  Value(int i) : type_(Type::number), num_(i) {}
+  Value(long long i) : type_(Type::number), num_(static_cast<double>(i)) {}
+  Value(const char* s) : type_(Type::string), str_(s) {}
+  Value(std::string s) : type_(Type::string), str_(std::move(s)) {}
+  // A float32 number: written with float32's shortest digits; non-finite becomes "-inf"/"inf"/"nan".
+  static Value f32(float f);
+  static Value array() { Value v; v.type_ = Type::array; return v; }
+  static Value object() { Value v; v.type_ = Type::object; return v; }
+
+  Type type() const { return type_; }
+  bool is_null() const { return type_ == Type::null; }
+  bool is_bool() const { return type_ == Type::boolean; }
+  bool is_number() const { return type_ == Type::number; }
+  bool is_string() const { return type_ == Type::string; }
+  bool is_array() const { return type_ == Type::array; }
+  bool is_object() const { return type_ == Type::object; }
+
+  bool as_bool() const { return bool_; }
+  double as_number() const { return num_; }
+  const std::string& as_string() const { return str_; }
+  const std::vector<Value>& items() const { return items_; }
+  const std::vector<std::pair<std::string, Value>>& members() const { return members_; }
+
+  // Arrays.
+  Value& push(Value v) { items_.push_back(std::move(v)); return items_.back(); }
+  size_t size() const { return type_ == Type::object ? members_.size() : items_.size(); }
+  const Value& operator[](size_t i) const { return items_[i]; }
+  // Objects: set replaces an existing key; find returns null if absent.
+  Value& set(const std::string& key, Value v);
+  const Value* find(const std::string& key) const;
+
+  std::string dump() const;
+
+ private:
+  void write(std::string& out) const;
+  Type type_ = Type::null;
+  bool bool_ = false;
+  bool f32_ = false;
+  double num_ = 0.0;
+  std::string str_;
+  std::vector<Value> items_;
+  std::vector<std::pair<std::string, Value>> members_;
+};
+
+// Parses one JSON text (surrounding whitespace allowed). Throws JsonError.
+Value parse(const std::string& text);
+
+// Shortest decimal text that reads back to exactly f (as float32), e.g. 0.1f → "0.1".
+std::string format_f32(float f);
+
+}  // namespace ap::json

@@ -1,0 +1,119 @@
+// attention.h — scaled dot-product attention with a full trace of every step.
+//
+// Two ways in:
+//   from x:       Q = x[base:]·W_q + b_q,  K = x·W_k + b_k,  V = x·W_v + b_v   (the Linear layers
+//                 c_q, c_k, c_v of the tutorials; biases optional)
+//   from Q, K, V: given directly.
+// Then, for each head h (columns h·head_dim … of Q and K, h·d_v … of V):
+//   scores  = q·kᵀ                       (T, T_total)
+//   scaled  = scores / √head_dim         (or scores, when scaling is off)
+//   masked  = scaled + mask              (mask: 0 or −∞, see causal_mask)
+//   weights = softmax_rows(masked)       ("attn" in the tutorials; stable or naive)
+//   context = weights·v                  (T, d_v)
+// concat = the heads' contexts side by side (T, n_head·d_v); out = concat·W_o + b_o, or concat.
+//
+// KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
+// position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
+// j < base + i (mask j ≥ i + base, the tutorials' exercise, where row 0 of the first step sees
+// nothing). A row whose every key is masked gets all-zero weights and context and is listed in
+// AttentionTrace::empty_rows with a warning, never NaN. A naive softmax that overflows keeps its
+// NaN (that is the lesson it teaches) and is listed in overflow_rows with a warning.
+//
+// Errors: InputError (a std::invalid_argument) whose message names the matrix and the shapes,
+// e.g. "K has 3 columns but Q has 4", with `field` set to the matrix at fault and row/column
+// (1-based) for a bad value. Limits: each dimension ≤ kMaxDim, n_head·T·T_total ≤ kMaxScores.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops.h"
+#include "tensor.h"
+
+namespace ap {
+
+constexpr int kMaxDim = 1024;
+constexpr long long kMaxScores = 1 << 22;  // n_head · T · T_total, the size of one step's trace
+
+struct InputError : std::invalid_argument {
+  InputError(const std::string& message, std::string field, int row = 0, int column = 0)
+      : std::invalid_argument(message), field(std::move(field)), row(row), column(column) {}
+  std::string field;  // the matrix or option at fault: "x", "W_q", "K", "n_head", "base", …
+  int row;            // 1-based, 0 if not about one cell
+  int column;         // 1-based, 0 if not about one cell
+};
+
+enum class MaskVariant {
+  strict,     // masked where j > i + base: each query sees itself and the past (standard)
+  inclusive,  // masked where j >= i + base: the tutorials' exercise; queries lose themselves
+};
+
+struct AttentionOptions {
+  int n_head = 1;
+  bool causal = false;
+  MaskVariant mask = MaskVariant::strict;
+  int base = 0;          // KV-cache offset: number of cached positions before the T queries
+  bool scale = true;     // divide scores by √head_dim
+  bool stable_softmax = true;
+};
+
+// Leave a tensor empty (default-constructed) to say it is absent.
+struct AttentionInput {
+  Tensor x;                    // (T_total, d_model)
+  Tensor W_q, W_k, W_v;        // (d_model, n_head·head_dim), (d_model, n_head·head_dim), (d_model, n_head·d_v)
+  Tensor b_q, b_k, b_v;        // (n_head·head_dim), …, optional
+  Tensor W_o, b_o;             // (n_head·d_v, d_out), (d_out), optional
+  Tensor Q, K, V;              // (T, n_head·head_dim), (T_total, n_head·head_dim), (T_total, n_head·d_v)
+  bool from_x() const { return !x.empty(); }
+};
+
+struct EmptyRow {
+  int head;
+  int row;
+};
+
+// Everything the forward pass computed, under the names the page shows; the backward pass reads it.
+// This is the tutorials' AttentionCache (x, q, k, v, scores, attn, context), grown.
+struct AttentionTrace {
+  AttentionOptions options;
+  int T = 0, T_total = 0, d_model = 0, head_dim = 0, d_v = 0, d_out = 0;
+  float scale_factor = 1.0f;  // 1/√head_dim, or 1 when scaling is off
+  AttentionInput input;       // as used (random weights filled in, if any)
+  Tensor q;        // (n_head, T, head_dim)
+  Tensor k;        // (n_head, T_total, head_dim)
+  Tensor v;        // (n_head, T_total, d_v)
+  Tensor scores;   // (n_head, T, T_total) = q·kᵀ
+  Tensor scaled;   // (n_head, T, T_total) = scores · scale_factor
+  Tensor mask;     // (T, T_total), 0 or −∞ (all 0 when causal is off)
+  Tensor masked;   // (n_head, T, T_total) = scaled + mask
+  Tensor weights;  // (n_head, T, T_total) = softmax_rows(masked)
+  Tensor weight_row_sums;  // (n_head, T): Σ_j weights — 1, or 0 for an empty row
+  Tensor context;  // (n_head, T, d_v) = weights·v
+  Tensor concat;   // (T, n_head·d_v)
+  Tensor out;      // (T, d_out) = concat·W_o + b_o, or concat when there is no W_o
+  std::vector<EmptyRow> empty_rows;     // rows whose every key is masked
+  std::vector<EmptyRow> overflow_rows;  // rows where the softmax met a non-finite value
+  std::vector<std::string> warnings;    // plain-language notes on the above
+};
+
+// The causal mask (T, T_total): 0 where query i may look at key j, −∞ where it may not.
+Tensor causal_mask(int T, int T_total, int base, MaskVariant variant);
+
+// Checks the input against the options (shapes, finite values, limits) and runs the forward
+// pass. Throws InputError.
+AttentionTrace attention_forward(const AttentionInput& input, const AttentionOptions& options);
+
+// The tutorials' single-head attention: returns (out, attn) for x with W_q, W_k, W_v, W_o.
+struct OutAndWeights {
+  Tensor out;
+  Tensor attn;
+};
+OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k,
+                                    const Tensor& W_v, const Tensor& W_o, bool causal = false);
+
+// Split (T, n_head·d) into (n_head, T, d), and back.
+Tensor split_heads(const Tensor& a, int n_head);
+Tensor concat_heads(const Tensor& a);
+
+}  // namespace ap

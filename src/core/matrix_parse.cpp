@@ -1,0 +1,187 @@
+// matrix_parse.cpp — the forgiving matrix reader (formats and errors in matrix_parse.h).
+#include "matrix_parse.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+namespace ap {
+
+namespace {
+
+using Rows = std::vector<std::vector<float>>;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string at(int row, int col) {
+  return "row " + std::to_string(row) + ", column " + std::to_string(col) + ": ";
+}
+
+// Shortens what the user typed for a message, so a pasted essay does not become the message.
+std::string quoted(const std::string& token) {
+  return "'" + (token.size() > 24 ? token.substr(0, 24) + "…" : token) + "'";
+}
+
+float parse_number(const std::string& token, int row, int col) {
+  errno = 0;
+  char* end = nullptr;
+  const float v = std::strtof(token.c_str(), &end);
+  if (token.empty() || end != token.c_str() + token.size())
+    throw ParseError(at(row, col) + quoted(token) + " is not a number", row, col);
+  if (std::isnan(v) || (std::isinf(v) && errno != ERANGE))
+    throw ParseError(at(row, col) + quoted(token) + " is not a finite number", row, col);
+  if (std::isinf(v))
+    throw ParseError(at(row, col) + quoted(token) + " is outside the float32 range (±3.4e38)", row, col);
+  return v;
+}
+
+void check_row(Rows& rows, int row) {
+  if (rows.back().empty()) throw ParseError("row " + std::to_string(row) + " is empty", row, 0);
+  if (rows.size() > 1 && rows.back().size() != rows.front().size())
+    throw ParseError("row " + std::to_string(row) + " has " + std::to_string(rows.back().size()) +
+                         " numbers but row 1 has " + std::to_string(rows.front().size()),
+                     row, 0);
+}
+
+// Reads the numbers of one row from text[pos, end): separated by spaces, tabs or commas.
+// Two commas (or tabs) with nothing between them are an empty cell; one trailing comma is allowed.
+void read_row(const std::string& text, size_t pos, size_t end, Rows& rows, int row) {
+  if (row > kMaxParseRows)
+    throw ParseError("more than " + std::to_string(kMaxParseRows) + " rows", row, 0);
+  rows.emplace_back();
+  std::vector<float>& out = rows.back();
+  bool hard_separator_pending = false;  // a ',' or tab seen since the last number
+  while (pos < end) {
+    const char c = text[pos];
+    if (c == ',' || c == '\t') {
+      if (hard_separator_pending || out.empty())
+        throw ParseError(at(row, static_cast<int>(out.size()) + 1) + "empty cell", row,
+                         static_cast<int>(out.size()) + 1);
+      hard_separator_pending = true;
+      ++pos;
+    } else if (is_space(c)) {
+      ++pos;
+    } else {
+      size_t stop = pos;
+      while (stop < end && !is_space(text[stop]) && text[stop] != ',') ++stop;
+      const int col = static_cast<int>(out.size()) + 1;
+      if (col > kMaxParseCols)
+        throw ParseError(at(row, col) + "more than " + std::to_string(kMaxParseCols) + " columns", row, col);
+      out.push_back(parse_number(text.substr(pos, stop - pos), row, col));
+      hard_separator_pending = false;
+      pos = stop;
+    }
+  }
+  check_row(rows, row);
+}
+
+Tensor to_tensor(const Rows& rows) {
+  if (rows.empty()) throw ParseError("no numbers", 0, 0);
+  return Tensor::from_rows(rows);
+}
+
+// "1 0\n0 1", "1, 0; 0, 1", tab-separated: rows end at a newline or ';'; blank rows are skipped.
+Tensor parse_lines(const std::string& text) {
+  Rows rows;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t stop = text.find_first_of("\n;", start);
+    if (stop == std::string::npos) stop = text.size();
+    bool blank = true;
+    for (size_t i = start; i < stop; ++i) blank = blank && is_space(text[i]);
+    if (!blank) read_row(text, start, stop, rows, static_cast<int>(rows.size()) + 1);
+    start = stop + 1;
+  }
+  return to_tensor(rows);
+}
+
+// "[[1, 0], [0, 1]]", NumPy's "[[1. 0.]\n [0. 1.]]", or one row "[1, 2]".
+Tensor parse_brackets(const std::string& text) {
+  size_t pos = 0;
+  auto skip = [&](bool commas) {
+    while (pos < text.size() && (is_space(text[pos]) || (commas && text[pos] == ','))) ++pos;
+  };
+  auto row_of = [](const Rows& rows) { return static_cast<int>(rows.size()) + 1; };
+  Rows rows;
+  // Reads "[ numbers ]" starting at pos (which is at '['); leaves pos after the ']'.
+  auto bracketed_row = [&]() {
+    const int row = row_of(rows);
+    const size_t open = pos++;
+    const size_t close = text.find_first_of("[]", pos);
+    if (close == std::string::npos || text[close] != ']')
+      throw ParseError(close == std::string::npos
+                           ? "row " + std::to_string(row) + ": missing ']'"
+                           : "row " + std::to_string(row) + ": brackets nested more than two levels",
+                       row, 0);
+    read_row(text, open + 1, close, rows, row);
+    pos = close + 1;
+  };
+  skip(false);
+  if (pos >= text.size() || text[pos] != '[') throw ParseError("expected '[' at the start", 0, 0);
+  size_t inner = pos + 1;
+  while (inner < text.size() && is_space(text[inner])) ++inner;
+  if (inner < text.size() && text[inner] == '[') {  // a list of rows
+    ++pos;
+    for (;;) {
+      skip(true);
+      if (pos >= text.size()) throw ParseError("missing ']' at the end", row_of(rows) - 1, 0);
+      if (text[pos] == ']') { ++pos; break; }
+      if (text[pos] != '[')
+        throw ParseError("row " + std::to_string(row_of(rows)) + ": expected '[' before the numbers of a row",
+                         row_of(rows), 0);
+      bracketed_row();
+    }
+  } else {
+    bracketed_row();
+  }
+  skip(false);
+  if (pos != text.size())
+    throw ParseError("unexpected text after the closing ']': " + quoted(text.substr(pos)), 0, 0);
+  return to_tensor(rows);
+}
+
+// NumPy's repr: "array([[1., 2.]], dtype=float32)" → "[[1., 2.]]".
+std::string strip_numpy_repr(const std::string& text) {
+  size_t b = 0;
+  while (b < text.size() && is_space(text[b])) ++b;
+  if (text.compare(b, 6, "array(") != 0) return text;
+  size_t e = text.size();
+  while (e > b && is_space(text[e - 1])) --e;
+  if (e == b || text[e - 1] != ')') throw ParseError("array( is missing its closing ')'", 0, 0);
+  std::string body = text.substr(b + 6, e - 1 - (b + 6));
+  const size_t last = body.rfind(']');
+  if (last != std::string::npos) {
+    size_t rest = last + 1;
+    while (rest < body.size() && is_space(body[rest])) ++rest;
+    if (rest < body.size() && body[rest] == ',' && body.find("dtype", rest) != std::string::npos)
+      body.resize(last + 1);
+  }
+  return body;
+}
+
+// U+2212 MINUS SIGN, as pasted from typeset text, becomes '-'.
+std::string normalise_minus(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i + 2 < text.size() + 0 && static_cast<unsigned char>(text[i]) == 0xE2 &&
+        static_cast<unsigned char>(text[i + 1]) == 0x88 && static_cast<unsigned char>(text[i + 2]) == 0x92) {
+      out += '-';
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor parse_matrix(const std::string& raw) {
+  const std::string text = strip_numpy_repr(normalise_minus(raw));
+  return text.find('[') != std::string::npos || text.find(']') != std::string::npos ? parse_brackets(text)
+                                                                                     : parse_lines(text);
+}
+
+}  // namespace ap

@@ -1,0 +1,32 @@
+// rng.h — seeded, portable random numbers: the same seed gives the same floats natively and in wasm.
+//
+// SplitMix64 (integer arithmetic only, so no platform difference); floats are built from the top
+// 24 bits, so every value is exact in float32. Not for cryptography.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor.h"
+
+namespace ap {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next_u64();
+  // Uniform in [0, 1), a multiple of 2^-24.
+  float uniform01();
+  // Uniform in [-bound, bound).
+  float uniform(float bound);
+
+ private:
+  uint64_t state_;
+};
+
+// A rows×cols matrix, uniform in [-bound, bound), from Rng(seed).
+Tensor random_uniform(int rows, int cols, float bound, uint64_t seed);
+// The seed of the stream for one named use (e.g. W_k is stream 2 of a spec's seed), so that
+// adding a matrix does not shift the numbers of the others.
+uint64_t derive_seed(uint64_t seed, uint64_t stream);
+
+}  // namespace ap
