@@ -1,0 +1,31 @@
+# cli_test.cmake — runs the `attention` CLI as a user would and checks exit codes and output.
+# ctest runs it as: cmake -DCLI=<path to attention> -DSRC=<source dir> -P tests/cli_test.cmake
+function(expect_run name expected_rc expected_regex)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "${name}: exit ${rc}, expected ${expected_rc}\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${expected_regex}")
+    message(FATAL_ERROR "${name}: output does not match '${expected_regex}'\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  message(STATUS "ok: ${name}")
+endfunction()
+
+set(tmp ${CMAKE_CURRENT_BINARY_DIR}/cli_test_tmp)
+file(MAKE_DIRECTORY ${tmp})
+file(WRITE ${tmp}/identity.json
+  "{\"x\":\"1 0; 0 1\",\"W_q\":\"1 0; 0 1\",\"W_k\":\"1 0; 0 1\",\"W_v\":\"1 0; 0 1\",\"W_o\":\"1 0; 0 1\"}")
+file(WRITE ${tmp}/bad_shape.json "{\"Q\":\"1 0 1; 0 1 1\",\"K\":\"1 0; 0 1\",\"V\":\"1 2; 3 4\"}")
+file(WRITE ${tmp}/bad_json.json "{\"Q\": [1, 2")
+file(WRITE ${tmp}/bad_cell.json "{\"x\":\"1 0; 0 oops\",\"W_q\":\"1\",\"W_k\":\"1\",\"W_v\":\"1\"}")
+
+expect_run("trace identity" 0 "\"weights\":\\[\\[0\\.66976154,0\\.33023846\\]" ${CLI} trace ${tmp}/identity.json)
+expect_run("trace shape error" 1 "K has 2 columns but Q has 3" ${CLI} trace ${tmp}/bad_shape.json)
+expect_run("trace bad JSON" 1 "\"ok\":false.*line 1, column 12" ${CLI} trace ${tmp}/bad_json.json)
+expect_run("trace bad cell" 1 "\"field\":\"x\",\"row\":2,\"column\":2" ${CLI} trace ${tmp}/bad_cell.json)
+expect_run("missing file" 2 "cannot read" ${CLI} trace ${tmp}/no_such_file.json)
+expect_run("mask" 0 "\\[0,\"-inf\",\"-inf\"\\],\\[0,0,\"-inf\"\\],\\[0,0,0\\]" ${CLI} mask 3)
+expect_run("mask inclusive with base" 0 "\\[\\[0,\"-inf\",\"-inf\"\\],\\[0,0,\"-inf\"\\]\\]" ${CLI} mask 2 1 inclusive)
+expect_run("random is seeded" 0 "\"matrix\":\\[\\[" ${CLI} random 2 2 42)
+expect_run("usage" 2 "usage: attention" ${CLI} frobnicate)
+expect_run("version" 0 "^[0-9]+\\.[0-9]+\\.[0-9]+" ${CLI} version)
