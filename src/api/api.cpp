@@ -9,6 +9,7 @@
 
 #include "../core/attention.h"
 #include "../core/matrix_parse.h"
+#include "../core/number_text.h"
 #include "../core/rng.h"
 #include "json.h"
 
@@ -138,18 +139,27 @@ MaskVariant read_mask(const Value& spec) {
 
 // ---------------------------------------------------------------- writing results
 
-Value matrix_value(const Tensor& t) {  // 2-D → [[...]], 1-D → [...]
-  Value out = Value::array();
-  if (t.dim() == 1) {
-    for (float f : t.data) out.push(Value::f32(f));
-    return out;
-  }
-  const int rows = t.shape[0], cols = t.shape[1];
+// 2-D → [[...]], 1-D → [...], written straight to text: a trace holds up to millions of numbers,
+// and a Value per number would cost ~150 bytes each.
+Value matrix_value(const Tensor& t) {
+  std::string out;
+  out.reserve(static_cast<size_t>(t.numel()) * 11 + 16);
+  const int rows = t.dim() == 1 ? 1 : t.shape[0];
+  const int cols = t.dim() == 1 ? t.shape[0] : t.shape[1];
+  if (t.dim() != 1) out += '[';
   for (int i = 0; i < rows; ++i) {
-    Value& row = out.push(Value::array());
-    for (int j = 0; j < cols; ++j) row.push(Value::f32(t(i, j)));
+    if (i) out += ',';
+    out += '[';
+    for (int j = 0; j < cols; ++j) {
+      if (j) out += ',';
+      const float f = t.data[static_cast<size_t>(i) * cols + j];
+      if (std::isfinite(f)) append_float(out, f);
+      else out += std::isnan(f) ? "\"nan\"" : (f > 0 ? "\"inf\"" : "\"-inf\"");
+    }
+    out += ']';
   }
-  return out;
+  if (t.dim() != 1) out += ']';
+  return Value::raw(std::move(out));
 }
 
 Value rows_value(const std::vector<EmptyRow>& rows) {

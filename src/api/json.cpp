@@ -5,17 +5,21 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../core/number_text.h"
+
 namespace ap::json {
 
 namespace {
 
-std::string shortest(double v, bool as_float) {
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (as_float ? std::strtof(buf, nullptr) == static_cast<float>(v) : std::strtod(buf, nullptr) == v) break;
+// Doubles in our output are counts and options (whole numbers); anything else gets 17 digits.
+void write_double(std::string& out, double v) {
+  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {
+    out += std::to_string(static_cast<long long>(v));
+    return;
   }
-  return buf;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  out += buf;
 }
 
 void write_string(std::string& out, const std::string& s) {
@@ -140,7 +144,8 @@ class Reader {
       if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
       if (!digits()) fail("a number needs digits in its exponent");
     }
-    const double d = std::strtod(s_.substr(start, pos_ - start).c_str(), nullptr);
+    double d = 0.0;
+    parse_decimal(s_.data() + start, s_.data() + pos_, d);
     if (!std::isfinite(d)) { pos_ = start; fail("number out of range"); }
     return Value(d);
   }
@@ -240,10 +245,11 @@ void Value::write(std::string& out) const {
     case Type::null: out += "null"; break;
     case Type::boolean: out += bool_ ? "true" : "false"; break;
     case Type::number:
-      if (num_ == 0.0) out += "0";  // also -0: the sign of zero carries nothing here
-      else out += shortest(num_, f32_);
+      if (f32_) append_float(out, static_cast<float>(num_));
+      else write_double(out, num_);
       break;
     case Type::string: write_string(out, str_); break;
+    case Type::raw: out += str_; break;
     case Type::array:
       out += '[';
       for (size_t i = 0; i < items_.size(); ++i) {
@@ -272,7 +278,5 @@ std::string Value::dump() const {
 }
 
 Value parse(const std::string& text) { return Reader(text).document(); }
-
-std::string format_f32(float f) { return shortest(static_cast<double>(f), true); }
 
 }  // namespace ap::json

@@ -3,8 +3,8 @@
 // Reader: RFC 8259 JSON (objects, arrays, strings with escapes incl. \uXXXX and surrogate pairs,
 // numbers as double, true/false/null); errors are JsonError with a 1-based line and column.
 // Nesting depth is limited to kMaxJsonDepth so hostile input cannot exhaust the stack.
-// Writer: objects keep insertion order; numbers are written with the fewest digits that read
-// back to the same double, or — for values marked f32 — to the same float32.
+// Writer: objects keep insertion order; whole numbers as integers; values marked f32 with the
+// fewest digits that read back to the same float32 (number_text.h).
 #pragma once
 
 #include <map>
@@ -26,7 +26,8 @@ struct JsonError : std::invalid_argument {
 
 class Value {
  public:
-  enum class Type { null, boolean, number, string, array, object };
+  // raw: JSON text already written (e.g. a large matrix), emitted as is by dump().
+  enum class Type { null, boolean, number, string, array, object, raw };
 
   Value() = default;
   Value(std::nullptr_t) {}
@@ -38,6 +39,8 @@ class Value {
   Value(std::string s) : type_(Type::string), str_(std::move(s)) {}
   // A float32 number: written with float32's shortest digits; non-finite becomes "-inf"/"inf"/"nan".
   static Value f32(float f);
+  // Pre-written JSON text, trusted to be valid; reading never produces one.
+  static Value raw(std::string json_text) { Value v; v.type_ = Type::raw; v.str_ = std::move(json_text); return v; }
   static Value array() { Value v; v.type_ = Type::array; return v; }
   static Value object() { Value v; v.type_ = Type::object; return v; }
 
@@ -79,7 +82,5 @@ class Value {
 // Parses one JSON text (surrounding whitespace allowed). Throws JsonError.
 Value parse(const std::string& text);
 
-// Shortest decimal text that reads back to exactly f (as float32), e.g. 0.1f → "0.1".
-std::string format_f32(float f);
 
 }  // namespace ap::json

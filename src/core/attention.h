@@ -34,7 +34,9 @@
 namespace ap {
 
 constexpr int kMaxDim = 1024;
-constexpr long long kMaxScores = 1 << 22;  // n_head · T · T_total, the size of one step's trace
+// n_head · T · T_total, the size of one step of the trace: e.g. 16 heads of 128×128, or one head
+// of 512×512. A trace is for looking at; its JSON holds ~9 such steps.
+constexpr long long kMaxScores = 1 << 18;
 
 struct InputError : std::invalid_argument {
   InputError(const std::string& message, std::string field, int row = 0, int column = 0)

@@ -1,10 +1,11 @@
 // matrix_parse.cpp — the forgiving matrix reader (formats and errors in matrix_parse.h).
 #include "matrix_parse.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
+#include <limits>
 #include <vector>
+
+#include "number_text.h"
 
 namespace ap {
 
@@ -24,16 +25,14 @@ std::string quoted(const std::string& token) {
 }
 
 float parse_number(const std::string& token, int row, int col) {
-  errno = 0;
-  char* end = nullptr;
-  const float v = std::strtof(token.c_str(), &end);
-  if (token.empty() || end != token.c_str() + token.size())
+  double d = 0.0;
+  if (!parse_decimal(token.data(), token.data() + token.size(), d))
     throw ParseError(at(row, col) + quoted(token) + " is not a number", row, col);
-  if (std::isnan(v) || (std::isinf(v) && errno != ERANGE))
+  if (!std::isfinite(d))
     throw ParseError(at(row, col) + quoted(token) + " is not a finite number", row, col);
-  if (std::isinf(v))
+  if (std::fabs(d) > std::numeric_limits<float>::max())
     throw ParseError(at(row, col) + quoted(token) + " is outside the float32 range (±3.4e38)", row, col);
-  return v;
+  return static_cast<float>(d);  // nearest double, then float32: as Math.fround and NumPy do
 }
 
 void check_row(Rows& rows, int row) {

@@ -5,9 +5,9 @@
 //     ("1 0\n0 1", "1, 0; 0, 1", a spreadsheet's tab-separated copy);
 //   - JSON / NumPy style brackets: "[[1, 0], [0, 1]]", NumPy's print "[[1. 0.]\n [0. 1.]]",
 //     its repr "array([[1., 0.], [0., 1.]], dtype=float32)"; a single bracketed row "[1, 2]".
-// Numbers: decimal or exponent notation as strtof reads them in the C locale ("1", "-0.5", ".5",
-// "1e-3", "+2"). NaN and ±Inf are refused (they are never a sensible input), as are numbers
-// outside float32's range. Every error is a ParseError with a 1-based row and column (the
+// Numbers: decimal or exponent notation ("1", "-0.5", ".5", "1e-3", "+2", "7."), read as the
+// nearest double and then rounded to float32 (number_text.h). NaN and ±Inf are refused (they are
+// never a sensible input), as are numbers outside float32's range. Every error is a ParseError with a 1-based row and column (the
 // column counts numbers, not characters; 0 when the error is not in a cell).
 // Limits: at most kMaxParseRows rows and kMaxParseCols columns.
 #pragma once
