@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""make_golden.py — independent reference for the attention core's golden file.
+
+Writes tests/golden/attention_cases.json: a list of attention specs (exactly the JSON that
+ap::trace_json takes, see src/api/api.h) with the expected trace of each, computed here in
+float64 numpy straight from the semantics in src/core/attention.h. It does not read or share any
+code with the C++ implementation; the C++ native tests and the wasm Node tests both compare
+against its output (|a - b| <= tol * (1 + |b|), tol given per case).
+
+Inputs are written as short decimals; the C++ reads them as float32, so this script rounds every
+input to float32 first and then computes in float64. The naive softmax is the exception: its
+overflow is a float32 effect, so exp and the row sum are taken in float32 to decide it.
+
+Run (needs numpy; /usr/bin/python3 has it):
+    python3 tests/golden/make_golden.py      # from the repository root; rewrites the JSON
+Output is deterministic: same script, same file, byte for byte.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+
+F32_EXP_MAX = float(np.log(np.float32(np.finfo(np.float32).max)))  # ≈ 88.7228
+
+
+# ----------------------------------------------------------------------------------------------
+# The reference forward pass.
+
+def f32(a):
+    """Input as the C++ sees it: float32-rounded, then widened to float64 for the arithmetic."""
+    return np.asarray(a, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def causal_mask(T, T_total, base, causal, variant):
+    m = np.zeros((T, T_total))
+    if causal:
+        for i in range(T):
+            for j in range(T_total):
+                if (j > i + base) if variant == "strict" else (j >= i + base):
+                    m[i, j] = -np.inf
+    return m
+
+
+def softmax_row_stable(row):
+    if np.all(np.isneginf(row)):
+        return np.zeros_like(row), "empty"
+    e = np.exp(row - row.max())
+    return e / e.sum(), None
+
+
+def softmax_row_naive(row):
+    if np.all(np.isneginf(row)):
+        return np.zeros_like(row), "empty"
+    # Overflow is decided in float32, as the C++ computes; avoid values near the threshold so the
+    # decision does not depend on the last bit of exp.
+    finite = row[np.isfinite(row)]
+    assert not np.any(np.abs(finite - F32_EXP_MAX) < 0.5), "naive case too close to overflow edge"
+    with np.errstate(over="ignore"):
+        e32 = np.exp(row.astype(np.float32))
+        s32 = e32.sum(dtype=np.float32)
+    if np.all(np.isfinite(e32)) and np.isfinite(s32):
+        e = np.exp(row)  # no overflow: the float64 value is the reference
+        return e / e.sum(), None
+    # Only state what is certain: every unmasked entry overflows → inf/inf = nan everywhere
+    # (masked entries: 0/inf = 0 — we require there are none, so the whole row is nan).
+    assert np.all(np.isposinf(e32)), "naive case with partial overflow: result not stated reliably"
+    return np.full_like(row, np.nan), "overflow"
+
+
+def attention(spec):
+    n_head = spec.get("n_head", 1)
+    causal = spec.get("causal", False)
+    variant = spec.get("mask", "strict")
+    base = spec.get("base", 0)
+    scale = spec.get("scale", True)
+    naive = spec.get("softmax", "stable") == "naive"
+
+    def bias(name, width):
+        return f32(spec[name]) if name in spec else np.zeros(width)
+
+    if "x" in spec:
+        x = f32(spec["x"])
+        T_total = x.shape[0]
+        T = T_total - base
+        W_q, W_k, W_v = f32(spec["W_q"]), f32(spec["W_k"]), f32(spec["W_v"])
+        Q = x[base:] @ W_q + bias("b_q", W_q.shape[1])
+        K = x @ W_k + bias("b_k", W_k.shape[1])
+        V = x @ W_v + bias("b_v", W_v.shape[1])
+    else:
+        Q, K, V = f32(spec["Q"]), f32(spec["K"]), f32(spec["V"])
+        T, T_total = Q.shape[0], K.shape[0]
+        assert T_total == T + base
+    assert Q.shape[1] % n_head == 0 and V.shape[1] % n_head == 0
+    head_dim = Q.shape[1] // n_head
+    d_v = V.shape[1] // n_head
+    scale_factor = 1.0 / math.sqrt(head_dim) if scale else 1.0
+
+    mask = causal_mask(T, T_total, base, causal, variant)
+    heads, contexts, empty_rows, overflow_rows = [], [], [], []
+    for h in range(n_head):
+        q = Q[:, h * head_dim:(h + 1) * head_dim]
+        k = K[:, h * head_dim:(h + 1) * head_dim]
+        v = V[:, h * d_v:(h + 1) * d_v]
+        scores = q @ k.T
+        scaled = scores / math.sqrt(head_dim) if scale else scores.copy()
+        masked = scaled + mask
+        weights = np.zeros_like(masked)
+        for i in range(T):
+            weights[i], status = (softmax_row_naive if naive else softmax_row_stable)(masked[i])
+            if status == "empty":
+                empty_rows.append({"head": h, "row": i})
+            elif status == "overflow":
+                overflow_rows.append({"head": h, "row": i})
+        with np.errstate(invalid="ignore"):
+            context = weights @ v
+        heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled,
+                      "masked": masked, "weights": weights,
+                      "weight_row_sums": weights.sum(axis=1), "context": context})
+        contexts.append(context)
+    concat = np.concatenate(contexts, axis=1)
+    if "W_o" in spec:
+        W_o = f32(spec["W_o"])
+        with np.errstate(invalid="ignore"):
+            out = concat @ W_o + bias("b_o", W_o.shape[1])
+    else:
+        out = concat
+    return {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
+            "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
+            "mask": mask, "heads": heads, "concat": concat, "out": out,
+            "empty_rows": empty_rows, "overflow_rows": overflow_rows}
+
+
+# ----------------------------------------------------------------------------------------------
+# The cases.
+
+def rnd(seed, rows, cols, lo=-1.0, hi=1.0, decimals=3):
+    """Random matrix rounded to short decimals; the rounded decimals are what the spec holds."""
+    rng = np.random.default_rng(seed)
+    return [[round(float(v), decimals) for v in row] for row in rng.uniform(lo, hi, (rows, cols))]
+
+
+I2 = [[1, 0], [0, 1]]
+
+# causal_4x4: hand-written, small, non-trivial.
+X4 = [[0.5, -1, 0.25, 0], [1, 0.5, -0.5, 0.75], [-0.25, 0.5, 1, -1], [0, 1.5, 0.5, 0.25]]
+WQ4 = [[1, 0, 0.5, 0], [0, 1, 0, -0.5], [0.5, 0, 1, 0], [0, 0.25, 0, 1]]
+WK4 = [[0.5, 0.5, 0, 0], [0, 1, 0.25, 0], [-0.5, 0, 1, 0.5], [0, 0, -0.25, 1]]
+WV4 = [[1, 2, 0, -1], [0, 1, 1, 0], [-1, 0, 0.5, 1], [0.5, 0, 0, 2]]
+
+# kv cache: 5 tokens, d_model 3.
+X5 = [[0.1, 0.2, -0.3], [0.5, -0.4, 0.25], [-0.6, 0.1, 0.8], [0.3, 0.9, -0.2], [-0.7, -0.5, 0.4]]
+WQ3 = [[0.5, -0.25, 1], [0.75, 0.5, 0], [-0.5, 1, 0.25]]
+WK3 = [[1, 0.25, -0.5], [0, 0.5, 0.75], [0.25, -1, 0.5]]
+WV3 = [[0.2, -0.4, 0.6], [1, 0.3, -0.1], [-0.5, 0.7, 0.9]]
+
+CASES = [
+    {
+        "name": "identity_2x2",
+        # q = k = v = I, so scores = I, scaled = I/√2 and row 0 of the weights is
+        # [e^(1/√2), 1] / (e^(1/√2) + 1) = [2.02811498 / 3.02811498, 1 / 3.02811498]
+        # = [0.669762, 0.330238]; row 1 is the mirror. out = weights·I·I = weights.
+        # (Not 0.6699: that figure, seen in some write-ups, is a rounding slip.)
+        "description": "tutorial worked example: x = W_q = W_k = W_v = W_o = I (2x2); "
+                       "weights = out = [[0.669762, 0.330238], [0.330238, 0.669762]]",
+        "spec": {"x": I2, "W_q": I2, "W_k": I2, "W_v": I2, "W_o": I2},
+    },
+    {
+        "name": "two_token_dk2",
+        # scores = [[1, 1], [0, 1]]: row 0 ties → [0.5, 0.5], context [2, 3];
+        # row 1 → [0.330238, 0.669762], context 0.330238·[1,2] + 0.669762·[3,4].
+        "description": "classic two-token example, d_k = 2, Q, K, V given directly",
+        "spec": {"Q": [[1, 0], [0, 1]], "K": [[1, 0], [1, 1]], "V": [[1, 2], [3, 4]]},
+    },
+    {
+        "name": "causal_4x4",
+        "description": "4 tokens, d_model 4, causal strict: mask 0 on/below the diagonal, -inf above",
+        "spec": {"x": X4, "W_q": WQ4, "W_k": WK4, "W_v": WV4, "causal": True, "mask": "strict"},
+    },
+    {
+        "name": "inclusive_mask_first_row_empty",
+        "description": "causal, mask inclusive (j >= i), base 0: row 0 sees no key, so its weights "
+                       "and context are 0 and it is listed in empty_rows",
+        "spec": {"x": X4[:3], "W_q": WQ4, "W_k": WK4, "W_v": WV4, "causal": True,
+                 "mask": "inclusive"},
+    },
+    {
+        "name": "inclusive_mask_two_heads",
+        "description": "mask inclusive with n_head 2: base 0 → row 0 empty in both heads; "
+                       "rows 1.. see strictly earlier keys",
+        "spec": {"Q": [[1, 0, 0.5, -1], [0.5, 1, 0, 0.25], [-0.5, 0.5, 1, 1]],
+                 "K": [[0.25, 1, -1, 0], [1, -0.5, 0.5, 0.5], [0, 0.75, 0.25, -0.5]],
+                 "V": [[1, 0], [0, 1], [0.5, -0.5]],
+                 "n_head": 2, "causal": True, "mask": "inclusive"},
+    },
+    {
+        "name": "kv_cache_base2",
+        "description": "x mode, T_total 5, base 2 → 3 queries (positions 2..4), causal strict; "
+                       "every field of query i equals row i+2 of kv_cache_full",
+        "spec": {"x": X5, "W_q": WQ3, "W_k": WK3, "W_v": WV3, "causal": True, "base": 2},
+    },
+    {
+        "name": "kv_cache_full",
+        "description": "the full causal forward matching kv_cache_base2 (base 0, all 5 rows)",
+        "spec": {"x": X5, "W_q": WQ3, "W_k": WK3, "W_v": WV3, "causal": True, "base": 0},
+    },
+    {
+        "name": "multi_head_2",
+        "description": "n_head 2, d_model 4, x 3x4, with biases b_q b_k b_v b_o and W_o",
+        "spec": {
+            "x": [[0.5, -0.25, 1, 0.125], [-1, 0.75, 0.5, -0.5], [0.25, 0.5, -0.75, 1]],
+            "W_q": [[0.5, -0.5, 0.25, 1], [1, 0.25, -0.75, 0], [0, 0.5, 0.5, -0.25],
+                    [-0.5, 0, 1, 0.75]],
+            "W_k": [[0.25, 0.75, -0.5, 0], [-1, 0.5, 0, 0.25], [0.5, 0, 0.75, -0.5],
+                    [0, -0.25, 0.5, 1]],
+            "W_v": [[1, 0.5, -0.5, 0.25], [0, -1, 0.75, 0.5], [0.25, 0.25, 0, -1],
+                    [-0.75, 0, 1, 0.5]],
+            "W_o": [[0.5, 0, -0.25, 1], [0.25, 1, 0.5, 0], [-1, 0.5, 0, 0.75],
+                    [0, -0.5, 1, 0.25]],
+            "b_q": [0.1, -0.2, 0.3, 0], "b_k": [0, 0.5, -0.1, 0.2],
+            "b_v": [-0.3, 0.1, 0, 0.4], "b_o": [0.05, -0.05, 0.1, 0],
+            "n_head": 2,
+        },
+    },
+    {
+        "name": "multi_head_4_causal",
+        "description": "n_head 4, d_model 8 (head_dim 2), T 5, causal strict, W_o; values from "
+                       "default_rng(4x) rounded to 2 decimals",
+        "spec": {"x": rnd(41, 5, 8, decimals=2), "W_q": rnd(42, 8, 8, decimals=2),
+                 "W_k": rnd(43, 8, 8, decimals=2), "W_v": rnd(44, 8, 8, decimals=2),
+                 "W_o": rnd(45, 8, 8, decimals=2), "n_head": 4, "causal": True},
+    },
+    {
+        "name": "no_scale",
+        "description": "scale false: scaled = scores (no 1/sqrt(head_dim)); head_dim 4",
+        "spec": {"Q": [[0.5, 1, -0.5, 0], [1, 0, 0.25, -0.5], [0, -1, 0.5, 1]],
+                 "K": [[1, 0.5, 0, -0.25], [-0.5, 1, 0.75, 0], [0.25, 0, -1, 0.5]],
+                 "V": [[1, -1], [0.5, 2], [-0.5, 0.25]], "scale": False},
+    },
+    {
+        "name": "large_1000_stable",
+        # head_dim 4 → scaled = scores / 2, exact in float32: rows are [1000, 1001, 999],
+        # [1000, 999, 1001], [1000, 1000, 1000].
+        "description": "scaled scores about 1000 (1000, 1001, 999): the stable softmax subtracts "
+                       "the row max and stays finite",
+        "spec": {"Q": [[1000, 1, 0, 0], [1000, -1, 0, 0], [1000, 0, 0, 0]],
+                 "K": [[2, 0, 0, 0], [2, 2, 0, 0], [2, -2, 0, 0]],
+                 "V": [[1, 0], [0, 1], [1, 1]], "softmax": "stable"},
+    },
+    {
+        "name": "large_1000_naive",
+        "description": "same as large_1000_stable with the naive softmax: float32 exp overflows to "
+                       "inf, inf/inf = nan in every row; all rows listed in overflow_rows",
+        "spec": {"Q": [[1000, 1, 0, 0], [1000, -1, 0, 0], [1000, 0, 0, 0]],
+                 "K": [[2, 0, 0, 0], [2, 2, 0, 0], [2, -2, 0, 0]],
+                 "V": [[1, 0], [0, 1], [1, 1]], "softmax": "naive"},
+    },
+    {
+        "name": "naive_no_overflow",
+        "description": "naive softmax on small scores: no overflow, weights equal the stable ones",
+        "spec": {"x": X4, "W_q": WQ4, "W_k": WK4, "W_v": WV4, "causal": True,
+                 "softmax": "naive"},
+    },
+    {
+        "name": "rectangular",
+        "description": "x mode, d_model 3, W_q/W_k 3x2 (head_dim 2), W_v 3x4 (d_v 4), "
+                       "W_o 4x5 (d_out 5) with b_o",
+        "spec": {
+            "x": [[1, 0.5, -0.5], [0, -1, 0.25], [0.75, 0.25, 1], [-0.5, 1, 0]],
+            "W_q": [[0.5, -1], [1, 0.25], [-0.25, 0.75]],
+            "W_k": [[1, 0.5], [-0.5, 0], [0.25, 1]],
+            "W_v": [[1, 0, -0.5, 0.25], [0.5, 1, 0, -1], [0, 0.75, 1, 0.5]],
+            "W_o": [[0.5, 0, 1, -0.5, 0.25], [0, 1, -0.25, 0.5, 0], [1, -0.5, 0, 0.25, 0.75],
+                    [-0.25, 0.5, 0.5, 0, 1]],
+            "b_o": [0.1, 0, -0.1, 0.2, 0],
+        },
+    },
+    {
+        "name": "random_x_3head_causal",
+        "description": "default_rng(7..): n_head 3, d_model 6, T 4, causal, all biases and W_o "
+                       "(6x5); values rounded to 3 decimals",
+        "spec": {"x": rnd(7, 4, 6, -2, 2), "W_q": rnd(8, 6, 6), "W_k": rnd(9, 6, 6),
+                 "W_v": rnd(10, 6, 9), "W_o": rnd(11, 9, 5),
+                 "b_q": rnd(12, 1, 6)[0], "b_k": rnd(13, 1, 6)[0], "b_v": rnd(14, 1, 9)[0],
+                 "b_o": rnd(15, 1, 5)[0], "n_head": 3, "causal": True},
+    },
+    {
+        "name": "random_qkv_2head_base3",
+        "description": "default_rng(20..): Q, K, V given, n_head 2, head_dim 3, d_v 2, "
+                       "T 2 queries after base 3 cached keys (T_total 5), causal strict",
+        "spec": {"Q": rnd(20, 2, 6, -1.5, 1.5), "K": rnd(21, 5, 6, -1.5, 1.5),
+                 "V": rnd(22, 5, 4, -1.5, 1.5), "n_head": 2, "causal": True, "base": 3},
+    },
+    {
+        "name": "random_qkv_noncausal",
+        "description": "default_rng(30..): Q, K, V given, n_head 1, T 6, head_dim 5, d_v 3, "
+                       "no mask; values rounded to 3 decimals",
+        "spec": {"Q": rnd(30, 6, 5, -2, 2), "K": rnd(31, 6, 5, -2, 2), "V": rnd(32, 6, 3, -2, 2)},
+    },
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# Output: stable, lists of scalars on one line, non-finite numbers as strings.
+
+def num(v):
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    r = float("%.10g" % v)
+    if r == 0:
+        return 0
+    if r == int(r) and abs(r) < 1e15:
+        return int(r)
+    return r
+
+
+def plain(obj):
+    if isinstance(obj, np.ndarray):
+        return plain(obj.tolist())
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, bool) or isinstance(obj, str) or obj is None:
+        return obj
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    return num(obj)
+
+
+def dump(obj, indent=0):
+    pad = "  " * indent
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [pad + "  " + json.dumps(k) + ": " + dump(v, indent + 1) for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list):
+        if all(not isinstance(v, (list, dict)) for v in obj):
+            return "[" + ", ".join(json.dumps(v) for v in obj) + "]"
+        if all(isinstance(v, dict) and all(not isinstance(w, (list, dict)) for w in v.values())
+               for v in obj):  # e.g. empty_rows: one small object per line
+            return "[" + ", ".join(json.dumps(v, separators=(", ", ": ")) for v in obj) + "]"
+        items = [pad + "  " + dump(v, indent + 1) for v in obj]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(obj)
+
+
+def main():
+    cases = []
+    for c in CASES:
+        cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
+                      "expect": attention(c["spec"]), "tolerance": c.get("tolerance", 1e-5)})
+    doc = plain({
+        "about": "Golden attention traces from tests/golden/make_golden.py (float64 numpy, "
+                 "independent of the C++ core); compare |a-b| <= tolerance*(1+|b|).",
+        "cases": cases,
+    })
+    text = dump(doc) + "\n"
+    json.loads(text)  # must be valid JSON
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention_cases.json")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print("wrote %s: %d cases" % (path, len(cases)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+// golden.test.mjs — every case of tests/golden/attention_cases.json through web/attention.js.
+//
+// File format: {"cases":[{"name", "spec", "expect":{...}, "tolerance"}]}, non-finite numbers as
+// the strings "-inf" / "inf" / "nan". Only the keys present in expect are compared, at any depth.
+// Numbers match when |a - b| <= tol·(1 + |b|) (b expected); NaN matches NaN, ±∞ only itself.
+// empty_rows and overflow_rows match as sets of {head, row} (tests/golden/README.md).
+// expect is matched against the trace object; for a case that must fail it holds "ok": false
+// and any of "error", "field", "row", "column", matched against the thrown AttentionError.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadApi, loadGolden } from './load.mjs';
+import { AttentionError } from '../../web/attention.js';
+
+const api = await loadApi();
+const golden = await loadGolden();
+const DEFAULT_TOLERANCE = 1e-6;
+
+const SET_KEYS = new Set(['empty_rows', 'overflow_rows']);
+const sorted = (rows) => [...rows].sort((a, b) => (a.head ?? 0) - (b.head ?? 0) || (a.row ?? a) - (b.row ?? b));
+
+function num(v) {
+  if (v === '-inf') return -Infinity;
+  if (v === 'inf') return Infinity;
+  if (v === 'nan') return NaN;
+  return v;
+}
+
+export function match(actual, expected, tol, path = '$') {
+  expected = num(expected);
+  if (typeof expected === 'number') {
+    assert.equal(typeof actual, 'number', `${path}: expected a number, got ${JSON.stringify(actual)}`);
+    if (Number.isNaN(expected)) return assert.ok(Number.isNaN(actual), `${path}: expected NaN, got ${actual}`);
+    if (!Number.isFinite(expected)) return assert.equal(actual, expected, `${path}: expected ${expected}, got ${actual}`);
+    assert.ok(
+      Math.abs(actual - expected) <= tol * (1 + Math.abs(expected)),
+      `${path}: got ${actual}, expected ${expected} (tolerance ${tol})`,
+    );
+    return;
+  }
+  if (Array.isArray(expected)) {
+    assert.ok(Array.isArray(actual), `${path}: expected an array, got ${JSON.stringify(actual)}`);
+    assert.equal(actual.length, expected.length, `${path}: length`);
+    expected.forEach((e, i) => match(actual[i], e, tol, `${path}[${i}]`));
+    return;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    assert.ok(actual !== null && typeof actual === 'object', `${path}: expected an object, got ${JSON.stringify(actual)}`);
+    for (const [k, e] of Object.entries(expected)) {
+      assert.ok(k in actual, `${path}.${k}: missing`);
+      if (SET_KEYS.has(k) && Array.isArray(e) && Array.isArray(actual[k])) match(sorted(actual[k]), sorted(e), tol, `${path}.${k}`);
+      else match(actual[k], e, tol, `${path}.${k}`);
+    }
+    return;
+  }
+  assert.equal(actual, expected, path);
+}
+
+assert.ok(Array.isArray(golden.cases) && golden.cases.length > 0, 'golden file has no cases');
+
+for (const c of golden.cases) {
+  test(`golden: ${c.name}`, () => {
+    const tol = c.tolerance ?? DEFAULT_TOLERANCE;
+    const wantsError = c.expect?.ok === false;
+    let trace;
+    let error;
+    try {
+      trace = api.trace(c.spec);
+    } catch (e) {
+      if (!(e instanceof AttentionError)) throw e;
+      error = e;
+    }
+    if (wantsError) {
+      assert.ok(error, `expected an error, got a trace`);
+      const { ok, ...rest } = c.expect;
+      match({ error: error.message, field: error.field, row: error.row, column: error.column }, rest, tol);
+    } else {
+      assert.ok(!error, `unexpected error: ${error?.message} (field ${error?.field}, row ${error?.row}, column ${error?.column})`);
+      const { ok, trace: nested, ...rest } = c.expect ?? {};
+      match(trace, nested ?? rest, tol);
+    }
+  });
+}
