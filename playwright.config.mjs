@@ -1,0 +1,31 @@
+// Playwright: end-to-end tests of the page in Debian's Chromium (nothing is downloaded).
+import { defineConfig } from '@playwright/test';
+
+const PORT = Number(process.env.PORT || 8080);
+
+export default defineConfig({
+  testDir: './tests/e2e', // keep Playwright away from the node:test files in tests/wasm
+  outputDir: './test-results',
+  timeout: 30_000,
+  workers: 1,
+  reporter: 'list',
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}`,
+    browserName: 'chromium',
+    headless: true,
+    launchOptions: {
+      // Playwright adds --headless and a fresh temporary --user-data-dir itself.
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: [
+        '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    },
+  },
+  webServer: {
+    command: `http-server web -a 127.0.0.1 -p ${PORT} -c-1 -s`,
+    url: `http://127.0.0.1:${PORT}/`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 30_000,
+  },
+});
