@@ -226,6 +226,86 @@ AttentionTrace attention_forward(const AttentionInput& in, const AttentionOption
   return tr;
 }
 
+namespace {
+
+// Column sums of m (rows, cols) → (cols): the gradient of a bias added to every row.
+Tensor column_sums(const Tensor& m) {
+  Tensor out({m.shape[1]});
+  for (int i = 0; i < m.shape[0]; ++i)
+    for (int j = 0; j < m.shape[1]; ++j) out.data[j] += m(i, j);
+  return out;
+}
+
+}  // namespace
+
+AttentionGrads attention_backward(const AttentionTrace& tr, const Tensor& d_out) {
+  if (d_out.shape != tr.out.shape)
+    throw InputError("d_out is " + shape_str(d_out.shape) + " but out is " + shape_str(tr.out.shape) +
+                         ": the upstream gradient must have out's shape",
+                     "d_out");
+  require_finite(d_out, "d_out");
+  const AttentionInput& in = tr.input;
+  const int H = tr.options.n_head, T = tr.T, Tt = tr.T_total, hd = tr.head_dim, dv = tr.d_v;
+  AttentionGrads g;
+  g.d_out = d_out;
+  // out = concat·W_o + b_o
+  if (!in.W_o.empty()) {
+    g.d_W_o = Tensor(in.W_o.shape);
+    g.d_concat = Tensor(tr.concat.shape);
+    matmul_backward(g.d_concat.ptr(), g.d_W_o.ptr(), d_out.ptr(), tr.concat.ptr(), in.W_o.ptr(), T,
+                    tr.concat.shape[1], tr.d_out);
+    if (!in.b_o.empty()) g.d_b_o = column_sums(d_out);
+  } else {
+    g.d_concat = d_out;
+  }
+  g.d_context = split_heads(g.d_concat, H);  // (H, T, dv)
+  g.d_weights = Tensor({H, T, Tt});
+  g.d_v = Tensor({H, Tt, dv});
+  g.d_scaled = Tensor({H, T, Tt});
+  g.d_q = Tensor({H, T, hd});
+  g.d_k = Tensor({H, Tt, hd});
+  for (int h = 0; h < H; ++h) {
+    const size_t oW = static_cast<size_t>(h) * T * Tt, oC = static_cast<size_t>(h) * T * dv,
+                 oV = static_cast<size_t>(h) * Tt * dv;
+    // context = weights·v
+    matmul_backward(g.d_weights.ptr() + oW, g.d_v.ptr() + oV, g.d_context.ptr() + oC, tr.weights.ptr() + oW,
+                    tr.v.ptr() + oV, T, Tt, dv);
+    // weights = softmax(masked); masked = scaled + mask (a constant): the gradient passes through
+    softmax_rows_backward(g.d_scaled.ptr() + oW, g.d_weights.ptr() + oW, tr.weights.ptr() + oW, T, Tt);
+  }
+  // scaled = scores · scale_factor
+  g.d_scores = tr.options.scale ? scale(g.d_scaled, tr.scale_factor) : g.d_scaled;
+  for (int h = 0; h < H; ++h) {
+    const size_t oW = static_cast<size_t>(h) * T * Tt, oQ = static_cast<size_t>(h) * T * hd,
+                 oK = static_cast<size_t>(h) * Tt * hd;
+    // scores = q·kᵀ
+    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW, tr.q.ptr() + oQ,
+                       tr.k.ptr() + oK, T, hd, Tt);
+  }
+  g.d_Q = concat_heads(g.d_q);
+  g.d_K = concat_heads(g.d_k);
+  g.d_V = concat_heads(g.d_v);
+  if (in.from_x()) {
+    // Q = x[base:]·W_q + b_q, K = x·W_k + b_k, V = x·W_v + b_v
+    const int base = tr.options.base, d_model = tr.d_model;
+    g.d_x = Tensor(in.x.shape);
+    g.d_W_q = Tensor(in.W_q.shape);
+    g.d_W_k = Tensor(in.W_k.shape);
+    g.d_W_v = Tensor(in.W_v.shape);
+    const size_t query_rows = static_cast<size_t>(base) * d_model;
+    matmul_backward(g.d_x.ptr() + query_rows, g.d_W_q.ptr(), g.d_Q.ptr(), in.x.ptr() + query_rows, in.W_q.ptr(), T,
+                    d_model, in.W_q.shape[1]);
+    matmul_backward(g.d_x.ptr(), g.d_W_k.ptr(), g.d_K.ptr(), in.x.ptr(), in.W_k.ptr(), Tt, d_model,
+                    in.W_k.shape[1]);
+    matmul_backward(g.d_x.ptr(), g.d_W_v.ptr(), g.d_V.ptr(), in.x.ptr(), in.W_v.ptr(), Tt, d_model,
+                    in.W_v.shape[1]);
+    if (!in.b_q.empty()) g.d_b_q = column_sums(g.d_Q);
+    if (!in.b_k.empty()) g.d_b_k = column_sums(g.d_K);
+    if (!in.b_v.empty()) g.d_b_v = column_sums(g.d_V);
+  }
+  return g;
+}
+
 OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k, const Tensor& W_v,
                                     const Tensor& W_o, bool causal) {
   AttentionInput in;

@@ -114,6 +114,30 @@ struct OutAndWeights {
 OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k,
                                     const Tensor& W_v, const Tensor& W_o, bool causal = false);
 
+// The gradients of attention for an upstream gradient d_out = ∂L/∂out, computed from the cached
+// forward values of a trace (llm.c style: each step's backward reads what its forward kept).
+// Names are "d_" + the forward name. Masked positions get exactly 0 in d_scaled and d_scores
+// (their weights are 0); an empty row gets 0 throughout. Gradients of absent inputs stay empty.
+struct AttentionGrads {
+  Tensor d_out;                  // (T, d_out), as given
+  Tensor d_W_o, d_b_o;           // (n_head·d_v, d_out), (d_out)
+  Tensor d_concat;               // (T, n_head·d_v)
+  Tensor d_context;              // (n_head, T, d_v)
+  Tensor d_weights;              // (n_head, T, T_total) = d_context·vᵀ
+  Tensor d_v;                    // (n_head, T_total, d_v) = weightsᵀ·d_context
+  Tensor d_scaled;               // (n_head, T, T_total): softmax backward, A ⊙ (G − rowsum(G ⊙ A))
+  Tensor d_scores;               // (n_head, T, T_total) = d_scaled · scale_factor
+  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k
+  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q
+  Tensor d_Q, d_K, d_V;          // the heads side by side, as Q, K, V
+  Tensor d_x;                    // (T_total, d_model), x mode
+  Tensor d_W_q, d_W_k, d_W_v;    // x mode
+  Tensor d_b_q, d_b_k, d_b_v;    // when the bias was given
+};
+
+// Throws InputError (field "d_out") if d_out's shape is not out's.
+AttentionGrads attention_backward(const AttentionTrace& trace, const Tensor& d_out);
+
 // Split (T, n_head·d) into (n_head, T, d), and back.
 Tensor split_heads(const Tensor& a, int n_head);
 Tensor concat_heads(const Tensor& a);

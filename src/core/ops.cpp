@@ -133,6 +133,171 @@ void softmax_rows_naive_forward(float* out, RowStatus* status, const float* x, i
   softmax_rows_impl(out, status, x, rows, cols, false);
 }
 
+// ---------------------------------------------------------------- backward kernels
+
+void matmul_backward(float* da, float* db, const float* dout, const float* a, const float* b, int M, int K, int N) {
+  for (int i = 0; i < M; ++i) {
+    const float* d = dout + static_cast<size_t>(i) * N;
+    const float* ai = a + static_cast<size_t>(i) * K;
+    for (int k = 0; k < K; ++k) {
+      const float* bk = b + static_cast<size_t>(k) * N;
+      if (da) {
+        float s = 0.0f;
+        for (int j = 0; j < N; ++j) s += d[j] * bk[j];
+        da[static_cast<size_t>(i) * K + k] += s;
+      }
+      if (db) {
+        float* dbk = db + static_cast<size_t>(k) * N;
+        const float aik = ai[k];
+        for (int j = 0; j < N; ++j) dbk[j] += aik * d[j];
+      }
+    }
+  }
+}
+
+void matmul_bt_backward(float* da, float* db, const float* dout, const float* a, const float* b, int M, int K,
+                        int N) {
+  for (int i = 0; i < M; ++i) {
+    const float* ai = a + static_cast<size_t>(i) * K;
+    for (int j = 0; j < N; ++j) {
+      const float d = dout[static_cast<size_t>(i) * N + j];
+      const float* bj = b + static_cast<size_t>(j) * K;
+      if (da) {
+        float* dai = da + static_cast<size_t>(i) * K;
+        for (int k = 0; k < K; ++k) dai[k] += d * bj[k];
+      }
+      if (db) {
+        float* dbj = db + static_cast<size_t>(j) * K;
+        for (int k = 0; k < K; ++k) dbj[k] += d * ai[k];
+      }
+    }
+  }
+}
+
+void softmax_rows_backward(float* dx, const float* dy, const float* y, int rows, int cols) {
+  for (int i = 0; i < rows; ++i) {
+    const float* yi = y + static_cast<size_t>(i) * cols;
+    const float* gi = dy + static_cast<size_t>(i) * cols;
+    float dot = 0.0f;
+    for (int j = 0; j < cols; ++j) dot += gi[j] * yi[j];
+    float* di = dx + static_cast<size_t>(i) * cols;
+    for (int j = 0; j < cols; ++j) di[j] += yi[j] * (gi[j] - dot);
+  }
+}
+
+// ---------------------------------------------------------------- layers
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                       int C, float eps) {
+  for (int n = 0; n < N; ++n) {
+    const float* xn = x + static_cast<size_t>(n) * C;
+    float m = 0.0f;
+    for (int c = 0; c < C; ++c) m += xn[c];
+    m /= static_cast<float>(C);
+    float v = 0.0f;
+    for (int c = 0; c < C; ++c) v += (xn[c] - m) * (xn[c] - m);
+    v /= static_cast<float>(C);
+    const float r = 1.0f / std::sqrt(v + eps);
+    float* on = out + static_cast<size_t>(n) * C;
+    for (int c = 0; c < C; ++c) on[c] = (xn[c] - m) * r * w[c] + b[c];
+    mean[n] = m;
+    rstd[n] = r;
+  }
+}
+
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                        const float* mean, const float* rstd, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const float* xn = x + static_cast<size_t>(n) * C;
+    const float* dn = dout + static_cast<size_t>(n) * C;
+    const float m = mean[n], r = rstd[n];
+    // dnorm = dout·w; dx = r·(dnorm − mean(dnorm) − norm·mean(dnorm·norm))
+    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+    for (int c = 0; c < C; ++c) {
+      const float norm = (xn[c] - m) * r;
+      const float dnorm = w[c] * dn[c];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean /= static_cast<float>(C);
+    dnorm_norm_mean /= static_cast<float>(C);
+    for (int c = 0; c < C; ++c) {
+      const float norm = (xn[c] - m) * r;
+      const float dnorm = w[c] * dn[c];
+      if (db) db[c] += dn[c];
+      if (dw) dw[c] += norm * dn[c];
+      if (dx) dx[static_cast<size_t>(n) * C + c] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * r;
+    }
+  }
+}
+
+float erf_f32(float xf) {
+  // The Maclaurin series erf(x) = 2/√π Σ (−1)^n x^(2n+1) / (n!(2n+1)) in double, summed until the
+  // terms stop mattering, then rounded once to float32: within one float32 ulp. Only + − × ÷, so
+  // every platform gives the same bits. Beyond |x| = 4, erf is ±1 in float32.
+  const double x = xf;
+  if (xf != xf) return xf;
+  if (x >= 4.0) return 1.0f;
+  if (x <= -4.0) return -1.0f;
+  const double x2 = x * x;
+  double term = x, sum = x;  // term_n = (−1)^n x^(2n+1) / n!
+  for (int n = 1; n < 100; ++n) {
+    term *= -x2 / n;
+    const double t = term / (2 * n + 1);
+    sum += t;
+    if (std::fabs(t) < 1e-17 * std::fabs(sum)) break;
+  }
+  return static_cast<float>(sum * 1.1283791670955126);  // 2/√π
+}
+
+void gelu_forward(float* out, const float* x, int N) {
+  for (int i = 0; i < N; ++i) out[i] = 0.5f * x[i] * (1.0f + erf_f32(x[i] * 0.70710678118654752f));
+}
+
+void gelu_backward(float* dx, const float* x, const float* dout, int N) {
+  // d/dx x·Φ(x) = Φ(x) + x·φ(x), φ(x) = e^(−x²/2)/√(2π)
+  for (int i = 0; i < N; ++i) {
+    const float cdf = 0.5f * (1.0f + erf_f32(x[i] * 0.70710678118654752f));
+    const float pdf = exp_f32(-0.5f * x[i] * x[i]) * 0.39894228040143268f;
+    dx[i] += (cdf + x[i] * pdf) * dout[i];
+  }
+}
+
+void embedding_forward(float* out, const int* ids, const float* table, int N, int C) {
+  for (int n = 0; n < N; ++n)
+    std::memcpy(out + static_cast<size_t>(n) * C, table + static_cast<size_t>(ids[n]) * C, sizeof(float) * C);
+}
+
+void embedding_backward(float* dtable, const float* dout, const int* ids, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    float* row = dtable + static_cast<size_t>(ids[n]) * C;
+    const float* d = dout + static_cast<size_t>(n) * C;
+    for (int c = 0; c < C; ++c) row[c] += d[c];
+  }
+}
+
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V) {
+  softmax_rows_forward(probs, nullptr, logits, N, V);
+  for (int n = 0; n < N; ++n) {
+    // −log p from the logits (log-sum-exp), so that a tiny p does not become −log 0.
+    const float* l = logits + static_cast<size_t>(n) * V;
+    float m = l[0];
+    for (int v = 1; v < V; ++v) m = std::fmax(m, l[v]);
+    float s = 0.0f;
+    for (int v = 0; v < V; ++v) s += exp_f32(l[v] - m);
+    losses[n] = std::log(s) + m - l[targets[n]];
+  }
+}
+
+void crossentropy_backward(float* dlogits, const float* dlosses, const float* probs, const int* targets, int N,
+                           int V) {
+  for (int n = 0; n < N; ++n) {
+    const float* p = probs + static_cast<size_t>(n) * V;
+    float* d = dlogits + static_cast<size_t>(n) * V;
+    for (int v = 0; v < V; ++v) d[v] += (p[v] - (v == targets[n] ? 1.0f : 0.0f)) * dlosses[n];
+  }
+}
+
 // ---------------------------------------------------------------- checked ops
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -48,6 +48,41 @@ void softmax_rows_forward(float* out, RowStatus* status, const float* x, int row
 // Same, without subtracting the row max (overflows for entries above ~88.72).
 void softmax_rows_naive_forward(float* out, RowStatus* status, const float* x, int rows, int cols);
 
+// ---------------------------------------------------------------- backward kernels
+// Each mirrors a forward kernel, reads what the forward kept, and ADDS (+=) into the gradients
+// of its inputs, so a value used twice collects both contributions; a null gradient pointer
+// means "not needed".
+
+// out = a·b: da (M,K) += dout (M,N)·bᵀ, db (K,N) += aᵀ·dout
+void matmul_backward(float* da, float* db, const float* dout, const float* a, const float* b, int M, int K, int N);
+// out = a·bᵀ with b (N,K): da (M,K) += dout·b, db (N,K) += doutᵀ·a
+void matmul_bt_backward(float* da, float* db, const float* dout, const float* a, const float* b, int M, int K,
+                        int N);
+// y = softmax_rows(x): dx (rows,cols) += y ⊙ (dy − Σ_j dy_j·y_j), row by row (y from the forward)
+void softmax_rows_backward(float* dx, const float* dy, const float* y, int rows, int cols);
+
+// ---------------------------------------------------------------- layers (for the GPT)
+
+// out (N,C) = (x − mean)·rstd·w + b over each row of x (N,C); keeps mean (N) and rstd (N).
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                       int C, float eps);
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                        const float* mean, const float* rstd, int N, int C);
+// Exact GELU: out = x·Φ(x) = ½x(1 + erf(x/√2)), with the core's own erf (erf_f32).
+void gelu_forward(float* out, const float* x, int N);
+void gelu_backward(float* dx, const float* x, const float* dout, int N);
+// out (N,C) = table[ids[n]] for table (V,C); ids must be in [0, V) (checked by the caller).
+void embedding_forward(float* out, const int* ids, const float* table, int N, int C);
+void embedding_backward(float* dtable, const float* dout, const int* ids, int N, int C);
+// losses (N) = −log softmax(logits (N,V))[targets[n]]; probs (N,V) kept for the backward.
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V);
+// dlogits (N,V) += dlosses[n]·(probs − onehot(targets[n]))
+void crossentropy_backward(float* dlogits, const float* dlosses, const float* probs, const int* targets, int N, int V);
+
+// erf in float32, within one ulp (a double-precision series rounded once); deterministic on
+// every platform, like exp_f32. Slow-ish (up to ~60 terms near |x| = 4): fine for now.
+float erf_f32(float x);
+
 // ---------------------------------------------------------------- checked ops
 
 // 2-D: (M,K)·(K,N) → (M,N). Batched: (B,M,K)·(B,K,N) → (B,M,N); (B,M,K)·(K,N) broadcasts b.
