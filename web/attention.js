@@ -42,7 +42,7 @@ export class AttentionError extends Error {
   }
 }
 
-const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V'];
+const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'd_out', 'target'];
 const VECTOR_KEYS = ['b_q', 'b_k', 'b_v', 'b_o'];
 
 // A number as the core's JSON takes it: non-finite numbers become the core's strings.
@@ -150,6 +150,26 @@ export async function loadAttention(options = {}) {
     /** Runs attention on a spec and returns the whole trace (see attention.d.ts, docs/api.md). */
     trace(spec) {
       return answer(M.trace_json(toSpecText(spec))).trace;
+    },
+
+    /**
+     * The backward pass: spec = a trace spec plus the upstream gradient (`d_out` matrix, or
+     * `loss: 'sum'` (default) / `loss: 'mse'` with `target`). Returns {trace, loss, grads}, where
+     * grads has ∂L/∂ of every forward value under the forward's name (grads.W_q, grads.heads[h].weights…).
+     */
+    backward(spec) {
+      const { trace, loss, grads } = answer(M.backward_json(toSpecText(spec)));
+      return { trace, loss, grads };
+    },
+
+    /**
+     * Checks backward's gradients by central finite differences: spec = a backward spec plus
+     * `check: [{name, row, col}]` (default: every input entry, ≤ 1024) and `eps` (default 0.01).
+     * Returns {loss, eps, checks: [{name, row, col, analytic, numeric, abs_error, rel_error}]}.
+     */
+    gradcheck(spec) {
+      const { loss, eps, checks } = answer(M.gradcheck_json(toSpecText(spec)));
+      return { loss, eps, checks };
     },
 
     /** Parses matrix text ("1 0; 0 1", "[[1, 0], [0, 1]]", NumPy print, TSV) → number[][]. */

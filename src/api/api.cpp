@@ -3,6 +3,7 @@
 // what lets the wasm boundary leak nothing.
 #include "api.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -210,8 +211,16 @@ const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax"};
 
-Value trace_value(const Value& spec) {
-  reject_unknown_keys(spec, kTraceKeys, "spec");
+struct Spec {
+  AttentionInput in;
+  AttentionOptions opt;
+};
+
+// The attention part of a spec; `extra` lists the other keys the caller reads itself.
+Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra = {}) {
+  std::set<std::string> keys = kTraceKeys;
+  keys.insert(extra.begin(), extra.end());
+  reject_unknown_keys(spec, keys, "spec");
   AttentionOptions opt;
   opt.n_head = static_cast<int>(read_int(spec, "n_head", 1, 1, kMaxDim));
   opt.causal = read_bool(spec, "causal", false);
@@ -253,8 +262,12 @@ Value trace_value(const Value& spec) {
       if (W[i]->empty()) *W[i] = random_uniform(d_model, d_model, bound, derive_seed(seed, i + 1));
   }
 
-  const AttentionTrace tr = attention_forward(in, opt);
+  return {in, opt};
+}
 
+Value trace_object(const AttentionTrace& tr) {
+  const AttentionOptions& opt = tr.options;
+  const AttentionInput& in = tr.input;
   Value t = Value::object();
   t.set("mode", in.from_x() ? "x" : "qkv");
   t.set("T", tr.T);
@@ -300,9 +313,203 @@ Value trace_value(const Value& spec) {
   t.set("overflow_rows", rows_value(tr.overflow_rows));
   Value& warnings = t.set("warnings", Value::array());
   for (const std::string& w : tr.warnings) warnings.push(w);
+  return t;
+}
 
+Value trace_value(const Value& spec) {
+  const Spec s = read_attention_spec(spec);
   Value body = Value::object();
-  body.set("trace", std::move(t));
+  body.set("trace", trace_object(attention_forward(s.in, s.opt)));
+  return body;
+}
+
+// ---------------------------------------------------------------- backward
+
+// The upstream gradient and the loss it belongs to (see api.h): d_out given → L = Σ d_out ⊙ out;
+// "loss":"sum" (the default) → d_out = 1; "loss":"mse" with "target" → L = mean((out − target)²).
+struct Upstream {
+  Tensor d_out;
+  double loss = 0;
+};
+
+double loss_of(const Value& spec, const Tensor& out, const Tensor& d_out_given, const Tensor& target) {
+  const std::string kind = read_choice(spec, "loss", {"sum", "mse"});
+  double L = 0;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    const double o = out.data[i];
+    if (!d_out_given.empty()) L += d_out_given.data[i] * o;
+    else if (kind == "sum") L += o;
+    else L += (o - target.data[i]) * (o - target.data[i]) / static_cast<double>(out.numel());
+  }
+  return L;
+}
+
+Upstream read_upstream(const Value& spec, const AttentionTrace& tr, Tensor& target) {
+  Upstream u;
+  const Value* d_out = get(spec, "d_out");
+  const Value* loss = get(spec, "loss");
+  if (d_out && loss) throw InputError("give either d_out or loss, not both", "loss");
+  const std::string kind = read_choice(spec, "loss", {"sum", "mse"});
+  if (kind != "mse" && get(spec, "target")) throw InputError("target goes with \"loss\": \"mse\"", "target");
+  if (d_out) {
+    u.d_out = read_matrix(*d_out, "d_out");
+  } else if (kind == "sum") {
+    u.d_out = Tensor(tr.out.shape, 1.0f);
+  } else {
+    const Value* t = get(spec, "target");
+    if (!t) throw InputError("\"loss\": \"mse\" needs a target matrix with out's shape", "target");
+    target = read_matrix(*t, "target");
+    if (target.shape != tr.out.shape)
+      throw InputError("target is " + shape_str(target.shape) + " but out is " + shape_str(tr.out.shape), "target");
+    for (float v : target.data)
+      if (!std::isfinite(v)) throw InputError("target holds a non-finite number", "target");
+    u.d_out = Tensor(tr.out.shape);
+    const float n = static_cast<float>(tr.out.numel());
+    for (int64_t i = 0; i < tr.out.numel(); ++i) u.d_out.data[i] = 2.0f * (tr.out.data[i] - target.data[i]) / n;
+  }
+  if (u.d_out.shape != tr.out.shape)
+    throw InputError("d_out is " + shape_str(u.d_out.shape) + " but out is " + shape_str(tr.out.shape) +
+                         ": the upstream gradient must have out's shape",
+                     "d_out");
+  u.loss = loss_of(spec, tr.out, d_out ? u.d_out : Tensor(), target);
+  return u;
+}
+
+const std::set<std::string> kBackwardKeys = {"d_out", "loss", "target"};
+
+Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
+  Value out = Value::object();
+  out.set("out", matrix_value(g.d_out));
+  const std::pair<const char*, const Tensor*> top[] = {{"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"concat", &g.d_concat}};
+  for (const auto& [key, t] : top)
+    if (!t->empty()) out.set(key, matrix_value(*t));
+  Value& heads = out.set("heads", Value::array());
+  for (int h = 0; h < tr.options.n_head; ++h) {
+    Value& head = heads.push(Value::object());
+    head.set("context", matrix_value(g.d_context.slice0(h)));
+    head.set("weights", matrix_value(g.d_weights.slice0(h)));
+    head.set("v", matrix_value(g.d_v.slice0(h)));
+    head.set("scaled", matrix_value(g.d_scaled.slice0(h)));
+    head.set("scores", matrix_value(g.d_scores.slice0(h)));
+    head.set("q", matrix_value(g.d_q.slice0(h)));
+    head.set("k", matrix_value(g.d_k.slice0(h)));
+  }
+  const std::pair<const char*, const Tensor*> rest[] = {
+      {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
+      {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};
+  for (const auto& [key, t] : rest)
+    if (!t->empty()) out.set(key, matrix_value(*t));
+  return out;
+}
+
+Value backward_value(const Value& spec) {
+  const Spec s = read_attention_spec(spec, kBackwardKeys);
+  const AttentionTrace tr = attention_forward(s.in, s.opt);
+  Tensor target;
+  const Upstream u = read_upstream(spec, tr, target);
+  const AttentionGrads g = attention_backward(tr, u.d_out);
+  Value body = Value::object();
+  body.set("trace", trace_object(tr));
+  body.set("loss", std::isfinite(u.loss) ? Value(u.loss) : Value(std::isnan(u.loss) ? "nan" : "inf"));
+  body.set("grads", grads_object(tr, g));
+  return body;
+}
+
+// The input tensor named `name` in an AttentionInput, or null.
+Tensor* input_named(AttentionInput& in, const std::string& name) {
+  const std::pair<const char*, Tensor*> all[] = {{"x", &in.x},     {"W_q", &in.W_q}, {"W_k", &in.W_k},
+                                                 {"W_v", &in.W_v}, {"b_q", &in.b_q}, {"b_k", &in.b_k},
+                                                 {"b_v", &in.b_v}, {"W_o", &in.W_o}, {"b_o", &in.b_o},
+                                                 {"Q", &in.Q},     {"K", &in.K},     {"V", &in.V}};
+  for (const auto& [key, t] : all)
+    if (name == key) return t->empty() ? nullptr : t;
+  return nullptr;
+}
+
+const Tensor* grad_named(const AttentionGrads& g, const std::string& name) {
+  const std::pair<const char*, const Tensor*> all[] = {
+      {"x", &g.d_x},     {"W_q", &g.d_W_q}, {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k},
+      {"b_v", &g.d_b_v}, {"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V}};
+  for (const auto& [key, t] : all)
+    if (name == key) return t;
+  return nullptr;
+}
+
+constexpr int kMaxChecks = 1024;
+
+Value gradcheck_value(const Value& spec) {
+  std::set<std::string> extra = kBackwardKeys;
+  extra.insert({"check", "eps"});
+  const Spec s = read_attention_spec(spec, extra);
+  const AttentionTrace tr = attention_forward(s.in, s.opt);
+  Tensor target;
+  const Upstream u = read_upstream(spec, tr, target);
+  const AttentionGrads g = attention_backward(tr, u.d_out);
+  double eps = 1e-2;
+  if (const Value* e = get(spec, "eps")) {
+    if (!e->is_number() || !(e->as_number() > 0) || e->as_number() > 1)
+      throw InputError("eps must be a number in (0, 1], got " + e->dump().substr(0, 24), "eps");
+    eps = e->as_number();
+  }
+  // Which entries: the listed ones, or every entry of every input (up to kMaxChecks).
+  struct Entry { std::string name; int row, col; };
+  std::vector<Entry> entries;
+  AttentionInput probe = s.in;
+  if (const Value* c = get(spec, "check")) {
+    if (!c->is_array()) throw InputError("check must be a list of {\"name\", \"row\", \"col\"}", "check");
+    for (const Value& item : c->items()) {
+      if (!item.is_object()) throw InputError("check must be a list of {\"name\", \"row\", \"col\"}", "check");
+      const Value* n = item.find("name");
+      if (!n || !n->is_string()) throw InputError("each check needs a \"name\" such as \"W_q\"", "check");
+      Tensor* t = input_named(probe, n->as_string());
+      if (!t) throw InputError("check: \"" + n->as_string() + "\" is not an input of this spec", "check");
+      const int rows = t->dim() == 2 ? t->shape[0] : 1, cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
+      const long long r = read_int(item, "row", 0, 0, rows - 1), col = read_int(item, "col", 0, 0, cols - 1);
+      entries.push_back({n->as_string(), static_cast<int>(r), static_cast<int>(col)});
+    }
+  } else {
+    for (const char* name : {"x", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "Q", "K", "V"})
+      if (Tensor* t = input_named(probe, name)) {
+        const int rows = t->dim() == 2 ? t->shape[0] : 1, cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c) entries.push_back({name, r, c});
+      }
+  }
+  if (entries.size() > static_cast<size_t>(kMaxChecks))
+    throw InputError(std::to_string(entries.size()) + " entries to check, more than the limit of " +
+                         std::to_string(kMaxChecks) + ": list some in \"check\"",
+                     "check");
+  // L(θ ± eps) with the same upstream d_out held fixed (or the same loss recomputed).
+  const Tensor fixed_d_out = get(spec, "d_out") ? u.d_out : Tensor();
+  Value checks = Value::array();
+  for (const Entry& e : entries) {
+    Tensor* t = input_named(probe, e.name);
+    const int cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
+    float& cell = t->data[static_cast<size_t>(e.row) * cols + e.col];
+    const float original = cell;
+    cell = static_cast<float>(original + eps);
+    const double up = loss_of(spec, attention_forward(probe, s.opt).out, fixed_d_out, target);
+    cell = static_cast<float>(original - eps);
+    const double down = loss_of(spec, attention_forward(probe, s.opt).out, fixed_d_out, target);
+    const double step = static_cast<double>(static_cast<float>(original + eps)) -
+                        static_cast<double>(static_cast<float>(original - eps));
+    cell = original;
+    const double numeric = (up - down) / step;
+    const double analytic = grad_named(g, e.name)->data[static_cast<size_t>(e.row) * cols + e.col];
+    const double abs_error = std::fabs(numeric - analytic);
+    Value& c = checks.push(Value::object());
+    c.set("name", e.name);
+    c.set("row", e.row);
+    c.set("col", e.col);
+    c.set("analytic", Value::f32(static_cast<float>(analytic)));
+    c.set("numeric", Value::f32(static_cast<float>(numeric)));
+    c.set("abs_error", Value::f32(static_cast<float>(abs_error)));
+    c.set("rel_error", Value::f32(static_cast<float>(abs_error / std::max(std::fabs(numeric) + std::fabs(analytic), 1e-30))));
+  }
+  Value body = Value::object();
+  body.set("loss", std::isfinite(u.loss) ? Value(u.loss) : Value("nan"));
+  body.set("eps", eps);
+  body.set("checks", std::move(checks));
   return body;
 }
 
@@ -310,6 +517,14 @@ Value trace_value(const Value& spec) {
 
 std::string trace_json(const std::string& spec) {
   return guarded([&] { return trace_value(json::parse(spec)); });
+}
+
+std::string backward_json(const std::string& spec) {
+  return guarded([&] { return backward_value(json::parse(spec)); });
+}
+
+std::string gradcheck_json(const std::string& spec) {
+  return guarded([&] { return gradcheck_value(json::parse(spec)); });
 }
 
 std::string parse_matrix_json(const std::string& text) {

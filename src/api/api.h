@@ -36,6 +36,25 @@ namespace ap {
 
 // Runs attention_forward on a JSON spec and returns the whole trace.
 std::string trace_json(const std::string& spec);
+// The backward pass. The spec is trace_json's plus the upstream gradient, one of:
+//   "d_out": matrix (T × out width)      L = Σ d_out ⊙ out
+//   "loss": "sum" (the default)          L = Σ out, so d_out = 1
+//   "loss": "mse", "target": matrix      L = mean((out − target)²), d_out = 2(out − target)/numel
+// Result: {"ok":true, "trace":{…as trace_json…}, "loss": L, "grads":{ "out" (the d_out used),
+//   "W_o", "b_o", "concat", "heads":[{"context","weights","v","scaled","scores","q","k"}], "Q", "K",
+//   "V", "x", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v" }} — each key is ∂L/∂(the forward value of
+// that name), present when that value exists. "scaled" is the gradient at the softmax input (the
+// mask is a constant add, so it is also ∂L/∂masked); masked positions and empty rows get exactly 0.
+// (Beware the two d_out: in a spec, the gradient matrix; in a trace, the width of out.)
+std::string backward_json(const std::string& spec);
+// A central finite-difference check of backward_json's gradients: the spec of backward_json plus
+//   "check": [{"name":"W_q","row":0,"col":1}, …]   entries to check (0-based; a vector has row 0);
+//                                                 default: every input entry, at most 1024
+//   "eps": 0.01                                   the step (0 < eps ≤ 1)
+// L is evaluated in float32 forward passes and summed in double; with d_out given it is held fixed.
+// Result: {"ok":true,"loss":L,"eps":…,"checks":[{"name","row","col","analytic","numeric",
+//   "abs_error","rel_error"}]}, rel_error = |numeric − analytic| / (|numeric| + |analytic|).
+std::string gradcheck_json(const std::string& spec);
 // Parses matrix text (see matrix_parse.h): {"ok":true,"rows":2,"cols":2,"matrix":[[1,0],[0,1]]}.
 std::string parse_matrix_json(const std::string& text);
 // {"rows":2,"cols":3,"seed":1,"bound":0.5} → {"ok":true,"matrix":[[...]]}. bound defaults to

@@ -17,6 +17,8 @@ double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 EMSCRIPTEN_BINDINGS(attention_core) {
   emscripten::function("trace_json", &ap::trace_json);
+  emscripten::function("backward_json", &ap::backward_json);
+  emscripten::function("gradcheck_json", &ap::gradcheck_json);
   emscripten::function("parse_matrix_json", &ap::parse_matrix_json);
   emscripten::function("random_matrix_json", &ap::random_matrix_json);
   emscripten::function("causal_mask_json", &ap::causal_mask_json);

@@ -1,6 +1,8 @@
 // main.cpp — `attention`, the native command-line face of the core's JSON API (src/api/api.h).
 //
 //   attention trace [FILE|-]      spec JSON → the full forward trace as JSON
+//   attention backward [FILE|-]   spec JSON (+ d_out or loss) → trace, loss and every gradient
+//   attention gradcheck [FILE|-]  spec JSON (+ check, eps) → analytic vs finite-difference gradients
 //   attention parse [FILE|-]      matrix text → {"ok":true,"matrix":[[...]]}
 //   attention mask T [BASE] [strict|inclusive]
 //   attention random ROWS COLS SEED [BOUND]
@@ -21,6 +23,8 @@ namespace {
 
 const char* kUsage =
     "usage: attention trace [FILE|-]\n"
+    "       attention backward [FILE|-]\n"
+    "       attention gradcheck [FILE|-]\n"
     "       attention parse [FILE|-]\n"
     "       attention softmax [FILE|-]\n"
     "       attention mask T [BASE] [strict|inclusive]\n"
@@ -59,10 +63,12 @@ int emit(const std::string& result) {
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
   std::string input;
-  if (cmd == "trace" || cmd == "parse" || cmd == "softmax") {
+  if (cmd == "trace" || cmd == "backward" || cmd == "gradcheck" || cmd == "parse" || cmd == "softmax") {
     if (argc > 3) { std::cerr << kUsage; return 2; }
     if (!read_input(argc > 2 ? argv[2] : nullptr, input)) return 2;
     if (cmd == "trace") return emit(ap::trace_json(input));
+    if (cmd == "backward") return emit(ap::backward_json(input));
+    if (cmd == "gradcheck") return emit(ap::gradcheck_json(input));
     if (cmd == "parse") return emit(ap::parse_matrix_json(input));
     return emit(ap::softmax_json(input));
   }
