@@ -10,50 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadApi, loadGolden } from './load.mjs';
 import { AttentionError } from '../../web/attention.js';
+import { match } from './match.mjs';
 
 const api = await loadApi();
 const golden = await loadGolden();
 const DEFAULT_TOLERANCE = 1e-6;
-
-const SET_KEYS = new Set(['empty_rows', 'overflow_rows']);
-const sorted = (rows) => [...rows].sort((a, b) => (a.head ?? 0) - (b.head ?? 0) || (a.row ?? a) - (b.row ?? b));
-
-function num(v) {
-  if (v === '-inf') return -Infinity;
-  if (v === 'inf') return Infinity;
-  if (v === 'nan') return NaN;
-  return v;
-}
-
-export function match(actual, expected, tol, path = '$') {
-  expected = num(expected);
-  if (typeof expected === 'number') {
-    assert.equal(typeof actual, 'number', `${path}: expected a number, got ${JSON.stringify(actual)}`);
-    if (Number.isNaN(expected)) return assert.ok(Number.isNaN(actual), `${path}: expected NaN, got ${actual}`);
-    if (!Number.isFinite(expected)) return assert.equal(actual, expected, `${path}: expected ${expected}, got ${actual}`);
-    assert.ok(
-      Math.abs(actual - expected) <= tol * (1 + Math.abs(expected)),
-      `${path}: got ${actual}, expected ${expected} (tolerance ${tol})`,
-    );
-    return;
-  }
-  if (Array.isArray(expected)) {
-    assert.ok(Array.isArray(actual), `${path}: expected an array, got ${JSON.stringify(actual)}`);
-    assert.equal(actual.length, expected.length, `${path}: length`);
-    expected.forEach((e, i) => match(actual[i], e, tol, `${path}[${i}]`));
-    return;
-  }
-  if (expected !== null && typeof expected === 'object') {
-    assert.ok(actual !== null && typeof actual === 'object', `${path}: expected an object, got ${JSON.stringify(actual)}`);
-    for (const [k, e] of Object.entries(expected)) {
-      assert.ok(k in actual, `${path}.${k}: missing`);
-      if (SET_KEYS.has(k) && Array.isArray(e) && Array.isArray(actual[k])) match(sorted(actual[k]), sorted(e), tol, `${path}.${k}`);
-      else match(actual[k], e, tol, `${path}.${k}`);
-    }
-    return;
-  }
-  assert.equal(actual, expected, path);
-}
 
 assert.ok(Array.isArray(golden.cases) && golden.cases.length > 0, 'golden file has no cases');
 

@@ -25,6 +25,9 @@ const calls = [
   () => api.softmax([[1000, 999], [-Infinity, -Infinity]], { softmax: 'naive' }),
   () => api.randomMatrix(4, 4, { seed: 9 }),
   () => api.causalMask(4, { base: 1, mask: 'sideways' }), // bad option
+  () => api.backward({ x: x4, seed: 2, causal: true, d_out: [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]] }),
+  () => api.backward({ Q: I2, K: I2, V: I2, loss: 'mse' }), // no target
+  () => api.gradcheck({ Q: I2, K: I2, V: I2, check: [{ name: 'K', row: 1, col: 0 }] }),
 ];
 
 function runAll(n) {

@@ -25,10 +25,12 @@ export async function loadApi() {
   return cached;
 }
 
-/** The golden cases, {cases: [{name, spec, expect, tolerance}]}. */
-export async function loadGolden() {
-  return JSON.parse(await readFile(GOLDEN_PATH, 'utf8'));
+/** The golden cases, {cases: [{name, spec, expect, tolerance}]}; `file` picks another golden file. */
+export async function loadGolden(file = GOLDEN_PATH) {
+  return JSON.parse(await readFile(file, 'utf8'));
 }
+
+export const GRAD_GOLDEN_PATH = fileURLToPath(new URL('../golden/attention_grad_cases.json', import.meta.url));
 
 /** Bytes of the wasm linear memory (grows, never shrinks). */
 export function memoryBytes(M) {
