@@ -180,6 +180,71 @@ export interface SoftmaxResult {
   overflow_rows: number[];
 }
 
+/** A backward spec: a trace spec plus the upstream gradient (at most one of d_out and loss). */
+export interface BackwardSpec extends TraceSpec {
+  /** ∂L/∂out, out's shape: L = Σ d_out ⊙ out. */
+  d_out?: MatrixInput;
+  /** "sum" (default when d_out is absent): L = Σ out; "mse": L = mean((out − target)²). */
+  loss?: 'sum' | 'mse';
+  /** The target of loss "mse", out's shape. */
+  target?: MatrixInput;
+}
+
+/** ∂L/∂ of one head's forward values, under their forward names. */
+export interface HeadGrads {
+  context: Matrix;
+  weights: Matrix;
+  v: Matrix;
+  /** The softmax backward A ⊙ (G − rowsum(G ⊙ A)); 0 where the mask hides a key. */
+  scaled: Matrix;
+  /** scaled · 1/√d_k. */
+  scores: Matrix;
+  q: Matrix;
+  k: Matrix;
+}
+
+/** ∂L/∂ of every forward value, under the forward value's own name; absent inputs are absent. */
+export interface Grads {
+  /** The upstream gradient used. */
+  out: Matrix;
+  W_o?: Matrix;
+  b_o?: number[];
+  concat: Matrix;
+  heads: HeadGrads[];
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  x?: Matrix;
+  W_q?: Matrix;
+  W_k?: Matrix;
+  W_v?: Matrix;
+  b_q?: number[];
+  b_k?: number[];
+  b_v?: number[];
+}
+
+/** The result of {@link Attention.backward}. */
+export interface BackwardResult {
+  trace: Trace;
+  /** The loss L the gradients belong to. */
+  loss: number;
+  grads: Grads;
+}
+
+/** One entry of {@link Attention.gradcheck}. */
+export interface GradCheck {
+  /** The input ("x", "W_q", "K", …), and its 0-based row and column (row 0 for a bias). */
+  name: string;
+  row: number;
+  col: number;
+  analytic: number;
+  /** (L(θ + eps) − L(θ − eps)) / 2eps. */
+  numeric: number;
+  abs_error: number;
+  /** |numeric − analytic| / (|numeric| + |analytic|). */
+  rel_error: number;
+}
+
 /** The loaded API. Every method is synchronous and throws {@link AttentionError} for bad input. */
 export interface Attention {
   /** The core's version, e.g. "0.1.0". */
@@ -192,6 +257,20 @@ export interface Attention {
    * @throws {TypeError} when spec is neither an object nor a string.
    */
   trace(spec: TraceSpec | string): Trace;
+  /**
+   * The backward pass: the forward trace, the loss, and ∂L/∂ of every forward value.
+   * @throws {AttentionError} as trace, plus field "d_out" / "loss" / "target" for a bad gradient.
+   */
+  backward(spec: BackwardSpec | string): BackwardResult;
+  /**
+   * Central finite differences against the analytic gradients of {@link Attention.backward}.
+   * @param spec a backward spec plus `check` (entries; default every input entry, ≤ 1024) and `eps` (default 0.01)
+   */
+  gradcheck(spec: (BackwardSpec & { check?: { name: string; row: number; col: number }[]; eps?: number }) | string): {
+    loss: number;
+    eps: number;
+    checks: GradCheck[];
+  };
   /**
    * Parses matrix text as people type or paste it (see {@link MatrixInput}); at most 1024 × 1024.
    * @throws {AttentionError} with the 1-based row and column (counting numbers) of the problem;
@@ -228,6 +307,8 @@ export interface Attention {
 /** The raw wasm module (web/gen/attention_core.mjs). Strings in, JSON text out; never throws. */
 export interface AttentionCoreModule {
   trace_json(spec: string): string;
+  backward_json(spec: string): string;
+  gradcheck_json(spec: string): string;
   parse_matrix_json(text: string): string;
   random_matrix_json(spec: string): string;
   causal_mask_json(spec: string): string;
