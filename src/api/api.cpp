@@ -173,6 +173,16 @@ Value rows_value(const std::vector<EmptyRow>& rows) {
   return out;
 }
 
+// [{name: step[h], …} for each head h] from (n_head, …) tensors.
+Value per_head(int n_head, const std::vector<std::pair<const char*, const Tensor*>>& steps) {
+  Value heads = Value::array();
+  for (int h = 0; h < n_head; ++h) {
+    Value& head = heads.push(Value::object());
+    for (const auto& [name, t] : steps) head.set(name, matrix_value(t->slice0(h)));
+  }
+  return heads;
+}
+
 Value ok(Value body) {
   Value out = Value::object();
   out.set("ok", true);
@@ -294,19 +304,15 @@ Value trace_object(const AttentionTrace& tr) {
   for (const auto& [key, tensor] : used)
     if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
   t.set("mask", matrix_value(tr.mask));
-  Value& heads = t.set("heads", Value::array());
-  for (int h = 0; h < opt.n_head; ++h) {
-    Value& head = heads.push(Value::object());
-    head.set("q", matrix_value(tr.q.slice0(h)));
-    head.set("k", matrix_value(tr.k.slice0(h)));
-    head.set("v", matrix_value(tr.v.slice0(h)));
-    head.set("scores", matrix_value(tr.scores.slice0(h)));
-    head.set("scaled", matrix_value(tr.scaled.slice0(h)));
-    head.set("masked", matrix_value(tr.masked.slice0(h)));
-    head.set("weights", matrix_value(tr.weights.slice0(h)));
-    head.set("weight_row_sums", matrix_value(tr.weight_row_sums.slice0(h)));
-    head.set("context", matrix_value(tr.context.slice0(h)));
-  }
+  t.set("heads", per_head(opt.n_head, {{"q", &tr.q},
+                                         {"k", &tr.k},
+                                         {"v", &tr.v},
+                                         {"scores", &tr.scores},
+                                         {"scaled", &tr.scaled},
+                                         {"masked", &tr.masked},
+                                         {"weights", &tr.weights},
+                                         {"weight_row_sums", &tr.weight_row_sums},
+                                         {"context", &tr.context}}));
   t.set("concat", matrix_value(tr.concat));
   t.set("out", matrix_value(tr.out));
   t.set("empty_rows", rows_value(tr.empty_rows));
@@ -383,17 +389,13 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   const std::pair<const char*, const Tensor*> top[] = {{"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"concat", &g.d_concat}};
   for (const auto& [key, t] : top)
     if (!t->empty()) out.set(key, matrix_value(*t));
-  Value& heads = out.set("heads", Value::array());
-  for (int h = 0; h < tr.options.n_head; ++h) {
-    Value& head = heads.push(Value::object());
-    head.set("context", matrix_value(g.d_context.slice0(h)));
-    head.set("weights", matrix_value(g.d_weights.slice0(h)));
-    head.set("v", matrix_value(g.d_v.slice0(h)));
-    head.set("scaled", matrix_value(g.d_scaled.slice0(h)));
-    head.set("scores", matrix_value(g.d_scores.slice0(h)));
-    head.set("q", matrix_value(g.d_q.slice0(h)));
-    head.set("k", matrix_value(g.d_k.slice0(h)));
-  }
+  out.set("heads", per_head(tr.options.n_head, {{"context", &g.d_context},
+                                                {"weights", &g.d_weights},
+                                                {"v", &g.d_v},
+                                                {"scaled", &g.d_scaled},
+                                                {"scores", &g.d_scores},
+                                                {"q", &g.d_q},
+                                                {"k", &g.d_k}}));
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};
