@@ -1,0 +1,29 @@
+// fixtures.mjs — the console-error fixture of page.spec.mjs, shared by the sharing/embedding specs
+// (csp, share, embed): every test fails on a page error or a console error/warning (a CSP
+// violation, a 404, Emscripten's MIME-type fallback), in the page and in its iframes.
+import { test as base, expect } from '@playwright/test';
+
+export const test = base.extend({
+  page: async ({ page }, use) => {
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
+    });
+    await use(page);
+    expect(problems).toEqual([]);
+  },
+});
+export { expect };
+
+/** The number cells of a stepper panel ('weights', 'scores', …) inside `scope`, row by row. */
+export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${panel}"] table tbody tr td[data-c]`);
+
+/** The text of every number cell of a panel, as rows. */
+export async function panelText(scope, panel) {
+  const rows = scope.locator(`figure[data-panel="${panel}"] table tbody tr`);
+  const n = await rows.count();
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await rows.nth(i).locator('td[data-c]').allTextContents());
+  return out;
+}

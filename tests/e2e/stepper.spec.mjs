@@ -1,0 +1,352 @@
+// stepper.spec.mjs — the Attention Stepper's features: typing, options, bad input, keyboard,
+// cell arithmetic, step mode, paste, performance.
+import { test, expect, panelCells } from './fixtures.mjs';
+import { ready } from './stepper-helpers.mjs';
+
+const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
+const row = (page, panel, i) => page.locator(`figure[data-panel="${panel}"] table tbody tr`).nth(i).locator('td[data-c]');
+const preset = (page, id) => page.locator('select[data-key="preset"]').selectOption(id);
+const explainBox = (page) => page.locator('.aps-explain');
+
+async function typeInto(page, m, r, c, text) {
+  await gridCell(page, m, r, c).click();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+test('typing the identity example cell by cell gives 0.6698 / 0.3302', async ({ page }) => {
+  await ready(page);
+  await preset(page, 'two-token'); // Q = I, K = [[1,0],[1,1]], V = [[1,2],[3,4]]
+  await expect(row(page, 'weights', 0)).toHaveText(['0.5000', '0.5000']);
+  await typeInto(page, 'K', 1, 0, '0');
+  await typeInto(page, 'V', 0, 1, '0');
+  await typeInto(page, 'V', 1, 0, '0');
+  await typeInto(page, 'V', 1, 1, '1');
+  await expect(page.locator('select[data-key="preset"]')).toHaveValue('custom');
+  await expect(panelCells(page, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect(panelCells(page, 'context')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  expect((await page.evaluate(() => window.attentionStepper.getState())).matrices.K).toBe('1 0\n0 1');
+});
+
+test('each option changes what it should', async ({ page }) => {
+  await ready(page);
+  // causal on: the first query sees only itself
+  await page.locator('input[data-key="causal"]').check();
+  await expect(row(page, 'masked', 0)).toHaveText(['0.7071', '−∞']);
+  await expect(row(page, 'masked', 0).nth(1)).toHaveClass(/is-neginf/);
+  await expect(row(page, 'weights', 0)).toHaveText(['1', '0']);
+  await expect(row(page, 'weights', 1)).toHaveText(['0.3302', '0.6698']);
+  // inclusive: the first row is empty (all −∞, weights 0, Σ 0) and a warning says so
+  await page.locator('[data-key="mask.inclusive"]').click();
+  await expect(row(page, 'masked', 0)).toHaveText(['−∞', '−∞']);
+  await expect(row(page, 'weights', 0)).toHaveText(['0', '0']);
+  await expect(page.locator('[data-panel="weights"] td.is-sum').first()).toHaveText('0');
+  await expect(page.locator('.aps-warnings li')).toContainText([/hides every key/]);
+  await page.locator('[data-key="mask.strict"]').click();
+  await page.locator('input[data-key="causal"]').uncheck();
+  await expect(row(page, 'weights', 0)).toHaveText(['0.6698', '0.3302']);
+  // scaling off: S' = S, softmax([1, 0])
+  await page.locator('input[data-key="scale"]').uncheck();
+  await expect(row(page, 'scaled', 0)).toHaveText(['1', '0']);
+  await expect(row(page, 'weights', 0)).toHaveText(['0.7311', '0.2689']);
+  await page.locator('input[data-key="scale"]').check();
+  await expect(row(page, 'scaled', 0)).toHaveText(['0.7071', '0']);
+  // softmax naive vs stable around 1000
+  await preset(page, 'overflow-naive');
+  await expect(row(page, 'weights', 0)).toHaveText(['NaN', 'NaN']);
+  await expect(row(page, 'weights', 0).first()).toHaveClass(/is-nan/);
+  await expect(page.locator('.aps-warnings li').first()).toContainText(/overflow/);
+  await page.locator('[data-key="softmax.stable"]').click();
+  await expect(row(page, 'weights', 0)).toHaveText(['0.7311', '0.2689']);
+  await expect(page.locator('.aps-warnings li')).toHaveCount(0);
+  // base: the KV-cache step has 3 queries over 5 keys; base 1 gives 4 queries
+  await preset(page, 'kv-cache');
+  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(3);
+  await expect(row(page, 'masked', 0).nth(3)).toHaveText('−∞');
+  await expect(row(page, 'masked', 0).nth(2)).not.toHaveText('−∞');
+  await page.locator('input[data-key="base"]').fill('1');
+  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(row(page, 'masked', 0).nth(2)).toHaveText('−∞');
+  // n_head: two heads of d_k = 2, a head selector, concat of both heads' A·V
+  await preset(page, 'causal-4');
+  await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 4');
+  await page.locator('input[data-key="n_head"]').fill('2');
+  await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 2');
+  await expect(page.locator('.aps-heads button')).toHaveCount(2);
+  await expect(page.locator('figure[data-panel="concat"] .aps-shape')).toHaveText('T × n_head·d_v = 4 × 4');
+  const head1 = await row(page, 'weights', 3).allTextContents();
+  await page.locator('.aps-heads button').nth(1).click();
+  await expect(page.locator('[data-panel="weights"] .aps-panel-title')).toContainText('head 2');
+  expect(await row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
+  // n_head 3 does not divide 4: the message is beside n_head
+  await page.locator('input[data-key="n_head"]').fill('3');
+  await expect(page.locator('[data-field="n_head"] .aps-field-error')).toContainText('n_head must divide');
+  await expect(page.locator('.aps-steps')).toBeHidden();
+});
+
+test('bad input: every kind gets its message beside the matrix, keeps the input, hides stale numbers', async ({ page }, testInfo) => {
+  await ready(page);
+  const xErr = page.locator('[data-matrix="x"] .aps-field-error').first();
+  const steps = page.locator('.aps-steps');
+  // a non-number
+  await typeInto(page, 'x', 1, 0, 'abc');
+  await expect(xErr).toContainText("row 2, column 1: 'abc' is not a number");
+  await expect(gridCell(page, 'x', 1, 0)).toHaveText('abc');
+  await expect(gridCell(page, 'x', 1, 0)).toHaveClass(/is-bad/);
+  await expect(gridCell(page, 'x', 1, 0)).toHaveAttribute('aria-invalid', 'true');
+  await expect(steps).toBeHidden();
+  await expect(page.locator('.aps-stale')).toBeVisible();
+  await expect(page.locator('.aps-status')).toHaveText('Waiting for valid input');
+  await page.screenshot({ path: testInfo.outputPath('error.png'), fullPage: true });
+  // NaN and ±Inf
+  await typeInto(page, 'x', 1, 0, 'nan');
+  await expect(xErr).toContainText('not a finite number');
+  await typeInto(page, 'x', 1, 0, '-inf');
+  await expect(xErr).toContainText('not a finite number');
+  await expect(gridCell(page, 'x', 1, 0)).toHaveText('-inf');
+  // an empty cell (Delete)
+  await gridCell(page, 'x', 1, 0).click();
+  await page.keyboard.press('Delete');
+  await expect(xErr).toContainText('empty cell');
+  await typeInto(page, 'x', 1, 0, '0');
+  await expect(xErr).toBeHidden();
+  await expect(steps).toBeVisible();
+  await expect(panelCells(page, 'weights').first()).toHaveText('0.6698');
+  // mismatched shapes: W_k gets a third column
+  await page.locator('[data-key="W_k.col+"]').click();
+  const wkErr = page.locator('[data-matrix="W_k"] .aps-field-error').first();
+  await expect(wkErr).toContainText('W_k has 3 columns but W_q has 2');
+  await expect(steps).toBeHidden();
+  await page.locator('[data-key="W_k.col-"]').click();
+  await expect(wkErr).toBeHidden();
+  await expect(steps).toBeVisible();
+  // a ragged row (from a state, e.g. a permalink)
+  await page.evaluate(() => { const s = window.attentionStepper.getState(); s.matrices.x = '1 0\n0'; window.attentionStepper.setState(s); });
+  await expect(xErr).toContainText('row 2 has 1 numbers but row 1 has 2');
+  await expect(page.locator('[data-matrix="x"] tbody tr').nth(1)).toHaveClass(/is-bad/);
+  await expect(steps).toBeHidden();
+  // beyond the page's limit of 64 × 64
+  await page.evaluate(() => { const s = window.attentionStepper.getState(); s.matrices.x = Array.from({ length: 65 }, () => '1 0').join('\n'); window.attentionStepper.setState(s); });
+  await expect(xErr).toContainText('x is 65 × 2; this page allows at most 64 × 64');
+  await expect(steps).toBeHidden();
+  // the paste box: a parse error with row and column, the grid unchanged, the text kept
+  await page.evaluate(() => { const s = window.attentionStepper.getState(); s.matrices.x = '1 0\n0 1'; window.attentionStepper.setState(s); });
+  await page.locator('[data-matrix="W_q"] .aps-paste summary').click();
+  const area = page.locator('[data-key="W_q.paste"]');
+  await area.fill('1 2\n3 x');
+  await page.locator('[data-key="W_q.paste-use"]').click();
+  await expect(page.locator('[data-matrix="W_q"] .aps-paste .aps-field-error')).toContainText("row 2, column 2: 'x' is not a number");
+  await expect(area).toHaveValue('1 2\n3 x');
+  await expect(gridCell(page, 'W_q', 0, 0)).toHaveText('1');
+  const big = Array.from({ length: 70 }, () => '1 2').join('\n');
+  await area.fill(big);
+  await page.locator('[data-key="W_q.paste-use"]').click();
+  await expect(page.locator('[data-matrix="W_q"] .aps-paste .aps-field-error')).toContainText('70 × 2');
+  // a bad option value
+  await page.locator('input[data-key="n_head"]').fill('0');
+  await expect(page.locator('[data-field="n_head"] .aps-field-error')).toContainText('whole number from 1 to 16');
+  await expect(steps).toBeHidden();
+  await page.locator('input[data-key="n_head"]').fill('1');
+  await expect(steps).toBeVisible();
+});
+
+test('paste box and grid paste read NumPy, TSV, JSON and "1 0; 0 1" with the C++ parser', async ({ page }) => {
+  await ready(page);
+  await page.locator('[data-matrix="x"] .aps-paste summary').click();
+  const area = page.locator('[data-key="x.paste"]');
+  const use = page.locator('[data-key="x.paste-use"]');
+  for (const text of ['array([[1., 0.],\n       [0., 1.],\n       [1., 1.]], dtype=float32)', '[[1. 0.]\n [0. 1.]\n [1. 1.]]', '1\t0\n0\t1\n1\t1', '[[1, 0], [0, 1], [1, 1]]', '1 0; 0 1; 1 1']) {
+    await area.fill(text);
+    await use.click();
+    await expect(page.locator('[data-matrix="x"] .aps-shape'), text).toHaveText('3 × 2');
+    await expect(page.locator('figure[data-panel="weights"] tbody tr'), text).toHaveCount(3);
+    await page.locator('[data-matrix="x"] [data-key="x.row-"]').click();
+  }
+  // a multi-cell block pasted into a grid cell fills the grid from there, growing it
+  await gridCell(page, 'x', 0, 0).click();
+  await page.evaluate(() => {
+    const dt = new DataTransfer();
+    dt.setData('text/plain', '5\t6\n7\t8\n9\t10');
+    document.activeElement.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+  });
+  await expect(page.locator('[data-matrix="x"] .aps-shape')).toHaveText('3 × 2');
+  await expect(gridCell(page, 'x', 2, 1)).toHaveText('10');
+  expect((await page.evaluate(() => window.attentionStepper.getState())).matrices.x).toBe('5 6\n7 8\n9 10');
+});
+
+test('grid keyboard: arrows, typing replaces, Enter moves down, F2 edits, Escape cancels, Tab, resize keeps values', async ({ page }) => {
+  await ready(page);
+  await gridCell(page, 'x', 0, 0).click();
+  await expect(gridCell(page, 'x', 0, 0)).toBeFocused();
+  await page.keyboard.press('ArrowRight');
+  await expect(gridCell(page, 'x', 0, 1)).toBeFocused();
+  await expect(gridCell(page, 'x', 0, 1)).toHaveAttribute('tabindex', '0');
+  await expect(gridCell(page, 'x', 0, 0)).toHaveAttribute('tabindex', '-1');
+  await page.keyboard.type('2');                     // typing replaces
+  await page.keyboard.press('Enter');                // commits and moves down
+  await expect(gridCell(page, 'x', 0, 1)).toHaveText('2');
+  await expect(gridCell(page, 'x', 1, 1)).toBeFocused();
+  await page.keyboard.press('F2');                   // edit the existing value
+  await page.keyboard.type('99');
+  await page.keyboard.press('Escape');               // cancel
+  await expect(gridCell(page, 'x', 1, 1)).toHaveText('1');
+  await expect(gridCell(page, 'x', 1, 1)).toBeFocused();
+  await page.keyboard.press('Shift+Tab');
+  await expect(gridCell(page, 'x', 1, 0)).toBeFocused();
+  await page.keyboard.press('ArrowUp');
+  await expect(gridCell(page, 'x', 0, 0)).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(gridCell(page, 'x', 0, 1)).toBeFocused();
+  await page.keyboard.press('Enter');                // Enter on a cell edits it
+  await expect(page.locator('[data-matrix="x"] input.aps-cell-input')).toBeFocused();
+  await page.keyboard.press('Backspace');
+  await page.keyboard.type('3');
+  await page.keyboard.press('Tab');                  // commits and moves right (wraps to the next row)
+  await expect(gridCell(page, 'x', 0, 1)).toHaveText('3');
+  await expect(gridCell(page, 'x', 1, 0)).toBeFocused();
+  // the new value is used (x = [[1, 3], [0, 1]])
+  await expect(page.locator('[data-panel="scores"] td[data-c]').first()).toHaveText('10');
+  // resize: a row and a column are added with zeros, removing them keeps the rest
+  await page.locator('[data-key="x.row+"]').click();
+  await page.locator('[data-key="x.col+"]').click();
+  await expect(page.locator('[data-matrix="x"] .aps-shape')).toHaveText('3 × 3');
+  await expect(gridCell(page, 'x', 2, 2)).toHaveText('0');
+  await expect(page.locator('[data-key="x.row+"]')).toHaveAttribute('aria-label', 'Add a row to x');
+  await page.locator('[data-key="x.col-"]').click();
+  await expect(page.locator('[data-matrix="x"] .aps-shape')).toHaveText('3 × 2');
+  await expect(gridCell(page, 'x', 0, 1)).toHaveText('3');
+});
+
+test('cell arithmetic: focus or hover a cell, see its terms; the cells that feed it light up', async ({ page }, testInfo) => {
+  await ready(page);
+  await expect(explainBox(page)).toContainText('Point at or focus');
+  // S[1,1] = q1·k1 = 1·1 + 0·0
+  await page.locator('[data-panel="scores"] td[data-r="0"][data-c="0"]').focus();
+  await expect(explainBox(page)).toContainText('S[1,1] = q1 · k1');
+  await expect(explainBox(page)).toContainText('= 1·1 + 0·0');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 1');
+  await expect(page.locator('[data-panel="q"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
+  await expect(page.locator('[data-panel="k"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
+  await expect(page.locator('[data-panel="k"] tbody tr').nth(1).locator('td.is-feed')).toHaveCount(0);
+  // arrow keys move within the panel (roving tabindex)
+  await page.keyboard.press('ArrowRight');
+  await expect(page.locator('[data-panel="scores"] td[data-r="0"][data-c="1"]')).toBeFocused();
+  await expect(explainBox(page)).toContainText('S[1,2]');
+  // the division by √d_k
+  await page.locator('[data-panel="scaled"] td[data-r="0"][data-c="0"]').focus();
+  await expect(explainBox(page)).toContainText('S′[1,1] = S[1,1] / √d_k = S[1,1] / √2');
+  await expect(explainBox(page)).toContainText('= 1 × 0.7071');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 0.7071');
+  // softmax: e^(x − max) over the row sum
+  await page.locator('[data-panel="weights"] td[data-r="0"][data-c="0"]').hover();
+  await expect(explainBox(page)).toContainText('max = 0.7071');
+  await expect(explainBox(page)).toContainText('= 1 / (1 + 0.4931)');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 0.6698');
+  await expect(page.locator('[data-panel="masked"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
+  // an output cell: the weighted sum of the rows of V
+  await page.locator('[data-panel="context"] td[data-r="1"][data-c="0"]').focus();
+  await expect(explainBox(page)).toContainText('O[2,1] = Σ_k A[2,k] · V[k,1]');
+  await expect(explainBox(page)).toContainText('= 0.3302·1 + 0.6698·0');
+  await expect(page.locator('[data-panel="v"] td.is-feed')).toHaveCount(2);
+  // Q from x and W_q: the x row and the W_q column are highlighted in the input grids
+  await page.locator('[data-panel="q"] td[data-r="1"][data-c="0"]').focus();
+  await expect(explainBox(page)).toContainText('Q[2,1] = x[2,:] · W_q[:,1]');
+  await expect(page.locator('[data-matrix="x"] td.is-feed')).toHaveCount(2);
+  await expect(page.locator('[data-matrix="W_q"] td.is-feed')).toHaveCount(2);
+  // ·W_o
+  await page.locator('[data-panel="out"] td[data-r="0"][data-c="1"]').focus();
+  await expect(explainBox(page)).toContainText('Y[1,2] = Σ_c C[1,c] · W_o[c,2]');
+  // the mask: why −∞, with the actual i, j, base
+  await preset(page, 'kv-cache');
+  await page.mouse.move(0, 0); // no hover left over from above: the focused cell is explained
+  await page.locator('[data-panel="masked"] td[data-r="0"][data-c="3"]').focus();
+  await expect(explainBox(page)).toContainText('j = 4 > i + base = 1 + 2 = 3');
+  await expect(explainBox(page)).toContainText('comes after query i = 1');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= −∞');
+  await page.locator('[data-panel="weights"] td[data-r="0"][data-c="3"]').focus();
+  await expect(explainBox(page)).toContainText('e^(−∞)');
+  expect(await page.evaluate(() => window.attentionStepper.getState().focus)).toEqual({ panel: 'weights', row: 0, col: 3 });
+  await page.screenshot({ path: testInfo.outputPath('explain.png') });
+});
+
+test('step mode: next / previous buttons, N / P keys, progress indicator, all-steps view', async ({ page }, testInfo) => {
+  await ready(page);
+  await page.locator('[data-key="view.step"]').click();
+  const progress = page.locator('.aps-progress-text');
+  await expect(progress).toHaveText('Step 1 of 8: queries, keys and values');
+  await expect(page.locator('figure[data-panel="q"]')).toBeVisible();
+  await expect(page.locator('figure[data-panel="scores"]')).toBeHidden();
+  await expect(page.locator('[data-key="step.prev"]')).toBeDisabled();
+  await page.locator('[data-key="step.next"]').click();
+  await expect(progress).toHaveText('Step 2 of 8: scores S = QKᵀ');
+  await expect(page.locator('figure[data-panel="scores"]')).toHaveClass(/is-current/);
+  await expect(page.locator('figure[data-panel="q"]')).toHaveClass(/is-source/);
+  await expect(page.locator('figure[data-panel="v"]')).toBeHidden();
+  await page.locator('[data-key="step.next"]').focus();
+  await page.keyboard.press('n');
+  await page.keyboard.press('n');
+  await page.keyboard.press('n');
+  await expect(progress).toHaveText('Step 5 of 8: softmax of each row');
+  await expect(page.locator('figure[data-panel="weights"]')).toBeVisible();
+  await expect(page.locator('.aps-dot[aria-current="step"]')).toHaveCount(1);
+  await page.screenshot({ path: testInfo.outputPath('step.png'), fullPage: true });
+  await page.keyboard.press('p');
+  await expect(progress).toHaveText('Step 4 of 8: adding the mask');
+  await page.locator('[data-key="step.prev"]').click();
+  await expect(progress).toHaveText('Step 3 of 8: scaling by 1/√d_k');
+  await page.locator('.aps-dot').nth(7).click();
+  await expect(progress).toHaveText('Step 8 of 8: output projection ·W_o');
+  await expect(page.locator('[data-key="step.next"]')).toBeDisabled();
+  expect(await page.evaluate(() => window.attentionStepper.getState())).toMatchObject({ view: 'step', step: 7 });
+  // typing in a grid does not step
+  await gridCell(page, 'x', 0, 0).click();
+  await page.keyboard.press('p');
+  await page.keyboard.press('Escape');
+  await expect(progress).toHaveText('Step 8 of 8: output projection ·W_o');
+  await page.locator('[data-key="view.all"]').click();
+  await expect(page.locator('.aps-stepnav')).toBeHidden();
+  for (const p of ['q', 'scores', 'weights', 'out']) await expect(page.locator(`figure[data-panel="${p}"]`)).toBeVisible();
+});
+
+test('random fill is seeded; qkv mode; d_k = 64 saturation shows max and entropy', async ({ page }) => {
+  await ready(page);
+  await page.locator('input[data-key="seed"]').fill('7');
+  await page.locator('[data-key="random"]').click();
+  const a = (await page.evaluate(() => window.attentionStepper.getState())).matrices.W_q;
+  expect(a).not.toBe('1 0\n0 1');
+  for (const v of a.split(/\s+/).map(Number)) expect(Math.abs(v)).toBeLessThanOrEqual(1 / Math.sqrt(2) + 1e-3);
+  await page.locator('[data-key="random"]').click();
+  expect((await page.evaluate(() => window.attentionStepper.getState())).matrices.W_q).toBe(a);
+  await page.locator('[data-key="mode.qkv"]').click();
+  await expect(page.locator('[data-matrix="Q"]')).toBeVisible();
+  await expect(page.locator('[data-matrix="x"]')).toHaveCount(0);
+  await preset(page, 'saturate-64');
+  await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 64');
+  const max = page.locator('[data-panel="weights"] td.is-derived');
+  await expect(max).toHaveCount(8);
+  const maxes = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  expect(Math.max(...maxes)).toBeGreaterThan(0.99);
+  await page.locator('input[data-key="scale"]').check();
+  const maxes2 = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+  expect(mean(maxes2)).toBeLessThan(mean(maxes) - 0.2);
+});
+
+test('16×16 with 4 heads: every edit recomputes and repaints the panels (timing: npm run bench:stepper)', async ({ page }) => {
+  await ready(page);
+  await page.evaluate(() => {
+    const m = (seed) => Array.from({ length: 16 }, (_, i) => Array.from({ length: 16 }, (_, j) => ((i * 7 + j * 3 + seed) % 11) / 10 - 0.5).join(' ')).join('\n');
+    const s = window.attentionStepper.getState();
+    Object.assign(s, { mode: 'qkv', preset: 'custom', use_W_o: false });
+    s.matrices.Q = m(1); s.matrices.K = m(2); s.matrices.V = m(3);
+    s.options.n_head = 4; s.options.causal = true;
+    window.attentionStepper.setState(s);
+  });
+  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(16);
+  const firstRow = page.locator('figure[data-panel="scores"] tbody tr').first();
+  for (let k = 1; k <= 3; k++) {
+    const before = await firstRow.textContent();
+    await typeInto(page, 'Q', 0, 0, String(k));
+    await expect(firstRow).not.toHaveText(before);  // S row 1 depends on Q[0][0]: new numbers shown
+  }
+});

@@ -1,0 +1,87 @@
+// state.js — the stepper's STATE: a plain, JSON-serialisable object (see the contract at the top
+// of stepper.js). defaultState() gives the identity example; validateState(obj) turns anything
+// (junk, an old or hand-edited permalink) into a clean state and never throws.
+//
+// {
+//   version: 1,
+//   preset: 'identity' | 'two-token' | 'causal-4' | 'overflow-naive' | 'overflow-stable'
+//         | 'saturate-64' | 'inclusive' | 'kv-cache' | 'custom',
+//   mode: 'x' | 'qkv',
+//   matrices: { x, W_q, W_k, W_v, W_o, Q, K, V },   // the TEXT per matrix, as typed (rows on
+//                                                   // lines, cells by spaces or tabs)
+//   use_W_o: boolean,
+//   options: { n_head, causal, mask: 'strict'|'inclusive', base, scale, softmax: 'stable'|'naive' },
+//   seed: integer ≥ 0,              // for the "random fill" button
+//   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
+//   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
+//   lang: 'en' | 'zh',
+//   focus: { panel, row, col } | null   // the explained cell (0-based row/col in that panel)
+// }
+
+export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V'];
+export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
+  'saturate-64', 'inclusive', 'kv-cache', 'custom'];
+export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
+/** The page's size limit per matrix (rows and columns). */
+export const MAX_DIM = 64;
+/** The largest n_head the page offers. */
+export const MAX_HEADS = 16;
+
+const I2 = '1 0\n0 1';
+
+export function defaultState() {
+  return {
+    version: 1,
+    preset: 'identity',
+    mode: 'x',
+    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2 },
+    use_W_o: true,
+    options: { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, softmax: 'stable' },
+    seed: 1,
+    view: 'all',
+    step: 0,
+    head: 0,
+    lang: 'en',
+    focus: null,
+  };
+}
+
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const intIn = (v, lo, hi, dflt) => (Number.isInteger(v) && v >= lo && v <= hi ? v : dflt);
+const oneOf = (v, list, dflt) => (list.includes(v) ? v : dflt);
+const bool = (v, dflt) => (typeof v === 'boolean' ? v : dflt);
+
+/** A clean state from anything: unknown keys dropped, bad values replaced by the defaults. */
+export function validateState(obj) {
+  const d = defaultState();
+  if (!isObj(obj)) return d;
+  const s = d;
+  s.preset = oneOf(obj.preset, PRESET_IDS, 'custom');
+  s.mode = oneOf(obj.mode, ['x', 'qkv'], d.mode);
+  if (isObj(obj.matrices)) {
+    for (const k of MATRIX_KEYS) {
+      const v = obj.matrices[k];
+      if (typeof v === 'string' && v.length <= 200_000) s.matrices[k] = v;
+    }
+  }
+  s.use_W_o = bool(obj.use_W_o, d.use_W_o);
+  const o = isObj(obj.options) ? obj.options : {};
+  s.options = {
+    n_head: intIn(o.n_head, 1, MAX_HEADS, 1),
+    causal: bool(o.causal, false),
+    mask: oneOf(o.mask, ['strict', 'inclusive'], 'strict'),
+    base: intIn(o.base, 0, MAX_DIM - 1, 0),
+    scale: bool(o.scale, true),
+    softmax: oneOf(o.softmax, ['stable', 'naive'], 'stable'),
+  };
+  s.seed = intIn(obj.seed, 0, Number.MAX_SAFE_INTEGER, d.seed);
+  s.view = oneOf(obj.view, ['all', 'step'], 'all');
+  s.step = intIn(obj.step, 0, 20, 0);
+  s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
+  s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
+  const f = obj.focus;
+  s.focus = isObj(f) && PANEL_IDS.includes(f.panel)
+    ? { panel: f.panel, row: intIn(f.row, 0, MAX_DIM * 2, 0), col: intIn(f.col, 0, MAX_DIM * MAX_HEADS, 0) }
+    : null;
+  return s;
+}

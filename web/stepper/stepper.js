@@ -1,0 +1,855 @@
+// stepper.js — THE ATTENTION STEPPER: type matrices, watch every step of attention with the
+// arithmetic behind each number. Every number of attention shown comes from the C++ core's trace
+// (web/attention.js → wasm); JS only formats it (and works out the displayed terms of a cell's
+// explanation, plus the clearly labelled derived row statistics max and H of the softmax panel).
+//
+// ─── COMPONENT CONTRACT (for embedding and for <attention-stepper>) ───────────────────────────
+//
+//   import { mountStepper } from './stepper/stepper.js';
+//   const ctl = await mountStepper(rootElement, {
+//     state,        // optional: a state object (see state.js); junk is cleaned by validateState
+//     embed,        // optional boolean: compact chrome (no header / footer)
+//     lang,         // optional 'en' | 'zh' (default: state.lang, else localStorage
+//                   //   'attention-playground.lang', else 'en')
+//     attention,    // optional: an API already loaded with loadAttention() (shared by instances)
+//   });
+//   ctl.getState()        → a deep copy of the current state (plain JSON; see state.js)
+//   ctl.setState(state)   → replaces the state (validated) and re-renders; emits no 'change'
+//   ctl.on('change', fn)  → fn(state) after every user change (typing, options, steps, focus…)
+//   ctl.on('trace', fn)   → fn(trace) after every new trace computed by the core
+//   ctl.on(...) returns an unsubscribe function
+//   ctl.destroy()         → removes the DOM and listeners
+//
+// The component renders into `root` (light DOM). Its stylesheet is web/stepper/stepper.css, which
+// mountStepper links once into the root's document or shadow root (CSP: style-src 'self'). No
+// inline scripts, handlers or styles. Several instances may live on one page (ids are prefixed).
+// ────────────────────────────────────────────────────────────────────────────────────────────
+import { loadAttention, AttentionError } from '../attention.js';
+import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS } from './state.js';
+import { createI18n, storedLang, storeLang } from './i18n.js';
+import { MatrixEditor } from './grid.js';
+import { MatrixView } from './panels.js';
+import { explain } from './explain.js';
+import { formula } from './math.js';
+import { formatNumber, cellText } from './format.js';
+import { PRESETS, presetPatch } from './presets.js';
+
+export { defaultState, validateState };
+
+const STEPS = [
+  { id: 'qkv', panels: ['q', 'k', 'v'], from: [] },
+  { id: 'scores', panels: ['scores'], from: ['q', 'k'] },
+  { id: 'scaled', panels: ['scaled'], from: ['scores'] },
+  { id: 'masked', panels: ['masked'], from: ['scaled'] },
+  { id: 'softmax', panels: ['weights'], from: ['masked'] },
+  { id: 'context', panels: ['context'], from: ['weights', 'v'] },
+  { id: 'concat', panels: ['concat'], from: ['context'] },
+  { id: 'out', panels: ['out'], from: ['concat'] },
+];
+const HEAD_PANELS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context'];
+const INPUTS = { x: ['x', 'W_q', 'W_k', 'W_v'], qkv: ['Q', 'K', 'V'] };
+const DIMS = {
+  x: 'T_total × d_model', W_q: 'd_model × n_head·d_k', W_k: 'd_model × n_head·d_k', W_v: 'd_model × n_head·d_v',
+  W_o: 'n_head·d_v × d_out', Q: 'T × n_head·d_k', K: 'T_total × n_head·d_k', V: 'T_total × n_head·d_v',
+};
+const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
+
+let instanceCount = 0;
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function ensureStylesheet(root) {
+  const host = root.getRootNode();
+  const href = new URL('./stepper.css', import.meta.url).href;
+  const scope = host instanceof ShadowRoot ? host : document.head;
+  if ([...scope.querySelectorAll('link[rel="stylesheet"]')].some((l) => l.href === href)) return;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = href;
+  scope.append(link);
+}
+
+const entropyBits = (row) => {
+  if (row.some((v) => Number.isNaN(v))) return NaN;
+  let h = 0;
+  for (const w of row) if (w > 0) h -= w * Math.log2(w);
+  return h;
+};
+
+/** Mounts the stepper into root; see the contract above. */
+export async function mountStepper(root, options = {}) {
+  const api = options.attention ?? await loadAttention();
+  ensureStylesheet(root);
+  const id = `aps${++instanceCount}-`;
+  const embed = !!options.embed;
+  let state = validateState(options.state ?? defaultState());
+  const explicitLang = options.lang === 'en' || options.lang === 'zh' ? options.lang : null;
+  state.lang = explicitLang ?? (options.state && ['en', 'zh'].includes(options.state.lang) ? options.state.lang : storedLang() ?? 'en');
+  let i18n = createI18n(state.lang);
+  const listeners = { change: new Set(), trace: new Set() };
+  const emit = (ev, arg) => { for (const fn of listeners[ev]) { try { fn(arg); } catch (e) { setTimeout(() => { throw e; }); } } };
+
+  // DOM references, rebuilt by render()
+  let editors = new Map();
+  let views = new Map();
+  let dom = {};
+  let trace = null;
+  let hover = null;
+  const optErrors = {};
+  let raf = 0;
+  let destroyed = false;
+
+  const t = (k, p) => i18n.t(k, p);
+  const userChange = () => emit('change', getState());
+  const getState = () => JSON.parse(JSON.stringify(state));
+  const activeInputs = () => [...INPUTS[state.mode], ...(state.use_W_o ? ['W_o'] : [])];
+  const visibleSteps = () => STEPS.filter((s) => s.id !== 'out' || state.use_W_o);
+
+  root.classList.add('aps-root');
+
+  // ───────────────────────────── building the DOM ─────────────────────────────
+  function render() {
+    const activeKey = document.activeElement && root.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+    root.replaceChildren();
+    root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
+    root.classList.toggle('aps-embed', embed);
+    editors = new Map();
+    views = new Map();
+    dom = {};
+    hover = null;
+
+    const app = el('div', 'aps');
+    if (!embed) {
+      const header = el('header', 'aps-header');
+      const titles = el('div', 'aps-titles');
+      titles.append(el('h1', 'aps-title', t('app.title')), el('p', 'aps-lede', t('app.lede')));
+      header.append(titles, langSwitch());
+      app.append(header);
+    }
+    app.append(toolbar());
+    dom.presetNote = el('p', 'aps-preset-note');
+    dom.presetNote.id = `${id}preset-note`;
+    app.append(dom.presetNote);
+
+    const layout = el('div', 'aps-layout');
+    layout.append(inputColumn(), pipelineColumn());
+    dom.layout = layout;
+    placeExplain();
+    app.append(layout);
+    if (!embed) {
+      const footer = el('footer', 'aps-footer');
+      footer.append(el('p', '', t('app.footer')));
+      app.append(footer);
+    }
+    root.append(app);
+    updatePresetNote();
+    compute();
+    if (activeKey) root.querySelector(`[data-key="${CSS.escape(activeKey)}"]`)?.focus();
+  }
+
+  function langSwitch() {
+    const g = el('div', 'aps-lang');
+    g.setAttribute('role', 'group');
+    g.setAttribute('aria-label', t('lang.label'));
+    for (const [code, label] of [['en', 'English'], ['zh', '中文']]) {
+      const b = el('button', 'aps-seg', label);
+      b.type = 'button';
+      b.lang = code === 'zh' ? 'zh-CN' : 'en';
+      b.dataset.key = `lang.${code}`;
+      b.setAttribute('aria-pressed', String(state.lang === code));
+      b.addEventListener('click', () => setLang(code));
+      g.append(b);
+    }
+    return g;
+  }
+
+  function setLang(code) {
+    if (code === state.lang) return;
+    state.lang = code;
+    storeLang(code);
+    i18n = createI18n(code);
+    render();
+    userChange();
+  }
+
+  function segGroup(label, key, items, value, onPick) {
+    const g = el('div', 'aps-segs');
+    g.setAttribute('role', 'radiogroup');
+    g.setAttribute('aria-label', label);
+    const buttons = items.map(([v, text]) => {
+      const b = el('button', 'aps-seg', text);
+      b.type = 'button';
+      b.setAttribute('role', 'radio');
+      b.setAttribute('aria-checked', String(v === value));
+      b.tabIndex = v === value ? 0 : -1;
+      b.dataset.key = `${key}.${v}`;
+      b.dataset.value = v;
+      b.addEventListener('click', () => onPick(v));
+      g.append(b);
+      return b;
+    });
+    g.addEventListener('keydown', (e) => {
+      const k = e.key;
+      if (!['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'].includes(k)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      const i = buttons.indexOf(document.activeElement);
+      const n = buttons[(i + (k === 'ArrowLeft' || k === 'ArrowUp' ? -1 : 1) + buttons.length) % buttons.length];
+      n.focus();
+      n.click();
+    });
+    return g;
+  }
+
+  function field(labelText, control, key) {
+    const wrap = el('div', 'aps-field');
+    wrap.dataset.field = key;
+    const lab = el('label', 'aps-label', labelText);
+    control.id = `${id}opt-${key}`;
+    lab.htmlFor = control.id;
+    const err = el('span', 'aps-field-error');
+    err.id = `${id}opt-err-${key}`;
+    err.setAttribute('aria-live', 'polite');
+    control.setAttribute('aria-describedby', err.id);
+    wrap.append(lab, control, err);
+    return wrap;
+  }
+
+  function toolbar() {
+    const bar = el('div', 'aps-toolbar');
+    // preset
+    const sel = el('select', 'aps-select');
+    sel.dataset.key = 'preset';
+    for (const p of PRESETS) sel.append(new Option(t(`preset.${p}.title`), p));
+    sel.append(new Option(t('preset.custom.title'), 'custom'));
+    sel.value = state.preset;
+    sel.addEventListener('change', () => applyPreset(sel.value));
+    dom.presetSelect = sel;
+    const pw = el('div', 'aps-tool');
+    const pl = el('label', 'aps-label', t('ui.preset'));
+    sel.id = `${id}preset`;
+    pl.htmlFor = sel.id;
+    sel.setAttribute('aria-describedby', `${id}preset-note`);
+    pw.append(pl, sel);
+    bar.append(pw);
+    // mode
+    const mw = el('div', 'aps-tool');
+    mw.append(el('span', 'aps-label', t('ui.mode')), segGroup(t('ui.mode'), 'mode', [['x', t('mode.x')], ['qkv', t('mode.qkv')]], state.mode, (v) => {
+      if (v === state.mode) return;
+      state.mode = v;
+      state.preset = 'custom';
+      render();
+      userChange();
+    }));
+    bar.append(mw);
+    // view
+    const vw = el('div', 'aps-tool');
+    vw.append(el('span', 'aps-label', t('ui.view')), segGroup(t('ui.view'), 'view', [['all', t('view.all')], ['step', t('view.step')]], state.view, (v) => {
+      if (v === state.view) return;
+      state.view = v;
+      syncViewButtons();
+      layoutSteps();
+      userChange();
+    }));
+    dom.viewGroup = vw;
+    bar.append(vw);
+    if (embed) bar.append(langSwitch());
+    return bar;
+  }
+
+  function syncViewButtons() {
+    dom.viewGroup.querySelectorAll('[role=radio]').forEach((b) => {
+      const on = b.dataset.value === state.view;
+      b.setAttribute('aria-checked', String(on));
+      b.tabIndex = on ? 0 : -1;
+    });
+  }
+
+  function applyPreset(p) {
+    const patch = presetPatch(p, api);
+    state.preset = p;
+    if (patch) {
+      state.mode = patch.mode;
+      state.matrices = { ...state.matrices, ...patch.matrices };
+      state.use_W_o = patch.use_W_o;
+      state.options = { ...patch.options };
+      state.head = 0;
+      state.step = Math.min(state.step, STEPS.length - 1);
+      state.focus = null;
+      for (const k of Object.keys(optErrors)) delete optErrors[k];
+    }
+    render();
+    userChange();
+  }
+
+  function updatePresetNote() {
+    dom.presetNote.textContent = t(`preset.${state.preset}.text`);
+  }
+
+  function inputColumn() {
+    const col = el('section', 'aps-inputs');
+    col.setAttribute('aria-label', t('ui.inputs'));
+    col.append(el('h2', 'aps-h2', t('ui.inputs')));
+    col.append(optionsBox());
+    const eds = el('div', 'aps-editors');
+    for (const name of activeInputs()) {
+      const ed = new MatrixEditor({
+        name, hint: DIMS[name], text: state.matrices[name], t, api, idPrefix: id, maxDim: MAX_DIM,
+        onChange: (text) => {
+          if (state.matrices[name] === text) return;
+          state.matrices[name] = text;
+          if (state.preset !== 'custom') { state.preset = 'custom'; dom.presetSelect.value = 'custom'; updatePresetNote(); }
+          schedule();
+          userChange();
+        },
+      });
+      editors.set(name, ed);
+      eds.append(ed.el);
+    }
+    col.append(eds);
+    return col;
+  }
+
+  function optionsBox() {
+    const box = el('fieldset', 'aps-options');
+    box.append(el('legend', 'aps-legend', t('ui.options')));
+    const o = state.options;
+    const num = (key, value, min, max) => {
+      const inp = el('input', 'aps-num');
+      inp.type = 'number';
+      inp.min = min;
+      inp.max = max;
+      inp.step = 1;
+      inp.value = value;
+      inp.dataset.key = key;
+      inp.inputMode = 'numeric';
+      inp.addEventListener('input', () => {
+        const v = inp.value.trim() === '' ? NaN : Number(inp.value);
+        if (!Number.isInteger(v) || v < min || v > max) {
+          optErrors[key] = t('err.int', { name: key, min, max });
+        } else {
+          delete optErrors[key];
+          if (key === 'seed') state.seed = v; else state.options[key] = v;
+        }
+        schedule();
+        userChange();
+      });
+      return inp;
+    };
+    const check = (key, checked, onChange) => {
+      const c = el('input', 'aps-check');
+      c.type = 'checkbox';
+      c.checked = checked;
+      c.dataset.key = key;
+      c.addEventListener('change', () => onChange(c.checked));
+      return c;
+    };
+    const row1 = el('div', 'aps-opt-row');
+    row1.append(field(t('opt.n_head'), num('n_head', o.n_head, 1, MAX_HEADS), 'n_head'));
+    row1.append(field(t('opt.base'), num('base', o.base, 0, MAX_DIM - 1), 'base'));
+    box.append(row1);
+
+    const causal = check('causal', o.causal, (v) => {
+      state.options.causal = v;
+      dom.maskGroup.classList.toggle('is-off', !v);
+      compute();
+      userChange();
+    });
+    const cw = el('div', 'aps-field aps-field-check');
+    cw.dataset.field = 'causal';
+    const cl = el('label', 'aps-check-label');
+    cl.append(causal, el('span', '', t('opt.causal')));
+    cw.append(cl);
+    box.append(cw);
+
+    const mw = el('div', 'aps-field aps-subfield');
+    mw.dataset.field = 'mask';
+    mw.append(el('span', 'aps-label', t('opt.mask')));
+    const maskSeg = segGroup(t('opt.mask'), 'mask', [['strict', 'j > i + base'], ['inclusive', 'j ≥ i + base']], o.mask, (v) => {
+      state.options.mask = v;
+      maskSeg.querySelectorAll('[role=radio]').forEach((b) => { b.setAttribute('aria-checked', String(b.dataset.value === v)); b.tabIndex = b.dataset.value === v ? 0 : -1; });
+      compute();
+      userChange();
+    });
+    mw.append(maskSeg, el('span', 'aps-hint', t('opt.maskHint')));
+    mw.classList.toggle('is-off', !o.causal);
+    dom.maskGroup = mw;
+    box.append(mw);
+
+    const sw = el('div', 'aps-field aps-field-check');
+    sw.dataset.field = 'scale';
+    const sl = el('label', 'aps-check-label');
+    sl.append(check('scale', o.scale, (v) => { state.options.scale = v; compute(); userChange(); }), el('span', '', t('opt.scale')));
+    sw.append(sl);
+    box.append(sw);
+
+    const smw = el('div', 'aps-field');
+    smw.dataset.field = 'softmax';
+    smw.append(el('span', 'aps-label', t('opt.softmax')));
+    const smSeg = segGroup(t('opt.softmax'), 'softmax', [['stable', t('opt.stable')], ['naive', t('opt.naive')]], o.softmax, (v) => {
+      state.options.softmax = v;
+      smSeg.querySelectorAll('[role=radio]').forEach((b) => { b.setAttribute('aria-checked', String(b.dataset.value === v)); b.tabIndex = b.dataset.value === v ? 0 : -1; });
+      compute();
+      userChange();
+    });
+    smw.append(smSeg);
+    box.append(smw);
+
+    const ww = el('div', 'aps-field aps-field-check');
+    const wl = el('label', 'aps-check-label');
+    wl.append(check('use_W_o', state.use_W_o, (v) => { state.use_W_o = v; state.preset = 'custom'; render(); userChange(); }), el('span', '', t('opt.useWo')));
+    ww.append(wl);
+    box.append(ww);
+
+    const rw = el('div', 'aps-opt-row aps-random');
+    rw.append(field(t('opt.seed'), num('seed', state.seed, 0, Number.MAX_SAFE_INTEGER), 'seed'));
+    const rb = el('button', 'aps-btn', t('opt.random'));
+    rb.type = 'button';
+    rb.dataset.key = 'random';
+    rb.addEventListener('click', randomFill);
+    rw.append(rb);
+    box.append(rw, el('p', 'aps-hint', t(state.mode === 'x' ? 'opt.randomHintX' : 'opt.randomHintQkv')));
+    return box;
+  }
+
+  function randomFill() {
+    if (optErrors.seed) return;
+    const names = state.mode === 'x' ? ['W_q', 'W_k', 'W_v', ...(state.use_W_o ? ['W_o'] : [])] : ['Q', 'K', 'V', ...(state.use_W_o ? ['W_o'] : [])];
+    const ref = editors.get(state.mode === 'x' ? 'W_q' : 'Q');
+    const nh = state.options.n_head;
+    const dk = ref.cols % nh === 0 ? ref.cols / nh : ref.cols;
+    const bound = 1 / Math.sqrt(dk);
+    names.forEach((name, k) => {
+      const ed = editors.get(name);
+      const m = api.randomMatrix(ed.rows, ed.cols, { seed: state.seed + k, bound });
+      state.matrices[name] = m.map((r) => r.map((v) => cellText(Number(v.toFixed(3)))).join(' ')).join('\n');
+    });
+    state.preset = 'custom';
+    render();
+    userChange();
+  }
+
+  function pipelineColumn() {
+    const col = el('section', 'aps-pipeline');
+    dom.pipeline = col;
+    col.setAttribute('aria-label', t('ui.steps'));
+    const top = el('div', 'aps-pipe-head');
+    top.append(el('h2', 'aps-h2', t('ui.steps')));
+    dom.status = el('p', 'aps-status');
+    dom.status.setAttribute('role', 'status');
+    top.append(dom.status);
+    col.append(top);
+
+    dom.error = el('div', 'aps-error-banner');
+    dom.error.setAttribute('aria-live', 'assertive');
+    dom.error.hidden = true;
+    col.append(dom.error);
+
+    dom.warnings = el('ul', 'aps-warnings');
+    dom.warnings.setAttribute('aria-label', t('ui.warnings'));
+    col.append(dom.warnings);
+
+    dom.summary = el('dl', 'aps-summary');
+    col.append(dom.summary);
+
+    dom.heads = el('div', 'aps-heads');
+    dom.heads.setAttribute('role', 'group');
+    dom.heads.setAttribute('aria-label', t('ui.head'));
+    col.append(dom.heads);
+
+    // step navigation
+    const nav = el('nav', 'aps-stepnav');
+    nav.setAttribute('aria-label', t('ui.stepNav'));
+    dom.prev = el('button', 'aps-btn', t('step.prev'));
+    dom.prev.type = 'button';
+    dom.prev.dataset.key = 'step.prev';
+    dom.prev.setAttribute('aria-keyshortcuts', 'P [');
+    dom.next = el('button', 'aps-btn aps-btn-primary', t('step.next'));
+    dom.next.type = 'button';
+    dom.next.dataset.key = 'step.next';
+    dom.next.setAttribute('aria-keyshortcuts', 'N ]');
+    dom.prev.addEventListener('click', () => go(-1));
+    dom.next.addEventListener('click', () => go(1));
+    dom.progress = el('div', 'aps-progress');
+    dom.progressText = el('p', 'aps-progress-text');
+    dom.progressText.setAttribute('aria-live', 'polite');
+    dom.progressBar = el('ol', 'aps-dots');
+    dom.progress.append(dom.progressText, dom.progressBar);
+    nav.append(dom.prev, dom.progress, dom.next);
+    dom.stepnav = nav;
+    col.append(nav);
+
+    dom.stale = el('div', 'aps-stale');
+    dom.stale.append(el('p', '', t('ui.stale')));
+    dom.staleList = el('ul', 'aps-stale-list');
+    dom.stale.append(dom.staleList);
+    dom.stale.hidden = true;
+    col.append(dom.stale);
+
+    dom.steps = el('div', 'aps-steps');
+    STEPS.forEach((s, si) => {
+      for (const p of s.panels) {
+        const fig = el('figure', 'aps-panel');
+        fig.dataset.panel = p;
+        fig.dataset.step = s.id;
+        const cap = el('figcaption', 'aps-cap');
+        const titleRow = el('div', 'aps-cap-row');
+        const no = el('span', 'aps-step-no', String(si + 1));
+        no.setAttribute('aria-hidden', 'true');
+        const title = el('h3', 'aps-panel-title', t(`panel.${p}`));
+        const fslot = el('span', 'aps-formula');
+        titleRow.append(no, title);
+        const shape = el('p', 'aps-shape');
+        cap.append(titleRow, fslot, shape);
+        const view = new MatrixView({
+          panel: p,
+          label: t(`panel.${p}`),
+          onFocusCell: (panel, r, c) => {
+            state.focus = { panel, row: r, col: c };
+            hover = null;
+            showExplain();
+            userChange();
+          },
+          onHover: (panel, r, c) => {
+            hover = r == null ? null : { panel, row: r, col: c };
+            showExplain();
+          },
+        });
+        const note = el('p', 'aps-panel-note');
+        fig.append(cap, view.scroll, note);
+        dom.steps.append(fig);
+        views.set(p, { fig, view, title, fslot, shape, note });
+      }
+    });
+    col.append(dom.steps);
+
+    dom.explain = el('aside', 'aps-explain');
+    dom.explain.setAttribute('aria-live', 'polite');
+    dom.explain.setAttribute('aria-label', t('ex.label'));
+    col.append(dom.explain);
+    return col;
+  }
+
+  // ───────────────────────────── computing and painting ─────────────────────────────
+  function schedule() {
+    if (raf) return;
+    raf = requestAnimationFrame(() => { raf = 0; if (!destroyed) compute(); });
+  }
+
+  function clearErrors() {
+    for (const ed of editors.values()) ed.setError('');
+    for (const k of OPTION_FIELDS) setOptError(k, '');
+    dom.error.hidden = true;
+    dom.error.replaceChildren();
+  }
+
+  function setOptError(key, msg) {
+    const e = root.querySelector(`#${CSS.escape(`${id}opt-err-${key}`)}`);
+    if (e) e.textContent = msg;
+    const c = root.querySelector(`#${CSS.escape(`${id}opt-${key}`)}`);
+    if (c) { if (msg) c.setAttribute('aria-invalid', 'true'); else c.removeAttribute('aria-invalid'); }
+  }
+
+  function localized(e) {
+    const where = e.row ? (e.column ? t('err.cell', { r: e.row, c: e.column }) : t('err.row', { r: e.row })) : '';
+    return t('err.wrap', { where, msg: e.message });
+  }
+
+  function staleReasons() {
+    const items = [];
+    for (const ed of editors.values()) if (ed.errorEl.textContent) items.push(ed.errorEl.textContent);
+    for (const k of OPTION_FIELDS) {
+      const e = root.querySelector(`#${CSS.escape(`${id}opt-err-${k}`)}`);
+      if (e?.textContent) items.push(e.textContent.includes(k) ? e.textContent : `${k}: ${e.textContent}`);
+    }
+    if (!dom.error.hidden) items.push(dom.error.textContent);
+    dom.staleList.replaceChildren(...items.map((x) => el('li', '', x)));
+  }
+
+  function setStale(stale) {
+    if (stale) staleReasons();
+    root.classList.toggle('aps-is-stale', stale);
+    dom.stale.hidden = !stale;
+    dom.steps.hidden = stale;
+    dom.summary.hidden = stale;
+    dom.heads.hidden = stale || !trace || trace.n_head < 2;
+    dom.warnings.hidden = stale || !dom.warnings.childElementCount;
+    dom.explain.hidden = stale;
+    if (stale) { trace = null; dom.warnings.replaceChildren(); dom.summary.replaceChildren(); }
+  }
+
+  function buildSpec() {
+    const spec = { ...state.options };
+    for (const k of activeInputs()) spec[k] = editors.get(k).text();
+    return spec;
+  }
+
+  function compute() {
+    clearErrors();
+    const t0 = performance.now();
+    // 1. the page's own checks: option values, the size limit per matrix
+    let bad = false;
+    for (const [k, msg] of Object.entries(optErrors)) { setOptError(k, msg); bad = true; }
+    for (const [name, ed] of editors) {
+      if (ed.rows > MAX_DIM || ed.cols > MAX_DIM) {
+        ed.setError(t('err.limit', { name, rows: ed.rows, cols: ed.cols, max: MAX_DIM }));
+        bad = true;
+      }
+    }
+    if (bad) {
+      setStale(true);
+      dom.status.textContent = t('status.invalid');
+      return;
+    }
+    // 2. the core
+    let tr;
+    try {
+      tr = api.trace(buildSpec());
+    } catch (e) {
+      const err = e instanceof AttentionError ? e : new AttentionError(String(e?.message ?? e), {});
+      const msg = localized(err);
+      if (editors.has(err.field)) editors.get(err.field).setError(msg, err.row, err.column);
+      else if (OPTION_FIELDS.includes(err.field)) setOptError(err.field, msg);
+      if (!editors.has(err.field) && !OPTION_FIELDS.includes(err.field)) {
+        dom.error.hidden = false;
+        dom.error.textContent = msg;
+      }
+      setStale(true);
+      dom.status.textContent = t('status.invalid');
+      return;
+    }
+    trace = tr;
+    if (state.head >= tr.n_head) state.head = 0;
+    paint();
+    setStale(false);
+    const ms = performance.now() - t0;
+    dom.status.textContent = t('status.ok', { ms: ms.toFixed(1), v: api.version });
+    emit('trace', tr);
+  }
+
+  function paint() {
+    const tr = trace;
+    const h = state.head;
+    const H = tr.heads[h];
+    const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
+    const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax };
+    const empty = new Set(tr.empty_rows.filter((r) => r.head === h).map((r) => r.row));
+    const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
+    const rowClass = (i) => (empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
+    const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
+    const specs = {
+      q: [H.q, `T × d_k = ${tr.T} × ${tr.head_dim}`],
+      k: [H.k, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
+      v: [H.v, `T_total × d_v = ${tr.T_total} × ${tr.d_v}`],
+      scores: [H.scores, TT],
+      scaled: [H.scaled, TT],
+      masked: [H.masked, TT],
+      weights: [H.weights, TT, { range: [0, 1], rowClass, extra: [
+        { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum' },
+        { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
+        { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
+      ] }],
+      context: [H.context, `T × d_v = ${tr.T} × ${tr.d_v}`, { rowClass }],
+      concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
+      out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
+    };
+    for (const [p, [m, shape, opts]] of Object.entries(specs)) {
+      const v = views.get(p);
+      v.view.update(m, opts);
+      v.shape.textContent = shape;
+      v.title.textContent = t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : '');
+      const fkey = JSON.stringify(fctx);
+      if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
+      v.note.textContent = panelNote(p, tr, h);
+      v.note.hidden = !v.note.textContent;
+    }
+    // summary
+    const items = [
+      ['T', tr.T], ['T_total', tr.T_total], ['base', tr.base], ['n_head', tr.n_head],
+      ['d_model', tr.d_model ?? '—'], ['d_k', tr.head_dim], ['d_v', tr.d_v], ['d_out', tr.d_out],
+      [t('sum.scale'), tr.options.scale ? `1/√${tr.head_dim} = ${formatNumber(tr.scale_factor)}` : t('sum.off')],
+    ];
+    dom.summary.replaceChildren(...items.map(([k, v]) => { const d = el('div'); d.append(el('dt', '', k), el('dd', '', String(v))); return d; }));
+    // warnings (translated from the core's row lists)
+    const warns = [
+      ...tr.empty_rows.map((r) => t('warn.empty', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
+      ...tr.overflow_rows.map((r) => t('warn.overflow', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
+    ];
+    dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
+    // heads
+    if (tr.n_head > 1) {
+      if (dom.heads.childElementCount !== tr.n_head + 1) {
+        dom.heads.replaceChildren(el('span', 'aps-label', t('ui.head')));
+        for (let k = 0; k < tr.n_head; k++) {
+          const b = el('button', 'aps-seg', String(k + 1));
+          b.type = 'button';
+          b.dataset.key = `head.${k}`;
+          b.setAttribute('aria-label', t('ui.headN', { h: k + 1 }));
+          b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
+          dom.heads.append(b);
+        }
+      }
+      dom.heads.querySelectorAll('button').forEach((b, k) => b.setAttribute('aria-pressed', String(k === h)));
+    } else dom.heads.replaceChildren();
+    layoutSteps();
+    showExplain();
+  }
+
+  function panelNote(p, tr, h) {
+    if (p === 'weights') {
+      const parts = [t('note.weights')];
+      if (tr.empty_rows.some((r) => r.head === h)) parts.push(t('note.emptyRow'));
+      if (tr.overflow_rows.some((r) => r.head === h)) parts.push(t('note.overflow'));
+      return parts.join(' ');
+    }
+    if (p === 'masked' && tr.options.causal) return t(tr.options.mask === 'strict' ? 'note.maskStrict' : 'note.maskInclusive', { base: tr.base });
+    if (p === 'q' && tr.base > 0 && tr.mode === 'x') return t('note.qbase', { base: tr.base });
+    if (p === 'out' && !state.use_W_o) return '';
+    if (p === 'concat' && tr.n_head === 1) return t('note.concat1');
+    return '';
+  }
+
+  function layoutSteps() {
+    const steps = visibleSteps();
+    const step = state.view === 'step';
+    if (state.step >= steps.length) state.step = steps.length - 1;
+    const cur = steps[state.step];
+    for (const s of STEPS) {
+      for (const p of s.panels) {
+        const v = views.get(p);
+        const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
+        v.fig.hidden = !visible;
+        v.fig.classList.toggle('is-current', step && s === cur);
+        v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
+      }
+    }
+    dom.stepnav.hidden = !step;
+    root.classList.toggle('aps-step-view', step);
+    if (step) {
+      dom.prev.disabled = state.step === 0;
+      dom.next.disabled = state.step === steps.length - 1;
+      dom.progressText.textContent = t('step.progress', { n: state.step + 1, total: steps.length, name: t(`stepname.${cur.id}`) });
+      if (dom.progressBar.childElementCount !== steps.length) {
+        dom.progressBar.replaceChildren(...steps.map((s, k) => {
+          const li = el('li');
+          const b = el('button', 'aps-dot');
+          b.type = 'button';
+          b.dataset.key = `dot.${k}`;
+          b.setAttribute('aria-label', t('step.goto', { n: k + 1, name: t(`stepname.${s.id}`) }));
+          b.title = t(`stepname.${s.id}`);
+          b.addEventListener('click', () => { state.step = k; layoutSteps(); userChange(); });
+          li.append(b);
+          return li;
+        }));
+      }
+      dom.progressBar.querySelectorAll('.aps-dot').forEach((b, k) => {
+        b.classList.toggle('is-done', k < state.step);
+        if (k === state.step) b.setAttribute('aria-current', 'step'); else b.removeAttribute('aria-current');
+      });
+    }
+  }
+
+  function go(d) {
+    const n = visibleSteps().length;
+    const s = Math.max(0, Math.min(n - 1, state.step + d));
+    if (s === state.step) return;
+    state.step = s;
+    layoutSteps();
+    userChange();
+  }
+
+  function showExplain() {
+    if (!trace) return;
+    const sel = hover ?? state.focus;
+    for (const { view } of views.values()) view.mark(null, []);
+    for (const ed of editors.values()) ed.highlight(null, null);
+    dom.explain.replaceChildren();
+    const head = el('h3', 'aps-explain-title', t('ex.label'));
+    dom.explain.append(head);
+    const valid = sel && views.has(sel.panel) && (() => {
+      const v = views.get(sel.panel).view;
+      return !!v.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
+    })();
+    if (!valid) {
+      dom.explain.append(el('p', 'aps-explain-hint', t('ex.hint')));
+      return;
+    }
+    const ex = explain(trace, { ...sel, head: state.head }, t);
+    head.textContent = `${t('ex.label')}: ${ex.title}`;
+    const box = el('div', 'aps-explain-lines');
+    for (const line of ex.lines) box.append(el('div', `aps-ex-${line.kind}`, line.text));
+    dom.explain.append(box);
+    views.get(sel.panel).view.mark([sel.row, sel.col], []);
+    const byPanel = new Map();
+    for (const f of ex.feeds) {
+      if (f.panel) { if (!byPanel.has(f.panel)) byPanel.set(f.panel, []); byPanel.get(f.panel).push(f); }
+      else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
+    }
+    for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+  }
+
+  // the explanation: a third, sticky column on wide screens; docked at the bottom of the steps otherwise
+  const wide = window.matchMedia('(min-width: 1400px)');
+  function placeExplain() {
+    if (!dom.layout) return;
+    if (wide.matches) dom.layout.append(dom.explain); else dom.pipeline.append(dom.explain);
+    dom.layout.classList.toggle('has-side', wide.matches);
+  }
+  wide.addEventListener('change', placeExplain);
+
+  // keyboard shortcuts for the steps (not while typing in a field or a grid)
+  function onKey(e) {
+    if (state.view !== 'step' || e.ctrlKey || e.metaKey || e.altKey) return;
+    const tgt = e.target;
+    if (tgt.closest('input, textarea, select, .aps-grid, [contenteditable]')) return;
+    if (e.key === 'n' || e.key === ']' || e.key === 'N') { e.preventDefault(); go(1); }
+    else if (e.key === 'p' || e.key === '[' || e.key === 'P') { e.preventDefault(); go(-1); }
+  }
+  root.addEventListener('keydown', onKey);
+
+  // bracket text (JSON, NumPy) from a permalink: show it in the grid as numbers when it parses
+  function canonicalise() {
+    for (const k of MATRIX_KEYS) {
+      const s = state.matrices[k];
+      if (/[[\]]/.test(s)) {
+        try { state.matrices[k] = api.parseMatrix(s).map((r) => r.map(cellText).join(' ')).join('\n'); } catch { /* keep the text */ }
+      }
+    }
+  }
+
+  canonicalise();
+  render();
+
+  return {
+    getState,
+    setState(s) {
+      const next = validateState(s);
+      if (explicitLang && !(s && s.lang)) next.lang = state.lang;
+      state = next;
+      i18n = createI18n(state.lang);
+      for (const k of Object.keys(optErrors)) delete optErrors[k];
+      canonicalise();
+      render();
+    },
+    on(ev, fn) {
+      if (!listeners[ev]) throw new Error(`unknown event "${ev}" (use "change" or "trace")`);
+      listeners[ev].add(fn);
+      return () => listeners[ev].delete(fn);
+    },
+    destroy() {
+      destroyed = true;
+      if (raf) cancelAnimationFrame(raf);
+      root.removeEventListener('keydown', onKey);
+      wide.removeEventListener('change', placeExplain);
+      listeners.change.clear();
+      listeners.trace.clear();
+      root.replaceChildren();
+      root.classList.remove('aps-root', 'aps-embed', 'aps-is-stale', 'aps-step-view');
+    },
+  };
+}
