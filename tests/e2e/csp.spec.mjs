@@ -1,0 +1,80 @@
+// csp.spec.mjs — the playground, the iframe embed and the example course page under the strict
+// Content-Security-Policy a course platform can keep, sent as a real response header on every
+// response (Playwright's page.route adds it), in the page and in its iframes. Any
+// 'securitypolicyviolation' event or console error fails the test.
+import { test as base } from '@playwright/test';
+import { test, expect } from './fixtures.mjs';
+
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
+
+/** Serves every response with the CSP header and records every violation, in every frame. */
+async function strict(page) {
+  const violations = [];
+  await page.exposeFunction('__cspViolation', (v) => violations.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`);
+    });
+  });
+  await page.route('**/*', async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
+  });
+  return violations;
+}
+
+test('the playground page under the strict CSP header', async ({ page }) => {
+  const violations = await strict(page);
+  const res = await page.goto('/');
+  expect(res.headers()['content-security-policy']).toBe(CSP);
+  await expect(page.locator('figure table td').first()).toBeVisible();
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
+test('embed.html under the strict CSP header: edit, copy link, PNG and SVG export', async ({ page, context, baseURL }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  const violations = await strict(page);
+  const res = await page.goto('/embed.html#preset=causal-4&lang=zh');
+  expect(res.headers()['content-security-policy']).toBe(CSP);
+  await expect(page.locator('figure[data-panel="weights"] tbody tr').nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
+  // edit a cell (the component re-renders, the hash is rewritten)
+  const td = page.locator('[data-matrix="x"] td[data-r="0"][data-c="0"]');
+  await td.dblclick();
+  await page.locator('[data-matrix="x"] input.aps-cell-input').fill('3');
+  await page.locator('[data-matrix="x"] input.aps-cell-input').press('Enter');
+  await page.locator('button.apx-copy-link').click();
+  for (const format of ['png', 'svg', 'csv']) {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.locator(`button.apx-format[data-format="${format}"]`).click()]);
+    expect(d.suggestedFilename()).toMatch(new RegExp(`\\.${format}$`));
+  }
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
+test('the example course page under the strict CSP header: two elements and an iframe', async ({ page }) => {
+  const violations = await strict(page);
+  await page.goto('/examples/');
+  await expect(page.locator('#stepper-identity figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  await expect(page.locator('#stepper-causal figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  // the iframe was resized from its message (CSSOM style, allowed)
+  await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);
+  await page.locator('#stepper-identity').evaluate((el) => el.setAttribute('height', '400'));
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
+// The detector itself: an inline <style> is a violation it must see (no console fixture here: the
+// browser logs the violation as an error, on purpose).
+base('the violation detector sees an inline style', async ({ page }) => {
+  const violations = await strict(page);
+  await page.goto('/embed.html');
+  await page.evaluate(() => {
+    const s = document.createElement('style');
+    s.textContent = 'body { color: red }';
+    document.head.append(s);
+  });
+  await expect.poll(() => violations.length).toBeGreaterThan(0);
+  expect(violations[0]).toMatch(/^style-src/);
+});

@@ -1,0 +1,109 @@
+// embed.spec.mjs — the example course page (web/examples/index.html): two <attention-stepper>
+// elements (identity in English by attributes, causal-4 in Chinese by inline JSON) and an iframe
+// of embed.html, all with the right numbers and no console error.
+import { test, expect, panelCells, panelText } from './fixtures.mjs';
+
+const identity = (page) => page.locator('#stepper-identity');
+const causal = (page) => page.locator('#stepper-causal');
+
+test('examples page: both elements and the iframe show the right numbers', async ({ page }, testInfo) => {
+  const wasmLoads = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasmLoads.push(r.frame() === page.mainFrame() ? 'main' : 'frame'); });
+  await page.goto('/examples/');
+
+  // 1. identity, English, configured by attributes
+  const w1 = panelCells(identity(page), 'weights');
+  await expect(w1).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect(identity(page).locator('.aps-root')).toHaveAttribute('lang', 'en');
+  await expect(identity(page).locator('figure[data-panel="out"] td[data-c]')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+
+  // 2. causal-4, Chinese, configured by the JSON child: the first query sees only itself
+  const w2 = causal(page).locator('figure[data-panel="weights"] tbody tr');
+  await expect(w2).toHaveCount(4);
+  await expect(w2.nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
+  await expect(causal(page).locator('figure[data-panel="masked"] tbody tr').nth(0).locator('td[data-c]').nth(1)).toHaveText('−∞');
+  await expect(causal(page).locator('.aps-root')).toHaveAttribute('lang', /^zh/);
+  await expect(causal(page).locator('.apx-copy-link')).toHaveText('复制链接');
+  // the JSON child stays in place as data, not shown
+  await expect(causal(page).locator('script[type="application/json"]')).toHaveCount(1);
+  const state2 = await page.evaluate(() => document.getElementById('stepper-causal').state);
+  expect(state2).toMatchObject({ preset: 'causal-4', lang: 'zh', options: { causal: true } });
+
+  // 3. the iframe: embed.html#preset=identity, auto-resized to its content
+  const frame = page.frameLocator('#frame-identity');
+  await expect(panelCells(frame, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);
+  const fit = await page.locator('#frame-identity').evaluate((f) => ({ frame: f.getBoundingClientRect().height, content: f.contentDocument.documentElement.scrollHeight }));
+  expect(Math.abs(fit.frame - fit.content)).toBeLessThanOrEqual(4);
+
+  // one wasm instance for both elements of the page (the iframe is another document)
+  expect(wasmLoads.filter((w) => w === 'main')).toHaveLength(1);
+  await page.screenshot({ path: testInfo.outputPath('examples.png'), fullPage: true });
+});
+
+test('element attributes keep working after start; events and permalink', async ({ page }) => {
+  await page.goto('/examples/');
+  const w = panelCells(identity(page), 'weights');
+  await expect(w.first()).toHaveText('0.6698');
+  const changes = page.evaluate(() => new Promise((resolve) => {
+    document.getElementById('stepper-identity').addEventListener('stepper-trace', (e) => resolve(e.detail.heads[0].weights[0]), { once: true });
+  }));
+  await identity(page).evaluate((el) => el.setAttribute('causal', ''));
+  await expect(w).toHaveText(['1', '0', '0.3302', '0.6698']);
+  expect(await changes).toEqual([1, 0]);
+  await identity(page).evaluate((el) => el.setAttribute('preset', 'two-token'));
+  await expect(identity(page).locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  const link = await identity(page).evaluate((el) => el.permalink);
+  expect(link).toMatch(/\/index\.html#s=1\.[A-Za-z0-9_-]+$/);
+});
+
+test('an element made by script: preset, height and tools=none', async ({ page }) => {
+  await page.goto('/examples/');
+  await expect(panelCells(identity(page), 'weights').first()).toHaveText('0.6698');
+  await page.evaluate(() => {
+    const el = document.createElement('attention-stepper');
+    el.id = 'late';
+    el.setAttribute('preset', 'overflow-naive');
+    el.setAttribute('height', '300');
+    el.setAttribute('tools', 'none');
+    document.querySelector('main').append(el);
+  });
+  const late = page.locator('#late');
+  await expect(late.locator('figure[data-panel="weights"] tbody tr').first().locator('td[data-c]').first()).toHaveText('NaN');
+  await expect(late.locator('.apx-share')).toHaveCount(0);
+  const h = await late.locator('.apx-body').evaluate((b) => b.getBoundingClientRect().height);
+  expect(h).toBeLessThanOrEqual(301);
+});
+
+test('embed.html alone: parameters in the hash, state written back as a permalink', async ({ page }, testInfo) => {
+  await page.goto('/embed.html#preset=identity&causal=true&mask=inclusive&lang=zh');
+  const w = page.locator('figure[data-panel="weights"] tbody tr');
+  await expect(w.nth(0).locator('td[data-c]')).toHaveText(['0', '0']); // the inclusive mask's empty row
+  await expect(w.nth(1).locator('td[data-c]')).toHaveText(['1', '0']);
+  await expect(page).toHaveURL(/#s=1\.[A-Za-z0-9_-]+$/);
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh');
+  await expect(page.locator('#open-playground')).toHaveAttribute('href', /index\.html#s=1\./);
+  expect(await page.locator('script:not([src])').count()).toBe(0);
+  expect(await page.locator('[style]').count()).toBe(0);
+  await page.screenshot({ path: testInfo.outputPath('embed.png'), fullPage: true });
+});
+
+test('embed.html: junk in the hash falls back to the default example', async ({ page }) => {
+  await page.goto('/embed.html#s=1.bm90IGpzb24');
+  await expect(panelCells(page, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  expect(await panelText(page, 'out')).toEqual([['0.6698', '0.3302'], ['0.3302', '0.6698']]);
+});
+
+test('offline: every page loads only from its own origin (no CDN, no analytics)', async ({ page, baseURL }) => {
+  const foreign = [];
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith(baseURL) && !u.startsWith('data:') && !u.startsWith('blob:')) foreign.push(u);
+  });
+  for (const path of ['/', '/embed.html#preset=causal-4', '/examples/']) {
+    await page.goto(path);
+    await page.waitForLoadState('networkidle');
+  }
+  await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  expect(foreign).toEqual([]);
+});
