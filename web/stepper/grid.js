@@ -364,6 +364,12 @@ export class MatrixEditor {
     }
   }
 
+  /** Highlights every cell (a backward step reads the whole matrix). */
+  highlightAll() {
+    this.highlight(null, null);
+    for (const row of this.tds) for (const td of row) { td.classList.add('is-feed'); this.fed.push(td); }
+  }
+
   /** Highlights a row and/or a column (0-based; null = none) as feeding the explained cell. */
   highlight(row, col) {
     for (const td of this.fed ?? []) td.classList.remove('is-feed');

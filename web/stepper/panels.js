@@ -1,6 +1,7 @@
 // panels.js — a read-only matrix of one step: numbers always visible, a colour-blind-safe
-// sequential heatmap behind them (CSS classes h0…h8, no inline styles), −∞ and NaN drawn
-// distinctly. Cells are updated in place; the table is rebuilt only when the shape changes.
+// sequential heatmap behind them (CSS classes h0…h8, no inline styles) or, for the signed
+// gradients, a diverging one centred on 0 (d0…d8), −∞ and NaN drawn distinctly. Cells are
+// updated in place; the table is rebuilt only when the shape changes.
 // Cells are keyboard focusable with a roving tabindex (arrow keys move).
 import { formatNumber } from './format.js';
 
@@ -13,10 +14,16 @@ const el = (tag, cls, text) => {
 
 export const BINS = 9;
 
-function cellClass(v, lo, hi) {
+function cellClass(v, lo, hi, diverging) {
   if (Number.isNaN(v)) return 'aps-c is-nan';
   if (v === -Infinity) return 'aps-c is-neginf';
   if (v === Infinity) return 'aps-c is-posinf';
+  if (diverging) {
+    // signed values (gradients): 0 in the middle bin d4, ±max(|v|) at d0 / d8
+    const m = Math.max(Math.abs(lo), Math.abs(hi));
+    const x = m > 0 ? v / m : 0;
+    return `aps-c d${Math.max(0, Math.min(BINS - 1, 4 + Math.round(x * 4)))}`;
+  }
   // (always 'aps-c' plus one of the above or a heat bin h0…h8)
   const span = hi - lo;
   const x = span > 0 ? (v - lo) / span : (hi > 0 ? 1 : 0);
@@ -56,7 +63,8 @@ export class MatrixView {
   /**
    * m: number[][]; opts: { rowLabels, colLabels, range: [lo, hi] | null (auto),
    *   extra: [{ head, title, values: number[], cls, fmt? }] (columns after the matrix),
-   *   rowClass(i) }
+   *   rowClass(i), diverging: boolean (a signed map centred on 0, for gradients),
+   *   cellClass(i, j) → extra class of one cell ('' for none) }
    */
   update(m, opts = {}) {
     const R = m.length;
@@ -78,14 +86,15 @@ export class MatrixView {
       for (let j = 0; j < C; j++) {
         const v = m[i][j];
         const c = cache[j];
-        if (Object.is(c.v, v) && c.lo === lo && c.hi === hi) continue;
+        const xc = opts.cellClass?.(i, j) ?? '';
+        if (Object.is(c.v, v) && c.lo === lo && c.hi === hi && c.xc === xc) continue;
         const td = rowTds[j];
         const text = formatNumber(v);
         if (c.text !== text) { td.textContent = text; c.text = text; }
         td.title = Number.isFinite(v) ? String(v) : text;
-        const k = cellClass(v, lo, hi);
+        const k = cellClass(v, lo, hi, opts.diverging) + (xc ? ` ${xc}` : '');
         if (c.cls !== k) { if (c.cls) td.classList.remove(...c.cls.split(' ')); td.classList.add(...k.split(' ')); c.cls = k; }
-        c.v = v; c.lo = lo; c.hi = hi;
+        c.v = v; c.lo = lo; c.hi = hi; c.xc = xc;
       }
       extra.forEach((x, k) => {
         const v = x.values[i];

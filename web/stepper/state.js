@@ -15,13 +15,25 @@
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
 //   lang: 'en' | 'zh',
-//   focus: { panel, row, col } | null   // the explained cell (0-based row/col in that panel)
+//   focus: { panel, row, col } | null,  // the explained cell (0-based row/col in that panel;
+//                                       // gradient panels are 'd_out', 'd_weights', 'd_x', …)
+//   direction: 'forward' | 'backward',  // which pass the steps show
+//   upstream: {                         // the upstream gradient ∂L/∂out of the backward pass
+//     kind: 'sum' | 'mse' | 'd_out',    //   L = Σ out | L = mean((out − target)²) | dOut as typed
+//     d_out: text,                      //   the typed dOut ('' = ones of out's shape when chosen)
+//     target: text,                     //   the target of 'mse' ('' = zeros of out's shape)
+//   }
 // }
+// States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
 
 export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V'];
 export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
   'saturate-64', 'inclusive', 'kv-cache', 'custom'];
 export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
+/** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
+export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
+  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v'];
+export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
 /** The page's size limit per matrix (rows and columns). */
 export const MAX_DIM = 64;
 /** The largest n_head the page offers. */
@@ -43,6 +55,8 @@ export function defaultState() {
     head: 0,
     lang: 'en',
     focus: null,
+    direction: 'forward',
+    upstream: { kind: 'sum', d_out: '', target: '' },
   };
 }
 
@@ -80,8 +94,12 @@ export function validateState(obj) {
   s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
   s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
   const f = obj.focus;
-  s.focus = isObj(f) && PANEL_IDS.includes(f.panel)
+  s.focus = isObj(f) && (PANEL_IDS.includes(f.panel) || GRAD_PANEL_IDS.includes(f.panel))
     ? { panel: f.panel, row: intIn(f.row, 0, MAX_DIM * 2, 0), col: intIn(f.col, 0, MAX_DIM * MAX_HEADS, 0) }
     : null;
+  s.direction = oneOf(obj.direction, ['forward', 'backward'], 'forward');
+  const u = isObj(obj.upstream) ? obj.upstream : {};
+  const text = (v) => (typeof v === 'string' && v.length <= 200_000 ? v : '');
+  s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, 'sum'), d_out: text(u.d_out), target: text(u.target) };
   return s;
 }

@@ -17,6 +17,8 @@
 //   ctl.setState(state)   → replaces the state (validated) and re-renders; emits no 'change'
 //   ctl.on('change', fn)  → fn(state) after every user change (typing, options, steps, focus…)
 //   ctl.on('trace', fn)   → fn(trace) after every new trace computed by the core
+//                           (in backward mode, state.direction = 'backward', the trace part of
+//                           api.backward's result: the forward values the gradients belong to)
 //   ctl.on(...) returns an unsubscribe function
 //   ctl.destroy()         → removes the DOM and listeners
 //
@@ -30,7 +32,9 @@ import { createI18n, storedLang, storeLang } from './i18n.js';
 import { MatrixEditor } from './grid.js';
 import { MatrixView } from './panels.js';
 import { explain } from './explain.js';
-import { formula } from './math.js';
+import { explainGrad } from './explain-grad.js';
+import { formula, gradFormula } from './math.js';
+import { visibleBSteps, panelReads, stepReads, HEAD_GRAD_PANELS, INPUT_GRADS, gradCheckBox } from './backward.js';
 import { formatNumber, cellText } from './format.js';
 import { PRESETS, presetPatch } from './presets.js';
 
@@ -53,6 +57,7 @@ const DIMS = {
   W_o: 'n_head·d_v × d_out', Q: 'T × n_head·d_k', K: 'T_total × n_head·d_k', V: 'T_total × n_head·d_v',
 };
 const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
+const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
 
 let instanceCount = 0;
 
@@ -99,6 +104,8 @@ export async function mountStepper(root, options = {}) {
   let views = new Map();
   let dom = {};
   let trace = null;
+  let bw = null; // the backward result {trace, loss, grads} in backward mode
+  let gc = { key: '', result: null, pick: null, eps: 0.01 }; // the gradient check (kept while the spec is the same)
   let hover = null;
   const optErrors = {};
   let raf = 0;
@@ -108,7 +115,9 @@ export async function mountStepper(root, options = {}) {
   const userChange = () => emit('change', getState());
   const getState = () => JSON.parse(JSON.stringify(state));
   const activeInputs = () => [...INPUTS[state.mode], ...(state.use_W_o ? ['W_o'] : [])];
-  const visibleSteps = () => STEPS.filter((s) => s.id !== 'out' || state.use_W_o);
+  const backward = () => state.direction === 'backward';
+  const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
+  const readCtx = () => ({ upstream: state.upstream.kind, useWo: state.use_W_o });
 
   root.classList.add('aps-root');
 
@@ -247,6 +256,17 @@ export async function mountStepper(root, options = {}) {
       userChange();
     }));
     bar.append(mw);
+    // direction: the forward pass or the backward pass
+    const dw = el('div', 'aps-tool');
+    dw.append(el('span', 'aps-label', t('ui.direction')), segGroup(t('ui.direction'), 'direction', [['forward', t('dir.forward')], ['backward', t('dir.backward')]], state.direction, (v) => {
+      if (v === state.direction) return;
+      state.direction = v;
+      state.step = 0;
+      state.focus = null;
+      render();
+      userChange();
+    }));
+    bar.append(dw);
     // view
     const vw = el('div', 'aps-tool');
     vw.append(el('span', 'aps-label', t('ui.view')), segGroup(t('ui.view'), 'view', [['all', t('view.all')], ['step', t('view.step')]], state.view, (v) => {
@@ -281,6 +301,8 @@ export async function mountStepper(root, options = {}) {
       state.head = 0;
       state.step = Math.min(state.step, STEPS.length - 1);
       state.focus = null;
+      // a new example has new shapes: dOut and the target start again from out's shape
+      state.upstream = { ...state.upstream, d_out: '', target: '' };
       for (const k of Object.keys(optErrors)) delete optErrors[k];
     }
     render();
@@ -295,6 +317,7 @@ export async function mountStepper(root, options = {}) {
     const col = el('section', 'aps-inputs');
     col.setAttribute('aria-label', t('ui.inputs'));
     col.append(el('h2', 'aps-h2', t('ui.inputs')));
+    if (backward()) col.append(upstreamBox());
     col.append(optionsBox());
     const eds = el('div', 'aps-editors');
     for (const name of activeInputs()) {
@@ -313,6 +336,49 @@ export async function mountStepper(root, options = {}) {
     }
     col.append(eds);
     return col;
+  }
+
+  // the upstream gradient ∂L/∂out of the backward pass: a loss, or dOut typed in a grid
+  function upstreamBox() {
+    const box = el('fieldset', 'aps-options aps-upstream');
+    box.dataset.field = 'loss';
+    box.append(el('legend', 'aps-legend', t('up.title')));
+    const u = state.upstream;
+    const seg = segGroup(t('up.title'), 'upstream', [['sum', t('up.sum')], ['mse', t('up.mse')], ['d_out', t('up.d_out')]], u.kind, (v) => {
+      if (v === state.upstream.kind) return;
+      state.upstream.kind = v;
+      state.focus = null;
+      render();
+      userChange();
+    });
+    box.append(seg, el('p', 'aps-hint', t(`up.${u.kind}.hint`)));
+    dom.upstreamError = el('p', 'aps-field-error');
+    dom.upstreamError.id = `${id}err-loss`;
+    dom.upstreamError.setAttribute('aria-live', 'polite');
+    box.append(dom.upstreamError);
+    const name = UPSTREAM_EDITOR[u.kind];
+    if (name) {
+      const ed = new MatrixEditor({
+        name, hint: 'T × d_out', text: u[name], t, api, idPrefix: id, maxDim: MAX_DIM,
+        onChange: (text) => {
+          if (state.upstream[name] === text) return;
+          state.upstream[name] = text;
+          schedule();
+          userChange();
+        },
+      });
+      editors.set(name, ed);
+      const reset = el('button', 'aps-btn aps-btn-small', t(`up.reset.${name}`));
+      reset.type = 'button';
+      reset.dataset.key = `${name}.reset`;
+      reset.addEventListener('click', () => {
+        state.upstream[name] = '';
+        compute(); // fills it to out's shape
+        userChange();
+      });
+      box.append(ed.el, reset);
+    }
+    return box;
   }
 
   function optionsBox() {
@@ -462,6 +528,8 @@ export async function mountStepper(root, options = {}) {
     dom.heads.setAttribute('aria-label', t('ui.head'));
     col.append(dom.heads);
 
+    if (backward()) col.append(backwardIntro());
+
     // step navigation
     const nav = el('nav', 'aps-stepnav');
     nav.setAttribute('aria-label', t('ui.stepNav'));
@@ -492,47 +560,133 @@ export async function mountStepper(root, options = {}) {
     col.append(dom.stale);
 
     dom.steps = el('div', 'aps-steps');
-    STEPS.forEach((s, si) => {
-      for (const p of s.panels) {
-        const fig = el('figure', 'aps-panel');
-        fig.dataset.panel = p;
-        fig.dataset.step = s.id;
-        const cap = el('figcaption', 'aps-cap');
-        const titleRow = el('div', 'aps-cap-row');
-        const no = el('span', 'aps-step-no', String(si + 1));
-        no.setAttribute('aria-hidden', 'true');
-        const title = el('h3', 'aps-panel-title', t(`panel.${p}`));
-        const fslot = el('span', 'aps-formula');
-        titleRow.append(no, title);
-        const shape = el('p', 'aps-shape');
-        cap.append(titleRow, fslot, shape);
-        const view = new MatrixView({
-          panel: p,
-          label: t(`panel.${p}`),
-          onFocusCell: (panel, r, c) => {
-            state.focus = { panel, row: r, col: c };
-            hover = null;
-            showExplain();
-            userChange();
-          },
-          onHover: (panel, r, c) => {
-            hover = r == null ? null : { panel, row: r, col: c };
-            showExplain();
-          },
-        });
-        const note = el('p', 'aps-panel-note');
-        fig.append(cap, view.scroll, note);
-        dom.steps.append(fig);
-        views.set(p, { fig, view, title, fslot, shape, note });
+    const makeFig = (p, no, stepId, grad) => {
+      const fig = el('figure', grad ? 'aps-panel aps-grad' : 'aps-panel');
+      fig.dataset.panel = p;
+      fig.dataset.step = stepId;
+      const cap = el('figcaption', 'aps-cap');
+      const titleRow = el('div', 'aps-cap-row');
+      const noEl = el('span', grad ? 'aps-step-no is-back' : 'aps-step-no', String(no));
+      noEl.setAttribute('aria-hidden', 'true');
+      const title = el('h3', 'aps-panel-title', t(`panel.${p}`));
+      const fslot = el('span', 'aps-formula');
+      titleRow.append(noEl, title);
+      const shape = el('p', 'aps-shape');
+      cap.append(titleRow, fslot, shape);
+      if (grad) {
+        const reads = panelReads(p, readCtx());
+        if (reads.length) cap.append(readsChips(reads));
       }
-    });
+      const view = new MatrixView({
+        panel: p,
+        label: t(`panel.${p}`),
+        onFocusCell: (panel, r, c) => {
+          state.focus = { panel, row: r, col: c };
+          hover = null;
+          if (INPUT_GRADS[panel] && dom.gcBox) { gc.pick = { name: INPUT_GRADS[panel], row: r, col: c }; dom.gcBox.setPick(INPUT_GRADS[panel], r, c); }
+          showExplain();
+          userChange();
+        },
+        onHover: (panel, r, c) => {
+          hover = r == null ? null : { panel, row: r, col: c };
+          showExplain();
+        },
+      });
+      const note = el('p', 'aps-panel-note');
+      fig.append(cap, view.scroll, note);
+      dom.steps.append(fig);
+      views.set(p, { fig, view, title, fslot, shape, note, grad });
+    };
+    if (backward()) {
+      visibleBSteps(state.mode, state.use_W_o).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
+      dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
+      dom.steps.append(dom.cacheHead);
+    }
+    STEPS.forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, false); });
     col.append(dom.steps);
+    if (backward()) col.append(gradCheckSection());
 
     dom.explain = el('aside', 'aps-explain');
     dom.explain.setAttribute('aria-live', 'polite');
     dom.explain.setAttribute('aria-label', t('ex.label'));
     col.append(dom.explain);
     return col;
+  }
+
+  function backwardIntro() {
+    const box = el('div', 'aps-bintro');
+    dom.bIntro = box;
+    box.append(el('p', '', t('bw.intro')));
+    const legend = el('div', 'aps-legend-div');
+    legend.setAttribute('role', 'img');
+    legend.setAttribute('aria-label', t('bw.legendLabel'));
+    legend.append(el('span', 'aps-legend-end', t('bw.neg')));
+    for (let k = 0; k < 9; k++) legend.append(el('span', `aps-swatch d${k}`, k === 4 ? '0' : ''));
+    legend.append(el('span', 'aps-legend-end', t('bw.pos')));
+    box.append(legend);
+    return box;
+  }
+
+  // "reads: A (weights), V" — the cached forward values a gradient panel reads; hover or focus
+  // highlights them, a click brings them into view
+  function readsChips(reads) {
+    const p = el('p', 'aps-reads');
+    p.append(el('span', 'aps-reads-label', t('bw.reads')));
+    for (const r of reads) {
+      const b = el('button', 'aps-chip', FWD_LABEL(r));
+      b.type = 'button';
+      b.dataset.read = r;
+      b.setAttribute('aria-label', t('bw.readsChip', { name: FWD_LABEL(r) }));
+      const on = () => showReads([r]);
+      const off = () => showExplain();
+      b.addEventListener('mouseenter', on);
+      b.addEventListener('focus', on);
+      b.addEventListener('mouseleave', off);
+      b.addEventListener('blur', off);
+      b.addEventListener('click', () => {
+        const target = views.get(r)?.fig ?? editors.get(r)?.el;
+        if (target && !target.hidden) target.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+        showReads([r]);
+      });
+      p.append(b);
+    }
+    return p;
+  }
+
+  function FWD_LABEL(r) {
+    return STEPS.some((st) => st.panels.includes(r)) ? t(`panel.${r}`) : r;
+  }
+
+  function showReads(reads) {
+    if (!trace) return;
+    clearMarks();
+    for (const r of reads) {
+      if (views.has(r)) { views.get(r).view.mark(null, [{}]); views.get(r).fig.classList.add('is-read'); }
+      else if (editors.has(r)) editors.get(r).highlightAll();
+    }
+  }
+
+  function clearMarks() {
+    for (const { view, fig } of views.values()) { view.mark(null, []); fig.classList.remove('is-read'); }
+    for (const ed of editors.values()) ed.highlight(null, null);
+  }
+
+  function gradCheckSection() {
+    const names = activeInputs();
+    const box = gradCheckBox({
+      t, idPrefix: id, names, pick: gc.pick, eps: gc.eps, result: gc.result,
+      dims: (name) => {
+        const m = bw?.trace.inputs[name];
+        return m ? [m.length, m[0].length] : null;
+      },
+      run: (entries, eps) => {
+        gc.eps = eps;
+        return api.gradcheck({ ...buildSpec(), check: entries, eps });
+      },
+      onResult: (res) => { gc.result = res; },
+    });
+    dom.gcBox = box;
+    return box.el;
   }
 
   // ───────────────────────────── computing and painting ─────────────────────────────
@@ -543,6 +697,7 @@ export async function mountStepper(root, options = {}) {
 
   function clearErrors() {
     for (const ed of editors.values()) ed.setError('');
+    if (dom.upstreamError) dom.upstreamError.textContent = '';
     for (const k of OPTION_FIELDS) setOptError(k, '');
     dom.error.hidden = true;
     dom.error.replaceChildren();
@@ -563,6 +718,7 @@ export async function mountStepper(root, options = {}) {
   function staleReasons() {
     const items = [];
     for (const ed of editors.values()) if (ed.errorEl.textContent) items.push(ed.errorEl.textContent);
+    if (dom.upstreamError?.textContent) items.push(dom.upstreamError.textContent);
     for (const k of OPTION_FIELDS) {
       const e = root.querySelector(`#${CSS.escape(`${id}opt-err-${k}`)}`);
       if (e?.textContent) items.push(e.textContent.includes(k) ? e.textContent : `${k}: ${e.textContent}`);
@@ -580,13 +736,32 @@ export async function mountStepper(root, options = {}) {
     dom.heads.hidden = stale || !trace || trace.n_head < 2;
     dom.warnings.hidden = stale || !dom.warnings.childElementCount;
     dom.explain.hidden = stale;
-    if (stale) { trace = null; dom.warnings.replaceChildren(); dom.summary.replaceChildren(); }
+    if (dom.gcBox) dom.gcBox.el.hidden = stale;
+    if (dom.bIntro) dom.bIntro.hidden = stale;
+    if (stale) { trace = null; bw = null; dom.warnings.replaceChildren(); dom.summary.replaceChildren(); }
   }
 
-  function buildSpec() {
+  function buildSpec(forwardOnly = false) {
     const spec = { ...state.options };
     for (const k of activeInputs()) spec[k] = editors.get(k).text();
+    if (backward() && !forwardOnly) {
+      const u = state.upstream;
+      if (u.kind === 'd_out') spec.d_out = u.d_out;
+      else if (u.kind === 'mse') { spec.loss = 'mse'; spec.target = u.target; }
+      else spec.loss = 'sum';
+    }
     return spec;
+  }
+
+  // a blank dOut / target (just chosen, or reset) becomes ones / zeros of out's shape
+  function fillUpstream() {
+    const name = UPSTREAM_EDITOR[state.upstream.kind];
+    if (!name || state.upstream[name].trim() !== '') return;
+    let out;
+    try { out = api.trace(buildSpec(true)).out; } catch { return; } // the forward error will show
+    const v = name === 'd_out' ? '1' : '0';
+    state.upstream[name] = out.map((r) => r.map(() => v).join(' ')).join('\n');
+    editors.get(name)?.setText(state.upstream[name]);
   }
 
   function compute() {
@@ -609,13 +784,24 @@ export async function mountStepper(root, options = {}) {
     // 2. the core
     let tr;
     try {
-      tr = api.trace(buildSpec());
+      if (backward()) {
+        fillUpstream();
+        const spec = buildSpec();
+        bw = api.backward(spec);
+        tr = bw.trace;
+        const key = JSON.stringify(spec);
+        if (gc.key !== key) { gc.key = key; gc.result = null; dom.gcBox?.el.querySelector('.aps-gc-out')?.replaceChildren(); }
+      } else {
+        bw = null;
+        tr = api.trace(buildSpec());
+      }
     } catch (e) {
       const err = e instanceof AttentionError ? e : new AttentionError(String(e?.message ?? e), {});
       const msg = localized(err);
       if (editors.has(err.field)) editors.get(err.field).setError(msg, err.row, err.column);
       else if (OPTION_FIELDS.includes(err.field)) setOptError(err.field, msg);
-      if (!editors.has(err.field) && !OPTION_FIELDS.includes(err.field)) {
+      else if ((err.field === 'loss' || err.field === 'target' || err.field === 'd_out') && dom.upstreamError) dom.upstreamError.textContent = msg;
+      else {
         dom.error.hidden = false;
         dom.error.textContent = msg;
       }
@@ -668,11 +854,13 @@ export async function mountStepper(root, options = {}) {
       v.note.textContent = panelNote(p, tr, h);
       v.note.hidden = !v.note.textContent;
     }
+    if (bw) paintGrads(bw, h, hs);
     // summary
     const items = [
       ['T', tr.T], ['T_total', tr.T_total], ['base', tr.base], ['n_head', tr.n_head],
       ['d_model', tr.d_model ?? '—'], ['d_k', tr.head_dim], ['d_v', tr.d_v], ['d_out', tr.d_out],
       [t('sum.scale'), tr.options.scale ? `1/√${tr.head_dim} = ${formatNumber(tr.scale_factor)}` : t('sum.off')],
+      ...(bw ? [['L', formatNumber(bw.loss)]] : []),
     ];
     dom.summary.replaceChildren(...items.map(([k, v]) => { const d = el('div'); d.append(el('dt', '', k), el('dd', '', String(v))); return d; }));
     // warnings (translated from the core's row lists)
@@ -700,6 +888,61 @@ export async function mountStepper(root, options = {}) {
     showExplain();
   }
 
+  function paintGrads(b, h, hs) {
+    const tr = b.trace;
+    const g = b.grads;
+    const G = g.heads[h];
+    const maskCls = (i, j) => (tr.mask[i][j] === -Infinity ? 'is-masked0' : '');
+    const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
+    const dm = tr.d_model;
+    const specs = {
+      d_out: [g.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
+      d_W_o: [g.W_o, `n_head·d_v × d_out = ${tr.n_head * tr.d_v} × ${tr.d_out}`],
+      d_concat: [g.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
+      d_context: [G.context, `T × d_v = ${tr.T} × ${tr.d_v}`],
+      d_weights: [G.weights, TT],
+      d_v: [G.v, `T_total × d_v = ${tr.T_total} × ${tr.d_v}`],
+      d_scaled: [G.scaled, TT, maskCls],
+      d_scores: [G.scores, TT, maskCls],
+      d_q: [G.q, `T × d_k = ${tr.T} × ${tr.head_dim}`],
+      d_k: [G.k, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
+      d_Q: [g.Q, `T × n_head·d_k = ${tr.T} × ${tr.n_head * tr.head_dim}`],
+      d_K: [g.K, `T_total × n_head·d_k = ${tr.T_total} × ${tr.n_head * tr.head_dim}`],
+      d_V: [g.V, `T_total × n_head·d_v = ${tr.T_total} × ${tr.n_head * tr.d_v}`],
+      d_x: [g.x, `T_total × d_model = ${tr.T_total} × ${dm}`],
+      d_W_q: [g.W_q, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
+      d_W_k: [g.W_k, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
+      d_W_v: [g.W_v, `d_model × n_head·d_v = ${dm} × ${tr.n_head * tr.d_v}`],
+    };
+    const fctx = { base: tr.base, scale: tr.options.scale, upstream: state.upstream.kind, useWo: state.use_W_o, nHead: tr.n_head };
+    const fkey = JSON.stringify(fctx);
+    for (const [p, [m, shape, cellClass]] of Object.entries(specs)) {
+      const v = views.get(p);
+      if (!v || !m) continue;
+      v.view.update(m, { diverging: true, cellClass });
+      v.shape.textContent = shape;
+      v.title.textContent = t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : '');
+      if (v.fkey !== fkey) { v.fslot.replaceChildren(gradFormula(p, fctx)); v.fkey = fkey; }
+      v.note.textContent = gradNote(p, b, h);
+      v.note.hidden = !v.note.textContent;
+    }
+  }
+
+  function gradNote(p, b, h) {
+    const tr = b.trace;
+    const hidden = tr.options.causal && tr.mask.some((r) => r.includes(-Infinity));
+    switch (p) {
+      case 'd_out': return t(`bn.out.${state.upstream.kind}`, { loss: formatNumber(b.loss) });
+      case 'd_concat': return state.use_W_o ? '' : t('bn.noWo');
+      case 'd_context': return tr.n_head > 1 ? t('bn.context', { h: h + 1, d: tr.d_v }) : '';
+      case 'd_scaled': return [t('bn.scaled'), hidden ? t('bn.masked') : '', tr.empty_rows.some((r) => r.head === h) ? t('bn.emptyRow') : ''].filter(Boolean).join(' ');
+      case 'd_scores': return hidden ? t('bn.masked') : '';
+      case 'd_x': return tr.base > 0 ? t('bn.xbase', { base: tr.base }) : '';
+      case 'd_W_q': return tr.base > 0 ? t('bn.wqbase', { base: tr.base }) : '';
+      default: return '';
+    }
+  }
+
   function panelNote(p, tr, h) {
     if (p === 'weights') {
       const parts = [t('note.weights')];
@@ -719,13 +962,28 @@ export async function mountStepper(root, options = {}) {
     const step = state.view === 'step';
     if (state.step >= steps.length) state.step = steps.length - 1;
     const cur = steps[state.step];
-    for (const s of STEPS) {
-      for (const p of s.panels) {
-        const v = views.get(p);
-        const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
-        v.fig.hidden = !visible;
-        v.fig.classList.toggle('is-current', step && s === cur);
-        v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
+    if (backward()) {
+      // gradient panels of the visible steps; the forward panels are the cache they read
+      const reads = new Set(stepReads(cur, readCtx()));
+      const fwdSteps = STEPS.filter((s) => s.id !== 'out' || state.use_W_o);
+      for (const [p, v] of views) {
+        const mine = v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
+        const isCur = step && v.grad && mine === cur;
+        const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
+        v.fig.hidden = !mine || (step && !isCur && !isSrc);
+        v.fig.classList.toggle('is-current', isCur);
+        v.fig.classList.toggle('is-source', isSrc);
+      }
+      dom.cacheHead.hidden = step && ![...reads].some((r) => views.has(r));
+    } else {
+      for (const s of STEPS) {
+        for (const p of s.panels) {
+          const v = views.get(p);
+          const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
+          v.fig.hidden = !visible;
+          v.fig.classList.toggle('is-current', step && s === cur);
+          v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
+        }
       }
     }
     dom.stepnav.hidden = !step;
@@ -766,8 +1024,7 @@ export async function mountStepper(root, options = {}) {
   function showExplain() {
     if (!trace) return;
     const sel = hover ?? state.focus;
-    for (const { view } of views.values()) view.mark(null, []);
-    for (const ed of editors.values()) ed.highlight(null, null);
+    clearMarks();
     dom.explain.replaceChildren();
     const head = el('h3', 'aps-explain-title', t('ex.label'));
     dom.explain.append(head);
@@ -779,7 +1036,9 @@ export async function mountStepper(root, options = {}) {
       dom.explain.append(el('p', 'aps-explain-hint', t('ex.hint')));
       return;
     }
-    const ex = explain(trace, { ...sel, head: state.head }, t);
+    const ex = views.get(sel.panel).grad
+      ? explainGrad(bw, { ...sel, head: state.head }, t, { upstream: state.upstream.kind, target: upstreamTarget() })
+      : explain(trace, { ...sel, head: state.head }, t);
     head.textContent = `${t('ex.label')}: ${ex.title}`;
     const box = el('div', 'aps-explain-lines');
     for (const line of ex.lines) box.append(el('div', `aps-ex-${line.kind}`, line.text));
@@ -791,6 +1050,12 @@ export async function mountStepper(root, options = {}) {
       else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
     }
     for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+  }
+
+  // the target of the mse loss as numbers (read by the core's parser), for the explanation's terms
+  function upstreamTarget() {
+    if (state.upstream.kind !== 'mse') return null;
+    try { return api.parseMatrix(state.upstream.target); } catch { return null; }
   }
 
   // the explanation: a third, sticky column on wide screens; docked at the bottom of the steps otherwise
@@ -814,12 +1079,12 @@ export async function mountStepper(root, options = {}) {
 
   // bracket text (JSON, NumPy) from a permalink: show it in the grid as numbers when it parses
   function canonicalise() {
-    for (const k of MATRIX_KEYS) {
-      const s = state.matrices[k];
-      if (/[[\]]/.test(s)) {
-        try { state.matrices[k] = api.parseMatrix(s).map((r) => r.map(cellText).join(' ')).join('\n'); } catch { /* keep the text */ }
-      }
-    }
+    const canon = (s) => {
+      if (!/[[\]]/.test(s)) return s;
+      try { return api.parseMatrix(s).map((r) => r.map(cellText).join(' ')).join('\n'); } catch { return s; /* keep the text */ }
+    };
+    for (const k of MATRIX_KEYS) state.matrices[k] = canon(state.matrices[k]);
+    for (const k of ['d_out', 'target']) if (state.upstream[k]) state.upstream[k] = canon(state.upstream[k]);
   }
 
   canonicalise();
