@@ -12,7 +12,11 @@
 // transposed operand all give errors of order 0.1–1).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -151,7 +155,7 @@ TEST_CASE("finite differences: layernorm, gelu, embedding, cross_entropy", "[aut
   }
 }
 
-TEST_CASE("a tied weight gets both contributions; zero_grad clears", "[autograd]") {
+TEST_CASE("a tied weight gets both contributions and zero_grad clears", "[autograd]") {
   std::mt19937 gen(7);
   const ap::Tensor w = random_tensor(gen, {3, 4});
   // y = w·wᵀ uses w twice.
@@ -330,5 +334,33 @@ TEST_CASE("attention_backward checks d_out", "[autograd][attention][errors]") {
   } catch (const ap::InputError& e) {
     CHECK(e.field == "d_out");
     CHECK_THAT(e.what(), Catch::Contains("[2, 2]") && Catch::Contains("[2, 3]"));
+  }
+}
+
+TEST_CASE("erf_f32 is within one float32 ulp of erf over -5 to 5 and GELU is x times Phi(x)", "[autograd][ops]") {
+  auto ulp_distance = [](float a, float b) {
+    int32_t ia, ib;
+    std::memcpy(&ia, &a, 4);
+    std::memcpy(&ib, &b, 4);
+    if (ia < 0) ia = INT32_MIN - ia;
+    if (ib < 0) ib = INT32_MIN - ib;
+    return std::abs(static_cast<int64_t>(ia) - ib);
+  };
+  int64_t worst = 0;
+  for (float x = -5.0f; x <= 5.0f; x += 1.0f / 4096) {
+    const float want = static_cast<float>(std::erf(static_cast<double>(x)));
+    worst = std::max(worst, ulp_distance(ap::erf_f32(x), want));
+  }
+  CHECK(worst <= 1);
+  CHECK(ap::erf_f32(0.0f) == 0.0f);
+  CHECK(ap::erf_f32(10.0f) == 1.0f);
+  CHECK(ap::erf_f32(-10.0f) == -1.0f);
+  CHECK(std::isnan(ap::erf_f32(std::nanf(""))));
+  const float xs[] = {-3.0f, -1.0f, -0.25f, 0.0f, 0.5f, 2.0f};
+  float out[6];
+  ap::gelu_forward(out, xs, 6);
+  for (int i = 0; i < 6; ++i) {
+    const double x = xs[i];
+    CHECK(out[i] == Approx(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)))).margin(1e-7));
   }
 }
