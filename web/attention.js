@@ -90,16 +90,29 @@ function toVector(v) {
   return v;
 }
 
-// The core's non-finite strings back to numbers. Only array elements are touched, so option
-// values and warnings stay strings.
-function revive(key, value) {
-  if (typeof value === 'string' && Array.isArray(this)) {
-    if (value === '-inf') return -Infinity;
-    if (value === 'inf') return Infinity;
-    if (value === 'nan') return NaN;
+// The core's non-finite strings back to numbers, in place. Only array elements are touched, so
+// option values and warnings stay strings. (A walk after a plain JSON.parse: a reviver function
+// would be called for every number of the trace, which costs more than the parse itself.)
+function reviveNonFinite(v) {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const e = v[i];
+      if (typeof e === 'string') {
+        if (e === '-inf') v[i] = -Infinity;
+        else if (e === 'inf') v[i] = Infinity;
+        else if (e === 'nan') v[i] = NaN;
+      } else if (e !== null && typeof e === 'object') reviveNonFinite(e);
+    }
+  } else {
+    for (const k in v) {
+      const e = v[k];
+      if (e !== null && typeof e === 'object') reviveNonFinite(e);
+    }
   }
-  return value;
+  return v;
 }
+
+const NON_FINITE = /"(?:-inf|inf|nan)"/;
 
 /**
  * Parses a JSON answer of the core; throws AttentionError for {"ok":false,...}.
@@ -108,10 +121,11 @@ function revive(key, value) {
 function answer(text) {
   let r;
   try {
-    r = JSON.parse(text, revive);
+    r = JSON.parse(text);
   } catch (e) {
     throw new Error(`attention core returned text that is not JSON: ${String(text).slice(0, 200)}`);
   }
+  if (r && NON_FINITE.test(text)) reviveNonFinite(r);
   if (!r || r.ok !== true) {
     throw new AttentionError(r && typeof r.error === 'string' ? r.error : 'attention core failed', {
       field: r?.field ?? '',
