@@ -14,6 +14,11 @@ const el = (tag, cls, text) => {
 
 export const BINS = 9;
 
+/** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
+export function setText(e, text) {
+  if (e.textContent !== text) e.textContent = text;
+}
+
 function cellClass(v, lo, hi, diverging) {
   if (Number.isNaN(v)) return 'aps-c is-nan';
   if (v === -Infinity) return 'aps-c is-neginf';
@@ -77,35 +82,44 @@ export class MatrixView {
     let hi = -Infinity;
     if (opts.range) [lo, hi] = opts.range;
     else for (const row of m) for (const v of row) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+    // Only what changed is written, and a cell's text is changed in its own text node (no new
+    // node: the layout object is kept and only reshaped).
     for (let i = 0; i < R; i++) {
       const rowTds = this.tds[i];
       const cache = this.cache[i];
       const cls = opts.rowClass?.(i) ?? '';
       if (this.rowEls[i].className !== cls) this.rowEls[i].className = cls;
-      if (opts.rowLabels) this.rowHeads[i].textContent = opts.rowLabels[i];
+      if (opts.rowLabels) setText(this.rowHeads[i], String(opts.rowLabels[i]));
       for (let j = 0; j < C; j++) {
         const v = m[i][j];
         const c = cache[j];
         const xc = opts.cellClass?.(i, j) ?? '';
         if (Object.is(c.v, v) && c.lo === lo && c.hi === hi && c.xc === xc) continue;
         const td = rowTds[j];
-        const text = formatNumber(v);
-        if (c.text !== text) { td.textContent = text; c.text = text; }
-        td.title = Number.isFinite(v) ? String(v) : text;
+        if (!Object.is(c.v, v)) {
+          const text = formatNumber(v);
+          if (c.text !== text) {
+            if (c.node.parentNode === td) c.node.data = text;
+            else { td.textContent = text; c.node = td.firstChild; } // someone replaced the text
+            c.text = text;
+          }
+          const title = Number.isFinite(v) ? String(v) : text;
+          if (c.title !== title) { td.title = title; c.title = title; }
+        }
         const k = cellClass(v, lo, hi, opts.diverging) + (xc ? ` ${xc}` : '');
         if (c.cls !== k) { if (c.cls) td.classList.remove(...c.cls.split(' ')); td.classList.add(...k.split(' ')); c.cls = k; }
         c.v = v; c.lo = lo; c.hi = hi; c.xc = xc;
       }
-      extra.forEach((x, k) => {
+      for (let k = 0; k < extra.length; k++) {
+        const x = extra[k];
         const v = x.values[i];
         const td = this.extraTds[i][k];
-        const text = x.fmt ? x.fmt(v) : formatNumber(v);
-        if (td.textContent !== text) td.textContent = text;
+        setText(td, x.fmt ? x.fmt(v) : formatNumber(v));
         const ec = `aps-extra ${x.cls ?? ''}${Number.isNaN(v) ? ' is-nan' : ''}`;
         if (td.className !== ec) td.className = ec;
-      });
+      }
     }
-    if (opts.colLabels) opts.colLabels.forEach((l, j) => { this.colHeads[j].textContent = l; });
+    if (opts.colLabels) opts.colLabels.forEach((l, j) => setText(this.colHeads[j], String(l)));
   }
 
   build(R, C, extra, opts) {
@@ -142,6 +156,7 @@ export class MatrixView {
       const row = [];
       for (let j = 0; j < C; j++) {
         const td = el('td');
+        td.append(document.createTextNode(''));
         td.setAttribute('role', 'gridcell');
         td.dataset.r = i;
         td.dataset.c = j;
@@ -150,7 +165,7 @@ export class MatrixView {
         row.push(td);
       }
       this.tds.push(row);
-      this.cache.push(row.map(() => ({ v: undefined, text: null, cls: '', lo: 0, hi: 0 })));
+      this.cache.push(row.map((td) => ({ v: undefined, text: '', title: null, cls: '', lo: 0, hi: 0, node: td.firstChild })));
       this.extraTds.push(extra.map(() => { const td = el('td', 'aps-extra'); tr.append(td); return td; }));
     }
     this.pos = { r: Math.min(this.pos.r, R - 1), c: Math.min(this.pos.c, C - 1) };

@@ -201,10 +201,16 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
     select.setAttribute('aria-label', T.matrix);
   }
 
+  let optionsKey = null;
   function fill() {
     const keep = select.value;
     entries = traceMatrices(current, lang);
-    select.replaceChildren(...entries.map((e) => new Option(e.label, e.id)));
+    // rebuild the options only when the list changed (not on every edit of a number)
+    const key = entries.map((e) => `${e.id}\u0001${e.label}`).join('\u0002');
+    if (key !== optionsKey || select.options.length !== entries.length) {
+      select.replaceChildren(...entries.map((e) => new Option(e.label, e.id)));
+      optionsKey = key;
+    }
     const head = Math.min(Number(controller.getState?.()?.head) || 0, (current?.heads?.length ?? 1) - 1);
     const dflt = entries.find((e) => e.id === `heads.${head}.weights`) ?? entries[0];
     if (entries.some((e) => e.id === keep)) select.value = keep;
@@ -212,8 +218,9 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
     const none = entries.length === 0;
     select.disabled = none;
     for (const b of formatBtns) {
-      b.disabled = none;
-      b.title = none ? T.noTrace : T.formatTitle(FORMATS[b.dataset.format].label, select.value);
+      if (b.disabled !== none) b.disabled = none;
+      const title = none ? T.noTrace : T.formatTitle(FORMATS[b.dataset.format].label, select.value);
+      if (b.title !== title) b.title = title;
     }
   }
 

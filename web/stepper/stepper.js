@@ -30,7 +30,7 @@ import { loadAttention, AttentionError } from '../attention.js';
 import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS } from './state.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
 import { MatrixEditor } from './grid.js';
-import { MatrixView } from './panels.js';
+import { MatrixView, setText } from './panels.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { formula, gradFormula } from './math.js';
@@ -66,6 +66,17 @@ function el(tag, cls, text) {
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
+}
+
+/** Shows or hides an element, writing the attribute only when it changes. */
+function hide(e, hidden) {
+  if (e.hidden !== hidden) e.hidden = hidden;
+}
+
+/** A panel note: its text, hidden when empty (written only when it changes). */
+function setNote(e, text) {
+  setText(e, text);
+  hide(e, !text);
 }
 
 function ensureStylesheet(root) {
@@ -667,7 +678,7 @@ export async function mountStepper(root, options = {}) {
   }
 
   function clearMarks() {
-    for (const { view, fig } of views.values()) { view.mark(null, []); fig.classList.remove('is-read'); }
+    for (const { view, fig } of views.values()) { view.mark(null, []); if (fig.classList.contains('is-read')) fig.classList.remove('is-read'); }
     for (const ed of editors.values()) ed.highlight(null, null);
   }
 
@@ -699,15 +710,15 @@ export async function mountStepper(root, options = {}) {
     for (const ed of editors.values()) ed.setError('');
     if (dom.upstreamError) dom.upstreamError.textContent = '';
     for (const k of OPTION_FIELDS) setOptError(k, '');
-    dom.error.hidden = true;
-    dom.error.replaceChildren();
+    hide(dom.error, true);
+    if (dom.error.firstChild) dom.error.replaceChildren();
   }
 
   function setOptError(key, msg) {
     const e = root.querySelector(`#${CSS.escape(`${id}opt-err-${key}`)}`);
-    if (e) e.textContent = msg;
+    if (e) setText(e, msg);
     const c = root.querySelector(`#${CSS.escape(`${id}opt-${key}`)}`);
-    if (c) { if (msg) c.setAttribute('aria-invalid', 'true'); else c.removeAttribute('aria-invalid'); }
+    if (c) { if (msg) c.setAttribute('aria-invalid', 'true'); else if (c.hasAttribute('aria-invalid')) c.removeAttribute('aria-invalid'); }
   }
 
   function localized(e) {
@@ -730,15 +741,15 @@ export async function mountStepper(root, options = {}) {
   function setStale(stale) {
     if (stale) staleReasons();
     root.classList.toggle('aps-is-stale', stale);
-    dom.stale.hidden = !stale;
-    dom.steps.hidden = stale;
-    dom.summary.hidden = stale;
-    dom.heads.hidden = stale || !trace || trace.n_head < 2;
-    dom.warnings.hidden = stale || !dom.warnings.childElementCount;
-    dom.explain.hidden = stale;
-    if (dom.gcBox) dom.gcBox.el.hidden = stale;
-    if (dom.bIntro) dom.bIntro.hidden = stale;
-    if (stale) { trace = null; bw = null; dom.warnings.replaceChildren(); dom.summary.replaceChildren(); }
+    hide(dom.stale, !stale);
+    hide(dom.steps, stale);
+    hide(dom.summary, stale);
+    hide(dom.heads, stale || !trace || trace.n_head < 2);
+    hide(dom.warnings, stale || !dom.warnings.childElementCount);
+    hide(dom.explain, stale);
+    if (dom.gcBox) hide(dom.gcBox.el, stale);
+    if (dom.bIntro) hide(dom.bIntro, stale);
+    if (stale) { trace = null; bw = null; dom.warnings.replaceChildren(); dom.summary.replaceChildren(); dom.warningsKey = null; dom.summaryKey = null; }
   }
 
   function buildSpec(forwardOnly = false) {
@@ -828,6 +839,7 @@ export async function mountStepper(root, options = {}) {
     const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
     const rowClass = (i) => (empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
     const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
+    const fkey = JSON.stringify(fctx);
     const specs = {
       q: [H.q, `T × d_k = ${tr.T} × ${tr.head_dim}`],
       k: [H.k, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
@@ -847,12 +859,10 @@ export async function mountStepper(root, options = {}) {
     for (const [p, [m, shape, opts]] of Object.entries(specs)) {
       const v = views.get(p);
       v.view.update(m, opts);
-      v.shape.textContent = shape;
-      v.title.textContent = t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : '');
-      const fkey = JSON.stringify(fctx);
+      setText(v.shape, shape);
+      setText(v.title, t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : ''));
       if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
-      v.note.textContent = panelNote(p, tr, h);
-      v.note.hidden = !v.note.textContent;
+      setNote(v.note, panelNote(p, tr, h));
     }
     if (bw) paintGrads(bw, h, hs);
     // summary
@@ -862,13 +872,21 @@ export async function mountStepper(root, options = {}) {
       [t('sum.scale'), tr.options.scale ? `1/√${tr.head_dim} = ${formatNumber(tr.scale_factor)}` : t('sum.off')],
       ...(bw ? [['L', formatNumber(bw.loss)]] : []),
     ];
-    dom.summary.replaceChildren(...items.map(([k, v]) => { const d = el('div'); d.append(el('dt', '', k), el('dd', '', String(v))); return d; }));
+    const skey = JSON.stringify(items);
+    if (dom.summaryKey !== skey) {
+      dom.summary.replaceChildren(...items.map(([k, v]) => { const d = el('div'); d.append(el('dt', '', k), el('dd', '', String(v))); return d; }));
+      dom.summaryKey = skey;
+    }
     // warnings (translated from the core's row lists)
     const warns = [
       ...tr.empty_rows.map((r) => t('warn.empty', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
       ...tr.overflow_rows.map((r) => t('warn.overflow', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
     ];
-    dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
+    const wkey = JSON.stringify(warns);
+    if (dom.warningsKey !== wkey) {
+      dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
+      dom.warningsKey = wkey;
+    }
     // heads
     if (tr.n_head > 1) {
       if (dom.heads.childElementCount !== tr.n_head + 1) {
@@ -882,8 +900,8 @@ export async function mountStepper(root, options = {}) {
           dom.heads.append(b);
         }
       }
-      dom.heads.querySelectorAll('button').forEach((b, k) => b.setAttribute('aria-pressed', String(k === h)));
-    } else dom.heads.replaceChildren();
+      dom.heads.querySelectorAll('button').forEach((b, k) => { if (b.getAttribute('aria-pressed') !== String(k === h)) b.setAttribute('aria-pressed', String(k === h)); });
+    } else if (dom.heads.childElementCount) dom.heads.replaceChildren();
     layoutSteps();
     showExplain();
   }
@@ -920,11 +938,10 @@ export async function mountStepper(root, options = {}) {
       const v = views.get(p);
       if (!v || !m) continue;
       v.view.update(m, { diverging: true, cellClass });
-      v.shape.textContent = shape;
-      v.title.textContent = t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : '');
+      setText(v.shape, shape);
+      setText(v.title, t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : ''));
       if (v.fkey !== fkey) { v.fslot.replaceChildren(gradFormula(p, fctx)); v.fkey = fkey; }
-      v.note.textContent = gradNote(p, b, h);
-      v.note.hidden = !v.note.textContent;
+      setNote(v.note, gradNote(p, b, h));
     }
   }
 
@@ -970,23 +987,23 @@ export async function mountStepper(root, options = {}) {
         const mine = v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
         const isCur = step && v.grad && mine === cur;
         const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
-        v.fig.hidden = !mine || (step && !isCur && !isSrc);
+        hide(v.fig, !mine || (step && !isCur && !isSrc));
         v.fig.classList.toggle('is-current', isCur);
         v.fig.classList.toggle('is-source', isSrc);
       }
-      dom.cacheHead.hidden = step && ![...reads].some((r) => views.has(r));
+      hide(dom.cacheHead, step && ![...reads].some((r) => views.has(r)));
     } else {
       for (const s of STEPS) {
         for (const p of s.panels) {
           const v = views.get(p);
           const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
-          v.fig.hidden = !visible;
+          hide(v.fig, !visible);
           v.fig.classList.toggle('is-current', step && s === cur);
           v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
         }
       }
     }
-    dom.stepnav.hidden = !step;
+    hide(dom.stepnav, !step);
     root.classList.toggle('aps-step-view', step);
     if (step) {
       dom.prev.disabled = state.step === 0;
@@ -1025,15 +1042,18 @@ export async function mountStepper(root, options = {}) {
     if (!trace) return;
     const sel = hover ?? state.focus;
     clearMarks();
-    dom.explain.replaceChildren();
-    const head = el('h3', 'aps-explain-title', t('ex.label'));
-    dom.explain.append(head);
     const valid = sel && views.has(sel.panel) && (() => {
       const v = views.get(sel.panel).view;
       return !!v.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
     })();
+    if (!valid && dom.explainHint) return; // the hint is already there
+    dom.explain.replaceChildren();
+    dom.explainHint = false;
+    const head = el('h3', 'aps-explain-title', t('ex.label'));
+    dom.explain.append(head);
     if (!valid) {
       dom.explain.append(el('p', 'aps-explain-hint', t('ex.hint')));
+      dom.explainHint = true;
       return;
     }
     const ex = views.get(sel.panel).grad
