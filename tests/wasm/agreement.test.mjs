@@ -70,3 +70,15 @@ test('agreement: the CLI reads a spec from stdin with "-"', { skip: haveCli ? fa
   const out = execFileSync(CLI, ['trace', '-'], { input: specText, encoding: 'utf8' });
   assert.equal(out.replace(/\r?\n$/, ''), M.trace_json(specText));
 });
+
+// Seeded random numbers: the same seed gives the same bits natively and in wasm.
+test('agreement: seeded random matrices and seeded weights', { skip: haveCli ? false : `no native CLI at ${CLI}` }, () => {
+  for (const [rows, cols, seed] of [[3, 4, 42], [16, 16, 7], [1, 64, 123456789]]) {
+    const cli = execFileSync(CLI, ['random', String(rows), String(cols), String(seed)], { encoding: 'utf8' });
+    assert.equal(cli.replace(/\r?\n$/, ''), M.random_matrix_json(JSON.stringify({ rows, cols, seed })));
+  }
+  const specText = JSON.stringify({ x: '1 2 3 4; 5 6 7 8; -1 0 1 2', seed: 99, n_head: 2, causal: true });
+  const out = execFileSync(CLI, ['trace', '-'], { input: specText, encoding: 'utf8' });
+  assert.equal(out.replace(/\r?\n$/, ''), M.trace_json(specText));
+  assert.ok(JSON.parse(out).trace.inputs.W_q.length === 4, 'the seed filled W_q');
+});
