@@ -16,6 +16,7 @@
 /** @typedef {number[][]} Matrix */
 
 /** The export formats: file extension, MIME type, label. */
+import { formatNumber } from './format.js';
 export const FORMATS = {
   csv: { ext: 'csv', mime: 'text/csv', label: 'CSV' },
   json: { ext: 'json', mime: 'application/json', label: 'JSON' },
@@ -73,17 +74,8 @@ export function toNumPy(matrix, { name } = {}) {
   return name !== undefined ? `import numpy as np\n\n${prefix}${expr}\n` : `${expr}\n`;
 }
 
-/** A number as the page shows it (4 decimals, integers as they are, tiny/huge in exponent form). */
-export function formatNumber(v, digits = 4) {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === -Infinity) return '−∞';
-  if (v === Infinity) return '∞';
-  if (Object.is(v, -0)) v = 0;
-  if (Number.isInteger(v) && Math.abs(v) < 1e6) return String(v).replace('-', '−');
-  const a = Math.abs(v);
-  const s = a >= 1e5 || a < 10 ** -digits ? v.toExponential(2) : v.toFixed(digits);
-  return s.replace('-', '−');
-}
+/** A number as the page shows it: see format.js (re-exported for export's callers). */
+export { formatNumber };
 
 /**
  * LaTeX: a bmatrix (amsmath), rounded to `digits` decimals; -\infty, \infty, \mathrm{NaN};

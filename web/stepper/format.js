@@ -1,14 +1,14 @@
 // format.js — how numbers are shown: 4 decimals, −∞ / ∞ / NaN spelled out, true minus signs.
 
-export function formatNumber(v) {
+export function formatNumber(v, digits = 4) {
   if (Number.isNaN(v)) return 'NaN';
   if (v === -Infinity) return '−∞';
   if (v === Infinity) return '∞';
   if (Object.is(v, -0)) v = 0;
   if (Number.isInteger(v) && Math.abs(v) < 1e6) return String(v).replace('-', '−');
   const a = Math.abs(v);
-  const s = a >= 1e5 || a < 1e-4 ? v.toExponential(2) : v.toFixed(4);
-  if (/^-0\.0000$/.test(s)) return '0.0000';
+  const s = a >= 1e5 || a < 10 ** -digits ? v.toExponential(2) : v.toFixed(digits);
+  if (/^-0\.0+$/.test(s)) return s.slice(1);
   return s.replace('-', '−');
 }
 
