@@ -3,12 +3,9 @@
 // grids feed it. Every total shown is the C++ value from api.backward's grads; only the displayed
 // terms (a product, a partial sum Σ_k G_ik·A_ik) are worked out here for the explanation.
 import { formatNumber as f, term } from './format.js';
+import { sumLine, dotLines, col, lineBuilder } from './explain-lines.js';
 
-const MAX_TERMS = 8;
-const sumLine = (terms) => (terms.length <= MAX_TERMS ? terms.join(' + ')
-  : `${terms.slice(0, MAX_TERMS - 2).join(' + ')} + … + ${terms.slice(-2).join(' + ')}`);
-const dotLines = (a, b) => [sumLine(a.map((v, k) => `${term(v)}·${term(b[k])}`)), sumLine(a.map((v, k) => term(v * b[k])))];
-const col = (m, j) => m.map((r) => r[j]);
+
 
 /**
  * bw: {trace, loss, grads} from api.backward; sel: { panel, row, col, head }; t: i18n;
@@ -26,14 +23,9 @@ export function explainGrad(bw, sel, t, ctx = {}) {
   const base = tr.base;
   const I = i + 1;
   const J = j + 1;
-  const lines = [];
+  const { lines, F, T, R, N, dot } = lineBuilder();
   const feeds = [];
-  const F = (text) => lines.push({ text, kind: 'formula' });
-  const T = (text) => lines.push({ text, kind: 'terms' });
-  const R = (v) => lines.push({ text: `= ${f(v)}`, kind: 'result' });
-  const N = (text) => lines.push({ text, kind: 'note' });
   const hs = tr.n_head > 1 ? t('ex.head', { h: h + 1 }) : '';
-  const dot = (a, b) => { const [p, s] = dotLines(a, b); T(`= ${p}`); T(`= ${s}`); };
   let title = '';
 
   switch (panel) {

@@ -3,23 +3,9 @@
 // trace; only the individual displayed terms (a product, an e^(x − max)) are worked out here
 // for the explanation.
 import { formatNumber as f, term } from './format.js';
+import { sumLine, dotLines, col, lineBuilder } from './explain-lines.js';
 
-const MAX_TERMS = 8;
 
-function sumLine(terms) {
-  // terms: strings; long sums are cut in the middle
-  if (terms.length <= MAX_TERMS) return terms.join(' + ');
-  return `${terms.slice(0, MAX_TERMS - 2).join(' + ')} + … + ${terms.slice(-2).join(' + ')}`;
-}
-
-/** Σ_k a[k]·b[k]: the product line and the values line. */
-function dotLines(a, b) {
-  const prods = a.map((v, k) => `${term(v)}·${term(b[k])}`);
-  const vals = a.map((v, k) => term(v * b[k]));
-  return [sumLine(prods), sumLine(vals)];
-}
-
-const col = (m, j) => m.map((r) => r[j]);
 
 /**
  * trace: the core's trace; sel: { panel, row, col, head }; t: i18n.
@@ -34,12 +20,8 @@ export function explain(trace, sel, t) {
   const base = trace.base;
   const I = i + 1;
   const J = j + 1;
-  const lines = [];
+  const { lines, F, T, R, N } = lineBuilder();
   const feeds = [];
-  const F = (text) => lines.push({ text, kind: 'formula' });
-  const T = (text) => lines.push({ text, kind: 'terms' });
-  const R = (v) => lines.push({ text: `= ${f(v)}`, kind: 'result' });
-  const N = (text) => lines.push({ text, kind: 'note' });
   const hs = trace.n_head > 1 ? t('ex.head', { h: hIdx + 1 }) : '';
   let title = '';
 
