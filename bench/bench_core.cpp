@@ -1,0 +1,112 @@
+// bench_core.cpp — the core's kernels on the shared workloads (../shared/bench/README.md), one
+// thread, float32. A benchmark, not a test: it prints numbers and never fails on them.
+//
+//   W1  attention forward, one head: Q, K, V of shape [T, 64], causal;
+//       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through the
+//       traced attention_forward (what the page runs: it keeps every step).  GFLOP/s at 4·T²·d.
+//   W2  matmul [n,n]×[n,n].  GFLOP/s at 2n³.
+//
+// Each figure: repetitions are doubled until one trial takes ≥ 40 ms, then 9 trials; the median
+// and the minimum per call are printed. Output lines: "<workload> med_us=… min_us=… GFLOPs_med=…".
+// Run: cmake --build build --target bench   (or build/ap_bench [--quick])
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+#include "core/ops.h"
+#include "core/rng.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+  double med_us, min_us;
+};
+
+Timing time_it(const std::function<void()>& fn, int trials, double min_trial_s) {
+  fn();
+  long reps = 1;
+  for (;;) {
+    const auto t0 = Clock::now();
+    for (long r = 0; r < reps; ++r) fn();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s >= min_trial_s || reps >= (1L << 24)) break;
+    reps *= 2;
+  }
+  std::vector<double> per_call;
+  for (int t = 0; t < trials; ++t) {
+    const auto t0 = Clock::now();
+    for (long r = 0; r < reps; ++r) fn();
+    per_call.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
+  }
+  std::sort(per_call.begin(), per_call.end());
+  return {per_call[per_call.size() / 2] * 1e6, per_call.front() * 1e6};
+}
+
+void report(const std::string& name, const Timing& t, double flops) {
+  std::printf("%-28s med_us=%10.2f min_us=%10.2f GFLOPs_med=%7.2f GFLOPs_max=%7.2f\n", name.c_str(), t.med_us,
+              t.min_us, flops / t.med_us * 1e-3, flops / t.min_us * 1e-3);
+  std::fflush(stdout);
+}
+
+// volatile sink so the optimiser keeps the work
+volatile float g_sink;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const int trials = quick ? 3 : 9;
+  const double min_trial_s = quick ? 0.01 : 0.04;
+  std::printf("ap_bench: core kernels, float32, one thread (%s)\n", quick ? "quick" : "9 trials");
+
+  // W1: attention forward, one head, d = 64, causal.
+  const int d = 64;
+  for (int T : {64, 256, 1024}) {
+    const ap::Tensor q = ap::random_uniform(T, d, 1.0f, 1), k = ap::random_uniform(T, d, 1.0f, 2),
+                     v = ap::random_uniform(T, d, 1.0f, 3);
+    const ap::Tensor mask = ap::causal_mask(T, T, 0, ap::MaskVariant::strict);
+    std::vector<float> att(static_cast<size_t>(T) * T), out(static_cast<size_t>(T) * d);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    auto kernels = [&] {
+      ap::matmul_bt_forward(att.data(), q.ptr(), k.ptr(), T, d, T);  // (T,T) = q·kᵀ
+      for (size_t i = 0; i < att.size(); ++i) att[i] = att[i] * scale + mask.data[i];
+      ap::softmax_rows_forward(att.data(), nullptr, att.data(), T, T);
+      ap::matmul_forward(out.data(), att.data(), v.ptr(), T, T, d);  // (T,d) = att·v
+      g_sink = out[0];
+    };
+    report("W1_attn_kernels_T" + std::to_string(T), time_it(kernels, trials, min_trial_s), 4.0 * T * T * d);
+    if (static_cast<long long>(T) * T > ap::kMaxScores) {
+      std::printf("%-28s (above the trace limit n_head·T·T_total ≤ %lld)\n",
+                  ("W1_attn_traced_T" + std::to_string(T)).c_str(), ap::kMaxScores);
+      continue;
+    }
+    ap::AttentionInput in;
+    in.Q = q;
+    in.K = k;
+    in.V = v;
+    ap::AttentionOptions opt;
+    opt.causal = true;
+    auto traced = [&] { g_sink = ap::attention_forward(in, opt).out.data[0]; };
+    report("W1_attn_traced_T" + std::to_string(T), time_it(traced, trials, min_trial_s), 4.0 * T * T * d);
+  }
+
+  // W2: matmul.
+  for (int n : {64, 256, 512}) {
+    const ap::Tensor a = ap::random_uniform(n, n, 1.0f, 4), b = ap::random_uniform(n, n, 1.0f, 5);
+    std::vector<float> c(static_cast<size_t>(n) * n);
+    auto mm = [&] {
+      ap::matmul_forward(c.data(), a.ptr(), b.ptr(), n, n, n);
+      g_sink = c[0];
+    };
+    report("W2_matmul_n" + std::to_string(n), time_it(mm, trials, min_trial_s), 2.0 * n * n * n);
+  }
+  return 0;
+}
