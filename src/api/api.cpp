@@ -333,24 +333,35 @@ Value trace_value(const Value& spec) {
 
 // The upstream gradient and the loss it belongs to (see api.h): d_out given → L = Σ d_out ⊙ out;
 // "loss":"sum" (the default) → d_out = 1; "loss":"mse" with "target" → L = mean((out − target)²).
+enum class LossKind { d_out, sum, mse };
+
 struct Upstream {
-  Tensor d_out;
+  LossKind kind = LossKind::sum;
+  Tensor d_out;   // ∂L/∂out
+  Tensor target;  // for mse
   double loss = 0;
 };
 
-double loss_of(const Value& spec, const Tensor& out, const Tensor& d_out_given, const Tensor& target) {
-  const std::string kind = read_choice(spec, "loss", {"sum", "mse"});
+// L for an output `out`, summed in double: Σ d_out ⊙ out (d_out given and held fixed), Σ out,
+// or mean((out − target)²).
+double loss_of(const Upstream& u, const Tensor& out) {
   double L = 0;
   for (int64_t i = 0; i < out.numel(); ++i) {
     const double o = out.data[i];
-    if (!d_out_given.empty()) L += d_out_given.data[i] * o;
-    else if (kind == "sum") L += o;
-    else L += (o - target.data[i]) * (o - target.data[i]) / static_cast<double>(out.numel());
+    if (u.kind == LossKind::d_out) L += u.d_out.data[i] * o;
+    else if (u.kind == LossKind::sum) L += o;
+    else L += (o - u.target.data[i]) * (o - u.target.data[i]) / static_cast<double>(out.numel());
   }
   return L;
 }
 
-Upstream read_upstream(const Value& spec, const AttentionTrace& tr, Tensor& target) {
+// Rows and columns of a matrix input; a bias vector counts as one row.
+struct Grid {
+  int rows, cols;
+};
+Grid grid_of(const Tensor& t) { return t.dim() == 2 ? Grid{t.shape[0], t.shape[1]} : Grid{1, t.shape[0]}; }
+
+Upstream read_upstream(const Value& spec, const AttentionTrace& tr) {
   Upstream u;
   const Value* d_out = get(spec, "d_out");
   const Value* loss = get(spec, "loss");
@@ -358,10 +369,14 @@ Upstream read_upstream(const Value& spec, const AttentionTrace& tr, Tensor& targ
   const std::string kind = read_choice(spec, "loss", {"sum", "mse"});
   if (kind != "mse" && get(spec, "target")) throw InputError("target goes with \"loss\": \"mse\"", "target");
   if (d_out) {
+    u.kind = LossKind::d_out;
     u.d_out = read_matrix(*d_out, "d_out");
   } else if (kind == "sum") {
+    u.kind = LossKind::sum;
     u.d_out = Tensor(tr.out.shape, 1.0f);
   } else {
+    u.kind = LossKind::mse;
+    Tensor& target = u.target;
     const Value* t = get(spec, "target");
     if (!t) throw InputError("\"loss\": \"mse\" needs a target matrix with out's shape", "target");
     target = read_matrix(*t, "target");
@@ -377,7 +392,7 @@ Upstream read_upstream(const Value& spec, const AttentionTrace& tr, Tensor& targ
     throw InputError("d_out is " + shape_str(u.d_out.shape) + " but out is " + shape_str(tr.out.shape) +
                          ": the upstream gradient must have out's shape",
                      "d_out");
-  u.loss = loss_of(spec, tr.out, d_out ? u.d_out : Tensor(), target);
+  u.loss = loss_of(u, tr.out);
   return u;
 }
 
@@ -407,8 +422,7 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
 Value backward_value(const Value& spec) {
   const Spec s = read_attention_spec(spec, kBackwardKeys);
   const AttentionTrace tr = attention_forward(s.in, s.opt);
-  Tensor target;
-  const Upstream u = read_upstream(spec, tr, target);
+  const Upstream u = read_upstream(spec, tr);
   const AttentionGrads g = attention_backward(tr, u.d_out);
   Value body = Value::object();
   body.set("trace", trace_object(tr));
@@ -444,8 +458,7 @@ Value gradcheck_value(const Value& spec) {
   extra.insert({"check", "eps"});
   const Spec s = read_attention_spec(spec, extra);
   const AttentionTrace tr = attention_forward(s.in, s.opt);
-  Tensor target;
-  const Upstream u = read_upstream(spec, tr, target);
+  const Upstream u = read_upstream(spec, tr);
   const AttentionGrads g = attention_backward(tr, u.d_out);
   double eps = 1e-2;
   if (const Value* e = get(spec, "eps")) {
@@ -465,16 +478,16 @@ Value gradcheck_value(const Value& spec) {
       if (!n || !n->is_string()) throw InputError("each check needs a \"name\" such as \"W_q\"", "check");
       Tensor* t = input_named(probe, n->as_string());
       if (!t) throw InputError("check: \"" + n->as_string() + "\" is not an input of this spec", "check");
-      const int rows = t->dim() == 2 ? t->shape[0] : 1, cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
-      const long long r = read_int(item, "row", 0, 0, rows - 1), col = read_int(item, "col", 0, 0, cols - 1);
+      const Grid grid = grid_of(*t);
+      const long long r = read_int(item, "row", 0, 0, grid.rows - 1), col = read_int(item, "col", 0, 0, grid.cols - 1);
       entries.push_back({n->as_string(), static_cast<int>(r), static_cast<int>(col)});
     }
   } else {
     for (const char* name : {"x", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "Q", "K", "V"})
       if (Tensor* t = input_named(probe, name)) {
-        const int rows = t->dim() == 2 ? t->shape[0] : 1, cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
-        for (int r = 0; r < rows; ++r)
-          for (int c = 0; c < cols; ++c) entries.push_back({name, r, c});
+        const Grid grid = grid_of(*t);
+        for (int r = 0; r < grid.rows; ++r)
+          for (int c = 0; c < grid.cols; ++c) entries.push_back({name, r, c});
       }
   }
   if (entries.size() > static_cast<size_t>(kMaxChecks))
@@ -482,17 +495,16 @@ Value gradcheck_value(const Value& spec) {
                          std::to_string(kMaxChecks) + ": list some in \"check\"",
                      "check");
   // L(θ ± eps) with the same upstream d_out held fixed (or the same loss recomputed).
-  const Tensor fixed_d_out = get(spec, "d_out") ? u.d_out : Tensor();
   Value checks = Value::array();
   for (const Entry& e : entries) {
     Tensor* t = input_named(probe, e.name);
-    const int cols = t->dim() == 2 ? t->shape[1] : t->shape[0];
+    const int cols = grid_of(*t).cols;
     float& cell = t->data[static_cast<size_t>(e.row) * cols + e.col];
     const float original = cell;
     cell = static_cast<float>(original + eps);
-    const double up = loss_of(spec, attention_forward(probe, s.opt).out, fixed_d_out, target);
+    const double up = loss_of(u, attention_forward(probe, s.opt).out);
     cell = static_cast<float>(original - eps);
-    const double down = loss_of(spec, attention_forward(probe, s.opt).out, fixed_d_out, target);
+    const double down = loss_of(u, attention_forward(probe, s.opt).out);
     const double step = static_cast<double>(static_cast<float>(original + eps)) -
                         static_cast<double>(static_cast<float>(original - eps));
     cell = original;
