@@ -152,3 +152,28 @@ TEST_CASE("derive_seed gives distinct - deterministic seeds per stream", "[rng]"
   ap::Rng a(ap::derive_seed(42, 1)), b(ap::derive_seed(42, 2));
   CHECK(a.next_u64() != b.next_u64());
 }
+
+TEST_CASE("Rng::normal: moments of N(0,1), determinism, and state() resumes the stream", "[rng]") {
+  ap::Rng r(2024);
+  const int N = 200000;
+  double s = 0, s2 = 0, s4 = 0;
+  int beyond3 = 0;
+  for (int i = 0; i < N; ++i) {
+    const double x = r.normal();
+    s += x;
+    s2 += x * x;
+    s4 += x * x * x * x;
+    beyond3 += std::fabs(x) > 3.0;
+  }
+  const double mean = s / N, var = s2 / N - mean * mean, kurt = s4 / N;
+  CHECK(std::fabs(mean) < 0.01);     // sd of the mean: 1/√N ≈ 0.0022
+  CHECK(std::fabs(var - 1.0) < 0.02);
+  CHECK(std::fabs(kurt - 3.0) < 0.1);  // a normal's fourth moment
+  CHECK(beyond3 > 0.0027 * N * 0.8);   // P(|x| > 3) = 0.27%
+  CHECK(beyond3 < 0.0027 * N * 1.2);
+
+  ap::Rng a(5), b(5);
+  for (int i = 0; i < 1000; ++i) REQUIRE(a.normal() == b.normal());
+  ap::Rng c(a.state());
+  for (int i = 0; i < 1000; ++i) REQUIRE(a.normal() == c.normal());
+}

@@ -340,3 +340,41 @@ TEST_CASE("softmax over the last dim of 3-D and 1-D tensors - kernels agree with
     for (int j = 0; j < 4; ++j) CHECK(y1.data[j] == Approx(ref[j]).epsilon(1e-6));
   }
 }
+
+// ------------------------------------------------------------------------------------ log_f32
+
+TEST_CASE("log_f32 is within 2 ulp of log over the whole positive float range", "[log]") {
+  int64_t worst = 0;
+  float worst_x = 0;
+  int64_t checked = 0;
+  auto check_one = [&](float x) {
+    const float r = static_cast<float>(std::log(static_cast<long double>(x)));
+    const float got = ap::log_f32(x);
+    const int64_t d = std::isnan(got) ? INT64_MAX : ulp_distance(got, r);
+    ++checked;
+    if (d > worst) { worst = d; worst_x = x; }
+  };
+  // Every 97th float bit pattern from the smallest subnormal to FLT_MAX (~22 M values), then a
+  // dense sweep around 1 where log is near 0 and relative error is hardest to keep.
+  for (uint32_t bits = 1; bits < 0x7f800000u; bits += 97) {
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    check_one(x);
+  }
+  for (int k = -200000; k <= 200000; ++k) check_one(1.0f + static_cast<float>(k) * 1e-7f);
+  INFO("worst ulp distance " << worst << " at x = " << worst_x << " (log_f32 = " << ap::log_f32(worst_x)
+                             << ", reference = " << std::log(static_cast<long double>(worst_x)) << ")");
+  CHECK(checked > 20000000);
+  CHECK(worst <= 2);
+}
+
+TEST_CASE("log_f32 special values", "[log]") {
+  CHECK(ap::log_f32(1.0f) == 0.0f);
+  CHECK(ap::log_f32(0.0f) == -kInf);
+  CHECK(ap::log_f32(-0.0f) == -kInf);
+  CHECK(ap::log_f32(kInf) == kInf);
+  CHECK(std::isnan(ap::log_f32(-1.0f)));
+  CHECK(std::isnan(ap::log_f32(-kInf)));
+  CHECK(std::isnan(ap::log_f32(kNaN)));
+  CHECK(ap::log_f32(ap::exp_f32(1.0f)) == Approx(1.0f).epsilon(1e-7));
+}

@@ -55,6 +55,50 @@ float exp_f32(float x) {
   return p * pow2i(k1) * pow2i(k - k1);
 }
 
+float log_f32(float x) {
+  // Cephes' logf: x = m·2^e with m in [√½, √2), ln m = (m−1) − (m−1)²/2 + (m−1)³·P(m−1), then
+  // e·ln2 added in two parts (ln2 split so that e·0.693359375 is exact).
+  if (x != x) return x;
+  if (x < 0.0f) return std::numeric_limits<float>::quiet_NaN();
+  if (x == 0.0f) return -kInf;
+  if (x == kInf) return kInf;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  int e = 0;
+  if ((bits >> 23) == 0) {  // subnormal: scale into the normal range first (exact)
+    x *= 16777216.0f;       // 2^24
+    std::memcpy(&bits, &x, sizeof bits);
+    e = -24;
+  }
+  e += static_cast<int>(bits >> 23) - 126;  // x = m·2^e with m in [0.5, 1)
+  bits = (bits & 0x007fffffu) | 0x3f000000u;
+  float m;
+  std::memcpy(&m, &bits, sizeof m);
+  if (m < 0.707106781186547524f) {
+    e -= 1;
+    m = m + m - 1.0f;
+  } else {
+    m = m - 1.0f;
+  }
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  const float fe = static_cast<float>(e);
+  y += -2.12194440e-4f * fe;
+  y += -0.5f * z;
+  float r = m + y;
+  r += 0.693359375f * fe;
+  return r;
+}
+
 // ---------------------------------------------------------------- kernels
 
 void matmul_forward(float* out, const float* a, const float* b, int M, int K, int N) {
@@ -285,7 +329,7 @@ void crossentropy_forward(float* losses, float* probs, const float* logits, cons
     for (int v = 1; v < V; ++v) m = std::fmax(m, l[v]);
     float s = 0.0f;
     for (int v = 0; v < V; ++v) s += exp_f32(l[v] - m);
-    losses[n] = std::log(s) + m - l[targets[n]];
+    losses[n] = log_f32(s) + m - l[targets[n]];
   }
 }
 

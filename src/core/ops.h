@@ -26,6 +26,10 @@ namespace ap {
 // e^x in float32, within 2 ulp of the exact value over the whole float range (tests/test_ops.cpp
 // checks it); +∞ above 88.7228, 0 below -103.97, NaN for NaN. Deterministic on every platform.
 float exp_f32(float x);
+// ln x in float32, within 2 ulp over the whole float range (Cephes' logf, subnormals included);
+// −∞ for ±0, NaN for x < 0 and NaN, +∞ for +∞. Deterministic on every platform (std::log's last
+// bit may differ between glibc and musl, so the cross-entropy and the normal sampler use this).
+float log_f32(float x);
 
 // ---------------------------------------------------------------- kernels
 

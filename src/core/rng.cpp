@@ -1,6 +1,10 @@
 // rng.cpp — SplitMix64 and the uniform initialisers built on it (see rng.h).
 #include "rng.h"
 
+#include <cmath>
+
+#include "ops.h"
+
 namespace ap {
 
 uint64_t Rng::next_u64() {
@@ -15,6 +19,18 @@ float Rng::uniform01() {
 }
 
 float Rng::uniform(float bound) { return (2.0f * uniform01() - 1.0f) * bound; }
+
+float Rng::normal() {
+  // (u, v) uniform in the unit disc (rejecting the rest and the centre), then
+  // u·√(−2 ln s / s) is N(0, 1). The second normal, v·√(…), is dropped so the state stays one word.
+  for (;;) {
+    const float u = 2.0f * uniform01() - 1.0f;
+    const float v = 2.0f * uniform01() - 1.0f;
+    const float s = u * u + v * v;
+    if (s >= 1.0f || s == 0.0f) continue;
+    return u * std::sqrt(-2.0f * log_f32(s) / s);
+  }
+}
 
 Tensor random_uniform(int rows, int cols, float bound, uint64_t seed) {
   Tensor t({rows, cols});

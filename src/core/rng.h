@@ -18,6 +18,11 @@ class Rng {
   float uniform01();
   // Uniform in [-bound, bound).
   float uniform(float bound);
+  // Standard normal (mean 0, standard deviation 1): Marsaglia's polar method with the core's own
+  // log_f32, so the same seed gives the same bits natively and in wasm. Uses ≥ 2 draws.
+  float normal();
+  // The whole state: Rng r2(r.state()) continues exactly where r is (for checkpoints).
+  uint64_t state() const { return state_; }
 
  private:
   uint64_t state_;

@@ -1,0 +1,142 @@
+// kernels.h — the GPT's layer kernels (llm.c style), in two tiers behind one interface.
+//
+// Every kernel is a plain function on raw float pointers: outputs first, then inputs, sizes last,
+// with the shape of each argument in a comment. Kernels check nothing; the model (gpt.h) sizes
+// every buffer. Backward kernels ADD (+=) into the gradients they produce, so a value used twice
+// (the tied wte, a residual stream) collects both contributions; a null gradient pointer means
+// "not needed". No kernel allocates: scratch memory is passed in.
+//
+// Two tiers:
+//  - reference: scalar C++ in a fixed summation order, FMA contraction off, the core's own exp,
+//    log and erf. The same bits natively and in wasm, and the same arithmetic as the stepper's
+//    trace (attention.h): a head's weights equal the stepper's weights for its q, k, v bit for bit.
+//  - fast: vectorised and blocked (AVX2/AVX-512 with FMA natively, chosen at run time; SIMD128 in
+//    wasm). Each fast kernel is tested against its reference kernel within a stated tolerance
+//    (tests/test_kernels.cpp); results may differ from the reference in the last bits, and between
+//    native and wasm builds, but a given build is deterministic.
+// set_tier() picks the tier for every call on the calling thread's program (a global); the build
+// option AP_REFERENCE_KERNELS forces the reference tier everywhere, for debugging.
+//
+// Attention conventions (the stepper's): scores are q·k summed over the head dimension in order,
+// then multiplied by scale = 1/√hs; query t sees keys j ≤ t (mask strict, j > i + base hidden) or
+// j < t (mask inclusive, the tutorials' exercise j ≥ i + base). A row that sees no key gets weights
+// and context 0, not NaN. The naive softmax (no max subtracted) keeps its overflow NaN: training
+// reports it as divergence.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "attention.h"  // MaskVariant
+
+namespace ap::kernels {
+
+enum class Tier { reference, fast };
+
+// The tier in use (fast by default; reference when the build sets AP_REFERENCE_KERNELS).
+Tier tier();
+// Chooses the tier; returns the tier now in use (reference when forced by the build).
+Tier set_tier(Tier t);
+// "reference", or the fast tier's instruction set: "avx512", "avx2", "sse2", "simd128", "scalar".
+const char* tier_name();
+
+struct AttnOptions {
+  MaskVariant mask = MaskVariant::strict;
+  bool stable_softmax = true;
+};
+
+// Number of keys query t (0-based position) may see under the mask: t + 1 (strict) or t (inclusive).
+inline int visible_keys(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
+
+// ---------------------------------------------------------------- encoder
+// out (B,T,C) = wte[ids[b,t]] + wpe[t]; ids (B,T) in [0, V)
+void encoder_forward(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C);
+// dwte (V,C) += Σ dout over the positions of each id; dwpe (T,C) += Σ_b dout
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* ids, int B, int T, int C);
+
+// ---------------------------------------------------------------- layernorm (eps 1e-5, as PyTorch)
+// out (N,C) = (inp − mean)·rstd·w + b per row; mean (N), rstd (N) kept for the backward
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
+                       int C);
+void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
+                        const float* mean, const float* rstd, int N, int C);
+
+// ---------------------------------------------------------------- matmul (a Linear layer)
+// out (N,OC) = inp (N,C) · weightᵀ + bias, weight (OC,C) in PyTorch's Linear layout, bias (OC) or null
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC);
+// dinp (N,C) += dout (N,OC)·weight;  dweight (OC,C) += doutᵀ·inp;  dbias (OC) += Σ_n dout
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int N, int C, int OC);
+
+// ---------------------------------------------------------------- causal self-attention
+// qkv (B,T,3C): q, k, v side by side, each C = NH·hs wide, head h in columns h·hs … (h+1)·hs.
+// out (B,T,C): the heads' contexts side by side; att (B,NH,T,T): the softmax weights, 0 where masked.
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt);
+// Floats of scratch attention_backward needs for these sizes.
+size_t attention_backward_scratch(int B, int T, int C, int NH);
+// dqkv (B,T,3C) += ∂L/∂qkv for dout (B,T,C), from the forward's qkv and att.
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH, AttnOptions opt);
+// One new query per head at position `base` (the KV cache's length), over the T_total = base + 1
+// cached positions: q (C), k_cache and v_cache (T_total, C) rows (row stride C), out (C),
+// att (NH, T_total) the weights (0 where masked).
+void attention_decode(float* out, float* att, const float* q, const float* k_cache, const float* v_cache, int base,
+                      int C, int NH, AttnOptions opt);
+
+// ---------------------------------------------------------------- elementwise
+// Exact GELU, out = x·Φ(x) = ½x(1 + erf(x/√2)), as nn.GELU() (not the tanh approximation)
+void gelu_forward(float* out, const float* inp, int N);
+void gelu_backward(float* dinp, const float* inp, const float* dout, int N);
+// out (N) = a + b
+void residual_forward(float* out, const float* a, const float* b, int N);
+// da (N) += dout; db (N) += dout
+void residual_backward(float* da, float* db, const float* dout, int N);
+
+// ---------------------------------------------------------------- loss
+// probs (N,V) = softmax(logits (N,V)); losses (N) = −log probs[targets[n]] (from log-sum-exp)
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V);
+// dlogits (N,V) += dloss·(probs − onehot(targets)), one dloss for every row (the mean's 1/N)
+void crossentropy_backward(float* dlogits, const float* probs, const int* targets, float dloss, int N, int V);
+
+// ---------------------------------------------------------------- optimiser helpers
+// Σ x² over n floats (accumulated in double; fixed order in the reference tier)
+double sum_squares(const float* x, int64_t n);
+// x (n) *= s
+void scale_inplace(float* x, float s, int64_t n);
+// One AdamW step (PyTorch's torch.optim.AdamW, decoupled weight decay) on n parameters:
+//   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  m̂ = m/(1−β1ᵗ);  v̂ = v/(1−β2ᵗ)
+//   p −= lr·(m̂/(√v̂ + eps) + weight_decay·p)
+// bias1 = 1−β1ᵗ and bias2 = 1−β2ᵗ are computed by the caller (t = step, from 1).
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, float bias1, float bias2);
+
+// The reference kernels, callable whatever the tier (the fast kernels' tests compare with them).
+namespace reference {
+void encoder_forward(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* ids, int B, int T, int C);
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
+                       int C);
+void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
+                        const float* mean, const float* rstd, int N, int C);
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC);
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int N, int C, int OC);
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt);
+size_t attention_backward_scratch(int B, int T, int C, int NH);
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH, AttnOptions opt);
+void attention_decode(float* out, float* att, const float* q, const float* k_cache, const float* v_cache, int base,
+                      int C, int NH, AttnOptions opt);
+void gelu_forward(float* out, const float* inp, int N);
+void gelu_backward(float* dinp, const float* inp, const float* dout, int N);
+void residual_forward(float* out, const float* a, const float* b, int N);
+void residual_backward(float* da, float* db, const float* dout, int N);
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V);
+void crossentropy_backward(float* dlogits, const float* probs, const int* targets, float dloss, int N, int V);
+double sum_squares(const float* x, int64_t n);
+void scale_inplace(float* x, float s, int64_t n);
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, float bias1, float bias2);
+}  // namespace reference
+
+}  // namespace ap::kernels
