@@ -55,8 +55,20 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
   AP_DISPATCH(attention_forward, out, att, qkv, B, T, C, NH, opt);
 }
+// Scratch sizes: enough for either tier, so a buffer sized once stays valid after set_tier().
+size_t attention_forward_infer_scratch(int B, int T, int C, int NH) {
+  const size_t r = reference::attention_forward_infer_scratch(B, T, C, NH);
+  const size_t f = fast::attention_forward_infer_scratch(B, T, C, NH);
+  return r > f ? r : f;
+}
+void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                             AttnOptions opt) {
+  AP_DISPATCH(attention_forward_infer, out, scratch, qkv, B, T, C, NH, opt);
+}
 size_t attention_backward_scratch(int B, int T, int C, int NH) {
-  return AP_DISPATCH(attention_backward_scratch, B, T, C, NH);
+  const size_t r = reference::attention_backward_scratch(B, T, C, NH);
+  const size_t f = fast::attention_backward_scratch(B, T, C, NH);
+  return r > f ? r : f;
 }
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
                         int T, int C, int NH, AttnOptions opt) {

@@ -72,7 +72,14 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
 // qkv (B,T,3C): q, k, v side by side, each C = NH·hs wide, head h in columns h·hs … (h+1)·hs.
 // out (B,T,C): the heads' contexts side by side; att (B,NH,T,T): the softmax weights, 0 where masked.
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt);
-// Floats of scratch attention_backward needs for these sizes.
+// Inference form of attention_forward (no backward follows, e.g. generation without a cache, W1):
+// the same out, without keeping the weights. The fast tier fuses scale, mask, softmax and A·V over
+// a few rows at a time in `scratch`, so the (B,NH,T,T) weights are never written.
+// scratch: attention_forward_infer_scratch(B, T, C, NH) floats (valid for either tier).
+size_t attention_forward_infer_scratch(int B, int T, int C, int NH);
+void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                             AttnOptions opt);
+// Floats of scratch attention_backward needs for these sizes (valid for either tier).
 size_t attention_backward_scratch(int B, int T, int C, int NH);
 // dqkv (B,T,3C) += ∂L/∂qkv for dout (B,T,C), from the forward's qkv and att.
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
@@ -122,6 +129,9 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int C, int OC);
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt);
+size_t attention_forward_infer_scratch(int B, int T, int C, int NH);
+void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                             AttnOptions opt);
 size_t attention_backward_scratch(int B, int T, int C, int NH);
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
                         int T, int C, int NH, AttnOptions opt);

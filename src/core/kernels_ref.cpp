@@ -125,6 +125,22 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       }
 }
 
+size_t attention_forward_infer_scratch(int, int T, int, int) { return static_cast<size_t>(T); }
+
+void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                             AttnOptions opt) {
+  // attention_forward's arithmetic, the weights of one row at a time in scratch (T)
+  const int hs = C / NH, C3 = 3 * C;
+  const float scale = head_scale(hs);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int h = 0; h < NH; ++h) {
+        const float* base = qkv + idx(b, static_cast<size_t>(T) * C3);
+        attend_row(out + idx(b * T + t, C) + h * hs, scratch, base + idx(t, C3) + h * hs, base + C + h * hs,
+                   base + 2 * C + h * hs, C3, visible_keys(t, opt.mask), T, hs, scale, opt.stable_softmax);
+      }
+}
+
 size_t attention_backward_scratch(int, int T, int, int) { return static_cast<size_t>(T); }
 
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,

@@ -1,0 +1,843 @@
+// kernels_fast_impl.h — the fast kernels, written once against simd.h's vector type V and compiled
+// once per instruction set (kernels_fast_{avx512,avx2,sse2,simd128,scalar}.cpp), each in its own
+// namespace ap::kernels::fast::AP_FAST_NS. Internal: included only by those files.
+//
+// What is in it:
+//  - exp_v: Cephes' expf (the reference exp_f32's polynomial) on vectors; erf_v: a rational
+//    approximation on [-4, 4] (|error| ≤ 4e-7, relative ≤ 4 ulp near 0), for the exact GELU.
+//  - tile<MR, NV>: the register-blocked micro-kernel, an MR×(NV·W) block of C from a k-loop of
+//    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
+//  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
+//    workspace of kernels_fast.h), used by matmul_forward/backward.
+//  - attention: per head, rows in blocks of MR: scores by the micro-kernel against a packed Kᵀ,
+//    only over the keys the block's last row sees (the masked half is skipped), then a
+//    vectorised softmax in place, then A·V by the micro-kernel; backward likewise by blocks.
+//  - layernorm, gelu, crossentropy, adamw, sum_squares, … vectorised along the row.
+// Limits: no threads; every order of summation is fixed by the sizes, so results are deterministic
+// for a build and an ISA. Never allocates: packing uses the fixed workspace (kWorkspaceFloats);
+// attention whose packed Kᵀ would not fit (hs·T > the workspace, T > 8192 at hs = 64) runs the
+// reference kernel instead.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels_fast.h"
+#include "ops.h"
+#include "simd.h"
+
+#ifndef AP_FAST_NS
+#error "define AP_FAST_NS (the ISA's namespace) before including kernels_fast_impl.h"
+#endif
+
+#define AP_INLINE inline __attribute__((always_inline))
+
+namespace ap::kernels::fast::AP_FAST_NS {
+
+using simd::V;
+using VT = V::T;
+constexpr int W = V::W;
+
+// ---------------------------------------------------------------- blocking per ISA
+#if defined(AP_SIMD_AVX512)
+constexpr int MR = 6, NV = 4;  // 6×64 tile: 24 zmm accumulators
+#elif defined(AP_SIMD_SCALAR)
+constexpr int MR = 4, NV = 4;  // 4×4 scalars
+#else
+constexpr int MR = 6, NV = 2;  // 6×16 (AVX2) or 6×8 (SSE2, SIMD128): 12 accumulators
+#endif
+constexpr int NR = NV * W;
+constexpr int KC = 256;
+constexpr int MC = (192 / MR) * MR;
+constexpr int NC = ((static_cast<int>(kWorkspaceFloats) - MC * KC) / KC / 64) * 64;
+static_assert(NC >= 256, "workspace too small for the GEMM blocking");
+// Attention backward: query rows per block (dS block of RB × T floats in the caller's scratch).
+constexpr int RB = 16;
+
+AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
+AP_INLINE int imax(int a, int b) { return a > b ? a : b; }
+AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
+
+// ---------------------------------------------------------------- exp, erf
+
+// round to nearest (even) for |x| < 2^22, NaN stays NaN: (x + 1.5·2^23) − 1.5·2^23
+AP_INLINE VT rint_v(VT x) {
+  const VT magic = V::set1(12582912.0f);
+  return V::sub(V::add(x, magic), magic);
+}
+
+// e^x: x = n·ln2 + r, |r| ≤ ln2/2, Cephes' degree-7 polynomial (as exp_f32), scaled by 2^n in two
+// exact steps; +∞ above 88.7228, 0 below −104, NaN for NaN. Within 2 ulp of exp_f32.
+AP_INLINE VT exp_v(VT x) {
+  VT n = rint_v(V::mul(x, V::set1(1.44269504088896341f)));
+  n = V::min(V::max(n, V::set1(-150.0f)), V::set1(128.0f));  // NaN → −150 (r stays NaN)
+  VT r = V::fmadd(n, V::set1(-0.693359375f), x);                // exact product
+  r = V::fmadd(n, V::set1(2.12194440e-4f), r);
+  const VT z = V::mul(r, r);
+  VT p = V::set1(1.9875691500e-4f);
+  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
+  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
+  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
+  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
+  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
+  p = V::add(V::fmadd(p, z, r), V::set1(1.0f));
+  const VT n1 = rint_v(V::mul(n, V::set1(0.5f)));
+  const VT n2 = V::sub(n, n1);  // n1, n2 in [-75, 64]
+  VT e = V::mul(V::mul(p, V::exp2i(n1)), V::exp2i(n2));
+  e = V::select(V::gt(x, V::set1(88.72283172607421875f)), V::set1(std::numeric_limits<float>::infinity()), e);
+  return V::select(V::lt(x, V::set1(-104.0f)), V::zero(), e);
+}
+
+// erf(x) for float: x·P(x²)/Q(x²) on x clamped to [-4, 4] (erf is ±1 in float32 beyond).
+// Absolute error ≤ 4e-7 over the line, relative ≤ 4 ulp for |x| < 0.5 (tests/test_kernels.cpp).
+AP_INLINE VT erf_v(VT x) {
+  x = V::min(V::max(x, V::set1(-4.0f)), V::set1(4.0f));
+  const VT x2 = V::mul(x, x);
+  VT p = V::set1(-2.72614225801306e-10f);
+  p = V::fmadd(p, x2, V::set1(2.77068142495902e-08f));
+  p = V::fmadd(p, x2, V::set1(-2.10102402082508e-06f));
+  p = V::fmadd(p, x2, V::set1(-5.69250639462346e-05f));
+  p = V::fmadd(p, x2, V::set1(-7.34990630326855e-04f));
+  p = V::fmadd(p, x2, V::set1(-2.95459980854025e-03f));
+  p = V::fmadd(p, x2, V::set1(-1.60960333262415e-02f));
+  p = V::mul(p, x);
+  VT q = V::set1(-1.45660718464996e-05f);
+  q = V::fmadd(q, x2, V::set1(-2.13374055278905e-04f));
+  q = V::fmadd(q, x2, V::set1(-1.68282697438203e-03f));
+  q = V::fmadd(q, x2, V::set1(-7.37332916720468e-03f));
+  q = V::fmadd(q, x2, V::set1(-1.42647390514189e-02f));
+  return V::div(p, q);
+}
+
+// Sum of the first n (< W) lanes, in lane order.
+AP_INLINE float sum_first(VT v, int n) {
+  float b[W];
+  V::store(b, v);
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += b[i];
+  return s;
+}
+
+// ---------------------------------------------------------------- the micro-kernel
+// C (m ≤ MR, n ≤ nv·W) = alpha·Σ_k a(r,k)·B[k][·] (+ C if accum) (+ bias[·] if bias), k < kc.
+// A kinds: packed a(r,k) = A[k·MR + r] (zero-padded rows); rows a(r,k) = A[r·lda + k];
+// cols a(r,k) = A[k·lda + r]. Rows r ≥ m of a direct A repeat row m−1 (results discarded).
+// B[k] = B + k·ldb, nv full vectors, the last one partial (n − (nv−1)·W lanes) when TAIL.
+enum class AK { packed, rows, cols };
+
+template <int TMR, int TNV, AK ak, bool TAIL>
+__attribute__((noinline)) void tile(int kc, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+                                    int m, int n, float alpha, bool accum, const float* bias) {
+  VT acc[TMR][TNV];
+#pragma GCC unroll 32
+  for (int r = 0; r < TMR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < TNV; ++v) acc[r][v] = V::zero();
+  const int nt = n - (TNV - 1) * W;  // lanes of the last vector
+  const float* ap[TMR] = {};
+  int off[TMR] = {};
+#pragma GCC unroll 32
+  for (int r = 0; r < TMR; ++r) {
+    if constexpr (ak == AK::rows) ap[r] = A + zu(imin(r, m - 1)) * lda;
+    if constexpr (ak == AK::cols) off[r] = imin(r, m - 1);
+  }
+  for (int k = 0; k < kc; ++k) {
+    VT b[TNV];
+#pragma GCC unroll 8
+    for (int v = 0; v < TNV; ++v)
+      b[v] = (TAIL && v == TNV - 1) ? V::load_partial(B + v * W, nt) : V::load(B + v * W);
+#pragma GCC unroll 32
+    for (int r = 0; r < TMR; ++r) {
+      float a;
+      if constexpr (ak == AK::packed) a = A[r];
+      else if constexpr (ak == AK::rows) a = ap[r][k];
+      else a = A[off[r]];
+      const VT av = V::set1(a);
+#pragma GCC unroll 8
+      for (int v = 0; v < TNV; ++v) acc[r][v] = V::fmadd(av, b[v], acc[r][v]);
+    }
+    B += ldb;
+    if constexpr (ak == AK::packed) A += TMR;
+    if constexpr (ak == AK::cols) A += lda;
+  }
+  const VT al = V::set1(alpha);
+  const bool scaled = alpha != 1.0f;
+#pragma GCC unroll 32
+  for (int r = 0; r < TMR; ++r) {
+    if (r >= m) break;
+    float* c = C + zu(r) * ldc;
+#pragma GCC unroll 8
+    for (int v = 0; v < TNV; ++v) {
+      const int cnt = n - v * W;
+      if (cnt <= 0) break;
+      VT x = acc[r][v];
+      if (scaled) x = V::mul(x, al);
+      if (cnt >= W) {
+        if (accum) x = V::add(V::load(c + v * W), x);
+        if (bias) x = V::add(x, V::load(bias + v * W));
+        V::store(c + v * W, x);
+      } else {
+        if (accum) x = V::add(V::load_partial(c + v * W, cnt), x);
+        if (bias) x = V::add(x, V::load_partial(bias + v * W, cnt));
+        V::store_partial(c + v * W, x, cnt);
+      }
+    }
+  }
+}
+
+// tile with the vector count and tail chosen from n (1 ≤ n ≤ NR), rows m ≤ TMR.
+template <AK ak, int TMR = MR>
+void tile_n(int kc, const float* A, int lda, const float* B, int ldb, float* C, int ldc, int m, int n, float alpha,
+            bool accum, const float* bias) {
+  const int nv = (n + W - 1) / W;
+  const bool tail = n % W != 0;
+#define AP_TILE(k)                                                                             \
+  case k:                                                                                      \
+    if constexpr (k <= NV) {                                                                   \
+      if (tail) tile<TMR, k, ak, true>(kc, A, lda, B, ldb, C, ldc, m, n, alpha, accum, bias);  \
+      else tile<TMR, k, ak, false>(kc, A, lda, B, ldb, C, ldc, m, n, alpha, accum, bias);      \
+    }                                                                                          \
+    break;
+  switch (nv) {
+    AP_TILE(1)
+    AP_TILE(2)
+    AP_TILE(3)
+    AP_TILE(4)
+    default: break;
+  }
+#undef AP_TILE
+}
+
+// C (M,N) [+]= alpha·A (M,K)·B (K,N) with the micro-kernel over direct (unpacked) operands: A by
+// rows (lda) or by columns, B by rows (ldb), any N (column chunks of NR).
+template <AK ak>
+void gemm_direct(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+                 float alpha, bool accum) {
+  for (int j0 = 0; j0 < N; j0 += NR) {
+    const int n = imin(NR, N - j0);
+    for (int i0 = 0; i0 < M; i0 += MR) {
+      const float* a = ak == AK::rows ? A + zu(i0) * lda : A + i0;
+      tile_n<ak>(K, a, lda, B + j0, ldb, C + zu(i0) * ldc + j0, ldc, imin(MR, M - i0), n, alpha, accum, nullptr);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- packed GEMM
+// op(A)(m,k) = transA ? A[k·lda + m] : A[m·lda + k];  op(B)(k,n) = transB ? B[n·ldb + k] : B[k·ldb + n]
+
+// MR-row panels of op(A) rows [i0, i0+mc), columns [p0, p0+kc): dst[panel][k·MR + r], zero-padded.
+void pack_a(float* dst, const float* A, int lda, bool transA, int i0, int mc, int p0, int kc) {
+  for (int ir = 0; ir < mc; ir += MR) {
+    const int m = imin(MR, mc - ir);
+    float* d = dst + zu(ir) * kc;
+    if (transA) {
+      for (int k = 0; k < kc; ++k) {
+        const float* s = A + zu(p0 + k) * lda + i0 + ir;
+        for (int r = 0; r < m; ++r) d[k * MR + r] = s[r];
+        for (int r = m; r < MR; ++r) d[k * MR + r] = 0.0f;
+      }
+    } else {
+      for (int r = 0; r < m; ++r) {
+        const float* s = A + zu(i0 + ir + r) * lda + p0;
+        for (int k = 0; k < kc; ++k) d[k * MR + r] = s[k];
+      }
+      for (int r = m; r < MR; ++r)
+        for (int k = 0; k < kc; ++k) d[k * MR + r] = 0.0f;
+    }
+  }
+}
+
+// NR-column panels of op(B) rows [p0, p0+kc), columns [j0, j0+nc): dst[panel][k·NR + j], zero-padded.
+void pack_b(float* dst, const float* B, int ldb, bool transB, int p0, int kc, int j0, int nc) {
+  for (int jr = 0; jr < nc; jr += NR) {
+    const int n = imin(NR, nc - jr);
+    float* d = dst + zu(jr) * kc;
+    if (transB) {
+      for (int j = 0; j < n; ++j) {
+        const float* s = B + zu(j0 + jr + j) * ldb + p0;
+        for (int k = 0; k < kc; ++k) d[k * NR + j] = s[k];
+      }
+      for (int k = 0; k < kc; ++k)
+        for (int j = n; j < NR; ++j) d[k * NR + j] = 0.0f;
+    } else {
+      for (int k = 0; k < kc; ++k) {
+        const float* s = B + zu(p0 + k) * ldb + j0 + jr;
+        std::memcpy(d + k * NR, s, sizeof(float) * n);
+        for (int j = n; j < NR; ++j) d[k * NR + j] = 0.0f;
+      }
+    }
+  }
+}
+
+// C (M,N) = op(A)·op(B) (+ C if accum) (+ bias (N) if bias), row stride ldc.
+void gemm(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB, float* C,
+          int ldc, bool accum, const float* bias) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {  // an empty sum: C = 0 (+ C) (+ bias)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        float& c = C[zu(i) * ldc + j];
+        const float x = accum ? c : 0.0f;
+        c = bias ? x + bias[j] : x;
+      }
+    return;
+  }
+  float* const ap = workspace();
+  float* const bp = ap + MC * KC;
+  for (int jc = 0; jc < N; jc += NC) {
+    const int nc = imin(NC, N - jc);
+    for (int pc = 0; pc < K; pc += KC) {
+      const int kc = imin(KC, K - pc);
+      pack_b(bp, B, ldb, transB, pc, kc, jc, nc);
+      const bool acc = accum || pc > 0;
+      const float* bi = (bias && pc + kc == K) ? bias + jc : nullptr;
+      for (int ic = 0; ic < M; ic += MC) {
+        const int mc = imin(MC, M - ic);
+        pack_a(ap, A, lda, transA, ic, mc, pc, kc);
+        for (int jr = 0; jr < nc; jr += NR) {
+          const int n = imin(NR, nc - jr);
+          for (int ir = 0; ir < mc; ir += MR)
+            tile<MR, NV, AK::packed, false>(kc, ap + zu(ir) * kc, 0, bp + zu(jr) * kc, NR,
+                                            C + zu(ic + ir) * ldc + jc + jr, ldc, imin(MR, mc - ir), n, 1.0f, acc,
+                                            bi ? bi + jr : nullptr);
+        }
+      }
+    }
+  }
+}
+
+// Dot product of n floats (vector lanes, then the lanes in order).
+AP_INLINE float dot(const float* a, const float* b, int n) {
+  VT s0 = V::zero(), s1 = V::zero();
+  int i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    s0 = V::fmadd(V::load(a + i), V::load(b + i), s0);
+    s1 = V::fmadd(V::load(a + i + W), V::load(b + i + W), s1);
+  }
+  for (; i + W <= n; i += W) s0 = V::fmadd(V::load(a + i), V::load(b + i), s0);
+  float s = V::reduce_add(V::add(s0, s1));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// ---------------------------------------------------------------- matmul
+
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+  if (N < 4) {
+    // A few rows (generation): dot products straight from the weight rows, no packing.
+    for (int n = 0; n < N; ++n) {
+      const float* x = inp + zu(n) * C;
+      float* o = out + zu(n) * OC;
+      for (int oc = 0; oc < OC; ++oc) {
+        const float s = dot(x, weight + zu(oc) * C, C);
+        o[oc] = bias ? s + bias[oc] : s;
+      }
+    }
+    return;
+  }
+  gemm(N, OC, C, inp, C, false, weight, C, true, out, OC, false, bias);
+}
+
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int N, int C, int OC) {
+  if (dinp) gemm(N, C, OC, dout, OC, false, weight, C, false, dinp, C, true, nullptr);     // dout·weight
+  if (dweight) gemm(OC, C, N, dout, OC, true, inp, C, false, dweight, C, true, nullptr);   // doutᵀ·inp
+  if (dbias) {
+    int oc = 0;
+    for (; oc + 4 * W <= OC; oc += 4 * W) {
+      VT s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
+      for (int n = 0; n < N; ++n) {
+        const float* d = dout + zu(n) * OC + oc;
+        s0 = V::add(s0, V::load(d));
+        s1 = V::add(s1, V::load(d + W));
+        s2 = V::add(s2, V::load(d + 2 * W));
+        s3 = V::add(s3, V::load(d + 3 * W));
+      }
+      V::store(dbias + oc, V::add(V::load(dbias + oc), s0));
+      V::store(dbias + oc + W, V::add(V::load(dbias + oc + W), s1));
+      V::store(dbias + oc + 2 * W, V::add(V::load(dbias + oc + 2 * W), s2));
+      V::store(dbias + oc + 3 * W, V::add(V::load(dbias + oc + 3 * W), s3));
+    }
+    for (; oc + W <= OC; oc += W) {
+      VT s = V::zero();
+      for (int n = 0; n < N; ++n) s = V::add(s, V::load(dout + zu(n) * OC + oc));
+      V::store(dbias + oc, V::add(V::load(dbias + oc), s));
+    }
+    for (; oc < OC; ++oc) {
+      float s = 0.0f;
+      for (int n = 0; n < N; ++n) s += dout[zu(n) * OC + oc];
+      dbias[oc] += s;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- softmax rows
+
+// In place over p[0, n): the stable (max subtracted) or naive softmax, as ops.h's softmax row: a
+// row with no finite-or-NaN entry (all −∞, or n = 0) becomes 0; NaN inputs give NaN; the naive
+// form's overflow gives NaN where e^x = +∞ (+∞·(1/+∞)).
+void softmax_inplace(float* p, int n, bool stable) {
+  if (n <= 0) return;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  VT mv = V::set1(ninf);
+  int j = 0;
+  for (; j + W <= n; j += W) mv = V::max(V::load(p + j), mv);  // skips NaN
+  float m = V::reduce_max(mv);
+  for (; j < n; ++j) m = p[j] > m ? p[j] : m;
+  if (m == ninf) {
+    bool has_nan = false;
+    for (int i = 0; i < n; ++i) has_nan |= p[i] != p[i];
+    if (!has_nan) {
+      for (int i = 0; i < n; ++i) p[i] = 0.0f;
+      return;
+    }
+  }
+  const VT mm = V::set1(stable ? m : 0.0f);
+  VT s0 = V::zero(), s1 = V::zero();
+  j = 0;
+  for (; j + 2 * W <= n; j += 2 * W) {
+    const VT e0 = exp_v(V::sub(V::load(p + j), mm)), e1 = exp_v(V::sub(V::load(p + j + W), mm));
+    V::store(p + j, e0);
+    V::store(p + j + W, e1);
+    s0 = V::add(s0, e0);
+    s1 = V::add(s1, e1);
+  }
+  for (; j + W <= n; j += W) {
+    const VT e = exp_v(V::sub(V::load(p + j), mm));
+    V::store(p + j, e);
+    s0 = V::add(s0, e);
+  }
+  float sum = V::reduce_add(V::add(s0, s1));
+  if (j < n) {
+    const VT e = exp_v(V::sub(V::load_partial(p + j, n - j), mm));
+    V::store_partial(p + j, e, n - j);
+    sum += sum_first(e, n - j);
+  }
+  const VT inv = V::set1(1.0f / sum);
+  j = 0;
+  for (; j + W <= n; j += W) V::store(p + j, V::mul(V::load(p + j), inv));
+  if (j < n) V::store_partial(p + j, V::mul(V::load_partial(p + j, n - j), inv), n - j);
+}
+
+AP_INLINE void fill_zero(float* p, int n) {
+  if (n > 0) std::memset(p, 0, sizeof(float) * zu(n));
+}
+
+// ---------------------------------------------------------------- attention
+
+AP_INLINE float head_scale(int hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
+AP_INLINE int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// dst (hs, ldt) = src rows (T, stride ld)ᵀ: dst[c·ldt + j] = src[j·ld + c], zero for j in [T, ldt).
+void pack_transposed(float* dst, int ldt, const float* src, int ld, int T, int hs) {
+  constexpr int JB = 8;
+  int j = 0;
+  for (; j + JB <= T; j += JB)
+    for (int c = 0; c < hs; ++c) {
+      float* d = dst + zu(c) * ldt + j;
+#pragma GCC unroll 8
+      for (int jj = 0; jj < JB; ++jj) d[jj] = src[zu(j + jj) * ld + c];
+    }
+  for (; j < T; ++j)
+    for (int c = 0; c < hs; ++c) dst[zu(c) * ldt + j] = src[zu(j) * ld + c];
+  for (int c = 0; c < hs; ++c) fill_zero(dst + zu(c) * ldt + T, ldt - T);
+}
+
+// Whether one head's packed Kᵀ (hs × T rounded up to NR) fits in the workspace.
+AP_INLINE bool head_fits(int T, int hs) {
+  return static_cast<size_t>(hs) * zu(round_up(T, NR)) <= kWorkspaceFloats;
+}
+
+// One head's forward over its T query rows: q, k, v rows with stride ld, out rows with stride ldo.
+// Weights go to P rows: att + t·T (keep = true: the (T,T) weights, zeros where masked) or, for
+// inference, a scratch of MR rows × T reused per block (keep = false).
+void attention_head(float* out, int ldo, float* att, bool keep, const float* q, const float* k, const float* v,
+                    int ld, int T, int hs, float scale, const AttnOptions& opt) {
+  const int Tp = round_up(T, NR);
+  float* kt = workspace();  // (hs, Tp): Kᵀ
+  pack_transposed(kt, Tp, k, ld, T, hs);
+  const bool stable = opt.stable_softmax;
+  for (int i0 = 0; i0 < T; i0 += MR) {
+    const int m = imin(MR, T - i0);
+    const int nmax = visible_keys(i0 + m - 1, opt.mask);
+    float* P = keep ? att + zu(i0) * T : att;  // rows of the block, stride T
+    // scores = scale·q·kᵀ over the keys the block sees
+    for (int j0 = 0; j0 < nmax; j0 += NR)
+      tile<MR, NV, AK::rows, false>(hs, q + zu(i0) * ld, ld, kt + j0, Tp, P + j0, T, m, imin(NR, nmax - j0), scale,
+                                    false, nullptr);
+    for (int r = 0; r < m; ++r) {
+      const int n = visible_keys(i0 + r, opt.mask);
+      softmax_inplace(P + zu(r) * T, n, stable);
+      fill_zero(P + zu(r) * T + n, (keep ? T : nmax) - n);
+    }
+    // context = weights·v
+    gemm_direct<AK::rows>(m, hs, nmax, P, T, v, ld, out + zu(i0) * ldo, ldo, 1.0f, false);
+  }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
+  const int hs = C / NH, C3 = 3 * C;
+  if (!head_fits(T, hs)) return reference::attention_forward(out, att, qkv, B, T, C, NH, opt);
+  const float scale = head_scale(hs);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      const float* q = qkv + zu(b) * T * C3 + h * hs;
+      attention_head(out + zu(b) * T * C + h * hs, C, att + (zu(b) * NH + h) * T * T, true, q, q + C, q + 2 * C, C3,
+                     T, hs, scale, opt);
+    }
+}
+
+size_t attention_forward_infer_scratch(int, int T, int, int) { return zu(MR) * T; }
+
+void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                             AttnOptions opt) {
+  const int hs = C / NH, C3 = 3 * C;
+  if (!head_fits(T, hs)) return reference::attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
+  const float scale = head_scale(hs);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      const float* q = qkv + zu(b) * T * C3 + h * hs;
+      attention_head(out + zu(b) * T * C + h * hs, C, scratch, false, q, q + C, q + 2 * C, C3, T, hs, scale, opt);
+    }
+}
+
+size_t attention_backward_scratch(int, int T, int, int) { return zu(RB) * T; }
+
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
+                        int T, int C, int NH, AttnOptions opt) {
+  const int hs = C / NH, C3 = 3 * C;
+  if (!head_fits(T, hs)) return reference::attention_backward(dqkv, scratch, dout, qkv, att, B, T, C, NH, opt);
+  const float scale = head_scale(hs);
+  const int Tp = round_up(T, NR);
+  float* vt = workspace();  // (hs, Tp): Vᵀ
+  float* ds = scratch;      // (RB, T): ∂L/∂att, then ∂L/∂scores/scale, for a block of rows
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      const size_t bo = zu(b) * T * C3 + h * hs;
+      const float* q = qkv + bo;
+      const float* k = q + C;
+      const float* v = q + 2 * C;
+      float* dq = dqkv + bo;
+      float* dk = dq + C;
+      float* dv = dq + 2 * C;
+      const float* a = att + (zu(b) * NH + h) * T * T;
+      const float* d = dout + zu(b) * T * C + h * hs;
+      pack_transposed(vt, Tp, v, C3, T, hs);
+      for (int i0 = 0; i0 < T; i0 += RB) {
+        const int m = imin(RB, T - i0);
+        const int nmax = visible_keys(i0 + m - 1, opt.mask);
+        if (nmax <= 0) continue;
+        // datt = dout·vᵀ over the keys the block sees
+        for (int r0 = 0; r0 < m; r0 += MR)
+          for (int j0 = 0; j0 < nmax; j0 += NR)
+            tile<MR, NV, AK::rows, false>(hs, d + zu(i0 + r0) * C, C, vt + j0, Tp, ds + zu(r0) * T + j0, T,
+                                          imin(MR, m - r0), imin(NR, nmax - j0), 1.0f, false, nullptr);
+        // softmax backward: dpre_j = a_j·(datt_j − Σ_k datt_k·a_k), zero past the row's keys
+        for (int r = 0; r < m; ++r) {
+          const int n = visible_keys(i0 + r, opt.mask);
+          float* g = ds + zu(r) * T;
+          const float* ar = a + zu(i0 + r) * T;
+          const float dotv = dot(g, ar, n);
+          const VT dv_ = V::set1(dotv);
+          int j = 0;
+          for (; j + W <= n; j += W) V::store(g + j, V::mul(V::load(ar + j), V::sub(V::load(g + j), dv_)));
+          for (; j < n; ++j) g[j] = ar[j] * (g[j] - dotv);
+          fill_zero(g + n, nmax - n);
+        }
+        // dq += scale·dpre·k;  dk += scale·dpreᵀ·q;  dv += attᵀ·dout
+        gemm_direct<AK::rows>(m, hs, nmax, ds, T, k, C3, dq + zu(i0) * C3, C3, scale, true);
+        gemm_direct<AK::cols>(nmax, hs, m, ds, T, q + zu(i0) * C3, C3, dk, C3, scale, true);
+        gemm_direct<AK::cols>(nmax, hs, m, a + zu(i0) * T, T, d + zu(i0) * C, C, dv, C3, 1.0f, true);
+      }
+    }
+}
+
+void attention_decode(float* out, float* att, const float* q, const float* k_cache, const float* v_cache, int base,
+                      int C, int NH, AttnOptions opt) {
+  const int hs = C / NH, T_total = base + 1;
+  const float scale = head_scale(hs);
+  const int n = visible_keys(base, opt.mask);
+  for (int h = 0; h < NH; ++h) {
+    float* a = att + zu(h) * T_total;
+    const float* qh = q + h * hs;
+    for (int j = 0; j < n; ++j) a[j] = dot(qh, k_cache + zu(j) * C + h * hs, hs) * scale;
+    softmax_inplace(a, n, opt.stable_softmax);
+    fill_zero(a + n, T_total - n);
+    // out = Σ_j a_j·v_j, NR columns at a time
+    for (int c0 = 0; c0 < hs; c0 += NR) {
+      const int nn = imin(NR, hs - c0);
+      tile_n<AK::rows, 1>(n, a, 0, v_cache + h * hs + c0, C, out + h * hs + c0, 0, 1, nn, 1.0f, false, nullptr);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- encoder, residual (exact)
+
+AP_INLINE void add_rows(float* o, const float* a, const float* b, int n) {  // o = a + b (o may alias a or b)
+  int i = 0;
+  for (; i + W <= n; i += W) V::store(o + i, V::add(V::load(a + i), V::load(b + i)));
+  for (; i < n; ++i) o[i] = a[i] + b[i];
+}
+
+void encoder_forward(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      add_rows(out + (zu(b) * T + t) * C, wte + zu(ids[b * T + t]) * C, wpe + zu(t) * C, C);
+}
+
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* ids, int B, int T, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t) {
+      const float* d = dout + (zu(b) * T + t) * C;
+      if (dwte) {
+        float* e = dwte + zu(ids[b * T + t]) * C;
+        add_rows(e, e, d, C);
+      }
+      if (dwpe) {
+        float* p = dwpe + zu(t) * C;
+        add_rows(p, p, d, C);
+      }
+    }
+}
+
+void residual_forward(float* out, const float* a, const float* b, int N) { add_rows(out, a, b, N); }
+
+void residual_backward(float* da, float* db, const float* dout, int N) {
+  add_rows(da, da, dout, N);
+  add_rows(db, db, dout, N);
+}
+
+// ---------------------------------------------------------------- layernorm
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
+                       int C) {
+  const float invC = 1.0f / static_cast<float>(C);
+  for (int n = 0; n < N; ++n) {
+    const float* x = inp + zu(n) * C;
+    float* o = out + zu(n) * C;
+    VT s = V::zero();
+    int c = 0;
+    for (; c + W <= C; c += W) s = V::add(s, V::load(x + c));
+    float m = V::reduce_add(s);
+    for (; c < C; ++c) m += x[c];
+    m /= static_cast<float>(C);
+    const VT mv = V::set1(m);
+    s = V::zero();
+    c = 0;
+    for (; c + W <= C; c += W) {
+      const VT d = V::sub(V::load(x + c), mv);
+      s = V::fmadd(d, d, s);
+    }
+    float var = V::reduce_add(s);
+    for (; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+    var *= invC;
+    const float r = 1.0f / std::sqrt(var + 1e-5f);
+    const VT rv = V::set1(r);
+    c = 0;
+    for (; c + W <= C; c += W)
+      V::store(o + c, V::fmadd(V::mul(V::sub(V::load(x + c), mv), rv), V::load(w + c), V::load(b + c)));
+    for (; c < C; ++c) o[c] = (x[c] - m) * r * w[c] + b[c];
+    mean[n] = m;
+    rstd[n] = r;
+  }
+}
+
+void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
+                        const float* mean, const float* rstd, int N, int C) {
+  const float invC = 1.0f / static_cast<float>(C);
+  for (int n = 0; n < N; ++n) {
+    const float* x = inp + zu(n) * C;
+    const float* d = dout + zu(n) * C;
+    const float m = mean[n], r = rstd[n];
+    const VT mv = V::set1(m), rv = V::set1(r);
+    VT s1 = V::zero(), s2 = V::zero();
+    int c = 0;
+    for (; c + W <= C; c += W) {
+      const VT norm = V::mul(V::sub(V::load(x + c), mv), rv);
+      const VT dn = V::mul(V::load(w + c), V::load(d + c));
+      s1 = V::add(s1, dn);
+      s2 = V::fmadd(dn, norm, s2);
+    }
+    float dnorm_mean = V::reduce_add(s1), dnorm_norm_mean = V::reduce_add(s2);
+    for (; c < C; ++c) {
+      const float norm = (x[c] - m) * r, dn = w[c] * d[c];
+      dnorm_mean += dn;
+      dnorm_norm_mean += dn * norm;
+    }
+    dnorm_mean *= invC;
+    dnorm_norm_mean *= invC;
+    const VT a = V::set1(dnorm_mean), bq = V::set1(dnorm_norm_mean);
+    float* dx = dinp ? dinp + zu(n) * C : nullptr;
+    c = 0;
+    for (; c + W <= C; c += W) {
+      const VT dc = V::load(d + c);
+      const VT norm = V::mul(V::sub(V::load(x + c), mv), rv);
+      if (db) V::store(db + c, V::add(V::load(db + c), dc));
+      if (dw) V::store(dw + c, V::fmadd(norm, dc, V::load(dw + c)));
+      if (dx) {
+        const VT dn = V::mul(V::load(w + c), dc);
+        // (dnorm − mean(dnorm) − norm·mean(dnorm·norm))·rstd
+        const VT g = V::sub(V::sub(dn, a), V::mul(norm, bq));
+        V::store(dx + c, V::fmadd(g, rv, V::load(dx + c)));
+      }
+    }
+    for (; c < C; ++c) {
+      const float norm = (x[c] - m) * r, dn = w[c] * d[c];
+      if (db) db[c] += d[c];
+      if (dw) dw[c] += norm * d[c];
+      if (dx) dx[c] += (dn - dnorm_mean - norm * dnorm_norm_mean) * r;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- GELU (exact, erf)
+
+void gelu_forward(float* out, const float* inp, int N) {
+  const VT half = V::set1(0.5f), one = V::set1(1.0f), s2 = V::set1(0.70710678118654752f);
+  int i = 0;
+  for (; i + W <= N; i += W) {
+    const VT x = V::load(inp + i);
+    V::store(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))));
+  }
+  if (i < N) {
+    const VT x = V::load_partial(inp + i, N - i);
+    V::store_partial(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))), N - i);
+  }
+}
+
+AP_INLINE VT gelu_grad(VT x) {  // Φ(x) + x·φ(x)
+  const VT cdf = V::mul(V::set1(0.5f), V::add(V::set1(1.0f), erf_v(V::mul(x, V::set1(0.70710678118654752f)))));
+  const VT pdf = V::mul(exp_v(V::mul(V::set1(-0.5f), V::mul(x, x))), V::set1(0.39894228040143268f));
+  return V::fmadd(x, pdf, cdf);
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
+  int i = 0;
+  for (; i + W <= N; i += W)
+    V::store(dinp + i, V::fmadd(gelu_grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
+  if (i < N) {
+    const int n = N - i;
+    V::store_partial(dinp + i,
+                     V::fmadd(gelu_grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n),
+                              V::load_partial(dinp + i, n)),
+                     n);
+  }
+}
+
+// ---------------------------------------------------------------- cross-entropy
+
+void crossentropy_forward(float* losses, float* probs, const float* logits, const int* targets, int N, int V_) {
+  for (int n = 0; n < N; ++n) {
+    const float* l = logits + zu(n) * V_;
+    float* p = probs + zu(n) * V_;
+    // the row max, then Σ e^(l − max), kept in p; −log p_target = log Σ + max − l_target
+    VT mv = V::set1(-std::numeric_limits<float>::infinity());
+    int j = 0;
+    for (; j + W <= V_; j += W) mv = V::max(V::load(l + j), mv);
+    float m = V::reduce_max(mv);
+    for (; j < V_; ++j) m = l[j] > m ? l[j] : m;
+    std::memcpy(p, l, sizeof(float) * zu(V_));
+    softmax_inplace(p, V_, true);
+    const VT mm = V::set1(m);
+    VT s = V::zero();
+    j = 0;
+    for (; j + W <= V_; j += W) s = V::add(s, exp_v(V::sub(V::load(l + j), mm)));
+    float sum = V::reduce_add(s);
+    if (j < V_) sum += sum_first(exp_v(V::sub(V::load_partial(l + j, V_ - j), mm)), V_ - j);
+    losses[n] = log_f32(sum) + m - l[targets[n]];
+  }
+}
+
+void crossentropy_backward(float* dlogits, const float* probs, const int* targets, float dloss, int N, int V_) {
+  const VT dl = V::set1(dloss);
+  for (int n = 0; n < N; ++n) {
+    const float* p = probs + zu(n) * V_;
+    float* d = dlogits + zu(n) * V_;
+    const int t = targets[n];
+    const float dt = d[t];
+    int j = 0;
+    for (; j + W <= V_; j += W) V::store(d + j, V::add(V::load(d + j), V::mul(V::load(p + j), dl)));
+    for (; j < V_; ++j) d[j] += p[j] * dloss;
+    d[t] = dt + (p[t] - 1.0f) * dloss;  // the reference's arithmetic at the target
+  }
+}
+
+// ---------------------------------------------------------------- optimiser helpers
+
+double sum_squares(const float* x, int64_t n) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += static_cast<double>(x[i + j]) * x[i + j];
+  double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; ++i) t += static_cast<double>(x[i]) * x[i];
+  return t;
+}
+
+void scale_inplace(float* x, float s, int64_t n) {
+  const VT sv = V::set1(s);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::store(x + i, V::mul(V::load(x + i), sv));
+  for (; i < n; ++i) x[i] *= s;
+}
+
+// The reference's operations in the reference's order (no fmadd): bit-identical results.
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, float bias1, float bias2) {
+  const VT b1 = V::set1(beta1), b2 = V::set1(beta2), c1 = V::set1(1.0f - beta1), c2 = V::set1(1.0f - beta2);
+  const VT bc1 = V::set1(bias1), bc2 = V::set1(bias2), e = V::set1(eps), lrv = V::set1(lr),
+           wd = V::set1(weight_decay);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const VT g = V::load(grads + i);
+    const VT mi = V::add(V::mul(b1, V::load(m + i)), V::mul(c1, g));
+    const VT vi = V::add(V::mul(b2, V::load(v + i)), V::mul(V::mul(c2, g), g));
+    V::store(m + i, mi);
+    V::store(v + i, vi);
+    const VT mhat = V::div(mi, bc1), vhat = V::div(vi, bc2);
+    const VT p = V::load(params + i);
+    const VT upd = V::add(V::div(mhat, V::add(V::sqrt(vhat), e)), V::mul(wd, p));
+    V::store(params + i, V::sub(p, V::mul(lrv, upd)));
+  }
+  for (; i < n; ++i) {
+    const float g = grads[i];
+    const float mi = beta1 * m[i] + (1.0f - beta1) * g;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    const float mhat = mi / bias1, vhat = vi / bias2;
+    params[i] -= lr * (mhat / (std::sqrt(vhat) + eps) + weight_decay * params[i]);
+  }
+}
+
+// For the tests: the vector exp and erf on n floats.
+void exp_n(float* out, const float* x, int n) {
+  int i = 0;
+  for (; i + W <= n; i += W) V::store(out + i, exp_v(V::load(x + i)));
+  if (i < n) V::store_partial(out + i, exp_v(V::load_partial(x + i, n - i)), n - i);
+}
+void erf_n(float* out, const float* x, int n) {
+  int i = 0;
+  for (; i + W <= n; i += W) V::store(out + i, erf_v(V::load(x + i)));
+  if (i < n) V::store_partial(out + i, erf_v(V::load_partial(x + i, n - i)), n - i);
+}
+
+const Table& table() {
+  static const Table t = {
+      AP_FAST_NAME,       encoder_forward,        encoder_backward,   layernorm_forward,
+      layernorm_backward, matmul_forward,         matmul_backward,    attention_forward,
+      attention_forward_infer_scratch, attention_forward_infer, attention_backward_scratch,
+      attention_backward, attention_decode,       gelu_forward,       gelu_backward,
+      residual_forward,   residual_backward,      crossentropy_forward, crossentropy_backward,
+      sum_squares,        scale_inplace,          adamw_update,       exp_n,
+      erf_n,
+  };
+  return t;
+}
+
+}  // namespace ap::kernels::fast::AP_FAST_NS
+
+#undef AP_INLINE

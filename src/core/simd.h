@@ -1,0 +1,286 @@
+// simd.h — the one vector type each fast-kernel translation unit is compiled with (internal).
+//
+// A kernels_fast_<isa>.cpp file defines AP_SIMD_<ISA> and includes kernels_fast_impl.h, which
+// includes this header: `V` is then the vector of that instruction set, with W float lanes and a
+// small set of static operations (loads, stores, arithmetic, fmadd, reductions, compares and a
+// select), enough for the GEMM micro-kernel, the softmax, exp and erf. One ISA per translation
+// unit, so every function compiled with wide-ISA flags lives in its own namespace and file.
+//   AP_SIMD_AVX512  16 lanes, AVX-512F with FMA (x86-64, chosen at run time)
+//   AP_SIMD_AVX2    8 lanes, AVX2 + FMA (x86-64, chosen at run time)
+//   AP_SIMD_SSE2    4 lanes, SSE2 mul + add (every x86-64)
+//   AP_SIMD_WASM    4 lanes, WebAssembly SIMD128 mul + add (-msimd128)
+//   AP_SIMD_SCALAR  1 lane, plain C++ (any other target; also built natively so it is tested)
+// max(a, b) = a > b ? a : b and min(a, b) = a < b ? a : b on every ISA (x86 semantics: b when
+// either is NaN), so max(x, acc) skips a NaN x.
+// fmadd(a, b, c) = a·b + c is fused (one rounding) where the ISA has FMA, two roundings elsewhere.
+// load_partial / store_partial touch only the first n < W lanes' memory.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(AP_SIMD_AVX512) || defined(AP_SIMD_AVX2) || defined(AP_SIMD_SSE2)
+#include <immintrin.h>
+#elif defined(AP_SIMD_WASM)
+#include <wasm_simd128.h>
+#elif !defined(AP_SIMD_SCALAR)
+#error "define one AP_SIMD_* before including simd.h"
+#endif
+
+namespace ap::simd {
+
+#if defined(AP_SIMD_AVX512)
+
+struct V {
+  using T = __m512;
+  using Mask = __mmask16;
+  static constexpr int W = 16;
+  static constexpr bool kFma = true;
+  static T zero() { return _mm512_setzero_ps(); }
+  static T set1(float x) { return _mm512_set1_ps(x); }
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
+  static T load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
+  static void store_partial(float* p, T v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T min(T a, T b) { return _mm512_min_ps(a, b); }
+  static T sqrt(T a) { return _mm512_sqrt_ps(a); }
+  static T abs(T a) { return _mm512_abs_ps(a); }
+  static float reduce_add(T a) {
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static float reduce_max(T a) {
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static Mask gt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static Mask lt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static Mask is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  static T select(Mask m, T a, T b) { return _mm512_mask_blend_ps(m, b, a); }  // m ? a : b
+  // 2^n for integral n in [-126, 127] held as floats.
+  static T exp2i(T n) {
+    const __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  }
+  static T copysign(T mag, T sgn) {  // |mag| with the sign of sgn
+    const __m512i s = _mm512_set1_epi32(INT32_MIN);
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(s, _mm512_castps_si512(mag)),
+                                               _mm512_and_si512(s, _mm512_castps_si512(sgn))));
+  }
+};
+
+#elif defined(AP_SIMD_AVX2)
+
+struct V {
+  using T = __m256;
+  using Mask = __m256;
+  static constexpr int W = 8;
+  static constexpr bool kFma = true;
+  static T zero() { return _mm256_setzero_ps(); }
+  static T set1(float x) { return _mm256_set1_ps(x); }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static __m256i first(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static T load_partial(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
+  static void store_partial(float* p, T v, int n) { _mm256_maskstore_ps(p, first(n), v); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T sqrt(T a) { return _mm256_sqrt_ps(a); }
+  static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static float reduce_add(T a) {
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static float reduce_max(T a) {
+    __m128 q = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static Mask gt(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  static Mask lt(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static Mask is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  static T select(Mask m, T a, T b) { return _mm256_blendv_ps(b, a, m); }
+  static T exp2i(T n) {
+    const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
+  static T copysign(T mag, T sgn) {
+    const __m256 s = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sgn));
+  }
+};
+
+#elif defined(AP_SIMD_SSE2)
+
+struct V {
+  using T = __m128;
+  using Mask = __m128;
+  static constexpr int W = 4;
+  static constexpr bool kFma = false;
+  static T zero() { return _mm_setzero_ps(); }
+  static T set1(float x) { return _mm_set1_ps(x); }
+  static T load(const float* p) { return _mm_loadu_ps(p); }
+  static void store(float* p, T v) { _mm_storeu_ps(p, v); }
+  static T load_partial(const float* p, int n) {
+    float b[4] = {0, 0, 0, 0};
+    std::memcpy(b, p, sizeof(float) * n);
+    return _mm_loadu_ps(b);
+  }
+  static void store_partial(float* p, T v, int n) {
+    float b[4];
+    _mm_storeu_ps(b, v);
+    std::memcpy(p, b, sizeof(float) * n);
+  }
+  static T add(T a, T b) { return _mm_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+  static T max(T a, T b) { return _mm_max_ps(a, b); }
+  static T min(T a, T b) { return _mm_min_ps(a, b); }
+  static T sqrt(T a) { return _mm_sqrt_ps(a); }
+  static T abs(T a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
+  static float reduce_add(T a) {
+    T q = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static float reduce_max(T a) {
+    T q = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+  }
+  static Mask gt(T a, T b) { return _mm_cmpgt_ps(a, b); }
+  static Mask lt(T a, T b) { return _mm_cmplt_ps(a, b); }
+  static Mask is_nan(T a) { return _mm_cmpunord_ps(a, a); }
+  static T select(Mask m, T a, T b) { return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b)); }
+  static T exp2i(T n) {
+    const __m128i e = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
+    return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
+  }
+  static T copysign(T mag, T sgn) {
+    const __m128 s = _mm_set1_ps(-0.0f);
+    return _mm_or_ps(_mm_andnot_ps(s, mag), _mm_and_ps(s, sgn));
+  }
+};
+
+#elif defined(AP_SIMD_WASM)
+
+struct V {
+  using T = v128_t;
+  using Mask = v128_t;
+  static constexpr int W = 4;
+  static constexpr bool kFma = false;
+  static T zero() { return wasm_f32x4_splat(0.0f); }
+  static T set1(float x) { return wasm_f32x4_splat(x); }
+  static T load(const float* p) { return wasm_v128_load(p); }
+  static void store(float* p, T v) { wasm_v128_store(p, v); }
+  static T load_partial(const float* p, int n) {
+    T v = wasm_f32x4_splat(0.0f);
+    v = wasm_v128_load32_lane(p, v, 0);
+    if (n > 1) v = wasm_v128_load32_lane(p + 1, v, 1);
+    if (n > 2) v = wasm_v128_load32_lane(p + 2, v, 2);
+    return v;
+  }
+  static void store_partial(float* p, T v, int n) {
+    wasm_v128_store32_lane(p, v, 0);
+    if (n > 1) wasm_v128_store32_lane(p + 1, v, 1);
+    if (n > 2) wasm_v128_store32_lane(p + 2, v, 2);
+  }
+  static T add(T a, T b) { return wasm_f32x4_add(a, b); }
+  static T sub(T a, T b) { return wasm_f32x4_sub(a, b); }
+  static T mul(T a, T b) { return wasm_f32x4_mul(a, b); }
+  static T div(T a, T b) { return wasm_f32x4_div(a, b); }
+  static T fmadd(T a, T b, T c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
+  // x86's maxps/minps semantics (a > b ? a : b, so b when either is NaN), one instruction in V8:
+  // pmax(b, a) = b < a ? a : b.
+  static T max(T a, T b) { return wasm_f32x4_pmax(b, a); }
+  static T min(T a, T b) { return wasm_f32x4_pmin(b, a); }
+  static T sqrt(T a) { return wasm_f32x4_sqrt(a); }
+  static T abs(T a) { return wasm_f32x4_abs(a); }
+  static float reduce_add(T a) {
+    const T q = wasm_f32x4_add(a, wasm_i32x4_shuffle(a, a, 2, 3, 2, 3));
+    return wasm_f32x4_extract_lane(q, 0) + wasm_f32x4_extract_lane(q, 1);
+  }
+  static float reduce_max(T a) {
+    const T q = wasm_f32x4_pmax(a, wasm_i32x4_shuffle(a, a, 2, 3, 2, 3));
+    const float x = wasm_f32x4_extract_lane(q, 0), y = wasm_f32x4_extract_lane(q, 1);
+    return y > x ? y : x;
+  }
+  static Mask gt(T a, T b) { return wasm_f32x4_gt(a, b); }
+  static Mask lt(T a, T b) { return wasm_f32x4_lt(a, b); }
+  static Mask is_nan(T a) { return wasm_f32x4_ne(a, a); }
+  static T select(Mask m, T a, T b) { return wasm_v128_bitselect(a, b, m); }
+  static T exp2i(T n) {
+    const T e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
+    return wasm_i32x4_shl(e, 23);
+  }
+  static T copysign(T mag, T sgn) {
+    const T s = wasm_i32x4_splat(INT32_MIN);
+    return wasm_v128_or(wasm_v128_andnot(mag, s), wasm_v128_and(sgn, s));
+  }
+};
+
+#else  // AP_SIMD_SCALAR
+
+struct V {
+  using T = float;
+  using Mask = bool;
+  static constexpr int W = 1;
+  static constexpr bool kFma = false;
+  static T zero() { return 0.0f; }
+  static T set1(float x) { return x; }
+  static T load(const float* p) { return *p; }
+  static void store(float* p, T v) { *p = v; }
+  static T load_partial(const float* p, int) { return *p; }  // never called with W = 1
+  static void store_partial(float* p, T v, int) { *p = v; }
+  static T add(T a, T b) { return a + b; }
+  static T sub(T a, T b) { return a - b; }
+  static T mul(T a, T b) { return a * b; }
+  static T div(T a, T b) { return a / b; }
+  static T fmadd(T a, T b, T c) { return a * b + c; }  // two roundings: -ffp-contract=off
+  static T max(T a, T b) { return a > b ? a : b; }  // b if either is NaN, as maxps
+  static T min(T a, T b) { return a < b ? a : b; }
+  static T sqrt(T a) { return __builtin_sqrtf(a); }
+  static T abs(T a) { return __builtin_fabsf(a); }
+  static float reduce_add(T a) { return a; }
+  static float reduce_max(T a) { return a; }
+  static Mask gt(T a, T b) { return a > b; }
+  static Mask lt(T a, T b) { return a < b; }
+  static Mask is_nan(T a) { return a != a; }
+  static T select(Mask m, T a, T b) { return m ? a : b; }
+  static T exp2i(T n) {
+    const uint32_t bits = static_cast<uint32_t>(static_cast<int>(n) + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  static T copysign(T mag, T sgn) { return __builtin_copysignf(mag, sgn); }
+};
+
+#endif
+
+}  // namespace ap::simd
