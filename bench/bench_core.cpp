@@ -4,7 +4,15 @@
 //   W1  attention forward, one head: Q, K, V of shape [T, 64], causal;
 //       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through the
 //       traced attention_forward (what the page runs: it keeps every step).  GFLOP/s at 4·T²·d.
-//   W2  matmul [n,n]×[n,n].  GFLOP/s at 2n³.
+//       Then the GPT's kernels (kernels.h) on the same head: W1_attn_ref (reference tier, weights
+//       kept), W1_attn_fast (fast tier, weights kept: what training runs) and W1_attn_fastinfer
+//       (fast tier, fused, weights not kept: what inference runs). Q, K, V are the columns of one
+//       (T, 3·64) qkv buffer, the layout the model's c_attn produces.
+//   W2  matmul [n,n]×[n,n].  GFLOP/s at 2n³.  W2_matmul: the old ops.h kernel; W2_matmul_ref /
+//       W2_matmul_fast: kernels.h's matmul_forward (a Linear layer: out = a·bᵀ, packing included).
+//
+// The fast tier runs the best instruction set of the CPU, or AP_FAST_ISA's (avx512, avx2, sse2,
+// scalar); the header line names it.
 //
 // Each figure: repetitions are doubled until one trial takes ≥ 40 ms, then 9 trials; the median
 // and the minimum per call are printed. Output lines: "<workload> med_us=… min_us=… GFLOPs_med=…".
@@ -19,6 +27,8 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/kernels.h"
+#include "core/kernels_fast.h"
 #include "core/ops.h"
 #include "core/rng.h"
 
@@ -65,7 +75,9 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   const int trials = quick ? 3 : 9;
   const double min_trial_s = quick ? 0.01 : 0.04;
-  std::printf("ap_bench: core kernels, float32, one thread (%s)\n", quick ? "quick" : "9 trials");
+  std::printf("ap_bench: core kernels, float32, one thread (%s), fast tier: %s\n", quick ? "quick" : "9 trials",
+              ap::kernels::fast::isa_name());
+  namespace K = ap::kernels;
 
   // W1: attention forward, one head, d = 64, causal.
   const int d = 64;
@@ -83,6 +95,32 @@ int main(int argc, char** argv) {
       g_sink = out[0];
     };
     report("W1_attn_kernels_T" + std::to_string(T), time_it(kernels, trials, min_trial_s), 4.0 * T * T * d);
+    {
+      std::vector<float> qkv(static_cast<size_t>(T) * 3 * d);
+      for (int t = 0; t < T; ++t)
+        for (int c = 0; c < d; ++c) {
+          qkv[static_cast<size_t>(t) * 3 * d + c] = q.data[static_cast<size_t>(t) * d + c];
+          qkv[static_cast<size_t>(t) * 3 * d + d + c] = k.data[static_cast<size_t>(t) * d + c];
+          qkv[static_cast<size_t>(t) * 3 * d + 2 * d + c] = v.data[static_cast<size_t>(t) * d + c];
+        }
+      const K::AttnOptions opt;  // strict causal mask, stable softmax
+      std::vector<float> scratch(K::attention_forward_infer_scratch(1, T, d, 1));
+      auto ref = [&] {
+        K::reference::attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
+        g_sink = out[0];
+      };
+      auto fast = [&] {
+        ap::kernels::fast::attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
+        g_sink = out[0];
+      };
+      auto infer = [&] {
+        ap::kernels::fast::attention_forward_infer(out.data(), scratch.data(), qkv.data(), 1, T, d, 1, opt);
+        g_sink = out[0];
+      };
+      report("W1_attn_ref_T" + std::to_string(T), time_it(ref, trials, min_trial_s), 4.0 * T * T * d);
+      report("W1_attn_fast_T" + std::to_string(T), time_it(fast, trials, min_trial_s), 4.0 * T * T * d);
+      report("W1_attn_fastinfer_T" + std::to_string(T), time_it(infer, trials, min_trial_s), 4.0 * T * T * d);
+    }
     if (static_cast<long long>(T) * T > ap::kMaxScores) {
       std::printf("%-28s (above the trace limit n_head·T·T_total ≤ %lld)\n",
                   ("W1_attn_traced_T" + std::to_string(T)).c_str(), ap::kMaxScores);
@@ -107,6 +145,16 @@ int main(int argc, char** argv) {
       g_sink = c[0];
     };
     report("W2_matmul_n" + std::to_string(n), time_it(mm, trials, min_trial_s), 2.0 * n * n * n);
+    auto ref = [&] {
+      K::reference::matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
+      g_sink = c[0];
+    };
+    auto fast = [&] {
+      ap::kernels::fast::matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
+      g_sink = c[0];
+    };
+    report("W2_matmul_ref_n" + std::to_string(n), time_it(ref, trials, min_trial_s), 2.0 * n * n * n);
+    report("W2_matmul_fast_n" + std::to_string(n), time_it(fast, trials, min_trial_s), 2.0 * n * n * n);
   }
   return 0;
 }

@@ -123,7 +123,7 @@ TEST_CASE("fast kernels: the dispatcher and the instruction sets", "[kernels]") 
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
   CHECK(std::find(names.begin(), names.end(), "sse2") != names.end());
 #endif
-#if defined(__wasm_simd128__)
+#if defined(AP_WASM_SIMD128)
   CHECK(names.front() == "simd128");
 #endif
   CHECK_FALSE(F::set_isa("no-such-isa"));
@@ -353,14 +353,10 @@ TEST_CASE("fast kernels: attention forward, inference forward, backward", "[kern
           for (int j = 0; j < T; ++j) wtol[j] = wt * at[j];
           // context: Σ a_j|v_j|
           const float* d = dout.data() + (size_t(b) * T + t) * C + h * hs;
-          double dot = 0, dotmag = 0;
+          double dotmag = 0;
           for (int j = 0; j < n; ++j) {
-            double dt = 0, dtm = 0;
-            for (int c = 0; c < hs; ++c) {
-              dt += double(d[c]) * v[size_t(j) * C3 + c];
-              dtm += std::fabs(double(d[c]) * v[size_t(j) * C3 + c]);
-            }
-            dot += dt * at[j];
+            double dtm = 0;
+            for (int c = 0; c < hs; ++c) dtm += std::fabs(double(d[c]) * v[size_t(j) * C3 + c]);
             dotmag += dtm * at[j];
           }
           for (int c = 0; c < hs; ++c) {

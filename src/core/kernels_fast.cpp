@@ -41,7 +41,7 @@ const Entry kEntries[] = {
     {"avx2", avx2::table, has_avx2},
     {"sse2", sse2::table, always},
 #endif
-#if defined(__wasm_simd128__)
+#if defined(AP_WASM_SIMD128)
     {"simd128", simd128::table, always},
 #endif
     {"scalar", scalar::table, always},

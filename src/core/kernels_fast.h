@@ -4,7 +4,7 @@
 // The kernels are written once (kernels_fast_impl.h) and compiled once per instruction set, each
 // into its own table of function pointers: natively avx512 (AVX-512F + FMA), avx2 (AVX2 + FMA),
 // sse2 (every x86-64) and scalar (plain C++), the best one the CPU has chosen at the first call;
-// in wasm simd128. The environment variable AP_FAST_ISA (avx512 | avx2 | sse2 | scalar) or
+// in wasm simd128 (AP_WASM_SIMD128, set by the build). The environment variable AP_FAST_ISA (avx512 | avx2 | sse2 | scalar) or
 // set_isa() picks a lower one, so the tests and the benchmarks can run every path on one machine.
 //
 // Memory: the kernels never allocate. Packing (the GEMM's panels, an attention head's Kᵀ or Vᵀ)
@@ -125,7 +125,7 @@ namespace avx512 { const Table& table(); }
 namespace avx2 { const Table& table(); }
 namespace sse2 { const Table& table(); }
 #endif
-#if defined(__wasm_simd128__)
+#if defined(AP_WASM_SIMD128)
 namespace simd128 { const Table& table(); }
 #endif
 namespace scalar { const Table& table(); }
