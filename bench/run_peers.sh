@@ -1,44 +1,82 @@
 #!/usr/bin/env bash
-# bench/run_peers.sh — the core's kernels (build/ap_bench) beside PyTorch CPU on the shared
-# workloads W1 (attention forward, one head, d 64, causal) and W2 (matmul), one thread, runs
-# interleaved in one sitting, then a table of medians and ratios (ours ÷ PyTorch time: < 1 is
-# faster). PyTorch is Debian's python3-torch with OpenBLAS extracted (not installed) beside it, as
-# ../shared/bench/peers/run_torch.sh does. A benchmark: it prints numbers, it never fails on them.
-#   bench/run_peers.sh [ROUNDS]        (default 2; needs: apt-get install python3-torch)
+# bench/run_peers.sh — one sitting: ours and the peers on the shared workloads
+# (../shared/bench/README.md), one thread each, interleaved for several rounds, then a table of
+# medians and ratios (ours ÷ peer, as speeds) with GFLOP/s as a % of the machine's measured peak.
+#   ours:  native (build/ap_bench, the fast tier on the CPU's best ISA), wasm SIMD128 in Node
+#          (build-wasm/ap_bench.cjs, node --no-liftoff) and in Debian's Chromium
+#          (bench/chromium_bench.mjs, warmed up)
+#   peers: PyTorch CPU (Debian's python3-torch, OpenBLAS extracted beside it, 1 thread),
+#          onnxruntime-web and TensorFlow.js's wasm backend (Node, SIMD, 1 thread)
+#   peak:  peers/cpp/peak.cpp natively and in wasm, bench/peak_avx512.cpp
+# Nothing on the machine changes: the peers' folder is copied to bench/out/peers and its npm
+# packages installed there; OpenBLAS is extracted under bench/out (apt-get download, dpkg -x).
+# A benchmark: it prints numbers and never fails on them.
+#   bench/run_peers.sh [ROUNDS]        (default 3; PEERS=path of the peers' folder,
+#                                       ONLY=w1,w2 the workloads, NO_CHROMIUM=1 to skip the browser)
+# Needs: scripts/setup (compilers, Emscripten, Chromium, node_modules) and python3-torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-2}
-peers=${PEERS:-../shared/bench/peers}
+rounds=${1:-3}
+peers_src=${PEERS:-../shared/bench/peers}
+only=${ONLY:-w1,w2}
 out=bench/out
 mkdir -p "$out"
+export NODE_PATH=/usr/share/nodejs  # Debian's em++ finds its JS dependencies there
+log() { printf '[run_peers] %s\n' "$*" >&2; }
+
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "run_peers: needs Debian's python3-torch (apt-get install python3-torch)"; exit 1; }
+[[ -d $peers_src ]] || { echo "run_peers: no peers folder at $peers_src (set PEERS=…)"; exit 1; }
+
+log "building ours (native Release, wasm Release)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target ap_bench >/dev/null
+cmake --build build -j2 --target ap_bench >/dev/null
+emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-wasm -j2 --target ap_bench ap_bench_web >/dev/null
+
+log "peers: a writable copy in $out/peers, its npm packages there"
+peers=$out/peers
+if [[ ! -e $peers/package.json ]] || ! cmp -s "$peers_src/package-lock.json" "$peers/package-lock.json"; then
+  rm -rf "$peers" && cp -r "$peers_src" "$peers" && chmod -R u+w "$peers"
+fi
+if [[ ! -d $peers/node_modules/onnxruntime-web ]]; then
+  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+if [[ ! -e $peers/build/onnx/mm_n256.onnx ]]; then
+  (cd "$peers" && /usr/bin/python3 make_onnx.py >/dev/null 2>&1)
+fi
 ob=$PWD/$out/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread
 if [[ ! -e $ob/libblas.so.3 ]]; then
-  (cd "$out" && apt-get download libopenblas0-pthread >/dev/null && dpkg -x libopenblas0-pthread_*.deb openblas)
+  (cd "$out" && apt-get download libopenblas0-pthread >/dev/null 2>&1 && dpkg -x libopenblas0-pthread_*.deb openblas)
 fi
-: > "$out/ours.txt"; : > "$out/torch.txt"
+
+log "peak: the peers' peak.cpp (native and wasm) and bench/peak_avx512.cpp"
+g++ -O2 -mavx2 -mfma "$peers/cpp/peak.cpp" -o "$out/peak"
+g++ -O2 -mavx512f -mfma bench/peak_avx512.cpp -o "$out/peak_avx512"
+em++ -O3 -msimd128 "$peers/cpp/peak.cpp" -sENVIRONMENT=node -sSINGLE_FILE=1 -o "$out/peak_wasm.cjs" 2>/dev/null
+
+rm -rf "$out"/round*
+chromium=1
+[[ -n ${NO_CHROMIUM:-} || ! -x ${CHROMIUM_PATH:-/usr/bin/chromium} || ! -d node_modules/@playwright/test ]] && chromium=0
 for ((r = 1; r <= rounds; r++)); do
-  build/ap_bench >> "$out/ours.txt"
+  d=$out/round$r
+  mkdir -p "$d"
+  log "round $r/$rounds: peak"
+  { "$out/peak" 3; "$out/peak_avx512" 3; node --no-liftoff "$out/peak_wasm.cjs" 3; } > "$d/peak.txt" 2>&1 || true
+  log "round $r/$rounds: ours native"
+  build/ap_bench > "$d/ours_native.txt" 2>&1 || true
+  log "round $r/$rounds: PyTorch CPU"
   LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
-    /usr/bin/python3 "$peers/torch_bench.py" --threads 1 --only w1,w2 2>/dev/null | grep -v -i warn >> "$out/torch.txt"
+    /usr/bin/python3 "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
+  log "round $r/$rounds: ours wasm (Node)"
+  node --no-liftoff build-wasm/ap_bench.cjs > "$d/ours_node.txt" 2>&1 || true
+  log "round $r/$rounds: onnxruntime-web"
+  (cd "$peers" && node ort_bench.js 9) > "$d/ort.txt" 2>&1 || true
+  log "round $r/$rounds: tfjs-wasm"
+  (cd "$peers" && node tfjs_bench.js 9 "$only") > "$d/tfjs.txt" 2>&1 || true
+  if ((chromium)); then
+    log "round $r/$rounds: ours wasm (Chromium)"
+    node bench/chromium_bench.mjs > "$d/ours_chromium.txt" 2>&1 || true
+  fi
 done
-/usr/bin/python3 - "$out/ours.txt" "$out/torch.txt" <<'PY'
-import re, statistics, sys
-def medians(path):
-    runs = {}
-    for line in open(path):
-        name, med = re.search(r'(W\d_\S+)', line), re.search(r'med_us=\s*([\d.]+)', line)
-        if name and med:
-            runs.setdefault(name.group(1), []).append(float(med.group(1)))
-    return {k: statistics.median(v) for k, v in runs.items()}
-ours, torch = medians(sys.argv[1]), medians(sys.argv[2])
-rows = [(f'W1 attention T={T}', f'W1_attn_kernels_T{T}', f'W1_attn_manual_T{T}', 4 * T * T * 64) for T in (64, 256, 1024)]
-rows += [(f'W1 attention T={T} (traced)', f'W1_attn_traced_T{T}', f'W1_attn_manual_T{T}', 4 * T * T * 64) for T in (64, 256)]
-rows += [(f'W2 matmul n={n}', f'W2_matmul_n{n}', f'W2_mm_n{n}', 2 * n ** 3) for n in (64, 256, 512)]
-print(f"{'workload':30s} {'ours µs':>10s} {'GFLOP/s':>8s} {'torch µs':>10s} {'GFLOP/s':>8s} {'ours/torch':>10s}")
-for label, a, b, flops in rows:
-    if a in ours and b in torch:
-        print(f"{label:30s} {ours[a]:10.1f} {flops / ours[a] * 1e-3:8.2f} {torch[b]:10.1f} {flops / torch[b] * 1e-3:8.2f} {ours[a] / torch[b]:10.2f}")
-PY
+((chromium)) || log "Chromium skipped (NO_CHROMIUM, no /usr/bin/chromium, or no node_modules: run scripts/setup)"
+/usr/bin/python3 bench/peers_table.py "$out" | tee "$out/table.txt"

@@ -17,6 +17,21 @@
 // set_tier() picks the tier for every call on the calling thread's program (a global); the build
 // option AP_REFERENCE_KERNELS forces the reference tier everywhere, for debugging.
 //
+// The fast tier's tolerance (u = 2⁻²⁴, float32's unit roundoff; tests/test_kernels.cpp checks it
+// for every kernel on every instruction set the machine runs, and in wasm):
+//  - bit-identical to the reference: encoder, residual, scale_inplace, adamw_update,
+//    crossentropy_backward, layernorm_backward's dbias (the same IEEE operations in the same order).
+//  - a sum of K products in another order (blocked, several lanes, FMA): |fast − ref| ≤
+//    2·(K+8)·u·Σ|terms| — each order is within (K−1)·u·Σ|terms| of the exact sum. matmul (K = C,
+//    OC or N), layernorm (K = C, twice that for the normalised output and dinp), attention scores
+//    (K = hs) and contexts (K = the visible keys).
+//  - exp within 4 ulp of exp_f32 (both within 2 ulp of e^x); erf within 5e-7 of erf_f32 (a
+//    rational approximation, as PyTorch's vectorised erf), so GELU within 2.6e-7·|x| + 4u·|gelu|.
+//  - softmax weights: relative error ≤ 2·δs + 4·(n+8)·u, δs the scores' bound above; exact zeros
+//    where masked and on empty rows, NaN where the naive softmax overflows, as the reference.
+// Results can differ between instruction sets (and so between native and wasm builds) within
+// these bounds; one build on one instruction set gives the same bits every time.
+//
 // Attention conventions (the stepper's): scores are q·k summed over the head dimension in order,
 // then multiplied by scale = 1/√hs; query t sees keys j ≤ t (mask strict, j > i + base hidden) or
 // j < t (mask inclusive, the tutorials' exercise j ≥ i + base). A row that sees no key gets weights

@@ -42,10 +42,16 @@ using VT = V::T;
 constexpr int W = V::W;
 
 // ---------------------------------------------------------------- blocking per ISA
-#if defined(AP_SIMD_AVX512)
+#if defined(AP_FAST_MR) && defined(AP_FAST_NV)  // experiments: -DAP_FAST_MR=… -DAP_FAST_NV=…
+constexpr int MR = AP_FAST_MR, NV = AP_FAST_NV;
+#elif defined(AP_SIMD_AVX512)
 constexpr int MR = 6, NV = 4;  // 6×64 tile: 24 zmm accumulators
 #elif defined(AP_SIMD_SCALAR)
 constexpr int MR = 4, NV = 4;  // 4×4 scalars
+#elif defined(AP_SIMD_WASM)
+// 2×16: 8 accumulators. V8 keeps them in registers; 6×8 (12) spills and ran at half the speed
+// (measured in Node, W2 n = 256: 2×16 ≈ 4×8 ≈ 55 GFLOP/s, 6×8 ≈ 25–30, 8×8 ≈ 22).
+constexpr int MR = 2, NV = 4;
 #else
 constexpr int MR = 6, NV = 2;  // 6×16 (AVX2) or 6×8 (SSE2, SIMD128): 12 accumulators
 #endif

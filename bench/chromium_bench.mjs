@@ -1,0 +1,42 @@
+// chromium_bench.mjs — the core's benchmark (bench/bench_core.cpp built for the web:
+// build-wasm/ap_bench_web.js) in Debian's Chromium, where users run the core. A benchmark: it prints
+// the same lines as ap_bench natively and in Node, and never fails on a number.
+// Chromium compiles wasm with Liftoff first and tiers hot functions up to TurboFan, so it runs the
+// whole benchmark once quickly (--quick) to warm up, then the measured run.
+//   node bench/chromium_bench.mjs [ap_bench arguments…]     (CHROMIUM_PATH, default /usr/bin/chromium)
+import { chromium } from '@playwright/test';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const JS = fileURLToPath(new URL('../build-wasm/ap_bench_web.js', import.meta.url));
+const args = process.argv.slice(2);
+
+let source;
+try {
+  source = await readFile(JS, 'utf8');
+} catch {
+  console.error(`chromium_bench: ${JS} is missing (cmake --build build-wasm --target ap_bench_web)`);
+  process.exit(1);
+}
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto('about:blank');
+  await page.addScriptTag({ content: source });
+  const version = browser.version();
+  const lines = await page.evaluate(async (argv) => {
+    const out = [];
+    // eslint-disable-next-line no-undef
+    const M = await createApBench({ print: (s) => out.push(s), printErr: (s) => out.push(s) });
+    M.callMain(['--quick']);  // warm-up: every kernel runs hot enough to be tiered up
+    out.length = 0;
+    M.callMain(argv);
+    return out;
+  }, args);
+  for (const line of lines) console.log(line.replace(/^ap_bench: /, `ap_bench (Chromium ${version}): `));
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""peers_table.py — the table bench/run_peers.sh prints: medians over the rounds of one sitting,
+ours beside each peer, ratios as speeds (ours ÷ peer: > 1 means we are faster), GFLOP/s also as a
+percentage of the machine's measured peak (native: the best of AVX2 and AVX-512 FMA; wasm: SIMD128
+mul + add in Node).
+
+Usage: bench/peers_table.py OUT_DIR   (reads OUT_DIR/round*/{ours_native,torch,ours_node,
+ours_chromium,ort,tfjs,peak*}.txt, as run_peers.sh writes them; standard library only)"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
+rounds = sorted(glob.glob(os.path.join(out, "round*")))
+
+
+def collect(fname):
+    """{name: [median µs per round]} from every round's file; also step/tok figures."""
+    runs = {}
+    for r in rounds:
+        path = os.path.join(r, fname)
+        if not os.path.exists(path):
+            continue
+        for line in open(path, encoding="utf8", errors="replace"):
+            m = re.search(r"\b(W\d_\S+)", line)
+            if not m:
+                continue
+            name = m.group(1)
+            med = re.search(r"med_us=\s*([\d.]+)", line)
+            step = re.search(r"step_ms_med=\s*([\d.]+)", line)
+            tok = re.search(r"tok/s_med=\s*([\d.]+)", line)
+            if med:
+                runs.setdefault(name, []).append(float(med.group(1)))
+            elif step:
+                runs.setdefault(name, []).append(float(step.group(1)) * 1e3)
+            if tok:
+                runs.setdefault(name + ":tok/s", []).append(float(tok.group(1)))
+    return {k: statistics.median(v) for k, v in runs.items()}, {k: len(v) for k, v in runs.items()}
+
+
+def peak(name):
+    vals = []
+    for r in rounds:
+        for f in glob.glob(os.path.join(r, "peak*.txt")):
+            for line in open(f, encoding="utf8", errors="replace"):
+                if line.startswith(name):
+                    m = re.search(r"GFLOPs_med=\s*([\d.]+)", line)
+                    if m:
+                        vals.append(float(m.group(1)))
+    return statistics.median(vals) if vals else None
+
+
+runners = {k: collect(f) for k, f in [("native", "ours_native.txt"), ("torch", "torch.txt"), ("node", "ours_node.txt"),
+                                      ("chromium", "ours_chromium.txt"), ("ort", "ort.txt"), ("tfjs", "tfjs.txt")]}
+med = {k: v[0] for k, v in runners.items()}
+count = {k: v[1] for k, v in runners.items()}
+p_native = max([p for p in (peak("avx2_fma256"), peak("avx512_fma512")) if p] or [0]) or None
+p_wasm = peak("wasm_simd128_mul+add")
+
+isa = "?"
+for r in rounds:
+    path = os.path.join(r, "ours_native.txt")
+    if os.path.exists(path):
+        m = re.search(r"fast tier: (\w+)", open(path).read())
+        if m:
+            isa = m.group(1)
+
+print(f"\nOne sitting, {len(rounds)} rounds interleaved; medians of each round's median. "
+      f"Ratios are speeds, ours ÷ peer (> 1: we are faster).")
+print(f"Peaks (measured): native {p_native or float('nan'):.1f} GFLOP/s (best of AVX2/AVX-512 FMA, "
+      f"one core), wasm SIMD128 {p_wasm or float('nan'):.1f} GFLOP/s (mul+add, Node). Our native fast tier: {isa}.")
+
+
+def gf(flops, us, pk):
+    if us is None:
+        return "—"
+    g = flops / us * 1e-3
+    return f"{g:7.1f} ({100 * g / pk:3.0f}%)" if pk else f"{g:7.1f}"
+
+
+def us(x):
+    return "—" if x is None else f"{x:10.1f}"
+
+
+def ratio(a, b):
+    return "—" if a is None or b is None else f"{b / a:6.2f}×"
+
+
+W1 = [(T, 4 * T * T * 64) for T in (64, 256, 1024)]
+W2 = [(n, 2 * n ** 3) for n in (64, 256, 512)]
+
+print("\n== native: ours (C++, fast tier) vs PyTorch CPU (OpenBLAS, 1 thread) — GFLOP/s (% of peak)")
+print(f"{'workload':44s} {'ours µs':>10s} {'ours GFLOP/s':>14s} {'torch µs':>10s} {'torch GFLOP/s':>14s} {'ours÷torch':>10s}")
+rows = []
+for T, fl in W1:
+    tm = med["torch"].get(f"W1_attn_manual_T{T}")
+    rows.append((f"W1 attention T={T} causal, fused (infer)", med["native"].get(f"W1_attn_fastinfer_T{T}"), tm, fl))
+    rows.append((f"W1 attention T={T}, weights kept (training)", med["native"].get(f"W1_attn_fast_T{T}"), tm, fl))
+    rows.append((f"W1 attention T={T}, reference tier", med["native"].get(f"W1_attn_ref_T{T}"), tm, fl))
+for n, fl in W2:
+    tm = med["torch"].get(f"W2_mm_n{n}")
+    rows.append((f"W2 matmul n={n}", med["native"].get(f"W2_matmul_fast_n{n}"), tm, fl))
+    rows.append((f"W2 matmul n={n}, reference tier", med["native"].get(f"W2_matmul_ref_n{n}"), tm, fl))
+for label, o, t, fl in rows:
+    if o is None and t is None:
+        continue
+    print(f"{label:44s} {us(o)} {gf(fl, o, p_native):>14s} {us(t)} {gf(fl, t, p_native):>14s} {ratio(o, t):>10s}")
+
+print("\n== wasm: ours (SIMD128) in Node and in Chromium vs onnxruntime-web and tfjs-wasm (Node, 1 thread)")
+print(f"{'workload':28s} {'Node µs':>10s} {'Node GFLOP/s':>14s} {'Chromium µs':>11s} {'ort µs':>10s} {'ort GFLOP/s':>14s} "
+      f"{'tfjs µs':>10s} {'Node÷ort':>9s} {'Chrom÷ort':>9s} {'Node÷tfjs':>9s}")
+for label, key, ok, tk, fl in (
+        [(f"W1 attention T={T} (fused)", f"W1_attn_fastinfer_T{T}", f"W1_attn_T{T}", f"W1_attn_T{T}_explicitT", fl)
+         for T, fl in W1] +
+        [(f"W1 attention T={T} (kept)", f"W1_attn_fast_T{T}", f"W1_attn_T{T}", f"W1_attn_T{T}_explicitT", fl)
+         for T, fl in W1] +
+        [(f"W2 matmul n={n}", f"W2_matmul_fast_n{n}", f"W2_mm_n{n}", f"W2_mm_n{n}", fl) for n, fl in W2]):
+    o, c, r, t = med["node"].get(key), med["chromium"].get(key), med["ort"].get(ok), med["tfjs"].get(tk)
+    if o is None and r is None:
+        continue
+    print(f"{label:28s} {us(o)} {gf(fl, o, p_wasm):>14s} {us(c):>11s} {us(r)} {gf(fl, r, p_wasm):>14s} {us(t)} "
+          f"{ratio(o, r):>9s} {ratio(c, r):>9s} {ratio(o, t):>9s}")
+
+# W3 / W4 (when the model's runners print them): tokens/s, ours ÷ PyTorch
+w34 = [("W3 training tiny", "W3_train_tiny"), ("W3 training small", "W3_train_small"),
+       ("W4 generation, no cache (blk 64)", "W4_gen256_nocache_blk64"),
+       ("W4 generation, KV cache (blk 257)", "W4_gen256_kvcache_blk257")]
+have = [w for w in w34 if any(w[1] + ":tok/s" in med[k] for k in med)]
+if have:
+    print("\n== W3 / W4: tokens/s (ours ÷ PyTorch CPU)")
+    print(f"{'workload':36s} {'native':>9s} {'Node':>9s} {'Chromium':>9s} {'torch':>9s} {'ort':>9s} {'tfjs':>9s} "
+          f"{'nat÷torch':>9s} {'Node÷torch':>10s} {'Chr÷torch':>9s}")
+    for label, key in have:
+        v = {k: med[k].get(key + ":tok/s") for k in med}
+        f = lambda x: "—" if x is None else f"{x:9.0f}"
+        rt = lambda a: "—" if a is None or not v["torch"] else f"{a / v['torch']:.2f}×"
+        print(f"{label:36s} {f(v['native'])} {f(v['node'])} {f(v['chromium'])} {f(v['torch'])} {f(v['ort'])} "
+              f"{f(v['tfjs'])} {rt(v['native']):>9s} {rt(v['node']):>10s} {rt(v['chromium']):>9s}")
+
+missing = [k for k in runners if not med[k]]
+if missing:
+    print(f"\n(no figures from: {', '.join(missing)})")
