@@ -462,7 +462,7 @@ TEST_CASE("loss floors: a perfect predictor's mean loss on generated text matche
 
 // ------------------------------------------------------------------------------ split
 
-TEST_CASE("split_dataset: the last max(10%, block_size + 1) tokens are validation", "[data]") {
+TEST_CASE("split_dataset: the last 10% or block_size + 1 tokens (the more) are validation", "[data]") {
   auto iota = [](int n) {
     std::vector<int> v(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
@@ -535,7 +535,7 @@ std::vector<int> window_offsets(const std::vector<int>& in, const std::vector<in
 
 }  // namespace
 
-TEST_CASE("BatchSampler: windows and their shifted targets - offsets uniform over [0, n - T)", "[data]") {
+TEST_CASE("BatchSampler: windows and their shifted targets - offsets uniform from 0 to n - T - 1", "[data]") {
   const int n = 74, T = 64, B = 4;  // 10 possible offsets
   const std::vector<int> data = iota_data(n);
   ap::BatchSampler sampler(1);

@@ -164,7 +164,7 @@ TEST_CASE("utf8: each kind of invalid byte - its 0-based offset - line - and byt
   CHECK(ap::utf8_fault("abc", 1) == "");
 }
 
-TEST_CASE("utf8: validity agrees with an independent decoder on every 1-, 2- and 3-byte string", "[utf8]") {
+TEST_CASE("utf8: validity agrees with an independent decoder on every 1- 2- and 3-byte string", "[utf8]") {
   int valid1 = 0, valid2 = 0, mismatches = 0;
   for (int a = 0; a < 256; ++a) {
     const std::string s = bytes({a});
