@@ -138,7 +138,7 @@ std::string read_choice(const Value& spec, const std::string& key, const std::ve
 void reject_unknown_keys(const Value& spec, const std::set<std::string>& known, const std::string& what) {
   if (!spec.is_object()) throw InputError(what + " must be a JSON object", "");
   for (const auto& m : spec.members())
-    if (!known.count(m.first)) throw InputError("unknown key \"" + m.first + "\" in the " + what, m.first);
+    if (!known.count(m.first)) throw InputError("unknown key \"" + json::excerpt(m.first) + "\" in the " + what, m.first);
 }
 
 MaskVariant read_mask(const Value& spec) {
