@@ -3,7 +3,9 @@
 // empty/overflow rows, non-finite strings), the {"ok":false,...} error shape for bad matrices,
 // malformed JSON, wrong types, unknown values and keys, parse_matrix_json, random_matrix_json,
 // causal_mask_json, softmax_json, version, and that output numbers are the shortest text that
-// reads back to the same float32. Responses are read with the independent tests/json_test_util.h.
+// reads back to the same float32; hostile JSON (issue 7): repeated keys refused by every entry
+// point, and every output valid UTF-8 whatever bytes the input held. Responses are read with the
+// independent tests/json_test_util.h.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include "api/api.h"
 #include "core/attention.h"
 #include "core/rng.h"
+#include "core/utf8.h"
 #include "json_test_util.h"
 
 using Catch::Matchers::Contains;
@@ -586,4 +589,70 @@ TEST_CASE("version is a non-empty dotted version", "[api]") {
   CHECK_FALSE(v.empty());
   CHECK_THAT(v, Contains("."));
   CHECK(v.find_first_not_of("0123456789.-+abcdefghijklmnopqrstuvwxyz") == std::string::npos);
+}
+
+// ------------------------------------------------------------------ hostile JSON (issue 7)
+
+TEST_CASE("every entry point refuses a repeated key by name - at any depth", "[api][errors]") {
+  struct C { std::string (*fn)(const std::string&); const char* spec; const char* key; };
+  for (C c : {C{ap::trace_json, R"({"Q":"1 0","K":"1 0","V":"1 2","Q":"0 1"})", "Q"},
+              C{ap::trace_json, R"({"Q":"1 0","K":"1 0","V":"1 2","causal":true,"causal":false})", "causal"},
+              C{ap::backward_json, R"({"Q":"1 0","K":"1 0","V":"1 2","d_out":"1 1","d_out":"2 2"})", "d_out"},
+              C{ap::gradcheck_json, R"({"Q":"1 0","K":"1 0","V":"1 2","check":[{"name":"Q","row":0,"col":0,"col":1}]})",
+                "col"},
+              C{ap::random_matrix_json, R"({"rows":2,"cols":2,"rows":3})", "rows"},
+              C{ap::causal_mask_json, R"({"T":2,"T":3})", "T"},
+              C{ap::softmax_json, R"({"x":"1 2","softmax":"naive","softmax":"stable"})", "softmax"}}) {
+    INFO(c.spec);
+    Err e = parse_err(c.fn(c.spec));
+    CHECK(e.field == "spec");
+    CHECK_THAT(e.error, Contains(std::string("repeated key \"") + c.key + "\""));
+    CHECK_THAT(e.error, Contains("first given at line 1"));
+  }
+  // the first occurrence alone is accepted: nothing else changed
+  parse_ok(ap::trace_json(R"({"Q":"1 0","K":"1 0","V":"1 2"})"));
+}
+
+TEST_CASE("every output is valid UTF-8 JSON - also for keys and values with invalid UTF-8", "[api][errors]") {
+  auto check_valid = [](const std::string& out) {
+    INFO("output: " << out.substr(0, 300));
+    CHECK(ap::utf8_valid(out));
+    jt::Value v;
+    REQUIRE_NOTHROW(v = jt::parse(out));
+    REQUIRE(v.is_object());
+    return v;
+  };
+  // a key with 0xFF bytes: refused as invalid UTF-8, with its position, in valid UTF-8
+  const std::string bad_key = "{\"Q\":\"1 0\",\"K\":\"1 0\",\"V\":\"1 2\",\"\xFF\xFEn_head\":2}";
+  for (auto fn : {ap::trace_json, ap::backward_json, ap::gradcheck_json, ap::softmax_json, ap::random_matrix_json,
+                  ap::causal_mask_json}) {
+    const jt::Value v = check_valid(fn(bad_key));
+    CHECK_FALSE(v["ok"].b);
+    CHECK_THAT(v["error"].str, Contains("invalid UTF-8 (0xFF never appears in UTF-8) at line 1, column 33"));
+  }
+  // an unknown key (valid UTF-8) is echoed as it is, a long one in part
+  const jt::Value u = check_valid(ap::trace_json(R"({"Q":"1 0","K":"1 0","V":"1 2","注意":1})"));
+  CHECK(u["error"].str == "unknown key \"注意\" in the spec");
+  CHECK(u["field"].str == "注意");
+  const jt::Value l = check_valid(ap::trace_json("{\"" + std::string(3000, 'z') + "\":1}"));
+  CHECK(l["error"].str.size() < 100);
+  // matrix text with invalid bytes: the parser's message quotes them; the output replaces them
+  for (const std::string& text : {std::string("1 2 \xFF\xFE"), std::string("1 \xC3"), std::string("\xE4\xB8 1")}) {
+    const jt::Value m = check_valid(ap::parse_matrix_json(text));
+    CHECK_FALSE(m["ok"].b);
+  }
+  // random bytes spliced into a valid spec, through every entry point
+  ap::Rng rng(23);
+  const std::string base = R"({"Q":"1 0; 0 1","K":"1 0; 0 1","V":"1 2; 3 4","causal":true})";
+  for (int i = 0; i < 400; ++i) {
+    std::string spec = base;
+    const int n = 1 + static_cast<int>(rng.next_u64() % 4);
+    for (int k = 0; k < n; ++k)
+      spec[rng.next_u64() % spec.size()] = static_cast<char>(0x80 + rng.next_u64() % 0x80);
+    for (auto fn : {ap::trace_json, ap::softmax_json, ap::parse_matrix_json}) {
+      const std::string out = fn(spec);
+      if (!ap::utf8_valid(out)) FAIL("invalid UTF-8 in the output for " << spec);
+      REQUIRE_NOTHROW(jt::parse(out));
+    }
+  }
 }

@@ -5,9 +5,21 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unordered_map>
+
 #include "../core/number_text.h"
+#include "../core/utf8.h"
 
 namespace ap::json {
+
+std::string excerpt(const std::string& s, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // inside a character
+    if (chars++ == max_chars) return s.substr(0, i) + "…";
+  }
+  return s;
+}
 
 namespace {
 
@@ -22,7 +34,10 @@ void write_double(std::string& out, double v) {
   out += buf;
 }
 
-void write_string(std::string& out, const std::string& s) {
+void write_string(std::string& out, const std::string& text) {
+  // Strings built from bad input (a message quoting it) may hold invalid UTF-8; JSON must not.
+  const std::string sanitized = utf8_valid(text) ? std::string() : utf8_sanitize(text);
+  const std::string& s = sanitized.empty() ? text : sanitized;
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
@@ -46,11 +61,33 @@ void write_string(std::string& out, const std::string& s) {
   out += '"';
 }
 
+// The character at byte `pos` as a message shows it: "x" (U+0078) — see describe_char.
+std::string shown_char(const std::string& s, size_t pos) {
+  const unsigned char c = static_cast<unsigned char>(s[pos]);
+  const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  try {
+    return describe_char(utf8_decode(s.substr(pos, len))[0]);
+  } catch (const std::exception&) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "byte 0x%02X", c);
+    return buf;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
 class Reader {
  public:
   explicit Reader(const std::string& text) : s_(text) {}
 
   Value document() {
+    const size_t bad = utf8_invalid_offset(s_);
+    if (bad != std::string::npos) {
+      pos_ = bad;
+      fail("invalid UTF-8 (" + utf8_fault(s_, bad) + ")");
+    }
     Value v = value(0);
     skip_ws();
     if (pos_ != s_.size()) fail("unexpected text after the JSON value");
@@ -58,13 +95,24 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const {
+  // Line and column (1-based; the column counts characters) of byte offset `at`.
+  std::pair<int, int> where(size_t at) const {
     int line = 1, column = 1;
-    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
-      if (s_[i] == '\n') { ++line; column = 1; } else { ++column; }
+    for (size_t i = 0; i < at && i < s_.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(s_[i]);
+      if (c == '\n') { ++line; column = 1; }
+      else if ((c & 0xC0) != 0x80) { ++column; }  // a continuation byte is part of the character before
     }
-    throw JsonError("JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(column),
-                    line, column);
+    return {line, column};
+  }
+
+  static std::string at_text(std::pair<int, int> lc) {
+    return "line " + std::to_string(lc.first) + ", column " + std::to_string(lc.second);
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    const auto lc = where(pos_);
+    throw JsonError("JSON: " + what + " at " + at_text(lc), lc.first, lc.second);
   }
 
   void skip_ws() {
@@ -91,22 +139,31 @@ class Reader {
     if (consume("false")) return Value(false);
     if (consume("null")) return Value(nullptr);
     if (c == '-' || (c >= '0' && c <= '9')) return number();
-    fail(std::string("unexpected character '") + c + "'");
+    fail("unexpected character " + shown_char(s_, pos_));
   }
 
   Value object(int depth) {
     Value v = Value::object();
+    std::unordered_map<std::string, size_t> seen;  // key → byte offset of its first occurrence
     ++pos_;
     skip_ws();
     if (pos_ < s_.size() && s_[pos_] == '}') { ++pos_; return v; }
     for (;;) {
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a key in quotes");
+      const size_t key_at = pos_;
       std::string key = string();
+      const auto first = seen.emplace(key, key_at);
+      if (!first.second) {
+        const auto lc = where(key_at);
+        throw JsonError("JSON: repeated key \"" + excerpt(key) + "\" at " + at_text(lc) + " (first given at " +
+                            at_text(where(first.first->second)) + "): each key may appear once in an object",
+                        lc.first, lc.second);
+      }
       skip_ws();
-      if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':' after the key \"" + key + "\"");
+      if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':' after the key \"" + excerpt(key) + "\"");
       ++pos_;
-      v.set(key, value(depth + 1));
+      v.members_.emplace_back(std::move(key), value(depth + 1));
       skip_ws();
       if (pos_ < s_.size() && s_[pos_] == ',') { ++pos_; continue; }
       if (pos_ < s_.size() && s_[pos_] == '}') { ++pos_; return v; }
@@ -208,7 +265,7 @@ class Reader {
           utf8(out, cp);
           break;
         }
-        default: --pos_; fail(std::string("bad escape '\\") + e + "'");
+        default: pos_ -= 2; fail("bad escape: a backslash before " + shown_char(s_, pos_ + 1));
       }
     }
   }
@@ -217,7 +274,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-}  // namespace
+}  // namespace detail
 
 Value Value::f32(float f) {
   if (std::isnan(f)) return Value("nan");
@@ -277,6 +334,6 @@ std::string Value::dump() const {
   return out;
 }
 
-Value parse(const std::string& text) { return Reader(text).document(); }
+Value parse(const std::string& text) { return detail::Reader(text).document(); }
 
 }  // namespace ap::json

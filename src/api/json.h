@@ -1,10 +1,18 @@
 // json.h — a small JSON value, reader and writer for the API's text face (no dependencies).
 //
 // Reader: RFC 8259 JSON (objects, arrays, strings with escapes incl. \uXXXX and surrogate pairs,
-// numbers as double, true/false/null); errors are JsonError with a 1-based line and column.
-// Nesting depth is limited to kMaxJsonDepth so hostile input cannot exhaust the stack.
+// numbers as double, true/false/null); errors are JsonError with a 1-based line and column (the
+// column counts characters, not bytes). Stricter than RFC 8259 where it allows ambiguity, because
+// a spec is typed by people and pasted by hostile ones:
+//   - an object that repeats a key ({"Q":…,"Q":…}, also spelt "\u0051") is refused, naming the key,
+//     at the second occurrence, at any depth — never silently "the last one wins";
+//   - the text must be valid UTF-8 (RFC 8259 §8.1); the error names the line, column and bytes.
+// Nesting depth is limited to kMaxJsonDepth so hostile input cannot exhaust the stack; an object
+// with n keys is read in O(n) (no quadratic key scan).
 // Writer: objects keep insertion order; whole numbers as integers; values marked f32 with the
-// fewest digits that read back to the same float32 (number_text.h).
+// fewest digits that read back to the same float32 (number_text.h). The output is always valid
+// UTF-8: invalid UTF-8 in any string or key (a message that quotes bad input, say) is written with
+// each ill-formed part replaced by U+FFFD. Raw values are trusted as they are.
 #pragma once
 
 #include <map>
@@ -23,6 +31,14 @@ struct JsonError : std::invalid_argument {
       : std::invalid_argument(message), line(line), column(column) {}
   int line, column;
 };
+
+namespace detail {
+class Reader;
+}
+
+// At most max_chars characters of s, cut at a character boundary, with "…" if cut: how messages
+// quote a key or a value that may be huge.
+std::string excerpt(const std::string& s, size_t max_chars = 40);
 
 class Value {
  public:
@@ -69,6 +85,7 @@ class Value {
   std::string dump() const;
 
  private:
+  friend class detail::Reader;  // appends members it has checked for repeats
   void write(std::string& out) const;
   Type type_ = Type::null;
   bool bool_ = false;

@@ -4,7 +4,8 @@
 // with the shape of each argument in a comment. Kernels check nothing; the model (gpt.h) sizes
 // every buffer. Backward kernels ADD (+=) into the gradients they produce, so a value used twice
 // (the tied wte, a residual stream) collects both contributions; a null gradient pointer means
-// "not needed". No kernel allocates: scratch memory is passed in.
+// "not needed". No kernel allocates: scratch memory is passed in. The elementwise kernels
+// (residual_forward, gelu_forward) may write in place (out == an input); no other kernel may alias.
 //
 // Two tiers:
 //  - reference: scalar C++ in a fixed summation order, FMA contraction off, the core's own exp,

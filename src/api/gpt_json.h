@@ -1,0 +1,52 @@
+// gpt_json.h — the GPT's JSON vocabulary, shared by the `gpt` CLI, the wasm module and the
+// checkpoint's metadata, so that one concept has one name everywhere.
+//
+// A run spec (every key optional):
+//   model:  "preset": "tiny" | "small" (default "tiny"), then any of "n_layer", "n_head",
+//           "n_embd", "block_size" to change it; "mask": "strict" | "inclusive";
+//           "softmax": "stable" | "naive"
+//   data:   "task": "copy" | "reverse" | "sort" | "induction" | "sums" | "grammar" (default
+//           "copy") with "n_chars" (its length), or "text": the user's UTF-8 text with
+//           "text_name" (for messages; default "text")
+//   train:  "batch_size", "steps", "lr", "min_lr", "warmup_steps", "weight_decay", "beta1",
+//           "beta2", "grad_clip", "eval_interval", "eval_batches", "seed"
+// Unknown keys, and "task" with "text", are refused by name.
+//
+// A config as JSON: {"vocab_size","block_size","n_layer","n_head","n_embd","mask","softmax"}.
+// A head's stepper spec: the q, k, v of one head for the last forward pass (one sequence) as the
+// stepper's Q, K, V mode, with the model's mask and softmax, so that `attention trace` (or the
+// page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"}.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../core/gpt.h"
+#include "../core/train.h"
+#include "json.h"
+
+namespace ap {
+
+struct RunSpec {
+  GPTConfig model;  // vocab_size is set by the Trainer from the data
+  TrainConfig train;
+  DataSpec data;
+};
+
+// Throws InputError naming the key at fault.
+RunSpec read_run_spec(const json::Value& spec);
+
+json::Value config_json(const GPTConfig& c);
+// All keys required; `where` prefixes messages and fields ("config", "__metadata__.config").
+GPTConfig read_config(const json::Value& v, const std::string& where);
+// TrainConfig without the seed (a 64-bit integer; checkpoints keep it as a decimal string).
+json::Value train_config_json(const TrainConfig& t);
+TrainConfig read_train_config(const json::Value& v, const std::string& where);
+
+// The tokens of a string, each as its own UTF-8 string (for labels).
+json::Value token_labels(const CharTokenizer& tok, const std::vector<int>& ids);
+
+// After model.forward(ids, nullptr, 1, T): one head's stepper spec (see above).
+json::Value head_spec(const GPT& model, int layer, int head);
+
+}  // namespace ap

@@ -1,0 +1,327 @@
+// gpt_session.cpp — the GPT run behind JSON text (see gpt_session.h).
+#include "gpt_session.h"
+
+#include <cmath>
+#include <set>
+
+#include "../core/kernels.h"
+#include "checkpoint.h"
+#include "gpt_json.h"
+#include "json.h"
+#include "spec.h"
+
+namespace ap {
+
+using json::Value;
+using namespace spec;
+
+namespace {
+
+constexpr int kMaxTrainCall = 100000;
+
+Value f32_or_null(float f) { return f < 0.0f ? Value() : Value::f32(f); }
+
+Value floats(const std::vector<float>& v) {
+  Value a = Value::array();
+  for (float f : v) a.push(Value::f32(f));
+  return a;
+}
+
+SampleOptions read_sample_spec(const Value& s, std::string& prompt) {
+  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "greedy", "seed"}, "sampling spec");
+  if (!get(s, "prompt")) throw InputError("the sampling spec needs a \"prompt\"", "prompt");
+  prompt = read_string(s, "prompt", "", 1 << 20);
+  SampleOptions o;
+  o.max_new_tokens = static_cast<int>(read_int(s, "max_new_tokens", o.max_new_tokens, 0, kMaxNewTokens));
+  o.temperature = read_float(s, "temperature", o.temperature, 1e-6, 100.0);
+  o.top_k = static_cast<int>(read_int(s, "top_k", 0, 0, kMaxModelVocab));
+  o.greedy = read_bool(s, "greedy", false);
+  o.seed = static_cast<uint64_t>(read_int(s, "seed", 1, 0, 1LL << 53));
+  return o;
+}
+
+Value data_json(const TrainState& s) {
+  Value d = Value::object();
+  if (!s.task.empty()) {
+    d.set("task", s.task);
+    d.set("n_chars", static_cast<long long>(s.n_chars));
+    const TaskInfo& t = task_info(s.task);
+    d.set("description", t.description);
+    d.set("example", t.example);
+    d.set("attention", t.attention);
+    d.set("loss_floor", t.loss_floor);
+  } else {
+    d.set("text_name", s.text_name);
+    d.set("text_fingerprint", s.text_fingerprint);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string gpt_tasks_json() {
+  return guarded([] {
+    Value list = Value::array();
+    for (const TaskInfo& t : task_infos()) {
+      Value& o = list.push(Value::object());
+      o.set("name", t.name);
+      o.set("description", t.description);
+      o.set("example", t.example);
+      o.set("attention", t.attention);
+      o.set("alphabet", t.alphabet);
+      o.set("loss_floor", t.loss_floor);
+    }
+    Value v = Value::object();
+    v.set("tasks", std::move(list));
+    return v;
+  });
+}
+
+std::string gpt_set_kernels(const std::string& tier) {
+  return guarded([&] {
+    if (tier != "reference" && tier != "fast")
+      throw InputError("kernels must be \"reference\" or \"fast\", got \"" + json::excerpt(tier) + "\"", "kernels");
+    kernels::set_tier(tier == "fast" ? kernels::Tier::fast : kernels::Tier::reference);
+    Value v = Value::object();
+    v.set("kernels", kernels::tier_name());
+    return v;
+  });
+}
+
+GptSession::GptSession() = default;
+GptSession::~GptSession() = default;
+
+std::string GptSession::create(const std::string& spec_json) {
+  return guarded([&] {
+    const RunSpec r = read_run_spec(json::parse(spec_json));
+    auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
+    generator_.reset();
+    prompt_ids_.clear();
+    trainer_ = std::move(t);
+    return json::parse(info());
+  });
+}
+
+std::string GptSession::load(const std::string& checkpoint_bytes, const std::string& text) {
+  return guarded([&] {
+    const TrainState s = load_checkpoint(checkpoint_bytes);
+    auto t = std::make_unique<Trainer>(s, text);
+    generator_.reset();
+    prompt_ids_.clear();
+    trainer_ = std::move(t);
+    return json::parse(info());
+  });
+}
+
+std::string GptSession::info() const {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    const TrainState s = trainer_->state();  // copies the weights: fine at these sizes
+    const GPT& m = trainer_->model();
+    Value v = Value::object();
+    v.set("config", config_json(m.config()));
+    v.set("train", train_config_json(s.train));
+    v.set("seed", std::to_string(s.train.seed));
+    v.set("data", data_json(s));
+    Value vocab = Value::array();
+    for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
+    v.set("vocab", std::move(vocab));
+    v.set("n_params", static_cast<long long>(m.num_parameters()));
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("steps", s.train.steps);
+    v.set("tokens_per_step", static_cast<long long>(trainer_->tokens_per_step()));
+    v.set("val_loss", f32_or_null(trainer_->last_val_loss()));
+    v.set("diverged", trainer_->diverged());
+    v.set("divergence", trainer_->divergence_message());
+    v.set("kernels", kernels::tier_name());
+    return v;
+  });
+}
+
+std::string GptSession::train(int n) {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    if (n < 1 || n > kMaxTrainCall)
+      throw InputError("train takes 1 to " + std::to_string(kMaxTrainCall) + " steps, got " + std::to_string(n),
+                       "steps");
+    generator_.reset();  // the weights change: a cache would be stale
+    prompt_ids_.clear();
+    std::vector<float> losses, lrs, norms;
+    for (int i = 0; i < n; ++i) {
+      const StepResult r = trainer_->step();
+      if (r.diverged) {
+        losses.push_back(r.loss);
+        break;
+      }
+      losses.push_back(r.loss);
+      lrs.push_back(r.lr);
+      norms.push_back(r.grad_norm);
+    }
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("losses", floats(losses));
+    v.set("lrs", floats(lrs));
+    v.set("grad_norms", floats(norms));
+    v.set("diverged", trainer_->diverged());
+    v.set("divergence", trainer_->divergence_message());
+    return v;
+  });
+}
+
+std::string GptSession::evaluate() {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("val_loss", Value::f32(trainer_->evaluate()));
+    return v;
+  });
+}
+
+std::string GptSession::sample(const std::string& spec_json) {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    std::string prompt;
+    const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
+    const CharTokenizer& tok = trainer_->tokenizer();
+    const std::vector<int> ids = tok.encode(prompt, "prompt");
+    generator_.reset();
+    const std::vector<int> out = generate(trainer_->model(), ids, o);
+    const std::vector<int> fresh(out.begin() + static_cast<std::ptrdiff_t>(ids.size()), out.end());
+    Value v = Value::object();
+    v.set("text", tok.decode(out));
+    v.set("new_text", tok.decode(fresh));
+    v.set("tokens", token_labels(tok, out));
+    return v;
+  });
+}
+
+std::string GptSession::step_info() {
+  GPT& m = trainer_->model();
+  const CharTokenizer& tok = trainer_->tokenizer();
+  const GPTConfig& c = m.config();
+  const int V = c.vocab_size, L = c.n_layer, NH = c.n_head, C = c.n_embd, n = m.cache_length();
+  logits_.assign(generator_->logits(), generator_->logits() + V);
+  // The same context through a full forward pass: its last row must match the cached logits.
+  const std::vector<int> ctx = generator_->context();
+  m.forward(ctx.data(), nullptr, 1, static_cast<int>(ctx.size()));
+  full_logits_.assign(m.logits() + static_cast<size_t>(n - 1) * V, m.logits() + static_cast<size_t>(n) * V);
+  float diff = 0.0f;
+  for (int v = 0; v < V; ++v) diff = std::fmax(diff, std::fabs(logits_[static_cast<size_t>(v)] - full_logits_[static_cast<size_t>(v)]));
+  cache_att_.clear();
+  cache_k_.clear();
+  cache_v_.clear();
+  for (int l = 0; l < L; ++l) {
+    cache_att_.insert(cache_att_.end(), m.cache_attention(l), m.cache_attention(l) + static_cast<size_t>(NH) * n);
+    cache_k_.insert(cache_k_.end(), m.cache_keys(l), m.cache_keys(l) + static_cast<size_t>(n) * C);
+    cache_v_.insert(cache_v_.end(), m.cache_values(l), m.cache_values(l) + static_cast<size_t>(n) * C);
+  }
+  Value v = Value::object();
+  const int last = generator_->tokens().back();
+  v.set("token", last);
+  v.set("text", tok.token_text(last));
+  v.set("base", generator_->base());
+  v.set("cache_length", n);
+  v.set("rebuilt", generator_->rebuilt());
+  v.set("generated", generator_->generated());
+  v.set("tokens", token_labels(tok, ctx));
+  v.set("max_abs_diff", Value::f32(diff));
+  return ok(std::move(v)).dump();
+}
+
+std::string GptSession::generate_start(const std::string& spec_json) {
+  std::string out = guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    std::string prompt;
+    const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
+    const std::vector<int> ids = trainer_->tokenizer().encode(prompt, "prompt");
+    generator_.reset();
+    generator_ = std::make_unique<Generator>(trainer_->model(), ids, o);
+    return Value::object();
+  });
+  if (out.rfind("{\"ok\":true", 0) != 0) return out;
+  return guarded([&] { return json::parse(step_info()); });
+}
+
+std::string GptSession::generate_next() {
+  return guarded([&] {
+    if (!generator_) throw InputError("start generating first (generate_start)", "generator");
+    generator_->next();
+    return json::parse(step_info());
+  });
+}
+
+std::string GptSession::run_prompt(const std::string& prompt) {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    const CharTokenizer& tok = trainer_->tokenizer();
+    std::vector<int> ids = tok.encode(prompt, "prompt");
+    if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
+    GPT& m = trainer_->model();
+    const GPTConfig& c = m.config();
+    if (static_cast<int>(ids.size()) > c.block_size)
+      ids.erase(ids.begin(), ids.end() - c.block_size);  // the model sees at most block_size
+    const int T = static_cast<int>(ids.size());
+    m.forward(ids.data(), nullptr, 1, T);
+    prompt_ids_ = ids;
+    maps_.clear();
+    for (int l = 0; l < c.n_layer; ++l)
+      maps_.insert(maps_.end(), m.attention_weights(l), m.attention_weights(l) + static_cast<size_t>(c.n_head) * T * T);
+    Value v = Value::object();
+    v.set("tokens", token_labels(tok, ids));
+    v.set("T", T);
+    v.set("n_layer", c.n_layer);
+    v.set("n_head", c.n_head);
+    return v;
+  });
+}
+
+std::string GptSession::head_spec(int layer, int head) {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
+    // Again over run_prompt's tokens: another call may have run the model since.
+    GPT& m = trainer_->model();
+    m.forward(prompt_ids_.data(), nullptr, 1, static_cast<int>(prompt_ids_.size()));
+    Value v = Value::object();
+    v.set("spec", ap::head_spec(trainer_->model(), layer, head));
+    return v;
+  });
+}
+
+std::string GptSession::attention_maps_json() const {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
+    const GPTConfig& c = trainer_->model().config();
+    const int T = static_cast<int>(prompt_ids_.size());
+    Value v = Value::object();
+    v.set("tokens", token_labels(trainer_->tokenizer(), prompt_ids_));
+    v.set("T", T);
+    v.set("n_layer", c.n_layer);
+    v.set("n_head", c.n_head);
+    Value layers = Value::array();
+    for (int l = 0; l < c.n_layer; ++l) {
+      Value& heads = layers.push(Value::array());
+      for (int h = 0; h < c.n_head; ++h)
+        heads.push(matrix_value(maps_.data() + (static_cast<size_t>(l) * c.n_head + h) * T * T, T, T));
+    }
+    v.set("maps", std::move(layers));
+    return v;
+  });
+}
+
+std::string GptSession::save() {
+  last_error_.clear();
+  try {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    return save_checkpoint(trainer_->state());
+  } catch (const std::exception& e) {
+    last_error_ = e.what();
+  } catch (...) {
+    last_error_ = "unknown error";
+  }
+  return std::string();
+}
+
+}  // namespace ap

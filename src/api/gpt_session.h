@@ -1,0 +1,90 @@
+// gpt_session.h — one GPT run (a Trainer) behind JSON text and flat float arrays: what the wasm
+// module exposes to the training page (src/bindings/) and what the `gpt` CLI drives, so both run
+// one code path and can be compared (tests/wasm/).
+//
+// Every method that takes input returns JSON text, {"ok":true,…} or {"ok":false,"error":…,
+// "field":…} (spec.h's guarded): no exception leaves a session. The float arrays (logits,
+// attention weights, the cache's keys and values) are the results of the last successful call
+// that computed them; they are empty before that.
+//
+//   create(spec)            a new run from a run spec (gpt_json.h) → info
+//   load(bytes[, text])     a run from checkpoint bytes (checkpoint.h); a text run resumes only
+//                           with its text → info
+//   info()                  {"config","train","seed","data","vocab","n_params","step","steps",
+//                            "tokens_per_step","val_loss","diverged","divergence","kernels"}
+//   train(n)                up to n steps (stops at divergence) → {"step" (steps done after),
+//                            "losses","lrs","grad_norms" (one per step done),"diverged","divergence"}
+//   evaluate()              → {"step","val_loss"}
+//   sample(spec)            {"prompt","max_new_tokens","temperature","top_k","greedy","seed"} →
+//                            {"text" (prompt + new), "new_text", "tokens" (labels)}
+//   generate_start(spec)    the same spec: runs the prompt through the KV cache → step info
+//   generate_next()         one more token through the cache → step info:
+//                            {"token","text","base","cache_length","rebuilt","tokens" (context labels),
+//                             "max_abs_diff"} — max_abs_diff: |cached logits − full forward's
+//                            logits| over the vocabulary, for the same context
+//   run_prompt(prompt)      one forward pass over the prompt (its last block_size characters) →
+//                            {"tokens","T","n_layer","n_head"}; then attention_weights() is
+//                            (n_layer, n_head, T, T) and head_spec(l, h) the stepper's spec
+//   save()                  checkpoint bytes (empty, and last_error() set, on failure)
+// And two functions of no session:
+//   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
+//   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
+//                            "avx512", "avx2", "simd128", …)}: for exactness checks and debugging
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../core/generate.h"
+#include "../core/train.h"
+
+namespace ap {
+
+std::string gpt_tasks_json();
+std::string gpt_set_kernels(const std::string& tier);
+
+class GptSession {
+ public:
+  GptSession();
+  ~GptSession();
+  GptSession(const GptSession&) = delete;
+  GptSession& operator=(const GptSession&) = delete;
+
+  std::string create(const std::string& spec_json);
+  std::string load(const std::string& checkpoint_bytes, const std::string& text);
+  std::string info() const;
+  std::string train(int n);
+  std::string evaluate();
+  std::string sample(const std::string& spec_json);
+  std::string generate_start(const std::string& spec_json);
+  std::string generate_next();
+  std::string run_prompt(const std::string& prompt);
+  std::string head_spec(int layer, int head);
+  std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
+
+  // Flat results (row-major float32).
+  const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step
+  const std::vector<float>& full_logits() const { return full_logits_; }  // the same from a full forward
+  const std::vector<float>& attention_weights() const { return maps_; }   // run_prompt: (L, NH, T, T)
+  const std::vector<float>& cache_attention() const { return cache_att_; }  // generation: (L, NH, T_total)
+  const std::vector<float>& cache_keys() const { return cache_k_; }    // generation: (L, T_total, C)
+  const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
+
+  std::string save();
+  const std::string& last_error() const { return last_error_; }
+
+  bool ready() const { return trainer_ != nullptr; }
+  Trainer* trainer() { return trainer_.get(); }
+
+ private:
+  std::string step_info();
+
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<Generator> generator_;
+  std::vector<float> logits_, full_logits_, maps_, cache_att_, cache_k_, cache_v_;
+  std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
+  std::string last_error_;
+};
+
+}  // namespace ap

@@ -1,0 +1,230 @@
+// gpt.h — the tiny GPT of the tutorials and of nanoGPT, written the way llm.c writes GPT-2.
+//
+//   x      = wte[ids] + wpe[t]                                   # (B, T, C)
+//   for each of n_layer blocks (pre-LayerNorm):
+//     x    = x + attn.c_proj(attention(c_attn(ln_1(x))))         # causal, n_head heads of C/n_head
+//     x    = x + mlp.c_proj(gelu(mlp.c_fc(ln_2(x))))             # 4C hidden, exact GELU
+//   logits = ln_f(x) · wteᵀ                                      # (B, T, V), lm_head tied to wte
+//   loss   = mean cross-entropy of logits against the next tokens
+//
+// c_attn holds the tutorials' c_q, c_k and c_v stacked (rows 0…C, C…2C, 2C…3C of a (3C, C)
+// weight, PyTorch's Linear layout out × in), so a checkpoint is nanoGPT's state dict as is.
+//
+// Memory, as llm.c: every parameter lives in one flat buffer in nanoGPT's state-dict order, with
+// named views (GPTParams); the gradients in a second buffer of the same layout. Activations are
+// allocated once for a given (batch, T) by reserve(); forward() and backward() then allocate
+// nothing. Each layer has an explicit forward and backward kernel (kernels.h); backward adds (+=)
+// into the gradients, so zero_grad() comes first.
+//
+// The attention options of the stepper apply: mask strict (query t sees keys ≤ t) or inclusive
+// (the tutorials' exercise j ≥ i + base: query t sees keys < t, and position 0 sees nothing, so
+// its context is 0), and the stable or the naive softmax (which overflows: training reports it).
+//
+// Generation keeps a KV cache: cache_step(token) runs one position, the next after the cached
+// ones, with the stepper's `base` = the number of cached positions, and returns its logits. The
+// cache holds at most block_size positions (the learned position embeddings stop there); what to
+// do past that is the caller's choice (generate() in generate.h crops the context).
+//
+// Limits: see GPTConfig::validate() and the constants below. Errors are InputError (attention.h)
+// naming the field at fault.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "kernels.h"
+#include "tensor.h"
+
+namespace ap {
+
+constexpr int kMaxLayers = 32;
+constexpr int kMaxEmbd = 1024;
+constexpr int kMaxHeads = 64;
+constexpr int kMaxBlockSize = 1024;
+constexpr int kMaxModelVocab = 8192;
+constexpr int kMaxBatch = 1024;
+// Parameters, their gradients, AdamW's two moments and the activations of one (batch, T), in bytes.
+constexpr int64_t kMaxModelBytes = int64_t(1) << 30;
+
+struct GPTConfig {
+  int vocab_size = 65;
+  int block_size = 64;  // the longest context: the rows of wpe
+  int n_layer = 2;
+  int n_head = 4;
+  int n_embd = 64;
+  MaskVariant mask = MaskVariant::strict;
+  bool stable_softmax = true;
+
+  // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
+  // parameters at vocab 65: W3's tiny model).
+  static GPTConfig tiny(int vocab_size = 65);
+  // 4 layers, n_embd 128, 4 heads of 32, block 128 (818,048 parameters at vocab 65).
+  static GPTConfig small(int vocab_size = 65);
+  // "tiny" or "small", else InputError (field "preset").
+  static GPTConfig preset(const std::string& name, int vocab_size);
+
+  int head_dim() const { return n_embd / n_head; }
+  int64_t num_parameters() const;
+  // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
+  // n_head.
+  void validate() const;
+  bool operator==(const GPTConfig& o) const;
+  bool operator!=(const GPTConfig& o) const { return !(*this == o); }
+};
+
+// One parameter tensor of the flat buffer: nanoGPT's state-dict name, its shape, where it starts.
+struct ParamTensor {
+  std::string name;  // "transformer.h.0.attn.c_attn.weight", …
+  Shape shape;       // PyTorch's layout: (out, in) for a Linear weight
+  int64_t offset;    // in floats, from the start of the flat buffer
+  int64_t numel;
+  bool decay;        // AdamW's weight decay applies: matrices (dim ≥ 2), not biases and LayerNorm
+};
+
+// The tensors of a config in buffer order (nanoGPT's state_dict order, without lm_head, tied to wte).
+std::vector<ParamTensor> param_tensors(const GPTConfig& config);
+
+// Named views into a flat buffer (parameters, gradients, or an optimiser's moments).
+struct BlockParams {
+  float* ln_1_w;         // (C)
+  float* ln_1_b;         // (C)
+  float* c_attn_w;       // (3C, C): c_q, c_k, c_v stacked
+  float* c_attn_b;       // (3C)
+  float* attn_c_proj_w;  // (C, C)
+  float* attn_c_proj_b;  // (C)
+  float* ln_2_w;         // (C)
+  float* ln_2_b;         // (C)
+  float* c_fc_w;         // (4C, C)
+  float* c_fc_b;         // (4C)
+  float* mlp_c_proj_w;   // (C, 4C)
+  float* mlp_c_proj_b;   // (C)
+};
+struct GPTParams {
+  float* wte;  // (V, C), also lm_head
+  float* wpe;  // (block_size, C)
+  std::vector<BlockParams> h;
+  float* ln_f_w;  // (C)
+  float* ln_f_b;  // (C)
+};
+GPTParams param_views(float* base, const GPTConfig& config);
+
+// What one block's forward keeps for its backward (views into the activation buffer).
+struct BlockActs {
+  float* ln_1;       // (B, T, C)
+  float* ln_1_mean;  // (B, T)
+  float* ln_1_rstd;  // (B, T)
+  float* qkv;        // (B, T, 3C)
+  float* atty;       // (B, T, C): the heads' contexts side by side
+  float* att;        // (B, NH, T, T): softmax weights, 0 where masked
+  float* residual2;  // (B, T, C) = residual + attn.c_proj(atty)
+  float* ln_2;       // (B, T, C)
+  float* ln_2_mean;  // (B, T)
+  float* ln_2_rstd;  // (B, T)
+  float* fch;        // (B, T, 4C)
+  float* fch_gelu;   // (B, T, 4C)
+  float* residual3;  // (B, T, C) = residual2 + mlp.c_proj(fch_gelu): the block's output
+};
+
+class GPT {
+ public:
+  // Validates the config (InputError) and allocates the parameters (zeros: call init_weights or
+  // load them) and their gradients.
+  explicit GPT(const GPTConfig& config);
+
+  // nanoGPT's initialisation from a seed: weights N(0, 0.02) (the residual projections
+  // attn.c_proj and mlp.c_proj N(0, 0.02/√(2·n_layer))), biases 0, LayerNorm weight 1 and bias 0.
+  // Each tensor draws from its own stream (derive_seed), so the same seed gives the same bits
+  // natively and in wasm.
+  void init_weights(uint64_t seed);
+
+  const GPTConfig& config() const { return config_; }
+  int64_t num_parameters() const { return static_cast<int64_t>(params_.size()); }
+  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  float* grads() { return grads_.data(); }
+  const float* grads() const { return grads_.data(); }
+  const GPTParams& p() const { return p_; }
+  const GPTParams& g() const { return g_; }
+
+  // Allocates the activations for batches of up to B sequences of up to T tokens (T ≤
+  // block_size). forward() reserves on its own when needed; call this first to keep every
+  // training step free of allocation. Throws InputError if the memory would pass kMaxModelBytes.
+  void reserve(int B, int T);
+  // Bytes the parameters, gradients, AdamW moments and activations for (B, T) take.
+  static int64_t memory_bytes(const GPTConfig& config, int B, int T);
+
+  // The forward pass over ids (B, T). With targets (B, T), also the losses; returns their mean
+  // (NaN without targets, or when the model diverged). Throws InputError for an id outside
+  // [0, V) (field "ids" or "targets"), T > block_size or B, T < 1.
+  float forward(const int* ids, const int* targets, int B, int T);
+  // Sets every parameter gradient to 0.
+  void zero_grad();
+  // ∂(mean loss)/∂(every parameter), added into grads(); needs the last forward to have had targets.
+  void backward();
+
+  // What the last forward computed (its B and T).
+  int batch() const { return B_; }
+  int seq_len() const { return T_; }
+  const float* logits() const { return logits_; }                       // (B, T, V)
+  const float* losses() const { return losses_; }                       // (B, T)
+  const float* attention_weights(int layer) const { return acts_[layer].att; }  // (B, NH, T, T)
+  const float* qkv(int layer) const { return acts_[layer].qkv; }        // (B, T, 3C)
+
+  // ---------------------------------------------------------------- the KV cache
+  // Empties the cache (allocated on first use: 2·n_layer·block_size·C floats).
+  void cache_reset();
+  int cache_length() const { return cache_len_; }
+  // Runs token at position base = cache_length() against the cached keys and values, appends its
+  // key and value, and returns its logits (V). Throws InputError when the cache is full
+  // (block_size positions) or the token is outside [0, V).
+  const float* cache_step(int token);
+  // Of the last cache_step: layer's weights (NH, T_total) with T_total = cache_length().
+  const float* cache_attention(int layer) const;
+  // Cached keys and values of a layer: (cache_length(), C), head h in columns h·hs….
+  const float* cache_keys(int layer) const;
+  const float* cache_values(int layer) const;
+
+ private:
+  void check_ids(const int* ids, int n, const char* field) const;
+  kernels::AttnOptions attn_options() const { return {config_.mask, config_.stable_softmax}; }
+
+  GPTConfig config_;
+  std::vector<ParamTensor> tensors_;
+  std::vector<float> params_, grads_;
+  GPTParams p_, g_;
+
+  // Activations for (B_alloc, T_alloc), one buffer with named views; gradient scratch likewise.
+  int B_alloc_ = 0, T_alloc_ = 0;
+  std::vector<float> act_buffer_, grad_buffer_;
+  std::vector<int> ids_, targets_;  // (B, T) of the last forward
+  float* encoded_ = nullptr;        // (B, T, C)
+  std::vector<BlockActs> acts_;
+  float* ln_f_ = nullptr;           // (B, T, C)
+  float* ln_f_mean_ = nullptr;      // (B, T)
+  float* ln_f_rstd_ = nullptr;      // (B, T)
+  float* logits_ = nullptr;         // (B, T, V)
+  float* probs_ = nullptr;          // (B, T, V)
+  float* losses_ = nullptr;         // (B, T)
+  // gradient scratch, reused by every layer
+  float* d_residual_ = nullptr;     // (B, T, C): ∂L/∂ the residual stream
+  float* d_ln_ = nullptr;           // (B, T, C)
+  float* d_qkv_ = nullptr;          // (B, T, 3C)
+  float* d_atty_ = nullptr;         // (B, T, C)
+  float* d_fch_ = nullptr;          // (B, T, 4C)
+  float* d_fch_gelu_ = nullptr;     // (B, T, 4C)
+  float* d_logits_ = nullptr;       // (B, T, V)
+  float* d_scratch_ = nullptr;      // attention_backward's scratch
+  int B_ = 0, T_ = 0;
+  bool has_targets_ = false;
+
+  // KV cache: keys and values (n_layer, block_size, C), and one position's activations.
+  std::vector<float> cache_k_, cache_v_, cache_buf_;
+  int cache_len_ = 0;
+  float *c_x_ = nullptr, *c_ln_ = nullptr, *c_qkv_ = nullptr, *c_atty_ = nullptr, *c_proj_ = nullptr,
+        *c_fch_ = nullptr, *c_logits_ = nullptr, *c_att_ = nullptr, *c_mean_ = nullptr, *c_rstd_ = nullptr;
+};
+
+}  // namespace ap

@@ -1,0 +1,117 @@
+// tokenizer.cpp — the character tokenizer (see tokenizer.h).
+#include "tokenizer.h"
+
+#include <algorithm>
+
+#include "attention.h"  // InputError
+
+namespace ap {
+
+namespace {
+
+// The vocabulary as messages show it: "\n =abcdefghij" (escaped, quoted), when it is short enough
+// to read; empty otherwise.
+std::string vocabulary_text(const std::vector<char32_t>& chars) {
+  if (chars.size() > 100) return "";
+  std::string out;
+  for (char32_t c : chars) {
+    const std::string d = describe_char(c);              // "\"x\" (U+0078)"
+    out += d.substr(1, d.rfind("\" (U+") - 1);           // x, or its escape
+  }
+  return "\"" + out + "\"";
+}
+
+}  // namespace
+
+CharTokenizer::CharTokenizer(std::vector<char32_t> chars) : chars_(std::move(chars)), ascii_(128, -1) {
+  for (size_t i = 0; i < chars_.size() && chars_[i] < 128; ++i) ascii_[chars_[i]] = static_cast<int>(i);
+}
+
+CharTokenizer CharTokenizer::from_text(const std::string& utf8) {
+  if (utf8.empty()) throw InputError("the text is empty", "text");
+  const std::vector<char32_t> cps = utf8_decode(utf8, "text");
+  // A bitmap over every code point (136 KiB) finds the distinct ones in one pass, already sorted.
+  std::vector<bool> seen(0x110000, false);
+  long long distinct = 0;
+  for (char32_t c : cps)
+    if (!seen[c]) { seen[c] = true; ++distinct; }
+  if (distinct > kMaxVocab)
+    throw InputError("the text has " + std::to_string(distinct) + " distinct characters, more than the limit of " +
+                         std::to_string(kMaxVocab) + " a vocabulary can hold",
+                     "text");
+  std::vector<char32_t> chars;
+  chars.reserve(static_cast<size_t>(distinct));
+  for (char32_t c = 0; c < 0x110000; ++c)
+    if (seen[c]) chars.push_back(c);
+  return CharTokenizer(std::move(chars));
+}
+
+CharTokenizer CharTokenizer::from_chars(std::vector<char32_t> chars) {
+  if (chars.empty()) throw InputError("the vocabulary is empty", "vocab");
+  if (chars.size() > static_cast<size_t>(kMaxVocab))
+    throw InputError("the vocabulary has " + std::to_string(chars.size()) + " characters, more than the limit of " +
+                         std::to_string(kMaxVocab),
+                     "vocab");
+  for (size_t i = 0; i < chars.size(); ++i) {
+    if (!is_scalar_value(chars[i]))
+      throw InputError("character " + std::to_string(i) + " of the vocabulary (counting from 0) is " +
+                           describe_char(chars[i]) + ", not a Unicode scalar value (a surrogate or above U+10FFFF)",
+                       "vocab");
+    if (i > 0 && chars[i] == chars[i - 1])
+      throw InputError("character " + std::to_string(i) + " of the vocabulary (counting from 0), " +
+                           describe_char(chars[i]) + ", repeats the one before it",
+                       "vocab");
+    if (i > 0 && chars[i] < chars[i - 1])
+      throw InputError("the vocabulary is not sorted by code point: character " + std::to_string(i) +
+                           " (counting from 0), " + describe_char(chars[i]) + ", comes after " +
+                           describe_char(chars[i - 1]),
+                       "vocab");
+  }
+  return CharTokenizer(std::move(chars));
+}
+
+int CharTokenizer::id_of(char32_t cp) const {
+  if (cp < 128) return ascii_[cp];
+  const auto it = std::lower_bound(chars_.begin(), chars_.end(), cp);
+  return it != chars_.end() && *it == cp ? static_cast<int>(it - chars_.begin()) : -1;
+}
+
+std::vector<int> CharTokenizer::encode(const std::string& utf8, const char* field) const {
+  const std::vector<char32_t> cps = utf8_decode(utf8, field);
+  std::vector<int> ids(cps.size());
+  for (size_t i = 0; i < cps.size(); ++i) {
+    const int id = id_of(cps[i]);
+    if (id < 0) {
+      size_t byte = 0;
+      for (size_t k = 0; k < i; ++k) byte += utf8_encode(cps[k]).size();
+      const std::string known = vocabulary_text(chars_);
+      throw InputError(describe_char(cps[i]) + " at character " + std::to_string(i) + " (byte " + std::to_string(byte) +
+                           ", both counting from 0) of the " + (field ? field : "input") +
+                           " is not in the vocabulary of " + std::to_string(chars_.size()) + " characters" +
+                           (known.empty() ? "" : ": " + known),
+                       field ? field : "");
+    }
+    ids[i] = id;
+  }
+  return ids;
+}
+
+std::string CharTokenizer::decode(const int* ids, size_t n) const {
+  std::string out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab_size())
+      throw InputError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                           " (counting from 0) is outside the vocabulary: ids run from 0 to " +
+                           std::to_string(vocab_size() - 1),
+                       "ids");
+    utf8_append(out, chars_[ids[i]]);
+  }
+  return out;
+}
+
+std::string CharTokenizer::decode(const std::vector<int>& ids) const { return decode(ids.data(), ids.size()); }
+
+std::string CharTokenizer::token_text(int id) const { return decode(&id, 1); }
+
+}  // namespace ap

@@ -1,0 +1,60 @@
+// tokenizer.h — the GPT's character tokenizer: one token per Unicode code point, so Chinese,
+// accents and emoji are single tokens, as letters are.
+//
+// The vocabulary is the distinct code points of the training text, sorted by code point; token id
+// i is chars()[i]. It is saved with a checkpoint (from_chars rebuilds it). A code point is one
+// token even where a user sees one character made of several (e.g. "e" + U+0301 combining acute,
+// or a flag emoji): no normalisation is done, so text decodes back byte for byte.
+//
+// Errors are InputError with `field` naming the input: "text" (training text), "prompt" (or the
+// field given to encode), "vocab" (a saved vocabulary), "ids" (decode). Messages name the byte
+// offset of invalid UTF-8 (utf8.h) and, for an unknown character, the character, its code point,
+// its character index and byte offset (both counting from 0):
+//   "Z" (U+005A) at character 3 (byte 3) of the prompt is not in the vocabulary of 27 characters
+// Limits: at most kMaxVocab distinct characters.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "utf8.h"
+
+namespace ap {
+
+// The largest vocabulary: 8192 distinct code points. Enough for any alphabetic script and for a
+// few thousand Chinese characters (everyday Chinese uses ~3,500), while the embedding table stays
+// small (8192 × n_embd 64 = 0.5 M parameters, 2 MiB) and a softmax over the vocabulary stays cheap.
+constexpr int kMaxVocab = 8192;
+
+class CharTokenizer {
+ public:
+  // The distinct code points of `utf8`, sorted. Errors (field "text"): empty text, invalid UTF-8,
+  // more than kMaxVocab distinct characters.
+  static CharTokenizer from_text(const std::string& utf8);
+  // A saved vocabulary, checked: non-empty, at most kMaxVocab, each a Unicode scalar value,
+  // strictly increasing (sorted, no repeats). Errors: field "vocab".
+  static CharTokenizer from_chars(std::vector<char32_t> chars);
+
+  int vocab_size() const { return static_cast<int>(chars_.size()); }
+  const std::vector<char32_t>& chars() const { return chars_; }
+  // The id of a code point, or -1 if it is not in the vocabulary.
+  int id_of(char32_t cp) const;
+
+  // Token ids of `utf8`. Errors (field `field`): invalid UTF-8; a character not in the vocabulary.
+  // `field` also names the input in messages ("... of the prompt ..."). Empty text gives no ids.
+  std::vector<int> encode(const std::string& utf8, const char* field = "prompt") const;
+  // UTF-8 text of ids; an id outside [0, vocab_size) is an InputError (field "ids") naming its
+  // index and value.
+  std::string decode(const std::vector<int>& ids) const;
+  std::string decode(const int* ids, size_t n) const;
+  // One token as UTF-8 (throws like decode).
+  std::string token_text(int id) const;
+
+ private:
+  explicit CharTokenizer(std::vector<char32_t> chars);
+  std::vector<char32_t> chars_;  // sorted, distinct
+  std::vector<int> ascii_;       // id of each code point < 128, or -1 (a fast path for encode)
+};
+
+}  // namespace ap

@@ -1,0 +1,203 @@
+// train.cpp — the Trainer (see train.h).
+#include "train.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "utf8.h"
+
+namespace ap {
+
+namespace {
+
+std::string num(long long v) { return std::to_string(v); }
+
+// The seed streams of a run (derive_seed), so that each use has its own numbers.
+constexpr uint64_t kTextStream = 101;    // a task's text
+constexpr uint64_t kWeightStream = 102;  // the initial weights
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_int(long long v, long long lo, long long hi, const char* field) {
+  if (v < lo || v > hi)
+    throw InputError(std::string(field) + " is " + num(v) + ": it must be between " + num(lo) + " and " + num(hi),
+                     field);
+}
+
+void check_real(float v, double lo, double hi, bool lo_open, bool hi_open, const char* field) {
+  const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  if (!ok)
+    throw InputError(std::string(field) + " is " + fmt(v) + ": it must be " + (lo_open ? "above " : "at least ") +
+                         fmt(lo) + " and " + (hi_open ? "below " : "at most ") + fmt(hi),
+                     field);
+}
+
+}  // namespace
+
+void TrainConfig::validate() const {
+  check_int(batch_size, 1, kMaxBatch, "batch_size");
+  check_int(steps, 1, kMaxSteps, "steps");
+  check_real(lr, 0.0, 10.0, true, false, "lr");
+  check_real(min_lr, 0.0, lr, false, false, "min_lr");
+  check_int(warmup_steps, 0, steps, "warmup_steps");
+  check_real(weight_decay, 0.0, 10.0, false, false, "weight_decay");
+  check_real(beta1, 0.0, 1.0, false, true, "beta1");
+  check_real(beta2, 0.0, 1.0, false, true, "beta2");
+  check_real(grad_clip, 0.0, 1e6, false, false, "grad_clip");
+  check_int(eval_interval, 1, kMaxSteps, "eval_interval");
+  check_int(eval_batches, 1, 1024, "eval_batches");
+}
+
+std::string text_fingerprint(const std::string& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void Trainer::setup_data(const std::string& text, const GPTConfig& model) {
+  const std::vector<int> tokens = tokenizer_->encode(text, "text");
+  data_ = split_dataset(tokens, model.block_size);
+  model_ = std::make_unique<GPT>(model);
+  model_->reserve(train_.batch_size, model.block_size);
+  val_ = std::make_unique<ValidationBatches>(data_.val, train_.batch_size, model.block_size, train_.eval_batches);
+  const size_t BT = static_cast<size_t>(train_.batch_size) * model.block_size;
+  inputs_.assign(BT, 0);
+  targets_.assign(BT, 0);
+}
+
+Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data)
+    : train_(train), task_(data.task), sampler_(train.seed) {
+  train_.validate();
+  std::string text;
+  if (!task_.empty()) {
+    const TaskInfo& info = task_info(task_);
+    n_chars_ = data.n_chars;
+    text = generate_task_text(task_, derive_seed(train_.seed, kTextStream), n_chars_);
+    tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_text(info.alphabet));
+  } else {
+    text_name_ = data.name;
+    fingerprint_ = text_fingerprint(data.text);
+    tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_text(data.text));
+    text = data.text;
+  }
+  model.vocab_size = tokenizer_->vocab_size();
+  model.validate();
+  setup_data(text, model);
+  model_->init_weights(derive_seed(train_.seed, kWeightStream));
+  opt_ = std::make_unique<AdamW>(model_->tensors(), model_->num_parameters(), train_.adamw());
+}
+
+Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train), task_(s.task), sampler_(0) {
+  train_.validate();
+  s.model.validate();
+  tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(s.vocab));
+  if (tokenizer_->vocab_size() != s.model.vocab_size)
+    throw InputError("the vocabulary has " + num(tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
+                         num(s.model.vocab_size),
+                     "vocab");
+  std::string data_text;
+  if (!task_.empty()) {
+    n_chars_ = s.n_chars;
+    data_text = generate_task_text(task_, derive_seed(train_.seed, kTextStream), n_chars_);
+  } else {
+    if (text.empty())
+      throw InputError("this checkpoint was trained on the text \"" + s.text_name +
+                           "\": give the same text again to resume training",
+                       "text");
+    if (text_fingerprint(text) != s.text_fingerprint)
+      throw InputError("this is not the text the checkpoint was trained on (\"" + s.text_name +
+                           "\", fingerprint " + s.text_fingerprint + "; this text's is " + text_fingerprint(text) + ")",
+                       "text");
+    text_name_ = s.text_name;
+    fingerprint_ = s.text_fingerprint;
+    data_text = text;
+  }
+  setup_data(data_text, s.model);
+  const int64_t n = model_->num_parameters();
+  if (static_cast<int64_t>(s.params.size()) != n || static_cast<int64_t>(s.m.size()) != n ||
+      static_cast<int64_t>(s.v.size()) != n)
+    throw InputError("the state holds " + num(static_cast<long long>(s.params.size())) + " parameters but the config needs " +
+                         num(n),
+                     "params");
+  std::copy(s.params.begin(), s.params.end(), model_->params());
+  opt_ = std::make_unique<AdamW>(model_->tensors(), n, train_.adamw());
+  opt_->m() = s.m;
+  opt_->v() = s.v;
+  opt_->set_t(s.adam_t);
+  sampler_.set_state(s.sampler_state);
+  step_ = s.step;
+  last_val_loss_ = s.last_val_loss;
+}
+
+StepResult Trainer::step() {
+  if (diverged_) throw InputError("training stopped: " + divergence_, "steps");
+  GPT& m = *model_;
+  const int B = train_.batch_size, T = m.config().block_size;
+  StepResult r{step_, 0.0f, train_.schedule().at(step_), 0.0f, false};
+  sampler_.sample(inputs_.data(), targets_.data(), data_.train, B, T);
+  m.zero_grad();
+  r.loss = m.forward(inputs_.data(), targets_.data(), B, T);
+  if (std::isfinite(r.loss)) {
+    m.backward();
+    r.grad_norm = clip_grad_norm(m.grads(), m.num_parameters(), train_.grad_clip);
+  }
+  if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
+    diverged_ = true;
+    r.diverged = true;
+    const std::string what = !std::isfinite(r.loss) ? "the loss became " + fmt(r.loss)
+                                                     : "the gradient norm became " + fmt(r.grad_norm);
+    divergence_ = what + " at step " + num(step_) + ", so training stopped there (the weights are " +
+                  (step_ == 0 ? std::string("the initial ones") : "those after step " + num(step_ - 1)) + "). ";
+    if (!m.config().stable_softmax)
+      divergence_ += "The naive softmax computes e^x without subtracting the row max: a score above 88.72 "
+                     "overflows float32 to ∞, and ∞/∞ is NaN. The stable softmax does not overflow.";
+    else
+      divergence_ += "The learning rate (" + fmt(r.lr) + " at this step) is probably too high.";
+    return r;
+  }
+  opt_->step(m.params(), m.grads(), r.lr);
+  ++step_;
+  return r;
+}
+
+float Trainer::evaluate() {
+  GPT& m = *model_;
+  const int B = val_->batch_size(), T = val_->block_size();
+  double sum = 0.0;
+  for (int i = 0; i < val_->num_batches(); ++i) {
+    val_->batch(i, inputs_.data(), targets_.data(), data_.val);
+    sum += m.forward(inputs_.data(), targets_.data(), B, T);
+  }
+  last_val_loss_ = static_cast<float>(sum / val_->num_batches());
+  return last_val_loss_;
+}
+
+TrainState Trainer::state() const {
+  TrainState s;
+  s.model = model_->config();
+  s.train = train_;
+  s.task = task_;
+  s.n_chars = n_chars_;
+  s.text_name = text_name_;
+  s.text_fingerprint = fingerprint_;
+  s.vocab = tokenizer_->chars();
+  s.step = step_;
+  s.sampler_state = sampler_.state();
+  s.adam_t = opt_->t();
+  s.params.assign(model_->params(), model_->params() + model_->num_parameters());
+  s.m = opt_->m();
+  s.v = opt_->v();
+  s.last_val_loss = last_val_loss_;
+  return s;
+}
+
+}  // namespace ap

@@ -1,0 +1,141 @@
+// train.h — training the tiny GPT on a built-in task or the user's text, as one object that a
+// CLI, the wasm module and a checkpoint can all drive.
+//
+// A Trainer owns the data (the text, its character tokenizer, the train/validation split), the
+// model, AdamW's moments, the batch sampler and the step counter. step() is nanoGPT's training
+// iteration: a seeded random batch, forward, backward, clipping by global norm, the scheduled
+// learning rate (warm-up, then cosine to min_lr at `steps`), one AdamW update. evaluate() is the
+// mean loss over fixed validation windows (data.h's ValidationBatches), so it depends on the model
+// alone. Everything is seeded from TrainConfig::seed: weights, batches and (for a task) the text;
+// the same seed gives the same losses on one build, bit for bit, and a run resumed from a
+// checkpoint (state() / Trainer(state)) continues exactly as the uninterrupted run.
+//
+// Divergence: a non-finite loss or gradient norm stops training. The step that found it applies
+// no update (the parameters stay those of the last good step), diverged() becomes true with a
+// message naming the step and the likely cause (the naive softmax's overflow, or a learning rate
+// too high), and step() refuses to go on.
+//
+// Limits: those of GPTConfig and data.h; TrainConfig::validate() lists its own.
+// Errors: InputError naming the field ("steps", "lr", "text", "task", …).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data.h"
+#include "gpt.h"
+#include "optim.h"
+#include "tokenizer.h"
+
+namespace ap {
+
+constexpr int kMaxSteps = 1000000;
+
+struct TrainConfig {
+  int batch_size = 16;
+  int steps = 2000;          // the run's length: the cosine reaches min_lr here
+  float lr = 1e-3f;          // peak learning rate
+  float min_lr = 1e-4f;
+  int warmup_steps = 100;
+  float weight_decay = 0.1f;
+  float beta1 = 0.9f;
+  float beta2 = 0.99f;
+  float grad_clip = 1.0f;    // global-norm clipping; 0 turns it off
+  int eval_interval = 100;   // the caller's cadence for evaluate() (CLI, page)
+  int eval_batches = 8;      // at most this many validation batches per evaluate()
+  uint64_t seed = 1337;
+  // Throws InputError naming the field of a value out of range.
+  void validate() const;
+  LRSchedule schedule() const { return {lr, min_lr, warmup_steps, steps}; }
+  AdamWConfig adamw() const { return {lr, beta1, beta2, 1e-8f, weight_decay}; }
+};
+
+// Where the text comes from: a built-in task (data.h), generated from the run's seed, or the
+// user's UTF-8 text.
+struct DataSpec {
+  std::string task;                   // "copy", …; empty for text
+  long long n_chars = kDefaultTaskChars;  // a task's length in characters
+  std::string text;                   // the user's text, when task is empty
+  std::string name;                   // the text's name for messages and metadata (a file name)
+};
+
+// 64-bit FNV-1a of bytes, as 16 hex digits: how a checkpoint recognises the text it was trained on.
+std::string text_fingerprint(const std::string& bytes);
+
+struct StepResult {
+  int64_t step;     // the step just done (0-based); the trainer's step() is now step + 1
+  float loss;       // the batch's mean loss before the update
+  float lr;         // the learning rate used
+  float grad_norm;  // before clipping
+  bool diverged;
+};
+
+// Everything a checkpoint holds; Trainer(state, text) continues from it.
+struct TrainState {
+  GPTConfig model;
+  TrainConfig train;
+  std::string task;            // empty: the user's text
+  long long n_chars = 0;       // the task's length
+  std::string text_name;       // the text's name, when not a task
+  std::string text_fingerprint;  // text_fingerprint(text), when not a task
+  std::vector<char32_t> vocab;   // the tokenizer's characters, id order
+  int64_t step = 0;              // steps done
+  uint64_t sampler_state = 0;
+  int64_t adam_t = 0;
+  std::vector<float> params, m, v;  // flat, gpt.h's layout
+  float last_val_loss = -1.0f;      // −1: never evaluated
+};
+
+class Trainer {
+ public:
+  // A new run: builds the text (task or user's), the tokenizer (a task's fixed alphabet, or the
+  // text's characters), the split, the model from `model` (its vocab_size is set here), seeded
+  // weights, and zero moments. Throws InputError.
+  Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data);
+  // Resume from a checkpoint's state. A task run regenerates its text; a text run needs the same
+  // text again (`text`: checked against the fingerprint, field "text"). Throws InputError.
+  Trainer(const TrainState& state, const std::string& text = "");
+
+  // One training step (see above). After divergence, throws InputError (field "steps").
+  StepResult step();
+  // Mean loss over the validation batches (deterministic; needs no gradient).
+  float evaluate();
+  // The state to save; the moments and parameters are copied.
+  TrainState state() const;
+
+  bool diverged() const { return diverged_; }
+  const std::string& divergence_message() const { return divergence_; }
+  int64_t steps_done() const { return step_; }
+  float last_val_loss() const { return last_val_loss_; }
+  GPT& model() { return *model_; }
+  const GPT& model() const { return *model_; }
+  const CharTokenizer& tokenizer() const { return *tokenizer_; }
+  const TrainConfig& config() const { return train_; }
+  const Dataset& dataset() const { return data_; }
+  const std::string& task() const { return task_; }
+  // Tokens per training step: batch_size · block_size.
+  int64_t tokens_per_step() const { return int64_t(train_.batch_size) * model_->config().block_size; }
+
+ private:
+  void setup_data(const std::string& text, const GPTConfig& model);
+
+  TrainConfig train_;
+  std::string task_;
+  long long n_chars_ = 0;
+  std::string text_name_, fingerprint_;
+  std::unique_ptr<CharTokenizer> tokenizer_;
+  Dataset data_;
+  std::unique_ptr<GPT> model_;
+  std::unique_ptr<AdamW> opt_;
+  std::unique_ptr<ValidationBatches> val_;
+  BatchSampler sampler_;
+  std::vector<int> inputs_, targets_;  // (B, T)
+  int64_t step_ = 0;
+  float last_val_loss_ = -1.0f;
+  bool diverged_ = false;
+  std::string divergence_;
+};
+
+}  // namespace ap
