@@ -3,19 +3,21 @@
 // the same lines as ap_bench natively and in Node, and never fails on a number.
 // Chromium compiles wasm with Liftoff first and tiers hot functions up to TurboFan, so it runs the
 // whole benchmark once quickly (--quick) to warm up, then the measured run.
-//   node bench/chromium_bench.mjs [ap_bench arguments…]     (CHROMIUM_PATH, default /usr/bin/chromium)
+//   node bench/chromium_bench.mjs [--gpt] [ap_bench arguments…]   (CHROMIUM_PATH, default /usr/bin/chromium)
+// --gpt runs W3/W4 (bench/bench_gpt.cpp: build-wasm/ap_bench_gpt_web.js) instead of W1/W2.
 import { chromium } from '@playwright/test';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const JS = fileURLToPath(new URL('../build-wasm/ap_bench_web.js', import.meta.url));
-const args = process.argv.slice(2);
+const gpt = process.argv[2] === '--gpt';
+const JS = fileURLToPath(new URL(`../build-wasm/${gpt ? 'ap_bench_gpt_web' : 'ap_bench_web'}.js`, import.meta.url));
+const args = process.argv.slice(gpt ? 3 : 2);
 
 let source;
 try {
   source = await readFile(JS, 'utf8');
 } catch {
-  console.error(`chromium_bench: ${JS} is missing (cmake --build build-wasm --target ap_bench_web)`);
+  console.error(`chromium_bench: ${JS} is missing (scripts/build wasm)`);
   process.exit(1);
 }
 const browser = await chromium.launch({
@@ -36,7 +38,7 @@ try {
     M.callMain(argv);
     return out;
   }, args);
-  for (const line of lines) console.log(line.replace(/^ap_bench: /, `ap_bench (Chromium ${version}): `));
+  for (const line of lines) console.log(line.replace(/^(ap_bench\w*): /, `$1 (Chromium ${version}): `));
 } finally {
   await browser.close();
 }

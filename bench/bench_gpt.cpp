@@ -1,0 +1,156 @@
+// bench_gpt.cpp — the tiny GPT (gpt.h) on the shared workloads W3 and W4 (../shared/bench/README.md),
+// one thread, float32, printing the same figures as the peers' scripts (torch_bench.py). A
+// benchmark, not a test: it prints numbers and never fails on them.
+//
+//   W3  a training step (forward + backward + AdamW), char-level, vocab 65, batch 16: tiny (2
+//       layers, n_embd 64, 4 heads, block 64) and small (4, 128, 4, 128). 5 warm-up steps, then
+//       30 (tiny) / 15 (small) timed steps: "W3_train_tiny params=… step_ms_min=… step_ms_med=…
+//       tok/s_med=… tok/s_best=…", tokens/s = 16·block / step.
+//   W4  greedy generation of 256 tokens with the tiny model: without a cache (nanoGPT: the context
+//       cropped to the last 64 tokens, a full forward per token) and with the KV cache (block 257).
+//       "W4_gen256_… min_us=… med_us=… tok/s_med=…".
+// Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
+// also on the reference tier (names suffixed _ref).
+//   build/ap_bench_gpt [--quick] [--only w3,w4] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/gpt.h"
+#include "core/kernels.h"
+#include "core/optim.h"
+#include "core/rng.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+volatile int g_sink;
+
+void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int steps, int warmup) {
+  ap::GPT model(cfg);
+  model.init_weights(0);
+  const int T = cfg.block_size;
+  model.reserve(B, T);
+  ap::AdamWConfig oc;
+  oc.lr = 1e-3f;
+  oc.weight_decay = 0.1f;
+  ap::AdamW opt(model.tensors(), model.num_parameters(), oc);
+  ap::Rng rng(1);
+  std::vector<int> data(static_cast<size_t>(steps + warmup) * B * (T + 1));
+  for (int& t : data) t = static_cast<int>(rng.next_u64() % static_cast<uint64_t>(cfg.vocab_size));
+  std::vector<int> x(static_cast<size_t>(B) * T), y(x.size());
+  float loss = 0.0f;
+  auto step = [&](int i) {
+    const int* d = data.data() + static_cast<size_t>(i) * B * (T + 1);
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) {
+        x[static_cast<size_t>(b) * T + t] = d[static_cast<size_t>(b) * (T + 1) + t];
+        y[static_cast<size_t>(b) * T + t] = d[static_cast<size_t>(b) * (T + 1) + t + 1];
+      }
+    loss = model.forward(x.data(), y.data(), B, T);
+    model.zero_grad();
+    model.backward();
+    opt.step(model.params(), model.grads(), oc.lr);
+  };
+  for (int i = 0; i < warmup; ++i) step(i);
+  std::vector<double> ts;
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = Clock::now();
+    step(warmup + i);
+    ts.push_back(seconds_since(t0));
+  }
+  std::sort(ts.begin(), ts.end());
+  const double mn = ts.front(), md = ts[ts.size() / 2];
+  std::printf("%-28s params=%lld step_ms_min=%8.2f step_ms_med=%8.2f tok/s_med=%9.0f tok/s_best=%9.0f (steps=%d, loss %.3f)\n",
+              name.c_str(), static_cast<long long>(model.num_parameters()), mn * 1e3, md * 1e3, B * T / md,
+              B * T / mn, steps, loss);
+  std::fflush(stdout);
+}
+
+int argmax(const float* v, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+// Greedy, no cache: the last `block` tokens through a full forward for each new token.
+int gen_nocache(ap::GPT& m, int n_new) {
+  const int block = m.config().block_size, V = m.config().vocab_size;
+  std::vector<int> idx = {0};
+  for (int i = 0; i < n_new; ++i) {
+    const int len = std::min<int>(static_cast<int>(idx.size()), block);
+    m.forward(idx.data() + idx.size() - len, nullptr, 1, len);
+    idx.push_back(argmax(m.logits() + static_cast<size_t>(len - 1) * V, V));
+  }
+  return idx.back();
+}
+
+// Greedy with the KV cache: one cache_step per token.
+int gen_kvcache(ap::GPT& m, int n_new) {
+  const int V = m.config().vocab_size;
+  m.cache_reset();
+  int tok = 0;
+  for (int i = 0; i < n_new; ++i) tok = argmax(m.cache_step(tok), V);
+  return tok;
+}
+
+template <class F>
+void gen_bench(const std::string& name, int n_new, int trials, F run) {
+  run();  // warm-up
+  std::vector<double> ts;
+  for (int t = 0; t < trials; ++t) {
+    const auto t0 = Clock::now();
+    g_sink = run();
+    ts.push_back(seconds_since(t0));
+  }
+  std::sort(ts.begin(), ts.end());
+  const double mn = ts.front(), md = ts[ts.size() / 2];
+  std::printf("%-28s min_us=%10.2f med_us=%10.2f tok/s_med=%9.0f tok/s_best=%9.0f (trials=%d)\n", name.c_str(),
+              mn * 1e6, md * 1e6, n_new / md, n_new / mn, trials);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, with_ref = false;
+  std::string only = "w3,w4";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--reference") with_ref = true;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+  }
+  namespace K = ap::kernels;
+  std::printf("ap_bench_gpt: the tiny GPT, float32, one thread (%s), fast tier: %s\n", quick ? "quick" : "full",
+              K::set_tier(K::Tier::fast) == K::Tier::fast ? K::tier_name() : "reference (forced by the build)");
+  std::vector<K::Tier> tiers = {K::Tier::fast};
+  if (with_ref) tiers.push_back(K::Tier::reference);
+  for (K::Tier tier : tiers) {
+    K::set_tier(tier);
+    const std::string sfx = tier == K::Tier::reference ? "_ref" : "";
+    if (only.find("w3") != std::string::npos) {
+      train_bench("W3_train_tiny" + sfx, ap::GPTConfig::tiny(65), 16, quick ? 5 : 30, quick ? 2 : 5);
+      train_bench("W3_train_small" + sfx, ap::GPTConfig::small(65), 16, quick ? 3 : 15, quick ? 1 : 5);
+    }
+    if (only.find("w4") != std::string::npos) {
+      const int N = 256, trials = quick ? 3 : 7;
+      ap::GPT m64(ap::GPTConfig::tiny(65));
+      m64.init_weights(0);
+      gen_bench("W4_gen256_nocache_blk64" + sfx, N, trials, [&] { return gen_nocache(m64, N); });
+      ap::GPTConfig c257 = ap::GPTConfig::tiny(65);
+      c257.block_size = 257;
+      ap::GPT m257(c257);
+      m257.init_weights(0);
+      gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
+    }
+  }
+  K::set_tier(K::Tier::fast);
+  return 0;
+}
