@@ -12,13 +12,18 @@
 # packages installed there; OpenBLAS is extracted under bench/out (apt-get download, dpkg -x).
 # A benchmark: it prints numbers and never fails on them.
 #   bench/run_peers.sh [ROUNDS]        (default 3; PEERS=path of the peers' folder,
-#                                       ONLY=w1,w2 the workloads, NO_CHROMIUM=1 to skip the browser)
+#                                       ONLY=w1,w2,w3,w4 the workloads, NO_CHROMIUM=1 to skip the
+#                                       browser, TFJS_ONLY=w1,w2,w4 tfjs's: its W3 takes minutes)
 # Needs: scripts/setup (compilers, Emscripten, Chromium, node_modules) and python3-torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 peers_src=${PEERS:-../shared/bench/peers}
-only=${ONLY:-w1,w2}
+only=${ONLY:-w1,w2,w3,w4}
+tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr ',' '\n' | grep -v w3 | paste -sd, -)}
+core=0; gpt=0
+[[ $only == *w1* || $only == *w2* ]] && core=1
+[[ $only == *w3* || $only == *w4* ]] && gpt=1
 out=bench/out
 mkdir -p "$out"
 export NODE_PATH=/usr/share/nodejs  # Debian's em++ finds its JS dependencies there
@@ -29,9 +34,9 @@ log() { printf '[run_peers] %s\n' "$*" >&2; }
 
 log "building ours (native Release, wasm Release)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 --target ap_bench >/dev/null
+cmake --build build -j2 --target ap_bench ap_bench_gpt >/dev/null
 emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-wasm -j2 --target ap_bench ap_bench_web >/dev/null
+cmake --build build-wasm -j2 --target ap_bench ap_bench_web ap_bench_gpt ap_bench_gpt_web >/dev/null
 
 log "peers: a writable copy in $out/peers, its npm packages there"
 peers=$out/peers
@@ -63,19 +68,21 @@ for ((r = 1; r <= rounds; r++)); do
   log "round $r/$rounds: peak"
   { "$out/peak" 3; "$out/peak_avx512" 3; node --no-liftoff "$out/peak_wasm.cjs" 3; } > "$d/peak.txt" 2>&1 || true
   log "round $r/$rounds: ours native"
-  build/ap_bench > "$d/ours_native.txt" 2>&1 || true
+  { ((core)) && build/ap_bench; ((gpt)) && build/ap_bench_gpt --only "$only" --reference; } > "$d/ours_native.txt" 2>&1 || true
   log "round $r/$rounds: PyTorch CPU"
   LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
     /usr/bin/python3 "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
   log "round $r/$rounds: ours wasm (Node)"
-  node --no-liftoff build-wasm/ap_bench.cjs > "$d/ours_node.txt" 2>&1 || true
+  { ((core)) && node --no-liftoff build-wasm/ap_bench.cjs
+    ((gpt)) && node --no-liftoff build-wasm/ap_bench_gpt.cjs --only "$only"; } > "$d/ours_node.txt" 2>&1 || true
   log "round $r/$rounds: onnxruntime-web"
   (cd "$peers" && node ort_bench.js 9) > "$d/ort.txt" 2>&1 || true
   log "round $r/$rounds: tfjs-wasm"
-  (cd "$peers" && node tfjs_bench.js 9 "$only") > "$d/tfjs.txt" 2>&1 || true
+  (cd "$peers" && node tfjs_bench.js 9 "$tfjs_only") > "$d/tfjs.txt" 2>&1 || true
   if ((chromium)); then
     log "round $r/$rounds: ours wasm (Chromium)"
-    node bench/chromium_bench.mjs > "$d/ours_chromium.txt" 2>&1 || true
+    { ((core)) && node bench/chromium_bench.mjs
+      ((gpt)) && node bench/chromium_bench.mjs --gpt --only "$only"; } > "$d/ours_chromium.txt" 2>&1 || true
   fi
 done
 ((chromium)) || log "Chromium skipped (NO_CHROMIUM, no /usr/bin/chromium, or no node_modules: run scripts/setup)"

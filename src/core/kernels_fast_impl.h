@@ -268,6 +268,12 @@ void pack_b(float* dst, const float* B, int ldb, bool transB, int p0, int kc, in
       }
       for (int k = 0; k < kc; ++k)
         for (int j = n; j < NR; ++j) d[k * NR + j] = 0.0f;
+    } else if (n == NR) {  // whole rows of the panel: vector copies (no memcpy call per row in wasm)
+      for (int k = 0; k < kc; ++k) {
+        const float* s = B + zu(p0 + k) * ldb + j0 + jr;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) V::store(d + k * NR + v * W, V::load(s + v * W));
+      }
     } else {
       for (int k = 0; k < kc; ++k) {
         const float* s = B + zu(p0 + k) * ldb + j0 + jr;
