@@ -16,7 +16,7 @@
 //
 // Each figure: repetitions are doubled until one trial takes ≥ 40 ms, then 9 trials; the median
 // and the minimum per call are printed. Output lines: "<workload> med_us=… min_us=… GFLOPs_med=…".
-// Run: cmake --build build --target bench   (or build/ap_bench [--quick])
+// Run: cmake --build build --target bench   (or build/ap_bench [--quick]; AP_BENCH_CPU_TIME=1: CPU time)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "core/attention.h"
 #include "core/kernels.h"
 #include "core/kernels_fast.h"
@@ -34,7 +35,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 struct Timing {
   double med_us, min_us;
@@ -44,17 +44,17 @@ Timing time_it(const std::function<void()>& fn, int trials, double min_trial_s) 
   fn();
   long reps = 1;
   for (;;) {
-    const auto t0 = Clock::now();
+    const double t0 = bench::now();
     for (long r = 0; r < reps; ++r) fn();
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double s = bench::now() - t0;
     if (s >= min_trial_s || reps >= (1L << 24)) break;
     reps *= 2;
   }
   std::vector<double> per_call;
   for (int t = 0; t < trials; ++t) {
-    const auto t0 = Clock::now();
+    const double t0 = bench::now();
     for (long r = 0; r < reps; ++r) fn();
-    per_call.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps);
+    per_call.push_back((bench::now() - t0) / reps);
   }
   std::sort(per_call.begin(), per_call.end());
   return {per_call[per_call.size() / 2] * 1e6, per_call.front() * 1e6};
@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   const int trials = quick ? 3 : 9;
   const double min_trial_s = quick ? 0.01 : 0.04;
-  std::printf("ap_bench: core kernels, float32, one thread (%s), fast tier: %s\n", quick ? "quick" : "9 trials",
-              ap::kernels::fast::isa_name());
+  std::printf("ap_bench: core kernels, float32, one thread (%s, %s), fast tier: %s\n", quick ? "quick" : "9 trials",
+              bench::clock_name(), ap::kernels::fast::isa_name());
   namespace K = ap::kernels;
 
   // W1: attention forward, one head, d = 64, causal.

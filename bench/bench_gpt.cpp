@@ -11,7 +11,8 @@
 //       "W4_gen256_… min_us=… med_us=… tok/s_med=…".
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
-//   build/ap_bench_gpt [--quick] [--only w3,w4] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs)
+//   build/ap_bench_gpt [--quick] [--only w3,w4] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs;
+//   AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "core/gpt.h"
 #include "core/kernels.h"
 #include "core/optim.h"
@@ -26,8 +28,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(double t0) { return bench::now() - t0; }
 
 volatile int g_sink;
 
@@ -60,7 +61,7 @@ void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int s
   for (int i = 0; i < warmup; ++i) step(i);
   std::vector<double> ts;
   for (int i = 0; i < steps; ++i) {
-    const auto t0 = Clock::now();
+    const double t0 = bench::now();
     step(warmup + i);
     ts.push_back(seconds_since(t0));
   }
@@ -105,7 +106,7 @@ void gen_bench(const std::string& name, int n_new, int trials, F run) {
   run();  // warm-up
   std::vector<double> ts;
   for (int t = 0; t < trials; ++t) {
-    const auto t0 = Clock::now();
+    const double t0 = bench::now();
     g_sink = run();
     ts.push_back(seconds_since(t0));
   }
@@ -128,7 +129,8 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
   }
   namespace K = ap::kernels;
-  std::printf("ap_bench_gpt: the tiny GPT, float32, one thread (%s), fast tier: %s\n", quick ? "quick" : "full",
+  std::printf("ap_bench_gpt: the tiny GPT, float32, one thread (%s, %s), fast tier: %s\n", quick ? "quick" : "full",
+              bench::clock_name(),
               K::set_tier(K::Tier::fast) == K::Tier::fast ? K::tier_name() : "reference (forced by the build)");
   std::vector<K::Tier> tiers = {K::Tier::fast};
   if (with_ref) tiers.push_back(K::Tier::reference);

@@ -12,7 +12,9 @@ import re
 import statistics
 import sys
 
-out = sys.argv[1] if len(sys.argv) > 1 else "bench/out"
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+out = args[0] if args else "bench/out"
+cpu_time = "--cpu-time" in sys.argv
 rounds = sorted(glob.glob(os.path.join(out, "round*")))
 
 
@@ -68,7 +70,7 @@ for r in rounds:
         if m:
             isa = m.group(1)
 
-print(f"\nOne sitting, {len(rounds)} rounds interleaved; medians of each round's median. "
+print(f"\nOne sitting, {len(rounds)} rounds interleaved, {'CPU time' if cpu_time else 'wall time'}; medians of each round's median. "
       f"Ratios are speeds, ours ÷ peer (> 1: we are faster).")
 print("W1 counts 4·T²·d flops (the whole square); a causal kernel that skips the masked half does about half of\n"
       "that, so W1's GFLOP/s can pass the machine's peak.")
@@ -146,14 +148,14 @@ have = [w for w in w34 if any(tokps(k, w[1]) for k in med)]
 if have:
     print("\n== W3 / W4: tokens/s (medians; ratios ours ÷ PyTorch CPU). W3: 16·block tokens per training step;"
           "\n   W4: 256 generated tokens. ort and tfjs run in Node (wasm); tfjs W3 only with TFJS_ONLY=…,w3")
-    print(f"{'workload':36s} {'native':>9s} {'Node':>9s} {'Chromium':>9s} {'torch':>9s} {'ort':>9s} {'tfjs':>9s} "
+    print(f"{'workload':52s} {'native':>9s} {'Node':>9s} {'Chromium':>9s} {'torch':>9s} {'ort':>9s} {'tfjs':>9s} "
           f"{'nat÷torch':>9s} {'Node÷torch':>10s} {'Chr÷torch':>9s}")
     for label, key in have + [(l + " (reference tier)", k + "_ref") for l, k in have
                               if any(tokps(r, k + "_ref") for r in med)]:
         v = {k: tokps(k, key) for k in med}
-        f = lambda x: "—" if x is None else f"{x:9.0f}"
+        f = lambda x: f"{'—':>9s}" if x is None else f"{x:9.0f}"
         rt = lambda a: "—" if a is None or not v["torch"] else f"{a / v['torch']:.2f}×"
-        print(f"{label:36s} {f(v['native'])} {f(v['node'])} {f(v['chromium'])} {f(v['torch'])} {f(v['ort'])} "
+        print(f"{label:52s} {f(v['native'])} {f(v['node'])} {f(v['chromium'])} {f(v['torch'])} {f(v['ort'])} "
               f"{f(v['tfjs'])} {rt(v['native']):>9s} {rt(v['node']):>10s} {rt(v['chromium']):>9s}")
 
 missing = [k for k in runners if not med[k]]

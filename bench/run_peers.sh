@@ -11,6 +11,9 @@
 # Nothing on the machine changes: the peers' folder is copied to bench/out/peers and its npm
 # packages installed there; OpenBLAS is extracted under bench/out (apt-get download, dpkg -x).
 # A benchmark: it prints numbers and never fails on them.
+# CPU_TIME=1: a native-only sitting (ours and PyTorch) timed in CPU time instead of wall time
+# (AP_BENCH_CPU_TIME=1, bench/torch_cputime.py), into bench/out-cpu: for a shared, overloaded
+# machine, where waiting for a core would otherwise be counted.
 #   bench/run_peers.sh [ROUNDS]        (default 3; PEERS=path of the peers' folder,
 #                                       ONLY=w1,w2,w3,w4 the workloads, NO_CHROMIUM=1 to skip the
 #                                       browser, TFJS_ONLY=w1,w2,w4 tfjs's: its W3 takes minutes)
@@ -24,7 +27,9 @@ tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr ',' '\n' | grep -v w3 | paste -sd, -)
 core=0; gpt=0
 [[ $only == *w1* || $only == *w2* ]] && core=1
 [[ $only == *w3* || $only == *w4* ]] && gpt=1
+cpu_time=${CPU_TIME:-0}
 out=bench/out
+((cpu_time)) && out=bench/out-cpu
 mkdir -p "$out"
 export NODE_PATH=/usr/share/nodejs  # Debian's em++ finds its JS dependencies there
 log() { printf '[run_peers] %s\n' "$*" >&2; }
@@ -61,6 +66,7 @@ em++ -O3 -msimd128 "$peers/cpp/peak.cpp" -sENVIRONMENT=node -sSINGLE_FILE=1 -o "
 
 rm -rf "$out"/round*
 chromium=1
+((cpu_time)) && chromium=0 && export AP_BENCH_CPU_TIME=1
 [[ -n ${NO_CHROMIUM:-} || ! -x ${CHROMIUM_PATH:-/usr/bin/chromium} || ! -d node_modules/@playwright/test ]] && chromium=0
 for ((r = 1; r <= rounds; r++)); do
   d=$out/round$r
@@ -70,6 +76,11 @@ for ((r = 1; r <= rounds; r++)); do
   log "round $r/$rounds: ours native"
   { ((core)) && build/ap_bench; ((gpt)) && build/ap_bench_gpt --only "$only" --reference; } > "$d/ours_native.txt" 2>&1 || true
   log "round $r/$rounds: PyTorch CPU"
+  if ((cpu_time)); then
+    LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/torch_cputime.py \
+      "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
+    continue  # CPU time: native only
+  fi
   LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
     /usr/bin/python3 "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
   log "round $r/$rounds: ours wasm (Node)"
@@ -85,5 +96,5 @@ for ((r = 1; r <= rounds; r++)); do
       ((gpt)) && node bench/chromium_bench.mjs --gpt --only "$only"; } > "$d/ours_chromium.txt" 2>&1 || true
   fi
 done
-((chromium)) || log "Chromium skipped (NO_CHROMIUM, no /usr/bin/chromium, or no node_modules: run scripts/setup)"
-/usr/bin/python3 bench/peers_table.py "$out" | tee "$out/table.txt"
+((chromium || cpu_time)) || log "Chromium skipped (NO_CHROMIUM, no /usr/bin/chromium, or no node_modules: run scripts/setup)"
+/usr/bin/python3 bench/peers_table.py "$out" $( ((cpu_time)) && echo --cpu-time) | tee "$out/table.txt"
