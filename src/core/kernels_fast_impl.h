@@ -63,6 +63,11 @@ static_assert(NC >= 256, "workspace too small for the GEMM blocking");
 // Attention backward: query rows per block (dS block of RB × T floats in the caller's scratch).
 constexpr int RB = 16;
 
+// Nothing shared with other translation units may be compiled here (one ISA's flags would leak into
+// another's callers through the linker's choice of an out-of-line copy): own helpers, no std::
+// templates or <cmath> wrappers (__builtin_sqrtf, __builtin_inff), kernels.h's visible_keys re-stated.
+constexpr float kInfF = __builtin_inff();
+AP_INLINE int visible(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
 AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
 AP_INLINE int imax(int a, int b) { return a > b ? a : b; }
 AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
@@ -93,7 +98,7 @@ AP_INLINE VT exp_v(VT x) {
   const VT n1 = rint_v(V::mul(n, V::set1(0.5f)));
   const VT n2 = V::sub(n, n1);  // n1, n2 in [-75, 64]
   VT e = V::mul(V::mul(p, V::exp2i(n1)), V::exp2i(n2));
-  e = V::select(V::gt(x, V::set1(88.72283172607421875f)), V::set1(std::numeric_limits<float>::infinity()), e);
+  e = V::select(V::gt(x, V::set1(88.72283172607421875f)), V::set1(kInfF), e);
   return V::select(V::lt(x, V::set1(-104.0f)), V::zero(), e);
 }
 
@@ -412,7 +417,7 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
 // form's overflow gives NaN where e^x = +∞ (+∞·(1/+∞)).
 void softmax_inplace(float* p, int n, bool stable) {
   if (n <= 0) return;
-  const float ninf = -std::numeric_limits<float>::infinity();
+  const float ninf = -kInfF;
   VT mv = V::set1(ninf);
   int j = 0;
   for (; j + W <= n; j += W) mv = V::max(V::load(p + j), mv);  // skips NaN
@@ -459,7 +464,7 @@ AP_INLINE void fill_zero(float* p, int n) {
 
 // ---------------------------------------------------------------- attention
 
-AP_INLINE float head_scale(int hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
+AP_INLINE float head_scale(int hs) { return 1.0f / __builtin_sqrtf(static_cast<float>(hs)); }
 AP_INLINE int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
 // dst (hs, ldt) = src rows (T, stride ld)ᵀ: dst[c·ldt + j] = src[j·ld + c], zero for j in [T, ldt).
@@ -493,14 +498,14 @@ void attention_head(float* out, int ldo, float* att, bool keep, const float* q, 
   const bool stable = opt.stable_softmax;
   for (int i0 = 0; i0 < T; i0 += MR) {
     const int m = imin(MR, T - i0);
-    const int nmax = visible_keys(i0 + m - 1, opt.mask);
+    const int nmax = visible(i0 + m - 1, opt.mask);
     float* P = keep ? att + zu(i0) * T : att;  // rows of the block, stride T
     // scores = scale·q·kᵀ over the keys the block sees
     for (int j0 = 0; j0 < nmax; j0 += NR)
       tile<MR, NV, AK::rows, false>(hs, q + zu(i0) * ld, ld, kt + j0, Tp, P + j0, T, m, imin(NR, nmax - j0), scale,
                                     false, nullptr);
     for (int r = 0; r < m; ++r) {
-      const int n = visible_keys(i0 + r, opt.mask);
+      const int n = visible(i0 + r, opt.mask);
       softmax_inplace(P + zu(r) * T, n, stable);
       fill_zero(P + zu(r) * T + n, (keep ? T : nmax) - n);
     }
@@ -559,7 +564,7 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
       pack_transposed(vt, Tp, v, C3, T, hs);
       for (int i0 = 0; i0 < T; i0 += RB) {
         const int m = imin(RB, T - i0);
-        const int nmax = visible_keys(i0 + m - 1, opt.mask);
+        const int nmax = visible(i0 + m - 1, opt.mask);
         if (nmax <= 0) continue;
         // datt = dout·vᵀ over the keys the block sees
         for (int r0 = 0; r0 < m; r0 += MR)
@@ -568,7 +573,7 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
                                           imin(MR, m - r0), imin(NR, nmax - j0), 1.0f, false, nullptr);
         // softmax backward: dpre_j = a_j·(datt_j − Σ_k datt_k·a_k), zero past the row's keys
         for (int r = 0; r < m; ++r) {
-          const int n = visible_keys(i0 + r, opt.mask);
+          const int n = visible(i0 + r, opt.mask);
           float* g = ds + zu(r) * T;
           const float* ar = a + zu(i0 + r) * T;
           const float dotv = dot(g, ar, n);
@@ -590,7 +595,7 @@ void attention_decode(float* out, float* att, const float* q, const float* k_cac
                       int C, int NH, AttnOptions opt) {
   const int hs = C / NH, T_total = base + 1;
   const float scale = head_scale(hs);
-  const int n = visible_keys(base, opt.mask);
+  const int n = visible(base, opt.mask);
   for (int h = 0; h < NH; ++h) {
     float* a = att + zu(h) * T_total;
     const float* qh = q + h * hs;
@@ -665,7 +670,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
     float var = V::reduce_add(s);
     for (; c < C; ++c) var += (x[c] - m) * (x[c] - m);
     var *= invC;
-    const float r = 1.0f / std::sqrt(var + 1e-5f);
+    const float r = 1.0f / __builtin_sqrtf(var + 1e-5f);
     const VT rv = V::set1(r);
     c = 0;
     for (; c + W <= C; c += W)
@@ -765,7 +770,7 @@ void crossentropy_forward(float* losses, float* probs, const float* logits, cons
     const float* l = logits + zu(n) * V_;
     float* p = probs + zu(n) * V_;
     // the row max, then Σ e^(l − max), kept in p; −log p_target = log Σ + max − l_target
-    VT mv = V::set1(-std::numeric_limits<float>::infinity());
+    VT mv = V::set1(-kInfF);
     int j = 0;
     for (; j + W <= V_; j += W) mv = V::max(V::load(l + j), mv);
     float m = V::reduce_max(mv);
@@ -840,7 +845,7 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
     m[i] = mi;
     v[i] = vi;
     const float mhat = mi / bias1, vhat = vi / bias2;
-    params[i] -= lr * (mhat / (std::sqrt(vhat) + eps) + weight_decay * params[i]);
+    params[i] -= lr * (mhat / (__builtin_sqrtf(vhat) + eps) + weight_decay * params[i]);
   }
 }
 

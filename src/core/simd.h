@@ -27,10 +27,14 @@
 #error "define one AP_SIMD_* before including simd.h"
 #endif
 
+// Each ISA's V lives in its own namespace (ap::simd::avx512::V, …): the static members of V have
+// the same names and parameters in every ISA (set1(float), zero(), …), and the return type is not
+// part of a mangled name, so one shared name would be an ODR violation — the linker keeps one
+// out-of-line copy (at -O0, or whenever GCC does not inline) and the other ISAs call it.
 namespace ap::simd {
 
 #if defined(AP_SIMD_AVX512)
-
+namespace avx512 {
 struct V {
   using T = __m512;
   using Mask = __mmask16;
@@ -81,9 +85,11 @@ struct V {
                                                _mm512_and_si512(s, _mm512_castps_si512(sgn))));
   }
 };
+}  // namespace avx512
+using avx512::V;
 
 #elif defined(AP_SIMD_AVX2)
-
+namespace avx2 {
 struct V {
   using T = __m256;
   using Mask = __m256;
@@ -132,9 +138,11 @@ struct V {
     return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sgn));
   }
 };
+}  // namespace avx2
+using avx2::V;
 
 #elif defined(AP_SIMD_SSE2)
-
+namespace sse2 {
 struct V {
   using T = __m128;
   using Mask = __m128;
@@ -186,9 +194,11 @@ struct V {
     return _mm_or_ps(_mm_andnot_ps(s, mag), _mm_and_ps(s, sgn));
   }
 };
+}  // namespace sse2
+using sse2::V;
 
 #elif defined(AP_SIMD_WASM)
-
+namespace simd128 {
 struct V {
   using T = v128_t;
   using Mask = v128_t;
@@ -243,9 +253,11 @@ struct V {
     return wasm_v128_or(wasm_v128_andnot(mag, s), wasm_v128_and(sgn, s));
   }
 };
+}  // namespace simd128
+using simd128::V;
 
 #else  // AP_SIMD_SCALAR
-
+namespace scalar {
 struct V {
   using T = float;
   using Mask = bool;
@@ -280,6 +292,8 @@ struct V {
   }
   static T copysign(T mag, T sgn) { return __builtin_copysignf(mag, sgn); }
 };
+}  // namespace scalar
+using scalar::V;
 
 #endif
 
