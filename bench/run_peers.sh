@@ -11,9 +11,10 @@
 # Nothing on the machine changes: the peers' folder is copied to bench/out/peers and its npm
 # packages installed there; OpenBLAS is extracted under bench/out (apt-get download, dpkg -x).
 # A benchmark: it prints numbers and never fails on them.
-# CPU_TIME=1: a native-only sitting (ours and PyTorch) timed in CPU time instead of wall time
-# (AP_BENCH_CPU_TIME=1, bench/torch_cputime.py), into bench/out-cpu: for a shared, overloaded
-# machine, where waiting for a core would otherwise be counted.
+# CPU_TIME=1: the same sitting timed in CPU time instead of wall time, into bench/out-cpu, for a
+# shared, overloaded machine where waiting for a core would otherwise be counted: ours with
+# AP_BENCH_CPU_TIME=1 (natively and in Node), PyTorch through bench/torch_cputime.py, the npm peers
+# with bench/cputime_preload.cjs (their scripts unchanged). Chromium has no CPU clock: skipped.
 #   bench/run_peers.sh [ROUNDS]        (default 3; PEERS=path of the peers' folder,
 #                                       ONLY=w1,w2,w3,w4 the workloads, NO_CHROMIUM=1 to skip the
 #                                       browser, TFJS_ONLY=w1,w2,w4 tfjs's: its W3 takes minutes)
@@ -66,7 +67,13 @@ em++ -O3 -msimd128 "$peers/cpp/peak.cpp" -sENVIRONMENT=node -sSINGLE_FILE=1 -o "
 
 rm -rf "$out"/round*
 chromium=1
-((cpu_time)) && chromium=0 && export AP_BENCH_CPU_TIME=1
+torch_wrap=""; node_pre=""
+if ((cpu_time)); then
+  chromium=0
+  export AP_BENCH_CPU_TIME=1
+  torch_wrap=bench/torch_cputime.py
+  node_pre="-r $PWD/bench/cputime_preload.cjs"
+fi
 [[ -n ${NO_CHROMIUM:-} || ! -x ${CHROMIUM_PATH:-/usr/bin/chromium} || ! -d node_modules/@playwright/test ]] && chromium=0
 for ((r = 1; r <= rounds; r++)); do
   d=$out/round$r
@@ -76,20 +83,15 @@ for ((r = 1; r <= rounds; r++)); do
   log "round $r/$rounds: ours native"
   { ((core)) && build/ap_bench; ((gpt)) && build/ap_bench_gpt --only "$only" --reference; } > "$d/ours_native.txt" 2>&1 || true
   log "round $r/$rounds: PyTorch CPU"
-  if ((cpu_time)); then
-    LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/torch_cputime.py \
-      "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
-    continue  # CPU time: native only
-  fi
-  LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
-    /usr/bin/python3 "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
+  LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 $torch_wrap \
+    "$peers/torch_bench.py" --threads 1 --only "$only" 2>&1 | grep -vi warn > "$d/torch.txt" || true
   log "round $r/$rounds: ours wasm (Node)"
   { ((core)) && node --no-liftoff build-wasm/ap_bench.cjs
     ((gpt)) && node --no-liftoff build-wasm/ap_bench_gpt.cjs --only "$only"; } > "$d/ours_node.txt" 2>&1 || true
   log "round $r/$rounds: onnxruntime-web"
-  (cd "$peers" && node ort_bench.js 9) > "$d/ort.txt" 2>&1 || true
+  (cd "$peers" && node $node_pre ort_bench.js 9) > "$d/ort.txt" 2>&1 || true
   log "round $r/$rounds: tfjs-wasm"
-  (cd "$peers" && node tfjs_bench.js 9 "$tfjs_only") > "$d/tfjs.txt" 2>&1 || true
+  (cd "$peers" && node $node_pre tfjs_bench.js 9 "$tfjs_only") > "$d/tfjs.txt" 2>&1 || true
   if ((chromium)); then
     log "round $r/$rounds: ours wasm (Chromium)"
     { ((core)) && node bench/chromium_bench.mjs
