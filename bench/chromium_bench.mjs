@@ -17,7 +17,7 @@ let source;
 try {
   source = await readFile(JS, 'utf8');
 } catch {
-  console.error(`chromium_bench: ${JS} is missing (scripts/build wasm)`);
+  console.error(`chromium_bench: ${JS} is missing (cmake --build build-wasm --target ap_bench_web ap_bench_gpt_web)`);
   process.exit(1);
 }
 const browser = await chromium.launch({
