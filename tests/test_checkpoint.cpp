@@ -743,3 +743,65 @@ TEST_CASE("Checkpoint: a session that fails to load keeps the run it had", "[che
   CHECK_THAT(session.load(good_checkpoint(), ""), Catch::StartsWith("{\"ok\":true"));
   CHECK(session.info() != before);
 }
+
+// ---------------------------------------------------------------- the fuzz corpus
+
+namespace {
+
+// A checkpoint that needs no training (so its bytes are the same on every machine and ISA): the
+// seeded initial weights of a 1-layer model of width 2, with made-up moments and counters.
+ap::TrainState corpus_state(bool text) {
+  ap::GPTConfig c;
+  c.n_layer = 1;
+  c.n_head = 1;
+  c.n_embd = 2;
+  c.block_size = 4;
+  ap::TrainConfig t = quick_train(10);
+  ap::DataSpec d = copy_task();
+  d.n_chars = 300;
+  if (text) {
+    d = {};
+    d.text = "注意力 attention\n注意力 attention\n";
+    d.name = "注意.txt";
+    c.mask = ap::MaskVariant::inclusive;
+  }
+  ap::TrainState s = ap::Trainer(c, t, d).state();
+  for (size_t i = 0; i < s.m.size(); ++i) {
+    s.m[i] = 0.001f * static_cast<float>(static_cast<int>(i % 7) - 3);
+    s.v[i] = s.m[i] * s.m[i];
+  }
+  s.step = s.adam_t = 3;
+  s.last_val_loss = text ? -1.0f : 2.5f;
+  return s;
+}
+
+std::string corpus_dir() { return std::string(AP_GOLDEN_DIR) + "/../fuzz/corpus/checkpoint"; }
+
+}  // namespace
+
+TEST_CASE("Checkpoint: the fuzz corpus's seed checkpoints are today's format, byte for byte", "[checkpoint]") {
+  // If the format changes on purpose, regenerate them: build/ap_tests "[.fuzz_corpus]".
+  for (bool text : {false, true}) {
+    const std::string name = text ? "text.safetensors" : "task.safetensors";
+    INFO(name);
+    const std::string committed = slurp(corpus_dir() + "/" + name);
+    CHECK(committed == ap::save_checkpoint(corpus_state(text)));
+    CHECK_NOTHROW(ap::load_checkpoint(committed));
+  }
+}
+
+TEST_CASE("Checkpoint: write the fuzz corpus", "[.fuzz_corpus]") {
+  const std::string task = ap::save_checkpoint(corpus_state(false));
+  const std::string text = ap::save_checkpoint(corpus_state(true));
+  const std::string d = corpus_dir() + "/";
+  ap::write_checkpoint_file(d + "task.safetensors", task);
+  ap::write_checkpoint_file(d + "text.safetensors", text);
+  // A few mutations, each refused for a different reason, so the fuzzer starts past the first checks.
+  ap::write_checkpoint_file(d + "truncated.safetensors", task.substr(0, task.size() - 6));
+  ap::write_checkpoint_file(d + "untied.safetensors", with_float(task, byte_of(task, "lm_head.weight", 1), 0.25f));
+  ap::write_checkpoint_file(d + "shape.safetensors",
+                            with_meta(task, "config",
+                                      R"({"vocab_size":12,"block_size":4,"n_layer":1,"n_head":1,"n_embd":4,"mask":"strict","softmax":"naive"})"));
+  for (const std::string& bad : {std::string("truncated"), std::string("untied"), std::string("shape")})
+    CHECK_THROWS_AS(ap::load_checkpoint(slurp(d + bad + ".safetensors")), ap::InputError);
+}
