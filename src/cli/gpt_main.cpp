@@ -460,8 +460,8 @@ int run_training(ap::Trainer& t, const RunOutput& o) {
     p.elapsed = seconds_since(start);
     p.remaining = p.elapsed / double(done - first) * double(total - done);
     log.row(done, &r.loss, val, &r.lr, &r.grad_norm, p.tokens_per_s, p.elapsed);
+    display.bar(p);  // first: a kept line redraws the bar as it now is
     if (eval || done == first + 1) display.line(p);
-    display.bar(p);
     if (o.checkpoint_interval > 0 && done % o.checkpoint_interval == 0 && done != total && !g_signal) {
       save(t, o.out);
       saved_step = done;
