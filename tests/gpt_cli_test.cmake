@@ -2,7 +2,10 @@
 # ctest runs one part per test, so they run in parallel and fail separately:
 #   cmake -DGPT=<gpt> -DATTENTION=<attention> -DJSON_CLOSE=<json_close> -DWORK=<dir> -DPART=<part>
 #         -P tests/gpt_cli_test.cmake
-# Parts: usage (options, bad numbers, bad text files), api (a scripted `gpt api` session).
+# Parts: usage (options, bad numbers, bad text files); train (a run, its CSV log, inspect, eval,
+# sample, logits, attention and its head spec traced by `attention`, damaged files, divergence);
+# resume (bit for bit); text (a run on the user's text); interrupt (Ctrl-C saves); api (a scripted
+# `gpt api` session, and resume through it).
 # Models are tiny (1 layer, n_embd 16, block 16, batches of 4) so every part takes seconds, also
 # under ASan in a Debug build.
 
@@ -72,7 +75,30 @@ function(expect_answer name text regex)
   message(STATUS "ok: ${name}")
 endfunction()
 
-set(MODEL --n-layer 1 --n-embd 16 --n-head 2 --block-size 16 --batch-size 4 --n-chars 2000)
+set(SHAPE --n-layer 1 --n-embd 16 --n-head 2 --block-size 16 --batch-size 4)
+set(MODEL ${SHAPE} --n-chars 2000)
+
+# Overwrites bytes of a file in place (a damaged checkpoint): printf's octal escapes, at an offset.
+function(damage file offset octal_bytes)
+  execute_process(COMMAND sh -c "printf '${octal_bytes}' | dd of='${file}' bs=1 seek=${offset} conv=notrunc 2>/dev/null"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "could not damage ${file}")
+  endif()
+endfunction()
+
+# The CSV log's column `col` (0-based) of rows `from`…`to` (data rows, after the header), joined by ','.
+function(csv_column file col from to result)
+  file(STRINGS ${file} rows)
+  set(values "")
+  foreach(i RANGE ${from} ${to})
+    list(GET rows ${i} row)  # row i: the header is row 0, so data row i-1
+    string(REPLACE "," ";" cells "${row}")
+    list(GET cells ${col} cell)
+    string(APPEND values "${cell},")
+  endforeach()
+  set(${result} "${values}" PARENT_SCOPE)
+endfunction()
 set(SPEC "\"task\":\"copy\",\"n_chars\":2000,\"n_layer\":1,\"n_embd\":16,\"n_head\":2,\"block_size\":16,\"batch_size\":4")
 
 # ==================================================================== usage and bad input
@@ -124,6 +150,207 @@ if(PART STREQUAL "usage")
              ${GPT} train -o x.safetensors --text bad.txt)
   file(GLOB written ${tmp}/*.safetensors)
   expect_equal("bad input writes nothing" "${written}" "")
+endif()
+
+# ==================================================================== a run and its checkpoint
+if(PART STREQUAL "train")
+  expect_run("train" 0
+    "step +0/20 +val_loss [0-9.]+ .*step +1/20 +loss [0-9.]+ +lr [0-9.e-]+ +grad_norm [0-9.]+ .*tokens/s .*step 10/20 +loss [0-9.]+ +val_loss [0-9.]+.*step 20/20 +loss [0-9.]+ +val_loss [0-9.]+.*saved a.safetensors \\(step 20, val_loss [0-9.]+\\)"
+    ${GPT} train -o a.safetensors ${MODEL} --steps 20 --eval-interval 10 --log a.csv)
+  string(FIND "${out}" "\r" cr)
+  string(ASCII 27 escape)
+  string(FIND "${out}" "${escape}[" esc)
+  expect_equal("no progress bar when stdout is not a terminal" "${cr}${esc}" "-1-1")
+  expect_answer("the header says what runs" "${out}" "1 layer, 2 heads of 8, n_embd 16, block_size 16, vocab 12 \\(3,760 parameters\\) on the copy task")
+
+  # The CSV log: a header, row 0 (the initial validation loss), then one row per step.
+  file(STRINGS ${tmp}/a.csv rows)
+  list(LENGTH rows n_rows)
+  expect_equal("log rows" "${n_rows}" "22")
+  list(GET rows 0 header)
+  expect_equal("log header" "${header}" "step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s")
+  list(GET rows 1 row0)
+  expect_answer("log row 0" "${row0}" "^0,,[0-9.]+,,,,[0-9.]+$")
+  foreach(step RANGE 1 20)
+    math(EXPR i "${step} + 1")
+    list(GET rows ${i} row)
+    if(step EQUAL 10 OR step EQUAL 20)
+      set(val "[0-9.]+")
+    else()
+      set(val "")
+    endif()
+    if(NOT row MATCHES "^${step},[0-9.]+,${val},[0-9.e-]+,[0-9.e-]+,[0-9]+,[0-9.]+$")
+      message(FATAL_ERROR "log row ${step}: ${row}")
+    endif()
+  endforeach()
+  message(STATUS "ok: log rows 1-20")
+
+  expect_run("inspect" 0
+    "model +1 layer, 2 heads of 8, n_embd 16, block_size 16, vocab 12; mask strict, softmax stable.*parameters +3,760.*data +the copy task \\(2,000 characters\\).*vocab +12 characters: \"\\\\n=abcdefghij\".*step +20 of 20; last val_loss measured [0-9.]+.*tensors +49.*transformer.wte.weight +F32 +\\[12, 16\\].*transformer.h.0.attn.c_attn.weight +F32 +\\[48, 16\\].*lm_head.weight +F32 +\\[12, 16\\].*optimizer.exp_avg.transformer.wte.weight +F32 +\\[12, 16\\].*optimizer.exp_avg_sq.transformer.ln_f.bias +F32 +\\[16\\]"
+    ${GPT} inspect a.safetensors)
+  expect_run("inspect --json" 0 "^\\{\"ok\":true,\"file\":\"a.safetensors\"" ${GPT} inspect a.safetensors --json)
+  string(JSON n_tensors LENGTH "${out}" tensors)
+  string(JSON c_attn GET "${out}" tensors 4 shape)
+  string(JSON step GET "${out}" step)
+  string(JSON saved_val GET "${out}" val_loss)
+  expect_equal("inspect --json tensors" "${n_tensors} ${step} ${c_attn}" "49 20 [ 48, 16 ]")
+
+  expect_run("eval" 0 "^val_loss [0-9.]+ at step 20 over 199 validation tokens of the copy task \\(2,000 characters\\); the task's loss floor is [0-9.]+" ${GPT} eval a.safetensors)
+  expect_run("eval --json" 0 "^\\{\"ok\":true,\"step\":20,\"val_loss\":[0-9.]+\\}" ${GPT} eval a.safetensors --json)
+  string(JSON val GET "${out}" val_loss)
+  expect_equal("eval gives the validation loss the run saved" "${val}" "${saved_val}")
+
+  expect_run("sample greedy" 0 "^abc=[=a-j\n]+$" ${GPT} sample a.safetensors --prompt "abc=" --greedy -n 12)
+  set(first "${out}")
+  expect_run("sample greedy again" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" --greedy -n 12)
+  expect_equal("greedy sampling is deterministic" "${out}" "${first}")
+  expect_run("sample seeded" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 0.8 --top-k 5 --seed 9)
+  set(first "${out}")
+  expect_run("sample seeded again" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 0.8 --top-k 5 --seed 9)
+  expect_equal("the same seed gives the same text" "${out}" "${first}")
+  expect_run("sample past block_size (the context is cropped)" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 40 --greedy)
+  expect_run("sample --json" 0 "^\\{\"ok\":true,\"text\":\"abc=[^\"]*\",\"new_text\":\"[^\"]*\",\"tokens\":\\[\"a\",\"b\",\"c\",\"=\"" ${GPT} sample a.safetensors --prompt "abc=" -n 5 --json)
+  string(JSON n_tokens LENGTH "${out}" tokens)
+  expect_equal("sample --json tokens" "${n_tokens}" "9")
+  expect_run("prompt with an unknown character" 1
+    "gpt: --prompt: \"Z\" \\(U\\+005A\\) at character 2 \\(byte 2, both counting from 0\\) of the prompt is not in the vocabulary of 12 characters"
+    ${GPT} sample a.safetensors --prompt "abZ")
+  # (through sh: CMake drops an empty argument)
+  expect_run("empty prompt" 1 "gpt: --prompt: the prompt is empty" sh -c "'${GPT}' sample a.safetensors --prompt ''")
+  expect_run("temperature 0" 1 "gpt: --temperature: temperature is 0: it must be above 0" ${GPT} sample a.safetensors --prompt a --temperature 0)
+  expect_run("top-k above the vocabulary" 1 "gpt: --top-k: top_k is 13: it must be between 0 and 12" ${GPT} sample a.safetensors --prompt a --top-k 13)
+  expect_run("negative max-new-tokens" 1 "max_new_tokens is -1" ${GPT} sample a.safetensors --prompt a -n -1)
+
+  expect_run("logits" 0 "^\\{\"ok\":true,\"tokens\":\\[\"a\",\"b\",\"c\"\\],\"logits\":\\[\\[" ${GPT} logits a.safetensors --prompt abc)
+  string(JSON rows LENGTH "${out}" logits)
+  string(JSON cols LENGTH "${out}" logits 2)
+  expect_equal("logits shape" "${rows}x${cols}" "3x12")
+  expect_run("logits: prompt longer than block_size" 1 "the prompt has 17 characters; the model sees at most block_size = 16"
+             ${GPT} logits a.safetensors --prompt "abcdefghijabcdefg")
+
+  # Attention maps, and each head's stepper spec, which `attention trace` turns back into the
+  # same weights (reference kernels on both sides: equal to float rounding, in fact bit for bit).
+  expect_run("attention maps" 0 "^\\{\"ok\":true,\"tokens\":\\[\"c\",\"a\",\"b\",\"=\",\"c\",\"a\",\"b\"\\],\"T\":7,\"n_layer\":1,\"n_head\":2,\"maps\":\\[\\[\\[\\[1,0,0,0,0,0,0\\],"
+             ${GPT} attention a.safetensors --prompt "cab=cab")
+  file(WRITE ${tmp}/maps.json "${out}")
+  foreach(head 0 1)
+    expect_run("attention --head 0.${head}" 0 "^\\{\"Q\":\\[\\[.*\"K\":.*\"V\":.*\"n_head\":1,\"causal\":true,\"mask\":\"strict\",\"softmax\":\"stable\"\\}\n$"
+               ${GPT} attention a.safetensors --prompt "cab=cab" --head 0.${head})
+    file(WRITE ${tmp}/head_${head}.json "${out}")
+    expect_run("attention trace of head 0.${head}" 0 "^\\{\"ok\":true,\"trace\":\\{\"mode\":\"qkv\",\"T\":7" ${ATTENTION} trace head_${head}.json)
+    file(WRITE ${tmp}/trace_${head}.json "${out}")
+    expect_run("head 0.${head}: traced weights = the model's" 0 "max" ${JSON_CLOSE} ${tmp}/trace_${head}.json trace.heads.0.weights ${tmp}/maps.json maps.0.${head} 1e-6)
+    message(STATUS "   ${out}")
+  endforeach()
+  expect_run("--head: no such layer" 1 "gpt: --head: layer 1 does not exist: the model has layers 0 to 0" ${GPT} attention a.safetensors --prompt ab --head 1.0)
+  expect_run("--head: no such head" 1 "gpt: --head: head 2 does not exist: each layer has heads 0 to 1" ${GPT} attention a.safetensors --prompt ab --head 0.2)
+
+  # Files that are missing, truncated or damaged: the message names the byte or the tensor, and
+  # nothing is overwritten.
+  foreach(cmd "sample;--prompt;a" "eval" "inspect" "logits;--prompt;a" "attention;--prompt;a" "resume")
+    list(POP_FRONT cmd name)
+    expect_run("${name}: missing file" 1 "gpt: cannot open no_such.safetensors: No such file" ${GPT} ${name} no_such.safetensors ${cmd})
+  endforeach()
+  file(WRITE ${tmp}/not_a_checkpoint.safetensors "hello")
+  expect_run("not a checkpoint" 1 "gpt: not_a_checkpoint.safetensors: the file is 5 bytes: it ends at byte 5, inside the 8-byte header length" ${GPT} inspect not_a_checkpoint.safetensors)
+  execute_process(COMMAND sh -c "head -c 3000 a.safetensors > truncated.safetensors" WORKING_DIRECTORY ${tmp})
+  expect_run("truncated file" 1 "gpt: truncated.safetensors: the header length \\(bytes 0 to 7\\) says the JSON header takes bytes 8 to [0-9]+, but the file ends at byte 3000"
+             ${GPT} sample truncated.safetensors --prompt a)
+  file(SIZE ${tmp}/a.safetensors size)
+  file(COPY_FILE ${tmp}/a.safetensors ${tmp}/nan.safetensors)
+  math(EXPR at "${size} - 8")
+  damage(${tmp}/nan.safetensors ${at} "\\377\\377\\377\\177")
+  expect_run("a NaN in a tensor" 1 "gpt: nan.safetensors: tensor \"optimizer.exp_avg_sq.transformer.ln_f.bias\" holds nan at element \\[14\\]"
+             ${GPT} eval nan.safetensors)
+  file(COPY_FILE ${tmp}/a.safetensors ${tmp}/header.safetensors)
+  damage(${tmp}/header.safetensors 12 "\\000")
+  file(SHA256 ${tmp}/header.safetensors before)
+  expect_run("a damaged header" 1 "gpt: header.safetensors: .*byte" ${GPT} resume header.safetensors --steps 30)
+  file(SHA256 ${tmp}/header.safetensors after)
+  expect_equal("a damaged file is not overwritten" "${after}" "${before}")
+
+  # Resume refuses what it cannot do.
+  expect_run("resume a complete run" 1 "the run in a.safetensors is complete \\(step 20 of 20\\): give --steps with a new total" ${GPT} resume a.safetensors)
+  expect_run("resume to fewer steps" 1 "--steps: --steps is the run's new total, and a.safetensors is already at step 20: give more than 20" ${GPT} resume a.safetensors --steps 10)
+  expect_run("resume a task run with a text" 1 "a.safetensors was trained on the copy task, which it regenerates: --text does not apply" ${GPT} resume a.safetensors --steps 30 --text maps.json)
+
+  # Divergence (exercise 3: the naive softmax at a learning rate of 10): exit 3, the core's
+  # message naming the step, and the checkpoint from before stays byte for byte.
+  file(SHA256 ${tmp}/a.safetensors before)
+  expect_run("divergence" 3 "gpt: the loss became [-a-z]+ at step [0-9]+, so training stopped there.*naive softmax.*a.safetensors is as it was before this run"
+             ${GPT} train -o a.safetensors ${MODEL} --softmax naive --lr 10 --steps 200 -q)
+  file(SHA256 ${tmp}/a.safetensors after)
+  expect_equal("divergence leaves the checkpoint as it was" "${after}" "${before}")
+  # With a checkpoint every step, the file holds the last good step, which the message names.
+  expect_run("divergence with checkpoints" 3 "gpt: ([0-9]+) steps were done and step [0-9]+ \\(the log's row [0-9]+\\) diverged\\. Nothing more was written: d.safetensors holds step ([0-9]+)"
+             ${GPT} train -o d.safetensors ${MODEL} --softmax naive --lr 1 --steps 200 --checkpoint-interval 1 -q --log d.csv)
+  string(REGEX MATCH "holds step ([0-9]+)" _ "${err}")
+  set(good ${CMAKE_MATCH_1})
+  string(REGEX MATCH "gpt: ([0-9]+) steps were done" _ "${err}")
+  expect_equal("the last good step is saved" "${good}" "${CMAKE_MATCH_1}")
+  expect_run("inspect after divergence" 0 "step +${good} of 200" ${GPT} inspect d.safetensors)
+  file(STRINGS ${tmp}/d.csv rows)
+  list(GET rows -1 last)
+  math(EXPR bad "${good} + 1")
+  expect_answer("the log's last row is the diverged step" "${last}" "^${bad},[-a-z]+,")
+endif()
+
+# ==================================================================== resume, bit for bit
+if(PART STREQUAL "resume")
+  # A constant learning rate (min_lr = lr, no warm-up), so that the schedule does not depend on the
+  # run's total: 10 steps, then resume to 20, must give the checkpoint of 20 steps in one go.
+  set(LR --lr 0.003 --min-lr 0.003 --warmup-steps 0 --eval-interval 5)
+  expect_run("train 20 steps" 0 "saved one_go.safetensors \\(step 20" ${GPT} train -o one_go.safetensors ${MODEL} ${LR} --steps 20 --log one_go.csv)
+  expect_run("train 10 steps" 0 "saved split.safetensors \\(step 10" ${GPT} train -o split.safetensors ${MODEL} ${LR} --steps 10 --log split.csv)
+  expect_run("resume to 20" 0 "resuming a GPT.*steps 10 → 20.*step 11/20.*saved split.safetensors \\(step 20"
+             ${GPT} resume split.safetensors --steps 20 --log split.csv)
+  file(SHA256 ${tmp}/one_go.safetensors a)
+  file(SHA256 ${tmp}/split.safetensors b)
+  expect_equal("10 + resume 10 = 20 in one go: the same checkpoint bytes" "${b}" "${a}")
+  csv_column(${tmp}/one_go.csv 1 2 21 a)
+  csv_column(${tmp}/split.csv 1 2 21 b)
+  expect_equal("… and the same 20 losses in the logs" "${b}" "${a}")
+  csv_column(${tmp}/split.csv 0 1 21 steps)
+  expect_equal("the appended log goes on from step 11" "${steps}" "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,")
+
+  # Resume with -o writes elsewhere and leaves the original.
+  file(SHA256 ${tmp}/split.safetensors before)
+  expect_run("resume -o" 0 "saved longer.safetensors \\(step 25" ${GPT} resume split.safetensors --steps 25 -o longer.safetensors)
+  file(SHA256 ${tmp}/split.safetensors after)
+  expect_equal("resume -o leaves the original" "${after}" "${before}")
+  expect_run("inspect the longer run" 0 "step +25 of 25" ${GPT} inspect longer.safetensors)
+endif()
+
+# ==================================================================== a run on the user's text
+if(PART STREQUAL "text")
+  set(line "Attention is all you need. 注意力就是你所需要的。\n")
+  file(WRITE ${tmp}/t.txt "${line}${line}${line}${line}${line}${line}${line}${line}")
+  file(WRITE ${tmp}/other.txt "${line}${line}${line}${line}${line}${line}${line}${line}!")
+  expect_run("train on a text" 0 "on the text \"t.txt\".*saved t.safetensors \\(step 5" ${GPT} train -o t.safetensors --text t.txt ${SHAPE} --steps 5)
+  expect_run("inspect a text run" 0 "data +the text \"t.txt\" \\(fingerprint [0-9a-f]+\\).*vocab +[0-9]+ characters: \"\\\\n .*注.*\"" ${GPT} inspect t.safetensors)
+  expect_run("sample needs no text" 0 "^注意" ${GPT} sample t.safetensors --prompt "注意" -n 8 --seed 2)
+  expect_run("a character the text never had" 1 "\"Z\" \\(U\\+005A\\) at character 0 \\(byte 0" ${GPT} sample t.safetensors --prompt "Zoo")
+  expect_run("eval needs the text" 1 "gpt: --text: t.safetensors was trained on the text \"t.txt\": give it with --text FILE" ${GPT} eval t.safetensors)
+  expect_run("eval with another text" 1 "gpt: other.txt: this is not the text the checkpoint was trained on" ${GPT} eval t.safetensors --text other.txt)
+  expect_run("eval with the text" 0 "^val_loss [0-9.]+ at step 5" ${GPT} eval t.safetensors --text t.txt)
+  expect_run("resume needs the text" 1 "trained on the text \"t.txt\": give the same text again" ${GPT} resume t.safetensors --steps 8)
+  expect_run("resume with the text" 0 "saved t.safetensors \\(step 8" ${GPT} resume t.safetensors --steps 8 --text t.txt)
+endif()
+
+# ==================================================================== Ctrl-C
+if(PART STREQUAL "interrupt")
+  # SIGINT after a second of a run that would take hours: the last completed step is saved, the
+  # exit status is 130, and resume continues from it.
+  expect_run("Ctrl-C" 130 "gpt: interrupted \\(Ctrl-C\\) after step [0-9]+ of 1000000; saved it to i.safetensors\\. Continue with: gpt resume i.safetensors"
+             timeout --preserve-status -s INT 1 ${GPT} train -o i.safetensors ${MODEL} --steps 1000000 --log i.csv -q)
+  string(REGEX MATCH "after step ([0-9]+)" _ "${err}")
+  set(step ${CMAKE_MATCH_1})
+  expect_run("the interrupted run's checkpoint" 0 "step +${step} of 1000000" ${GPT} inspect i.safetensors)
+  file(STRINGS ${tmp}/i.csv rows)
+  list(GET rows -1 last)
+  expect_answer("the log ends at the saved step" "${last}" "^${step},")
+  expect_run("resume the interrupted run, interrupted again" 130 "after step [0-9]+ of 1000000"
+             timeout --preserve-status -s INT 1 ${GPT} resume i.safetensors -q)
 endif()
 
 # ==================================================================== gpt api
@@ -186,4 +413,30 @@ if(PART STREQUAL "api")
     "{\"call\":\"create\",\"spec\":{${SPEC},\"steps\":20,\"seed\":7}}"
     "{\"call\":\"train\",\"n\":3}")
   expect_equal("api is deterministic" "${answer_1}" "${answer_3}")
+  # Save, load and train on through the api: the losses go on exactly as in an unbroken session
+  # (with the cosine schedule of a 20-step run).
+  run_api(resume
+    "{\"call\":\"create\",\"spec\":{${SPEC},\"steps\":20,\"seed\":5}}"
+    "{\"call\":\"train\",\"n\":20}"
+    "{\"call\":\"create\",\"spec\":{${SPEC},\"steps\":20,\"seed\":5}}"
+    "{\"call\":\"train\",\"n\":10}"
+    "{\"call\":\"save\",\"path\":\"s10.safetensors\"}"
+    "{\"call\":\"load\",\"path\":\"s10.safetensors\"}"
+    "{\"call\":\"train\",\"n\":10}"
+    "{\"call\":\"load\",\"path\":\"no_such.safetensors\"}"
+    "{\"call\":\"save\",\"path\":\"no_dir/x.safetensors\"}")
+  expect_answer("api save" "${answer_4}" "^\\{\"ok\":true,\"bytes\":[0-9]+\\}$")
+  expect_answer("api load" "${answer_5}" "^\\{\"ok\":true,.*\"step\":10,\"steps\":20,")
+  foreach(i RANGE 0 9)
+    math(EXPR j "${i} + 10")
+    string(JSON whole GET "${answer_1}" losses ${j})
+    string(JSON resumed GET "${answer_6}" losses ${i})
+    if(NOT whole STREQUAL resumed)
+      message(FATAL_ERROR "api resume: step ${j}: ${resumed}, unbroken ${whole}")
+    endif()
+  endforeach()
+  message(STATUS "ok: api resume gives the unbroken run's losses, bit for bit")
+  expect_answer("api load of a missing file" "${answer_7}" "^\\{\"ok\":false,\"error\":\"cannot open no_such.safetensors.*\"field\":\"path\"")
+  expect_answer("api save where it cannot" "${answer_8}" "^\\{\"ok\":false,.*no_dir")
+  expect_run("the api's checkpoint works with the CLI" 0 "step +10 of 20" ${GPT} inspect s10.safetensors)
 endif()

@@ -188,7 +188,7 @@ void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids) {
 }
 
 std::string describe_config(const ap::GPTConfig& c) {
-  return std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) + " heads of " +
+  return std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer, " : " layers, ") + std::to_string(c.n_head) + (c.n_head == 1 ? " head of " : " heads of ") +
          std::to_string(c.head_dim()) + ", n_embd " + std::to_string(c.n_embd) + ", block_size " +
          std::to_string(c.block_size) + ", vocab " + std::to_string(c.vocab_size) +
          (c.mask == ap::MaskVariant::strict ? "" : ", mask inclusive") + (c.stable_softmax ? "" : ", naive softmax");
@@ -438,13 +438,16 @@ int run_training(ap::Trainer& t, const RunOutput& o) {
       display.finish();
       log.row(p.step, &r.loss, -1.0f, &r.lr, std::isfinite(r.loss) ? &r.grad_norm : nullptr, throughput(), p.elapsed);
       std::cerr << "gpt: " << t.divergence_message() << "\n";
-      std::cerr << "gpt: " << r.step << " steps were done; step " << p.step << " of this tool's count (the log's) diverged. ";
+      // The core counts steps from 0; the progress lines and the log count steps done.
+      std::cerr << "gpt: " << r.step << " steps were done and step " << p.step << " (the log's row " << p.step
+                << ") diverged. Nothing more was written: ";
+      struct stat st {};
       if (saved_step >= 0)
-        std::cerr << o.out << " holds step " << saved_step << " and was left as it was.\n";
-      else if (first > 0)
-        std::cerr << o.out << " was not written (the checkpoint you resumed from holds step " << first << ").\n";
+        std::cerr << o.out << " holds step " << saved_step << ", the last checkpoint of this run.\n";
+      else if (::stat(o.out.c_str(), &st) == 0)
+        std::cerr << o.out << " is as it was before this run.\n";
       else
-        std::cerr << "No checkpoint was written.\n";
+        std::cerr << "no checkpoint was written.\n";
       return kExitDiverged;
     }
     ++trained_steps;
@@ -663,7 +666,7 @@ int cmd_eval(const EvalArgs& a) {
   std::string line = "val_loss " + fixed(val, 4) + " at step " + std::to_string(t.steps_done()) + " over " +
                      with_commas(static_cast<long long>(t.dataset().val.size())) + " validation tokens of " +
                      describe_data(s);
-  if (!s.task.empty()) line += " (the task's loss floor: " + fixed(ap::task_info(s.task).loss_floor, 4) + ")";
+  if (!s.task.empty()) line += "; the task's loss floor is " + fixed(ap::task_info(s.task).loss_floor, 4);
   std::cout << line << "\n";
   return 0;
 }
@@ -769,7 +772,8 @@ int cmd_inspect(const std::string& file, bool json) {
             << (s.task.empty() ? " (fingerprint " + s.text_fingerprint + ")" : std::string()) << "\n"
             << "vocab       " << tok.vocab_size() << " characters: " << vocab << "\n"
             << "step        " << s.step << " of " << t.steps
-            << (s.last_val_loss >= 0 ? ", val_loss " + fixed(s.last_val_loss, 4) : std::string(", not evaluated"))
+            << (s.last_val_loss >= 0 ? "; last val_loss measured " + fixed(s.last_val_loss, 4)
+                                     : std::string("; never evaluated"))
             << "\n"
             << "training    batch_size " << t.batch_size << ", lr " << ap::format_float(t.lr) << " (warm-up "
             << t.warmup_steps << " steps, cosine to " << ap::format_float(t.min_lr) << "), weight_decay "
@@ -964,7 +968,7 @@ int cmd_api() {
 // "--n-head" for the core's field "n_head", when the command has that option.
 std::string option_for(const CLI::App* sub, const std::string& field) {
   if (!sub || field.empty()) return "";
-  std::string name = "--" + field;
+  std::string name = "--" + (field == "layer" ? std::string("head") : field);  // --head L.H names both
   for (char& ch : name)
     if (ch == '_') ch = '-';
   try {
