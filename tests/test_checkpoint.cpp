@@ -363,7 +363,7 @@ TEST_CASE("Checkpoint: a truncated file or a bad header length names the byte", 
   const std::string cut = good.substr(0, good.size() - 10);
   e = load_error(cut);
   CHECK(e.field == "optimizer.exp_avg_sq.transformer.ln_f.bias");
-  CHECK_THAT(e.message, Catch::Contains("past its end at byte " + std::to_string(cut.size())) &&
+  CHECK_THAT(e.message, Catch::Contains("but the file ends at byte " + std::to_string(cut.size())) &&
                             Catch::Contains("truncated"));
   e = load_error(good.substr(0, 8 + n));  // the header alone
   CHECK(e.field == "transformer.wte.weight");

@@ -619,8 +619,8 @@ TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) 
            name);
     }
     if (end > data_size)
-      fail("tensor " + quoted(name) + ": its " + offsets_text + " end at byte " + num(data_start + end) +
-               " of the file, past its end at byte " + num(size) + " (truncated)",
+      fail("tensor " + quoted(name) + ": its " + offsets_text + " run to byte " + num(data_start + end) +
+               " of the file, but the file ends at byte " + num(size) + " (truncated)",
            name);
     entries.push_back({&slot, begin, end});
     pos = end;
