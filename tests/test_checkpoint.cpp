@@ -441,7 +441,16 @@ TEST_CASE("Checkpoint: bad metadata is refused naming its key", "[checkpoint][co
     CHECK_THAT(e.message, Catch::Contains(c.says));
     CHECK_THAT(e.message, Catch::Contains(c.field.substr(0, c.field.find('.', 13))));
   }
-  Error e = load_error(without_meta(good, "rng_state"));
+  // A safetensors file from elsewhere (transformers writes {"format":"pt"}) is told so first.
+  Error e = load_error(edit_header(good, [](ap::json::Value& h) {
+    ap::json::Value meta = ap::json::Value::object();
+    meta.set("format", "pt");
+    meta.set("modelspec.title", "x");
+    h.set("__metadata__", meta);
+  }));
+  CHECK(e.field == "__metadata__.format");
+  CHECK_THAT(e.message, Catch::Contains("\"pt\", not \"attention-playground-gpt\": this safetensors file is not"));
+  e = load_error(without_meta(good, "rng_state"));
   CHECK(e.field == "__metadata__.rng_state");
   CHECK_THAT(e.message, Catch::Contains("has no \"rng_state\""));
   e = load_error(with_meta(good, "author", "me"));

@@ -300,6 +300,15 @@ void read_data(const Value& v, TrainState& s) {
 
 TrainState read_metadata(const Value& meta) {
   if (!meta.is_object()) fail(std::string(kMeta) + " must be a JSON object of strings", kMeta);
+  // The format first: a safetensors file from elsewhere is told so, not that its keys are unknown.
+  const Value* format = meta.find("format");
+  if (!format)
+    fail(std::string(kMeta) + " has no \"format\": this safetensors file is not an Attention Playground checkpoint",
+         meta_field("format"));
+  if (!format->is_string() || format->as_string() != kCheckpointFormat)
+    fail(meta_field("format") + " is " + json::excerpt(format->dump(), 40) + ", not \"" + kCheckpointFormat +
+             "\": this safetensors file is not an Attention Playground checkpoint",
+         meta_field("format"));
   for (const auto& m : meta.members()) {
     bool known = false;
     for (const char* k : kMetaKeys) known = known || m.first == k;
@@ -309,14 +318,6 @@ TrainState read_metadata(const Value& meta) {
                json::excerpt(m.second.dump(), 24),
            meta_field(m.first));
   }
-  const Value* format = meta.find("format");
-  if (!format)
-    fail(std::string(kMeta) + " has no \"format\": this safetensors file is not an Attention Playground checkpoint",
-         meta_field("format"));
-  if (format->as_string() != kCheckpointFormat)
-    fail(meta_field("format") + " is " + quoted(format->as_string()) + ", not \"" + kCheckpointFormat +
-             "\": this safetensors file is not an Attention Playground checkpoint",
-         meta_field("format"));
   for (const char* k : kMetaKeys)
     if (!meta.find(k)) fail(std::string(kMeta) + " has no \"" + k + "\"", meta_field(k));
   const std::string& version = meta.find("format_version")->as_string();
