@@ -706,6 +706,10 @@ void write_checkpoint_file(const std::string& path, const std::string& bytes) {
     ::unlink(temp.c_str());
     fail(sys_error(what, temp, err) + " (" + path + " is unchanged)", "path");
   };
+  // A file being replaced keeps its permissions (a checkpoint made private stays private).
+  struct stat old;
+  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd, old.st_mode & 07777) != 0)
+    abandon("cannot set the permissions of", errno);
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
