@@ -33,6 +33,12 @@ std::atomic<long> g_allocations{0};
 std::atomic<bool> g_count_allocations{false};
 }  // namespace
 
+// GCC warns (-Wmismatched-new-delete) where a replaced delete calls free() on memory from a
+// replaced new: here both are malloc/free by design, so the warning is off for these functions.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) {
   if (g_count_allocations.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -47,6 +53,9 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace {
 
