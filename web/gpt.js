@@ -30,19 +30,9 @@
 // ≤ 1024, vocabulary ≤ 8192 characters, text ≤ 64 MiB, 100,000 steps per train() call, 65,536 new
 // tokens per sample, the model's memory ≤ 1 GiB. The module needs WebAssembly SIMD128.
 
-/** Thrown for every input the core refuses: bad specs, bad text, bad checkpoints, limits. */
-export class GptError extends Error {
-  /**
-   * @param {string} message the core's message, e.g. "invalid UTF-8 at byte 2 of the text …"
-   * @param {{field?: string}} [where]
-   */
-  constructor(message, { field = '' } = {}) {
-    super(message);
-    this.name = 'GptError';
-    /** What is at fault: a spec key ("n_head", "lr"), "text", "prompt", "checkpoint", a tensor's name, "run", or "". */
-    this.field = field;
-  }
-}
+import { GptError } from './gpt-error.js';
+
+export { GptError };
 
 const NON_FINITE = /"(?:-inf|inf|nan)"/;
 

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadApi, loadGptApi } from './load.mjs';
 import { GptError, loadGpt } from '../../web/attention.js';
-import { GptError as GptErrorDirect } from '../../web/gpt.js';
+import { GptError as GptErrorDirect, loadGpt as loadGptDirect } from '../../web/gpt.js';
 
 const gpt = await loadGptApi();
 
@@ -47,9 +47,11 @@ function fnv1a64(bytes) {
   return h.toString(16).padStart(16, '0');
 }
 
-test('loadGpt and GptError are re-exported by attention.js', () => {
+test('loadGpt and GptError are exported by attention.js too (the same class as gpt.js\'s)', () => {
   assert.equal(typeof loadGpt, 'function');
+  assert.equal(typeof loadGptDirect, 'function');
   assert.equal(GptError, GptErrorDirect);
+  assert.ok(gpt.create && gpt.load && gpt.tasks && gpt.setKernels);
   const e = new GptError('m', { field: 'f' });
   assert.ok(e instanceof Error);
   assert.equal(e.name, 'GptError');
