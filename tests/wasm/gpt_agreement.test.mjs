@@ -231,7 +231,7 @@ test(`fast kernels, the tiny preset: the first 20 losses agree within ${FAST_LOS
       worst = Math.max(worst, rel);
       assert.ok(rel <= FAST_LOSS_TOLERANCE, `step ${i}: native ${a[i]}, wasm ${b[i]}: relative difference ${rel}`);
     }
-    console.log(`# fast tiers ${JSON.parse(tiers.native).kernels} (native) and ${JSON.parse(tiers.wasm).kernels} (wasm): largest relative loss difference over 20 steps ${worst.toExponential(2)}`);
+    console.log(`fast tiers ${JSON.parse(tiers.native).kernels} (native) and ${JSON.parse(tiers.wasm).kernels} (wasm): largest relative loss difference over 20 steps ${worst.toExponential(2)}`);
     const greedy = { call: 'sample', spec: { prompt: 'cabej=', greedy: true, max_new_tokens: 40 } };
     const g = await both(native, session, greedy);
     assert.equal(JSON.parse(g.wasm).text, JSON.parse(g.native).text, 'the same greedy text');
