@@ -168,7 +168,7 @@ for (const c of REFERENCE_CASES) {
   });
 }
 
-test('the same errors, word for word', { skip }, async () => {
+test('the same errors and the same divergence, word for word', { skip }, async () => {
   const native = new NativeApi();
   const session = new M.GptSession();
   try {
@@ -198,6 +198,15 @@ test('the same errors, word for word', { skip }, async () => {
       const r = await same(native, session, call, JSON.stringify(call));
       assert.equal(r.ok, false);
     }
+    // Divergence: the same step, the same message.
+    await same(native, session, { call: 'kernels', tier: 'reference' });
+    await same(native, session, { call: 'create', spec: { n_layer: 2, n_embd: 16, n_head: 2, block_size: 8, batch_size: 4, n_chars: 2000, softmax: 'naive', lr: 10, grad_clip: 0, seed: 3 } });
+    const diverged = await same(native, session, { call: 'train', n: 200 }, 'a diverging run');
+    assert.equal(diverged.diverged, true);
+    assert.match(diverged.divergence, /the loss became nan at step \d+/);
+    await same(native, session, { call: 'train', n: 1 }, 'train after divergence');
+    M.gpt_set_kernels('fast');
+    await native.call({ call: 'kernels', tier: 'fast' });
     // A load that fails leaves the run on both sides.
     const garbage = join(dir, 'garbage.safetensors');
     writeFileSync(garbage, Buffer.from([16, 0, 0, 0, 0, 0, 0, 0, 0x7b, 0x7d]));
