@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -33,7 +36,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
