@@ -268,7 +268,7 @@ void read_data(const Value& v, TrainState& s) {
     if (v.find("text_name") || v.find("text_fingerprint"))
       fail(where + " names both a task and a text", where);
     s.task = string_of("task");
-    const TaskInfo& info = in_metadata("data.task", [&]() -> const TaskInfo& { return task_info(s.task); });
+    const TaskInfo& info = in_metadata("data", [&]() -> const TaskInfo& { return task_info(s.task); });
     const Value* n = v.find("n_chars");
     if (!n || !n->is_number() || std::floor(n->as_number()) != n->as_number() ||
         n->as_number() < static_cast<double>(kMinTaskChars) || n->as_number() > static_cast<double>(kMaxTaskChars))
@@ -619,8 +619,8 @@ TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) 
            name);
     }
     if (end > data_size)
-      fail("tensor " + quoted(name) + ": its " + offsets_text + " end at byte " + num(data_start + end) +
-               " of the file, past its end at byte " + num(size) + " (truncated)",
+      fail("tensor " + quoted(name) + ": its " + offsets_text + " run to byte " + num(data_start + end) +
+               " of the file, but the file ends at byte " + num(size) + " (truncated)",
            name);
     entries.push_back({&slot, begin, end});
     pos = end;
