@@ -134,6 +134,9 @@ export interface RunInfo {
   tokens_per_step: number;
   /** The last validation loss, or null before any evaluate(). */
   val_loss: number | null;
+  /** False for a run trained on the user's text and loaded without it: it samples, generates and
+   * shows attention, but train() and evaluate() need the text (GptError, field "text"). */
+  has_data: boolean;
   diverged: boolean;
   /** Why and at which step training stopped ("" unless diverged). */
   divergence: string;

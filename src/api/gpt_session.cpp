@@ -150,6 +150,7 @@ Value GptSession::info_value() const {
   v.set("steps", s.train.steps);
   v.set("tokens_per_step", static_cast<long long>(trainer_->tokens_per_step()));
   v.set("val_loss", f32_or_null(trainer_->last_val_loss()));
+  v.set("has_data", trainer_->has_data());
   v.set("diverged", trainer_->diverged());
   v.set("divergence", trainer_->divergence_message());
   v.set("kernels", kernels::tier_name());

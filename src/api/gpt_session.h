@@ -14,10 +14,11 @@
 //                           the core as they are, so invalid UTF-8 is named by its byte offset
 //                           (the JSON reader could only refuse the whole spec) and a large text
 //                           is not escaped into JSON and parsed again → info
-//   load(bytes[, text])     a run from checkpoint bytes (checkpoint.h); a text run resumes only
-//                           with its text → info
+//   load(bytes[, text])     a run from checkpoint bytes (checkpoint.h) → info; a text run trains
+//                           and evaluates only with its text (without it: the model alone,
+//                           has_data false, for sampling, attention and generation)
 //   info()                  {"config","train","seed","data","vocab","n_params","step","steps",
-//                            "tokens_per_step","val_loss","diverged","divergence","kernels"}
+//                            "tokens_per_step","val_loss","has_data","diverged","divergence","kernels"}
 //   train(n)                up to n steps (stops at divergence) → {"step" (steps done after),
 //                            "losses","lrs","grad_norms" (one per step done),"diverged","divergence"}
 //   evaluate()              → {"step","val_loss"}

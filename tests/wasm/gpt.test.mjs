@@ -512,12 +512,21 @@ test('save/load: the bytes are safetensors with nanoGPT\'s names, and a loaded r
   });
 });
 
-test('load: a text run needs its text, and only that text', { skip: checkpointsMissing }, () => {
+test('load: a text run trains only with its text; without it the model alone samples', { skip: checkpointsMissing }, () => {
   const spec = { n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 2, seed: 5, text: TEXT, text_name: 'fox.txt' };
   withRun(spec, (run) => {
     run.train(3);
     const bytes = run.save();
-    throwsGpt(() => gpt.load(bytes), 'text', /fox\.txt/);
+    const alone = gpt.load(bytes);
+    try {
+      assert.equal(alone.info().has_data, false);
+      throwsGpt(() => alone.train(1), 'text', /fox\.txt/);
+      throwsGpt(() => alone.evaluate(), 'text', /give the same text again/);
+      const greedy = { prompt: 'the', max_new_tokens: 8, greedy: true };
+      assert.deepEqual(alone.sample(greedy), run.sample(greedy));
+    } finally {
+      alone.free();
+    }
     throwsGpt(() => gpt.load(bytes, TEXT + 'x'), 'text', /not the text/);
     const saved = run.info();
     const next = run.train(2); // what the run did after the save
