@@ -181,7 +181,7 @@ export function validate(state) {
     if (state.text.length === 0) errors.text = { key: 'err.textEmpty', params: {} };
     else if (bytes > MAX_TEXT_BYTES) errors.text = { key: 'err.textBig', params: { bytes: bytes.toLocaleString('en-US'), max: MAX_TEXT_BYTES.toLocaleString('en-US') } };
     else if (values.block_size !== undefined) {
-      const need = 2 * (values.block_size + 1) + 1;
+      const need = 2 * (values.block_size + 1); // data.h split_dataset: a window for training and one for validation
       const n = codePoints(state.text, need + 1);
       if (n < need) errors.text = { key: 'err.textShort', params: { n, need, block_size: values.block_size } };
     }

@@ -34,7 +34,8 @@ export function compareTrain(a, b) {
 const f3 = (v) => (Number.isFinite(v) ? v.toFixed(3) : String(v));
 
 /**
- * @param {{kind: 'mask'|'softmax', labels: string[], runs: object[], steps: number, seed: number}} ex
+ * @param {{kind: 'mask'|'softmax', labels: string[], runs: object[], steps: number, seed: number, floor?: number}} ex
+ *   floor: the task's loss floor (a perfect model's loss), when the data is a built-in task
  * @param {Function} t the page's i18n
  */
 export function experimentSentence(ex, t) {
@@ -64,7 +65,8 @@ export function experimentSentence(ex, t) {
   // why: chosen by what was observed
   let why;
   if (ex.kind === 'softmax') why = diverged ? 'exp.why.softmaxDiverged' : c.maxDiff === 0 ? 'exp.why.softmaxSame' : 'exp.why.softmaxRounding';
+  else if (v && Number.isFinite(ex.floor) && Math.min(v.a, v.b) > ex.floor + 0.5) why = 'exp.why.maskEarly';
   else why = v && v.b - v.a > 0.005 ? 'exp.why.maskWorse' : 'exp.why.maskClose';
-  parts.push(t(why));
+  parts.push(t(why, { floor: Number.isFinite(ex.floor) ? ex.floor.toFixed(2) : '' }));
   return parts.join(' ');
 }

@@ -400,6 +400,10 @@ function firstBadUtf8(bytes) {
     const mid = (lo + hi + 1) >> 1;
     if (okPrefix(mid)) lo = mid; else hi = mid - 1;
   }
+  // lo may end inside a character cut short: the bad sequence starts where that character starts
+  for (let n = lo; n >= Math.max(0, lo - 3); n--) {
+    try { new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, n)); return n; } catch { /* keep going back */ }
+  }
   return lo;
 }
 
@@ -868,7 +872,7 @@ function refreshTraining() {
     training: t('status.training', { step: rt.step, steps: rt.steps }), paused: t('status.paused', { step: rt.step, steps: rt.steps }),
     done: t('status.done', { steps: rt.step }), diverged: t('status.diverged', { step: rt.series.divergedAt ?? rt.step }), error: t('status.error'),
   };
-  const statusText = (rt.loadedFrom && st === 'paused') ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
+  const statusText = (rt.loadedFrom && (st === 'paused' || st === 'done')) ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
   if (dom.status.textContent !== statusText) dom.status.textContent = statusText;
   dom.status.dataset.status = st;
   // the form has changed since the model was made
@@ -966,7 +970,7 @@ async function onExperiment(kind) {
   const labels = kind === 'mask' ? [t('mask.strict'), t('mask.inclusive')] : [t('softmax.stable'), t('softmax.naive')];
   const over = kind === 'mask' ? [{ mask: 'strict' }, { mask: 'inclusive' }] : [{ softmax: 'stable' }, { softmax: 'naive' }];
   const run = () => ({ steps: [], train: [], valSteps: [], val: [], divergedAt: null, divergence: '', done: false, step: 0 });
-  rt.exp = { kind, labels, runs: [run(), run()], status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over };
+  rt.exp = { kind, labels, runs: [run(), run()], status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over, floor: taskInfo()?.loss_floor ?? null };
   expChart?.destroy();
   expChart = new LossChart(dom.expChartBox, { runs: labels.map((label) => ({ label })), t });
   refreshExperiment();
@@ -1204,7 +1208,7 @@ async function onUpload(file) {
     rt.steps = info.steps;
     rt.runSpecKey = specKey();
     if (info.val_loss != null) { rt.series.valSteps.push(info.step); rt.series.val.push(info.val_loss); rt.lastVal = info.val_loss; }
-    rt.status = info.diverged ? 'diverged' : 'paused';
+    rt.status = info.diverged ? 'diverged' : info.step >= info.steps ? 'done' : 'paused';
     rt.divergence = info.divergence ?? '';
     rt.loadedFrom = file.name;
     rt.maps = null;

@@ -53,6 +53,9 @@ function describe(r) {
   return info;
 }
 
+/** A loss as a number: the core's JSON spells non-finite values "nan", "inf", "-inf". */
+const num = (v) => (typeof v === 'number' ? v : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v == null ? null : NaN);
+
 const copy = (a) => (a ? Float32Array.from(a) : new Float32Array(0));
 
 function genInfo(s) {
@@ -80,8 +83,8 @@ const ops = {
     r.evalEvery = info.train.eval_interval;
     // the validation loss before any training: the curve's first point
     const ev = run.evaluate();
-    r.val0 = ev.val_loss;
-    return { ...info, val_loss: ev.val_loss };
+    r.val0 = num(ev.val_loss);
+    return { ...info, val_loss: r.val0 };
   },
   start({ runs: names }) {
     for (const n of names) {
@@ -131,6 +134,7 @@ const ops = {
     const r = { run, spec: null, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
+    info.val_loss = num(info.val_loss);
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     return info;
@@ -145,6 +149,7 @@ self.onmessage = async (e) => {
   const { id, op, ...args } = e.data ?? {};
   if (!ops[op]) { post({ id, ok: false, error: { message: `unknown request ${op}`, field: '' } }); return; }
   try {
+    if (!gpt) await ops.init(); // a second worker (the experiments') starts with its first request
     const out = await ops[op](args);
     if (out && out.transfer) post({ id, ok: true, result: out.value }, out.transfer);
     else post({ id, ok: true, result: out });
@@ -176,7 +181,7 @@ function chunk(name, r) {
   const newStep = res.step;
   let val = null;
   let sample = null;
-  if (!res.diverged && (newStep % r.evalEvery === 0 || newStep === r.steps)) val = r.run.evaluate().val_loss;
+  if (!res.diverged && (newStep % r.evalEvery === 0 || newStep === r.steps)) val = num(r.run.evaluate().val_loss);
   if (!res.diverged && every > 0 && r.sample.prompt && (newStep % every === 0 || newStep === r.steps)) {
     try {
       const s = r.run.sample({ prompt: r.sample.prompt, max_new_tokens: SAMPLE_TOKENS, greedy: true });
