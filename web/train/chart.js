@@ -11,9 +11,11 @@
 import uPlot from '../gen/vendor/uplot.mjs';
 
 export const RUN_STYLES = [
-  { color: '#2457a6', dash: [] },        // blue, solid
-  { color: '#c2410c', dash: [10, 5] },   // orange, dashed
+  { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
+  { color: '#c2410c', dash: [10, 5], glyph: '╺╸╺╸' },  // orange, dashed
 ];
+/** The validation series' look, in the legend's text too: a dotted line with dots. */
+const VAL_GLYPH = '·●·';
 
 export class LossChart {
   /**
@@ -38,11 +40,12 @@ export class LossChart {
     for (const r of this.runs) {
       const prefix = this.runs.length > 1 ? `${r.label}: ` : '';
       series.push({
-        label: `${prefix}${this.t('chart.train')}`, stroke: r.color, width: 1.5, dash: r.dash, points: { show: false },
+        // the line's style is in the label's text too, so colour is not the only cue
+        label: `${r.glyph} ${prefix}${this.t('chart.train')}`, stroke: r.color, width: 1.5, dash: r.dash, points: { show: false },
         value: (u, v) => (v == null ? '—' : v.toFixed(4)),
       });
       series.push({
-        label: `${prefix}${this.t('chart.val')}`, stroke: r.color, width: 2.5, dash: [2, 4], spanGaps: true,
+        label: `${VAL_GLYPH} ${prefix}${this.t('chart.val')}`, stroke: r.color, width: 2.5, dash: [2, 4], spanGaps: true,
         points: { show: true, size: 7, fill: '#fff', stroke: r.color, width: 2 },
         value: (u, v) => (v == null ? '—' : v.toFixed(4)),
       });

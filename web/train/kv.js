@@ -28,10 +28,10 @@ function signed(v, max) {
   return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
 }
 
-function drawCache(canvas, data, layer, T, C, tokens, newRow) {
+function drawCache(canvas, data, layer, T, C, tokens, newRow, width) {
   const dpr = globalThis.devicePixelRatio || 1;
-  const cw = Math.max(2, Math.min(6, Math.floor(240 / C)));
-  const ch = Math.max(6, Math.min(14, Math.floor(360 / Math.max(T, 1))));
+  const cw = Math.max(2, Math.min(8, Math.floor((width - 50) / C)));
+  const ch = Math.max(8, Math.min(16, Math.floor(380 / Math.max(T, 1))));
   const m = 44;
   const w = m + C * cw + 4;
   const h = T * ch + 2;
@@ -199,7 +199,8 @@ export class KvView {
       const cv = el('canvas');
       cv.setAttribute('role', 'img');
       cv.setAttribute('aria-label', t('kv.cacheAria', { name, n: T, c: C }));
-      drawCache(cv, data, this.layer, T, C, g.tokens, g.rebuilt ? -1 : T - 1);
+      const W = this.root.clientWidth || 600;
+      drawCache(cv, data, this.layer, T, C, g.tokens, g.rebuilt ? -1 : T - 1, W >= 700 ? W / 2 - 24 : W - 8);
       sc.append(cv);
       fig.append(sc);
       caches.append(fig);

@@ -54,6 +54,17 @@ let expChart = null;
 let mapsView = null;
 let kvView = null;
 
+/**
+ * validate(state), remembered while the fields, the task and the text are the same: the page asks
+ * several times per keystroke, and a long text costs a pass over it each time.
+ */
+let lastValid = { key: null, text: null, result: null };
+function validated() {
+  const key = JSON.stringify([state.fields, state.task, state.mask, state.softmax]);
+  if (lastValid.key !== key || lastValid.text !== state.text) lastValid = { key, text: state.text, result: validate(state) };
+  return lastValid.result;
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -639,7 +650,7 @@ function onFormChange() {
 
 /** Messages beside the fields, the preset, the parameter count. */
 function refreshForm() {
-  const v = validate(state);
+  const v = validated();
   for (const k of [...Object.keys(FIELDS), 'text', 'model', 'task']) {
     const err = document.getElementById(`tr-err-${k}`);
     if (!err) continue;
@@ -689,7 +700,7 @@ function formFromInfo(info) {
 // ───────────────────────────── training ─────────────────────────────
 
 function specKey() {
-  const v = validate(state);
+  const v = validated();
   if (!v.ok) return 'invalid';
   const spec = runSpec(state, v.values);
   return JSON.stringify({ ...spec, text: spec.text ? spec.text.length + spec.text.slice(0, 64) : undefined });
@@ -707,7 +718,7 @@ function setMessage(kind, text) {
 
 async function onStart() {
   if (rt.status === 'starting') return;
-  const v = validate(state);
+  const v = validated();
   if (!v.ok) {
     refreshForm();
     const k = firstError(v);
@@ -769,7 +780,7 @@ async function onPause() {
 async function onResume() {
   if (rt.status !== 'paused') return;
   try {
-    await worker.call('set_sample', { run: 'main', sample: sampleSpec(validate(state).values) });
+    await worker.call('set_sample', { run: 'main', sample: sampleSpec(validated().values) });
     await worker.call('start', { runs: ['main'] });
     rt.status = 'training';
     stopGen();
@@ -860,7 +871,7 @@ function refreshRun() {
 function refreshTraining() {
   if (!dom.start) return;
   const st = rt.status;
-  const valid = validate(state).ok;
+  const valid = validated().ok;
   app.dataset.train = st;
   dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training';
   dom.start.textContent = rt.info ? t('train.restart') : t('train.start');
@@ -897,7 +908,7 @@ function refreshTraining() {
   setS('tps', rt.tps ? fmtInt(rt.tps) : '—');
   setS('elapsed', rt.info ? fmtTime(rt.elapsed) : '—');
   // samples
-  const v = validate(state);
+  const v = validated();
   dom.samplesHint.textContent = v.values.sample_every ? t('samples.hint', { every: v.values.sample_every, prompt: genPrompt() }) : t('samples.off');
   const items = rt.samples.map((smp) => {
     const li = el('li', 'tr-sample');
@@ -959,7 +970,7 @@ function refreshExperimentSoon() {
 }
 
 async function onExperiment(kind) {
-  const v = validate(state);
+  const v = validated();
   if (!v.ok) {
     refreshForm();
     rt.exp = { kind, labels: [], runs: [], status: 'invalid' };
@@ -1081,14 +1092,14 @@ function stopGen() {
 }
 
 function genSpec() {
-  const v = validate(state).values;
+  const v = validated().values;
   const spec = { prompt: genPrompt(), max_new_tokens: v.gen_max ?? 24, greedy: state.gen_greedy, seed: v.gen_seed ?? 1 };
   if (!state.gen_greedy) { spec.temperature = v.gen_temperature ?? 1; spec.top_k = v.gen_top_k ?? 0; }
   return spec;
 }
 
 function genFieldsValid() {
-  const v = validate(state);
+  const v = validated();
   return ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max'].every((k) => !v.errors[k]);
 }
 
@@ -1215,7 +1226,7 @@ async function onUpload(file) {
     rt.gen.active = false;
     kvView.reset();
     // the sampling prompt goes with the loaded model's data
-    await worker.call('set_sample', { run: 'main', sample: sampleSpec(validate(state).values) }).catch(() => {});
+    await worker.call('set_sample', { run: 'main', sample: sampleSpec(validated().values) }).catch(() => {});
     render();
     rt.ckpt.message = { kind: 'info', text: t('ckpt.loaded', { name: file.name, step: info.step, n: fmtInt(info.n_params) }) };
     writeHash();

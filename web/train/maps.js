@@ -162,7 +162,11 @@ export class MapsView {
     const { T, n_layer: L, n_head: NH, tokens, weights, specs } = r;
     const grid = el('div', 'tr-maps-grid');
     grid.setAttribute('role', 'list');
-    const c = Math.max(3, Math.min(14, Math.floor(150 / T)));
+    // cell size from the room there is: two maps a row on a phone, up to ~170 px each elsewhere
+    const W = this.root.clientWidth || 600;
+    const gridW = W >= 1000 ? W * 0.55 : W;
+    const per = Math.min(170, gridW < 520 ? (gridW - 24) / 2 - 12 : 170);
+    const c = Math.max(3, Math.min(14, Math.floor((per - 4) / (T + 1))));
     const m = c >= 6 ? c + 4 : 0;
     for (let l = 0; l < L; l++) {
       const row = el('div', 'tr-maps-row');
