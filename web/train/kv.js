@@ -259,10 +259,10 @@ export class KvView {
 
     const top = el('div', 'tr-kv-top');
     const left = el('div', 'tr-kv-col');
-    left.append(ctxBox, facts, explain);
+    left.append(ctxBox, facts, explain, layerRow, qBox);
     const right = el('div', 'tr-kv-col');
     right.append(logits, hist);
     top.append(left, right);
-    this.root.append(text, top, layerRow, qBox, caches, cacheNote);
+    this.root.append(text, top, caches, cacheNote);
   }
 }

@@ -539,7 +539,8 @@ function mapsSection() {
   dom.mapsBox = el('div', 'tr-maps-box');
   dom.mapsBox.id = 'tr-maps-box';
   s.append(row, errorSpan('prompt'), hint, dom.mapsStatus, dom.mapsBox);
-  mapsView = new MapsView(dom.mapsBox, { t, lang: state.lang });
+  // one view for the page's life: a re-render (the language) gives it the new box and the new words
+  if (mapsView) { mapsView.root = dom.mapsBox; mapsView.opts = { t, lang: state.lang }; mapsView.result = null; } else mapsView = new MapsView(dom.mapsBox, { t, lang: state.lang });
   return s;
 }
 
@@ -587,7 +588,7 @@ function genSection() {
   dom.genBox = el('div', 'tr-kv');
   dom.genBox.id = 'tr-kv';
   s.append(bar, dom.genStatus, dom.genBox);
-  kvView = new KvView(dom.genBox, { t });
+  if (kvView) { kvView.root = dom.genBox; kvView.opts = { t }; } else kvView = new KvView(dom.genBox, { t });
   return s;
 }
 
@@ -854,7 +855,10 @@ function updateChart() {
 function buildCharts() {
   chart = new LossChart(dom.chartBox, { runs: [{ label: t('chart.run') }], t });
   updateChart();
-  if (rt.exp) {
+  if (rt.exp && rt.exp.runs.length) {
+    // the labels and the sentence in the page's language now
+    rt.exp.labels = rt.exp.kind === 'mask' ? [t('mask.strict'), t('mask.inclusive')] : [t('softmax.stable'), t('softmax.naive')];
+    if (rt.exp.sentence) rt.exp.sentence = experimentSentence(rt.exp, t);
     expChart = new LossChart(dom.expChartBox, { runs: rt.exp.labels.map((label) => ({ label })), t });
     rt.exp.runs.forEach((r, i) => expChart.set(i, r));
   }

@@ -132,6 +132,12 @@ function draw(canvas, { weights, offset, T, tokens, mask }, c, m) {
   }
 }
 
+/** The enlarged map's cell size for a box W px wide and T tokens. */
+function zoomCell(W, T) {
+  const avail = Math.max(200, Math.min(620, W - 24));
+  return Math.max(8, Math.min(26, Math.floor((avail - 24) / T)));
+}
+
 export class MapsView {
   /** @param {{t: Function, lang: string}} opts */
   constructor(root, opts) {
@@ -162,10 +168,19 @@ export class MapsView {
     const { T, n_layer: L, n_head: NH, tokens, weights, specs } = r;
     const grid = el('div', 'tr-maps-grid');
     grid.setAttribute('role', 'list');
-    // cell size from the room there is: two maps a row on a phone, up to ~170 px each elsewhere
+    // Cell size from the room there is: the enlarged map takes its width beside the grid (from
+    // 1000 px; below it, under it), then a layer's heads share one row if each can have ~100 px,
+    // else half as many per row; at most ~170 px a map.
     const W = this.root.clientWidth || 600;
-    const gridW = W >= 1000 ? W * 0.55 : W;
-    const per = Math.min(170, gridW < 520 ? (gridW - 24) / 2 - 12 : 170);
+    const cz = zoomCell(W, T);
+    const gridW = W >= 1000 ? W - ((cz + 8) + T * cz + 24) - 24 : W;
+    let perRow = NH;
+    let per = (gridW - (perRow - 1) * 10) / perRow - 12;
+    while (per < 100 && perRow > 1) {
+      perRow = Math.ceil(perRow / 2);
+      per = (gridW - (perRow - 1) * 10) / perRow - 12;
+    }
+    per = Math.min(170, per);
     const c = Math.max(3, Math.min(14, Math.floor((per - 4) / (T + 1))));
     const m = c >= 6 ? c + 4 : 0;
     for (let l = 0; l < L; l++) {
@@ -208,8 +223,7 @@ export class MapsView {
     this.zoomed = { l, h };
     const { T, n_head: NH, tokens, weights } = r;
     const offset = (l * NH + h) * T * T;
-    const avail = Math.max(200, Math.min(620, (this.root.clientWidth || 600) - 24));
-    const c = Math.max(8, Math.min(26, Math.floor((avail - 24) / T)));
+    const c = zoomCell(this.root.clientWidth || 600, T);
     const m = c + 8;
     const box = this.zoomBox;
     box.replaceChildren();
