@@ -14,6 +14,8 @@ export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
   { color: '#c2410c', dash: [10, 5], glyph: '╺╸╺╸' },  // orange, dashed
 ];
+/** The shortest time between two redraws of a chart while data streams in. */
+const REDRAW_MS = 250;
 /** The validation series' look, in the legend's text too: a dotted line with dots. */
 const VAL_GLYPH = '·●·';
 
@@ -30,6 +32,7 @@ export class LossChart {
     this.title = title;
     this.plot = null;
     this.pending = false;
+    this.lastDraw = -Infinity;
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(el);
     this.build();
@@ -118,17 +121,23 @@ export class LossChart {
     return out;
   }
 
-  /** Replaces run i's data (arrays are kept by reference: the caller appends, then calls set again). */
+  /**
+   * Replaces run i's data (arrays are kept by reference: the caller appends, then calls set
+   * again). Redraws at most every REDRAW_MS, in an animation frame: a chunk of steps arrives every
+   * ~60 ms per run, and redrawing each time would spend the page's thread for nothing.
+   */
   set(i, { steps, train, valSteps, val, divergedAt = null }) {
     Object.assign(this.runs[i], { steps, train, valSteps, val, divergedAt });
     if (this.pending) return;
     this.pending = true;
-    requestAnimationFrame(() => {
+    const wait = Math.max(0, this.lastDraw + REDRAW_MS - performance.now());
+    setTimeout(() => requestAnimationFrame(() => {
       this.pending = false;
+      this.lastDraw = performance.now();
       if (!this.plot) return;
       this.plot.setData(this.data());
       this.updateLabel();
-    });
+    }), wait);
   }
 
   /** A text description for assistive technology: the last values of each run. */

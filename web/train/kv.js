@@ -67,6 +67,9 @@ function drawCache(canvas, data, layer, T, C, tokens, newRow, width) {
 
 export class KvView {
   constructor(root, opts) {
+    this.width = 0;
+    // the box's width, kept up to date without asking for a layout in the middle of a render
+    this.ro = new ResizeObserver((entries) => { this.width = entries[entries.length - 1].contentRect.width; });
     this.root = root;
     this.opts = opts; // {t, onLayer}
     this.layer = 0;
@@ -75,6 +78,13 @@ export class KvView {
     this.model = null; // {n_layer, n_head, n_embd, vocab}
     this.promptLength = 0;
     this.allText = '';
+  }
+
+  get root() { return this._root; }
+  set root(r) {
+    this.ro.disconnect();
+    this._root = r;
+    this.ro.observe(r);
   }
 
   reset() {
@@ -199,7 +209,7 @@ export class KvView {
       const cv = el('canvas');
       cv.setAttribute('role', 'img');
       cv.setAttribute('aria-label', t('kv.cacheAria', { name, n: T, c: C }));
-      const W = this.root.clientWidth || 600;
+      const W = this.width || 600;
       drawCache(cv, data, this.layer, T, C, g.tokens, g.rebuilt ? -1 : T - 1, W >= 700 ? W / 2 - 24 : W - 8);
       sc.append(cv);
       fig.append(sc);
@@ -252,7 +262,8 @@ export class KvView {
     ht.append(hhead, hb);
     hs.append(ht);
     hist.append(hs);
-    queueMicrotask(() => { hs.scrollTop = hs.scrollHeight; });
+    // the newest step in view, in the next frame (its layout is done then anyway: no extra one now)
+    requestAnimationFrame(() => { hs.scrollTop = hs.scrollHeight; });
 
     const text = el('p', 'tr-kv-text');
     text.append(el('span', 'aps-label', `${t('kv.textSoFar')} `), el('span', 'tr-mono', this.allText));

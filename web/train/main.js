@@ -475,7 +475,8 @@ function trainSection() {
   dom.chartBox = el('div', 'tr-chart');
   dom.chartBox.id = 'tr-chart';
   const cap = el('figcaption', 'aps-hint', t('chart.caption'));
-  fig.append(dom.chartBox, cap);
+  dom.chartEmpty = el('p', 'tr-chart-empty', t('chart.empty'));
+  fig.append(dom.chartEmpty, dom.chartBox, cap);
   const samples = el('div', 'tr-samples');
   samples.append(el('h3', 'tr-h3', t('samples.title')));
   dom.samples = el('ol', 'tr-sample-list');
@@ -895,6 +896,13 @@ function refreshTraining() {
   dom.changed.textContent = changed ? t('train.changed') : '';
   dom.changed.hidden = !changed;
   // alert: divergence (the core's words) or another message
+  const alertSig = JSON.stringify([st === 'diverged' ? rt.divergence : '', rt.message, state.lang]);
+  if (dom.alert.dataset.sig !== alertSig) refreshAlert(st, alertSig);
+  refreshStats();
+}
+
+function refreshAlert(st, sig) {
+  dom.alert.dataset.sig = sig;
   dom.alert.replaceChildren();
   if (st === 'diverged' && rt.divergence) {
     dom.alert.append(el('strong', '', t('train.divergedTitle', { step: rt.series.divergedAt })), el('p', 'tr-core-msg', rt.divergence));
@@ -904,6 +912,11 @@ function refreshTraining() {
     dom.alert.className = `tr-alert is-${rt.message.kind}`;
   } else dom.alert.className = 'tr-alert';
   dom.alert.hidden = !dom.alert.firstChild;
+}
+
+function refreshStats() {
+  const empty = rt.series.steps.length === 0 && rt.series.valSteps.length === 0;
+  if (dom.chartEmpty.hidden !== !empty) dom.chartEmpty.hidden = !empty;
   const S = dom.stats;
   const setS = (k, v) => { if (S[k].textContent !== v) S[k].textContent = v; };
   setS('step', rt.info ? `${fmtInt(rt.step)} / ${fmtInt(rt.steps)}` : '—');
@@ -913,7 +926,11 @@ function refreshTraining() {
   setS('elapsed', rt.info ? fmtTime(rt.elapsed) : '—');
   // samples
   const v = validated();
-  dom.samplesHint.textContent = v.values.sample_every ? t('samples.hint', { every: v.values.sample_every, prompt: genPrompt() }) : t('samples.off');
+  const hint = v.values.sample_every ? t('samples.hint', { every: v.values.sample_every, prompt: genPrompt() }) : t('samples.off');
+  if (dom.samplesHint.textContent !== hint) dom.samplesHint.textContent = hint;
+  const sig = rt.samples.length ? `${rt.samples.length}:${rt.samples[0].step}:${state.lang}` : '';
+  if (dom.samples.dataset.sig === sig) return; // the samples have not changed: no DOM work
+  dom.samples.dataset.sig = sig;
   const items = rt.samples.map((smp) => {
     const li = el('li', 'tr-sample');
     li.append(el('span', 'tr-sample-step', t('samples.step', { step: smp.step })));

@@ -132,6 +132,9 @@ function draw(canvas, { weights, offset, T, tokens, mask }, c, m) {
   }
 }
 
+/** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */
+const BESIDE = 960;
+
 /** The enlarged map's cell size for a box W px wide and T tokens. */
 function zoomCell(W, T) {
   const avail = Math.max(200, Math.min(620, W - 24));
@@ -141,11 +144,21 @@ function zoomCell(W, T) {
 export class MapsView {
   /** @param {{t: Function, lang: string}} opts */
   constructor(root, opts) {
-    this.root = root;
     this.opts = opts;
     this.result = null;
     this.mask = 'strict';
     this.zoomed = null;
+    this.width = 0;
+    // the box's width, kept up to date without asking for a layout in the middle of a render
+    this.ro = new ResizeObserver((entries) => { this.width = entries[entries.length - 1].contentRect.width; });
+    this.root = root;
+  }
+
+  get root() { return this._root; }
+  set root(r) {
+    this.ro.disconnect();
+    this._root = r;
+    this.ro.observe(r);
   }
 
   /** result: the worker's maps answer; mask: the model's. */
@@ -166,14 +179,15 @@ export class MapsView {
     this.root.replaceChildren();
     if (!r) return;
     const { T, n_layer: L, n_head: NH, tokens, weights, specs } = r;
+    const pending = [];
     const grid = el('div', 'tr-maps-grid');
     grid.setAttribute('role', 'list');
     // Cell size from the room there is: the enlarged map takes its width beside the grid (from
-    // 1000 px; below it, under it), then a layer's heads share one row if each can have ~100 px,
+    // BESIDE px; below it, under it), then a layer's heads share one row if each can have ~100 px,
     // else half as many per row; at most ~170 px a map.
-    const W = this.root.clientWidth || 600;
+    const W = this.width || 600;
     const cz = zoomCell(W, T);
-    const gridW = W >= 1000 ? W - ((cz + 8) + T * cz + 24) - 24 : W;
+    const gridW = W >= BESIDE ? W - Math.max(288, (cz + 8) + T * cz + 26) - 16 : W;
     let perRow = NH;
     let per = (gridW - (perRow - 1) * 10) / perRow - 12;
     while (per < 100 && perRow > 1) {
@@ -198,7 +212,10 @@ export class MapsView {
         a.setAttribute('aria-label', t('maps.open', { l: l + 1, h: h + 1 }));
         const canvas = el('canvas', 'tr-map-canvas');
         canvas.setAttribute('aria-hidden', 'true');
-        draw(canvas, { weights, offset: (l * NH + h) * T * T, T, tokens, mask: this.mask }, c, m);
+        // its final size now (no reflow later); its pixels a few maps per frame (below)
+        canvas.style.width = `${m + T * c}px`;
+        canvas.style.height = `${m + T * c}px`;
+        pending.push(() => draw(canvas, { weights, offset: (l * NH + h) * T * T, T, tokens, mask: this.mask }, c, m));
         a.append(canvas, el('span', 'tr-map-caption', t('maps.head', { h: h + 1 })));
         const zoom = () => this.zoom(l, h, a);
         a.addEventListener('mouseenter', zoom);
@@ -211,6 +228,16 @@ export class MapsView {
     this.zoomBox = el('figure', 'tr-zoom');
     this.root.append(grid, this.zoomBox);
     this.zoom(0, 0, grid.querySelector('.tr-map'));
+    // Draw the small maps a few at a time, one batch per animation frame (≈ 8 ms of work each),
+    // so a model with many heads and a long prompt never holds the page's thread for long.
+    const token = (this.drawing = {});
+    const step = () => {
+      if (this.drawing !== token) return; // a newer render took over
+      const t0 = performance.now();
+      while (pending.length && performance.now() - t0 < 8) pending.shift()();
+      if (pending.length) requestAnimationFrame(step);
+    };
+    requestAnimationFrame(step);
   }
 
   /** Shows one head enlarged, with readable labels and a readout of the weight under the pointer. */
@@ -223,7 +250,7 @@ export class MapsView {
     this.zoomed = { l, h };
     const { T, n_head: NH, tokens, weights } = r;
     const offset = (l * NH + h) * T * T;
-    const c = zoomCell(this.root.clientWidth || 600, T);
+    const c = zoomCell(this.width || 600, T);
     const m = c + 8;
     const box = this.zoomBox;
     box.replaceChildren();
@@ -234,6 +261,8 @@ export class MapsView {
     canvas.setAttribute('aria-hidden', 'true');
     draw(canvas, { weights, offset, T, tokens, mask: this.mask }, c, m);
     scroll.append(canvas);
+    // as wide as its map (its caption wraps), so the grid of small maps gets the rest (CSSOM)
+    box.style.width = this.width >= BESIDE ? `${Math.max(288, m + T * c + 26)}px` : '';
     const readout = el('p', 'tr-zoom-readout', t('maps.readoutHint'));
     readout.setAttribute('aria-live', 'polite');
     canvas.addEventListener('mousemove', (e) => {
