@@ -127,3 +127,15 @@ test('experiment sentence: identical curves, differing curves and a divergence, 
   assert.match(div, /exp\.s\.diverged \{"run":"naive","step":2,"other":"stable","val":"2.310","ostep":10\}/);
   assert.match(div, /exp\.why\.softmaxDiverged \{"floor":""\}$/);
 });
+
+test('every string of the page has its Chinese, with the same placeholders', async () => {
+  const { STRINGS } = await import('../../web/train/i18n.js');
+  const ph = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
+  for (const [k, v] of Object.entries(STRINGS.en)) {
+    assert.ok(k in STRINGS.zh, `zh lacks ${k}`);
+    assert.equal(ph(STRINGS.zh[k]), ph(v), `placeholders of ${k}`);
+  }
+  for (const task of ['copy', 'reverse', 'sort', 'induction', 'sums', 'grammar']) {
+    assert.ok(STRINGS.zh[`taskd.${task}`] && STRINGS.zh[`taska.${task}`], `zh describes ${task}`);
+  }
+});
