@@ -340,7 +340,7 @@ test('a checkpoint trained with the gpt CLI: uploaded, the page generates the CL
   await page.locator('#tr-gen-start').click();
   await page.locator('#tr-gen-play').click();
   await expect(page.locator('.tr-kv-steps tbody tr')).toHaveCount(13, { timeout: 30_000 });
-  await expect(page.locator('.tr-kv-text .tr-mono')).toHaveText(cli.text);
+  await expect(page.locator('.tr-kv-text .tr-mono')).toHaveText(cli.text.replace(/\n/g, '↵')); // the page shows a newline as ↵
 });
 
 test('a corrupted or foreign upload gets the core’s message and the current model stays', async ({ page }, testInfo) => {

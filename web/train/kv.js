@@ -266,7 +266,7 @@ export class KvView {
     requestAnimationFrame(() => { hs.scrollTop = hs.scrollHeight; });
 
     const text = el('p', 'tr-kv-text');
-    text.append(el('span', 'aps-label', `${t('kv.textSoFar')} `), el('span', 'tr-mono', this.allText));
+    text.append(el('span', 'aps-label', `${t('kv.textSoFar')} `), el('span', 'tr-mono', this.allText.replace(/\n/g, '↵')));
 
     const top = el('div', 'tr-kv-top');
     const left = el('div', 'tr-kv-col');
