@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -33,7 +36,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -387,11 +390,22 @@ struct RunOutput {
 
 void save(ap::Trainer& t, const std::string& path) { ap::write_checkpoint_file(path, ap::save_checkpoint(t.state())); }
 
+int train_loop(ap::Trainer& t, const RunOutput& o, Display& display, CsvLog& log);
+
 // Trains from t.steps_done() to t.config().steps. Returns the exit status.
 int run_training(ap::Trainer& t, const RunOutput& o) {
   SignalGuard signals;
   Display display(o.quiet);
   CsvLog log(o.log, o.append_log);
+  try {
+    return train_loop(t, o, display, log);
+  } catch (...) {
+    display.finish();  // an error (a checkpoint that cannot be written) starts on a line of its own
+    throw;
+  }
+}
+
+int train_loop(ap::Trainer& t, const RunOutput& o, Display& display, CsvLog& log) {
   const int64_t total = t.config().steps;
   const int64_t first = t.steps_done();
   const auto start = Clock::now();
@@ -841,11 +855,14 @@ int cmd_tasks(bool json) {
     std::cout << ap::gpt_tasks_json() << "\n";
     return 0;
   }
+  size_t wide = 0;
+  for (const ap::TaskInfo& t : ap::task_infos()) wide = std::max(wide, t.name.size());
+  const std::string indent(wide + 2, ' ');
   for (const ap::TaskInfo& t : ap::task_infos()) {
-    std::cout << t.name << std::string(t.name.size() < 10 ? 10 - t.name.size() : 1, ' ') << json_quoted(t.example)
-              << "   loss floor " << fixed(t.loss_floor, 4) << " nats/character\n"
-              << "          " << t.description << "\n"
-              << "          attention: " << t.attention << "\n";
+    std::cout << t.name << std::string(wide + 2 - t.name.size(), ' ') << json_quoted(t.example) << "   loss floor "
+              << fixed(t.loss_floor, 4) << " nats/character\n"
+              << indent << t.description << "\n"
+              << indent << "attention: " << t.attention << "\n";
   }
   return 0;
 }

@@ -17,6 +17,8 @@ constexpr uint64_t kTextStream = 101;    // a task's text
 constexpr uint64_t kWeightStream = 102;  // the initial weights
 
 std::string fmt(double v) {
+  // A NaN's sign bit depends on the CPU (x86 makes -NaN, ARM and wasm may not); %g would print it.
+  if (std::isnan(v)) return "nan";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;

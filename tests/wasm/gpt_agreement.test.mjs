@@ -168,10 +168,11 @@ for (const c of REFERENCE_CASES) {
   });
 }
 
-test('the same errors, word for word', { skip }, async () => {
+test('the same errors and the same divergence, word for word', { skip }, async () => {
   const native = new NativeApi();
   const session = new M.GptSession();
   try {
+    await same(native, session, { call: 'kernels', tier: 'reference' }); // answers name the tier
     const bad = [
       { call: 'info' }, // no model yet
       { call: 'train', n: 5 },
@@ -198,6 +199,12 @@ test('the same errors, word for word', { skip }, async () => {
       const r = await same(native, session, call, JSON.stringify(call));
       assert.equal(r.ok, false);
     }
+    // Divergence: the same step, the same message.
+    await same(native, session, { call: 'create', spec: { n_layer: 2, n_embd: 16, n_head: 2, block_size: 8, batch_size: 4, n_chars: 2000, softmax: 'naive', lr: 10, grad_clip: 0, seed: 3 } });
+    const diverged = await same(native, session, { call: 'train', n: 200 }, 'a diverging run');
+    assert.equal(diverged.diverged, true);
+    assert.match(diverged.divergence, /the loss became nan at step \d+/);
+    await same(native, session, { call: 'train', n: 1 }, 'train after divergence');
     // A load that fails leaves the run on both sides.
     const garbage = join(dir, 'garbage.safetensors');
     writeFileSync(garbage, Buffer.from([16, 0, 0, 0, 0, 0, 0, 0, 0x7b, 0x7d]));
@@ -209,6 +216,7 @@ test('the same errors, word for word', { skip }, async () => {
   } finally {
     native.close();
     session.delete();
+    M.gpt_set_kernels('fast');
   }
 });
 
@@ -231,7 +239,7 @@ test(`fast kernels, the tiny preset: the first 20 losses agree within ${FAST_LOS
       worst = Math.max(worst, rel);
       assert.ok(rel <= FAST_LOSS_TOLERANCE, `step ${i}: native ${a[i]}, wasm ${b[i]}: relative difference ${rel}`);
     }
-    console.log(`# fast tiers ${JSON.parse(tiers.native).kernels} (native) and ${JSON.parse(tiers.wasm).kernels} (wasm): largest relative loss difference over 20 steps ${worst.toExponential(2)}`);
+    console.log(`fast tiers ${JSON.parse(tiers.native).kernels} (native) and ${JSON.parse(tiers.wasm).kernels} (wasm): largest relative loss difference over 20 steps ${worst.toExponential(2)}`);
     const greedy = { call: 'sample', spec: { prompt: 'cabej=', greedy: true, max_new_tokens: 40 } };
     const g = await both(native, session, greedy);
     assert.equal(JSON.parse(g.wasm).text, JSON.parse(g.native).text, 'the same greedy text');
