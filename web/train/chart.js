@@ -12,7 +12,7 @@ import uPlot from '../gen/vendor/uplot.mjs';
 
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
-  { color: '#c2410c', dash: [10, 5], glyph: '╺╸╺╸' },  // orange, dashed
+  { color: '#c2410c', dash: [10, 5], glyph: '– – –' },  // orange, dashed
 ];
 /** The shortest time between two redraws of a chart while data streams in. */
 const REDRAW_MS = 250;
@@ -58,7 +58,9 @@ export class LossChart {
       width, height: this.height, title: this.title || undefined,
       scales: { x: { time: false } },
       axes: [
-        { label: this.t('chart.step'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' } },
+        // steps are whole numbers: ticks at 1, 2, 5, 10, 20, 50, … only
+        { label: this.t('chart.step'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' },
+          incrs: [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000] },
         { label: this.t('chart.loss'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' }, size: 56 },
       ],
       legend: { live: true },
