@@ -143,7 +143,16 @@ TEST_CASE("Trainer: the user's text, and what is wrong with bad text", "[train][
   const ap::TrainState s = tr.state();
   CHECK(s.text_name == "poem.txt");
   CHECK(s.text_fingerprint == ap::text_fingerprint(text));
-  CHECK_THAT(error_of([&] { ap::Trainer x(s); }), Catch::Contains("give the same text again"));
+  ap::Trainer alone(s);  // the model without its text: it generates, but cannot train or evaluate
+  CHECK_FALSE(alone.has_data());
+  CHECK_THAT(error_of([&] { alone.step(); }), Catch::StartsWith("text: this model was trained on the text \"poem.txt\""));
+  CHECK_THAT(error_of([&] { alone.evaluate(); }), Catch::Contains("give the same text again to evaluate it"));
+  ap::SampleOptions g;
+  g.greedy = true;
+  g.max_new_tokens = 5;
+  CHECK(ap::generate(alone.model(), tr.tokenizer().encode("att", "prompt"), g) ==
+        ap::generate(tr.model(), tr.tokenizer().encode("att", "prompt"), g));
+  CHECK(alone.state().m == s.m);  // saving it again keeps the moments
   CHECK_THAT(error_of([&] { ap::Trainer x(s, text + "!"); }), Catch::Contains("not the text the checkpoint was trained on"));
   ap::Trainer resumed(s, text);
   CHECK(resumed.step().loss == tr.step().loss);

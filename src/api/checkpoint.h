@@ -2,35 +2,44 @@
 //
 // Layout (https://github.com/huggingface/safetensors, "format"): 8 bytes little-endian u64 N, then
 // N bytes of a JSON header (UTF-8, padded with spaces to a multiple of 8), then the raw
-// little-endian data. The header maps each tensor name to {"dtype":"F32","shape":[…],
-// "data_offsets":[begin,end]} (offsets into the data, which the tensors tile exactly, in header
-// order) and "__metadata__" to a string→string map.
+// little-endian data. The header maps "__metadata__" (first) to a string→string map and each
+// tensor name to {"dtype":"F32","shape":[…],"data_offsets":[begin,end]}: byte offsets into the
+// data, which the tensors tile exactly, in header order (no gap, no overlap, nothing after).
 //
-// Tensors, all F32:
+// Tensors, all F32, in this order:
 //   the model under nanoGPT's state-dict names and layouts (gpt.h's param_tensors: e.g.
 //   "transformer.h.0.attn.c_attn.weight" [3C, C], c_q/c_k/c_v stacked), then "lm_head.weight"
-//   [V, C] (the tied wte, stored again so that nanoGPT's load_state_dict finds it);
+//   [V, C] (the tied wte, stored again so that nanoGPT's load_state_dict finds it; the reader
+//   requires it bitwise equal to wte);
 //   AdamW's moments under "optimizer.exp_avg.<name>" and "optimizer.exp_avg_sq.<name>" (PyTorch's
 //   names for m and v), for every model tensor but lm_head.
-// __metadata__ (every value a string, as safetensors requires; JSON inside where noted):
+// __metadata__ (every value a string, as safetensors requires; JSON inside where noted; every key
+// required, no other key allowed):
 //   "format": "attention-playground-gpt", "format_version": "1",
 //   "config": JSON {"vocab_size","block_size","n_layer","n_head","n_embd","mask","softmax"},
 //   "train": JSON of TrainConfig {"batch_size","steps","lr","min_lr","warmup_steps",
 //            "weight_decay","beta1","beta2","grad_clip","eval_interval","eval_batches"}
 //            (floats written with float32's shortest digits, so they read back exactly),
-//   "vocab": JSON array of one-character strings, in id order,
+//   "vocab": JSON array of one-character strings, in id order (a task's: its alphabet),
 //   "data": JSON {"task":"copy","n_chars":100000} or {"text_name":"…","text_fingerprint":"…"},
-//   "step", "seed", "rng_state" (the batch sampler's), "adam_t": decimal integers,
-//   "val_loss": the last validation loss ("" if never evaluated).
+//   "step", "seed", "rng_state" (the batch sampler's), "adam_t" (≤ step): decimal integers, all
+//   64 bits,
+//   "val_loss": the last validation loss (format_float: may be "nan"), "" if never evaluated.
 //
-// Reading checks everything and names what is wrong: the byte offset for a truncated file or a
-// bad header length, the tensor for a wrong dtype, shape, offsets, a missing or an unknown tensor
-// or a non-finite value, the metadata key for a bad field, and the config when the file's config
-// is not the one expected. Limits: the header ≤ kMaxCheckpointHeader bytes; the file ≤
-// kMaxCheckpointBytes.
+// save_checkpoint is deterministic (the same state gives the same bytes) and refuses, naming the
+// tensor or key, a state that load_checkpoint would refuse (a non-finite weight, say), so every
+// file it writes can be read back. Reading checks everything and names what is wrong: the byte
+// offset for a truncated file, a bad header length, a header that is not JSON or trailing bytes;
+// the tensor for a wrong dtype, shape or offsets, a missing or an unknown tensor, a non-finite
+// value, a negative second moment, or an lm_head that is not wte; the metadata key for a bad
+// field; and both configs when the file's config is not the one expected. It allocates only after
+// the offsets are proven to tile the file, so memory never exceeds the file's size. Limits: the
+// header ≤ kMaxCheckpointHeader bytes; the file ≤ kMaxCheckpointBytes. docs/checkpoint.md has
+// the whole story.
 //
-// write_checkpoint_file writes atomically: a temporary file in the same directory, flushed, then
-// renamed over the target, so an interrupted write leaves the old checkpoint whole.
+// write_checkpoint_file writes atomically: a temporary file in the same directory
+// ("<path>.tmp-<pid>-<n>"), fsync'd, then renamed over the target (and the directory fsync'd), so
+// an interrupted write leaves the old checkpoint whole; on failure the temporary file is removed.
 #pragma once
 
 #include <cstdint>

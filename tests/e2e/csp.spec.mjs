@@ -65,6 +65,21 @@ test('the example course page under the strict CSP header: two elements and an i
   expect(violations).toEqual([]);
 });
 
+test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run and the maps', async ({ page }) => {
+  test.setTimeout(90_000);
+  const violations = await strict(page);
+  const res = await page.goto('/train/#steps=4&batch_size=4&sample_every=2');
+  expect(res.headers()['content-security-policy']).toBe(CSP);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await page.locator('#tr-start').click();
+  await expect(page.locator('#app')).toHaveAttribute('data-train', 'done', { timeout: 60_000 });
+  await expect(page.locator('#tr-chart .uplot canvas')).toBeVisible();
+  await page.locator('#tr-maps').click();
+  await expect(page.locator('.tr-map')).toHaveCount(8);
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
 // The detector itself: an inline <style> is a violation it must see (no console fixture here: the
 // browser logs the violation as an error, on purpose).
 base('the violation detector sees an inline style', async ({ page }) => {

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""gpt_torch_test.py — ctest `gpt_torch`: scripts/gpt_torch.py as a learner runs it.
+
+    gpt_torch_test.py GPT WORKDIR
+
+Trains three small models with the `gpt` CLI (the grammar task with the strict mask and the stable
+softmax; the sums task with the inclusive mask, whose first row sees nothing, and the naive
+softmax; a Chinese text), 120 steps each, enough for logits well away from uniform,
+then runs `gpt_torch.py FILE --prompt TEXT --check` on each: PyTorch's logits must equal the
+project's within the script's tolerance. It also checks that --check can fail: against a `gpt`
+whose logits are nudged by 1e-3 it must exit 1. Exits 77 (skipped) where PyTorch is not installed.
+"""
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("gpt_torch: skipped: PyTorch is not installed for " + sys.executable +
+          " (Debian: apt-get install python3-torch)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "scripts", "gpt_torch.py")
+
+
+def run(args, expect=0):
+    out = subprocess.run(args, capture_output=True, text=True, encoding="utf-8")
+    print("$ " + " ".join(args) + "\n" + out.stdout + out.stderr, end="")
+    if out.returncode != expect:
+        sys.exit(f"exit status {out.returncode}, expected {expect}")
+    return out.stdout + out.stderr
+
+
+def main():
+    gpt, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    small = ["--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--block-size", "16", "--batch-size", "8",
+             "--steps", "120", "--lr", "1e-2", "--warmup-steps", "10", "--quiet"]
+    text = os.path.join(work, "gpt_torch_text.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        f.write("注意力就是你所需要的。attention is all you need.\n" * 20)
+    cases = [
+        ("grammar", ["--task", "grammar", "--n-chars", "20000"], "the cat sees a "),
+        ("inclusive_naive", ["--task", "sums", "--n-chars", "20000", "--mask", "inclusive", "--softmax", "naive"],
+         "12+34=4"),
+        ("chinese", ["--text", text], "注意力就是你"),
+    ]
+    for name, data, prompt in cases:
+        ckpt = os.path.join(work, f"gpt_torch_{name}.safetensors")
+        run([gpt, "train", "-o", ckpt] + data + small)
+        out = run([sys.executable, SCRIPT, ckpt, "--prompt", prompt, "--check", "--gpt", gpt])
+        line = next(l for l in out.splitlines() if l.startswith("max |project − PyTorch|"))
+        largest = float(line.split("largest |logit| ")[1].split(")")[0])
+        if largest < 1.0:
+            sys.exit(f"{name}: the logits are tiny ({largest}): the model did not train, so the check proves little")
+
+    # --check must be able to fail: a `gpt` whose logits are off by 1e-3 in one place.
+    ckpt = os.path.join(work, "gpt_torch_grammar.safetensors")
+    fake = os.path.join(work, "gpt_torch_fake_gpt.py")
+    with open(fake, "w", encoding="utf-8") as f:
+        f.write("import json, subprocess, sys\n"
+                f"out = json.loads(subprocess.run([{gpt!r}] + sys.argv[1:], capture_output=True, text=True).stdout)\n"
+                "out['logits'][-1][0] += 1e-3\n"
+                "print(json.dumps(out))\n")
+    wrapper = os.path.join(work, "gpt_torch_fake_gpt")
+    with open(wrapper, "w", encoding="utf-8") as f:
+        f.write(f"#!/bin/sh\nexec {json.dumps(sys.executable)} {json.dumps(fake)} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    out = run([sys.executable, SCRIPT, ckpt, "--prompt", "the cat", "--check", "--gpt", wrapper], expect=1)
+    if "FAILED" not in out:
+        sys.exit("the nudged logits did not fail the check with its message")
+    print("gpt_torch: ok (the check also fails when it should)")
+
+
+if __name__ == "__main__":
+    main()

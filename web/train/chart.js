@@ -1,0 +1,175 @@
+// chart.js — the loss charts of the training page, on uPlot (vendored into web/gen/vendor/ by
+// scripts/vendor.mjs from package-lock.json; no CDN). One chart shows one or more runs, each with
+// a training loss (a line per step) and a validation loss (points joined by a dashed line at each
+// evaluation). A run that diverged gets a vertical marker with its step written beside it, so the
+// place is told by text and line style, not by colour alone. The chart follows its container's
+// width (ResizeObserver) and keeps its data when rebuilt.
+//
+//   const c = new LossChart(el, { runs: [{ label: 'strict', color: '#2457a6' }], t });
+//   c.set(0, { steps: [1, 2, …], train: [2.5, …], valSteps: [0, 25, …], val: [2.49, …], divergedAt: null });
+//   c.destroy();
+import uPlot from '../gen/vendor/uplot.mjs';
+
+export const RUN_STYLES = [
+  { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
+  { color: '#c2410c', dash: [10, 5], glyph: '– – –' },  // orange, dashed
+];
+/** The shortest time between two redraws of a chart while data streams in. */
+const REDRAW_MS = 250;
+/** The validation series' look, in the legend's text too: a dotted line with dots. */
+const VAL_GLYPH = '·●·';
+
+export class LossChart {
+  /**
+   * @param {HTMLElement} el container
+   * @param {{runs: {label: string}[], t: Function, height?: number, title?: string}} opts
+   */
+  constructor(el, { runs, t, height = 260, title = '' }) {
+    this.el = el;
+    this.t = t;
+    this.runs = runs.map((r, i) => ({ ...r, ...RUN_STYLES[i % RUN_STYLES.length], steps: [], train: [], valSteps: [], val: [], divergedAt: null }));
+    this.height = height;
+    this.title = title;
+    this.plot = null;
+    this.pending = false;
+    this.lastDraw = -Infinity;
+    this.ro = new ResizeObserver(() => this.resize());
+    this.ro.observe(el);
+    this.build();
+  }
+
+  build() {
+    const series = [{ label: this.t('chart.step') }];
+    for (const r of this.runs) {
+      const prefix = this.runs.length > 1 ? `${r.label}: ` : '';
+      series.push({
+        // the line's style is in the label's text too, so colour is not the only cue
+        label: `${r.glyph} ${prefix}${this.t('chart.train')}`, stroke: r.color, width: 1.5, dash: r.dash, points: { show: false },
+        value: (u, v) => (v == null ? '—' : v.toFixed(4)),
+      });
+      series.push({
+        label: `${VAL_GLYPH} ${prefix}${this.t('chart.val')}`, stroke: r.color, width: 2.5, dash: [2, 4], spanGaps: true,
+        points: { show: true, size: 7, fill: '#fff', stroke: r.color, width: 2 },
+        value: (u, v) => (v == null ? '—' : v.toFixed(4)),
+      });
+    }
+    const width = Math.max(200, Math.floor(this.el.clientWidth || 600));
+    const opts = {
+      width, height: this.height, title: this.title || undefined,
+      scales: { x: { time: false } },
+      axes: [
+        // steps are whole numbers: ticks at 1, 2, 5, 10, 20, 50, … only
+        { label: this.t('chart.step'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' },
+          incrs: [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000] },
+        { label: this.t('chart.loss'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' }, size: 56 },
+      ],
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      series,
+      plugins: [this.markerPlugin()],
+    };
+    this.plot?.destroy();
+    this.plot = new uPlot(opts, this.data(), this.el);
+    this.plot.root.setAttribute('role', 'img');
+    this.updateLabel();
+  }
+
+  /** Draws each diverged run's step as a vertical dashed line with its step written beside it. */
+  markerPlugin() {
+    return {
+      hooks: {
+        draw: [(u) => {
+          const { ctx } = u;
+          for (const r of this.runs) {
+            if (r.divergedAt == null) continue;
+            const x = u.valToPos(r.divergedAt, 'x', true);
+            const { top, height } = u.bbox;
+            ctx.save();
+            ctx.strokeStyle = '#b42318';
+            ctx.lineWidth = 2 * devicePixelRatio;
+            ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+            ctx.setLineDash([]);
+            ctx.fillStyle = '#b42318';
+            ctx.font = `${600} ${12 * devicePixelRatio}px system-ui, sans-serif`;
+            const text = this.t('chart.diverged', { step: r.divergedAt });
+            const w = ctx.measureText(text).width;
+            const tx = x + w + 8 * devicePixelRatio > u.bbox.left + u.bbox.width ? x - w - 6 * devicePixelRatio : x + 6 * devicePixelRatio;
+            ctx.fillText(`✕ ${text}`, tx, top + 16 * devicePixelRatio);
+            ctx.restore();
+          }
+        }],
+      },
+    };
+  }
+
+  /** uPlot's aligned data: x = every step seen by any run, nulls where a series has no value. */
+  data() {
+    const xs = new Set();
+    for (const r of this.runs) { for (const s of r.steps) xs.add(s); for (const s of r.valSteps) xs.add(s); }
+    const x = [...xs].sort((a, b) => a - b);
+    const index = new Map(x.map((s, i) => [s, i]));
+    const out = [x];
+    for (const r of this.runs) {
+      const tr = new Array(x.length).fill(null);
+      const va = new Array(x.length).fill(null);
+      r.steps.forEach((s, i) => { tr[index.get(s)] = Number.isFinite(r.train[i]) ? r.train[i] : null; });
+      r.valSteps.forEach((s, i) => { va[index.get(s)] = Number.isFinite(r.val[i]) ? r.val[i] : null; });
+      out.push(tr, va);
+    }
+    return out;
+  }
+
+  /**
+   * Replaces run i's data (arrays are kept by reference: the caller appends, then calls set
+   * again). Redraws at most every REDRAW_MS, in an animation frame: a chunk of steps arrives every
+   * ~60 ms per run, and redrawing each time would spend the page's thread for nothing.
+   */
+  set(i, { steps, train, valSteps, val, divergedAt = null }) {
+    Object.assign(this.runs[i], { steps, train, valSteps, val, divergedAt });
+    if (this.pending) return;
+    this.pending = true;
+    const wait = Math.max(0, this.lastDraw + REDRAW_MS - performance.now());
+    setTimeout(() => requestAnimationFrame(() => {
+      this.pending = false;
+      this.lastDraw = performance.now();
+      if (!this.plot) return;
+      this.plot.setData(this.data());
+      this.updateLabel();
+    }), wait);
+  }
+
+  /** A text description for assistive technology: the last values of each run. */
+  updateLabel() {
+    const parts = this.runs.map((r) => {
+      const n = r.steps.length;
+      const last = n ? r.train[n - 1] : null;
+      const lv = r.val.length ? r.val[r.val.length - 1] : null;
+      return this.t('chart.aria', {
+        label: r.label, n, step: n ? r.steps[n - 1] : 0,
+        train: last == null ? '—' : last.toFixed(3), val: lv == null ? '—' : lv.toFixed(3),
+      }) + (r.divergedAt != null ? ` ${this.t('chart.diverged', { step: r.divergedAt })}.` : '');
+    });
+    this.plot?.root.setAttribute('aria-label', parts.join(' '));
+  }
+
+  /** The number of points drawn (train + validation) over all runs: for tests. */
+  points() {
+    return this.runs.reduce((a, r) => a + r.steps.length + r.valSteps.length, 0);
+  }
+
+  resize() {
+    if (!this.plot) return;
+    const w = Math.max(200, Math.floor(this.el.clientWidth));
+    if (w !== this.plot.width) this.plot.setSize({ width: w, height: this.height });
+  }
+
+  destroy() {
+    this.ro.disconnect();
+    this.plot?.destroy();
+    this.plot = null;
+  }
+}
