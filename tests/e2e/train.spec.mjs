@@ -73,7 +73,7 @@ test('a 100-step run of the tiny preset on the copy task lowers the loss, and th
   // a sample at step 50 and at step 100, continuing the generation prompt
   await expect(page.locator('#tr-samples li')).toHaveCount(2);
   await expect(page.locator('#tr-samples li').first()).toContainText('step 100');
-  await expect(page.locator('#tr-samples .tr-sample-prompt').first()).toHaveText('cabej=');
+  await expect(page.locator('#tr-samples .tr-sample-prompt').first()).toHaveText('↵cabej='); // a task line starts after '\n'
   await page.locator('#tr-training').screenshot({ path: testInfo.outputPath('loss-chart.png') });
 });
 
@@ -334,8 +334,8 @@ test('a checkpoint trained with the gpt CLI: uploaded, the page generates the CL
   test.setTimeout(120_000);
   const path = testInfo.outputPath('cli.safetensors');
   execFileSync(GPT, ['train', '-o', path, '--task', 'sort', '--steps', '15', '--batch-size', '4', '--seed', '5', '--quiet']);
-  const cli = JSON.parse(execFileSync(GPT, ['sample', path, '--prompt', 'cabej=', '--greedy', '-n', '12', '--json']).toString());
-  await open(page, '#gen_prompt=cabej%3D&gen_max=12');
+  const cli = JSON.parse(execFileSync(GPT, ['sample', path, '--prompt', '\ncabej=', '--greedy', '-n', '12', '--json']).toString());
+  await open(page, `#gen_prompt=${encodeURIComponent('↵cabej=')}&gen_max=12`); // the field's ↵ is the CLI's newline
   await page.locator('#tr-upload-file').setInputFiles(path);
   await expect(page.locator('#tr-ckpt-msg')).toContainText('Loaded cli.safetensors');
   await expect(page.locator('#tr-f-task')).toHaveValue('sort');

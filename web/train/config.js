@@ -51,7 +51,7 @@ export const GEN_FIELDS = ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max'
 
 const DEFAULT_FIELDS = {
   ...Object.fromEntries(Object.entries(PRESETS.tiny).map(([k, v]) => [k, String(v)])),
-  lr: '0.003', batch_size: '16', steps: '600', seed: '1337', eval_interval: '25', sample_every: '50',
+  lr: '0.003', batch_size: '16', steps: '2000', seed: '1337', eval_interval: '25', sample_every: '50',
   gen_temperature: '1', gen_top_k: '0', gen_seed: '1', gen_max: '24',
 };
 

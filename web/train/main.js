@@ -93,19 +93,37 @@ function taskInfo(name = state.task) {
   return rt.tasks.find((x) => x.name === name) ?? null;
 }
 
-/** The default prompts: the task's example (maps), and its example up to '=' (generation). */
+// A prompt field shows a newline as ↵ (a one-line input cannot hold one; Shift+Enter types it),
+// and the model gets '\n' back. The prompts below are in the field's form.
+const NEWLINE_MARK = '↵';
+const toField = (text) => text.replace(/\n/g, NEWLINE_MARK);
+const fromField = (field) => field.replaceAll(NEWLINE_MARK, '\n');
+
+/** The default prompts: the task's example (maps), and its example up to '=' (generation), each
+ * after a newline: the tasks are lines, and a model finds where a line starts by its '\n' (without
+ * one, a copy model has no start to copy from). */
 function defaultPrompt() {
-  if (state.task === 'text') return [...state.text].slice(0, 16).join('');
-  return taskInfo()?.example ?? '';
+  if (state.task === 'text') return toField([...state.text].slice(0, 16).join(''));
+  const ex = taskInfo()?.example ?? '';
+  return ex ? NEWLINE_MARK + ex : '';
 }
 function defaultGenPrompt() {
-  if (state.task === 'text') return [...state.text].slice(0, 8).join('');
+  if (state.task === 'text') return toField([...state.text].slice(0, 8).join(''));
   const ex = taskInfo()?.example ?? '';
   const eq = ex.indexOf('=');
-  return eq > 0 ? ex.slice(0, eq + 1) : ex.slice(0, Math.ceil(ex.length / 2));
+  return NEWLINE_MARK + (eq > 0 ? ex.slice(0, eq + 1) : ex.slice(0, Math.ceil(ex.length / 2)));
 }
 const mapsPrompt = () => state.prompt || defaultPrompt();
 const genPrompt = () => state.gen_prompt || defaultGenPrompt();
+
+/** Shift+Enter in a prompt field types ↵ (a newline) at the caret. */
+function newlineKey(inp, e) {
+  if (e.key !== 'Enter' || !e.shiftKey) return false;
+  e.preventDefault();
+  inp.setRangeText(NEWLINE_MARK, inp.selectionStart ?? inp.value.length, inp.selectionEnd ?? inp.value.length, 'end');
+  inp.dispatchEvent(new Event('input', { bubbles: true }));
+  return true;
+}
 
 // ───────────────────────────── the permalink ─────────────────────────────
 
@@ -529,7 +547,7 @@ function mapsSection() {
   inp.value = mapsPrompt();
   inp.setAttribute('aria-describedby', 'tr-err-prompt tr-h-prompt');
   inp.addEventListener('input', () => { state.prompt = inp.value; delete rt.errors.prompt; refreshMapsError(); writeHash(); });
-  inp.addEventListener('keydown', (e) => { if (e.key === 'Enter') onMaps(); });
+  inp.addEventListener('keydown', (e) => { if (!newlineKey(inp, e) && e.key === 'Enter') onMaps(); });
   dom.mapsBtn = button(t('maps.show'), 'maps', onMaps, 'aps-btn aps-btn-primary');
   row.append(lab, inp, dom.mapsBtn);
   const hint = el('p', 'aps-hint', t('h.prompt', { max: STEPPER_MAX_ROWS }));
@@ -563,8 +581,12 @@ function genSection() {
   inp.value = genPrompt();
   inp.setAttribute('aria-describedby', 'tr-err-gen_prompt');
   inp.addEventListener('input', () => { state.gen_prompt = inp.value; delete rt.errors.gen_prompt; refreshGenErrors(); writeHash(); });
+  inp.addEventListener('keydown', (e) => newlineKey(inp, e));
+  inp.setAttribute('aria-describedby', 'tr-err-gen_prompt tr-h-gen_prompt');
   row.append(lab, inp);
-  s.append(row, errorSpan('gen_prompt'));
+  const ghint = el('p', 'aps-hint', t('h.gen_prompt'));
+  ghint.id = 'tr-h-gen_prompt';
+  s.append(row, errorSpan('gen_prompt'), ghint);
   const grid = el('div', 'tr-grid');
   for (const k of ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max']) grid.append(numField(k));
   const gw = el('div', 'tr-field aps-field-check tr-greedy');
@@ -754,7 +776,7 @@ async function onStart() {
 }
 
 function sampleSpec(values) {
-  return { prompt: genPrompt(), every: values.sample_every };
+  return { prompt: fromField(genPrompt()), every: values.sample_every };
 }
 
 /** The core's message beside its field when the page has one, else in the section's alert. */
@@ -1065,7 +1087,7 @@ function refreshExperiment() {
 // ───────────────────────────── attention maps ─────────────────────────────
 
 async function onMaps() {
-  const prompt = mapsPrompt();
+  const prompt = fromField(mapsPrompt());
   delete rt.errors.prompt;
   if (!rt.info) { rt.errors.prompt = t('maps.noModel'); refreshMapsError(); return; }
   if (!prompt) { rt.errors.prompt = t('err.promptEmpty'); refreshMapsError(); return; }
@@ -1114,7 +1136,7 @@ function stopGen() {
 
 function genSpec() {
   const v = validated().values;
-  const spec = { prompt: genPrompt(), max_new_tokens: v.gen_max ?? 24, greedy: state.gen_greedy, seed: v.gen_seed ?? 1 };
+  const spec = { prompt: fromField(genPrompt()), max_new_tokens: v.gen_max ?? 24, greedy: state.gen_greedy, seed: v.gen_seed ?? 1 };
   if (!state.gen_greedy) { spec.temperature = v.gen_temperature ?? 1; spec.top_k = v.gen_top_k ?? 0; }
   return spec;
 }
@@ -1132,7 +1154,7 @@ async function onGenStart() {
   try {
     const g = await worker.call('gen_start', { run: 'main', spec: genSpec() });
     const info = rt.info;
-    kvView.start(g, { n_layer: info.config.n_layer, n_head: info.config.n_head, n_embd: info.config.n_embd, vocab: info.vocab }, genPrompt());
+    kvView.start(g, { n_layer: info.config.n_layer, n_head: info.config.n_head, n_embd: info.config.n_embd, vocab: info.vocab }, fromField(genPrompt()));
     rt.gen.active = true;
     rt.gen.generated = 0;
     rt.gen.max = genSpec().max_new_tokens;
