@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,31 @@ ap::DataSpec chinese_data() {
   d.text = chinese_text();
   d.name = "诗.txt";
   return d;
+}
+
+// A fresh directory for one test, removed at the end.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ap_checkpoint_XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -146,8 +172,10 @@ TEST_CASE("Checkpoint: resuming from the bytes continues bit for bit", "[checkpo
 
     ap::Trainer first(small_model(), quick_train(N + M), copy_task());
     for (int i = 0; i < N; ++i) REQUIRE(first.step().loss == expected[static_cast<size_t>(i)]);
-    const std::string bytes = ap::save_checkpoint(first.state());
-    ap::Trainer resumed(ap::load_checkpoint(bytes));
+    TempDir dir;  // through a file, as the CLI resumes
+    const std::string path = (dir.path / "run.safetensors").string();
+    ap::write_checkpoint_file(path, ap::save_checkpoint(first.state()));
+    ap::Trainer resumed(ap::load_checkpoint(ap::read_checkpoint_file(path)));
     CHECK(resumed.steps_done() == N);
     for (int i = N; i < N + M; ++i) {
       const float loss = resumed.step().loss;
@@ -441,7 +469,16 @@ TEST_CASE("Checkpoint: bad metadata is refused naming its key", "[checkpoint][co
     CHECK_THAT(e.message, Catch::Contains(c.says));
     CHECK_THAT(e.message, Catch::Contains(c.field.substr(0, c.field.find('.', 13))));
   }
-  Error e = load_error(without_meta(good, "rng_state"));
+  // A safetensors file from elsewhere (transformers writes {"format":"pt"}) is told so first.
+  Error e = load_error(edit_header(good, [](ap::json::Value& h) {
+    ap::json::Value meta = ap::json::Value::object();
+    meta.set("format", "pt");
+    meta.set("modelspec.title", "x");
+    h.set("__metadata__", meta);
+  }));
+  CHECK(e.field == "__metadata__.format");
+  CHECK_THAT(e.message, Catch::Contains("\"pt\", not \"attention-playground-gpt\": this safetensors file is not"));
+  e = load_error(without_meta(good, "rng_state"));
   CHECK(e.field == "__metadata__.rng_state");
   CHECK_THAT(e.message, Catch::Contains("has no \"rng_state\""));
   e = load_error(with_meta(good, "author", "me"));
@@ -621,31 +658,6 @@ TEST_CASE("Checkpoint: another config than the one expected is refused with both
 
 namespace {
 
-// A fresh directory for one test, removed at the end.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ap_checkpoint_XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 Error file_error(const std::function<void()>& f) {
   try {
     f();
@@ -671,10 +683,14 @@ TEST_CASE("Checkpoint files: written atomically, read back, errors name the path
   const std::string new_bytes = ap::save_checkpoint(s);
   REQUIRE(new_bytes != old_bytes);
 
-  SECTION("a successful write replaces the file and leaves nothing else") {
+  SECTION("a successful write replaces the file, keeps its permissions and leaves nothing else") {
+    REQUIRE(::chmod(path.c_str(), 0600) == 0);
     ap::write_checkpoint_file(path, new_bytes);
     CHECK(ap::read_checkpoint_file(path) == new_bytes);
     CHECK(dir.names() == std::vector<std::string>{"run.safetensors"});
+    struct stat st;
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
   }
   SECTION("a write that fails half way (the file-size limit) leaves the old file whole and no temporary file") {
     struct rlimit saved;

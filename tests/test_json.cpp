@@ -77,15 +77,15 @@ TEST_CASE("json::parse: the same key in different objects - or in another case -
   CHECK(v.members()[4].first == "Q");
 }
 
-TEST_CASE("json::parse: an object of 200,000 keys - in order - a repeat at the end still found", "[json]") {
-  // With a linear scan per key this would take ~2·10^10 string comparisons; it must be linear.
+TEST_CASE("json::parse: an object of 100,000 keys - in order - a repeat at the end still found", "[json]") {
+  // With a linear scan per key this would take ~5·10^9 string comparisons; it must be linear.
   std::string text = "{";
-  for (int i = 0; i < 200000; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  for (int i = 0; i < 100000; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
   json::Value v = json::parse(text + "}");
-  REQUIRE(v.size() == 200000);
-  CHECK(v.members()[123456].first == "k123456");
-  CHECK(v.members()[123456].second.as_number() == 123456);
-  CHECK(v.find("k199999")->as_number() == 199999);
+  REQUIRE(v.size() == 100000);
+  CHECK(v.members()[12345].first == "k12345");
+  CHECK(v.members()[12345].second.as_number() == 12345);
+  CHECK(v.find("k99999")->as_number() == 99999);
   json::JsonError e = parse_error(text + ",\"k7\":0}");
   CHECK_THAT(e.what(), Contains("repeated key \"k7\""));
 }

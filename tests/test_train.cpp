@@ -56,19 +56,22 @@ std::string error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("Trainer: the tiny preset learns the copy task", "[train]") {
-  // The copy task's floor (data.h: a perfect model's loss) is the entropy of the random first half
-  // spread over the line. 600 steps of batch 16 bring the validation loss within 0.25 nats of it.
-  ap::TrainConfig t = quick_train(600);
+TEST_CASE("Trainer: the tiny preset learns the copy task (slow)", "[train][slow]") {
+  // The copy task's floor (data.h: a perfect model's loss, 1.112 nats) is the entropy of the
+  // random question spread over the line; a model that knows the format but cannot copy sits near
+  // 2.09. The tiny preset (block 64) at batch 16 stays there for ~500 steps, then learns to copy
+  // (an induction-like head forms) and is at ~1.3 by step 1500: the documented bound is 1.5.
+  // (Windows that start mid-line keep the loss above the floor.) Excluded from the sanitizer run.
+  ap::TrainConfig t = quick_train(1500);
   t.batch_size = 16;
+  t.warmup_steps = 75;
   ap::Trainer tr(ap::GPTConfig::tiny(), t, task("copy", 100000));
-  const float floor = static_cast<float>(ap::task_info("copy").loss_floor);
   const float start = tr.evaluate();
   for (int i = 0; i < t.steps; ++i) REQUIRE_FALSE(tr.step().diverged);
   const float end = tr.evaluate();
-  INFO("validation loss " << start << " → " << end << ", floor " << floor);
-  CHECK(start > 2.0f);  // about ln(vocab) at init
-  CHECK(end < floor + 0.25f);
+  INFO("validation loss " << start << " → " << end << ", floor " << ap::task_info("copy").loss_floor);
+  CHECK(start > 2.4f);  // ln 12 = 2.48 at init
+  CHECK(end < 1.5f);
 }
 
 TEST_CASE("Trainer: same seed same losses; resuming from state() continues bit for bit", "[train]") {
@@ -140,7 +143,16 @@ TEST_CASE("Trainer: the user's text, and what is wrong with bad text", "[train][
   const ap::TrainState s = tr.state();
   CHECK(s.text_name == "poem.txt");
   CHECK(s.text_fingerprint == ap::text_fingerprint(text));
-  CHECK_THAT(error_of([&] { ap::Trainer x(s); }), Catch::Contains("give the same text again"));
+  ap::Trainer alone(s);  // the model without its text: it generates, but cannot train or evaluate
+  CHECK_FALSE(alone.has_data());
+  CHECK_THAT(error_of([&] { alone.step(); }), Catch::StartsWith("text: this model was trained on the text \"poem.txt\""));
+  CHECK_THAT(error_of([&] { alone.evaluate(); }), Catch::Contains("give the same text again to evaluate it"));
+  ap::SampleOptions g;
+  g.greedy = true;
+  g.max_new_tokens = 5;
+  CHECK(ap::generate(alone.model(), tr.tokenizer().encode("att", "prompt"), g) ==
+        ap::generate(tr.model(), tr.tokenizer().encode("att", "prompt"), g));
+  CHECK(alone.state().m == s.m);  // saving it again keeps the moments
   CHECK_THAT(error_of([&] { ap::Trainer x(s, text + "!"); }), Catch::Contains("not the text the checkpoint was trained on"));
   ap::Trainer resumed(s, text);
   CHECK(resumed.step().loss == tr.step().loss);

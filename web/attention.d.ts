@@ -1,6 +1,9 @@
 // attention.d.ts — types of web/attention.js, the JavaScript API of Attention Playground.
 // Hand-written; the names are the core's (src/api/api.h), snake_case where the JSON has it.
 // Reference with examples: docs/api.md.
+// The tiny GPT's API (loadGpt, GptError and their types) is in gpt.d.ts, re-exported here.
+
+export * from './gpt.js';
 
 /**
  * A matrix as the API accepts it:

@@ -20,9 +20,24 @@
 //     it with the cell's 1-based row and column instead of JSON turning it into null.
 //   - Every call is synchronous once loadAttention() has resolved. Errors throw AttentionError
 //     with .field, .row, .column (1-based; 0 when not about one cell).
+// The tiny GPT has its own wrapper and module (web/gpt.js, web/gen/gpt_core.mjs): loadGpt and
+// GptError are exported here too, so that one import serves both, but gpt.js is fetched only when
+// loadGpt() is called; the stepper's page does not load it.
+//
 // Limits (the core's): each dimension ≤ 1024, n_head·T·T_total ≤ 262,144, parsed matrix text
 // ≤ 1024 × 1024. Calls run on the calling thread: a trace near the limits takes a noticeable
 // time and builds a large object, so keep course examples small or run them in a worker.
+
+export { GptError } from './gpt-error.js';
+
+/**
+ * Loads the tiny GPT (web/gpt.js, which this imports now, and its wasm module) and returns its
+ * API: see gpt.js and gpt.d.ts. Options as for loadAttention ({wasmBinary} in Node).
+ */
+export async function loadGpt(options = {}) {
+  const gpt = await import('./gpt.js');
+  return gpt.loadGpt(options);
+}
 
 /** Thrown for every input the core refuses: bad shapes, bad numbers, bad options, limits. */
 export class AttentionError extends Error {

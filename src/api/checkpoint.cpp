@@ -300,6 +300,15 @@ void read_data(const Value& v, TrainState& s) {
 
 TrainState read_metadata(const Value& meta) {
   if (!meta.is_object()) fail(std::string(kMeta) + " must be a JSON object of strings", kMeta);
+  // The format first: a safetensors file from elsewhere is told so, not that its keys are unknown.
+  const Value* format = meta.find("format");
+  if (!format)
+    fail(std::string(kMeta) + " has no \"format\": this safetensors file is not an Attention Playground checkpoint",
+         meta_field("format"));
+  if (!format->is_string() || format->as_string() != kCheckpointFormat)
+    fail(meta_field("format") + " is " + json::excerpt(format->dump(), 40) + ", not \"" + kCheckpointFormat +
+             "\": this safetensors file is not an Attention Playground checkpoint",
+         meta_field("format"));
   for (const auto& m : meta.members()) {
     bool known = false;
     for (const char* k : kMetaKeys) known = known || m.first == k;
@@ -309,14 +318,6 @@ TrainState read_metadata(const Value& meta) {
                json::excerpt(m.second.dump(), 24),
            meta_field(m.first));
   }
-  const Value* format = meta.find("format");
-  if (!format)
-    fail(std::string(kMeta) + " has no \"format\": this safetensors file is not an Attention Playground checkpoint",
-         meta_field("format"));
-  if (format->as_string() != kCheckpointFormat)
-    fail(meta_field("format") + " is " + quoted(format->as_string()) + ", not \"" + kCheckpointFormat +
-             "\": this safetensors file is not an Attention Playground checkpoint",
-         meta_field("format"));
   for (const char* k : kMetaKeys)
     if (!meta.find(k)) fail(std::string(kMeta) + " has no \"" + k + "\"", meta_field(k));
   const std::string& version = meta.find("format_version")->as_string();
@@ -705,6 +706,10 @@ void write_checkpoint_file(const std::string& path, const std::string& bytes) {
     ::unlink(temp.c_str());
     fail(sys_error(what, temp, err) + " (" + path + " is unchanged)", "path");
   };
+  // A file being replaced keeps its permissions (a checkpoint made private stays private).
+  struct stat old;
+  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd, old.st_mode & 07777) != 0)
+    abandon("cannot set the permissions of", errno);
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);

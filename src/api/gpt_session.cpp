@@ -91,14 +91,30 @@ std::string gpt_set_kernels(const std::string& tier) {
 GptSession::GptSession() = default;
 GptSession::~GptSession() = default;
 
+void GptSession::start(const RunSpec& r) {
+  auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
+  generator_.reset();
+  prompt_ids_.clear();
+  trainer_ = std::move(t);
+}
+
 std::string GptSession::create(const std::string& spec_json) {
   return guarded([&] {
-    const RunSpec r = read_run_spec(json::parse(spec_json));
-    auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
-    generator_.reset();
-    prompt_ids_.clear();
-    trainer_ = std::move(t);
-    return json::parse(info());
+    start(read_run_spec(json::parse(spec_json)));
+    return info_value();
+  });
+}
+
+std::string GptSession::create_with_text(const std::string& spec_json, const std::string& text) {
+  return guarded([&] {
+    Value spec = json::parse(spec_json);
+    if (spec.is_object()) {  // read_run_spec refuses anything else by name
+      if (spec.find("text"))
+        throw InputError("the text is given twice: as the spec's \"text\" and beside it", "text");
+      spec.set("text", Value(text));
+    }
+    start(read_run_spec(spec));
+    return info_value();
   });
 }
 
@@ -109,33 +125,36 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
     generator_.reset();
     prompt_ids_.clear();
     trainer_ = std::move(t);
-    return json::parse(info());
+    return info_value();
   });
 }
 
 std::string GptSession::info() const {
-  return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
-    const TrainState s = trainer_->state();  // copies the weights: fine at these sizes
-    const GPT& m = trainer_->model();
-    Value v = Value::object();
-    v.set("config", config_json(m.config()));
-    v.set("train", train_config_json(s.train));
-    v.set("seed", std::to_string(s.train.seed));
-    v.set("data", data_json(s));
-    Value vocab = Value::array();
-    for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
-    v.set("vocab", std::move(vocab));
-    v.set("n_params", static_cast<long long>(m.num_parameters()));
-    v.set("step", static_cast<long long>(trainer_->steps_done()));
-    v.set("steps", s.train.steps);
-    v.set("tokens_per_step", static_cast<long long>(trainer_->tokens_per_step()));
-    v.set("val_loss", f32_or_null(trainer_->last_val_loss()));
-    v.set("diverged", trainer_->diverged());
-    v.set("divergence", trainer_->divergence_message());
-    v.set("kernels", kernels::tier_name());
-    return v;
-  });
+  return guarded([&] { return info_value(); });
+}
+
+Value GptSession::info_value() const {
+  if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+  const TrainState s = trainer_->state();  // copies the weights: fine at these sizes
+  const GPT& m = trainer_->model();
+  Value v = Value::object();
+  v.set("config", config_json(m.config()));
+  v.set("train", train_config_json(s.train));
+  v.set("seed", std::to_string(s.train.seed));
+  v.set("data", data_json(s));
+  Value vocab = Value::array();
+  for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
+  v.set("vocab", std::move(vocab));
+  v.set("n_params", static_cast<long long>(m.num_parameters()));
+  v.set("step", static_cast<long long>(trainer_->steps_done()));
+  v.set("steps", s.train.steps);
+  v.set("tokens_per_step", static_cast<long long>(trainer_->tokens_per_step()));
+  v.set("val_loss", f32_or_null(trainer_->last_val_loss()));
+  v.set("has_data", trainer_->has_data());
+  v.set("diverged", trainer_->diverged());
+  v.set("divergence", trainer_->divergence_message());
+  v.set("kernels", kernels::tier_name());
+  return v;
 }
 
 std::string GptSession::train(int n) {
@@ -196,7 +215,7 @@ std::string GptSession::sample(const std::string& spec_json) {
   });
 }
 
-std::string GptSession::step_info() {
+Value GptSession::step_info() {
   GPT& m = trainer_->model();
   const CharTokenizer& tok = trainer_->tokenizer();
   const GPTConfig& c = m.config();
@@ -226,7 +245,7 @@ std::string GptSession::step_info() {
   v.set("generated", generator_->generated());
   v.set("tokens", token_labels(tok, ctx));
   v.set("max_abs_diff", Value::f32(diff));
-  return ok(std::move(v)).dump();
+  return v;
 }
 
 std::string GptSession::generate_start(const std::string& spec_json) {
@@ -240,14 +259,14 @@ std::string GptSession::generate_start(const std::string& spec_json) {
     return Value::object();
   });
   if (out.rfind("{\"ok\":true", 0) != 0) return out;
-  return guarded([&] { return json::parse(step_info()); });
+  return guarded([&] { return step_info(); });
 }
 
 std::string GptSession::generate_next() {
   return guarded([&] {
     if (!generator_) throw InputError("start generating first (generate_start)", "generator");
     generator_->next();
-    return json::parse(step_info());
+    return step_info();
   });
 }
 

@@ -8,10 +8,17 @@
 // that computed them; they are empty before that.
 //
 //   create(spec)            a new run from a run spec (gpt_json.h) → info
-//   load(bytes[, text])     a run from checkpoint bytes (checkpoint.h); a text run resumes only
-//                           with its text → info
+//   create_with_text(spec, text)
+//                           the same, the text given as bytes beside the spec rather than as its
+//                           "text" key (which the spec must then not have): a file's bytes reach
+//                           the core as they are, so invalid UTF-8 is named by its byte offset
+//                           (the JSON reader could only refuse the whole spec) and a large text
+//                           is not escaped into JSON and parsed again → info
+//   load(bytes[, text])     a run from checkpoint bytes (checkpoint.h) → info; a text run trains
+//                           and evaluates only with its text (without it: the model alone,
+//                           has_data false, for sampling, attention and generation)
 //   info()                  {"config","train","seed","data","vocab","n_params","step","steps",
-//                            "tokens_per_step","val_loss","diverged","divergence","kernels"}
+//                            "tokens_per_step","val_loss","has_data","diverged","divergence","kernels"}
 //   train(n)                up to n steps (stops at divergence) → {"step" (steps done after),
 //                            "losses","lrs","grad_norms" (one per step done),"diverged","divergence"}
 //   evaluate()              → {"step","val_loss"}
@@ -41,6 +48,11 @@
 
 namespace ap {
 
+struct RunSpec;  // gpt_json.h
+namespace json {
+class Value;
+}
+
 std::string gpt_tasks_json();
 std::string gpt_set_kernels(const std::string& tier);
 
@@ -52,6 +64,7 @@ class GptSession {
   GptSession& operator=(const GptSession&) = delete;
 
   std::string create(const std::string& spec_json);
+  std::string create_with_text(const std::string& spec_json, const std::string& text);
   std::string load(const std::string& checkpoint_bytes, const std::string& text);
   std::string info() const;
   std::string train(int n);
@@ -78,7 +91,10 @@ class GptSession {
   Trainer* trainer() { return trainer_.get(); }
 
  private:
-  std::string step_info();
+  // The bodies of info() and of a generation step's answer (they throw; the callers guard).
+  json::Value info_value() const;
+  json::Value step_info();
+  void start(const RunSpec& r);  // a new Trainer replaces the current run only once it is built
 
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<Generator> generator_;

@@ -17,6 +17,8 @@ constexpr uint64_t kTextStream = 101;    // a task's text
 constexpr uint64_t kWeightStream = 102;  // the initial weights
 
 std::string fmt(double v) {
+  // A NaN's sign bit depends on the CPU (x86 makes -NaN, ARM and wasm may not); %g would print it.
+  if (std::isnan(v)) return "nan";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
@@ -109,11 +111,8 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
     n_chars_ = s.n_chars;
     data_text = generate_task_text(task_, derive_seed(train_.seed, kTextStream), n_chars_);
   } else {
-    if (text.empty())
-      throw InputError("this checkpoint was trained on the text \"" + s.text_name +
-                           "\": give the same text again to resume training",
-                       "text");
-    if (text_fingerprint(text) != s.text_fingerprint)
+    has_data_ = !text.empty();
+    if (has_data_ && text_fingerprint(text) != s.text_fingerprint)
       throw InputError("this is not the text the checkpoint was trained on (\"" + s.text_name +
                            "\", fingerprint " + s.text_fingerprint + "; this text's is " + text_fingerprint(text) + ")",
                        "text");
@@ -121,7 +120,11 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
     fingerprint_ = s.text_fingerprint;
     data_text = text;
   }
-  setup_data(data_text, s.model);
+  if (has_data_) {
+    setup_data(data_text, s.model);
+  } else {
+    model_ = std::make_unique<GPT>(s.model);
+  }
   const int64_t n = model_->num_parameters();
   if (static_cast<int64_t>(s.params.size()) != n || static_cast<int64_t>(s.m.size()) != n ||
       static_cast<int64_t>(s.v.size()) != n)
@@ -138,7 +141,14 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
   last_val_loss_ = s.last_val_loss;
 }
 
+void Trainer::require_data(const char* what) const {
+  if (!has_data_)
+    throw InputError("this model was trained on the text \"" + text_name_ + "\": give the same text again to " + what,
+                     "text");
+}
+
 StepResult Trainer::step() {
+  require_data("train it further");
   if (diverged_) throw InputError("training stopped: " + divergence_, "steps");
   GPT& m = *model_;
   const int B = train_.batch_size, T = m.config().block_size;
@@ -170,6 +180,7 @@ StepResult Trainer::step() {
 }
 
 float Trainer::evaluate() {
+  require_data("evaluate it");
   GPT& m = *model_;
   const int B = val_->batch_size(), T = val_->block_size();
   double sum = 0.0;

@@ -95,7 +95,10 @@ class Trainer {
   // weights, and zero moments. Throws InputError.
   Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data);
   // Resume from a checkpoint's state. A task run regenerates its text; a text run needs the same
-  // text again (`text`: checked against the fingerprint, field "text"). Throws InputError.
+  // text again (`text`: checked against the fingerprint, field "text") to train or evaluate.
+  // Without it the model is loaded alone: it samples, generates and saves (state() keeps the
+  // moments and the sampler untouched), and step() and evaluate() ask for the text (InputError,
+  // field "text"). Throws InputError.
   Trainer(const TrainState& state, const std::string& text = "");
 
   // One training step (see above). After divergence, throws InputError (field "steps").
@@ -105,6 +108,8 @@ class Trainer {
   // The state to save; the moments and parameters are copied.
   TrainState state() const;
 
+  // False for a text run loaded without its text: the model alone, no data to train on.
+  bool has_data() const { return has_data_; }
   bool diverged() const { return diverged_; }
   const std::string& divergence_message() const { return divergence_; }
   int64_t steps_done() const { return step_; }
@@ -120,6 +125,7 @@ class Trainer {
 
  private:
   void setup_data(const std::string& text, const GPTConfig& model);
+  void require_data(const char* what) const;
 
   TrainConfig train_;
   std::string task_;
@@ -135,6 +141,7 @@ class Trainer {
   int64_t step_ = 0;
   float last_val_loss_ = -1.0f;
   bool diverged_ = false;
+  bool has_data_ = true;
   std::string divergence_;
 };
 

@@ -3,10 +3,11 @@
 // itself: we read the bytes and hand them over as {wasmBinary} (then it does not fetch).
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { loadAttention } from '../../web/attention.js';
+import { loadAttention, loadGpt } from '../../web/attention.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const WASM_PATH = fileURLToPath(new URL('../../web/gen/attention_core.wasm', import.meta.url));
+export const GPT_WASM_PATH = fileURLToPath(new URL('../../web/gen/gpt_core.wasm', import.meta.url));
 export const GOLDEN_PATH = fileURLToPath(new URL('../golden/attention_cases.json', import.meta.url));
 
 let cached;
@@ -18,11 +19,27 @@ export async function loadApi() {
     try {
       wasmBinary = await readFile(WASM_PATH);
     } catch (e) {
-      throw new Error(`${WASM_PATH} is missing: build it first (bash scripts/build-wasm)`, { cause: e });
+      throw new Error(`${WASM_PATH} is missing: build it first (scripts/build wasm)`, { cause: e });
     }
     cached = loadAttention({ wasmBinary });
   }
   return cached;
+}
+
+let cachedGpt;
+
+/** The tiny GPT's API (web/gpt.js through attention.js), loaded once per test file. */
+export async function loadGptApi() {
+  if (!cachedGpt) {
+    let wasmBinary;
+    try {
+      wasmBinary = await readFile(GPT_WASM_PATH);
+    } catch (e) {
+      throw new Error(`${GPT_WASM_PATH} is missing: build it first (scripts/build wasm)`, { cause: e });
+    }
+    cachedGpt = loadGpt({ wasmBinary });
+  }
+  return cachedGpt;
 }
 
 /** The golden cases, {cases: [{name, spec, expect, tolerance}]}; `file` picks another golden file. */

@@ -1,0 +1,80 @@
+// gpt_bindings.cpp — the Embind layer of the GPT module (web/gen/gpt_core.mjs), and nothing else:
+// it exposes GptSession (src/api/gpt_session.h) and two functions of no session.
+//
+// GptSession is an Embind class: JS makes one with `new M.GptSession()` and must `.delete()` it
+// (web/gpt.js's run.free() does). A class rather than integer handles because a run is an object
+// with state: Embind checks `this` on every call, refuses a deleted one, and needs no handle table
+// in C++. Every method returns the session's JSON text, and no C++ exception crosses into JS (the
+// session catches them all; an escaped exception would leak wasm memory in Emscripten 3.1.6).
+//
+// Strings in are UTF-8 (a JS string), or bytes (a Uint8Array, for checkpoint bytes and a file's
+// text: Embind's std::string takes both). Float results come out as Float32Array and checkpoint
+// bytes as Uint8Array, each a copy made here with `new Float32Array(view)`: a view into the heap
+// would be detached by the next memory growth. save() returns null on failure; last_error() then
+// says why. heap_bytes_in_use() reports malloc's live bytes, for the leak test in tests/wasm/.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+#include <malloc.h>
+
+#include <string>
+#include <vector>
+
+#include "../api/gpt_session.h"
+
+namespace {
+
+using ap::GptSession;
+using emscripten::val;
+
+val copy_floats(const std::vector<float>& v) {
+  return val::global("Float32Array").new_(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+val logits(const GptSession& s) { return copy_floats(s.logits()); }
+val full_logits(const GptSession& s) { return copy_floats(s.full_logits()); }
+val attention_weights(const GptSession& s) { return copy_floats(s.attention_weights()); }
+val cache_attention(const GptSession& s) { return copy_floats(s.cache_attention()); }
+val cache_keys(const GptSession& s) { return copy_floats(s.cache_keys()); }
+val cache_values(const GptSession& s) { return copy_floats(s.cache_values()); }
+
+val save(GptSession& s) {
+  const std::string bytes = s.save();
+  if (!s.last_error().empty()) return val::null();
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), p));
+}
+
+std::string last_error(const GptSession& s) { return s.last_error(); }
+
+double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(gpt_core) {
+  emscripten::function("gpt_tasks_json", &ap::gpt_tasks_json);
+  emscripten::function("gpt_set_kernels", &ap::gpt_set_kernels);
+  emscripten::function("heap_bytes_in_use", &heap_bytes_in_use);
+
+  emscripten::class_<GptSession>("GptSession")
+      .constructor<>()
+      .function("create", &GptSession::create)
+      .function("create_with_text", &GptSession::create_with_text)
+      .function("load", &GptSession::load)
+      .function("info", &GptSession::info)
+      .function("train", &GptSession::train)
+      .function("evaluate", &GptSession::evaluate)
+      .function("sample", &GptSession::sample)
+      .function("generate_start", &GptSession::generate_start)
+      .function("generate_next", &GptSession::generate_next)
+      .function("run_prompt", &GptSession::run_prompt)
+      .function("head_spec", &GptSession::head_spec)
+      .function("attention_maps_json", &GptSession::attention_maps_json)
+      .function("logits", &logits)
+      .function("full_logits", &full_logits)
+      .function("attention_weights", &attention_weights)
+      .function("cache_attention", &cache_attention)
+      .function("cache_keys", &cache_keys)
+      .function("cache_values", &cache_values)
+      .function("save", &save)
+      .function("last_error", &last_error);
+}

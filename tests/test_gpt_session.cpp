@@ -1,0 +1,64 @@
+// test_gpt_session.cpp — GptSession (src/api/gpt_session.h), the JSON face that the wasm module
+// and `gpt api` share, on the points the bindings rely on:
+//  - create_with_text takes the text as bytes beside the spec: invalid UTF-8 is named by its byte
+//    offset, a text also given in the spec is refused, and the result equals create with the text
+//    in the spec;
+//  - a failed create leaves the current run as it was;
+//  - answers write float32 values with float32's shortest digits (create/info: "lr":0.001, not a
+//    double's 17 digits; a generation step's max_abs_diff likewise).
+// The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "api/gpt_session.h"
+#include "json_test_util.h"
+
+namespace {
+
+const char* kSmall = R"({"n_layer":1,"n_embd":16,"n_head":2,"block_size":8,"batch_size":2,"eval_batches":1,"seed":3)";
+
+std::string spec(const std::string& extra = "") { return std::string(kSmall) + extra + "}"; }
+
+const std::string kText = "the quick brown fox jumps over the lazy dog. the dog sleeps.";
+
+}  // namespace
+
+TEST_CASE("GptSession::create_with_text: bytes beside the spec", "[gpt][api]") {
+  ap::GptSession a, b;
+  const std::string with_bytes = a.create_with_text(spec(), kText);
+  const std::string in_spec = b.create(spec(",\"text\":\"" + kText + "\""));
+  REQUIRE(with_bytes.rfind("{\"ok\":true", 0) == 0);
+  CHECK(with_bytes == in_spec);
+  CHECK(a.train(3) == b.train(3));
+
+  const jt::Value bad = jt::parse(a.create_with_text(spec(), std::string("ab\xff") + kText));
+  CHECK(bad.find("ok")->b == false);
+  CHECK(bad.find("field")->str == "text");
+  CHECK(bad.find("error")->str.find("byte 2") != std::string::npos);
+
+  const jt::Value twice = jt::parse(a.create_with_text(spec(",\"text\":\"abc\""), kText));
+  CHECK(twice.find("field")->str == "text");
+  CHECK(jt::parse(a.create_with_text(spec(), "")).find("field")->str == "text");
+  CHECK(jt::parse(a.create_with_text("[1]", kText)).find("ok")->b == false);
+  CHECK(jt::parse(a.create_with_text("{\"task\":\"copy\"}", kText)).find("field")->str == "task");
+
+  // The failures above left the run as it was: it trains on.
+  const jt::Value t = jt::parse(a.train(1));
+  CHECK(t.find("ok")->b == true);
+  CHECK(t.find("step")->num == 4);
+}
+
+TEST_CASE("GptSession: float32 values keep float32's shortest digits", "[gpt][api]") {
+  ap::GptSession s;
+  const std::string info = s.create(spec(",\"task\":\"copy\",\"n_chars\":2000,\"lr\":0.001,\"weight_decay\":0.1"));
+  CHECK(info.find("\"lr\":0.001,") != std::string::npos);
+  CHECK(info.find("\"weight_decay\":0.1,") != std::string::npos);
+  CHECK(info == s.info());
+  const std::string step = s.generate_start("{\"prompt\":\"abc\",\"greedy\":true}");
+  const jt::Value v = jt::parse(step);
+  REQUIRE(v.find("ok")->b == true);
+  // Whatever its value, max_abs_diff is written as a float32 (at most 9 significant digits).
+  const std::string& diff = v.find("max_abs_diff")->str;
+  CHECK(diff.size() <= 16);
+}

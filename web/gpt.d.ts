@@ -1,0 +1,305 @@
+// gpt.d.ts — types of web/gpt.js, the JavaScript API of the tiny GPT (re-exported by attention.js).
+// Hand-written; the names are the core's (src/api/gpt_session.h, src/api/gpt_json.h), snake_case
+// where the JSON has it. Reference with examples: docs/api.md, "GPT".
+
+/** The attention options of the stepper, applied to every layer of the model. */
+export type Mask = 'strict' | 'inclusive';
+export type Softmax = 'stable' | 'naive';
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'induction' | 'sums' | 'grammar';
+
+/**
+ * The input of {@link Gpt.create}. Every key is optional; unknown keys are refused by name
+ * (GptError.field = the key), and so are "task" with "text", and values out of range.
+ */
+export interface RunSpec {
+  /** The model's starting point (default "tiny": n_layer 2, n_embd 64, n_head 4, block_size 64; "small": 4, 128, 4, 128). */
+  preset?: 'tiny' | 'small';
+  /** Blocks, 1 … 32. */
+  n_layer?: number;
+  /** Heads per attention layer, 1 … 64; must divide n_embd. */
+  n_head?: number;
+  /** Embedding width, 1 … 1024. */
+  n_embd?: number;
+  /** Context length, 1 … 1024. */
+  block_size?: number;
+  /** "strict" (default): query t sees keys j ≤ t; "inclusive": the tutorials' exercise, j ≥ i + base hidden too. */
+  mask?: Mask;
+  /** "stable" (default) subtracts the row max before exp; "naive" does not, and overflows (then training diverges). */
+  softmax?: Softmax;
+  /** A built-in task (default "copy"), generated from the seed; not with text. */
+  task?: TaskName;
+  /** The task's length in characters. */
+  n_chars?: number;
+  /**
+   * The user's text: a string, or the bytes of a UTF-8 file (invalid UTF-8 is refused with its byte
+   * offset). At least block_size + 1 characters, at most 64 MiB, at most 8192 distinct characters.
+   */
+  text?: string | Uint8Array | ArrayBuffer;
+  /** The text's name, for messages and the checkpoint (default "text"). */
+  text_name?: string;
+  /** Sequences per step, 1 … 1024 (default 16). */
+  batch_size?: number;
+  /** The run's length: the cosine schedule reaches min_lr here (default 2000). */
+  steps?: number;
+  /** Peak learning rate (default 0.001). */
+  lr?: number;
+  /** Final learning rate (default min(1e-4, lr / 10)). */
+  min_lr?: number;
+  /** Linear warm-up steps (default min(100, steps / 10)). */
+  warmup_steps?: number;
+  /** AdamW's weight decay, on matrices only (default 0.1). */
+  weight_decay?: number;
+  beta1?: number;
+  beta2?: number;
+  /** Clip the gradient's global norm to this (default 1; 0: off). */
+  grad_clip?: number;
+  /** How often the page should call evaluate() (default 100); kept in the checkpoint. */
+  eval_interval?: number;
+  /** Validation batches per evaluate() (default 8). */
+  eval_batches?: number;
+  /** Integer 0 … 2^53: weights, batches and a task's text (default 1337). Same seed, same numbers. */
+  seed?: number;
+}
+
+/** The input of {@link GptRun.sample} and {@link GptRun.generateStart}. */
+export interface SampleSpec {
+  /** Required: at least one character, each in the vocabulary (else GptError, field "prompt", naming it). */
+  prompt: string;
+  /** 0 … 65536 (default 200). */
+  max_new_tokens?: number;
+  /** > 0 (default 1); ignored when greedy. */
+  temperature?: number;
+  /** Keep the k most likely tokens (default 0: all). */
+  top_k?: number;
+  /** Take the most likely token (the lowest id among ties). */
+  greedy?: boolean;
+  /** Integer 0 … 2^53 (default 1). */
+  seed?: number;
+}
+
+/** One built-in task. */
+export interface TaskInfo {
+  name: TaskName;
+  description: string;
+  example: string;
+  /** What its attention shows once learned. */
+  attention: string;
+  /** Its characters. */
+  alphabet: string;
+  /** The lowest mean loss a perfect predictor reaches (nats per character). */
+  loss_floor: number;
+}
+
+export interface GptConfig {
+  vocab_size: number;
+  block_size: number;
+  n_layer: number;
+  n_head: number;
+  n_embd: number;
+  mask: Mask;
+  softmax: Softmax;
+}
+
+export interface TrainConfig {
+  batch_size: number;
+  steps: number;
+  lr: number;
+  min_lr: number;
+  warmup_steps: number;
+  weight_decay: number;
+  beta1: number;
+  beta2: number;
+  grad_clip: number;
+  eval_interval: number;
+  eval_batches: number;
+}
+
+/** The result of {@link GptRun.info}. */
+export interface RunInfo {
+  config: GptConfig;
+  train: TrainConfig;
+  /** The seed as a decimal string (64-bit). */
+  seed: string;
+  /** A task with its description, or the user's text by name and fingerprint. */
+  data:
+    | { task: TaskName; n_chars: number; description: string; example: string; attention: string; loss_floor: number }
+    | { text_name: string; text_fingerprint: string };
+  /** The characters of the vocabulary, in id order. */
+  vocab: string[];
+  n_params: number;
+  /** Steps done. */
+  step: number;
+  /** The run's planned length. */
+  steps: number;
+  tokens_per_step: number;
+  /** The last validation loss, or null before any evaluate(). */
+  val_loss: number | null;
+  /** False for a run trained on the user's text and loaded without it: it samples, generates and
+   * shows attention, but train() and evaluate() need the text (GptError, field "text"). */
+  has_data: boolean;
+  diverged: boolean;
+  /** Why and at which step training stopped ("" unless diverged). */
+  divergence: string;
+  /** The kernel tier in use: "reference", or the fast tier's name ("simd128" in wasm). */
+  kernels: string;
+}
+
+/** The result of {@link GptRun.train}. */
+export interface TrainResult {
+  /** Steps done after the call. */
+  step: number;
+  /** One per step tried; the diverging step's loss (not finite) is the last. */
+  losses: Float32Array;
+  /** The learning rate of each step done. */
+  lrs: Float32Array;
+  /** The gradient's global norm before clipping, per step done. */
+  grad_norms: Float32Array;
+  diverged: boolean;
+  divergence: string;
+}
+
+/** One step of generation through the KV cache ({@link GptRun.generateStart}, {@link GptRun.generateNext}). */
+export interface GenerateStep {
+  /** The token just run (the prompt's last, then each new one), its id and text. */
+  token: number;
+  text: string;
+  /** Cached positions the last query attended over besides itself: cache_length − 1. */
+  base: number;
+  /** Positions in the cache now (≤ block_size). */
+  cache_length: number;
+  /** True when the context passed block_size: cropped to its last block_size tokens and the cache rebuilt. */
+  rebuilt: boolean;
+  /** Tokens generated so far. */
+  generated: number;
+  /** The tokens in the context now, as text. */
+  tokens: string[];
+  /** max |logits − full_logits|: 0, or float rounding. */
+  max_abs_diff: number;
+  /** The logits predicting the next token, from the cache (V). */
+  logits: Float32Array;
+  /** The same from a full forward pass over the context (V). */
+  full_logits: Float32Array;
+  /** The last query's attention weights over the cache, (n_layer, n_head, cache_length). */
+  cache_attention: Float32Array;
+  /** The cached keys, (n_layer, cache_length, n_embd); head h in columns h·head_dim …. */
+  cache_keys: Float32Array;
+  /** The cached values, (n_layer, cache_length, n_embd). */
+  cache_values: Float32Array;
+}
+
+/** The result of {@link GptRun.runPrompt}. */
+export interface PromptMaps {
+  /** The prompt's last block_size characters, one per token. */
+  tokens: string[];
+  T: number;
+  n_layer: number;
+  n_head: number;
+  /** Every head's attention weights, (n_layer, n_head, T, T), row-major; 0 where masked. */
+  weights: Float32Array;
+}
+
+/** A head's q, k, v as the stepper's Q, K, V mode: `attention.trace(spec)` recomputes its weights. */
+export interface HeadSpec {
+  Q: number[][];
+  K: number[][];
+  V: number[][];
+  n_head: 1;
+  causal: true;
+  mask: Mask;
+  softmax: Softmax;
+}
+
+/** One model with its data and optimiser state. Methods throw GptError; after free() every one throws (field "run"). */
+export interface GptRun {
+  /** True once free() has been called. */
+  readonly freed: boolean;
+  info(): RunInfo;
+  /** Up to n steps (1 … 100,000), fewer if the run diverges. */
+  train(n: number): TrainResult;
+  /** The mean loss over the validation windows (deterministic). */
+  evaluate(): { step: number; val_loss: number };
+  /** Text from a prompt. text = prompt + new_text; tokens: every token of text. */
+  sample(spec: SampleSpec | string): { text: string; new_text: string; tokens: string[] };
+  /** Starts generation: the prompt through the KV cache. */
+  generateStart(spec: SampleSpec | string): GenerateStep;
+  /** One more token through the cache. */
+  generateNext(): GenerateStep;
+  /** One forward pass over the prompt; then headSpec() reads its heads. */
+  runPrompt(prompt: string): PromptMaps;
+  /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
+  headSpec(layer: number, head: number): HeadSpec;
+  /** The checkpoint as the bytes of a .safetensors file. */
+  save(): Uint8Array;
+  /** Frees the run's wasm memory; a second call does nothing. */
+  free(): void;
+}
+
+/** The loaded API. */
+export interface Gpt {
+  tasks(): TaskInfo[];
+  /** 'reference': scalar, the same bits natively and in wasm; 'fast': SIMD128. Returns the tier in use. Applies to every run. */
+  setKernels(tier: 'reference' | 'fast'): string;
+  /** A new run. Also takes the spec as JSON text (then text must be inside it, as a string). */
+  create(spec?: RunSpec | string): GptRun;
+  /**
+   * A run from checkpoint bytes. A text run needs its text (string or bytes) to train on.
+   * @throws {GptError} a corrupted or mismatched file, naming the byte, tensor or metadata key; nothing else changes.
+   */
+  load(bytes: Uint8Array | ArrayBuffer, text?: string | Uint8Array | ArrayBuffer): GptRun;
+  /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, heap_bytes_in_use). For tests and tools. */
+  readonly module: GptCoreModule;
+}
+
+/** The raw session (web/gen/gpt_core.mjs): JSON text out, never throws a C++ exception. Delete it when done. */
+export interface GptSessionHandle {
+  create(spec: string): string;
+  create_with_text(spec: string, text: string | Uint8Array): string;
+  load(bytes: Uint8Array, text: string | Uint8Array): string;
+  info(): string;
+  train(n: number): string;
+  evaluate(): string;
+  sample(spec: string): string;
+  generate_start(spec: string): string;
+  generate_next(): string;
+  run_prompt(prompt: string): string;
+  head_spec(layer: number, head: number): string;
+  attention_maps_json(): string;
+  logits(): Float32Array;
+  full_logits(): Float32Array;
+  attention_weights(): Float32Array;
+  cache_attention(): Float32Array;
+  cache_keys(): Float32Array;
+  cache_values(): Float32Array;
+  /** null on failure: last_error() says why. */
+  save(): Uint8Array | null;
+  last_error(): string;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface GptCoreModule {
+  GptSession: new () => GptSessionHandle;
+  gpt_tasks_json(): string;
+  gpt_set_kernels(tier: string): string;
+  /** Bytes malloc'd now (for leak tests). */
+  heap_bytes_in_use(): number;
+}
+
+/** Options for {@link loadGpt}, passed to the Emscripten factory. */
+export interface LoadGptOptions {
+  /** The bytes of web/gen/gpt_core.wasm. Required in Node, where the web build cannot fetch it. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Where to find the .wasm file (default: next to gpt_core.mjs). */
+  locateFile?: (path: string, prefix: string) => string;
+}
+
+/** Loads the GPT's wasm module (web/gen/gpt_core.mjs) and returns the API. Call once and keep the result. */
+export function loadGpt(options?: LoadGptOptions): Promise<Gpt>;
+
+/** Thrown for every input the core refuses, with what is at fault. */
+export class GptError extends Error {
+  constructor(message: string, where?: { field?: string });
+  name: 'GptError';
+  /** A spec key ("n_head", "lr", …), "text", "prompt", "checkpoint", a tensor's or metadata key's name, "run", or "". */
+  field: string;
+}
