@@ -454,14 +454,15 @@ int train_loop(ap::Trainer& t, const RunOutput& o, Display& display, CsvLog& log
       std::cerr << "gpt: " << t.divergence_message() << "\n";
       // The core counts steps from 0; the progress lines and the log count steps done.
       std::cerr << "gpt: " << r.step << " steps were done and step " << p.step << " (the log's row " << p.step
-                << ") diverged. Nothing more was written: ";
+                << ") diverged. ";
       struct stat st {};
       if (saved_step >= 0)
-        std::cerr << o.out << " holds step " << saved_step << ", the last checkpoint of this run.\n";
+        std::cerr << "Nothing more was written: " << o.out << " holds step " << saved_step
+                  << ", the last checkpoint of this run.\n";
       else if (::stat(o.out.c_str(), &st) == 0)
-        std::cerr << o.out << " is as it was before this run.\n";
+        std::cerr << "Nothing was written: " << o.out << " is as it was before this run.\n";
       else
-        std::cerr << "no checkpoint was written.\n";
+        std::cerr << "No checkpoint was written.\n";
       return kExitDiverged;
     }
     ++trained_steps;
