@@ -443,7 +443,7 @@ int train_loop(ap::Trainer& t, const RunOutput& o, Display& display, CsvLog& log
     const auto t0 = Clock::now();
     const ap::StepResult r = t.step();
     train_seconds += seconds_since(t0);
-    p.step = r.step + 1;
+    p.step = r.step;
     p.loss = r.loss;
     p.lr = r.lr;
     p.grad_norm = r.grad_norm;
@@ -452,9 +452,7 @@ int train_loop(ap::Trainer& t, const RunOutput& o, Display& display, CsvLog& log
       display.finish();
       log.row(p.step, &r.loss, -1.0f, &r.lr, std::isfinite(r.loss) ? &r.grad_norm : nullptr, throughput(), p.elapsed);
       std::cerr << "gpt: " << t.divergence_message() << "\n";
-      // The core counts steps from 0; the progress lines and the log count steps done.
-      std::cerr << "gpt: " << r.step << " steps were done and step " << p.step << " (the log's row " << p.step
-                << ") diverged. ";
+      std::cerr << "gpt: step " << p.step << " is the log's last row. ";
       struct stat st {};
       if (saved_step >= 0)
         std::cerr << "Nothing more was written: " << o.out << " holds step " << saved_step

@@ -152,7 +152,7 @@ StepResult Trainer::step() {
   if (diverged_) throw InputError("training stopped: " + divergence_, "steps");
   GPT& m = *model_;
   const int B = train_.batch_size, T = m.config().block_size;
-  StepResult r{step_, 0.0f, train_.schedule().at(step_), 0.0f, false};
+  StepResult r{step_ + 1, 0.0f, train_.schedule().at(step_), 0.0f, false};
   sampler_.sample(inputs_.data(), targets_.data(), data_.train, B, T);
   m.zero_grad();
   r.loss = m.forward(inputs_.data(), targets_.data(), B, T);
@@ -165,8 +165,8 @@ StepResult Trainer::step() {
     r.diverged = true;
     const std::string what = !std::isfinite(r.loss) ? "the loss became " + fmt(r.loss)
                                                      : "the gradient norm became " + fmt(r.grad_norm);
-    divergence_ = what + " at step " + num(step_) + ", so training stopped there (the weights are " +
-                  (step_ == 0 ? std::string("the initial ones") : "those after step " + num(step_ - 1)) + "). ";
+    divergence_ = what + " at step " + num(step_ + 1) + ", so training stopped there (the weights are " +
+                  (step_ == 0 ? std::string("the initial ones") : "those after step " + num(step_)) + "). ";
     if (!m.config().stable_softmax)
       divergence_ += "The naive softmax computes e^x without subtracting the row max: a score above 88.72 "
                      "overflows float32 to ∞, and ∞/∞ is NaN. The stable softmax does not overflow.";

@@ -11,8 +11,8 @@
 // checkpoint (state() / Trainer(state)) continues exactly as the uninterrupted run.
 //
 // Divergence: a non-finite loss or gradient norm stops training. The step that found it applies
-// no update (the parameters stay those of the last good step), diverged() becomes true with a
-// message naming the step and the likely cause (the naive softmax's overflow, or a learning rate
+// no update (the parameters stay those after the last good step), diverged() becomes true with a
+// message naming the step (counted from 1, as everywhere) and the likely cause (the naive softmax's overflow, or a learning rate
 // too high), and step() refuses to go on.
 //
 // Limits: those of GPTConfig and data.h; TrainConfig::validate() lists its own.
@@ -64,8 +64,10 @@ struct DataSpec {
 // 64-bit FNV-1a of bytes, as 16 hex digits: how a checkpoint recognises the text it was trained on.
 std::string text_fingerprint(const std::string& bytes);
 
+// Steps are counted from 1 everywhere (messages, the CLI's log, the page's chart): step k is the
+// k-th update; "after step k" is the model after k updates, and step 0 is the initial model.
 struct StepResult {
-  int64_t step;     // the step just done (0-based); the trainer's step() is now step + 1
+  int64_t step;     // this step's number, from 1; after a good step, steps_done() == step
   float loss;       // the batch's mean loss before the update
   float lr;         // the learning rate used
   float grad_norm;  // before clipping

@@ -56,7 +56,7 @@ test('a 100-step run of the tiny preset on the copy task lowers the loss, and th
   await expect(app(page)).toHaveAttribute('data-train', 'done');
   const s = await rt(page, 'rt.series');
   expect(s.train).toHaveLength(100);
-  expect(s.steps).toEqual([...Array(100).keys()]);
+  expect(s.steps).toEqual([...Array(100).keys()].map((k) => k + 1)); // step k is the k-th update
   expect(s.valSteps).toEqual([0, 25, 50, 75, 100]);
   expect(s.train.every(Number.isFinite)).toBe(true);
   // the loss falls: the last ten steps against the first ten, and validation from start to end
@@ -95,7 +95,7 @@ test('pause, resume and reset', async ({ page }) => {
   await page.locator('#tr-resume').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: 90_000 });
   const s = await rt(page, 'rt.series');
-  expect(s.steps).toEqual([...Array(40).keys()]); // no step lost or repeated across the pause
+  expect(s.steps).toEqual([...Array(40).keys()].map((k) => k + 1)); // no step lost or repeated across the pause
   expect(s.valSteps).toEqual([0, 10, 20, 30, 40]);
   await expect(page.locator('#tr-resume')).toBeDisabled();
   await page.locator('#tr-reset').click();
@@ -183,7 +183,7 @@ test('experiment: strict vs inclusive mask from one seed, two curves overlaid, a
   const ex = await rt(page, 'rt.exp');
   expect(ex.labels).toEqual(['strict j > i', 'inclusive j ≥ i']);
   for (const r of ex.runs) {
-    expect(r.steps).toEqual([...Array(30).keys()]);
+    expect(r.steps).toEqual([...Array(30).keys()].map((k) => k + 1));
     expect(r.valSteps).toEqual([0, 10, 20, 30]);
   }
   // the same seed: the same initial weights and batches, so the step-0 validation loss of both

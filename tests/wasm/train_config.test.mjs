@@ -104,7 +104,7 @@ test('the run spec: a text run sends the text and its name, not a task; experime
   assert.equal(spec.seed, 1337);
 });
 
-const series = (train, val, valSteps = [0, 10]) => ({ steps: train.map((_, i) => i), train, valSteps, val, divergedAt: null });
+const series = (train, val, valSteps = [0, 10]) => ({ steps: train.map((_, i) => i + 1), train, valSteps, val, divergedAt: null });
 
 test('experiment sentence: identical curves, differing curves and a divergence, quoting the numbers', () => {
   const a = series([2.5, 2.4, 2.3], [2.49, 2.31]);
@@ -113,7 +113,7 @@ test('experiment sentence: identical curves, differing curves and a divergence, 
   assert.match(same, /exp\.why\.softmaxSame \{"floor":""\}$/);
   const b = series([2.5, 2.45, 2.35], [2.49, 2.4]);
   const c = compareTrain(a, b);
-  assert.equal(c.first, 1);
+  assert.equal(c.first, 2); // steps count from 1
   assert.ok(Math.abs(c.maxDiff - 0.05) < 1e-12);
   assert.deepEqual(lastCommonVal(a, b), { step: 10, a: 2.31, b: 2.4 });
   const diff = experimentSentence({ kind: 'mask', labels: ['strict', 'inclusive'], runs: [a, b], seed: 1 }, t);
@@ -122,9 +122,9 @@ test('experiment sentence: identical curves, differing curves and a divergence, 
   // far above the task's floor: neither model has learned the task yet, whatever the difference
   const early = experimentSentence({ kind: 'mask', labels: ['strict', 'inclusive'], runs: [a, b], seed: 1, floor: 1.112 }, t);
   assert.match(early, /exp\.why\.maskEarly \{"floor":"1.11"\}$/);
-  const d = { ...series([2.5, 2.4, NaN], [2.49]), divergedAt: 2 };
+  const d = { ...series([2.5, 2.4, NaN], [2.49]), divergedAt: 3 };
   const div = experimentSentence({ kind: 'softmax', labels: ['stable', 'naive'], runs: [a, d], seed: 1 }, t);
-  assert.match(div, /exp\.s\.diverged \{"run":"naive","step":2,"other":"stable","val":"2.310","ostep":10\}/);
+  assert.match(div, /exp\.s\.diverged \{"run":"naive","step":3,"other":"stable","val":"2.310","ostep":10\}/);
   assert.match(div, /exp\.why\.softmaxDiverged \{"floor":""\}$/);
 });
 

@@ -847,7 +847,7 @@ function onProgress(m) {
   if (m.run !== 'main') return;
   const s = rt.series;
   for (let k = 0; k < m.losses.length; k++) {
-    s.steps.push(m.first + k);
+    s.steps.push(m.first + k + 1); // step k is the k-th update (counted from 1, as the core's messages)
     s.train.push(m.losses[k]);
   }
   if (m.val != null) { s.valSteps.push(m.step); s.val.push(m.val); rt.lastVal = m.val; }
@@ -859,7 +859,7 @@ function onProgress(m) {
   if (m.sample) rt.samples.unshift(m.sample);
   if (rt.samples.length > 8) rt.samples.length = 8;
   if (m.diverged) {
-    s.divergedAt = m.first + m.losses.length - 1;
+    s.divergedAt = m.first + m.losses.length;
     rt.divergence = m.divergence;
     rt.status = 'diverged';
   } else if (m.done) rt.status = 'done';
@@ -988,10 +988,10 @@ function ensureExpWorker() {
     if (!ex) return;
     if (m.event === 'progress') {
       const r = ex.runs[m.run === 'a' ? 0 : 1];
-      for (let k = 0; k < m.losses.length; k++) { r.steps.push(m.first + k); r.train.push(m.losses[k]); }
+      for (let k = 0; k < m.losses.length; k++) { r.steps.push(m.first + k + 1); r.train.push(m.losses[k]); }
       if (m.val != null) { r.valSteps.push(m.step); r.val.push(m.val); }
       r.step = m.step;
-      if (m.diverged) { r.divergedAt = m.first + m.losses.length - 1; r.divergence = m.divergence; }
+      if (m.diverged) { r.divergedAt = m.first + m.losses.length; r.divergence = m.divergence; }
       if (m.done) r.done = true;
       expChart?.set(m.run === 'a' ? 0 : 1, r);
       if (ex.runs.every((x) => x.done)) finishExperiment();
