@@ -234,16 +234,18 @@ if(PART STREQUAL "train")
              ${GPT} attention a.safetensors --prompt "cab=cab")
   file(WRITE ${tmp}/maps.json "${out}")
   foreach(head 0 1)
-    expect_run("attention --head 0.${head}" 0 "^\\{\"Q\":\\[\\[.*\"K\":.*\"V\":.*\"n_head\":1,\"causal\":true,\"mask\":\"strict\",\"softmax\":\"stable\"\\}\n$"
-               ${GPT} attention a.safetensors --prompt "cab=cab" --head 0.${head})
+    math(EXPR head1 "${head} + 1")
+    expect_run("attention --head 1.${head1}" 0 "^\\{\"Q\":\\[\\[.*\"K\":.*\"V\":.*\"n_head\":1,\"causal\":true,\"mask\":\"strict\",\"softmax\":\"stable\"\\}\n$"
+               ${GPT} attention a.safetensors --prompt "cab=cab" --head 1.${head1})
     file(WRITE ${tmp}/head_${head}.json "${out}")
     expect_run("attention trace of head 0.${head}" 0 "^\\{\"ok\":true,\"trace\":\\{\"mode\":\"qkv\",\"T\":7" ${ATTENTION} trace head_${head}.json)
     file(WRITE ${tmp}/trace_${head}.json "${out}")
     expect_run("head 0.${head}: traced weights = the model's" 0 "max" ${JSON_CLOSE} ${tmp}/trace_${head}.json trace.heads.0.weights ${tmp}/maps.json maps.0.${head} 1e-6)
     message(STATUS "   ${out}")
   endforeach()
-  expect_run("--head: no such layer" 1 "gpt: --head: layer 1 does not exist: the model has layers 0 to 0" ${GPT} attention a.safetensors --prompt ab --head 1.0)
-  expect_run("--head: no such head" 1 "gpt: --head: head 2 does not exist: each layer has heads 0 to 1" ${GPT} attention a.safetensors --prompt ab --head 0.2)
+  expect_run("--head: no such layer" 1 "gpt: --head: layer 2 does not exist: the model has layers 1 to 1 \\(counting from 1\\)" ${GPT} attention a.safetensors --prompt ab --head 2.1)
+  expect_run("--head: no such head" 1 "gpt: --head: head 3 does not exist: each layer has heads 1 to 2 \\(counting from 1\\)" ${GPT} attention a.safetensors --prompt ab --head 1.3)
+  expect_run("--head: layer 0" 1 "gpt: --head: layer 0 does not exist" ${GPT} attention a.safetensors --prompt ab --head 0.1)
 
   # Files that are missing, truncated or damaged: the message names the byte or the tensor, and
   # nothing is overwritten.

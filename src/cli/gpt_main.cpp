@@ -8,7 +8,7 @@
 //   gpt sample FILE --prompt TEXT            text from the model (greedy, temperature, top-k)
 //   gpt eval FILE                            the validation loss
 //   gpt inspect FILE                         config, vocabulary, step, every tensor's name and shape
-//   gpt attention FILE --prompt TEXT [--head L.H]   attention maps, or one head's stepper spec
+//   gpt attention FILE --prompt TEXT [--head L.H]   attention maps, or one head's stepper spec (L, H from 1)
 //   gpt logits FILE --prompt TEXT            the logits at every position (JSON)
 //   gpt api                                  one JSON call per stdin line → one JSON answer per line
 //
@@ -815,9 +815,19 @@ int cmd_attention(const std::string& file, const std::string& prompt, const std:
   const ap::GPTConfig& c = m.state.model;
   m.model->forward(ids.data(), nullptr, 1, T);
   if (!head.empty()) {
+    // Counted from 1, as the training page labels its maps ("layer 2, head 3"); the JSON arrays
+    // and the API's head_spec count from 0.
     const size_t dot = head.find('.');
     const int layer = std::stoi(head.substr(0, dot)), h = std::stoi(head.substr(dot + 1));
-    std::cout << ap::head_spec(*m.model, layer, h).dump() << "\n";
+    if (layer < 1 || layer > c.n_layer)
+      throw InputError("layer " + std::to_string(layer) + " does not exist: the model has layers 1 to " +
+                           std::to_string(c.n_layer) + " (counting from 1)",
+                       "layer");
+    if (h < 1 || h > c.n_head)
+      throw InputError("head " + std::to_string(h) + " does not exist: each layer has heads 1 to " +
+                           std::to_string(c.n_head) + " (counting from 1)",
+                       "head");
+    std::cout << ap::head_spec(*m.model, layer - 1, h - 1).dump() << "\n";
     return 0;
   }
   Value v = Value::object();
@@ -1106,7 +1116,8 @@ int main(int argc, char** argv) {
   attention->add_option("file", att_file, "the checkpoint")->required();
   attention->add_option("-p,--prompt", att_prompt, "the text to run (at most block_size characters)")->required();
   attention->add_option("--head", att_head,
-                        "LAYER.HEAD (from 0, e.g. 1.2): print that head's Q, K, V as a stepper spec; "
+                        "LAYER.HEAD (from 1, as the training page's maps, e.g. 2.3): print that head's Q, K, V "
+                        "as a stepper spec; "
                         "`attention trace` then reproduces its weights")
       ->check(
           [](const std::string& s) {
@@ -1114,11 +1125,11 @@ int main(int argc, char** argv) {
             const bool ok = dot != std::string::npos && dot > 0 && dot + 1 < s.size() && dot <= 4 &&
                             s.size() - dot - 1 <= 4 &&
                             s.find_first_not_of("0123456789") == dot && s.find_first_not_of("0123456789", dot + 1) == std::string::npos;
-            return ok ? std::string() : "--head is LAYER.HEAD, counting from 0, such as 0.1 (layer 0, head 1); got \"" + s + "\"";
+            return ok ? std::string() : "--head is LAYER.HEAD, counting from 1, such as 2.3 (layer 2, head 3); got \"" + s + "\"";
           },
           "LAYER.HEAD");
   attention->footer("Runs the reference kernels (the stepper's arithmetic). Example: gpt attention m.safetensors "
-                    "--prompt \"cabej=\" --head 1.0 | attention trace");
+                    "--prompt \"cabej=\" --head 2.1 | attention trace");
 
   // ------------------------------------------------------------ logits
   std::string lg_file, lg_prompt;
