@@ -120,6 +120,7 @@ export async function mountStepper(root, options = {}) {
   let hover = null;
   const optErrors = {};
   let raf = 0;
+  let pendingCompute = false;
   let destroyed = false;
 
   const t = (k, p) => i18n.t(k, p);
@@ -701,9 +702,15 @@ export async function mountStepper(root, options = {}) {
   }
 
   // ───────────────────────────── computing and painting ─────────────────────────────
+  // An edit is computed and painted at once (the work overlaps the wait for the next frame);
+  // further edits before that frame are coalesced into one compute at its start.
   function schedule() {
-    if (raf) return;
-    raf = requestAnimationFrame(() => { raf = 0; if (!destroyed) compute(); });
+    if (raf) { pendingCompute = true; return; }
+    compute();
+    raf = requestAnimationFrame(() => {
+      raf = 0;
+      if (pendingCompute && !destroyed) { pendingCompute = false; compute(); }
+    });
   }
 
   function clearErrors() {
