@@ -5,6 +5,15 @@ import { test, expect, panelText } from './fixtures.mjs';
 
 const stateOf = (page) => page.evaluate(() => window.__stepper.controller.getState());
 
+/** The page's URL once its hash holds this state (the hash is written when edits pause). */
+async function urlOf(page, state) {
+  await expect.poll(() => page.evaluate(async (s) => {
+    const { decodeState } = await import('/stepper/permalink.js');
+    return JSON.stringify(decodeState(location.hash)) === JSON.stringify(s);
+  }, state)).toBe(true);
+  return page.url();
+}
+
 /** Edits one cell of an input grid through the UI: double-click, type, Enter. */
 async function editCell(scope, matrix, r, c, text) {
   const td = scope.locator(`[data-matrix="${matrix}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -25,7 +34,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
   expect(before.matrices.x.split('\n')[0].split(/\s+/)[0]).toBe('2.5');
   const numbers = {};
   for (const p of ['scores', 'weights', 'context']) numbers[p] = await panelText(page, p);
-  const url = page.url();
+  const url = await urlOf(page, before);
   expect(url).toMatch(/#s=1\.[A-Za-z0-9_-]+$/);
 
   const again = await context.newPage();
@@ -39,7 +48,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
   await expect(again.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz');
   const bad = await stateOf(again);
   const third = await context.newPage();
-  await third.goto(again.url());
+  await third.goto(await urlOf(again, bad));
   await expect(third.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz');
   await expect(third.locator('[data-matrix="W_q"] td[data-r="1"][data-c="1"]')).toHaveText('zz');
   expect(await stateOf(third)).toEqual(bad);
@@ -148,7 +157,7 @@ test('the playground page: hash permalink round trip, toolbar kept across re-ren
   expect(before).toMatchObject({ preset: 'custom', view: 'step', options: { base: 2, causal: true } });
   const numbers = await panelText(page, 'q');
   const again = await context.newPage();
-  await playground(again, new URL(page.url()).hash);
+  await playground(again, new URL(await urlOf(page, before)).hash);
   expect(await again.evaluate(() => window.attentionStepper.getState())).toEqual(before);
   expect(await panelText(again, 'q')).toEqual(numbers);
   await expect(again.locator('select.apx-matrix')).toHaveValue('heads.0.weights');
