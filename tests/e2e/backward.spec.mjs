@@ -85,6 +85,7 @@ test('cell arithmetic of gradients and the "reads" chips', async ({ page }, test
   await expect(ex).toContainText('∂L/∂x[1,1]');
   await expect(ex.locator('.aps-ex-result')).toHaveText('= 0.9826');
   // keyboard: focus a cell and move with the arrows; the explanation follows
+  await page.mouse.move(0, 0); // no hover left over (the scroll to the focused cell moves the page under the mouse)
   await cell(page, 'd_v', 0, 0).focus();
   await page.keyboard.press('ArrowDown');
   await expect(ex).toContainText('∂L/∂V[2,1] = Σ_i A[i,2] · ∂L/∂O[i,1]');

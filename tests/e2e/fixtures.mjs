@@ -19,8 +19,19 @@ export { expect };
 /** The number cells of a stepper panel ('weights', 'scores', …) inside `scope`, row by row. */
 export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${panel}"] table tbody tr td[data-c]`);
 
+/**
+ * Waits until the tables' text has caught up with the canvas (panels.js writes it right after the
+ * frame that shows the painted numbers): two frames and a task. Needed only before reads that do
+ * not retry (allTextContents, evaluate); expect(…).toHaveText retries by itself.
+ */
+export async function settled(scope) {
+  const page = scope.page ? scope.page() : scope;
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+}
+
 /** The text of every number cell of a panel, as rows. */
 export async function panelText(scope, panel) {
+  await settled(scope);
   const rows = scope.locator(`figure[data-panel="${panel}"] table tbody tr`);
   const n = await rows.count();
   const out = [];

@@ -1,6 +1,6 @@
 // stepper.spec.mjs — the Attention Stepper's features: typing, options, bad input, keyboard,
 // cell arithmetic, step mode, paste, performance.
-import { test, expect, panelCells } from './fixtures.mjs';
+import { test, expect, panelCells, settled } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -74,10 +74,11 @@ test('each option changes what it should', async ({ page }) => {
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 2');
   await expect(page.locator('.aps-heads button')).toHaveCount(2);
   await expect(page.locator('figure[data-panel="concat"] .aps-shape')).toHaveText('T × n_head·d_v = 4 × 4');
+  await settled(page);
   const head1 = await row(page, 'weights', 3).allTextContents();
   await page.locator('.aps-heads button').nth(1).click();
   await expect(page.locator('[data-panel="weights"] .aps-panel-title')).toContainText('head 2');
-  expect(await row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
+  await expect.poll(() => row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
   // n_head 3 does not divide 4: the message is beside n_head
   await page.locator('input[data-key="n_head"]').fill('3');
   await expect(page.locator('[data-field="n_head"] .aps-field-error')).toContainText('n_head must divide');
@@ -324,9 +325,11 @@ test('random fill is seeded; qkv mode; d_k = 64 saturation shows max and entropy
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 64');
   const max = page.locator('[data-panel="weights"] td.is-derived');
   await expect(max).toHaveCount(8);
+  await settled(page);
   const maxes = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   expect(Math.max(...maxes)).toBeGreaterThan(0.99);
   await page.locator('input[data-key="scale"]').check();
+  await settled(page);
   const maxes2 = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
   expect(mean(maxes2)).toBeLessThan(mean(maxes) - 0.2);

@@ -1,8 +1,26 @@
 // panels.js — a read-only matrix of one step: numbers always visible, a colour-blind-safe
-// sequential heatmap behind them (CSS classes h0…h8, no inline styles) or, for the signed
-// gradients, a diverging one centred on 0 (d0…d8), −∞ and NaN drawn distinctly. Cells are
-// updated in place; the table is rebuilt only when the shape changes.
-// Cells are keyboard focusable with a roving tabindex (arrow keys move).
+// sequential heatmap behind them (ColorBrewer "Blues", bins h0…h8) or, for the signed gradients,
+// a diverging one centred on 0 (PuOr, d0…d8), −∞ and NaN drawn distinctly.
+//
+// How it is drawn (the repaint budget of issue 10; measured with npm run bench:stepper):
+//   - The heatmap and its numbers are painted on a <canvas> behind a real <table>. The table holds
+//     the same numbers as text, transparent over the canvas: it is what screen readers read, what
+//     a selection selects (selected text shows in ink) and what Ctrl+C copies, and its cells take
+//     focus, hover, the arrow keys and the outlines of the cell arithmetic.
+//   - The canvas is painted in the frame of the edit; the table's text, classes and titles follow
+//     right after that frame is rendered (the next frame has them; panels far from the screen in
+//     the next idle periods, within 250 ms), and at once when anything could read them: a
+//     mousedown or a focus in the table, a selection starting, a copy, printing (flushPending).
+//   - Geometry does not depend on the text: column widths are set from the numbers' widths
+//     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
+//     the table's cells line up without reading layout, and changing text never moves anything.
+//   - Only panels near the screen are painted (an IntersectionObserver); one that comes near is
+//     painted before it shows, and one not yet painted hides its canvas, so a stale number is
+//     never on screen.
+//   - Without a canvas (forced colours / Windows high contrast, or a matrix too large for one)
+//     the table shows its text and colours itself, updated at once, as before.
+// Cells are updated in place; the table is rebuilt only when the shape changes. Cells are keyboard
+// focusable with a roving tabindex (arrow keys move).
 import { formatNumber } from './format.js';
 
 const el = (tag, cls, text) => {
@@ -13,47 +31,156 @@ const el = (tag, cls, text) => {
 };
 
 export const BINS = 9;
+/** ColorBrewer "Blues" and the ink that reads on each (the same as stepper.css h0…h8). */
+export const BLUES = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b'];
+const BLUES_INK = ['#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#06111d', '#ffffff', '#ffffff', '#ffffff'];
+/** ColorBrewer "PuOr" (orange negative … purple positive) and its ink (stepper.css d0…d8). */
+export const PUOR = ['#b35806', '#e08214', '#fdb863', '#fee0b6', '#f7f7f7', '#d8daeb', '#b2abd2', '#8073ac', '#542788'];
+const PUOR_INK = ['#ffffff', '#1a0f00', '#1a0f00', '#1a0f00', '#1c2027', '#100a1f', '#100a1f', '#0a0614', '#ffffff'];
+const ERROR = '#b42318';
+const MUTED = '#4b5058';
+const INK = '#1c2027';
+/** A canvas larger than this (device pixels) is not worth its memory: the table draws itself. */
+const MAX_CANVAS_PIXELS = 12_000_000;
 
 /** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
 export function setText(e, text) {
   if (e.textContent !== text) e.textContent = text;
 }
 
-function cellClass(v, lo, hi, diverging) {
-  if (Number.isNaN(v)) return 'aps-c is-nan';
-  if (v === -Infinity) return 'aps-c is-neginf';
-  if (v === Infinity) return 'aps-c is-posinf';
+/** The look of one value: its class (the table's) and bin. */
+function look(v, lo, hi, diverging) {
+  if (Number.isNaN(v)) return { cls: 'aps-c is-nan', kind: 'nan' };
+  if (v === -Infinity) return { cls: 'aps-c is-neginf', kind: 'neginf' };
+  if (v === Infinity) return { cls: 'aps-c is-posinf', kind: 'posinf' };
   if (diverging) {
     // signed values (gradients): 0 in the middle bin d4, ±max(|v|) at d0 / d8
     const m = Math.max(Math.abs(lo), Math.abs(hi));
     const x = m > 0 ? v / m : 0;
-    return `aps-c d${Math.max(0, Math.min(BINS - 1, 4 + Math.round(x * 4)))}`;
+    const bin = Math.max(0, Math.min(BINS - 1, 4 + Math.round(x * 4)));
+    return { cls: `aps-c d${bin}`, kind: 'd', bin };
   }
-  // (always 'aps-c' plus one of the above or a heat bin h0…h8)
   const span = hi - lo;
   const x = span > 0 ? (v - lo) / span : (hi > 0 ? 1 : 0);
-  return `aps-c h${Math.max(0, Math.min(BINS - 1, Math.round(x * (BINS - 1))))}`;
+  const bin = Math.max(0, Math.min(BINS - 1, Math.round(x * (BINS - 1))));
+  return { cls: `aps-c h${bin}`, kind: 'h', bin };
+}
+
+// ───────────── the shared queue of tables whose text follows their canvas ─────────────
+// The text of the panels near the screen is written right after the frame that shows their painted
+// numbers (a message posted from that frame's requestAnimationFrame runs once it is rendered); the
+// text of the others (not rendered: content-visibility) in the next idle periods. After 250 ms
+// everything is written even if no frame or idle period came (a hidden tab, a busy page).
+const pending = new Set();
+let scheduled = false;
+let idleHandle = 0;
+let fallback = 0;
+const channel = typeof MessageChannel === 'function' ? new MessageChannel() : null;
+if (channel) channel.port1.onmessage = () => runPending(false);
+const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(() => fn({ timeRemaining: () => 5, didTimeout: false }), 16));
+
+function queueSync(view) {
+  pending.add(view);
+  if (!scheduled) {
+    scheduled = true;
+    requestAnimationFrame(() => (channel ? channel.port2.postMessage(0) : setTimeout(() => runPending(false))));
+  }
+  if (!fallback) fallback = setTimeout(flushPending, 250);
+}
+
+function runPending(idleDeadline) {
+  if (!idleDeadline) scheduled = false; else idleHandle = 0;
+  for (const v of pending) {
+    if (!idleDeadline && !v.live) continue; // off screen: in an idle period
+    if (idleDeadline && idleDeadline.timeRemaining() < 2) break;
+    pending.delete(v);
+    v.syncText();
+  }
+  if (!pending.size) { clearTimeout(fallback); fallback = 0; }
+  else if (!idleHandle) idleHandle = idle(runPending);
+}
+
+/** Brings every table's text up to date now (before a copy, a selection, a focus). */
+export function flushPending() {
+  clearTimeout(fallback);
+  fallback = 0;
+  for (const v of pending) v.syncText();
+  pending.clear();
+}
+
+let documentHooked = false;
+function hookDocument() {
+  if (documentHooked || typeof document === 'undefined') return;
+  documentHooked = true;
+  for (const type of ['selectstart', 'copy', 'cut', 'beforeprint']) document.addEventListener(type, flushPending, true);
+  globalThis.addEventListener?.('beforeprint', flushPending);
+}
+
+const forcedColors = globalThis.matchMedia?.('(forced-colors: active)');
+
+// hatching for −∞ (and exact zeros under the mask) and stripes for NaN, like the CSS patterns
+const patterns = new WeakMap();
+function pattern(ctx, kind) {
+  let cache = patterns.get(ctx);
+  if (!cache) { cache = {}; patterns.set(ctx, cache); }
+  if (cache[kind]) return cache[kind];
+  const s = 8;
+  const tile = document.createElement('canvas');
+  tile.width = s;
+  tile.height = s;
+  const c = tile.getContext('2d');
+  const [a, b] = kind === 'nan' ? ['#fde2e0', '#ffffff'] : ['#e9e7e0', '#f6f5f1'];
+  c.fillStyle = b;
+  c.fillRect(0, 0, s, s);
+  c.strokeStyle = a;
+  c.lineWidth = s / 2.8;
+  c.beginPath();
+  for (const d of [-s, 0, s]) {
+    if (kind === 'nan') { c.moveTo(d, 0); c.lineTo(d + s, s); } else { c.moveTo(d, s); c.lineTo(d + s, 0); }
+  }
+  c.stroke();
+  cache[kind] = ctx.createPattern(tile, 'repeat');
+  return cache[kind];
 }
 
 export class MatrixView {
-  /** opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null) } */
+  /**
+   * opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null),
+   *         compact?: boolean (smaller numbers, for small multiples),
+   *         observer?: an IntersectionObserver from visibilityObserver() (paint only near the screen) }
+   */
   constructor(opts) {
     this.o = opts;
+    hookDocument();
     this.scroll = el('div', 'aps-mat-scroll');
-    this.table = el('table', 'aps-mat');
+    this.wrap = el('div', 'aps-mat-wrap');
+    this.table = el('table', opts.compact ? 'aps-mat is-compact' : 'aps-mat');
     this.table.setAttribute('role', 'grid');
     this.table.setAttribute('aria-readonly', 'true');
     this.table.setAttribute('aria-label', opts.label);
-    this.scroll.append(this.table);
+    this.canvas = el('canvas', 'aps-mat-canvas');
+    this.canvas.setAttribute('aria-hidden', 'true');
+    this.probe = el('div', 'aps-em-probe');
+    this.probe.setAttribute('aria-hidden', 'true');
+    this.wrap.append(this.canvas, this.table, this.probe);
+    this.scroll.append(this.wrap);
+    this.scroll.apsView = this;
     this.shape = '';
     this.pos = { r: 0, c: 0 };
+    this.live = true; // near the screen (until the observer says otherwise)
+    this.data = null; // the last update: { m, opts, lo, hi }
+    this.painted = null; // the data the canvas shows
+    this.synced = null; // the data the table's text shows
+    this.geo = null;
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('focusin', (e) => {
+      this.flush();
       const td = e.target.closest('td[data-r]');
       if (!td) return;
       this.rove(+td.dataset.r, +td.dataset.c, false);
       opts.onFocusCell(opts.panel, +td.dataset.r, +td.dataset.c);
     });
+    this.table.addEventListener('mousedown', () => this.flush(), true);
     this.table.addEventListener('click', (e) => {
       const td = e.target.closest('td[data-r]');
       if (td) td.focus();
@@ -63,6 +190,21 @@ export class MatrixView {
       if (td) opts.onHover(opts.panel, +td.dataset.r, +td.dataset.c);
     });
     this.table.addEventListener('mouseleave', () => opts.onHover(opts.panel, null, null));
+    // the font size changed (a media query, the embedding page, zoom): measure and paint again
+    if (globalThis.ResizeObserver) {
+      this.ro = new ResizeObserver(() => {
+        if (!this.geo || this.probe.offsetWidth === this.geo.probe) return;
+        this.geo = null;
+        this.render();
+      });
+      this.ro.observe(this.probe);
+    }
+    opts.observer?.observe(this.scroll);
+  }
+
+  /** Whether the canvas draws this view (false: the table shows its own text and colours). */
+  get canvasMode() {
+    return !forcedColors?.matches && !this.noCanvas;
   }
 
   /**
@@ -76,54 +218,71 @@ export class MatrixView {
     const C = R ? m[0].length : 0;
     const extra = opts.extra ?? [];
     const shape = `${R}x${C}x${extra.map((x) => x.head).join('|')}`;
-    if (shape !== this.shape) this.build(R, C, extra, opts);
+    if (shape !== this.shape) this.build(R, C, extra);
     this.shape = shape;
     let lo = Infinity;
     let hi = -Infinity;
     if (opts.range) [lo, hi] = opts.range;
     else for (const row of m) for (const v of row) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
-    // Only what changed is written, and a cell's text is changed in its own text node (no new
-    // node: the layout object is kept and only reshaped).
+    this.data = { m, opts, lo, hi, texts: null };
+    // what shows outside the numbers (row headers, labels) is written now
     for (let i = 0; i < R; i++) {
-      const rowTds = this.tds[i];
-      const cache = this.cache[i];
       const cls = opts.rowClass?.(i) ?? '';
       if (this.rowEls[i].className !== cls) this.rowEls[i].className = cls;
       if (opts.rowLabels) setText(this.rowHeads[i], String(opts.rowLabels[i]));
-      for (let j = 0; j < C; j++) {
-        const v = m[i][j];
-        const c = cache[j];
-        const xc = opts.cellClass?.(i, j) ?? '';
-        if (Object.is(c.v, v) && c.lo === lo && c.hi === hi && c.xc === xc) continue;
-        const td = rowTds[j];
-        if (!Object.is(c.v, v)) {
-          const text = formatNumber(v);
-          if (c.text !== text) {
-            if (c.node.parentNode === td) c.node.data = text;
-            else { td.textContent = text; c.node = td.firstChild; } // someone replaced the text
-            c.text = text;
-          }
-          const title = Number.isFinite(v) ? String(v) : text;
-          if (c.title !== title) { td.title = title; c.title = title; }
-        }
-        const k = cellClass(v, lo, hi, opts.diverging) + (xc ? ` ${xc}` : '');
-        if (c.cls !== k) { if (c.cls) td.classList.remove(...c.cls.split(' ')); td.classList.add(...k.split(' ')); c.cls = k; }
-        c.v = v; c.lo = lo; c.hi = hi; c.xc = xc;
-      }
-      for (let k = 0; k < extra.length; k++) {
-        const x = extra[k];
-        const v = x.values[i];
-        const td = this.extraTds[i][k];
-        setText(td, x.fmt ? x.fmt(v) : formatNumber(v));
-        const ec = `aps-extra ${x.cls ?? ''}${Number.isNaN(v) ? ' is-nan' : ''}`;
-        if (td.className !== ec) td.className = ec;
-      }
     }
     if (opts.colLabels) opts.colLabels.forEach((l, j) => setText(this.colHeads[j], String(l)));
+    this.render();
   }
 
-  build(R, C, extra, opts) {
+  /** Paints (when near the screen) and queues the table's text; without a canvas, writes it now. */
+  render() {
+    if (!this.data) return;
+    if (!this.canvasMode) {
+      this.setCanvas(false);
+      this.syncText();
+      return;
+    }
+    if (this.live) this.paint();
+    else this.wrap.classList.add('is-stale');
+    if (this.synced !== this.data) queueSync(this);
+  }
+
+  /** Near the screen or not (from the IntersectionObserver). */
+  setLive(live) {
+    if (this.live === live) return;
+    this.live = live;
+    if (live && this.data && this.painted !== this.data) this.render();
+  }
+
+  /** Paints now if the canvas is behind (a panel shown by step navigation, a scroll jump). */
+  ensurePainted() {
+    if (this.data && this.canvasMode && this.painted !== this.data) this.paint();
+  }
+
+  /** The table's text now (it is otherwise written right after the next frame). */
+  flush() {
+    if (pending.has(this)) { pending.delete(this); this.syncText(); }
+  }
+
+  setCanvas(on) {
+    this.table.classList.toggle('is-canvas', on);
+    this.table.classList.toggle('is-sized', on);
+    if (!on) {
+      this.wrap.classList.remove('is-stale');
+      this.table.style.removeProperty('width');
+      for (const c of this.cols ?? []) c.style.removeProperty('width');
+      this.painted = null;
+      if (this.canvas.width) { this.canvas.width = 0; this.canvas.height = 0; }
+    }
+  }
+
+  build(R, C, extra) {
     this.table.replaceChildren();
+    const colgroup = el('colgroup');
+    this.cols = [];
+    for (let j = 0; j < 1 + C + extra.length; j++) { const c = el('col'); colgroup.append(c); this.cols.push(c); }
+    this.table.append(colgroup);
     const head = this.table.createTHead().insertRow();
     head.append(el('th', 'aps-corner'));
     this.colHeads = [];
@@ -165,11 +324,248 @@ export class MatrixView {
         row.push(td);
       }
       this.tds.push(row);
-      this.cache.push(row.map((td) => ({ v: undefined, text: '', title: null, cls: '', lo: 0, hi: 0, node: td.firstChild })));
-      this.extraTds.push(extra.map(() => { const td = el('td', 'aps-extra'); tr.append(td); return td; }));
+      this.cache.push(row.map((td) => ({ v: undefined, text: '', title: null, cls: '', lo: 0, hi: 0, xc: '', node: td.firstChild })));
+      this.extraTds.push(extra.map(() => { const td = el('td', 'aps-extra'); td.append(document.createTextNode('')); tr.append(td); return td; }));
     }
     this.pos = { r: Math.min(this.pos.r, R - 1), c: Math.min(this.pos.c, C - 1) };
     if (R && C) this.tds[this.pos.r][this.pos.c].tabIndex = 0;
+    this.geo = null;
+    this.painted = null;
+    this.synced = null;
+    this.widths = null;
+  }
+
+  /** The texts of the current data (numbers and extra columns), computed once per update. */
+  texts() {
+    const d = this.data;
+    if (d.texts) return d.texts;
+    const cells = d.m.map((row) => row.map((v) => formatNumber(v)));
+    const extra = (d.opts.extra ?? []).map((x) => x.values.map((v) => (x.fmt ? x.fmt(v) : formatNumber(v))));
+    d.texts = { cells, extra };
+    return d.texts;
+  }
+
+  /** Font metrics of the table (read from the computed style once per build or font change). */
+  measure() {
+    const cs = getComputedStyle(this.table);
+    const fontPx = parseFloat(cs.fontSize);
+    const family = cs.fontFamily;
+    const thPx = this.rowHeads?.[0] ? parseFloat(getComputedStyle(this.rowHeads[0]).fontSize) : fontPx * 0.84;
+    const ctx = this.canvas.getContext('2d');
+    if (!ctx) { this.noCanvas = true; return null; }
+    const font = (style = '', weight = '') => `${style} ${weight} ${fontPx}px ${family}`.trim();
+    ctx.font = font();
+    const mt = ctx.measureText('0');
+    const ascent = mt.fontBoundingBoxAscent ?? fontPx * 0.8;
+    const descent = mt.fontBoundingBoxDescent ?? fontPx * 0.2;
+    ctx.font = `${thPx}px ${family}`;
+    const digitTh = ctx.measureText('0').width;
+    const rowH = Math.round(fontPx * (this.o.compact ? 1.75 : 2));
+    const padX = Math.round(fontPx * (this.o.compact ? 0.35 : 0.45));
+    const R = this.tds.length;
+    this.geo = {
+      fontPx, family, font, ascent, descent, rowH, padX, sp: 2,
+      headH: Math.round(thPx * 1.6),
+      rowHeadW: Math.ceil(digitTh * Math.max(2, String(R).length) + 2 * Math.round(thPx * 0.3)),
+      minW: Math.ceil(mt.width * 6 + 2 * padX),
+      probe: this.probe.offsetWidth,
+    };
+    return this.geo;
+  }
+
+  /** Column widths (px) for the current texts: the widest text of each column, at least "0.0000". */
+  layoutColumns(ctx, g, texts) {
+    const C = texts.cells[0]?.length ?? 0;
+    const widest = (list) => {
+      let best = '';
+      for (const s of list) if (s.length > best.length) best = s;
+      return best;
+    };
+    const widths = [];
+    const measure = (s, bold) => { ctx.font = g.font('', bold ? '700' : ''); return ctx.measureText(s).width; };
+    for (let j = 0; j < C; j++) {
+      const s = widest(texts.cells.map((r) => r[j]));
+      widths.push(Math.max(g.minW, Math.ceil(measure(s, s === 'NaN') + 2 * g.padX + 1)));
+    }
+    const extra = this.data.opts.extra ?? [];
+    texts.extra.forEach((vals, k) => {
+      const s = widest([...vals, extra[k].head]);
+      widths.push(Math.ceil(measure(s, true) + 2 * g.padX + 2));
+    });
+    return widths;
+  }
+
+  /** Sets the table's geometry (fixed layout) from the widths; written only when it changes. */
+  applyGeometry(g, widths) {
+    const key = `${g.rowH}|${g.headH}|${g.rowHeadW}|${widths.join(',')}`;
+    if (this.widths === key) return;
+    this.widths = key;
+    const total = g.sp + g.rowHeadW + widths.reduce((a, w) => a + w + g.sp, 0) + g.sp;
+    this.table.style.width = `${total}px`;
+    this.table.style.setProperty('--aps-row-h', `${g.rowH}px`);
+    this.table.style.setProperty('--aps-head-h', `${g.headH}px`);
+    this.table.style.setProperty('--aps-pad-x', `${g.padX}px`);
+    this.cols[0].style.width = `${g.rowHeadW}px`;
+    widths.forEach((w, k) => { this.cols[k + 1].style.width = `${w}px`; });
+    const W = widths.reduce((a, w) => a + w + g.sp, 0) - g.sp;
+    const H = this.tds.length * (g.rowH + g.sp) - g.sp;
+    this.canvas.style.left = `${g.sp + g.rowHeadW + g.sp}px`;
+    this.canvas.style.top = `${g.sp + g.headH + g.sp}px`;
+    this.canvas.style.width = `${Math.max(0, W)}px`;
+    this.canvas.style.height = `${Math.max(0, H)}px`;
+    this.cssSize = [Math.max(0, W), Math.max(0, H)];
+  }
+
+  /** Paints the heatmap and the numbers of the current data on the canvas. */
+  paint() {
+    const d = this.data;
+    const g = this.geo ?? this.measure();
+    if (!g) { this.render(); return; }
+    const texts = this.texts();
+    const ctx = this.canvas.getContext('2d');
+    const widths = this.layoutColumns(ctx, g, texts);
+    this.applyGeometry(g, widths);
+    const [W, H] = this.cssSize;
+    const dpr = globalThis.devicePixelRatio || 1;
+    if (W * H * dpr * dpr > MAX_CANVAS_PIXELS) { this.noCanvas = true; this.render(); return; }
+    this.setCanvas(true);
+    const bw = Math.round(W * dpr);
+    const bh = Math.round(H * dpr);
+    if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    const { m, opts, lo, hi } = d;
+    const R = m.length;
+    const C = R ? m[0].length : 0;
+    const ask = this.ask;
+    // backgrounds, grouped by fill (one path per colour), then the numbers grouped by font and ink
+    const fills = new Map();
+    const inks = new Map();
+    const xs = [];
+    let x = 0;
+    for (let j = 0; j < widths.length; j++) { xs.push(x); x += widths[j] + g.sp; }
+    const radius = 4;
+    const rect = (path, x0, y0, w, h) => (path.roundRect ? path.roundRect(x0, y0, w, h, radius) : path.rect(x0, y0, w, h));
+    const addText = (key, item) => { if (!inks.has(key)) inks.set(key, []); inks.get(key).push(item); };
+    for (let i = 0; i < R; i++) {
+      const y = i * (g.rowH + g.sp);
+      for (let j = 0; j < C; j++) {
+        if (ask?.has(`${i},${j}`)) continue; // an exercise's cell: the learner's input, never the answer
+        const v = m[i][j];
+        const L = look(v, lo, hi, opts.diverging);
+        const xc = opts.cellClass?.(i, j) ?? '';
+        let fill;
+        let ink;
+        let style = '';
+        let align = 'right';
+        if (L.kind === 'nan') { fill = 'nan'; ink = ERROR; style = '800'; align = 'center'; }
+        else if (L.kind === 'neginf') { fill = 'neginf'; ink = MUTED; style = 'italic'; align = 'center'; }
+        else if (L.kind === 'posinf') { fill = '#fff0d6'; ink = '#7a4100'; style = '700'; align = 'center'; }
+        else if (xc.includes('is-masked0')) { fill = 'neginf'; ink = MUTED; style = 'italic'; }
+        else if (L.kind === 'd') { fill = PUOR[L.bin]; ink = PUOR_INK[L.bin]; }
+        else { fill = BLUES[L.bin]; ink = BLUES_INK[L.bin]; }
+        if (!fills.has(fill)) fills.set(fill, []);
+        fills.get(fill).push([xs[j], y, widths[j], g.rowH]);
+        addText(`${style}|${ink}|${align}`, [texts.cells[i][j], align === 'center' ? xs[j] + widths[j] / 2 : xs[j] + widths[j] - g.padX, y]);
+      }
+      (opts.extra ?? []).forEach((col, k) => {
+        const v = col.values[i];
+        const nan = Number.isNaN(v);
+        const style = nan || col.cls === 'is-sum' ? '700' : col.cls === 'is-derived' ? 'italic' : '';
+        const ink = nan ? ERROR : col.cls === 'is-derived' ? '#5d636d' : INK;
+        const jx = C + k;
+        addText(`${style}|${ink}|right`, [texts.extra[k][i], xs[jx] + widths[jx] - g.padX, y]);
+      });
+    }
+    for (const [fill, rects] of fills) {
+      ctx.fillStyle = fill === 'nan' || fill === 'neginf' ? pattern(ctx, fill) : fill;
+      ctx.beginPath();
+      for (const [x0, y0, w, h] of rects) rect(ctx, x0, y0, w, h);
+      ctx.fill();
+      if (fill === 'nan') {
+        ctx.strokeStyle = ERROR;
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (const [x0, y0, w, h] of rects) rect(ctx, x0 + 0.5, y0 + 0.5, w - 1, h - 1);
+        ctx.stroke();
+      }
+    }
+    if (opts.extra?.some((x) => x.cls === 'is-sum')) {
+      // the Σ column's left rule
+      const k = opts.extra.findIndex((x) => x.cls === 'is-sum');
+      ctx.fillStyle = '#dddbd4';
+      ctx.fillRect(xs[C + k], 0, 2, H);
+    }
+    const base = Math.round((g.rowH - (g.ascent + g.descent)) / 2 + g.ascent);
+    ctx.textBaseline = 'alphabetic';
+    for (const [key, items] of inks) {
+      const [style, ink, align] = key.split('|');
+      ctx.font = g.font(style === 'italic' ? 'italic' : '', style === 'italic' ? '' : style);
+      ctx.fillStyle = ink;
+      ctx.textAlign = align;
+      for (const [s, tx, y] of items) ctx.fillText(s, tx, y + base);
+    }
+    this.painted = d;
+    this.wrap.classList.remove('is-stale');
+  }
+
+  /** Writes the table's text, titles and classes for the current data (only what changed). */
+  syncText() {
+    const d = this.data;
+    if (!d || this.synced === d) return;
+    const { m, opts, lo, hi } = d;
+    const texts = this.texts();
+    const R = m.length;
+    const C = R ? m[0].length : 0;
+    const extra = opts.extra ?? [];
+    const ask = this.ask;
+    for (let i = 0; i < R; i++) {
+      const rowTds = this.tds[i];
+      const cache = this.cache[i];
+      for (let j = 0; j < C; j++) {
+        if (ask?.has(`${i},${j}`)) continue;
+        const v = m[i][j];
+        const c = cache[j];
+        const xc = opts.cellClass?.(i, j) ?? '';
+        if (Object.is(c.v, v) && c.lo === lo && c.hi === hi && c.xc === xc) continue;
+        const td = rowTds[j];
+        if (!Object.is(c.v, v)) {
+          const text = texts.cells[i][j];
+          if (c.text !== text) {
+            if (c.node.parentNode === td) c.node.data = text;
+            else { td.textContent = text; c.node = td.firstChild; } // someone replaced the text
+            c.text = text;
+          }
+          const title = Number.isFinite(v) ? String(v) : text;
+          if (c.title !== title) { td.title = title; c.title = title; }
+        }
+        const k = look(v, lo, hi, opts.diverging).cls + (xc ? ` ${xc}` : '');
+        if (c.cls !== k) { if (c.cls) td.classList.remove(...c.cls.split(' ')); td.classList.add(...k.split(' ')); c.cls = k; }
+        c.v = v; c.lo = lo; c.hi = hi; c.xc = xc;
+      }
+      for (let k = 0; k < extra.length; k++) {
+        const v = extra[k].values[i];
+        const td = this.extraTds[i][k];
+        const text = texts.extra[k][i];
+        if (td.firstChild?.data !== text) td.firstChild ? (td.firstChild.data = text) : (td.textContent = text);
+        const ec = `aps-extra ${extra[k].cls ?? ''}${Number.isNaN(v) ? ' is-nan' : ''}`;
+        if (td.className !== ec) td.className = ec;
+      }
+    }
+    this.synced = d;
+  }
+
+  /** The colours of the cells as painted (for the SVG/PNG export), or null. */
+  fillColors() {
+    const d = this.data;
+    if (!d) return null;
+    return d.m.map((row, i) => row.map((v, j) => {
+      const L = look(v, d.lo, d.hi, d.opts.diverging);
+      const xc = d.opts.cellClass?.(i, j) ?? '';
+      if (L.kind === 'nan' || L.kind === 'neginf' || xc.includes('is-masked0')) return null;
+      if (L.kind === 'posinf') return '#fff0d6';
+      return L.kind === 'd' ? PUOR[L.bin] : BLUES[L.bin];
+    }));
   }
 
   rove(r, c, focus = true) {
@@ -187,7 +583,7 @@ export class MatrixView {
 
   onKey(e) {
     const td = e.target.closest('td[data-r]');
-    if (!td) return;
+    if (!td || e.target !== td) return;
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     const { r, c } = this.pos;
     if (moves[e.key]) { e.preventDefault(); e.stopPropagation(); this.rove(r + moves[e.key][0], c + moves[e.key][1]); }
@@ -214,4 +610,21 @@ export class MatrixView {
     const td = sel && this.tds[sel[0]]?.[sel[1]];
     if (td) { td.classList.add('is-sel'); this.marked.push([td, 'is-sel']); }
   }
+
+  destroy() {
+    pending.delete(this);
+    this.ro?.disconnect();
+    this.o.observer?.unobserve(this.scroll);
+  }
+}
+
+/**
+ * One IntersectionObserver for the views of a stepper: a view within half a screen of the viewport
+ * is "live" (painted at each edit); the others are painted when they come near.
+ */
+export function visibilityObserver() {
+  if (!globalThis.IntersectionObserver) return null;
+  return new IntersectionObserver((entries) => {
+    for (const e of entries) e.target.apsView?.setLive(e.isIntersecting);
+  }, { rootMargin: '50% 0px 50% 0px' });
 }

@@ -286,6 +286,12 @@ export function panelColors(panelRoot, entry, controller) {
   const fig = panelRoot.querySelector(`figure[data-panel="${entry.panel}"]`);
   if (!fig) return null;
   const m = entry.matrix;
+  // a panel painted on a canvas (panels.js) says which colours it painted
+  const view = fig.querySelector('.aps-mat-scroll')?.apsView;
+  if (view?.fillColors) {
+    const c = view.fillColors();
+    return c && c.length === m.length && c[0]?.length === m[0]?.length ? c : null;
+  }
   const colors = [];
   for (let i = 0; i < m.length; i++) {
     const row = [];

@@ -30,7 +30,7 @@ import { loadAttention, AttentionError } from '../attention.js';
 import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS } from './state.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
 import { MatrixEditor } from './grid.js';
-import { MatrixView, setText } from './panels.js';
+import { MatrixView, setText, visibilityObserver } from './panels.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { formula, gradFormula } from './math.js';
@@ -122,6 +122,7 @@ export async function mountStepper(root, options = {}) {
   let raf = 0;
   let pendingCompute = false;
   let destroyed = false;
+  const visObs = visibilityObserver(); // panels are painted only near the screen (panels.js)
 
   const t = (k, p) => i18n.t(k, p);
   const userChange = () => emit('change', getState());
@@ -140,6 +141,7 @@ export async function mountStepper(root, options = {}) {
     root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
     root.classList.toggle('aps-embed', embed);
     editors = new Map();
+    for (const v of views.values()) v.view.destroy();
     views = new Map();
     dom = {};
     hover = null;
@@ -592,6 +594,7 @@ export async function mountStepper(root, options = {}) {
       const view = new MatrixView({
         panel: p,
         label: t(`panel.${p}`),
+        observer: visObs,
         onFocusCell: (panel, r, c) => {
           state.focus = { panel, row: r, col: c };
           hover = null;
@@ -994,7 +997,9 @@ export async function mountStepper(root, options = {}) {
         const mine = v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
         const isCur = step && v.grad && mine === cur;
         const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
+        const was = v.fig.hidden;
         hide(v.fig, !mine || (step && !isCur && !isSrc));
+        if (was && !v.fig.hidden) v.view.ensurePainted(); // shown now: paint before the frame
         v.fig.classList.toggle('is-current', isCur);
         v.fig.classList.toggle('is-source', isSrc);
       }
@@ -1004,7 +1009,9 @@ export async function mountStepper(root, options = {}) {
         for (const p of s.panels) {
           const v = views.get(p);
           const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
+          const was = v.fig.hidden;
           hide(v.fig, !visible);
+          if (was && visible) v.view.ensurePainted(); // shown now: paint before the frame
           v.fig.classList.toggle('is-current', step && s === cur);
           v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
         }
@@ -1138,6 +1145,8 @@ export async function mountStepper(root, options = {}) {
       if (raf) cancelAnimationFrame(raf);
       root.removeEventListener('keydown', onKey);
       wide.removeEventListener('change', placeExplain);
+      for (const v of views.values()) v.view.destroy();
+      visObs?.disconnect();
       listeners.change.clear();
       listeners.trace.clear();
       root.replaceChildren();
