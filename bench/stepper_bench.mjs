@@ -117,6 +117,15 @@ const quantile = (xs, q) => {
 const ms = (v) => v.toFixed(2).padStart(8);
 
 async function measureEdits(page, url, hooks = {}) {
+  // the core in a Worker (one of the ways issue 10 asked to measure): a module worker served from
+  // the page's origin by the benchmark itself (web/ has no worker), same wasm, same spec
+  await page.route('**/__bench_worker.mjs', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `import { loadAttention } from './attention.js';
+const api = await loadAttention();
+onmessage = (e) => { const t0 = performance.now(); const trace = api.trace(e.data); postMessage({ trace, ms: performance.now() - t0 }); };
+postMessage('ready');`,
+  }));
   await page.goto(`${url}/index.html`);
   await page.waitForFunction(() => window.attentionStepper, null, { timeout: 30_000 });
   await page.evaluate((s) => window.attentionStepper.setState(s), benchState());
@@ -248,6 +257,37 @@ async function measureEdits(page, url, hooks = {}) {
     }).map((f) => f.dataset.panel);
     // q[0][0] on the page is the core's value
     const shownQ = qCell()?.textContent;
+    // the core in a Worker: post the spec, get the trace back (structured clone), against the
+    // same call on the main thread, alternating
+    const worker = new Worker('/__bench_worker.mjs', { type: 'module' });
+    await new Promise((resolve, reject) => { worker.onmessage = (e) => e.data === 'ready' && resolve(); worker.onerror = reject; });
+    const st = ctl.getState();
+    const wspec = { ...st.options, x: st.matrices.x, W_q: st.matrices.W_q, W_k: st.matrices.W_k, W_v: st.matrices.W_v, W_o: st.matrices.W_o };
+    rows.workerRound = [];
+    rows.workerCore = [];
+    rows.workerMain = [];
+    rows.mainCore = [];
+    for (let i = 0; i < 33; i++) {
+      const t0 = performance.now();
+      const got = await new Promise((resolve) => { worker.onmessage = (e) => { const t = performance.now(); resolve([e.data, t]); }; worker.postMessage(wspec); });
+      const t1 = got[1];
+      // the main thread's share: receiving the message (deserialising the trace) is inside t1 − t0,
+      // measured apart by timing a structured clone of the same trace
+      const c0 = performance.now();
+      structuredClone(got[0].trace);
+      const c1 = performance.now();
+      const m0 = performance.now();
+      core.trace(wspec);
+      const m1 = performance.now();
+      if (i >= 3) {
+        rows.workerRound.push(t1 - t0);
+        rows.workerCore.push(got[0].ms);
+        rows.workerMain.push(c1 - c0);
+        rows.mainCore.push(m1 - m0);
+      }
+      await idle(5);
+    }
+    worker.terminate();
     return { rows, onScreen, shownQ, lastQ };
   }, { N, SIZE });
   await hooks.after?.();
@@ -353,6 +393,10 @@ async function main() {
     line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
     line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
     if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');
+    line('core in a Worker: round trip', r.workerRound, 'post spec → trace back (structured clone); 30 calls, alternating with:');
+    line('core on the main thread', r.mainCore, '  the same api.trace on the main thread');
+    line('  worker: the trace call there', r.workerCore, '  api.trace inside the worker');
+    line('  main thread: receiving it', r.workerMain, '  a structured clone of the trace (what receiving it costs here)');
     if (r.loafRender.length) {
       line('long frame: scripts', r.loafScript, `${r.loafRender.length} frames over 50 ms during the ${N} edits (Long Animation Frames API)`);
       line('long frame: style, layout, paint', r.loafRender, 'from the frame\'s renderStart to its end');
