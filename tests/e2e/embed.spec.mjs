@@ -18,7 +18,7 @@ test('examples page: both elements and the iframe show the right numbers', async
   await expect(identity(page).locator('figure[data-panel="out"] td[data-c]')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
 
   // 2. causal-4, Chinese, configured by the JSON child: the first query sees only itself
-  const w2 = causal(page).locator('figure[data-panel="weights"] tbody tr');
+  const w2 = causal(page).locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr');
   await expect(w2).toHaveCount(4);
   await expect(w2.nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
   await expect(causal(page).locator('figure[data-panel="masked"] tbody tr').nth(0).locator('td[data-c]').nth(1)).toHaveText('−∞');
@@ -52,7 +52,7 @@ test('element attributes keep working after start; events and permalink', async 
   await expect(w).toHaveText(['1', '0', '0.3302', '0.6698']);
   expect(await changes).toEqual([1, 0]);
   await identity(page).evaluate((el) => el.setAttribute('preset', 'two-token'));
-  await expect(identity(page).locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(identity(page).locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   const link = await identity(page).evaluate((el) => el.permalink);
   expect(link).toMatch(/\/index\.html#s=1\.[A-Za-z0-9_-]+$/);
 });
@@ -69,7 +69,7 @@ test('an element made by script: preset, height and tools=none', async ({ page }
     document.querySelector('main').append(el);
   });
   const late = page.locator('#late');
-  await expect(late.locator('figure[data-panel="weights"] tbody tr').first().locator('td[data-c]').first()).toHaveText('NaN');
+  await expect(late.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').first().locator('td[data-c]').first()).toHaveText('NaN');
   await expect(late.locator('.apx-share')).toHaveCount(0);
   const h = await late.locator('.apx-body').evaluate((b) => b.getBoundingClientRect().height);
   expect(h).toBeLessThanOrEqual(301);
@@ -77,7 +77,7 @@ test('an element made by script: preset, height and tools=none', async ({ page }
 
 test('embed.html alone: parameters in the hash, state written back as a permalink', async ({ page }, testInfo) => {
   await page.goto('/embed.html#preset=identity&causal=true&mask=inclusive&lang=zh');
-  const w = page.locator('figure[data-panel="weights"] tbody tr');
+  const w = page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr');
   await expect(w.nth(0).locator('td[data-c]')).toHaveText(['0', '0']); // the inclusive mask's empty row
   await expect(w.nth(1).locator('td[data-c]')).toHaveText(['1', '0']);
   await expect(page).toHaveURL(/#s=1\.[A-Za-z0-9_-]+$/);

@@ -25,10 +25,10 @@ async function editCell(scope, matrix, r, c, text) {
 
 test('permalink round trip: edits, options, view and bad text survive a reload', async ({ page, context }) => {
   await page.goto('/embed.html#preset=causal-4');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await editCell(page, 'x', 0, 0, '2.5');
   await page.locator('[data-key="mask.inclusive"]').click();
-  await expect(page.locator('figure[data-panel="weights"] tbody tr').nth(0)).toHaveClass(/is-empty-row/);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0)).toHaveClass(/is-empty-row/);
   const before = await stateOf(page);
   expect(before.preset).toBe('custom');
   expect(before.matrices.x.split('\n')[0].split(/\s+/)[0]).toBe('2.5');
@@ -39,7 +39,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
 
   const again = await context.newPage();
   await again.goto(url);
-  await expect(again.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(again.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   expect(await stateOf(again)).toEqual(before);
   for (const p of Object.keys(numbers)) expect(await panelText(again, p)).toEqual(numbers[p]);
 
@@ -59,7 +59,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
 test('copy link: the clipboard gets a URL that opens the same state', async ({ page, context, baseURL }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
   await page.goto('/embed.html#preset=two-token&n-head=1&view=step&step=2');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   const button = page.locator('button.apx-copy-link');
   await expect(button).toBeVisible();
   await button.click();
@@ -72,7 +72,7 @@ test('copy link: the clipboard gets a URL that opens the same state', async ({ p
   // the same state opens in the embed page from that hash
   const other = await context.newPage();
   await other.goto(`/embed.html${new URL(link).hash}`);
-  await expect(other.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(other.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   expect(await stateOf(other)).toEqual(state);
   await other.close();
 });
@@ -124,7 +124,7 @@ test('export: CSV, JSON, NumPy, LaTeX, SVG and PNG downloads of the weights', as
 test('export from an <attention-stepper> element, 2 heads: per-head matrices', async ({ page }) => {
   await page.goto('/examples/');
   const el = page.locator('#stepper-causal');
-  await expect(el.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(el.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await el.evaluate((e) => e.setAttribute('n-head', '2'));
   await expect(el.locator('select.apx-matrix option[value="heads.1.weights"]')).toHaveCount(1);
   await el.locator('select.apx-matrix').selectOption('heads.1.scores');

@@ -61,11 +61,11 @@ test('each option changes what it should', async ({ page }) => {
   await expect(page.locator('.aps-warnings li')).toHaveCount(0);
   // base: the KV-cache step has 3 queries over 5 keys; base 1 gives 4 queries
   await preset(page, 'kv-cache');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(3);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(3);
   await expect(row(page, 'masked', 0).nth(3)).toHaveText('−∞');
   await expect(row(page, 'masked', 0).nth(2)).not.toHaveText('−∞');
   await page.locator('input[data-key="base"]').fill('1');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await expect(row(page, 'masked', 0).nth(2)).toHaveText('−∞');
   // n_head: two heads of d_k = 2, a head selector, concat of both heads' A·V
   await preset(page, 'causal-4');
@@ -160,7 +160,7 @@ test('paste box and grid paste read NumPy, TSV, JSON and "1 0; 0 1" with the C++
     await area.fill(text);
     await use.click();
     await expect(page.locator('[data-matrix="x"] .aps-shape'), text).toHaveText('3 × 2');
-    await expect(page.locator('figure[data-panel="weights"] tbody tr'), text).toHaveCount(3);
+    await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr'), text).toHaveCount(3);
     await page.locator('[data-matrix="x"] [data-key="x.row-"]').click();
   }
   // a multi-cell block pasted into a grid cell fills the grid from there, growing it
@@ -326,11 +326,11 @@ test('random fill is seeded; qkv mode; d_k = 64 saturation shows max and entropy
   const max = page.locator('[data-panel="weights"] td.is-derived');
   await expect(max).toHaveCount(8);
   await settled(page);
-  const maxes = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  const maxes = (await page.locator('[data-panel="weights"] .aps-stats tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   expect(Math.max(...maxes)).toBeGreaterThan(0.99);
   await page.locator('input[data-key="scale"]').check();
   await settled(page);
-  const maxes2 = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  const maxes2 = (await page.locator('[data-panel="weights"] .aps-stats tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
   expect(mean(maxes2)).toBeLessThan(mean(maxes) - 0.2);
 });
@@ -345,7 +345,7 @@ test('16×16 with 4 heads: every edit recomputes and repaints the panels (timing
     s.options.n_head = 4; s.options.causal = true;
     window.attentionStepper.setState(s);
   });
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(16);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(16);
   const firstRow = page.locator('figure[data-panel="scores"] tbody tr').first();
   for (let k = 1; k <= 3; k++) {
     const before = await firstRow.textContent();

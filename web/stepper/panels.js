@@ -15,8 +15,9 @@
 //     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
 //     the table's cells line up without reading layout, and changing text never moves anything.
 //   - Only panels near the screen are painted (an IntersectionObserver); one that comes near is
-//     painted before it shows, and one not yet painted hides its canvas, so a stale number is
-//     never on screen.
+//     painted before it shows. One whose canvas is behind hides it and shows its table's own text
+//     and colours instead once they are current (a full-page screenshot, printing), and nothing
+//     while they are not, so a stale number is never on screen.
 //   - Without a canvas (forced colours / Windows high contrast, or a matrix too large for one)
 //     the table shows its text and colours itself, updated at once, as before.
 // Cells are updated in place; the table is rebuilt only when the shape changes. Cells are keyboard
@@ -147,6 +148,7 @@ export class MatrixView {
   /**
    * opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null),
    *         compact?: boolean (smaller numbers, for small multiples),
+   *         stats?: boolean (a table of row statistics only: a matrix with no columns plus extra),
    *         observer?: an IntersectionObserver from visibilityObserver() (paint only near the screen) }
    */
   constructor(opts) {
@@ -154,7 +156,7 @@ export class MatrixView {
     hookDocument();
     this.scroll = el('div', 'aps-mat-scroll');
     this.wrap = el('div', 'aps-mat-wrap');
-    this.table = el('table', opts.compact ? 'aps-mat is-compact' : 'aps-mat');
+    this.table = el('table', `aps-mat${opts.compact ? ' is-compact' : ''}${opts.stats ? ' aps-stats' : ''}`);
     this.table.setAttribute('role', 'grid');
     this.table.setAttribute('aria-readonly', 'true');
     this.table.setAttribute('aria-label', opts.label);
@@ -225,6 +227,7 @@ export class MatrixView {
     if (opts.range) [lo, hi] = opts.range;
     else for (const row of m) for (const v of row) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
     this.data = { m, opts, lo, hi, texts: null };
+    this.wrap.classList.add('is-text-old');
     // what shows outside the numbers (row headers, labels) is written now
     for (let i = 0; i < R; i++) {
       const cls = opts.rowClass?.(i) ?? '';
@@ -270,6 +273,7 @@ export class MatrixView {
     this.table.classList.toggle('is-sized', on);
     if (!on) {
       this.wrap.classList.remove('is-stale');
+      this.wrap.style.removeProperty('contain-intrinsic-size');
       this.table.style.removeProperty('width');
       for (const c of this.cols ?? []) c.style.removeProperty('width');
       this.painted = null;
@@ -360,8 +364,10 @@ export class MatrixView {
     const descent = mt.fontBoundingBoxDescent ?? fontPx * 0.2;
     ctx.font = `${thPx}px ${family}`;
     const digitTh = ctx.measureText('0').width;
-    const rowH = Math.round(fontPx * (this.o.compact ? 1.75 : 2));
-    const padX = Math.round(fontPx * (this.o.compact ? 0.35 : 0.45));
+    // cell padding and row height in em of the numbers' font, from stepper.css (narrower on phones)
+    const em = (name, dflt) => { const v = parseFloat(cs.getPropertyValue(name)); return Number.isFinite(v) ? v : dflt; };
+    const rowH = Math.round(fontPx * em('--aps-cell-h', 2));
+    const padX = Math.round(fontPx * em('--aps-cell-pad', 0.45));
     const R = this.tds.length;
     this.geo = {
       fontPx, family, font, ascent, descent, rowH, padX, sp: 2,
@@ -414,21 +420,36 @@ export class MatrixView {
     this.canvas.style.width = `${Math.max(0, W)}px`;
     this.canvas.style.height = `${Math.max(0, H)}px`;
     this.cssSize = [Math.max(0, W), Math.max(0, H)];
+    // the exact size, for content-visibility: auto while the table is skipped (off screen)
+    this.wrap.style.containIntrinsicSize = `${total}px ${g.sp + g.headH + g.sp + H + g.sp}px`;
+  }
+
+  /**
+   * The fixed geometry for the current data (measured widths, fixed rows), set on the table; null
+   * when there is no canvas to paint (no 2D context, or a canvas too large to be worth it).
+   */
+  ensureGeometry() {
+    const g = this.geo ?? this.measure();
+    if (!g) return null;
+    const ctx = this.canvas.getContext('2d');
+    const widths = this.layoutColumns(ctx, g, this.texts());
+    this.applyGeometry(g, widths);
+    const [W, H] = this.cssSize;
+    const dpr = globalThis.devicePixelRatio || 1;
+    if (W * H * dpr * dpr > MAX_CANVAS_PIXELS) { this.noCanvas = true; return null; }
+    this.setCanvas(true);
+    return { g, widths, ctx };
   }
 
   /** Paints the heatmap and the numbers of the current data on the canvas. */
   paint() {
     const d = this.data;
-    const g = this.geo ?? this.measure();
-    if (!g) { this.render(); return; }
+    const geometry = this.ensureGeometry();
+    if (!geometry) { this.render(); return; }
+    const { g, widths, ctx } = geometry;
     const texts = this.texts();
-    const ctx = this.canvas.getContext('2d');
-    const widths = this.layoutColumns(ctx, g, texts);
-    this.applyGeometry(g, widths);
     const [W, H] = this.cssSize;
     const dpr = globalThis.devicePixelRatio || 1;
-    if (W * H * dpr * dpr > MAX_CANVAS_PIXELS) { this.noCanvas = true; this.render(); return; }
-    this.setCanvas(true);
     const bw = Math.round(W * dpr);
     const bh = Math.round(H * dpr);
     if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
@@ -513,6 +534,7 @@ export class MatrixView {
   syncText() {
     const d = this.data;
     if (!d || this.synced === d) return;
+    if (this.canvasMode && !this.ensureGeometry()) this.setCanvas(false); // sized as it will be painted
     const { m, opts, lo, hi } = d;
     const texts = this.texts();
     const R = m.length;
@@ -553,6 +575,7 @@ export class MatrixView {
       }
     }
     this.synced = d;
+    this.wrap.classList.remove('is-text-old');
   }
 
   /** The colours of the cells as painted (for the SVG/PNG export), or null. */

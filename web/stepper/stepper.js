@@ -141,7 +141,7 @@ export async function mountStepper(root, options = {}) {
     root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
     root.classList.toggle('aps-embed', embed);
     editors = new Map();
-    for (const v of views.values()) v.view.destroy();
+    for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); }
     views = new Map();
     dom = {};
     hover = null;
@@ -608,9 +608,17 @@ export async function mountStepper(root, options = {}) {
         },
       });
       const note = el('p', 'aps-panel-note');
-      fig.append(cap, view.scroll, note);
+      // the softmax panel's row statistics (Σ, max, H) are a table of their own beside the
+      // weights, which wraps under them when the panel is narrow (a phone)
+      let stats = null;
+      if (p === 'weights' && !grad) {
+        stats = new MatrixView({ panel: 'weights-stats', label: t('panel.stats'), observer: visObs, stats: true, onFocusCell: () => {}, onHover: () => {} });
+        const group = el('div', 'aps-mat-group');
+        group.append(view.scroll, stats.scroll);
+        fig.append(cap, group, note);
+      } else fig.append(cap, view.scroll, note);
       dom.steps.append(fig);
-      views.set(p, { fig, view, title, fslot, shape, note, grad });
+      views.set(p, { fig, view, stats, title, fslot, shape, note, grad });
     };
     if (backward()) {
       visibleBSteps(state.mode, state.use_W_o).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
@@ -857,7 +865,7 @@ export async function mountStepper(root, options = {}) {
       scores: [H.scores, TT],
       scaled: [H.scaled, TT],
       masked: [H.masked, TT],
-      weights: [H.weights, TT, { range: [0, 1], rowClass, extra: [
+      weights: [H.weights, TT, { range: [0, 1], rowClass }, { rowClass, extra: [
         { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum' },
         { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
         { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
@@ -866,9 +874,10 @@ export async function mountStepper(root, options = {}) {
       concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
       out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
     };
-    for (const [p, [m, shape, opts]] of Object.entries(specs)) {
+    for (const [p, [m, shape, opts, statsOpts]] of Object.entries(specs)) {
       const v = views.get(p);
       v.view.update(m, opts);
+      if (v.stats) v.stats.update(m.map(() => []), statsOpts);
       setText(v.shape, shape);
       setText(v.title, t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : ''));
       if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
@@ -1145,7 +1154,7 @@ export async function mountStepper(root, options = {}) {
       if (raf) cancelAnimationFrame(raf);
       root.removeEventListener('keydown', onKey);
       wide.removeEventListener('change', placeExplain);
-      for (const v of views.values()) v.view.destroy();
+      for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); }
       visObs?.disconnect();
       listeners.change.clear();
       listeners.trace.clear();
