@@ -38,3 +38,15 @@ export async function panelText(scope, panel) {
   for (let i = 0; i < n; i++) out.push(await rows.nth(i).locator('td[data-c]').allTextContents());
   return out;
 }
+
+/**
+ * The explanation box as text: its title, then each line (the MathML lines by their data-text,
+ * the notes by their text), one per line.
+ */
+export function explainText(scope) {
+  return scope.locator('.aps-explain').first().evaluate((box) => [
+    box.querySelector('.aps-explain-title')?.textContent ?? '',
+    ...[...box.querySelectorAll('[data-text]')].map((d) => d.dataset.text),
+    ...[...box.querySelectorAll('.aps-explain-hint')].map((d) => d.textContent),
+  ].join('\n'));
+}

@@ -151,7 +151,7 @@ export function explainGrad(bw, sel, t, ctx = {}) {
       const jj = j % w;
       const lo = n.toLowerCase();
       title = `∂L/∂${n}[${I},${J}]`;
-      F(`∂L/∂${n}[${I},${J}] = ∂L/∂${lo}${t('ex.ofHead', { h: hh + 1 })}[${I},${jj + 1}]`);
+      F(`∂L/∂${n}[${I},${J}] = ∂L/∂${lo}⟨${t('ex.ofHead', { h: hh + 1 })}⟩[${I},${jj + 1}]`);
       if (tr.n_head > 1) N(t('bx.split', { n, c: J, h: hh + 1, j: jj + 1 }));
       R(g[n][i][j]);
       if (hh === h) feeds.push({ panel: `d_${lo}`, row: i, col: jj });

@@ -40,7 +40,7 @@ export function explain(trace, sel, t) {
       R(v);
       feeds.push({ editor: 'x', row: x0 + i }, { editor: W, col: c });
     } else {
-      F(`${name}[${I},${J}] = ${name}${t('ex.typed')}[${I},${c + 1}]`);
+      F(`${name}[${I},${J}] = ${name}⟨${t('ex.typed')}⟩[${I},${c + 1}]`);
       R(v);
       feeds.push({ editor: name, row: i, col: c });
     }
@@ -111,7 +111,7 @@ export function explain(trace, sel, t) {
       const esum = ex.reduce((a, b) => a + b, 0);
       const e = (v) => (v === -Infinity ? 'e^(−∞)' : naive ? `e^${term(v)}` : `e^(${term(v)} − ${term(mx)})`);
       if (naive) {
-        F(`A[${I},${J}] = e^M[${I},${J}] / Σ_k e^M[${I},k]   (${t('ex.naive')})`);
+        F(`A[${I},${J}] = e^M[${I},${J}] / Σ_k e^M[${I},k]   ⟨(${t('ex.naive')})⟩`);
       } else {
         F(`A[${I},${J}] = e^(M[${I},${J}] − max) / Σ_k e^(M[${I},k] − max)`);
         T(`max = ${f(mx)}`);
@@ -139,7 +139,7 @@ export function explain(trace, sel, t) {
       const hh = Math.floor(j / dv);
       const jj = j % dv;
       title = `C[${I},${J}]`;
-      F(`C[${I},${J}] = O${t('ex.ofHead', { h: hh + 1 })}[${I},${jj + 1}]`);
+      F(`C[${I},${J}] = O⟨${t('ex.ofHead', { h: hh + 1 })}⟩[${I},${jj + 1}]`);
       N(t('ex.concat', { c: J, h: hh + 1, d: dv, j: jj + 1 }));
       R(trace.concat[i][j]);
       if (hh === hIdx) feeds.push({ panel: 'context', row: i, col: jj });

@@ -34,6 +34,7 @@ import { MatrixView, setText, visibilityObserver } from './panels.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { formula, gradFormula } from './math.js';
+import { mathLine, plainText } from './explain-math.js';
 import { visibleBSteps, panelReads, stepReads, HEAD_GRAD_PANELS, INPUT_GRADS, gradCheckBox } from './backward.js';
 import { formatNumber, cellText } from './format.js';
 import { PRESETS, presetPatch } from './presets.js';
@@ -1084,7 +1085,7 @@ export async function mountStepper(root, options = {}) {
       : explain(trace, { ...sel, head: state.head }, t);
     head.textContent = `${t('ex.label')}: ${ex.title}`;
     const box = el('div', 'aps-explain-lines');
-    for (const line of ex.lines) box.append(el('div', `aps-ex-${line.kind}`, line.text));
+    for (const line of ex.lines) box.append(exLine(line));
     dom.explain.append(box);
     views.get(sel.panel).view.mark([sel.row, sel.col], []);
     const byPanel = new Map();
@@ -1093,6 +1094,16 @@ export async function mountStepper(root, options = {}) {
       else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
     }
     for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+  }
+
+  /** One line of a cell's arithmetic: MathML (as the panels' formulas), or prose for a note. */
+  function exLine(line) {
+    const text = plainText(line.text);
+    const d = el('div', `aps-ex-${line.kind}`);
+    d.dataset.text = text; // the line as text (what the <math> says in its aria-label)
+    if (line.kind === 'note') d.textContent = text;
+    else d.append(mathLine(line.text));
+    return d;
   }
 
   // the target of the mse loss as numbers (read by the core's parser), for the explanation's terms
