@@ -22,7 +22,8 @@
 //   </attention-stepper>
 // The JSON is either a whole state (it has "version": 1, as a permalink holds) or a spec: any of
 // preset, mode, matrices (text or number[][]), x/W_q/…/V at the top level, options or the option
-// names at the top level, use_W_o, seed, view, step, head, lang. Precedence: preset < JSON <
+// names at the top level, use_W_o, use_bias (the biases b_q, b_k, b_v, b_o: matrices keys too),
+// seed, view, step, head, lang. Precedence: preset < JSON <
 // attributes.
 //
 // Everything is loaded relative to this file (import.meta.url), so the element works from any page
@@ -56,7 +57,7 @@ export function sharedAttention() {
 
 const OPTION_ATTRS = { 'n-head': 'n_head', causal: 'causal', mask: 'mask', base: 'base', scale: 'scale', softmax: 'softmax' };
 const OPTION_KEYS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax'];
-const TOP_KEYS = ['use_W_o', 'seed', 'view', 'step', 'head', 'lang', 'mode', 'focus'];
+const TOP_KEYS = ['use_W_o', 'use_bias', 'seed', 'view', 'step', 'head', 'lang', 'mode', 'focus'];
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -126,6 +127,7 @@ export function applySpec(state, spec, attention) {
   Object.assign(s.options, opts);
   for (const k of TOP_KEYS) if (spec[k] !== undefined) s[k] = spec[k];
   if (spec.W_o !== undefined && spec.use_W_o === undefined) s.use_W_o = true;
+  if (['b_q', 'b_k', 'b_v', 'b_o'].some((k) => mats[k] !== undefined) && spec.use_bias === undefined) s.use_bias = true;
   if (edited && typeof spec.preset !== 'string') s.preset = 'custom';
   if (edited && spec.mode === undefined) {
     if (['Q', 'K', 'V'].some((k) => mats[k] !== undefined) && !['x', 'W_q', 'W_k', 'W_v'].some((k) => mats[k] !== undefined)) s.mode = 'qkv';

@@ -375,11 +375,12 @@ test('the explanation box is MathML: every line of every cell of every panel rea
     const X4 = '0.5 -1 0.25 0\n1 0.5 -0.5 0.75\n-0.25 0.5 1 -1\n0 1.5 0.5 0.25';
     const specs = [
       { x: X4, W_q: X4, W_k: X4, W_v: X4, W_o: X4, n_head: 2, causal: true, base: 1 },
+      { x: X4, W_q: X4, W_k: X4, W_v: X4, W_o: X4, b_q: '1 -2 0.5 0', b_k: '0 0 1 1', b_v: '-1 0 0 2', b_o: '0.25 0 0 -1' },
       { x: X4, W_q: X4, W_k: X4, W_v: X4, n_head: 1, causal: true, mask: 'inclusive', scale: false },
       { Q: '1 0\n0 1', K: '1000 999\n999 1000', V: '1 0\n0 1', softmax: 'naive', scale: false },
     ];
     const panels = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
-    const grads = { d_out: 'out', d_W_o: 'W_o', d_concat: 'concat', d_context: 'context', d_weights: 'weights', d_v: 'v', d_scaled: 'scaled', d_scores: 'scores', d_q: 'q', d_k: 'k', d_Q: 'Q', d_K: 'K', d_V: 'V', d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v' };
+    const grads = { d_out: 'out', d_W_o: 'W_o', d_concat: 'concat', d_context: 'context', d_weights: 'weights', d_v: 'v', d_scaled: 'scaled', d_scores: 'scores', d_q: 'q', d_k: 'k', d_Q: 'Q', d_K: 'K', d_V: 'V', d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_b_q: 'b_q', d_b_k: 'b_k', d_b_v: 'b_v', d_b_o: 'b_o' };
     const out = [];
     let lines = 0;
     for (const lang of ['en', 'zh']) {
@@ -403,8 +404,9 @@ test('the explanation box is MathML: every line of every cell of every panel rea
             m.forEach((r, i) => r.forEach((_, j) => check(() => explain(tr, { panel: p, row: i, col: j, head }, t), `${p}[${i},${j}]`)));
           }
           for (const [p, name] of Object.entries(grads)) {
-            const g = ['context', 'weights', 'v', 'scaled', 'scores', 'q', 'k'].includes(name) ? bw.grads.heads[head][name] : bw.grads[name];
+            let g = ['context', 'weights', 'v', 'scaled', 'scores', 'q', 'k'].includes(name) ? bw.grads.heads[head][name] : bw.grads[name];
             if (!g) continue;
+            if (!Array.isArray(g[0])) g = [g]; // a bias: one row
             for (const upstream of ['sum', 'mse', 'd_out']) {
               g.forEach((r, i) => r.forEach((_, j) => check(() => explainGrad(bw, { panel: p, row: i, col: j, head }, t, { upstream, target: tr.out.map((rr) => rr.map(() => 0)) }), `${p}[${i},${j}] ${upstream}`)));
             }

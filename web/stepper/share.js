@@ -59,7 +59,8 @@ export function traceMatrices(trace, lang = 'en') {
   if (!trace || !Array.isArray(trace.heads)) return list;
   for (const k of INPUT_KEYS) {
     const m = trace.inputs?.[k];
-    if (m !== undefined) list.push({ id: `inputs.${k}`, name: k, label: k, matrix: m });
+    // a bias is a flat vector: exported as one row
+    if (m !== undefined) list.push({ id: `inputs.${k}`, name: k, label: k, matrix: Array.isArray(m[0]) ? m : [m] });
   }
   if (trace.mask) list.push({ id: 'mask', name: 'mask', label: 'mask', matrix: trace.mask });
   const many = trace.heads.length > 1;

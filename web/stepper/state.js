@@ -7,9 +7,11 @@
 //   preset: 'identity' | 'two-token' | 'causal-4' | 'overflow-naive' | 'overflow-stable'
 //         | 'saturate-64' | 'inclusive' | 'kv-cache' | 'custom',
 //   mode: 'x' | 'qkv',
-//   matrices: { x, W_q, W_k, W_v, W_o, Q, K, V },   // the TEXT per matrix, as typed (rows on
-//                                                   // lines, cells by spaces or tabs)
+//   matrices: { x, W_q, W_k, W_v, W_o, Q, K, V,     // the TEXT per matrix, as typed (rows on
+//               b_q, b_k, b_v, b_o },              // lines, cells by spaces or tabs); the biases
+//                                                  // are one row ('' = zeros when turned on)
 //   use_W_o: boolean,
+//   use_bias: boolean,              // the biases b_q, b_k, b_v (x mode) and b_o (with W_o)
 //   options: { n_head, causal, mask: 'strict'|'inclusive', base, scale, softmax: 'stable'|'naive' },
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
@@ -26,13 +28,15 @@
 // }
 // States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
 
-export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V'];
+export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
+/** The bias vectors and the weight matrix whose columns each one matches. */
+export const BIAS_OF = { b_q: 'W_q', b_k: 'W_k', b_v: 'W_v', b_o: 'W_o' };
 export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
   'saturate-64', 'inclusive', 'kv-cache', 'custom'];
 export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
-export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
-  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v'];
+export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
+  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
 export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
 /** The page's size limit per matrix (rows and columns). */
 export const MAX_DIM = 64;
@@ -46,8 +50,9 @@ export function defaultState() {
     version: 1,
     preset: 'identity',
     mode: 'x',
-    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2 },
+    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2, b_q: '', b_k: '', b_v: '', b_o: '' },
     use_W_o: true,
+    use_bias: false,
     options: { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, softmax: 'stable' },
     seed: 1,
     view: 'all',
@@ -79,6 +84,7 @@ export function validateState(obj) {
     }
   }
   s.use_W_o = bool(obj.use_W_o, d.use_W_o);
+  s.use_bias = bool(obj.use_bias, d.use_bias);
   const o = isObj(obj.options) ? obj.options : {};
   s.options = {
     n_head: intIn(o.n_head, 1, MAX_HEADS, 1),

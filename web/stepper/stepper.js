@@ -27,9 +27,9 @@
 // inline scripts, handlers or styles. Several instances may live on one page (ids are prefixed).
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
-import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS } from './state.js';
+import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS, BIAS_OF } from './state.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
-import { MatrixEditor } from './grid.js';
+import { MatrixEditor, textToCells } from './grid.js';
 import { MatrixView, setText, visibilityObserver } from './panels.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
@@ -52,10 +52,11 @@ const STEPS = [
   { id: 'out', panels: ['out'], from: ['concat'] },
 ];
 const HEAD_PANELS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context'];
-const INPUTS = { x: ['x', 'W_q', 'W_k', 'W_v'], qkv: ['Q', 'K', 'V'] };
+const BIASES = Object.keys(BIAS_OF);
 const DIMS = {
   x: 'T_total × d_model', W_q: 'd_model × n_head·d_k', W_k: 'd_model × n_head·d_k', W_v: 'd_model × n_head·d_v',
   W_o: 'n_head·d_v × d_out', Q: 'T × n_head·d_k', K: 'T_total × n_head·d_k', V: 'T_total × n_head·d_v',
+  b_q: 'n_head·d_k', b_k: 'n_head·d_k', b_v: 'n_head·d_v', b_o: 'd_out',
 };
 const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
 const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
@@ -128,15 +129,23 @@ export async function mountStepper(root, options = {}) {
   const t = (k, p) => i18n.t(k, p);
   const userChange = () => emit('change', getState());
   const getState = () => JSON.parse(JSON.stringify(state));
-  const activeInputs = () => [...INPUTS[state.mode], ...(state.use_W_o ? ['W_o'] : [])];
+  /** The inputs in use, each bias after its weights: x, W_q, b_q, W_k, b_k, …, W_o, b_o. */
+  const activeInputs = () => {
+    const b = (name) => (state.use_bias ? [name] : []);
+    const names = state.mode === 'x' ? ['x', 'W_q', ...b('b_q'), 'W_k', ...b('b_k'), 'W_v', ...b('b_v')] : ['Q', 'K', 'V'];
+    if (state.use_W_o) names.push('W_o', ...b('b_o'));
+    return names;
+  };
   const backward = () => state.direction === 'backward';
-  const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
+  const bias = () => activeInputs().filter((n) => BIASES.includes(n));
+  const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o, bias()) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
   const readCtx = () => ({ upstream: state.upstream.kind, useWo: state.use_W_o });
 
   root.classList.add('aps-root');
 
   // ───────────────────────────── building the DOM ─────────────────────────────
   function render() {
+    fillBiases();
     const activeKey = document.activeElement && root.contains(document.activeElement) ? document.activeElement.dataset.key : null;
     root.replaceChildren();
     root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
@@ -337,7 +346,7 @@ export async function mountStepper(root, options = {}) {
     const eds = el('div', 'aps-editors');
     for (const name of activeInputs()) {
       const ed = new MatrixEditor({
-        name, hint: DIMS[name], text: state.matrices[name], t, api, idPrefix: id, maxDim: MAX_DIM,
+        name, hint: DIMS[name], text: state.matrices[name], t, api, idPrefix: id, maxDim: MAX_DIM, vector: BIASES.includes(name),
         onChange: (text) => {
           if (state.matrices[name] === text) return;
           state.matrices[name] = text;
@@ -483,9 +492,15 @@ export async function mountStepper(root, options = {}) {
 
     const ww = el('div', 'aps-field aps-field-check');
     const wl = el('label', 'aps-check-label');
-    wl.append(check('use_W_o', state.use_W_o, (v) => { state.use_W_o = v; state.preset = 'custom'; render(); userChange(); }), el('span', '', t('opt.useWo')));
+    wl.append(check('use_W_o', state.use_W_o, (v) => { state.use_W_o = v; state.preset = 'custom'; fillBiases(); render(); userChange(); }), el('span', '', t('opt.useWo')));
     ww.append(wl);
     box.append(ww);
+    const bw = el('div', 'aps-field aps-field-check');
+    bw.dataset.field = 'use_bias';
+    const bl = el('label', 'aps-check-label');
+    bl.append(check('use_bias', state.use_bias, (v) => { state.use_bias = v; state.preset = 'custom'; fillBiases(); render(); userChange(); }), el('span', '', t(state.mode === 'x' ? 'opt.useBias' : 'opt.useBiasQkv')));
+    bw.append(bl);
+    box.append(bw);
 
     const rw = el('div', 'aps-opt-row aps-random');
     rw.append(field(t('opt.seed'), num('seed', state.seed, 0, Number.MAX_SAFE_INTEGER), 'seed'));
@@ -496,6 +511,16 @@ export async function mountStepper(root, options = {}) {
     rw.append(rb);
     box.append(rw, el('p', 'aps-hint', t(state.mode === 'x' ? 'opt.randomHintX' : 'opt.randomHintQkv')));
     return box;
+  }
+
+  // a bias turned on with no text yet: zeros, as many as its weight matrix has columns
+  function fillBiases() {
+    if (!state.use_bias) return;
+    for (const [b, w] of Object.entries(BIAS_OF)) {
+      if (state.matrices[b].trim() !== '') continue;
+      const cols = Math.max(1, ...textToCells(state.matrices[w]).map((r) => r.length));
+      state.matrices[b] = Array(cols).fill('0').join(' ');
+    }
   }
 
   function randomFill() {
@@ -622,7 +647,7 @@ export async function mountStepper(root, options = {}) {
       views.set(p, { fig, view, stats, title, fslot, shape, note, grad });
     };
     if (backward()) {
-      visibleBSteps(state.mode, state.use_W_o).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
+      visibleBSteps(state.mode, state.use_W_o, bias()).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
       dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
       dom.steps.append(dom.cacheHead);
     }
@@ -701,7 +726,8 @@ export async function mountStepper(root, options = {}) {
       t, idPrefix: id, names, pick: gc.pick, eps: gc.eps, result: gc.result,
       dims: (name) => {
         const m = bw?.trace.inputs[name];
-        return m ? [m.length, m[0].length] : null;
+        if (!m) return null;
+        return Array.isArray(m[0]) ? [m.length, m[0].length] : [1, m.length]; // a bias: one row
       },
       run: (entries, eps) => {
         gc.eps = eps;
@@ -853,7 +879,8 @@ export async function mountStepper(root, options = {}) {
     const h = state.head;
     const H = tr.heads[h];
     const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
-    const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax };
+    const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax,
+      biases: BIASES.filter((b) => tr.inputs[b]) };
     const empty = new Set(tr.empty_rows.filter((r) => r.head === h).map((r) => r.row));
     const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
     const rowClass = (i) => (empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
@@ -951,6 +978,11 @@ export async function mountStepper(root, options = {}) {
       d_W_q: [g.W_q, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
       d_W_k: [g.W_k, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
       d_W_v: [g.W_v, `d_model × n_head·d_v = ${dm} × ${tr.n_head * tr.d_v}`],
+      // the biases' gradients: vectors, shown as one row
+      d_b_q: [g.b_q && [g.b_q], `n_head·d_k = ${tr.n_head * tr.head_dim}`],
+      d_b_k: [g.b_k && [g.b_k], `n_head·d_k = ${tr.n_head * tr.head_dim}`],
+      d_b_v: [g.b_v && [g.b_v], `n_head·d_v = ${tr.n_head * tr.d_v}`],
+      d_b_o: [g.b_o && [g.b_o], `d_out = ${tr.d_out}`],
     };
     const fctx = { base: tr.base, scale: tr.options.scale, upstream: state.upstream.kind, useWo: state.use_W_o, nHead: tr.n_head };
     const fkey = JSON.stringify(fctx);
