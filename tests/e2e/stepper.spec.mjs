@@ -72,11 +72,11 @@ test('each option changes what it should', async ({ page }) => {
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 4');
   await page.locator('input[data-key="n_head"]').fill('2');
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 2');
-  await expect(page.locator('.aps-heads button')).toHaveCount(2);
+  await expect(page.locator('.aps-heads button[data-key^="head."]')).toHaveCount(2);
   await expect(page.locator('figure[data-panel="concat"] .aps-shape')).toHaveText('T × n_head·d_v = 4 × 4');
   await settled(page);
   const head1 = await row(page, 'weights', 3).allTextContents();
-  await page.locator('.aps-heads button').nth(1).click();
+  await page.locator('.aps-heads [data-key="head.1"]').click();
   await expect(page.locator('[data-panel="weights"] .aps-panel-title')).toContainText('head 2');
   await expect.poll(() => row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
   // n_head 3 does not divide 4: the message is beside n_head

@@ -16,6 +16,7 @@
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
+//   head_view: 'one' | 'side',      // 'side': every head's weights side by side as well
 //   lang: 'en' | 'zh',
 //   focus: { panel, row, col } | null,  // the explained cell (0-based row/col in that panel;
 //                                       // gradient panels are 'd_out', 'd_weights', 'd_x', …)
@@ -58,6 +59,7 @@ export function defaultState() {
     view: 'all',
     step: 0,
     head: 0,
+    head_view: 'one',
     lang: 'en',
     focus: null,
     direction: 'forward',
@@ -98,6 +100,7 @@ export function validateState(obj) {
   s.view = oneOf(obj.view, ['all', 'step'], 'all');
   s.step = intIn(obj.step, 0, 20, 0);
   s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
+  s.head_view = oneOf(obj.head_view, ['one', 'side'], 'one');
   s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
   const f = obj.focus;
   s.focus = isObj(f) && (PANEL_IDS.includes(f.panel) || GRAD_PANEL_IDS.includes(f.panel))

@@ -46,7 +46,7 @@ const STEPS = [
   { id: 'scores', panels: ['scores'], from: ['q', 'k'] },
   { id: 'scaled', panels: ['scaled'], from: ['scores'] },
   { id: 'masked', panels: ['masked'], from: ['scaled'] },
-  { id: 'softmax', panels: ['weights'], from: ['masked'] },
+  { id: 'softmax', panels: ['weights', 'weights-heads'], from: ['masked'] },
   { id: 'context', panels: ['context'], from: ['weights', 'v'] },
   { id: 'concat', panels: ['concat'], from: ['context'] },
   { id: 'out', panels: ['out'], from: ['concat'] },
@@ -140,6 +140,8 @@ export async function mountStepper(root, options = {}) {
   const bias = () => activeInputs().filter((n) => BIASES.includes(n));
   const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o, bias()) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
   const readCtx = () => ({ upstream: state.upstream.kind, useWo: state.use_W_o });
+  /** Every head's weights side by side (only with several heads). */
+  const headsSide = () => state.head_view === 'side' && !!trace && trace.n_head > 1;
 
   root.classList.add('aps-root');
 
@@ -590,6 +592,7 @@ export async function mountStepper(root, options = {}) {
     dom.progress.append(dom.progressText, dom.progressBar);
     nav.append(dom.prev, dom.progress, dom.next);
     dom.stepnav = nav;
+    nav.hidden = state.view !== 'step'; // (layoutSteps keeps it so; an invalid first input never lays out)
     col.append(nav);
 
     dom.stale = el('div', 'aps-stale');
@@ -601,6 +604,7 @@ export async function mountStepper(root, options = {}) {
 
     dom.steps = el('div', 'aps-steps');
     const makeFig = (p, no, stepId, grad) => {
+      if (p === 'weights-heads') { makeHeadsFig(no, stepId); return; }
       const fig = el('figure', grad ? 'aps-panel aps-grad' : 'aps-panel');
       fig.dataset.panel = p;
       fig.dataset.step = stepId;
@@ -660,6 +664,61 @@ export async function mountStepper(root, options = {}) {
     dom.explain.setAttribute('aria-label', t('ex.label'));
     col.append(dom.explain);
     return col;
+  }
+
+  // "side by side": every head's weights at once (small multiples); a head's button selects it
+  function makeHeadsFig(no, stepId) {
+    const fig = el('figure', 'aps-panel aps-heads-panel');
+    fig.dataset.panel = 'weights-heads';
+    fig.dataset.step = stepId;
+    const cap = el('figcaption', 'aps-cap');
+    const titleRow = el('div', 'aps-cap-row');
+    const noEl = el('span', 'aps-step-no', String(no));
+    noEl.setAttribute('aria-hidden', 'true');
+    const title = el('h3', 'aps-panel-title', t('panel.weights-heads'));
+    titleRow.append(noEl, title);
+    const shape = el('p', 'aps-shape');
+    cap.append(titleRow, shape);
+    const grid = el('div', 'aps-multiples');
+    const note = el('p', 'aps-panel-note', t('note.heads'));
+    fig.append(cap, grid, note);
+    dom.steps.append(fig);
+    const multi = [];
+    const view = {
+      multi,
+      ensurePainted() { for (const m of multi) m.view.ensurePainted(); },
+      mark(sel, feeds) { for (const m of multi) m.view.mark(null, []); },
+      cell() { return null; },
+      destroy() { for (const m of multi) m.view.destroy(); },
+    };
+    const entry = { fig, view, title, shape, note, grad: false, multi, grid };
+    views.set('weights-heads', entry);
+  }
+
+  /** The small multiples for n heads (rebuilt when the number of heads changes). */
+  function buildMultiples(entry, n) {
+    for (const m of entry.multi) m.view.destroy();
+    entry.multi.length = 0;
+    entry.grid.replaceChildren();
+    for (let k = 0; k < n; k++) {
+      const box = el('section', 'aps-multiple');
+      box.dataset.head = k;
+      const b = el('button', 'aps-multiple-head', t('ui.headN', { h: k + 1 }));
+      b.type = 'button';
+      b.dataset.key = `heads-side.${k}`;
+      b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
+      const view = new MatrixView({
+        panel: 'weights-heads',
+        label: `${t('panel.weights')} · ${t('ui.headN', { h: k + 1 })}`,
+        observer: visObs,
+        compact: true,
+        onFocusCell: (panel, r, c) => { hover = { panel, row: r, col: c, head: k }; showExplain(); },
+        onHover: (panel, r, c) => { hover = r == null ? null : { panel, row: r, col: c, head: k }; showExplain(); },
+      });
+      box.append(b, view.scroll);
+      entry.grid.append(box);
+      entry.multi.push({ box, button: b, view });
+    }
   }
 
   function backwardIntro() {
@@ -911,6 +970,18 @@ export async function mountStepper(root, options = {}) {
       if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
       setNote(v.note, panelNote(p, tr, h));
     }
+    const side = views.get('weights-heads');
+    if (side && headsSide()) {
+      if (side.multi.length !== tr.n_head) buildMultiples(side, tr.n_head);
+      side.multi.forEach((mm, k) => {
+        const e = new Set(tr.empty_rows.filter((r) => r.head === k).map((r) => r.row));
+        const o = new Set(tr.overflow_rows.filter((r) => r.head === k).map((r) => r.row));
+        mm.view.update(tr.heads[k].weights, { range: [0, 1], rowClass: (i) => (e.has(i) ? 'is-empty-row' : o.has(i) ? 'is-overflow-row' : '') });
+        mm.box.classList.toggle('is-current-head', k === h);
+        mm.button.setAttribute('aria-pressed', String(k === h));
+      });
+      setText(side.shape, `${tr.n_head} × (T × T_total) = ${tr.n_head} × ${tr.T} × ${tr.T_total}`);
+    }
     if (bw) paintGrads(bw, h, hs);
     // summary
     const items = [
@@ -936,7 +1007,7 @@ export async function mountStepper(root, options = {}) {
     }
     // heads
     if (tr.n_head > 1) {
-      if (dom.heads.childElementCount !== tr.n_head + 1) {
+      if (dom.heads.childElementCount !== tr.n_head + 2) {
         dom.heads.replaceChildren(el('span', 'aps-label', t('ui.head')));
         for (let k = 0; k < tr.n_head; k++) {
           const b = el('button', 'aps-seg', String(k + 1));
@@ -946,8 +1017,19 @@ export async function mountStepper(root, options = {}) {
           b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
           dom.heads.append(b);
         }
+        const sb = el('button', 'aps-seg aps-side-toggle', t('ui.headsSide'));
+        sb.type = 'button';
+        sb.dataset.key = 'heads.side';
+        sb.addEventListener('click', () => {
+          state.head_view = state.head_view === 'side' ? 'one' : 'side';
+          paint();
+          if (state.head_view === 'side') views.get('weights-heads')?.fig.scrollIntoView({ block: 'nearest' });
+          userChange();
+        });
+        dom.heads.append(sb);
       }
-      dom.heads.querySelectorAll('button').forEach((b, k) => { if (b.getAttribute('aria-pressed') !== String(k === h)) b.setAttribute('aria-pressed', String(k === h)); });
+      dom.heads.querySelectorAll('button[data-key^="head."]').forEach((b, k) => { if (b.getAttribute('aria-pressed') !== String(k === h)) b.setAttribute('aria-pressed', String(k === h)); });
+      dom.heads.querySelector('[data-key="heads.side"]').setAttribute('aria-pressed', String(state.head_view === 'side'));
     } else if (dom.heads.childElementCount) dom.heads.replaceChildren();
     layoutSteps();
     showExplain();
@@ -1036,7 +1118,8 @@ export async function mountStepper(root, options = {}) {
       const reads = new Set(stepReads(cur, readCtx()));
       const fwdSteps = STEPS.filter((s) => s.id !== 'out' || state.use_W_o);
       for (const [p, v] of views) {
-        const mine = v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
+        const mine = p === 'weights-heads' && !headsSide() ? null
+          : v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
         const isCur = step && v.grad && mine === cur;
         const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
         const was = v.fig.hidden;
@@ -1050,7 +1133,7 @@ export async function mountStepper(root, options = {}) {
       for (const s of STEPS) {
         for (const p of s.panels) {
           const v = views.get(p);
-          const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
+          const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p)) && (p !== 'weights-heads' || headsSide());
           const was = v.fig.hidden;
           hide(v.fig, !visible);
           if (was && visible) v.view.ensurePainted(); // shown now: paint before the frame
@@ -1098,9 +1181,11 @@ export async function mountStepper(root, options = {}) {
     if (!trace) return;
     const sel = hover ?? state.focus;
     clearMarks();
+    // a cell of one of the side-by-side heads: that head's weights
+    const selView = (x) => (x.panel === 'weights-heads' ? views.get(x.panel)?.multi?.[x.head]?.view : views.get(x.panel)?.view);
     const valid = sel && views.has(sel.panel) && (() => {
-      const v = views.get(sel.panel).view;
-      return !!v.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
+      const v = selView(sel);
+      return !!v?.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
     })();
     if (!valid && dom.explainHint) return; // the hint is already there
     dom.explain.replaceChildren();
@@ -1112,14 +1197,16 @@ export async function mountStepper(root, options = {}) {
       dom.explainHint = true;
       return;
     }
+    const multiple = sel.panel === 'weights-heads';
     const ex = views.get(sel.panel).grad
       ? explainGrad(bw, { ...sel, head: state.head }, t, { upstream: state.upstream.kind, target: upstreamTarget() })
-      : explain(trace, { ...sel, head: state.head }, t);
+      : explain(trace, { ...sel, panel: multiple ? 'weights' : sel.panel, head: multiple ? sel.head : state.head }, t);
     head.textContent = `${t('ex.label')}: ${ex.title}`;
     const box = el('div', 'aps-explain-lines');
     for (const line of ex.lines) box.append(exLine(line));
     dom.explain.append(box);
-    views.get(sel.panel).view.mark([sel.row, sel.col], []);
+    selView(sel).mark([sel.row, sel.col], []);
+    if (multiple && sel.head !== state.head) return; // the other panels show another head
     const byPanel = new Map();
     for (const f of ex.feeds) {
       if (f.panel) { if (!byPanel.has(f.panel)) byPanel.set(f.panel, []); byPanel.get(f.panel).push(f); }
