@@ -34,10 +34,10 @@ const el = (tag, cls, text) => {
 export const BINS = 9;
 /** ColorBrewer "Blues" and the ink that reads on each (the same as stepper.css h0…h8). */
 export const BLUES = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b'];
-const BLUES_INK = ['#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#06111d', '#ffffff', '#ffffff', '#ffffff'];
+export const BLUES_INK = ['#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#0b1a2b', '#06111d', '#ffffff', '#ffffff', '#ffffff'];
 /** ColorBrewer "PuOr" (orange negative … purple positive) and its ink (stepper.css d0…d8). */
 export const PUOR = ['#b35806', '#e08214', '#fdb863', '#fee0b6', '#f7f7f7', '#d8daeb', '#b2abd2', '#8073ac', '#542788'];
-const PUOR_INK = ['#ffffff', '#1a0f00', '#1a0f00', '#1a0f00', '#1c2027', '#100a1f', '#100a1f', '#0a0614', '#ffffff'];
+export const PUOR_INK = ['#ffffff', '#1a0f00', '#1a0f00', '#1a0f00', '#1c2027', '#100a1f', '#100a1f', '#0a0614', '#ffffff'];
 const ERROR = '#b42318';
 const MUTED = '#4b5058';
 const INK = '#1c2027';
@@ -50,7 +50,7 @@ export function setText(e, text) {
 }
 
 /** The look of one value: its class (the table's) and bin. */
-function look(v, lo, hi, diverging) {
+export function look(v, lo, hi, diverging) {
   if (Number.isNaN(v)) return { cls: 'aps-c is-nan', kind: 'nan' };
   if (v === -Infinity) return { cls: 'aps-c is-neginf', kind: 'neginf' };
   if (v === Infinity) return { cls: 'aps-c is-posinf', kind: 'posinf' };
@@ -121,7 +121,7 @@ const forcedColors = globalThis.matchMedia?.('(forced-colors: active)');
 
 // hatching for −∞ (and exact zeros under the mask) and stripes for NaN, like the CSS patterns
 const patterns = new WeakMap();
-function pattern(ctx, kind) {
+export function pattern(ctx, kind) {
   let cache = patterns.get(ctx);
   if (!cache) { cache = {}; patterns.set(ctx, cache); }
   if (cache[kind]) return cache[kind];

@@ -17,6 +17,7 @@
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
 //   head_view: 'one' | 'side',      // 'side': every head's weights side by side as well
+//   display: 'auto' | 'numbers' | 'heatmap',  // auto: heatmaps only past 32 tokens, else numbers
 //   lang: 'en' | 'zh',
 //   focus: { panel, row, col } | null,  // the explained cell (0-based row/col in that panel;
 //                                       // gradient panels are 'd_out', 'd_weights', 'd_x', …)
@@ -60,6 +61,7 @@ export function defaultState() {
     step: 0,
     head: 0,
     head_view: 'one',
+    display: 'auto',
     lang: 'en',
     focus: null,
     direction: 'forward',
@@ -101,6 +103,7 @@ export function validateState(obj) {
   s.step = intIn(obj.step, 0, 20, 0);
   s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
   s.head_view = oneOf(obj.head_view, ['one', 'side'], 'one');
+  s.display = oneOf(obj.display, ['auto', 'numbers', 'heatmap'], 'auto');
   s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
   const f = obj.focus;
   s.focus = isObj(f) && (PANEL_IDS.includes(f.panel) || GRAD_PANEL_IDS.includes(f.panel))

@@ -31,6 +31,7 @@ import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS, BIAS_OF }
 import { createI18n, storedLang, storeLang } from './i18n.js';
 import { MatrixEditor, textToCells } from './grid.js';
 import { MatrixView, setText, visibilityObserver } from './panels.js';
+import { HeatmapView } from './heatmap.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { formula, gradFormula } from './math.js';
@@ -60,6 +61,8 @@ const DIMS = {
 };
 const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
 const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
+/** Past this many tokens (T or T_total) the steps show heatmaps only, unless asked for numbers. */
+export const LARGE_T = 32;
 
 let instanceCount = 0;
 
@@ -140,6 +143,15 @@ export async function mountStepper(root, options = {}) {
   const bias = () => activeInputs().filter((n) => BIASES.includes(n));
   const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o, bias()) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
   const readCtx = () => ({ upstream: state.upstream.kind, useWo: state.use_W_o });
+  /** Large input: the tokens, when past LARGE_T (else 0). */
+  const largeT = () => (trace ? Math.max(trace.T, trace.T_total) : 0);
+  /** The steps show heatmaps only: asked for, or a large input that did not ask for numbers. */
+  const heatOnly = () => state.display === 'heatmap' || (state.display === 'auto' && largeT() > LARGE_T);
+  /**
+   * In heatmaps-only mode, which panels lose their numbers: all when asked for; for a large input
+   * the wide or big ones (T × T_total, …), while a tall narrow one (40 × 2 queries) keeps them.
+   */
+  const heatPanel = (m) => state.display === 'heatmap' || (m[0]?.length ?? 0) > LARGE_T || m.length * (m[0]?.length ?? 0) > 512;
   /** Every head's weights side by side (only with several heads). */
   const headsSide = () => state.head_view === 'side' && !!trace && trace.n_head > 1;
 
@@ -153,7 +165,7 @@ export async function mountStepper(root, options = {}) {
     root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
     root.classList.toggle('aps-embed', embed);
     editors = new Map();
-    for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); }
+    for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); v.numbersView?.destroy(); v.heatView?.destroy(); }
     views = new Map();
     dom = {};
     hover = null;
@@ -562,6 +574,22 @@ export async function mountStepper(root, options = {}) {
     dom.warnings.setAttribute('aria-label', t('ui.warnings'));
     col.append(dom.warnings);
 
+    // large inputs: heatmaps only (and the way back to every number)
+    dom.large = el('div', 'aps-large');
+    dom.large.setAttribute('role', 'status');
+    dom.largeText = el('p', 'aps-large-text');
+    dom.largeButton = el('button', 'aps-btn aps-btn-small');
+    dom.largeButton.type = 'button';
+    dom.largeButton.dataset.key = 'display.toggle';
+    dom.largeButton.addEventListener('click', () => {
+      state.display = heatOnly() ? 'numbers' : (largeT() > LARGE_T ? 'auto' : 'heatmap');
+      paint();
+      userChange();
+    });
+    dom.large.append(dom.largeText, dom.largeButton);
+    dom.large.hidden = true;
+    col.append(dom.large);
+
     dom.summary = el('dl', 'aps-summary');
     col.append(dom.summary);
 
@@ -621,10 +649,9 @@ export async function mountStepper(root, options = {}) {
         const reads = panelReads(p, readCtx());
         if (reads.length) cap.append(readsChips(reads));
       }
-      const view = new MatrixView({
+      const viewOpts = {
         panel: p,
         label: t(`panel.${p}`),
-        observer: visObs,
         onFocusCell: (panel, r, c) => {
           state.focus = { panel, row: r, col: c };
           hover = null;
@@ -636,7 +663,8 @@ export async function mountStepper(root, options = {}) {
           hover = r == null ? null : { panel, row: r, col: c };
           showExplain();
         },
-      });
+      };
+      const view = new MatrixView({ ...viewOpts, observer: visObs });
       const note = el('p', 'aps-panel-note');
       // the softmax panel's row statistics (Σ, max, H) are a table of their own beside the
       // weights, which wraps under them when the panel is narrow (a phone)
@@ -648,7 +676,7 @@ export async function mountStepper(root, options = {}) {
         fig.append(cap, group, note);
       } else fig.append(cap, view.scroll, note);
       dom.steps.append(fig);
-      views.set(p, { fig, view, stats, title, fslot, shape, note, grad });
+      views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts });
     };
     if (backward()) {
       visibleBSteps(state.mode, state.use_W_o, bias()).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
@@ -695,8 +723,20 @@ export async function mountStepper(root, options = {}) {
     views.set('weights-heads', entry);
   }
 
+  /** A panel shows its numbers (MatrixView) or, for a large input, its heatmap only (HeatmapView). */
+  function viewKind(entry, heat) {
+    if (!!entry.view.heat === heat) return;
+    const make = heat ? HeatmapView : MatrixView;
+    const other = heat ? entry.heatView : entry.numbersView;
+    const next = other ?? new make({ ...entry.viewOpts, observer: visObs, t });
+    if (heat) entry.numbersView = entry.view; else entry.heatView = entry.view;
+    entry.view.scroll.replaceWith(next.scroll);
+    entry.view = next;
+  }
+
   /** The small multiples for n heads (rebuilt when the number of heads changes). */
-  function buildMultiples(entry, n) {
+  function buildMultiples(entry, n, heat) {
+    entry.heat = heat;
     for (const m of entry.multi) m.view.destroy();
     entry.multi.length = 0;
     entry.grid.replaceChildren();
@@ -707,11 +747,12 @@ export async function mountStepper(root, options = {}) {
       b.type = 'button';
       b.dataset.key = `heads-side.${k}`;
       b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
-      const view = new MatrixView({
+      const view = new (heat ? HeatmapView : MatrixView)({
         panel: 'weights-heads',
         label: `${t('panel.weights')} · ${t('ui.headN', { h: k + 1 })}`,
         observer: visObs,
         compact: true,
+        t,
         onFocusCell: (panel, r, c) => { hover = { panel, row: r, col: c, head: k }; showExplain(); },
         onHover: (panel, r, c) => { hover = r == null ? null : { panel, row: r, col: c, head: k }; showExplain(); },
       });
@@ -850,6 +891,7 @@ export async function mountStepper(root, options = {}) {
     hide(dom.summary, stale);
     hide(dom.heads, stale || !trace || trace.n_head < 2);
     hide(dom.warnings, stale || !dom.warnings.childElementCount);
+    if (stale) hide(dom.large, true);
     hide(dom.explain, stale);
     if (dom.gcBox) hide(dom.gcBox.el, stale);
     if (dom.bIntro) hide(dom.bIntro, stale);
@@ -961,8 +1003,10 @@ export async function mountStepper(root, options = {}) {
       concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
       out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
     };
+    const heat = heatOnly();
     for (const [p, [m, shape, opts, statsOpts]] of Object.entries(specs)) {
       const v = views.get(p);
+      viewKind(v, heat && heatPanel(m));
       v.view.update(m, opts);
       if (v.stats) v.stats.update(m.map(() => []), statsOpts);
       setText(v.shape, shape);
@@ -972,7 +1016,7 @@ export async function mountStepper(root, options = {}) {
     }
     const side = views.get('weights-heads');
     if (side && headsSide()) {
-      if (side.multi.length !== tr.n_head) buildMultiples(side, tr.n_head);
+      if (side.multi.length !== tr.n_head || side.heat !== heat) buildMultiples(side, tr.n_head, heat);
       side.multi.forEach((mm, k) => {
         const e = new Set(tr.empty_rows.filter((r) => r.head === k).map((r) => r.row));
         const o = new Set(tr.overflow_rows.filter((r) => r.head === k).map((r) => r.row));
@@ -1004,6 +1048,13 @@ export async function mountStepper(root, options = {}) {
     if (dom.warningsKey !== wkey) {
       dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
       dom.warningsKey = wkey;
+    }
+    // large inputs
+    const big = largeT() > LARGE_T;
+    hide(dom.large, !big && state.display !== 'heatmap');
+    if (!dom.large.hidden) {
+      setText(dom.largeText, heat ? t(big ? 'large.heat' : 'large.heatAsked', { n: largeT(), max: LARGE_T }) : t('large.numbers', { n: largeT() }));
+      setText(dom.largeButton, t(heat ? 'large.showNumbers' : 'large.showHeat'));
     }
     // heads
     if (tr.n_head > 1) {
@@ -1068,9 +1119,11 @@ export async function mountStepper(root, options = {}) {
     };
     const fctx = { base: tr.base, scale: tr.options.scale, upstream: state.upstream.kind, useWo: state.use_W_o, nHead: tr.n_head };
     const fkey = JSON.stringify(fctx);
+    const heat = heatOnly();
     for (const [p, [m, shape, cellClass]] of Object.entries(specs)) {
       const v = views.get(p);
       if (!v || !m) continue;
+      viewKind(v, heat && heatPanel(m));
       v.view.update(m, { diverging: true, cellClass });
       setText(v.shape, shape);
       setText(v.title, t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : ''));
@@ -1284,7 +1337,7 @@ export async function mountStepper(root, options = {}) {
       if (raf) cancelAnimationFrame(raf);
       root.removeEventListener('keydown', onKey);
       wide.removeEventListener('change', placeExplain);
-      for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); }
+      for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); v.numbersView?.destroy(); v.heatView?.destroy(); }
       visObs?.disconnect();
       listeners.change.clear();
       listeners.trace.clear();
