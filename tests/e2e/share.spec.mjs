@@ -148,7 +148,7 @@ async function playground(page, hash = '') {
 
 test('the playground page: hash permalink round trip, toolbar kept across re-renders', async ({ page, context }) => {
   await playground(page);
-  await page.locator('#app .aps-toolbar select.aps-select').selectOption('kv-cache');
+  await page.locator('#app .aps-toolbar select[data-key="preset"]').selectOption('kv-cache');
   await expect(page.locator('#app .aps-toolbar .apx-share')).toHaveCount(1); // re-rendered, put back
   await editCell(page, 'W_k', 2, 0, '-1.5');
   await page.locator('[data-key="view.step"]').click();

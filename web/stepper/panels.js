@@ -44,6 +44,10 @@ const INK = '#1c2027';
 /** A canvas larger than this (device pixels) is not worth its memory: the table draws itself. */
 const MAX_CANVAS_PIXELS = 12_000_000;
 
+function title(e, text) {
+  if (text === null) e.removeAttribute('title'); else e.title = text;
+}
+
 /** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
 export function setText(e, text) {
   if (e.textContent !== text) e.textContent = text;
@@ -185,7 +189,10 @@ export class MatrixView {
     this.table.addEventListener('mousedown', () => this.flush(), true);
     this.table.addEventListener('click', (e) => {
       const td = e.target.closest('td[data-r]');
-      if (td) td.focus();
+      if (!td) return;
+      const input = td.querySelector('input');
+      if (input) { if (e.target !== input) input.focus(); } else td.focus();
+      opts.onActivate?.(opts.panel, +td.dataset.r, +td.dataset.c);
     });
     this.table.addEventListener('mouseover', (e) => {
       const td = e.target.closest('td[data-r]');
@@ -235,6 +242,7 @@ export class MatrixView {
       if (opts.rowLabels) setText(this.rowHeads[i], String(opts.rowLabels[i]));
     }
     if (opts.colLabels) opts.colLabels.forEach((l, j) => setText(this.colHeads[j], String(l)));
+    this.refreshAsk();
     this.render();
   }
 
@@ -336,7 +344,7 @@ export class MatrixView {
     this.geo = null;
     this.painted = null;
     this.synced = null;
-    this.widths = null;
+    this.widths = null; // (a new table: refreshAsk writes its questions again)
   }
 
   /** The texts of the current data (numbers and extra columns), computed once per update. */
@@ -390,7 +398,8 @@ export class MatrixView {
     const widths = [];
     const measure = (s, bold) => { ctx.font = g.font('', bold ? '700' : ''); return ctx.measureText(s).width; };
     for (let j = 0; j < C; j++) {
-      const s = widest(texts.cells.map((r) => r[j]));
+      // an asked cell is as wide as an answer may be, whatever the value (its width tells nothing)
+      const s = widest(texts.cells.map((r, i) => (this.ask?.has(`${i},${j}`) ? '−0.000000' : r[j])));
       widths.push(Math.max(g.minW, Math.ceil(measure(s, s === 'NaN') + 2 * g.padX + 1)));
     }
     const extra = this.data.opts.extra ?? [];
@@ -489,6 +498,11 @@ export class MatrixView {
         fills.get(fill).push([xs[j], y, widths[j], g.rowH]);
         addText(`${style}|${ink}|${align}`, [texts.cells[i][j], align === 'center' ? xs[j] + widths[j] / 2 : xs[j] + widths[j] - g.padX, y]);
       }
+      if (this.hiddenRows?.has(i)) {
+        // an exercise asks this row: its Σ/max/H would tell the answer
+        (opts.extra ?? []).forEach((col, k) => { const jx = C + k; addText(`|#8a94a6|right`, ['?', xs[jx] + widths[jx] - g.padX, y]); });
+        continue;
+      }
       (opts.extra ?? []).forEach((col, k) => {
         const v = col.values[i];
         const nan = Number.isNaN(v);
@@ -568,7 +582,7 @@ export class MatrixView {
       for (let k = 0; k < extra.length; k++) {
         const v = extra[k].values[i];
         const td = this.extraTds[i][k];
-        const text = texts.extra[k][i];
+        const text = this.hiddenRows?.has(i) ? '?' : texts.extra[k][i];
         if (td.firstChild?.data !== text) td.firstChild ? (td.firstChild.data = text) : (td.textContent = text);
         const ec = `aps-extra ${extra[k].cls ?? ''}${Number.isNaN(v) ? ' is-nan' : ''}`;
         if (td.className !== ec) td.className = ec;
@@ -576,6 +590,101 @@ export class MatrixView {
     }
     this.synced = d;
     this.wrap.classList.remove('is-text-old');
+  }
+
+  /**
+   * Exercise cells. keys: a Set of "r,c" (0-based) or null; mode: 'quiz' (an <input> for the
+   * learner's answer, the value neither painted nor in the table), 'author' (the value shown,
+   * the cell marked as asked), 'shown' (the value shown after the exercise: revealed or solved).
+   * ctl: { answer(i, j) → text, status(i, j) → 'right'|'wrong'|'invalid'|'empty'|'' ,
+   *        label(i, j, status) → the input's accessible name, onInput(i, j, text), onKey(e, i, j) }.
+   * Call before update(); the asked cells are refreshed by every update.
+   */
+  setAsk(keys, mode, ctl) {
+    const quiz = mode === 'quiz' && keys?.size ? keys : null;
+    const before = this.askKeys ?? new Set();
+    const after = keys ?? new Set();
+    this.askMode = keys?.size ? mode : null;
+    this.askCtl = ctl;
+    // cells that stop being questions get their text back (written by the next sync)
+    for (const k of before) {
+      if (after.has(k) && mode === 'quiz' && this.ask) continue;
+      const [i, j] = k.split(',').map(Number);
+      const td = this.tds?.[i]?.[j];
+      if (!td) continue;
+      td.querySelector('input.aps-answer')?.remove();
+      td.querySelector('.aps-answer-mark')?.remove();
+      td.classList.remove('is-ask', 'is-asked', 'is-shown', 'is-right', 'is-wrong', 'is-invalid');
+      if (!td.firstChild || td.firstChild.nodeType !== 3) td.prepend(document.createTextNode(''));
+      this.cache[i][j] = { v: undefined, text: '', title: null, cls: '', lo: 0, hi: 0, xc: '', node: td.firstChild };
+    }
+    this.askKeys = after;
+    const changed = (this.ask?.size ?? 0) !== (quiz?.size ?? 0) || [...(quiz ?? [])].some((k) => !this.ask?.has(k));
+    this.ask = quiz;
+    if (changed) { this.widths = null; this.painted = null; this.synced = null; }
+  }
+
+  /** Writes the asked cells: inputs, their answers and marks (quiz), or the asked/shown classes. */
+  refreshAsk() {
+    if (!this.askKeys?.size || !this.tds) return;
+    const ctl = this.askCtl;
+    for (const k of this.askKeys) {
+      const [i, j] = k.split(',').map(Number);
+      const td = this.tds[i]?.[j];
+      if (!td) continue;
+      if (this.askMode !== 'quiz') {
+        td.classList.toggle('is-asked', this.askMode === 'author');
+        td.classList.toggle('is-shown', this.askMode === 'shown');
+        continue;
+      }
+      let input = td.querySelector('input.aps-answer');
+      if (!input) {
+        if (td.firstChild?.nodeType === 3) td.firstChild.data = '';
+        title(td, null);
+        input = document.createElement('input');
+        input.className = 'aps-answer';
+        input.type = 'text';
+        input.inputMode = 'text';
+        input.spellcheck = false;
+        input.autocomplete = 'off';
+        input.setAttribute('aria-keyshortcuts', '?');
+        input.addEventListener('input', () => ctl.onInput(i, j, input.value));
+        input.addEventListener('keydown', (e) => this.askCtl.onKey(e, i, j));
+        const mark = el('span', 'aps-answer-mark');
+        mark.setAttribute('aria-hidden', 'true');
+        td.append(input, mark);
+        td.classList.add('is-ask');
+        this.cache[i][j].cls = '';
+        td.className = 'is-ask';
+      }
+      const answer = ctl.answer(i, j);
+      if (input.value !== answer && document.activeElement !== input) input.value = answer;
+      const status = ctl.status(i, j);
+      td.classList.toggle('is-right', status === 'right');
+      td.classList.toggle('is-wrong', status === 'wrong');
+      td.classList.toggle('is-invalid', status === 'invalid');
+      const markText = status === 'right' ? '✓' : status === 'wrong' || status === 'invalid' ? '✗' : '';
+      const mark = td.querySelector('.aps-answer-mark');
+      if (mark.textContent !== markText) mark.textContent = markText;
+      const label = ctl.label(i, j, status);
+      if (input.getAttribute('aria-label') !== label) input.setAttribute('aria-label', label);
+      if (status === 'wrong' || status === 'invalid') input.setAttribute('aria-invalid', 'true'); else input.removeAttribute('aria-invalid');
+    }
+  }
+
+  /** Rows whose extra columns (Σ, max, H) are hidden: an exercise asks for those rows. */
+  setHiddenRows(rows) {
+    const key = rows?.size ? [...rows].sort((a, b) => a - b).join(',') : '';
+    if ((this.hiddenKey ?? '') === key) return;
+    this.hiddenKey = key;
+    this.hiddenRows = rows?.size ? rows : null;
+    this.painted = null;
+    this.synced = null;
+  }
+
+  /** The answer input of a cell, if it is a question. */
+  answerInput(r, c) {
+    return this.tds?.[r]?.[c]?.querySelector('input.aps-answer') ?? null;
   }
 
   /** The colours of the cells as painted (for the SVG/PNG export), or null. */
@@ -609,6 +718,7 @@ export class MatrixView {
     if (!td || e.target !== td) return;
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     const { r, c } = this.pos;
+    if ((e.key === 'Enter' || e.key === ' ') && this.o.onActivate?.(this.o.panel, r, c)) { e.preventDefault(); return; }
     if (moves[e.key]) { e.preventDefault(); e.stopPropagation(); this.rove(r + moves[e.key][0], c + moves[e.key][1]); }
     else if (e.key === 'Home') { e.preventDefault(); this.rove(r, 0); }
     else if (e.key === 'End') { e.preventDefault(); this.rove(r, this.tds[0].length - 1); }

@@ -18,6 +18,8 @@
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
 //   head_view: 'one' | 'side',      // 'side': every head's weights side by side as well
 //   display: 'auto' | 'numbers' | 'heatmap',  // auto: heatmaps only past 32 tokens, else numbers
+//   exercise: null | { id, ask: [{ panel, cells: 'all' | [[row, col], …] }], tol: { decimals, rel, abs } }
+//                                   // cells the learner computes (exercise.js); answers stay local
 //   lang: 'en' | 'zh',
 //   focus: { panel, row, col } | null,  // the explained cell (0-based row/col in that panel;
 //                                       // gradient panels are 'd_out', 'd_weights', 'd_x', …)
@@ -29,6 +31,8 @@
 //   }
 // }
 // States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
+
+import { validateExercise } from './exercise.js';
 
 export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
 /** The bias vectors and the weight matrix whose columns each one matches. */
@@ -62,6 +66,7 @@ export function defaultState() {
     head: 0,
     head_view: 'one',
     display: 'auto',
+    exercise: null,
     lang: 'en',
     focus: null,
     direction: 'forward',
@@ -104,6 +109,7 @@ export function validateState(obj) {
   s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
   s.head_view = oneOf(obj.head_view, ['one', 'side'], 'one');
   s.display = oneOf(obj.display, ['auto', 'numbers', 'heatmap'], 'auto');
+  s.exercise = validateExercise(obj.exercise);
   s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
   const f = obj.focus;
   s.focus = isObj(f) && (PANEL_IDS.includes(f.panel) || GRAD_PANEL_IDS.includes(f.panel))

@@ -39,6 +39,7 @@ import { mathLine, plainText } from './explain-math.js';
 import { visibleBSteps, panelReads, stepReads, HEAD_GRAD_PANELS, INPUT_GRADS, gradCheckBox } from './backward.js';
 import { formatNumber, cellText } from './format.js';
 import { PRESETS, presetPatch } from './presets.js';
+import { EXERCISES, EXERCISE_IDS, readyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
 
 export { defaultState, validateState };
 
@@ -112,7 +113,7 @@ export async function mountStepper(root, options = {}) {
   const explicitLang = options.lang === 'en' || options.lang === 'zh' ? options.lang : null;
   state.lang = explicitLang ?? (options.state && ['en', 'zh'].includes(options.state.lang) ? options.state.lang : storedLang() ?? 'en');
   let i18n = createI18n(state.lang);
-  const listeners = { change: new Set(), trace: new Set() };
+  const listeners = { change: new Set(), trace: new Set(), exercise: new Set() };
   const emit = (ev, arg) => { for (const fn of listeners[ev]) { try { fn(arg); } catch (e) { setTimeout(() => { throw e; }); } } };
 
   // DOM references, rebuilt by render()
@@ -128,6 +129,11 @@ export async function mountStepper(root, options = {}) {
   let pendingCompute = false;
   let destroyed = false;
   const visObs = visibilityObserver(); // panels are painted only near the screen (panels.js)
+  // the exercise mode: authoring (choosing cells, page-local) and the learner's work on the
+  // current exercise (answers, hint levels, results; kept in localStorage per exercise id)
+  let authoring = false;
+  let ex = null;
+  let shown = {}; // panel → the matrix it shows now (the values the answers are checked against)
 
   const t = (k, p) => i18n.t(k, p);
   const userChange = () => emit('change', getState());
@@ -182,6 +188,9 @@ export async function mountStepper(root, options = {}) {
     dom.presetNote = el('p', 'aps-preset-note');
     dom.presetNote.id = `${id}preset-note`;
     app.append(dom.presetNote);
+    exerciseData();
+    if (state.exercise) { dom.presetNote.hidden = true; app.append(exerciseBar()); }
+    root.classList.toggle('aps-authoring', !!state.exercise && authoring);
 
     const layout = el('div', 'aps-layout');
     layout.append(inputColumn(), pipelineColumn());
@@ -316,6 +325,20 @@ export async function mountStepper(root, options = {}) {
     }));
     dom.viewGroup = vw;
     bar.append(vw);
+    // exercise: none, a ready-made one, or your own (pick cells)
+    const xw = el('div', 'aps-tool');
+    const xs = el('select', 'aps-select');
+    xs.dataset.key = 'exercise';
+    xs.id = `${id}exercise`;
+    const xl = el('label', 'aps-label', t('ui.exercise'));
+    xl.htmlFor = xs.id;
+    xs.append(new Option(t('exercise.none'), ''));
+    for (const x of EXERCISE_IDS) xs.append(new Option(t(`exercise.${x}.title`), x));
+    xs.append(new Option(t('exercise.custom.option'), 'custom'));
+    xs.value = state.exercise ? (EXERCISE_IDS.includes(state.exercise.id) ? state.exercise.id : 'custom') : '';
+    xs.addEventListener('change', () => chooseExercise(xs.value));
+    xw.append(xl, xs);
+    bar.append(xw);
     if (embed) bar.append(langSwitch());
     return bar;
   }
@@ -331,10 +354,13 @@ export async function mountStepper(root, options = {}) {
   function applyPreset(p) {
     const patch = presetPatch(p, api);
     state.preset = p;
+    state.exercise = null; // another example: the exercise was about the old one
+    authoring = false;
     if (patch) {
       state.mode = patch.mode;
       state.matrices = { ...state.matrices, ...patch.matrices };
       state.use_W_o = patch.use_W_o;
+      state.use_bias = patch.use_bias ?? false;
       state.options = { ...patch.options };
       state.head = 0;
       state.step = Math.min(state.step, STEPS.length - 1);
@@ -643,6 +669,13 @@ export async function mountStepper(root, options = {}) {
       const title = el('h3', 'aps-panel-title', t(`panel.${p}`));
       const fslot = el('span', 'aps-formula');
       titleRow.append(noEl, title);
+      // authoring an exercise: the whole step becomes a question
+      const askButton = el('button', 'aps-ask-step', t('exercise.askStep'));
+      askButton.type = 'button';
+      askButton.dataset.key = `ask.${p}`;
+      askButton.hidden = true;
+      askButton.addEventListener('click', () => toggleAsk(p, null, null));
+      titleRow.append(askButton);
       const shape = el('p', 'aps-shape');
       cap.append(titleRow, fslot, shape);
       if (grad) {
@@ -652,6 +685,11 @@ export async function mountStepper(root, options = {}) {
       const viewOpts = {
         panel: p,
         label: t(`panel.${p}`),
+        onActivate: (panel, r, c) => {
+          if (!authoring || !state.exercise) return false;
+          toggleAsk(panel, r, c);
+          return true;
+        },
         onFocusCell: (panel, r, c) => {
           state.focus = { panel, row: r, col: c };
           hover = null;
@@ -676,7 +714,7 @@ export async function mountStepper(root, options = {}) {
         fig.append(cap, group, note);
       } else fig.append(cap, view.scroll, note);
       dom.steps.append(fig);
-      views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts });
+      views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts, askButton });
     };
     if (backward()) {
       visibleBSteps(state.mode, state.use_W_o, bias()).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
@@ -839,6 +877,338 @@ export async function mountStepper(root, options = {}) {
     return box.el;
   }
 
+  // ───────────────────────────── the exercise mode ─────────────────────────────
+  // The learner computes some cells (state.exercise.ask) and the page checks them against the
+  // core's values; later steps are covered until the exercise is solved or the answers shown.
+
+  const exKey = (p, i, j) => `${p}:${i}:${j}`;
+
+  /** The learner's work on the current exercise, loaded from localStorage when it changes. */
+  function exerciseData() {
+    if (!state.exercise) { ex = null; return null; }
+    if (!ex || ex.id !== state.exercise.id) ex = { id: state.exercise.id, ...loadAnswers(state.exercise.id), results: {}, checkedKey: null, pendingCheck: false };
+    if (ex.checked && !ex.checkedKey) ex.pendingCheck = true; // check the restored answers once the trace is there
+    return ex;
+  }
+
+  const exSave = () => { if (ex) saveAnswers(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed }); };
+  /** The learner is at work: questions in the cells, later steps covered. */
+  const quizzing = () => !!state.exercise && !authoring && !!ex && !ex.revealed && !exSolved();
+  const exSolved = () => {
+    if (!ex || !state.exercise) return false;
+    const keys = exAllKeys();
+    return keys.length > 0 && keys.every((k) => ex.results[k] === 'right');
+  };
+
+  /** Every asked cell of the panels on the page: ["panel:r:c", …]. */
+  function exAllKeys() {
+    const out = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise?.ask, p, m.length, m[0]?.length ?? 0);
+      for (const k of set) { const [i, j] = k.split(','); out.push(exKey(p, i, j)); }
+    }
+    return out;
+  }
+
+  function chooseExercise(v) {
+    authoring = false;
+    if (!v) state.exercise = null;
+    else if (v === 'custom') {
+      state.exercise = { id: customId(state, []), ask: [], tol: { ...DEFAULT_TOL } };
+      authoring = true;
+    } else {
+      const def = EXERCISES[v];
+      const patch = presetPatch(def.preset, api);
+      Object.assign(state, { preset: def.preset, mode: patch.mode, use_W_o: patch.use_W_o, use_bias: false, head: 0, focus: null, view: 'all', step: 0, head_view: 'one', display: 'auto' });
+      state.matrices = { ...state.matrices, ...patch.matrices };
+      state.options = { ...patch.options };
+      state.direction = def.state?.direction ?? 'forward';
+      state.upstream = { ...state.upstream, ...(def.state?.upstream ?? { d_out: '', target: '' }) };
+      state.exercise = readyExercise(v);
+      for (const k of Object.keys(optErrors)) delete optErrors[k];
+    }
+    render();
+    userChange();
+  }
+
+  /** The exercise bar: title, task, tolerance, Check / Show the answers / Reset / Edit, result. */
+  function exerciseBar() {
+    const x = state.exercise;
+    const ready = EXERCISE_IDS.includes(x.id);
+    const bar = el('section', 'aps-exercise');
+    bar.dataset.key = 'exercise.bar';
+    const h = el('h2', 'aps-exercise-title', ready ? t(`exercise.${x.id}.title`) : t('exercise.custom.title'));
+    h.id = `${id}exercise-title`;
+    bar.setAttribute('aria-labelledby', h.id);
+    bar.append(h);
+    bar.append(el('p', 'aps-exercise-task', authoring ? t('exercise.author.task') : ready ? t(`exercise.${x.id}.task`) : t('exercise.custom.task')));
+    bar.append(el('p', 'aps-exercise-tol', tolText(x.tol)));
+    dom.exErrors = el('ul', 'aps-exercise-errors');
+    bar.append(dom.exErrors);
+    const buttons = el('div', 'aps-exercise-row');
+    const button = (key, text, fn, primary = false) => {
+      const b = el('button', primary ? 'aps-btn aps-btn-primary' : 'aps-btn', text);
+      b.type = 'button';
+      b.dataset.key = key;
+      b.addEventListener('click', fn);
+      buttons.append(b);
+      return b;
+    };
+    if (authoring) {
+      // the author's tolerance: decimals and a relative error
+      const tol = el('div', 'aps-exercise-row');
+      const num = (key, label, value, attrs) => {
+        const w = el('label', 'aps-field');
+        w.append(el('span', 'aps-label', label));
+        const i = el('input', 'aps-num');
+        i.type = 'number';
+        Object.assign(i, attrs);
+        i.value = value ?? '';
+        i.dataset.key = key;
+        i.addEventListener('change', () => {
+          const d = Number(dom.exDecimals.value);
+          const r = Number(dom.exRel.value);
+          state.exercise.tol = validateTol({
+            ...(dom.exDecimals.value !== '' && Number.isInteger(d) ? { decimals: d } : {}),
+            ...(dom.exRel.value !== '' && Number.isFinite(r) ? { rel: r / 100 } : {}),
+          });
+          bar.querySelector('.aps-exercise-tol').textContent = tolText(state.exercise.tol);
+          userChange();
+        });
+        w.append(i);
+        tol.append(w);
+        return i;
+      };
+      dom.exDecimals = num('ex.decimals', t('exercise.tolDecimals'), x.tol.decimals, { min: 0, max: 10, step: 1 });
+      dom.exRel = num('ex.rel', t('exercise.tolRel'), x.tol.rel !== undefined ? +(x.tol.rel * 100).toPrecision(6) : '', { min: 0, step: 'any' });
+      bar.append(tol);
+      dom.exAsked = el('p', 'aps-exercise-tol');
+      bar.append(dom.exAsked);
+      button('ex.try', t('exercise.try'), () => { authoring = false; exerciseData(); render(); }, true);
+    } else {
+      button('ex.check', t('exercise.check'), () => exCheck(true), true);
+      button('ex.reveal', t('exercise.reveal'), exReveal);
+      button('ex.reset', t('exercise.reset'), exReset);
+      button('ex.edit', t('exercise.edit'), () => { authoring = true; render(); });
+    }
+    bar.append(buttons);
+    dom.exResult = el('p', 'aps-exercise-result');
+    dom.exResult.setAttribute('role', 'status');
+    bar.append(dom.exResult);
+    if (ready) {
+      const why = el('details', 'aps-exercise-why');
+      why.append(el('summary', '', t('exercise.why')), el('p', '', t(`exercise.${x.id}.why`)));
+      dom.exWhy = why;
+      bar.append(why);
+    }
+    return bar;
+  }
+
+  function tolText(tol) {
+    const parts = [];
+    if (tol.decimals !== undefined) parts.push(t('exercise.tol.decimals', { n: tol.decimals }));
+    if (tol.rel !== undefined) parts.push(t('exercise.tol.rel', { p: +(tol.rel * 100).toPrecision(4) }));
+    if (tol.abs !== undefined) parts.push(t('exercise.tol.abs', { a: tol.abs }));
+    return t('exercise.tol', { rules: parts.join(t('exercise.tol.or')) });
+  }
+
+  /** The exercise's part of paint(): questions in the cells, covered steps, the bar's result. */
+  function paintExercise() {
+    const x = state.exercise;
+    const quiz = quizzing();
+    const askedPanels = new Set((x?.ask ?? []).map((a) => a.panel));
+    // the earliest asked step, forward and backward: what comes after it would give it away
+    const fwdIndex = (p) => STEPS.findIndex((st) => st.panels.includes(p));
+    const bSteps = visibleBSteps(state.mode, state.use_W_o, bias());
+    const bIndex = (p) => bSteps.findIndex((st) => st.panels.includes(p));
+    const fwdAsked = [...askedPanels].filter((p) => fwdIndex(p) >= 0).map(fwdIndex);
+    const bAsked = [...askedPanels].filter((p) => bIndex(p) >= 0).map(bIndex);
+    const firstFwd = fwdAsked.length ? Math.min(...fwdAsked) : Infinity;
+    const firstB = bAsked.length ? Math.min(...bAsked) : Infinity;
+    const errors = [];
+    for (const [p, v] of views) {
+      const m = p === 'weights-heads' ? null : shown[p];
+      let covered = false;
+      if (quiz && !askedPanels.has(p)) {
+        if (v.grad) covered = bIndex(p) > firstB || fwdAsked.length > 0;
+        else covered = p === 'weights-heads' ? askedPanels.has('weights') || fwdIndex(p) > firstFwd : fwdIndex(p) > firstFwd;
+      }
+      v.fig.classList.toggle('is-covered', covered);
+      if (covered && !v.cover) {
+        v.cover = el('p', 'aps-cover-note', t('exercise.covered'));
+        v.fig.insertBefore(v.cover, v.note);
+      }
+      if (v.cover) hide(v.cover, !covered);
+      if (v.askButton) {
+        hide(v.askButton, !authoring);
+        v.askButton.setAttribute('aria-pressed', String((x?.ask ?? []).some((a) => a.panel === p && a.cells === 'all')));
+      }
+      if (!m || !(v.view instanceof MatrixView)) continue;
+      const { set, outside } = askedCells(x?.ask, p, m.length, m[0]?.length ?? 0);
+      for (const [i, j] of outside) errors.push(t('exercise.outside', { cell: `${p}[${i + 1},${j + 1}]`, rows: m.length, cols: m[0]?.length ?? 0 }));
+      const mode = authoring ? 'author' : quiz ? 'quiz' : 'shown';
+      v.view.setAsk(set.size ? set : null, mode, exCtl(p));
+      if (v.stats) v.stats.setHiddenRows(quiz && set.size ? new Set([...set].map((k) => +k.split(',')[0])) : null);
+    }
+    if (dom.exErrors) dom.exErrors.replaceChildren(...errors.map((e) => el('li', '', e)));
+    if (dom.exAsked) setText(dom.exAsked, t('exercise.asked', { n: exAllKeys().length }));
+    exResultText();
+  }
+
+  /** The handlers of the answer inputs of one panel. */
+  function exCtl(p) {
+    return {
+      answer: (i, j) => ex?.answers[exKey(p, i, j)] ?? '',
+      status: (i, j) => ex?.results[exKey(p, i, j)] ?? '',
+      label: (i, j, status) => t('exercise.cellLabel', { name: `${t(`panel.${p}`)} [${i + 1},${j + 1}]`, status: status ? t(`exercise.status.${status}`) : '' }),
+      onInput: (i, j, text) => {
+        const k = exKey(p, i, j);
+        ex.answers[k] = text;
+        if (ex.results[k]) { delete ex.results[k]; views.get(p)?.view.refreshAsk(); }
+        exSave();
+        if (state.focus?.panel === p && state.focus.row === i && state.focus.col === j) showExplain();
+      },
+      onKey: (e, i, j) => {
+        if (e.key === 'Enter') { e.preventDefault(); exCheck(true); views.get(p)?.view.answerInput(i, j)?.focus(); }
+        else if (e.key === '?') { e.preventDefault(); exHint(p, i, j); }
+        else if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
+          // to the question above / below in this panel
+          e.preventDefault();
+          const view = views.get(p).view;
+          const d = e.key === 'ArrowUp' ? -1 : 1;
+          for (let r = i + d; r >= 0 && r < (view.tds?.length ?? 0); r += d) {
+            const input = view.answerInput(r, j);
+            if (input) { input.focus(); break; }
+          }
+        }
+      },
+    };
+  }
+
+  /** Checks every answer against the core's value; emits 'exercise' when the learner asked. */
+  function exCheck(announce) {
+    if (!ex || !state.exercise || !trace) return null;
+    const cells = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise.ask, p, m.length, m[0]?.length ?? 0);
+      for (const kk of set) {
+        const [i, j] = kk.split(',').map(Number);
+        const k = exKey(p, i, j);
+        const answer = ex.answers[k] ?? '';
+        const status = checkAnswer(answer, m[i][j], state.exercise.tol);
+        ex.results[k] = status;
+        const a = parseAnswer(answer);
+        cells.push({ panel: p, row: i, col: j, answer, status, correct: status === 'right', expected: m[i][j], ...(a.ok ? { value: a.value } : {}) });
+      }
+    }
+    ex.checked = true;
+    ex.checkedKey = JSON.stringify(buildSpec());
+    exSave();
+    const result = exResult(cells);
+    paint();
+    if (announce) emit('exercise', result);
+    return result;
+  }
+
+  function exResult(cells) {
+    const n = (s) => cells.filter((c) => c.status === s).length;
+    return {
+      id: state.exercise.id,
+      ready: EXERCISE_IDS.includes(state.exercise.id),
+      total: cells.length, right: n('right'), wrong: n('wrong') + n('invalid'), empty: n('empty'),
+      solved: cells.length > 0 && n('right') === cells.length,
+      revealed: !!ex.revealed,
+      tol: { ...state.exercise.tol },
+      cells,
+    };
+  }
+
+  function exResultText() {
+    if (!dom.exResult) return;
+    const keys = exAllKeys();
+    const res = keys.map((k) => ex?.results[k]);
+    let text = '';
+    let cls = '';
+    if (authoring) text = '';
+    else if (ex?.revealed) text = t('exercise.revealed');
+    else if (keys.length && res.every((r) => r === 'right')) { text = t('exercise.solved', { n: keys.length }); cls = 'is-solved'; }
+    else if (res.some(Boolean)) {
+      const wrong = keys.filter((k) => ex.results[k] === 'wrong' || ex.results[k] === 'invalid').map((k) => { const [p, i, j] = k.split(':'); return `${t(`panel.${p}`)} [${+i + 1},${+j + 1}]`; });
+      text = t('exercise.score', { right: res.filter((r) => r === 'right').length, total: keys.length }) + (wrong.length ? ` ${t('exercise.wrongList', { cells: wrong.join(', ') })}` : '');
+      cls = 'is-open';
+    }
+    setText(dom.exResult, text);
+    dom.exResult.className = `aps-exercise-result ${cls}`;
+    if (dom.exWhy && (ex?.revealed || cls === 'is-solved')) dom.exWhy.open = true;
+  }
+
+  function exReveal() {
+    if (!ex) return;
+    ex.revealed = true;
+    exSave();
+    const res = exCheckQuiet();
+    paint();
+    emit('exercise', { ...res, revealed: true });
+  }
+
+  /** The results without touching the learner's marks (for the reveal event). */
+  function exCheckQuiet() {
+    const cells = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise.ask, p, m.length, m[0]?.length ?? 0);
+      for (const kk of set) {
+        const [i, j] = kk.split(',').map(Number);
+        const answer = ex.answers[exKey(p, i, j)] ?? '';
+        const status = checkAnswer(answer, m[i][j], state.exercise.tol);
+        cells.push({ panel: p, row: i, col: j, answer, status, correct: status === 'right', expected: m[i][j] });
+      }
+    }
+    return exResult(cells);
+  }
+
+  function exReset() {
+    if (!ex) return;
+    clearAnswers(ex.id);
+    ex = { id: ex.id, answers: {}, hints: {}, checked: false, revealed: false, results: {}, checkedKey: null, pendingCheck: false };
+    for (const v of views.values()) for (const inp of v.fig.querySelectorAll('input.aps-answer')) inp.value = '';
+    paint();
+  }
+
+  /** The next hint of a wrong cell: the formula, then the terms, then the value. */
+  function exHint(p, i, j) {
+    const k = exKey(p, i, j);
+    ex.hints[k] = Math.min(3, (ex.hints[k] ?? 0) + 1);
+    exSave();
+    state.focus = { panel: p, row: i, col: j };
+    hover = null;
+    showExplain();
+  }
+
+  /** Authoring: a cell or a whole panel becomes a question, or stops being one. */
+  function toggleAsk(p, i, j) {
+    const x = state.exercise;
+    const m = shown[p];
+    if (!x || !m) return;
+    const R = m.length;
+    const C = m[0]?.length ?? 0;
+    const { set } = askedCells(x.ask, p, R, C);
+    if (i === null) {
+      const whole = x.ask.some((a) => a.panel === p && a.cells === 'all');
+      x.ask = x.ask.filter((a) => a.panel !== p);
+      if (!whole) x.ask.push({ panel: p, cells: 'all' });
+    } else {
+      const kk = `${i},${j}`;
+      if (set.has(kk)) set.delete(kk); else set.add(kk);
+      x.ask = x.ask.filter((a) => a.panel !== p);
+      if (set.size === R * C) x.ask.push({ panel: p, cells: 'all' });
+      else if (set.size) x.ask.push({ panel: p, cells: [...set].map((s2) => s2.split(',').map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1]) });
+    }
+    if (!EXERCISE_IDS.includes(x.id) || x.ask.length) x.id = customId(state, x.ask);
+    exerciseData();
+    paint();
+    userChange();
+  }
+
   // ───────────────────────────── computing and painting ─────────────────────────────
   // An edit is computed and painted at once (the work overlaps the wait for the next frame);
   // further edits before that frame are coalesced into one compute at its start.
@@ -968,7 +1338,9 @@ export async function mountStepper(root, options = {}) {
     }
     trace = tr;
     if (state.head >= tr.n_head) state.head = 0;
+    if (ex?.checkedKey && ex.checkedKey !== JSON.stringify(buildSpec())) { ex.results = {}; ex.checkedKey = null; } // other numbers: check again
     paint();
+    if (ex?.pendingCheck) { ex.pendingCheck = false; exCheck(false); } // restored answers: their marks
     setStale(false);
     const ms = performance.now() - t0;
     dom.status.textContent = t('status.ok', { ms: ms.toFixed(1), v: api.version });
@@ -984,7 +1356,8 @@ export async function mountStepper(root, options = {}) {
       biases: BIASES.filter((b) => tr.inputs[b]) };
     const empty = new Set(tr.empty_rows.filter((r) => r.head === h).map((r) => r.row));
     const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
-    const rowClass = (i) => (empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
+    const quiz = quizzing(); // an unsolved exercise: no marks that would tell the answer
+    const rowClass = (i) => (quiz ? '' : empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
     const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
     const fkey = JSON.stringify(fctx);
     const specs = {
@@ -1003,10 +1376,18 @@ export async function mountStepper(root, options = {}) {
       concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
       out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
     };
+    // the matrices on the page (what the exercise checks against), then the exercise's questions
+    const gspecs = bw ? gradSpecs(bw, h) : {};
+    shown = {};
+    for (const [p, [m]] of [...Object.entries(specs), ...Object.entries(gspecs)]) if (m && views.has(p)) shown[p] = m;
+    const asked = new Set((state.exercise?.ask ?? []).map((a) => a.panel));
     const heat = heatOnly();
+    for (const [p, [m]] of [...Object.entries(specs), ...Object.entries(gspecs)]) {
+      if (m && views.has(p)) viewKind(views.get(p), heat && heatPanel(m) && !asked.has(p)); // a question needs its cells
+    }
+    paintExercise();
     for (const [p, [m, shape, opts, statsOpts]] of Object.entries(specs)) {
       const v = views.get(p);
-      viewKind(v, heat && heatPanel(m));
       v.view.update(m, opts);
       if (v.stats) v.stats.update(m.map(() => []), statsOpts);
       setText(v.shape, shape);
@@ -1026,7 +1407,7 @@ export async function mountStepper(root, options = {}) {
       });
       setText(side.shape, `${tr.n_head} × (T × T_total) = ${tr.n_head} × ${tr.T} × ${tr.T_total}`);
     }
-    if (bw) paintGrads(bw, h, hs);
+    if (bw) paintGrads(bw, h, hs, gspecs);
     // summary
     const items = [
       ['T', tr.T], ['T_total', tr.T_total], ['base', tr.base], ['n_head', tr.n_head],
@@ -1044,6 +1425,7 @@ export async function mountStepper(root, options = {}) {
       ...tr.empty_rows.map((r) => t('warn.empty', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
       ...tr.overflow_rows.map((r) => t('warn.overflow', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
     ];
+    if (quiz) warns.length = 0; // "row 1 is empty" would answer the exercise
     const wkey = JSON.stringify(warns);
     if (dom.warningsKey !== wkey) {
       dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
@@ -1086,7 +1468,8 @@ export async function mountStepper(root, options = {}) {
     showExplain();
   }
 
-  function paintGrads(b, h, hs) {
+  /** The gradient panels' matrices and shapes: {panel: [matrix, shape, cellClass]}. */
+  function gradSpecs(b, h) {
     const tr = b.trace;
     const g = b.grads;
     const G = g.heads[h];
@@ -1117,13 +1500,16 @@ export async function mountStepper(root, options = {}) {
       d_b_v: [g.b_v && [g.b_v], `n_head·d_v = ${tr.n_head * tr.d_v}`],
       d_b_o: [g.b_o && [g.b_o], `d_out = ${tr.d_out}`],
     };
+    return specs;
+  }
+
+  function paintGrads(b, h, hs, specs) {
+    const tr = b.trace;
     const fctx = { base: tr.base, scale: tr.options.scale, upstream: state.upstream.kind, useWo: state.use_W_o, nHead: tr.n_head };
     const fkey = JSON.stringify(fctx);
-    const heat = heatOnly();
     for (const [p, [m, shape, cellClass]] of Object.entries(specs)) {
       const v = views.get(p);
       if (!v || !m) continue;
-      viewKind(v, heat && heatPanel(m));
       v.view.update(m, { diverging: true, cellClass });
       setText(v.shape, shape);
       setText(v.title, t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : ''));
@@ -1150,6 +1536,7 @@ export async function mountStepper(root, options = {}) {
   function panelNote(p, tr, h) {
     if (p === 'weights') {
       const parts = [t('note.weights')];
+      if (quizzing()) return parts[0]; // the notes on empty and overflow rows would tell the answer
       if (tr.empty_rows.some((r) => r.head === h)) parts.push(t('note.emptyRow'));
       if (tr.overflow_rows.some((r) => r.head === h)) parts.push(t('note.overflow'));
       return parts.join(' ');
@@ -1251,21 +1638,70 @@ export async function mountStepper(root, options = {}) {
       return;
     }
     const multiple = sel.panel === 'weights-heads';
-    const ex = views.get(sel.panel).grad
+    const exp = views.get(sel.panel).grad
       ? explainGrad(bw, { ...sel, head: state.head }, t, { upstream: state.upstream.kind, target: upstreamTarget() })
       : explain(trace, { ...sel, panel: multiple ? 'weights' : sel.panel, head: multiple ? sel.head : state.head }, t);
-    head.textContent = `${t('ex.label')}: ${ex.title}`;
+    head.textContent = `${t('ex.label')}: ${exp.title}`;
+    // a question of an unsolved exercise: the learner's verdict and the hints, not the answer
+    const question = quizzing() && !multiple && views.get(sel.panel).view.ask?.has(`${sel.row},${sel.col}`);
+    if (question) {
+      hintBox(sel, exp, head);
+      selView(sel).mark([sel.row, sel.col], []);
+      return;
+    }
     const box = el('div', 'aps-explain-lines');
-    for (const line of ex.lines) box.append(exLine(line));
+    for (const line of exp.lines) box.append(exLine(line));
     dom.explain.append(box);
     selView(sel).mark([sel.row, sel.col], []);
     if (multiple && sel.head !== state.head) return; // the other panels show another head
     const byPanel = new Map();
-    for (const f of ex.feeds) {
+    for (const f of exp.feeds) {
       if (f.panel) { if (!byPanel.has(f.panel)) byPanel.set(f.panel, []); byPanel.get(f.panel).push(f); }
       else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
     }
     for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+  }
+
+  /**
+   * The explanation box for a question: what the learner typed and whether it is right; for a
+   * wrong answer the cell's arithmetic as hints, one step at a time — the formula, then the terms,
+   * then the value (hint level 1, 2, 3; kept with the answers).
+   */
+  function hintBox(sel, exp, head) {
+    const k = exKey(sel.panel, sel.row, sel.col);
+    const name = `${t(`panel.${sel.panel}`)} [${sel.row + 1},${sel.col + 1}]`;
+    head.textContent = t('exercise.yourAnswer', { name });
+    const status = ex.results[k] ?? '';
+    const answer = ex.answers[k] ?? '';
+    const verdict = el('p', `aps-verdict ${status ? `is-${status === 'right' ? 'right' : 'wrong'}` : ''}`);
+    verdict.dataset.key = 'ex.verdict';
+    if (status === 'right') verdict.textContent = t('exercise.v.right', { answer });
+    else if (status === 'wrong') verdict.textContent = t('exercise.v.wrong', { answer });
+    else if (status === 'invalid') verdict.textContent = t('exercise.v.invalid', { answer, name });
+    else if (status === 'empty') verdict.textContent = t('exercise.v.empty');
+    else verdict.textContent = t('exercise.v.todo');
+    dom.explain.append(verdict);
+    const level = status === 'wrong' || status === 'invalid' ? ex.hints[k] ?? 0 : 0;
+    const kinds = level >= 3 ? ['formula', 'terms', 'result', 'note'] : level === 2 ? ['formula', 'terms'] : level === 1 ? ['formula'] : [];
+    const lines = exp.lines.filter((l) => kinds.includes(l.kind));
+    if (lines.length) {
+      const box = el('div', 'aps-explain-lines');
+      for (const line of lines) box.append(exLine(line));
+      dom.explain.append(box);
+    }
+    if ((status === 'wrong' || status === 'invalid') && level < 3) {
+      const row = el('div', 'aps-hint-steps');
+      const b = el('button', 'aps-btn aps-btn-small', t(`exercise.hint${level + 1}`));
+      b.type = 'button';
+      b.dataset.key = 'ex.hint';
+      b.setAttribute('aria-keyshortcuts', '?');
+      b.addEventListener('click', () => {
+        exHint(sel.panel, sel.row, sel.col);
+        dom.explain.querySelector('[data-key="ex.hint"]')?.focus();
+      });
+      row.append(b, el('span', 'aps-hint', t('exercise.hintKey')));
+      dom.explain.append(row);
+    }
   }
 
   /** One line of a cell's arithmetic: MathML (as the panels' formulas), or prose for a note. */
@@ -1328,7 +1764,7 @@ export async function mountStepper(root, options = {}) {
       render();
     },
     on(ev, fn) {
-      if (!listeners[ev]) throw new Error(`unknown event "${ev}" (use "change" or "trace")`);
+      if (!listeners[ev]) throw new Error(`unknown event "${ev}" (use "change", "trace" or "exercise")`);
       listeners[ev].add(fn);
       return () => listeners[ev].delete(fn);
     },
