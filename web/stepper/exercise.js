@@ -10,6 +10,7 @@
 //     tol: { decimals: 4, rel: 0.001, abs?: number } }   // right if any of them holds
 // The learner's answers are not in the state (a permalink shares the exercise, not the answers).
 import { PANEL_IDS, GRAD_PANEL_IDS } from './state.js';
+import { presetPatch } from './presets.js';
 
 export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward'];
 /** The default tolerance: 4 decimals, or ±0.1 % relative. */
@@ -46,6 +47,30 @@ export function readyExercise(id) {
 }
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A state set up for a ready-made exercise: its example (preset), direction and dOut, the view
+ * reset to all steps, and the exercise itself. api: the loaded core (one preset draws seeded
+ * matrices). Returns a new state (the input is not changed); an unknown id returns it as it is.
+ */
+export function withReadyExercise(state, id, api) {
+  const def = EXERCISES[id];
+  if (!def) return state;
+  const patch = presetPatch(def.preset, api);
+  return {
+    ...state,
+    preset: def.preset,
+    mode: patch.mode,
+    use_W_o: patch.use_W_o,
+    use_bias: false,
+    matrices: { ...state.matrices, ...patch.matrices },
+    options: { ...patch.options },
+    head: 0, focus: null, view: 'all', step: 0, head_view: 'one', display: 'auto',
+    direction: def.state?.direction ?? 'forward',
+    upstream: { ...state.upstream, d_out: '', target: '', ...(def.state?.upstream ?? {}) },
+    exercise: readyExercise(id),
+  };
+}
 
 /** A clean exercise from anything (null when there is none); never throws. */
 export function validateExercise(x) {

@@ -39,7 +39,7 @@ import { mathLine, plainText } from './explain-math.js';
 import { visibleBSteps, panelReads, stepReads, HEAD_GRAD_PANELS, INPUT_GRADS, gradCheckBox } from './backward.js';
 import { formatNumber, cellText } from './format.js';
 import { PRESETS, presetPatch } from './presets.js';
-import { EXERCISES, EXERCISE_IDS, readyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
 
 export { defaultState, validateState };
 
@@ -917,14 +917,7 @@ export async function mountStepper(root, options = {}) {
       state.exercise = { id: customId(state, []), ask: [], tol: { ...DEFAULT_TOL } };
       authoring = true;
     } else {
-      const def = EXERCISES[v];
-      const patch = presetPatch(def.preset, api);
-      Object.assign(state, { preset: def.preset, mode: patch.mode, use_W_o: patch.use_W_o, use_bias: false, head: 0, focus: null, view: 'all', step: 0, head_view: 'one', display: 'auto' });
-      state.matrices = { ...state.matrices, ...patch.matrices };
-      state.options = { ...patch.options };
-      state.direction = def.state?.direction ?? 'forward';
-      state.upstream = { ...state.upstream, ...(def.state?.upstream ?? { d_out: '', target: '' }) };
-      state.exercise = readyExercise(v);
+      state = withReadyExercise(state, v, api);
       for (const k of Object.keys(optErrors)) delete optErrors[k];
     }
     render();
