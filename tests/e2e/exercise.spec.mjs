@@ -282,3 +282,15 @@ test('zh: the exercise in Chinese', async ({ page }) => {
   await expect(page.locator('[data-key="ex.check"]')).toHaveText('检查答案');
   await page.locator('[data-key="lang.en"]').click();
 });
+
+test('during an exercise the export offers the inputs only; once solved, every matrix again', async ({ page }) => {
+  await ready(page);
+  await choose(page, 'identity-softmax');
+  const options = () => page.locator('select.apx-matrix option').evaluateAll((os) => os.map((o) => o.value));
+  await expect.poll(options).toEqual(['inputs.x', 'inputs.W_q', 'inputs.W_k', 'inputs.W_v', 'inputs.W_o']);
+  await fill(page, { 'weights:0:0': '0.6698', 'weights:0:1': '0.3302', 'weights:1:0': '0.3302', 'weights:1:1': '0.6698' });
+  await check(page);
+  await expect.poll(options).toContain('heads.0.weights');
+  await page.locator('[data-key="ex.reset"]').click();
+  await expect.poll(options).not.toContain('heads.0.weights');
+});

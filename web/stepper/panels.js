@@ -647,6 +647,7 @@ export class MatrixView {
         input.inputMode = 'text';
         input.spellcheck = false;
         input.autocomplete = 'off';
+        input.maxLength = 64;
         input.setAttribute('aria-keyshortcuts', '?');
         input.addEventListener('input', () => ctl.onInput(i, j, input.value));
         input.addEventListener('keydown', (e) => this.askCtl.onKey(e, i, j));

@@ -206,6 +206,8 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
   function fill() {
     const keep = select.value;
     entries = traceMatrices(current, lang);
+    // an unsolved exercise: only the inputs can be exported (the steps would give the answers)
+    if (controller.exerciseOpen?.()) entries = entries.filter((e) => e.id.startsWith('inputs.'));
     // rebuild the options only when the list changed (not on every edit of a number)
     const key = entries.map((e) => `${e.id}\u0001${e.label}`).join('\u0002');
     if (key !== optionsKey || select.options.length !== entries.length) {
@@ -253,6 +255,7 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
     }
   };
   const offs = [controller.on('trace', onTrace), controller.on('change', onChange)];
+  try { offs.push(controller.on('exercise', () => fill())); } catch { /* a controller without exercises */ }
   relabel();
   fill();
 

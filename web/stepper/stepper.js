@@ -1165,6 +1165,7 @@ export async function mountStepper(root, options = {}) {
     ex = { id: ex.id, answers: {}, hints: {}, checked: false, revealed: false, results: {}, checkedKey: null, pendingCheck: false };
     for (const v of views.values()) for (const inp of v.fig.querySelectorAll('input.aps-answer')) inp.value = '';
     paint();
+    emit('exercise', { ...exCheckQuiet(), reset: true });
   }
 
   /** The next hint of a wrong cell: the formula, then the terms, then the value. */
@@ -1747,6 +1748,8 @@ export async function mountStepper(root, options = {}) {
 
   return {
     getState,
+    /** An exercise is being worked on (not solved, answers not shown): its answers are hidden. */
+    exerciseOpen: () => quizzing(),
     setState(s) {
       const next = validateState(s);
       if (explicitLang && !(s && s.lang)) next.lang = state.lang;
