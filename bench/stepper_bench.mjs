@@ -14,7 +14,8 @@
 //   2. opens the playground page (web/index.html) in Debian's Chromium (the launch options of
 //      playwright.config.mjs) and loads a state with 16 × 16 matrices (x, W_q, W_k, W_v, W_o),
 //      4 heads and the causal mask;
-//   3. edits one cell of W_q N times the way a user does (the cell's <input>, an 'input' event) and
+//   3. edits one cell of W_q N times the way a user does (the cell's <input>, an 'input' event),
+//      with the page scrolled to the scores panel (what the edit changes is on screen), and
 //      times, in the page:
 //        edit → frame rendered   from the input event until the main thread has produced the
 //                                first frame that holds the new numbers (its requestAnimationFrame
@@ -138,6 +139,10 @@ postMessage('ready');`,
   // open the editor of W_q[0][0] (double-click, as a user does)
   await page.locator('[data-matrix="W_q"] td[data-r="0"][data-c="0"]').dblclick();
   await page.locator('[data-matrix="W_q"] input.aps-cell-input').waitFor();
+  // watch the scores: the page scrolled to W_q, beside which K and V show (they do not change
+  // with W_q); a user watches what the edit changes. The cell editor keeps the focus.
+  await page.evaluate(() => document.querySelector('figure[data-panel="scores"]').scrollIntoView({ block: 'start' }));
+  await page.waitForTimeout(300);
   await hooks.before?.();
   const result = await page.evaluate(async ({ N, SIZE }) => {
     const ctl = window.attentionStepper;
@@ -191,7 +196,7 @@ postMessage('ready');`,
     });
     try { loaf.observe({ type: 'long-animation-frame', buffered: false }); } catch { /* older browser */ }
     let lastQ = null;
-    const qCell = () => document.querySelector('figure[data-panel="q"] td[data-r="0"][data-c="0"]');
+    const qCell = () => document.querySelector('figure[data-panel="scores"] td[data-r="0"][data-c="0"]');
     for (let i = 0; i < N + 3; i++) { // 3 warm-up edits, not counted
       counting = i >= 3;
       const value = (0.5 + ((i % 40) + 1) * 0.0125).toFixed(4);
@@ -209,7 +214,7 @@ postMessage('ready');`,
         shown(frameTimes());
       });
       // the text of the tables (what screen readers read and a selection copies): the first
-      // frame after q[1,1]'s text changed
+      // frame after S[1,1]'s text changed (on screen; S[1,1] = q1·k1 changes with W_q[1,1])
       const textShown = new Promise((resolve) => {
         const mo = new MutationObserver(() => {
           if (qCell().textContent === before) return;
@@ -255,7 +260,6 @@ postMessage('ready');`,
       const r = f.getBoundingClientRect();
       return !f.hidden && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth;
     }).map((f) => f.dataset.panel);
-    // q[0][0] on the page is the core's value
     const shownQ = qCell()?.textContent;
     // the core in a Worker: post the spec, get the trace back (structured clone), against the
     // same call on the main thread, alternating
@@ -384,12 +388,13 @@ async function main() {
     console.log(`\nAttention stepper — ${N} edits of one cell of W_q, x and weights ${SIZE} × ${SIZE}, ${HEADS} heads, causal, W_o ${SIZE} × ${SIZE}`);
     console.log(`Chromium ${browser.version()}, headless, window ${WIDTH} × 1000, page from ${WEB}/; ms, median and p90 (3 warm-up edits not counted)`);
     console.log(`Panels on screen while editing W_q: ${res.onScreen.join(', ') || 'none'}\n`);
+    if (!res.onScreen.includes('scores')) console.warn('(the scores panel was not on screen: the figures below may not include painting what changed)');
     const line = (name, xs, note) => console.log(`${name.padEnd(34)}${ms(quantile(xs, 0.5))}${ms(quantile(xs, 0.9))}${ms(Math.min(...xs))}${ms(Math.max(...xs))}   ${note}`);
     console.log(`${'measure'.padEnd(34)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
     console.log('-'.repeat(34 + 32));
     line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
     line('edit → next frame\'s rAF (old)', r.nextRaf, 'the measure before issue 10: + up to one frame interval');
-    line('edit → text of the tables', r.text, 'input event → the frame after q[1,1]\'s text (screen readers, selection) changed');
+    line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
     line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
     line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
     if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');

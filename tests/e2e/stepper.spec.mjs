@@ -244,6 +244,9 @@ test('cell arithmetic: focus or hover a cell, see its terms; the cells that feed
   await expect.poll(() => explainText(page)).toContain('= 1 / (1 + 0.4931)');
   await expect(explainBox(page).locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.6698');
   await expect(page.locator('[data-panel="masked"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
+  // from here on the keyboard: no pointer left over a cell (a hover is explained before a focus,
+  // and focusing a cell scrolls the page under the pointer)
+  await page.mouse.move(0, 0);
   // an output cell: the weighted sum of the rows of V
   await page.locator('[data-panel="context"] td[data-r="1"][data-c="0"]').focus();
   await expect.poll(() => explainText(page)).toContain('O[2,1] = Σ_k A[2,k] · V[k,1]');

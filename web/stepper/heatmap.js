@@ -95,6 +95,8 @@ export class HeatmapView {
 
   ensurePainted() { if (this.data && this.painted !== this.data) this.paint(); }
 
+  setVisible() {}
+
   flush() {}
 
   paint() {

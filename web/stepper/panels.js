@@ -14,8 +14,9 @@
 //   - Geometry does not depend on the text: column widths are set from the numbers' widths
 //     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
 //     the table's cells line up without reading layout, and changing text never moves anything.
-//   - Only panels near the screen are painted (an IntersectionObserver); one that comes near is
-//     painted before it shows. One whose canvas is behind hides it and shows its table's own text
+//   - The edit's frame paints only the panels on the screen; those within half a screen of it are
+//     painted right after that frame (hidden until then), the others when they come near
+//     (IntersectionObservers). One whose canvas is behind hides it and shows its table's own text
 //     and colours instead once they are current (a full-page screenshot, printing), and nothing
 //     while they are not, so a stale number is never on screen.
 //   - Without a canvas (forced colours / Windows high contrast, or a matrix too large for one)
@@ -46,6 +47,25 @@ const MAX_CANVAS_PIXELS = 12_000_000;
 
 function title(e, text) {
   if (text === null) e.removeAttribute('title'); else e.title = text;
+}
+
+/** Whether two updates show the same: same numbers, range, colour map and cell classes. */
+function sameData(a, b) {
+  if (!a || a.lo !== b.lo || a.hi !== b.hi || !!a.opts.diverging !== !!b.opts.diverging) return false;
+  if ((a.opts.extra?.length ?? 0) || (b.opts.extra?.length ?? 0)) return false; // (the row statistics: small, always written)
+  const x = a.m;
+  const y = b.m;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    const r = x[i];
+    const q = y[i];
+    if (r.length !== q.length) return false;
+    for (let j = 0; j < r.length; j++) {
+      if (!Object.is(r[j], q[j])) return false;
+      if (b.opts.cellClass && a.opts.cellClass?.(i, j) !== b.opts.cellClass(i, j)) return false;
+    }
+  }
+  return true;
 }
 
 /** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
@@ -96,9 +116,10 @@ function queueSync(view) {
 function runPending(idleDeadline) {
   if (!idleDeadline) scheduled = false; else idleHandle = 0;
   for (const v of pending) {
-    if (!idleDeadline && !v.live) continue; // off screen: in an idle period
+    if (!idleDeadline && !v.live) continue; // far from the screen: in an idle period
     if (idleDeadline && idleDeadline.timeRemaining() < 2) break;
     pending.delete(v);
+    if (v.live) v.catchUp(); // near the screen: painted now, before it can scroll into view
     v.syncText();
   }
   if (!pending.size) { clearTimeout(fallback); fallback = 0; }
@@ -109,7 +130,7 @@ function runPending(idleDeadline) {
 export function flushPending() {
   clearTimeout(fallback);
   fallback = 0;
-  for (const v of pending) v.syncText();
+  for (const v of pending) { if (v.live) v.catchUp(); v.syncText(); }
   pending.clear();
 }
 
@@ -123,6 +144,36 @@ function hookDocument() {
 
 const forcedColors = globalThis.matchMedia?.('(forced-colors: active)');
 
+// Text is measured and drawn on canvases that are not in the document: setting ctx.font on a
+// canvas in the document makes the browser bring the page's style up to date first (it may resolve
+// relative sizes against the canvas), and after the DOM writes of a repaint that cost a forced
+// style recalculation per font change (measured: 10–40 ms per edit at 16 × 16 with 4 heads).
+// The picture is then copied onto the visible canvas (drawImage), whose context never sets a font.
+const HAS_OFFSCREEN = typeof OffscreenCanvas === 'function';
+let measureCtx = null;
+const widthCache = new Map();
+/** The width (CSS px) of text in a font, measured once per (font, text). */
+function textWidth(font, text) {
+  const key = `${font}\u0001${text}`;
+  let w = widthCache.get(key);
+  if (w === undefined) {
+    if (!measureCtx) measureCtx = HAS_OFFSCREEN ? new OffscreenCanvas(1, 1).getContext('2d') : document.createElement('canvas').getContext('2d');
+    if (measureCtx.font !== font) measureCtx.font = font;
+    w = measureCtx.measureText(text).width;
+    if (widthCache.size > 20000) widthCache.clear();
+    widthCache.set(key, w);
+  }
+  return w;
+}
+
+/** Font metrics of a font (the '0' advance and the font's ascent and descent). */
+function fontMetrics(font) {
+  textWidth(font, '0');
+  measureCtx.font = font;
+  const mt = measureCtx.measureText('0');
+  return { zero: mt.width, ascent: mt.fontBoundingBoxAscent, descent: mt.fontBoundingBoxDescent };
+}
+
 // hatching for −∞ (and exact zeros under the mask) and stripes for NaN, like the CSS patterns
 const patterns = new WeakMap();
 export function pattern(ctx, kind) {
@@ -130,7 +181,7 @@ export function pattern(ctx, kind) {
   if (!cache) { cache = {}; patterns.set(ctx, cache); }
   if (cache[kind]) return cache[kind];
   const s = 8;
-  const tile = document.createElement('canvas');
+  const tile = HAS_OFFSCREEN ? new OffscreenCanvas(s, s) : document.createElement('canvas');
   tile.width = s;
   tile.height = s;
   const c = tile.getContext('2d');
@@ -174,6 +225,7 @@ export class MatrixView {
     this.shape = '';
     this.pos = { r: 0, c: 0 };
     this.live = true; // near the screen (until the observer says otherwise)
+    this.visible = true; // on the screen (idem)
     this.data = null; // the last update: { m, opts, lo, hi }
     this.painted = null; // the data the canvas shows
     this.synced = null; // the data the table's text shows
@@ -204,6 +256,8 @@ export class MatrixView {
       this.ro = new ResizeObserver(() => {
         if (!this.geo || this.probe.offsetWidth === this.geo.probe) return;
         this.geo = null;
+        this.widths = null;
+        this.painted = null;
         this.render();
       });
       this.ro.observe(this.probe);
@@ -233,8 +287,10 @@ export class MatrixView {
     let hi = -Infinity;
     if (opts.range) [lo, hi] = opts.range;
     else for (const row of m) for (const v of row) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
-    this.data = { m, opts, lo, hi, texts: null };
-    this.wrap.classList.add('is-text-old');
+    const next = { m, opts, lo, hi, texts: null };
+    // the same numbers as before (V when W_q changed, …): nothing to paint or write
+    if (!sameData(this.data, next)) this.data = next;
+    else this.data.opts = opts;
     // what shows outside the numbers (row headers, labels) is written now
     for (let i = 0; i < R; i++) {
       const cls = opts.rowClass?.(i) ?? '';
@@ -254,26 +310,49 @@ export class MatrixView {
       this.syncText();
       return;
     }
-    if (this.live) this.paint();
-    else this.wrap.classList.add('is-stale');
-    if (this.synced !== this.data) queueSync(this);
+    if (this.painted === this.data && this.synced === this.data) return;
+    if (this.visible) this.paint();
+    else if (this.live) {
+      // near the screen but not on it: painted right after this frame (the edit's frame paints
+      // only what is on screen); hidden until then (visibility: one element, no restyle of cells)
+      if (this.painted !== this.data && !this.hiddenNow) { this.wrap.style.visibility = 'hidden'; this.hiddenNow = true; }
+    } else {
+      // far: not painted now; hide the canvas, and the table's text too until it is written
+      this.wrap.classList.add('is-stale');
+      if (this.synced !== this.data) this.wrap.classList.add('is-text-old');
+    }
+    if (this.synced !== this.data || this.painted !== this.data) queueSync(this);
   }
 
-  /** Near the screen or not (from the IntersectionObserver). */
+  /** A panel near the screen: paint what is behind, show it again. */
+  catchUp() {
+    if (this.data && this.canvasMode && this.painted !== this.data) this.paint();
+    if (this.hiddenNow) { this.wrap.style.removeProperty('visibility'); this.hiddenNow = false; }
+  }
+
+  /** Near the screen (within half a screen) or not (from the IntersectionObserver). */
   setLive(live) {
     if (this.live === live) return;
     this.live = live;
     if (live && this.data && this.painted !== this.data) this.render();
   }
 
+  /** On the screen or not: what is on screen is painted in the frame of the edit. */
+  setVisible(visible) {
+    if (this.visible === visible) return;
+    this.visible = visible;
+    if (visible && this.data && (this.painted !== this.data || this.hiddenNow)) { this.paint(); this.catchUp(); }
+  }
+
   /** Paints now if the canvas is behind (a panel shown by step navigation, a scroll jump). */
   ensurePainted() {
     if (this.data && this.canvasMode && this.painted !== this.data) this.paint();
+    this.catchUp();
   }
 
   /** The table's text now (it is otherwise written right after the next frame). */
   flush() {
-    if (pending.has(this)) { pending.delete(this); this.syncText(); }
+    if (pending.has(this)) { pending.delete(this); this.catchUp(); this.syncText(); }
   }
 
   setCanvas(on) {
@@ -363,15 +442,12 @@ export class MatrixView {
     const fontPx = parseFloat(cs.fontSize);
     const family = cs.fontFamily;
     const thPx = this.rowHeads?.[0] ? parseFloat(getComputedStyle(this.rowHeads[0]).fontSize) : fontPx * 0.84;
-    const ctx = this.canvas.getContext('2d');
-    if (!ctx) { this.noCanvas = true; return null; }
+    if (!this.canvas.getContext) { this.noCanvas = true; return null; }
     const font = (style = '', weight = '') => `${style} ${weight} ${fontPx}px ${family}`.trim();
-    ctx.font = font();
-    const mt = ctx.measureText('0');
-    const ascent = mt.fontBoundingBoxAscent ?? fontPx * 0.8;
-    const descent = mt.fontBoundingBoxDescent ?? fontPx * 0.2;
-    ctx.font = `${thPx}px ${family}`;
-    const digitTh = ctx.measureText('0').width;
+    const mt = fontMetrics(font());
+    const ascent = mt.ascent ?? fontPx * 0.8;
+    const descent = mt.descent ?? fontPx * 0.2;
+    const digitTh = textWidth(`${thPx}px ${family}`, '0');
     // cell padding and row height in em of the numbers' font, from stepper.css (narrower on phones)
     const em = (name, dflt) => { const v = parseFloat(cs.getPropertyValue(name)); return Number.isFinite(v) ? v : dflt; };
     const rowH = Math.round(fontPx * em('--aps-cell-h', 2));
@@ -381,7 +457,7 @@ export class MatrixView {
       fontPx, family, font, ascent, descent, rowH, padX, sp: 2,
       headH: Math.round(thPx * 1.6),
       rowHeadW: Math.ceil(digitTh * Math.max(2, String(R).length) + 2 * Math.round(thPx * 0.3)),
-      minW: Math.ceil(mt.width * 6 + 2 * padX),
+      minW: Math.ceil(mt.zero * 6 + 2 * padX),
       probe: this.probe.offsetWidth,
     };
     return this.geo;
@@ -396,7 +472,7 @@ export class MatrixView {
       return best;
     };
     const widths = [];
-    const measure = (s, bold) => { ctx.font = g.font('', bold ? '700' : ''); return ctx.measureText(s).width; };
+    const measure = (s, bold) => textWidth(g.font('', bold ? '700' : ''), s);
     for (let j = 0; j < C; j++) {
       // an asked cell is as wide as an answer may be, whatever the value (its width tells nothing)
       const s = widest(texts.cells.map((r, i) => (this.ask?.has(`${i},${j}`) ? '−0.000000' : r[j])));
@@ -440,14 +516,13 @@ export class MatrixView {
   ensureGeometry() {
     const g = this.geo ?? this.measure();
     if (!g) return null;
-    const ctx = this.canvas.getContext('2d');
-    const widths = this.layoutColumns(ctx, g, this.texts());
+    const widths = this.layoutColumns(null, g, this.texts());
     this.applyGeometry(g, widths);
     const [W, H] = this.cssSize;
     const dpr = globalThis.devicePixelRatio || 1;
     if (W * H * dpr * dpr > MAX_CANVAS_PIXELS) { this.noCanvas = true; return null; }
     this.setCanvas(true);
-    return { g, widths, ctx };
+    return { g, widths };
   }
 
   /** Paints the heatmap and the numbers of the current data on the canvas. */
@@ -455,13 +530,20 @@ export class MatrixView {
     const d = this.data;
     const geometry = this.ensureGeometry();
     if (!geometry) { this.render(); return; }
-    const { g, widths, ctx } = geometry;
+    const { g, widths } = geometry;
     const texts = this.texts();
     const [W, H] = this.cssSize;
     const dpr = globalThis.devicePixelRatio || 1;
-    const bw = Math.round(W * dpr);
-    const bh = Math.round(H * dpr);
-    if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+    const bw = Math.max(1, Math.round(W * dpr));
+    const bh = Math.max(1, Math.round(H * dpr));
+    let ctx;
+    if (HAS_OFFSCREEN) {
+      if (!this.off || this.off.width !== bw || this.off.height !== bh) this.off = new OffscreenCanvas(bw, bh);
+      ctx = this.off.getContext('2d');
+    } else {
+      if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+      ctx = this.canvas.getContext('2d');
+    }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     const { m, opts, lo, hi } = d;
@@ -535,13 +617,22 @@ export class MatrixView {
     ctx.textBaseline = 'alphabetic';
     for (const [key, items] of inks) {
       const [style, ink, align] = key.split('|');
-      ctx.font = g.font(style === 'italic' ? 'italic' : '', style === 'italic' ? '' : style);
+      const f = g.font(style === 'italic' ? 'italic' : '', style === 'italic' ? '' : style);
+      if (ctx.font !== f) ctx.font = f;
       ctx.fillStyle = ink;
       ctx.textAlign = align;
       for (const [s, tx, y] of items) ctx.fillText(s, tx, y + base);
     }
+    if (HAS_OFFSCREEN) {
+      // one copy onto the visible canvas (a bitmaprenderer transfer measured 3× slower: it gives
+      // the offscreen canvas a new, cleared backing store every time)
+      if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+      const vis = this.canvas.getContext('2d');
+      vis.clearRect(0, 0, bw, bh);
+      vis.drawImage(this.off, 0, 0);
+    }
     this.painted = d;
-    this.wrap.classList.remove('is-stale');
+    if (this.wrap.classList.contains('is-stale')) this.wrap.classList.remove('is-stale');
   }
 
   /** Writes the table's text, titles and classes for the current data (only what changed). */
@@ -589,7 +680,7 @@ export class MatrixView {
       }
     }
     this.synced = d;
-    this.wrap.classList.remove('is-text-old');
+    if (this.wrap.classList.contains('is-text-old')) this.wrap.classList.remove('is-text-old');
   }
 
   /**
@@ -753,12 +844,21 @@ export class MatrixView {
 }
 
 /**
- * One IntersectionObserver for the views of a stepper: a view within half a screen of the viewport
- * is "live" (painted at each edit); the others are painted when they come near.
+ * The visibility of the views of a stepper (two IntersectionObservers): a view on the screen is
+ * painted in the frame of an edit, one within half a screen of it right after that frame, the
+ * others when they come near. {observe(el), unobserve(el), disconnect()}.
  */
 export function visibilityObserver() {
   if (!globalThis.IntersectionObserver) return null;
-  return new IntersectionObserver((entries) => {
+  const onScreen = new IntersectionObserver((entries) => {
+    for (const e of entries) e.target.apsView?.setVisible(e.isIntersecting);
+  });
+  const near = new IntersectionObserver((entries) => {
     for (const e of entries) e.target.apsView?.setLive(e.isIntersecting);
   }, { rootMargin: '50% 0px 50% 0px' });
+  return {
+    observe(e) { onScreen.observe(e); near.observe(e); },
+    unobserve(e) { onScreen.unobserve(e); near.unobserve(e); },
+    disconnect() { onScreen.disconnect(); near.disconnect(); },
+  };
 }
