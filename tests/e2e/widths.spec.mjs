@@ -63,3 +63,23 @@ test('1400 px, identity: K, S and concat show their second column without scroll
     expect(await box.evaluate((e) => e.scrollWidth - e.clientWidth), p).toBeLessThanOrEqual(1);
   }
 });
+
+for (const width of [375, 1366, 1920]) {
+  test(`${width} px: the exercises' questions and bar fit, heads side by side too`, async ({ page }) => {
+    await page.setViewportSize({ width, height: 900 });
+    await ready(page);
+    for (const id of ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward']) {
+      await page.locator('select[data-key="exercise"]').selectOption(id);
+      await expect(page.locator('input.aps-answer').first()).toBeVisible();
+      await settled(page);
+      expect(await clipped(page), id).toEqual([]);
+    }
+    await page.locator('select[data-key="exercise"]').selectOption('');
+    await page.locator('select[data-key="preset"]').selectOption('causal-4');
+    await page.locator('input[data-key="n_head"]').fill('2');
+    await page.locator('[data-key="heads.side"]').click();
+    await expect(page.locator('.aps-multiple')).toHaveCount(2);
+    await settled(page);
+    expect(await clipped(page), 'heads side by side').toEqual([]);
+  });
+}
