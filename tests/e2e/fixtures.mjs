@@ -21,12 +21,17 @@ export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${
 
 /**
  * Waits until the tables' text has caught up with the canvas (panels.js writes it right after the
- * frame that shows the painted numbers): two frames and a task. Needed only before reads that do
+ * frame that shows the painted numbers, far panels' in idle time): two frames, a task, then the
+ * rest at once (flushPending, what a selection or a copy does). Needed only before reads that do
  * not retry (allTextContents, evaluate); expect(…).toHaveText retries by itself.
  */
 export async function settled(scope) {
   const page = scope.page ? scope.page() : scope;
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+  await page.evaluate(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))));
+    // panels far off screen get their text in idle time: bring it up to date, as a copy does
+    (await import('/stepper/panels.js')).flushPending();
+  });
 }
 
 /** The text of every number cell of a panel, as rows. */
