@@ -2,22 +2,34 @@
 // stepper_bench.mjs — how fast the stepper answers an edit, and how much the page weighs.
 // A benchmark, not a test: it prints numbers and never fails on them.
 //
-//   npm run bench:stepper                 # N = 50 edits
-//   node bench/stepper_bench.mjs --n 200  # more edits
+//   npm run bench:stepper                        # N = 50 edits
+//   node bench/stepper_bench.mjs --n 200         # more edits
+//   node bench/stepper_bench.mjs --web /tmp/old  # another copy of web/ (a before/after comparison
+//                                                # in one sitting: check out the old web/ there)
+//   node bench/stepper_bench.mjs --profile       # + where the main thread's time goes (a trace)
+//   node bench/stepper_bench.mjs --width 1920    # another window width (default 1400 × 1000)
 //
 // What it does:
 //   1. starts its own static server (http-server from node_modules) on 127.0.0.1, a free port;
 //   2. opens the playground page (web/index.html) in Debian's Chromium (the launch options of
 //      playwright.config.mjs) and loads a state with 16 × 16 matrices (x, W_q, W_k, W_v, W_o),
 //      4 heads and the causal mask;
-//   3. edits one cell of W_q N times the way a user does (the cell's <input>, an 'input' event) and
+//   3. edits one cell of W_q N times the way a user does (the cell's <input>, an 'input' event),
+//      with the page scrolled to the scores panel (what the edit changes is on screen), and
 //      times, in the page:
-//        edit → repaint  from the input event to the first requestAnimationFrame after the DOM
-//                        shows the new numbers (so the frame with them has been produced);
-//        edit → 'trace'  from the input event to the component's 'trace' event (the recompute:
-//                        waiting for its frame, the core, updating the DOM);
-//        core trace      the wasm core alone on the same spec (api.trace, JSON in and out), on a
-//                        second instance of the core in the same page;
+//        edit → frame rendered   from the input event until the main thread has produced the
+//                                first frame that holds the new numbers (its requestAnimationFrame
+//                                callbacks, style, layout, paint and commit are done; raster and
+//                                display follow on other threads). A rAF loop marks the frames;
+//                                a message posted during a frame runs right after its rendering.
+//        edit → next frame's rAF the measure used before issue 10: the rAF callback of the frame
+//                                *after* the one holding the new numbers. It adds up to one frame
+//                                interval (16.7 ms at 60 Hz) to the above, so it never goes below
+//                                about 17 ms however little the page does; kept for comparison.
+//        edit → 'trace'          from the input event to the component's 'trace' event (the
+//                                recompute: waiting for its frame, the core, updating the DOM);
+//        core trace              the wasm core alone on the same spec (api.trace, JSON in and
+//                                out), on a second instance of the core in the same page;
 //   4. sums gzip -9 of every file each page loads (html, js, css, wasm): the transfer size a
 //      static host with gzip serves;
 //   5. stops the browser and the server.
@@ -28,8 +40,14 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const argN = process.argv.indexOf('--n');
-const N = argN > 0 ? Number(process.argv[argN + 1]) : 50;
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
+};
+const N = Number(arg('--n', 50));
+const WEB = arg('--web', 'web');
+const WIDTH = Number(arg('--width', 1400));
+const PROFILE = process.argv.includes('--profile');
 const SIZE = 16;
 const HEADS = 4;
 const LAUNCH = {
@@ -53,7 +71,7 @@ function freePort() {
 async function startServer() {
   const port = await freePort();
   const bin = fileURLToPath(new URL('../node_modules/http-server/bin/http-server', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'web', '-a', '127.0.0.1', '-p', String(port), '-c-1', '-s'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, WEB, '-a', '127.0.0.1', '-p', String(port), '-c-1', '-s'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
   const url = `http://127.0.0.1:${port}`;
@@ -99,7 +117,16 @@ const quantile = (xs, q) => {
 };
 const ms = (v) => v.toFixed(2).padStart(8);
 
-async function measureEdits(page, url) {
+async function measureEdits(page, url, hooks = {}) {
+  // the core in a Worker (one of the ways issue 10 asked to measure): a module worker served from
+  // the page's origin by the benchmark itself (web/ has no worker), same wasm, same spec
+  await page.route('**/__bench_worker.mjs', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `import { loadAttention } from './attention.js';
+const api = await loadAttention();
+onmessage = (e) => { const t0 = performance.now(); const trace = api.trace(e.data); postMessage({ trace, ms: performance.now() - t0 }); };
+postMessage('ready');`,
+  }));
   await page.goto(`${url}/index.html`);
   await page.waitForFunction(() => window.attentionStepper, null, { timeout: 30_000 });
   await page.evaluate((s) => window.attentionStepper.setState(s), benchState());
@@ -112,16 +139,51 @@ async function measureEdits(page, url) {
   // open the editor of W_q[0][0] (double-click, as a user does)
   await page.locator('[data-matrix="W_q"] td[data-r="0"][data-c="0"]').dblclick();
   await page.locator('[data-matrix="W_q"] input.aps-cell-input').waitFor();
-
-  return page.evaluate(async ({ N, SIZE }) => {
+  // watch the scores: the page scrolled to W_q, beside which K and V show (they do not change
+  // with W_q); a user watches what the edit changes. The cell editor keeps the focus.
+  await page.evaluate(() => document.querySelector('figure[data-panel="scores"]').scrollIntoView({ block: 'start' }));
+  await page.waitForTimeout(300);
+  await hooks.before?.();
+  const result = await page.evaluate(async ({ N, SIZE }) => {
     const ctl = window.attentionStepper;
     const input = document.querySelector('[data-matrix="W_q"] input.aps-cell-input');
-    const fig = document.querySelector('figure[data-panel="scores"]');
+    const steps = document.querySelector('.aps-steps');
     const { loadAttention } = await import('/attention.js');
     const core = await loadAttention(); // a second instance, for the core-alone timing
-    const raf = () => new Promise((r) => requestAnimationFrame(r));
+    const nativeRaf = window.requestAnimationFrame.bind(window);
+    const raf = () => new Promise((r) => nativeRaf(r));
     const idle = (t) => new Promise((r) => setTimeout(r, t));
-    const rows = { repaint: [], trace: [], core: [], status: [], loafScript: [], loafRender: [] };
+    // Frame marks: a rAF loop registered before any edit, so its callback runs first in every
+    // frame and sets phase = 'raf'; the message it posts runs once that frame's rendering is done
+    // (a task queued during the frame's rendering update runs after it) and sets phase = 'idle'.
+    let phase = 'idle';
+    let afterRender = [];
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      phase = 'idle';
+      const now = performance.now();
+      const due = afterRender;
+      afterRender = [];
+      for (const f of due) f(now);
+    };
+    let looping = true;
+    const loop = () => nativeRaf(() => {
+      phase = 'raf';
+      channel.port2.postMessage(0);
+      if (looping) loop();
+    });
+    loop();
+    await raf();
+    /** Resolves with [frame rendered, next frame's rAF] for a mutation that just happened. */
+    const frameTimes = () => new Promise((resolve) => {
+      const t = {};
+      const done = () => { if (t.rendered && t.nextRaf) resolve([t.rendered, t.nextRaf]); };
+      // the next frame's rAF (the old measure)
+      nativeRaf(() => { t.nextRaf = performance.now(); done(); });
+      if (phase === 'raf') afterRender.push((now) => { t.rendered = now; done(); }); // this frame
+      else nativeRaf(() => afterRender.push((now) => { t.rendered = now; done(); })); // the next one
+    });
+    const rows = { rendered: [], nextRaf: [], text: [], trace: [], core: [], status: [], loafScript: [], loafRender: [] };
     // Long animation frames (> 50 ms) of the edits: the script part and the style/layout/paint part
     let counting = false;
     const loaf = new PerformanceObserver((list) => {
@@ -133,26 +195,42 @@ async function measureEdits(page, url) {
       }
     });
     try { loaf.observe({ type: 'long-animation-frame', buffered: false }); } catch { /* older browser */ }
+    let lastQ = null;
+    const qCell = () => document.querySelector('figure[data-panel="scores"] td[data-r="0"][data-c="0"]');
     for (let i = 0; i < N + 3; i++) { // 3 warm-up edits, not counted
       counting = i >= 3;
       const value = (0.5 + ((i % 40) + 1) * 0.0125).toFixed(4);
-      const before = fig.querySelector('td[data-r="0"][data-c="0"]').textContent;
+      const before = qCell().textContent;
+      // the component's 'trace' event comes once the new numbers are on the page (in the DOM, or
+      // painted on its canvases): from there, the frame that shows them
       let tTrace = 0;
-      const off = ctl.on('trace', () => { if (!tTrace) tTrace = performance.now(); });
-      const shown = new Promise((resolve) => {
+      let q00 = null;
+      let shown;
+      const painted = new Promise((resolve) => { shown = resolve; });
+      const off = ctl.on('trace', (tr) => {
+        if (tTrace) return;
+        tTrace = performance.now();
+        q00 = tr.heads[0].q[0][0];
+        shown(frameTimes());
+      });
+      // the text of the tables (what screen readers read and a selection copies): the first
+      // frame after S[1,1]'s text changed (on screen; S[1,1] = q1·k1 changes with W_q[1,1])
+      const textShown = new Promise((resolve) => {
         const mo = new MutationObserver(() => {
+          if (qCell().textContent === before) return;
           mo.disconnect();
-          requestAnimationFrame(() => resolve(performance.now()));
+          resolve(frameTimes());
         });
-        mo.observe(fig, { subtree: true, childList: true, characterData: true });
+        mo.observe(steps, { subtree: true, childList: true, characterData: true });
       });
       input.value = value;
       const t0 = performance.now();
       input.dispatchEvent(new Event('input', { bubbles: true }));
-      const t1 = await shown;
+      const [t1, t2] = await painted;
+      const [t3] = await textShown;
       off();
-      const after = fig.querySelector('td[data-r="0"][data-c="0"]').textContent;
-      if (after === before && i > 0) throw new Error(`edit ${i} did not change the scores`);
+      if (q00 === null || q00 === lastQ) throw new Error(`edit ${i} did not change the trace`);
+      lastQ = q00;
       // the core alone on the spec the component just traced (same matrices, same options)
       const s = ctl.getState();
       const spec = { ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v, W_o: s.matrices.W_o };
@@ -160,20 +238,116 @@ async function measureEdits(page, url) {
       const tr = core.trace(spec);
       const c1 = performance.now();
       if (tr.T !== SIZE) throw new Error('core trace has the wrong shape');
-      const status = /([\d.]+)\s*ms/.exec(document.querySelector('.aps-root')?.innerText.match(/[^\n]*\d\s*ms[^\n]*/)?.[0] ?? '');
+      const status = /([\d.]+)\s*ms/.exec(document.querySelector('.aps-status')?.textContent ?? '');
       if (i >= 3) {
-        rows.repaint.push(t1 - t0);
+        rows.rendered.push(t1 - t0);
+        rows.nextRaf.push(t2 - t0);
+        rows.text.push(t3 - t0);
         rows.trace.push(tTrace - t0);
         rows.core.push(c1 - c0);
         if (status) rows.status.push(Number(status[1]));
       }
+      // the next edit comes 30 + 0…16 ms after a frame: a user's keystroke lands anywhere in the
+      // 16.7 ms between two frames, so the edits are spread evenly over that interval
       await raf();
-      await idle(30);
+      await idle(30 + ((i * 7) % 17));
     }
     await idle(100);
+    looping = false;
     loaf.disconnect();
-    return rows;
+    // what is on screen: the panels whose numbers were visible in the window during the edits
+    const onScreen = [...document.querySelectorAll('figure[data-panel]')].filter((f) => {
+      const r = f.getBoundingClientRect();
+      return !f.hidden && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth;
+    }).map((f) => f.dataset.panel);
+    const shownQ = qCell()?.textContent;
+    // the core in a Worker: post the spec, get the trace back (structured clone), against the
+    // same call on the main thread, alternating
+    const worker = new Worker('/__bench_worker.mjs', { type: 'module' });
+    await new Promise((resolve, reject) => { worker.onmessage = (e) => e.data === 'ready' && resolve(); worker.onerror = reject; });
+    const st = ctl.getState();
+    const wspec = { ...st.options, x: st.matrices.x, W_q: st.matrices.W_q, W_k: st.matrices.W_k, W_v: st.matrices.W_v, W_o: st.matrices.W_o };
+    rows.workerRound = [];
+    rows.workerCore = [];
+    rows.workerMain = [];
+    rows.mainCore = [];
+    for (let i = 0; i < 33; i++) {
+      const t0 = performance.now();
+      const got = await new Promise((resolve) => { worker.onmessage = (e) => { const t = performance.now(); resolve([e.data, t]); }; worker.postMessage(wspec); });
+      const t1 = got[1];
+      // the main thread's share: receiving the message (deserialising the trace) is inside t1 − t0,
+      // measured apart by timing a structured clone of the same trace
+      const c0 = performance.now();
+      structuredClone(got[0].trace);
+      const c1 = performance.now();
+      const m0 = performance.now();
+      core.trace(wspec);
+      const m1 = performance.now();
+      if (i >= 3) {
+        rows.workerRound.push(t1 - t0);
+        rows.workerCore.push(got[0].ms);
+        rows.workerMain.push(c1 - c0);
+        rows.mainCore.push(m1 - m0);
+      }
+      await idle(5);
+    }
+    worker.terminate();
+    return { rows, onScreen, shownQ, lastQ };
   }, { N, SIZE });
+  await hooks.after?.();
+  return result;
+}
+
+/**
+ * Where the renderer's main thread spent its time during the edits, from a Chromium trace: self
+ * time per trace event (an event's duration minus its children's), per edit, grouped.
+ */
+function profileOf(traceJson, edits) {
+  const events = JSON.parse(traceJson).traceEvents ?? traceJson.traceEvents;
+  const mainThreads = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const byThread = new Map();
+  const open = new Map();
+  for (const e of events) {
+    const key = `${e.pid}:${e.tid}`;
+    if (!mainThreads.has(key)) continue;
+    let x = null;
+    if (e.ph === 'X' && e.dur !== undefined) x = { name: e.name, ts: e.ts, end: e.ts + e.dur };
+    else if (e.ph === 'B') { if (!open.has(key)) open.set(key, []); open.get(key).push(e); }
+    else if (e.ph === 'E') { const b = open.get(key)?.pop(); if (b) x = { name: b.name, ts: b.ts, end: e.ts }; }
+    if (!x) continue;
+    if (!byThread.has(key)) byThread.set(key, []);
+    byThread.get(key).push(x);
+  }
+  const self = new Map();
+  for (const list of byThread.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.end - a.end);
+    const stack = [];
+    for (const x of list) {
+      while (stack.length && stack[stack.length - 1].end <= x.ts) stack.pop();
+      x.self = x.end - x.ts;
+      if (stack.length) stack[stack.length - 1].self -= Math.min(x.end, stack[stack.length - 1].end) - x.ts;
+      stack.push(x);
+    }
+    for (const x of list) self.set(x.name, (self.get(x.name) ?? 0) + Math.max(0, x.self));
+  }
+  const groups = {
+    'script (JS, wasm, GC)': ['FunctionCall', 'FireAnimationFrame', 'EventDispatch', 'TimerFire', 'RunMicrotasks', 'V8.Execute', 'v8.run', 'V8.GC_SCAVENGER', 'MinorGC', 'MajorGC', 'v8.callFunction', 'FireIdleCallback', 'MajorGC', 'BlinkGC.AtomicPhase', 'V8.GCScavenger', 'v8.compile', 'EvaluateScript'],
+    'style (recalc)': ['UpdateLayoutTree', 'RecalculateStyles', 'ParseAuthorStyleSheet'],
+    'layout': ['Layout', 'UpdateLayerTree'],
+    'pre-paint, paint, layerize, commit': ['PrePaint', 'Paint', 'PaintImage', 'Layerize', 'Commit', 'UpdateLayer', 'CompositeLayers', 'PaintNonDefaultBackgroundColor'],
+  };
+  const per = (ms) => ms / 1000 / edits;
+  const out = [];
+  let grouped = 0;
+  for (const [g, names] of Object.entries(groups)) {
+    const v = names.reduce((a, n) => a + (self.get(n) ?? 0), 0);
+    grouped += v;
+    out.push([g, per(v)]);
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  out.push(['other', per(total - grouped)]);
+  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([n, v]) => [n, per(v)]);
+  return { groups: out, top, total: per(total) };
 }
 
 async function transfer(browser, url, path) {
@@ -198,27 +372,49 @@ async function main() {
   const server = await startServer();
   const browser = await chromium.launch(LAUNCH);
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    const r = await measureEdits(page, server.url);
+    let trace = null;
+    const hooks = PROFILE ? {
+      before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] }),
+      after: async () => { trace = await browser.stopTracing(); },
+    } : {};
+    const res = await measureEdits(page, server.url, hooks);
+    const r = res.rows;
     await page.close();
     if (errors.length) console.warn(`page errors: ${errors.join('; ')}`);
 
     console.log(`\nAttention stepper — ${N} edits of one cell of W_q, x and weights ${SIZE} × ${SIZE}, ${HEADS} heads, causal, W_o ${SIZE} × ${SIZE}`);
-    console.log(`Chromium ${browser.version()}, headless; ms, median and p90 (3 warm-up edits not counted)\n`);
+    console.log(`Chromium ${browser.version()}, headless, window ${WIDTH} × 1000, page from ${WEB}/; ms, median and p90 (3 warm-up edits not counted)`);
+    console.log(`Panels on screen while editing W_q: ${res.onScreen.join(', ') || 'none'}\n`);
+    if (!res.onScreen.includes('scores')) console.warn('(the scores panel was not on screen: the figures below may not include painting what changed)');
     const line = (name, xs, note) => console.log(`${name.padEnd(34)}${ms(quantile(xs, 0.5))}${ms(quantile(xs, 0.9))}${ms(Math.min(...xs))}${ms(Math.max(...xs))}   ${note}`);
     console.log(`${'measure'.padEnd(34)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
     console.log('-'.repeat(34 + 32));
-    line('edit → repaint', r.repaint, 'input event → rAF after the new numbers are in the DOM');
+    line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
+    line('edit → next frame\'s rAF (old)', r.nextRaf, 'the measure before issue 10: + up to one frame interval');
+    line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
     line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
     line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
     if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');
+    line('core in a Worker: round trip', r.workerRound, 'post spec → trace back (structured clone); 30 calls, alternating with:');
+    line('core on the main thread', r.mainCore, '  the same api.trace on the main thread');
+    line('  worker: the trace call there', r.workerCore, '  api.trace inside the worker');
+    line('  main thread: receiving it', r.workerMain, '  a structured clone of the trace (what receiving it costs here)');
     if (r.loafRender.length) {
       line('long frame: scripts', r.loafScript, `${r.loafRender.length} frames over 50 ms during the ${N} edits (Long Animation Frames API)`);
       line('long frame: style, layout, paint', r.loafRender, 'from the frame\'s renderStart to its end');
     }
 
+    if (trace) {
+      const prof = profileOf(trace.toString('utf8'), N + 3);
+      console.log(`\nMain thread during the edits (a Chromium trace; self time, ms per edit; total ${prof.total.toFixed(2)})`);
+      for (const [g, v] of prof.groups) console.log(`  ${g.padEnd(40)}${v.toFixed(2).padStart(8)}`);
+      console.log('  largest trace events:');
+      for (const [n, v] of prof.top) console.log(`    ${n.padEnd(38)}${v.toFixed(2).padStart(8)}`);
+    }
+    if (process.argv.includes('--no-size')) return;
     console.log('\nTransfer size: every file the page loads, gzip -9');
     const pages = [['playground', '/index.html'], ['embed', '/embed.html#preset=identity'], ['course example', '/examples/']];
     const all = new Map();

@@ -12,6 +12,11 @@
 //   mask      strict | inclusive base      0…63
 //   scale     true | false       softmax   stable | naive
 //   seed      integer ≥ 0        view      all | step        step   0…
+//   exercise  a ready-made exercise (identity-softmax | causal-row | mask-base | naive-1000 |
+//             softmax-backward), or your own exercise's id (letters, digits, _ . -)
+//   ask       the cells to ask: "weights" (a whole step), "weights[1,2]", "masked[3,*]" (a row),
+//             "scores[*,2]" (a column); rows and columns from 1
+//   tolerance "decimals:4 rel:0.001" (default), or any of decimals:N, rel:x, abs:x
 //   embed     compact chrome (the component's embed mode)
 //   height    a CSS length ("480" = 480px): the element scrolls inside that height
 //   tools     "none" hides the share/export toolbar
@@ -22,18 +27,22 @@
 //   </attention-stepper>
 // The JSON is either a whole state (it has "version": 1, as a permalink holds) or a spec: any of
 // preset, mode, matrices (text or number[][]), x/W_q/…/V at the top level, options or the option
-// names at the top level, use_W_o, seed, view, step, head, lang. Precedence: preset < JSON <
+// names at the top level, use_W_o, use_bias (the biases b_q, b_k, b_v, b_o: matrices keys too),
+// seed, view, step, head, lang. Precedence: preset < JSON <
 // attributes.
 //
 // Everything is loaded relative to this file (import.meta.url), so the element works from any page
 // path; every element on a page shares one wasm instance. Properties: .controller (the stepper's
 // {getState, setState, on, destroy}), .state (get/set), .ready (a Promise of the controller).
 // Events (bubbling): 'stepper-ready', 'stepper-change' (detail: state), 'stepper-trace' (detail: the
-// 'trace' payload), 'stepper-error' (detail: the error).
+// 'trace' payload), 'stepper-exercise' (detail: the learner's result at each check: {id, total,
+// right, wrong, empty, solved, revealed, cells: [{panel, row, col, answer, status, correct,
+// expected}]}), 'stepper-error' (detail: the error).
 import { loadAttention } from './attention.js';
 import { mountStepper } from './stepper/stepper.js';
 import { defaultState, validateState, MATRIX_KEYS } from './stepper/state.js';
 import { presetPatch, PRESETS } from './stepper/presets.js';
+import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './stepper/exercise.js';
 import { attachShareTools, ensureStylesheet, keepInToolbar } from './stepper/share.js';
 import { encodeState } from './stepper/permalink.js';
 
@@ -56,7 +65,7 @@ export function sharedAttention() {
 
 const OPTION_ATTRS = { 'n-head': 'n_head', causal: 'causal', mask: 'mask', base: 'base', scale: 'scale', softmax: 'softmax' };
 const OPTION_KEYS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax'];
-const TOP_KEYS = ['use_W_o', 'seed', 'view', 'step', 'head', 'lang', 'mode', 'focus'];
+const TOP_KEYS = ['use_W_o', 'use_bias', 'seed', 'view', 'step', 'head', 'lang', 'mode', 'focus'];
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -126,12 +135,45 @@ export function applySpec(state, spec, attention) {
   Object.assign(s.options, opts);
   for (const k of TOP_KEYS) if (spec[k] !== undefined) s[k] = spec[k];
   if (spec.W_o !== undefined && spec.use_W_o === undefined) s.use_W_o = true;
+  if (['b_q', 'b_k', 'b_v', 'b_o'].some((k) => mats[k] !== undefined) && spec.use_bias === undefined) s.use_bias = true;
   if (edited && typeof spec.preset !== 'string') s.preset = 'custom';
+  const x = exerciseOf(spec, s);
+  if (x !== undefined) s.exercise = x;
   if (edited && spec.mode === undefined) {
     if (['Q', 'K', 'V'].some((k) => mats[k] !== undefined) && !['x', 'W_q', 'W_k', 'W_v'].some((k) => mats[k] !== undefined)) s.mode = 'qkv';
     else if (['x', 'W_q', 'W_k', 'W_v'].some((k) => mats[k] !== undefined)) s.mode = 'x';
   }
   return validateState(s);
+}
+
+/**
+ * The exercise of a spec or of attributes: {exercise: id | {id, ask, tol}, ask: text | list,
+ * tolerance: text | {decimals, rel, abs}} → an exercise for the state (null for none). A
+ * ready-made id without ask is that exercise; ask without an id gets a "custom-…" id. Problems
+ * (an unknown panel, a bad tolerance) are reported on the console and left out.
+ */
+export function exerciseOf({ exercise, ask, tolerance }, state) {
+  if (exercise == null && ask == null) return undefined;
+  let id = typeof exercise === 'string' ? exercise.trim() : isObj(exercise) ? exercise.id : undefined;
+  let list = isObj(exercise) ? exercise.ask : undefined;
+  let tol = isObj(exercise) ? exercise.tol ?? exercise.tolerance : undefined;
+  if (ask != null) list = ask;
+  if (tolerance != null) tol = tolerance;
+  if (typeof list === 'string') {
+    const p = parseAsk(list);
+    for (const e of p.errors) console.warn(`<attention-stepper> ask: ${e}`);
+    list = p.ask;
+  }
+  if (typeof tol === 'string') {
+    const p = parseTol(tol);
+    for (const e of p.errors) console.warn(`<attention-stepper> tolerance: ${e}`);
+    tol = p.tol ?? undefined;
+  }
+  if (id === '' || id === 'none') return null;
+  if (id && EXERCISES[id] && list === undefined) return { ...readyExercise(id), ...(tol ? { tol } : {}) };
+  const x = validateExercise({ id: id || customId(state, list ?? []), ask: list ?? [], tol: tol ?? { ...DEFAULT_TOL } });
+  if (!x) console.warn(`<attention-stepper> exercise: "${id}" is not an id (letters, digits, _ . -, at most 64)`);
+  return x;
 }
 
 /**
@@ -159,7 +201,7 @@ function cssLength(v) {
   return null;
 }
 
-const OBSERVED = ['preset', 'lang', 'mode', 'n-head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed', 'view', 'step', 'embed', 'height', 'tools'];
+const OBSERVED = ['preset', 'lang', 'mode', 'n-head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed', 'view', 'step', 'embed', 'height', 'tools', 'exercise', 'ask', 'tolerance'];
 
 export class AttentionStepperElement extends HTMLElement {
   static get observedAttributes() { return OBSERVED; }
@@ -209,6 +251,7 @@ export class AttentionStepperElement extends HTMLElement {
       if (!this.controller) return;
       let s = this.controller.getState();
       if (name === 'preset') s = presetState(newValue, attention) ? { ...presetState(newValue, attention), lang: s.lang } : s;
+      if (name === 'exercise' && EXERCISES[newValue] && !this.hasAttribute('preset')) s = withReadyExercise(s, newValue, attention);
       s = this._applyAttributes(s, [name]);
       this.controller.setState(s);
     });
@@ -245,6 +288,12 @@ export class AttentionStepperElement extends HTMLElement {
     for (const a of ['lang', 'mode', 'seed', 'view', 'step']) {
       if (want(a) && this.hasAttribute(a)) spec[a] = attrValue(a, this.getAttribute(a));
     }
+    // the exercise: its three attributes together (ask or tolerance alone keeps the id)
+    if (['exercise', 'ask', 'tolerance'].some((a) => want(a) && this.hasAttribute(a))) {
+      spec.exercise = this.getAttribute('exercise') ?? state.exercise?.id;
+      if (this.hasAttribute('ask')) spec.ask = this.getAttribute('ask');
+      if (this.hasAttribute('tolerance')) spec.tolerance = this.getAttribute('tolerance');
+    }
     return applySpec(state, spec);
   }
 
@@ -273,6 +322,9 @@ export class AttentionStepperElement extends HTMLElement {
       let state = defaultState();
       const preset = this.getAttribute('preset') ?? (isObj(config) && typeof config.preset === 'string' ? config.preset : null);
       if (preset) state = presetState(preset, attention) ?? state;
+      // a ready-made exercise brings its own example, unless a preset is given
+      const exId = this.getAttribute('exercise') ?? (isObj(config) && typeof config.exercise === 'string' ? config.exercise : null);
+      if (!preset && EXERCISES[exId]) state = withReadyExercise(state, exId, attention);
       if (isObj(config)) state = applySpec(state, { ...config, preset: undefined }, attention);
       state = this._applyAttributes(state);
       const embed = this.hasAttribute('embed') && this.getAttribute('embed') !== 'false';
@@ -287,6 +339,7 @@ export class AttentionStepperElement extends HTMLElement {
       this._offs = [
         controller.on('change', (s) => fire('stepper-change', s ?? controller.getState())),
         controller.on('trace', (t) => fire('stepper-trace', t)),
+        controller.on('exercise', (r) => fire('stepper-exercise', r)),
       ];
       if (this.getAttribute('tools') !== 'none') {
         this._tools = attachShareTools(this._toolSlot, controller, { link: () => this.permalink, panelRoot: this._body });

@@ -229,7 +229,7 @@ export interface Grads {
 /** The result of {@link Attention.backward}. */
 export interface BackwardResult {
   trace: Trace;
-  /** The loss L the gradients belong to. */
+  /** The loss L the gradients belong to (NaN after a naive-softmax overflow). */
   loss: number;
   grads: Grads;
 }

@@ -105,9 +105,20 @@ function toVector(v) {
   return v;
 }
 
-// The core's non-finite strings back to numbers, in place. Only array elements are touched, so
-// option values and warnings stay strings. (A walk after a plain JSON.parse: a reviver function
-// would be called for every number of the trace, which costs more than the parse itself.)
+// Scalar fields that are numbers (a NaN loss after a naive-softmax overflow comes as "nan").
+const NUMERIC_FIELDS = new Set(['loss', 'analytic', 'numeric', 'abs_error', 'rel_error', 'scale_factor', 'eps']);
+
+function nonFinite(e) {
+  if (e === '-inf') return -Infinity;
+  if (e === 'inf') return Infinity;
+  if (e === 'nan') return NaN;
+  return e;
+}
+
+// The core's non-finite strings back to numbers, in place. Only array elements and the numeric
+// scalar fields are touched, so option values and warnings stay strings. (A walk after a plain
+// JSON.parse: a reviver function would be called for every number of the trace, which costs more
+// than the parse itself.)
 function reviveNonFinite(v) {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
@@ -122,6 +133,7 @@ function reviveNonFinite(v) {
     for (const k in v) {
       const e = v[k];
       if (e !== null && typeof e === 'object') reviveNonFinite(e);
+      else if (typeof e === 'string' && NUMERIC_FIELDS.has(k)) v[k] = nonFinite(e);
     }
   }
   return v;

@@ -2,7 +2,8 @@
 //
 // State: from the hash, either a permalink (#s=1.…, what "copy link" gives) or simple parameters
 // (#preset=causal-4&lang=zh&n-head=2&causal=true&mask=inclusive&base=1&scale=false&softmax=naive
-// &seed=3&view=step&step=2&tools=none). Edits are written back to the hash (history.replaceState),
+// &seed=3&view=step&step=2&tools=none), and an exercise: #exercise=identity-softmax, or
+// #preset=causal-4&exercise=my-quiz&ask=weights[3,*]&tolerance=decimals:3 (as the element's attributes). Edits are written back to the hash (history.replaceState),
 // so the iframe's own URL is always a link to what it shows.
 // Height: posted to the parent window on every size change as
 //   {type: 'attention-stepper:height', height: <CSS px>, href: location.href}
@@ -12,6 +13,7 @@ import { mountStepper } from './stepper/stepper.js';
 import { defaultState, validateState } from './stepper/state.js';
 import { decodeState, bindPermalink, encodeState } from './stepper/permalink.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
+import { EXERCISES, withReadyExercise } from './stepper/exercise.js';
 
 const root = document.getElementById('stepper');
 const openLink = document.getElementById('open-playground');
@@ -25,6 +27,7 @@ export function hashSpec(hash) {
   const bool = (v) => (v === '' || v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v);
   for (const [k, v] of p) {
     if (k === 'preset' || k === 'lang' || k === 'mode' || k === 'view') spec[k] = v;
+    else if (k === 'exercise' || k === 'ask' || k === 'tolerance') spec[k] = v;
     else if (k === 'seed' || k === 'step' || k === 'head') spec[k] = num(v);
     else if (k === 'n-head' || k === 'n_head') opts.n_head = num(v);
     else if (k === 'base') opts.base = num(v);
@@ -57,6 +60,7 @@ async function main() {
     const spec = hashSpec(location.hash);
     state = defaultState();
     if (spec?.preset) state = presetState(spec.preset, attention) ?? state;
+    else if (EXERCISES[spec?.exercise]) state = withReadyExercise(state, spec.exercise, attention);
     if (spec) state = applySpec(state, { ...spec, preset: undefined }, attention);
   }
   document.documentElement.lang = state.lang === 'zh' ? 'zh' : 'en';

@@ -1,7 +1,7 @@
 // backward.spec.mjs — the stepper's backward mode: the upstream gradient (loss sum, mse, typed
 // dOut), the gradient panels and their numbers, a cell's arithmetic, the "reads" chips, masked
 // positions, bad dOut input, the gradient check, step mode, Chinese, and a phone-sized screen.
-import { test, expect, panelCells } from './fixtures.mjs';
+import { test, expect, panelCells, explainText } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -61,33 +61,34 @@ test('cell arithmetic of gradients and the "reads" chips', async ({ page }, test
   // dS'[1,1] = A11 (G11 − Σ_k G1k A1k)
   await cell(page, 'd_scaled', 0, 0).hover();
   const ex = explainBox(page);
-  await expect(ex).toContainText('dS′[1,1] = A[1,1] · (G[1,1] − Σ_k G[1,k]·A[1,k])');
-  await expect(ex).toContainText('Σ_k G[1,k]·A[1,k] = 1·0.6698 + 0·0.3302 = 0.6698');
-  await expect(ex).toContainText('= 0.6698 · (1 − 0.6698)');
-  await expect(ex.locator('.aps-ex-result')).toHaveText('= 0.2212');
+  await expect.poll(() => explainText(page)).toContain('dS′[1,1] = A[1,1] · (G[1,1] − Σ_k G[1,k]·A[1,k])');
+  await expect.poll(() => explainText(page)).toContain('Σ_k G[1,k]·A[1,k] = 1·0.6698 + 0·0.3302 = 0.6698');
+  await expect.poll(() => explainText(page)).toContain('= 0.6698 · (1 − 0.6698)');
+  await expect(ex.locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.2212');
   await expect(cell(page, 'weights', 0, 1)).toHaveClass(/is-feed/);
   await expect(cell(page, 'd_weights', 0, 1)).toHaveClass(/is-feed/);
   await page.screenshot({ path: testInfo.outputPath('backward-explain.png') });
   // d_weights[i][j] = Σ_c dO_ic·V_jc
   await cell(page, 'd_weights', 0, 1).hover();
-  await expect(ex).toContainText('∂L/∂A[1,2] = Σ_c ∂L/∂O[1,c] · V[2,c]');
-  await expect(ex).toContainText('= 1·0 + 0·1');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂A[1,2] = Σ_c ∂L/∂O[1,c] · V[2,c]');
+  await expect.poll(() => explainText(page)).toContain('= 1·0 + 0·1');
   // d_q: Σ_j dS_ij·k_j
   await cell(page, 'd_q', 0, 0).hover();
-  await expect(ex).toContainText('∂L/∂q[1,1] = Σ_j ∂L/∂S[1,j] · k[j,1]');
-  await expect(ex.locator('.aps-ex-result')).toHaveText('= 0.1564');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂q[1,1] = Σ_j ∂L/∂S[1,j] · k[j,1]');
+  await expect(ex.locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.1564');
   // d_W_q: Σ_t x_t·dQ_t, the x grid's column lights up
   await cell(page, 'd_W_q', 0, 1).hover();
-  await expect(ex).toContainText('∂L/∂W_q[1,2] = Σ_t x[t,1] · ∂L/∂Q[t,2]');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂W_q[1,2] = Σ_t x[t,1] · ∂L/∂Q[t,2]');
   await expect(gridCell(page, 'x', 1, 0)).toHaveClass(/is-feed/);
   // d_x: three sums
   await cell(page, 'd_x', 0, 0).hover();
-  await expect(ex).toContainText('∂L/∂x[1,1]');
-  await expect(ex.locator('.aps-ex-result')).toHaveText('= 0.9826');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂x[1,1]');
+  await expect(ex.locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.9826');
   // keyboard: focus a cell and move with the arrows; the explanation follows
+  await page.mouse.move(0, 0); // no hover left over (the scroll to the focused cell moves the page under the mouse)
   await cell(page, 'd_v', 0, 0).focus();
   await page.keyboard.press('ArrowDown');
-  await expect(ex).toContainText('∂L/∂V[2,1] = Σ_i A[i,2] · ∂L/∂O[i,1]');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂V[2,1] = Σ_i A[i,2] · ∂L/∂O[i,1]');
   // "reads: V (values)" on ∂L/∂A: hover or focus highlights the cached V
   const chip = page.locator('figure[data-panel="d_weights"] .aps-chip');
   await expect(chip).toHaveText('V (values)');
@@ -114,7 +115,7 @@ test('loss sum on identity: ∂L/∂V is all ones and the softmax backward is 0'
   await expect(gridCell(page, 'target', 0, 0)).toHaveText('0');
   await expect(row(page, 'd_out', 0)).toHaveText(['0.3349', '0.1651']);
   await cell(page, 'd_out', 0, 0).hover();
-  await expect(explainBox(page)).toContainText('= 2·(0.6698 − 0) / 4');
+  await expect.poll(() => explainText(page)).toContain('= 2·(0.6698 − 0) / 4');
 });
 
 test('causal mask: masked positions of the softmax backward are exactly 0', async ({ page }) => {
@@ -133,7 +134,7 @@ test('causal mask: masked positions of the softmax backward are exactly 0', asyn
   await expect(cell(page, 'd_scaled', 3, 0)).not.toHaveText('0');
   await expect(page.locator('figure[data-panel="d_scaled"] .aps-panel-note')).toContainText('Masked positions are exactly 0');
   await cell(page, 'd_scaled', 0, 2).hover();
-  await expect(explainBox(page)).toContainText('Position (1, 3) is masked');
+  await expect.poll(() => explainText(page)).toContain('Position (1, 3) is masked');
 });
 
 test('bad dOut and target input: the message beside the grid, the text kept', async ({ page }) => {
@@ -262,7 +263,7 @@ test('Chinese: the backward mode speaks Chinese', async ({ page }, testInfo) => 
   await box.locator('[data-key="gc.all"]').click();
   await expect(box.locator('.aps-gc-result').first()).toHaveText('✓ 通过');
   await cell(page, 'd_scaled', 1, 0).hover();
-  await expect(explainBox(page)).toContainText('softmax 把一整行耦合在一起');
+  await expect.poll(() => explainText(page)).toContain('softmax 把一整行耦合在一起');
   await page.screenshot({ path: testInfo.outputPath('backward-zh.png'), fullPage: true });
 });
 
@@ -295,7 +296,21 @@ test('old states stay valid; the backward state survives setState', async ({ pag
   await page.evaluate(() => window.attentionStepper.setState({ ...window.attentionStepper.getState(), direction: 'backward', upstream: { kind: 'd_out', d_out: '[[1, 0], [0, 0]]', target: 7 }, focus: { panel: 'd_scaled', row: 0, col: 1 } }));
   await expect(row(page, 'd_scaled', 0)).toHaveText(['0.2212', '−0.2212']);
   await expect(gridCell(page, 'd_out', 0, 0)).toHaveText('1');
-  await expect(explainBox(page)).toContainText('∂L/∂S′[1,2]');
+  await expect.poll(() => explainText(page)).toContain('∂L/∂S′[1,2]');
   const st = await page.evaluate(() => window.attentionStepper.getState());
   expect(st.upstream).toEqual({ kind: 'd_out', d_out: '1 0\n0 0', target: '' });
+});
+
+test('backward on the naive overflow: L = NaN is shown, not a crash', async ({ page }) => {
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('overflow-naive');
+  await backward(page);
+  await expect(page.locator('figure[data-panel="d_out"] .aps-panel-note')).toContainText('L = Σ out = NaN');
+  await expect(row(page, 'd_scaled', 0).first()).toHaveText('NaN');
+  await cell(page, 'd_scaled', 0, 0).hover();
+  await expect.poll(() => explainText(page)).toContain('∂L/∂S′[1,1]');
+  // MSE against a NaN output: the core refuses the NaN gradient, and says so beside the loss
+  await page.locator('[data-key="upstream.mse"]').click();
+  await expect(page.locator('.aps-upstream .aps-field-error').first()).toContainText('NaN');
+  await expect(page.locator('.aps-steps')).toBeHidden();
 });

@@ -37,7 +37,7 @@ test('embed.html under the strict CSP header: edit, copy link, PNG and SVG expor
   const violations = await strict(page);
   const res = await page.goto('/embed.html#preset=causal-4&lang=zh');
   expect(res.headers()['content-security-policy']).toBe(CSP);
-  await expect(page.locator('figure[data-panel="weights"] tbody tr').nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
   // edit a cell (the component re-renders, the hash is rewritten)
   const td = page.locator('[data-matrix="x"] td[data-r="0"][data-c="0"]');
   await td.dblclick();
@@ -56,7 +56,7 @@ test('the example course page under the strict CSP header: two elements and an i
   const violations = await strict(page);
   await page.goto('/examples/');
   await expect(page.locator('#stepper-identity figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
-  await expect(page.locator('#stepper-causal figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.locator('#stepper-causal figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
   // the iframe was resized from its message (CSSOM style, allowed)
   await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);

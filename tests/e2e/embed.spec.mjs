@@ -18,7 +18,7 @@ test('examples page: both elements and the iframe show the right numbers', async
   await expect(identity(page).locator('figure[data-panel="out"] td[data-c]')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
 
   // 2. causal-4, Chinese, configured by the JSON child: the first query sees only itself
-  const w2 = causal(page).locator('figure[data-panel="weights"] tbody tr');
+  const w2 = causal(page).locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr');
   await expect(w2).toHaveCount(4);
   await expect(w2.nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
   await expect(causal(page).locator('figure[data-panel="masked"] tbody tr').nth(0).locator('td[data-c]').nth(1)).toHaveText('−∞');
@@ -52,7 +52,7 @@ test('element attributes keep working after start; events and permalink', async 
   await expect(w).toHaveText(['1', '0', '0.3302', '0.6698']);
   expect(await changes).toEqual([1, 0]);
   await identity(page).evaluate((el) => el.setAttribute('preset', 'two-token'));
-  await expect(identity(page).locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(identity(page).locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   const link = await identity(page).evaluate((el) => el.permalink);
   expect(link).toMatch(/\/index\.html#s=1\.[A-Za-z0-9_-]+$/);
 });
@@ -69,7 +69,7 @@ test('an element made by script: preset, height and tools=none', async ({ page }
     document.querySelector('main').append(el);
   });
   const late = page.locator('#late');
-  await expect(late.locator('figure[data-panel="weights"] tbody tr').first().locator('td[data-c]').first()).toHaveText('NaN');
+  await expect(late.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').first().locator('td[data-c]').first()).toHaveText('NaN');
   await expect(late.locator('.apx-share')).toHaveCount(0);
   const h = await late.locator('.apx-body').evaluate((b) => b.getBoundingClientRect().height);
   expect(h).toBeLessThanOrEqual(301);
@@ -77,14 +77,15 @@ test('an element made by script: preset, height and tools=none', async ({ page }
 
 test('embed.html alone: parameters in the hash, state written back as a permalink', async ({ page }, testInfo) => {
   await page.goto('/embed.html#preset=identity&causal=true&mask=inclusive&lang=zh');
-  const w = page.locator('figure[data-panel="weights"] tbody tr');
+  const w = page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr');
   await expect(w.nth(0).locator('td[data-c]')).toHaveText(['0', '0']); // the inclusive mask's empty row
   await expect(w.nth(1).locator('td[data-c]')).toHaveText(['1', '0']);
   await expect(page).toHaveURL(/#s=1\.[A-Za-z0-9_-]+$/);
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh');
   await expect(page.locator('#open-playground')).toHaveAttribute('href', /index\.html#s=1\./);
   expect(await page.locator('script:not([src])').count()).toBe(0);
-  expect(await page.locator('[style]').count()).toBe(0);
+  expect(await page.locator('style').count()).toBe(0);
+  expect(await (await page.request.get('/embed.html')).text()).not.toMatch(/<style|\sstyle=/);
   await page.screenshot({ path: testInfo.outputPath('embed.png'), fullPage: true });
 });
 
@@ -106,4 +107,67 @@ test('offline: every page loads only from its own origin (no CDN, no analytics)'
   }
   await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
   expect(foreign).toEqual([]);
+});
+
+test('an exercise embedded with one element: its event carries the result, the course page records it', async ({ page }) => {
+  await page.goto('/examples/');
+  const el = page.locator('#stepper-exercise');
+  const input = (r, c) => el.locator(`figure[data-panel="weights"] td[data-r="${r}"][data-c="${c}"] input.aps-answer`);
+  await expect(input(0, 0)).toBeVisible();
+  await expect(el.locator('.aps-exercise-title')).toHaveText('The 2×2 identity softmax by hand');
+  await expect(el.locator('figure[data-panel="context"]')).toHaveClass(/is-covered/);
+  // the event, as a course page receives it
+  const events = page.evaluate(() => new Promise((resolve) => {
+    const got = [];
+    document.getElementById('stepper-exercise').addEventListener('stepper-exercise', (e) => { got.push(e.detail); if (got.length === 2) resolve(got); });
+  }));
+  await input(0, 0).fill('0.6698');
+  await input(0, 1).fill('0.3');
+  await el.locator('[data-key="ex.check"]').click();
+  await expect(page.locator('[data-progress-for="stepper-exercise"]')).toHaveText('Progress: 1 of 4 right so far.');
+  await input(0, 1).fill('0.3302');
+  await input(1, 0).fill('0.3302');
+  await input(1, 1).fill('0.6698');
+  await input(1, 1).press('Enter');
+  await expect(page.locator('[data-progress-for="stepper-exercise"]')).toHaveText('Progress: solved — 4 of 4 right.');
+  const [first, second] = await events;
+  expect(first).toMatchObject({ id: 'identity-softmax', ready: true, total: 4, right: 1, wrong: 1, empty: 2, solved: false, tol: { decimals: 4, rel: 0.001 } });
+  expect(first.cells).toHaveLength(4);
+  expect(first.cells.find((c) => c.row === 0 && c.col === 1)).toMatchObject({ panel: 'weights', answer: '0.3', status: 'wrong', correct: false });
+  expect(first.cells.find((c) => c.row === 0 && c.col === 1).expected).toBeCloseTo(0.3302385, 6);
+  expect(second).toMatchObject({ total: 4, right: 4, solved: true });
+  await expect(el.locator('figure[data-panel="context"]')).not.toHaveClass(/is-covered/);
+});
+
+test('an exercise of the author\'s own by attributes: ask, tolerance; attributes keep working', async ({ page }) => {
+  await page.goto('/examples/');
+  const el = page.locator('#stepper-own');
+  await expect(el.locator('figure[data-panel="masked"] input.aps-answer')).toHaveCount(4);
+  await expect(el.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(4);
+  await expect(el.locator('.aps-exercise-tol')).toHaveText('An answer counts as right to 3 decimals.');
+  expect(await el.evaluate((e) => e.state.exercise)).toEqual({ id: 'lesson3-row3', ask: [{ panel: 'masked', cells: [[2, null]] }, { panel: 'weights', cells: [[2, null]] }], tol: { decimals: 3 } });
+  // a changed attribute changes the exercise
+  await el.evaluate((e) => e.setAttribute('ask', 'weights[1,1]'));
+  await expect(el.locator('input.aps-answer')).toHaveCount(1);
+  // a ready-made exercise by attribute brings its example
+  await el.evaluate((e) => { e.removeAttribute('ask'); e.removeAttribute('preset'); e.setAttribute('exercise', 'naive-1000'); });
+  await expect(el.locator('.aps-exercise-title')).toHaveText('The naive softmax at 1000: what overflows');
+  await expect(el.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(2);
+});
+
+test('embed.html: an exercise from the hash parameters, and in its permalink', async ({ page, context }) => {
+  await page.goto('/embed.html#exercise=mask-base&lang=en');
+  await expect(page.locator('.aps-exercise-title')).toHaveText('The j ≥ i + base mask: which row is empty, and why');
+  await expect(page.locator('figure[data-panel="masked"] input.aps-answer')).toHaveCount(9);
+  await expect(page).toHaveURL(/#s=1\./);
+  const again = await context.newPage();
+  await again.goto(page.url());
+  await expect(again.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(3);
+  await again.close();
+  // the author's own exercise in the parameters (a new page: a hash change alone is no navigation)
+  const own = await context.newPage();
+  await own.goto('/embed.html#preset=two-token&exercise=quiz-1&ask=scores[2,*]&tolerance=rel:0.01');
+  await expect(own.locator('figure[data-panel="scores"] input.aps-answer')).toHaveCount(2);
+  await expect(own.locator('.aps-exercise-tol')).toHaveText('An answer counts as right within ±1 %.');
+  await own.close();
 });

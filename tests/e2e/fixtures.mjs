@@ -19,11 +19,39 @@ export { expect };
 /** The number cells of a stepper panel ('weights', 'scores', …) inside `scope`, row by row. */
 export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${panel}"] table tbody tr td[data-c]`);
 
+/**
+ * Waits until the tables' text has caught up with the canvas (panels.js writes it right after the
+ * frame that shows the painted numbers, far panels' in idle time): two frames, a task, then the
+ * rest at once (flushPending, what a selection or a copy does). Needed only before reads that do
+ * not retry (allTextContents, evaluate); expect(…).toHaveText retries by itself.
+ */
+export async function settled(scope) {
+  const page = scope.page ? scope.page() : scope;
+  await page.evaluate(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))));
+    // panels far off screen get their text in idle time: bring it up to date, as a copy does
+    (await import('/stepper/panels.js')).flushPending();
+  });
+}
+
 /** The text of every number cell of a panel, as rows. */
 export async function panelText(scope, panel) {
+  await settled(scope);
   const rows = scope.locator(`figure[data-panel="${panel}"] table tbody tr`);
   const n = await rows.count();
   const out = [];
   for (let i = 0; i < n; i++) out.push(await rows.nth(i).locator('td[data-c]').allTextContents());
   return out;
+}
+
+/**
+ * The explanation box as text: its title, then each line (the MathML lines by their data-text,
+ * the notes by their text), one per line.
+ */
+export function explainText(scope) {
+  return scope.locator('.aps-explain').first().evaluate((box) => [
+    box.querySelector('.aps-explain-title')?.textContent ?? '',
+    ...[...box.querySelectorAll('[data-text]')].map((d) => d.dataset.text),
+    ...[...box.querySelectorAll('.aps-explain-hint')].map((d) => d.textContent),
+  ].join('\n'));
 }

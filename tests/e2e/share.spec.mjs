@@ -5,6 +5,15 @@ import { test, expect, panelText } from './fixtures.mjs';
 
 const stateOf = (page) => page.evaluate(() => window.__stepper.controller.getState());
 
+/** The page's URL once its hash holds this state (the hash is written when edits pause). */
+async function urlOf(page, state) {
+  await expect.poll(() => page.evaluate(async (s) => {
+    const { decodeState } = await import('/stepper/permalink.js');
+    return JSON.stringify(decodeState(location.hash)) === JSON.stringify(s);
+  }, state)).toBe(true);
+  return page.url();
+}
+
 /** Edits one cell of an input grid through the UI: double-click, type, Enter. */
 async function editCell(scope, matrix, r, c, text) {
   const td = scope.locator(`[data-matrix="${matrix}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -16,21 +25,21 @@ async function editCell(scope, matrix, r, c, text) {
 
 test('permalink round trip: edits, options, view and bad text survive a reload', async ({ page, context }) => {
   await page.goto('/embed.html#preset=causal-4');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await editCell(page, 'x', 0, 0, '2.5');
   await page.locator('[data-key="mask.inclusive"]').click();
-  await expect(page.locator('figure[data-panel="weights"] tbody tr').nth(0)).toHaveClass(/is-empty-row/);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0)).toHaveClass(/is-empty-row/);
   const before = await stateOf(page);
   expect(before.preset).toBe('custom');
   expect(before.matrices.x.split('\n')[0].split(/\s+/)[0]).toBe('2.5');
   const numbers = {};
   for (const p of ['scores', 'weights', 'context']) numbers[p] = await panelText(page, p);
-  const url = page.url();
+  const url = await urlOf(page, before);
   expect(url).toMatch(/#s=1\.[A-Za-z0-9_-]+$/);
 
   const again = await context.newPage();
   await again.goto(url);
-  await expect(again.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(again.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   expect(await stateOf(again)).toEqual(before);
   for (const p of Object.keys(numbers)) expect(await panelText(again, p)).toEqual(numbers[p]);
 
@@ -39,7 +48,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
   await expect(again.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz');
   const bad = await stateOf(again);
   const third = await context.newPage();
-  await third.goto(again.url());
+  await third.goto(await urlOf(again, bad));
   await expect(third.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz');
   await expect(third.locator('[data-matrix="W_q"] td[data-r="1"][data-c="1"]')).toHaveText('zz');
   expect(await stateOf(third)).toEqual(bad);
@@ -50,7 +59,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
 test('copy link: the clipboard gets a URL that opens the same state', async ({ page, context, baseURL }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
   await page.goto('/embed.html#preset=two-token&n-head=1&view=step&step=2');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   const button = page.locator('button.apx-copy-link');
   await expect(button).toBeVisible();
   await button.click();
@@ -63,7 +72,7 @@ test('copy link: the clipboard gets a URL that opens the same state', async ({ p
   // the same state opens in the embed page from that hash
   const other = await context.newPage();
   await other.goto(`/embed.html${new URL(link).hash}`);
-  await expect(other.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(2);
+  await expect(other.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
   expect(await stateOf(other)).toEqual(state);
   await other.close();
 });
@@ -115,7 +124,7 @@ test('export: CSV, JSON, NumPy, LaTeX, SVG and PNG downloads of the weights', as
 test('export from an <attention-stepper> element, 2 heads: per-head matrices', async ({ page }) => {
   await page.goto('/examples/');
   const el = page.locator('#stepper-causal');
-  await expect(el.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(el.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await el.evaluate((e) => e.setAttribute('n-head', '2'));
   await expect(el.locator('select.apx-matrix option[value="heads.1.weights"]')).toHaveCount(1);
   await el.locator('select.apx-matrix').selectOption('heads.1.scores');
@@ -139,7 +148,7 @@ async function playground(page, hash = '') {
 
 test('the playground page: hash permalink round trip, toolbar kept across re-renders', async ({ page, context }) => {
   await playground(page);
-  await page.locator('#app .aps-toolbar select.aps-select').selectOption('kv-cache');
+  await page.locator('#app .aps-toolbar select[data-key="preset"]').selectOption('kv-cache');
   await expect(page.locator('#app .aps-toolbar .apx-share')).toHaveCount(1); // re-rendered, put back
   await editCell(page, 'W_k', 2, 0, '-1.5');
   await page.locator('[data-key="view.step"]').click();
@@ -148,7 +157,7 @@ test('the playground page: hash permalink round trip, toolbar kept across re-ren
   expect(before).toMatchObject({ preset: 'custom', view: 'step', options: { base: 2, causal: true } });
   const numbers = await panelText(page, 'q');
   const again = await context.newPage();
-  await playground(again, new URL(page.url()).hash);
+  await playground(again, new URL(await urlOf(page, before)).hash);
   expect(await again.evaluate(() => window.attentionStepper.getState())).toEqual(before);
   expect(await panelText(again, 'q')).toEqual(numbers);
   await expect(again.locator('select.apx-matrix')).toHaveValue('heads.0.weights');

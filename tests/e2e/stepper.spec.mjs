@@ -1,6 +1,6 @@
 // stepper.spec.mjs — the Attention Stepper's features: typing, options, bad input, keyboard,
 // cell arithmetic, step mode, paste, performance.
-import { test, expect, panelCells } from './fixtures.mjs';
+import { test, expect, panelCells, settled, explainText } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -61,23 +61,24 @@ test('each option changes what it should', async ({ page }) => {
   await expect(page.locator('.aps-warnings li')).toHaveCount(0);
   // base: the KV-cache step has 3 queries over 5 keys; base 1 gives 4 queries
   await preset(page, 'kv-cache');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(3);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(3);
   await expect(row(page, 'masked', 0).nth(3)).toHaveText('−∞');
   await expect(row(page, 'masked', 0).nth(2)).not.toHaveText('−∞');
   await page.locator('input[data-key="base"]').fill('1');
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(4);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await expect(row(page, 'masked', 0).nth(2)).toHaveText('−∞');
   // n_head: two heads of d_k = 2, a head selector, concat of both heads' A·V
   await preset(page, 'causal-4');
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 4');
   await page.locator('input[data-key="n_head"]').fill('2');
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 2');
-  await expect(page.locator('.aps-heads button')).toHaveCount(2);
+  await expect(page.locator('.aps-heads button[data-key^="head."]')).toHaveCount(2);
   await expect(page.locator('figure[data-panel="concat"] .aps-shape')).toHaveText('T × n_head·d_v = 4 × 4');
+  await settled(page);
   const head1 = await row(page, 'weights', 3).allTextContents();
-  await page.locator('.aps-heads button').nth(1).click();
+  await page.locator('.aps-heads [data-key="head.1"]').click();
   await expect(page.locator('[data-panel="weights"] .aps-panel-title')).toContainText('head 2');
-  expect(await row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
+  await expect.poll(() => row(page, 'weights', 3).allTextContents()).not.toEqual(head1);
   // n_head 3 does not divide 4: the message is beside n_head
   await page.locator('input[data-key="n_head"]').fill('3');
   await expect(page.locator('[data-field="n_head"] .aps-field-error')).toContainText('n_head must divide');
@@ -159,7 +160,7 @@ test('paste box and grid paste read NumPy, TSV, JSON and "1 0; 0 1" with the C++
     await area.fill(text);
     await use.click();
     await expect(page.locator('[data-matrix="x"] .aps-shape'), text).toHaveText('3 × 2');
-    await expect(page.locator('figure[data-panel="weights"] tbody tr'), text).toHaveCount(3);
+    await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr'), text).toHaveCount(3);
     await page.locator('[data-matrix="x"] [data-key="x.row-"]').click();
   }
   // a multi-cell block pasted into a grid cell fills the grid from there, growing it
@@ -219,52 +220,55 @@ test('grid keyboard: arrows, typing replaces, Enter moves down, F2 edits, Escape
 
 test('cell arithmetic: focus or hover a cell, see its terms; the cells that feed it light up', async ({ page }, testInfo) => {
   await ready(page);
-  await expect(explainBox(page)).toContainText('Point at or focus');
+  await expect.poll(() => explainText(page)).toContain('Point at or focus');
   // S[1,1] = q1·k1 = 1·1 + 0·0
   await page.locator('[data-panel="scores"] td[data-r="0"][data-c="0"]').focus();
-  await expect(explainBox(page)).toContainText('S[1,1] = q1 · k1');
-  await expect(explainBox(page)).toContainText('= 1·1 + 0·0');
-  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 1');
+  await expect.poll(() => explainText(page)).toContain('S[1,1] = q1 · k1');
+  await expect.poll(() => explainText(page)).toContain('= 1·1 + 0·0');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveAttribute('data-text', '= 1');
   await expect(page.locator('[data-panel="q"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
   await expect(page.locator('[data-panel="k"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
   await expect(page.locator('[data-panel="k"] tbody tr').nth(1).locator('td.is-feed')).toHaveCount(0);
   // arrow keys move within the panel (roving tabindex)
   await page.keyboard.press('ArrowRight');
   await expect(page.locator('[data-panel="scores"] td[data-r="0"][data-c="1"]')).toBeFocused();
-  await expect(explainBox(page)).toContainText('S[1,2]');
+  await expect.poll(() => explainText(page)).toContain('S[1,2]');
   // the division by √d_k
   await page.locator('[data-panel="scaled"] td[data-r="0"][data-c="0"]').focus();
-  await expect(explainBox(page)).toContainText('S′[1,1] = S[1,1] / √d_k = S[1,1] / √2');
-  await expect(explainBox(page)).toContainText('= 1 × 0.7071');
-  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 0.7071');
+  await expect.poll(() => explainText(page)).toContain('S′[1,1] = S[1,1] / √d_k = S[1,1] / √2');
+  await expect.poll(() => explainText(page)).toContain('= 1 × 0.7071');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.7071');
   // softmax: e^(x − max) over the row sum
   await page.locator('[data-panel="weights"] td[data-r="0"][data-c="0"]').hover();
-  await expect(explainBox(page)).toContainText('max = 0.7071');
-  await expect(explainBox(page)).toContainText('= 1 / (1 + 0.4931)');
-  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= 0.6698');
+  await expect.poll(() => explainText(page)).toContain('max = 0.7071');
+  await expect.poll(() => explainText(page)).toContain('= 1 / (1 + 0.4931)');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveAttribute('data-text', '= 0.6698');
   await expect(page.locator('[data-panel="masked"] tbody tr').nth(0).locator('td.is-feed')).toHaveCount(2);
+  // from here on the keyboard: no pointer left over a cell (a hover is explained before a focus,
+  // and focusing a cell scrolls the page under the pointer)
+  await page.mouse.move(0, 0);
   // an output cell: the weighted sum of the rows of V
   await page.locator('[data-panel="context"] td[data-r="1"][data-c="0"]').focus();
-  await expect(explainBox(page)).toContainText('O[2,1] = Σ_k A[2,k] · V[k,1]');
-  await expect(explainBox(page)).toContainText('= 0.3302·1 + 0.6698·0');
+  await expect.poll(() => explainText(page)).toContain('O[2,1] = Σ_k A[2,k] · V[k,1]');
+  await expect.poll(() => explainText(page)).toContain('= 0.3302·1 + 0.6698·0');
   await expect(page.locator('[data-panel="v"] td.is-feed')).toHaveCount(2);
   // Q from x and W_q: the x row and the W_q column are highlighted in the input grids
   await page.locator('[data-panel="q"] td[data-r="1"][data-c="0"]').focus();
-  await expect(explainBox(page)).toContainText('Q[2,1] = x[2,:] · W_q[:,1]');
+  await expect.poll(() => explainText(page)).toContain('Q[2,1] = x[2,:] · W_q[:,1]');
   await expect(page.locator('[data-matrix="x"] td.is-feed')).toHaveCount(2);
   await expect(page.locator('[data-matrix="W_q"] td.is-feed')).toHaveCount(2);
   // ·W_o
   await page.locator('[data-panel="out"] td[data-r="0"][data-c="1"]').focus();
-  await expect(explainBox(page)).toContainText('Y[1,2] = Σ_c C[1,c] · W_o[c,2]');
+  await expect.poll(() => explainText(page)).toContain('Y[1,2] = Σ_c C[1,c] · W_o[c,2]');
   // the mask: why −∞, with the actual i, j, base
   await preset(page, 'kv-cache');
   await page.mouse.move(0, 0); // no hover left over from above: the focused cell is explained
   await page.locator('[data-panel="masked"] td[data-r="0"][data-c="3"]').focus();
-  await expect(explainBox(page)).toContainText('j = 4 > i + base = 1 + 2 = 3');
-  await expect(explainBox(page)).toContainText('comes after query i = 1');
-  await expect(explainBox(page).locator('.aps-ex-result')).toHaveText('= −∞');
+  await expect.poll(() => explainText(page)).toContain('j = 4 > i + base = 1 + 2 = 3');
+  await expect.poll(() => explainText(page)).toContain('comes after query i = 1');
+  await expect(explainBox(page).locator('.aps-ex-result')).toHaveAttribute('data-text', '= −∞');
   await page.locator('[data-panel="weights"] td[data-r="0"][data-c="3"]').focus();
-  await expect(explainBox(page)).toContainText('e^(−∞)');
+  await expect.poll(() => explainText(page)).toContain('e^(−∞)');
   expect(await page.evaluate(() => window.attentionStepper.getState().focus)).toEqual({ panel: 'weights', row: 0, col: 3 });
   await page.screenshot({ path: testInfo.outputPath('explain.png') });
 });
@@ -324,10 +328,12 @@ test('random fill is seeded; qkv mode; d_k = 64 saturation shows max and entropy
   await expect(page.locator('figure[data-panel="q"] .aps-shape')).toHaveText('T × d_k = 4 × 64');
   const max = page.locator('[data-panel="weights"] td.is-derived');
   await expect(max).toHaveCount(8);
-  const maxes = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  await settled(page);
+  const maxes = (await page.locator('[data-panel="weights"] .aps-stats tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   expect(Math.max(...maxes)).toBeGreaterThan(0.99);
   await page.locator('input[data-key="scale"]').check();
-  const maxes2 = (await page.locator('[data-panel="weights"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
+  await settled(page);
+  const maxes2 = (await page.locator('[data-panel="weights"] .aps-stats tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.querySelectorAll('td.is-derived')[0].textContent))));
   const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
   expect(mean(maxes2)).toBeLessThan(mean(maxes) - 0.2);
 });
@@ -342,11 +348,77 @@ test('16×16 with 4 heads: every edit recomputes and repaints the panels (timing
     s.options.n_head = 4; s.options.causal = true;
     window.attentionStepper.setState(s);
   });
-  await expect(page.locator('figure[data-panel="weights"] tbody tr')).toHaveCount(16);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(16);
   const firstRow = page.locator('figure[data-panel="scores"] tbody tr').first();
   for (let k = 1; k <= 3; k++) {
     const before = await firstRow.textContent();
     await typeInto(page, 'Q', 0, 0, String(k));
     await expect(firstRow).not.toHaveText(before);  // S row 1 depends on Q[0][0]: new numbers shown
   }
+});
+
+test('the explanation box is MathML: every line of every cell of every panel reads as notation', async ({ page }) => {
+  await ready(page);
+  // hover: the lines of a softmax cell are <math> with a fraction, indices as subscripts
+  await page.locator('[data-panel="weights"] td[data-r="0"][data-c="0"]').hover();
+  const box = page.locator('.aps-explain');
+  await expect(box.locator('.aps-ex-formula math')).toHaveCount(1);
+  await expect(box.locator('.aps-ex-formula math mfrac')).toHaveCount(1);
+  await expect(box.locator('.aps-ex-formula math msub').first()).toBeVisible();
+  await expect(box.locator('.aps-ex-formula math')).toHaveAttribute('aria-label', 'A[1,1] = e^(M[1,1] − max) / Σ_k e^(M[1,k] − max)');
+  await expect(box.locator('.aps-ex-note math')).toHaveCount(0); // notes stay prose
+  // every explanation the page can show, forward and backward, for specs that reach every branch
+  const bad = await page.evaluate(async () => {
+    const { loadAttention } = await import('/attention.js');
+    const { explain } = await import('/stepper/explain.js');
+    const { explainGrad } = await import('/stepper/explain-grad.js');
+    const { mathLine } = await import('/stepper/explain-math.js');
+    const { createI18n } = await import('/stepper/i18n.js');
+    const api = await loadAttention();
+    const X4 = '0.5 -1 0.25 0\n1 0.5 -0.5 0.75\n-0.25 0.5 1 -1\n0 1.5 0.5 0.25';
+    const specs = [
+      { x: X4, W_q: X4, W_k: X4, W_v: X4, W_o: X4, n_head: 2, causal: true, base: 1 },
+      { x: X4, W_q: X4, W_k: X4, W_v: X4, W_o: X4, b_q: '1 -2 0.5 0', b_k: '0 0 1 1', b_v: '-1 0 0 2', b_o: '0.25 0 0 -1' },
+      { x: X4, W_q: X4, W_k: X4, W_v: X4, n_head: 1, causal: true, mask: 'inclusive', scale: false },
+      { Q: '1 0\n0 1', K: '1000 999\n999 1000', V: '1 0\n0 1', softmax: 'naive', scale: false },
+    ];
+    const panels = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
+    const grads = { d_out: 'out', d_W_o: 'W_o', d_concat: 'concat', d_context: 'context', d_weights: 'weights', d_v: 'v', d_scaled: 'scaled', d_scores: 'scores', d_q: 'q', d_k: 'k', d_Q: 'Q', d_K: 'K', d_V: 'V', d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_b_q: 'b_q', d_b_k: 'b_k', d_b_v: 'b_v', d_b_o: 'b_o' };
+    const out = [];
+    let lines = 0;
+    for (const lang of ['en', 'zh']) {
+      const { t } = createI18n(lang);
+      for (const spec of specs) {
+        const bw = api.backward(spec);
+        const tr = bw.trace;
+        for (let head = 0; head < tr.n_head; head++) {
+          const check = (mk, where) => {
+            let ex;
+            try { ex = mk(); } catch (e) { out.push(`${where}: ${e.message}`); return; }
+            for (const l of ex.lines) {
+              if (l.kind === 'note') continue;
+              lines++;
+              if (mathLine(l.text).dataset.fallback) out.push(`${where}: ${l.text}`);
+            }
+          };
+          for (const p of panels) {
+            if (p === 'out' && !tr.inputs.W_o) continue; // the page shows ·W_o only with W_o
+            const m = p === 'concat' || p === 'out' ? tr[p] : tr.heads[head][p];
+            m.forEach((r, i) => r.forEach((_, j) => check(() => explain(tr, { panel: p, row: i, col: j, head }, t), `${p}[${i},${j}]`)));
+          }
+          for (const [p, name] of Object.entries(grads)) {
+            let g = ['context', 'weights', 'v', 'scaled', 'scores', 'q', 'k'].includes(name) ? bw.grads.heads[head][name] : bw.grads[name];
+            if (!g) continue;
+            if (!Array.isArray(g[0])) g = [g]; // a bias: one row
+            for (const upstream of ['sum', 'mse', 'd_out']) {
+              g.forEach((r, i) => r.forEach((_, j) => check(() => explainGrad(bw, { panel: p, row: i, col: j, head }, t, { upstream, target: tr.out.map((rr) => rr.map(() => 0)) }), `${p}[${i},${j}] ${upstream}`)));
+            }
+          }
+        }
+      }
+    }
+    return { out: out.slice(0, 10), lines };
+  });
+  expect(bad.lines).toBeGreaterThan(1000);
+  expect(bad.out).toEqual([]);
 });

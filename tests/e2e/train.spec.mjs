@@ -219,14 +219,14 @@ test('an attention map’s head opens in the stepper, which shows the same weigh
     await expect(page.locator('.tr-zoom-caption')).toContainText(`Layer ${l + 1}, head ${h + 1}.`);
     const [stepper] = await Promise.all([context.waitForEvent('page'), link.press('Enter')]);
     await expect(stepper.locator('#app')).toHaveAttribute('data-status', 'ready');
-    const rows = stepper.locator('figure[data-panel="weights"] table tbody tr');
+    const rows = stepper.locator('figure[data-panel="weights"] table.aps-mat:not(.aps-stats) tbody tr');
     await expect(rows).toHaveCount(map.T);
     // the table's numbers are written (a stepper that paints its heatmap first writes them right
     // after that frame): the last cell has its number, then two frames and a task
     await expect(stepper.locator('figure[data-panel="weights"] td[data-c]').last()).toHaveText(/\d/);
     await stepper.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
     const cells = await stepper.evaluate(() => {
-      return [...document.querySelectorAll('figure[data-panel="weights"] table tbody tr')].map((tr) =>
+      return [...document.querySelectorAll('figure[data-panel="weights"] table.aps-mat:not(.aps-stats) tbody tr')].map((tr) =>
         [...tr.querySelectorAll('td[data-c]')].map((td) => ({ text: td.textContent, exact: Number(td.title) })));
     });
     const fmt = await stepper.evaluate(async (w) => {

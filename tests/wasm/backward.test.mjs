@@ -64,6 +64,19 @@ test('masked positions get exactly zero gradient', () => {
     }));
 });
 
+test('a NaN loss (naive softmax overflow) and NaN checks come back as numbers, not "nan" strings', () => {
+  const spec = { Q: '1 0\n0 1', K: '1000 999\n999 1000', V: '1 0\n0 1', softmax: 'naive', scale: false };
+  const r = api.backward(spec);
+  assert.equal(typeof r.loss, 'number');
+  assert.ok(Number.isNaN(r.loss));
+  assert.ok(Number.isNaN(r.grads.heads[0].scaled[0][0])); // A is NaN, so is A ⊙ (G − rowsum(G ⊙ A))
+  const g = api.gradcheck({ ...spec, check: [{ name: 'Q', row: 0, col: 0 }] });
+  assert.ok(Number.isNaN(g.loss));
+  for (const k of ['analytic', 'numeric', 'abs_error', 'rel_error']) assert.equal(typeof g.checks[0][k], 'number', k);
+  assert.equal(g.checks[0].name, 'Q'); // strings that are names stay strings
+  assert.equal(api.trace(spec).options.softmax, 'naive');
+});
+
 test('backward errors name their field', () => {
   const base = { Q: '1 0; 0 1', K: '1 0; 0 1', V: '1 2; 3 4' };
   const cases = [

@@ -9,26 +9,31 @@ import { formatNumber } from './format.js';
  */
 export const BSTEPS = [
   { id: 'b_out', panels: ['d_out'], from: [] },
-  { id: 'b_proj', panels: ['d_W_o', 'd_concat'], from: ['d_out'] },
+  { id: 'b_proj', panels: ['d_W_o', 'd_b_o', 'd_concat'], from: ['d_out'] },
   { id: 'b_context', panels: ['d_context'], from: ['d_concat'] },
   { id: 'b_av', panels: ['d_weights', 'd_v'], from: ['d_context'] },
   { id: 'b_softmax', panels: ['d_scaled'], from: ['d_weights'] },
   { id: 'b_scale', panels: ['d_scores'], from: ['d_scaled'] },
   { id: 'b_qk', panels: ['d_q', 'd_k'], from: ['d_scores'] },
   { id: 'b_QKV', panels: ['d_Q', 'd_K', 'd_V'], from: ['d_q', 'd_k', 'd_v'] },
-  { id: 'b_inputs', panels: ['d_x', 'd_W_q', 'd_W_k', 'd_W_v'], from: ['d_Q', 'd_K', 'd_V'], needs: 'x' },
+  { id: 'b_inputs', panels: ['d_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'], from: ['d_Q', 'd_K', 'd_V'], needs: 'x' },
 ];
 
 /** The per-head gradient panels (their title names the head when n_head > 1). */
 export const HEAD_GRAD_PANELS = ['d_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores', 'd_q', 'd_k'];
 
 /** The gradient panels of an input (a cell there can be checked numerically) → the input's name. */
-export const INPUT_GRADS = { d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_W_o: 'W_o', d_Q: 'Q', d_K: 'K', d_V: 'V' };
+export const INPUT_GRADS = { d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_W_o: 'W_o', d_Q: 'Q', d_K: 'K', d_V: 'V',
+  d_b_q: 'b_q', d_b_k: 'b_k', d_b_v: 'b_v', d_b_o: 'b_o' };
 
-/** The steps shown for a state: without W_o there is no ∂L/∂W_o; in qkv mode Q, K, V are the inputs. */
-export function visibleBSteps(mode, useWo) {
+/**
+ * The steps shown for a state: without W_o there is no ∂L/∂W_o; in qkv mode Q, K, V are the
+ * inputs; a bias's gradient only when that bias is used (biases: the names in use, e.g. ['b_q']).
+ */
+export function visibleBSteps(mode, useWo, biases = []) {
   return BSTEPS.filter((s) => !(s.needs === 'x' && mode !== 'x'))
-    .map((s) => (s.id === 'b_proj' && !useWo ? { ...s, panels: ['d_concat'] } : s));
+    .map((s) => (s.id === 'b_proj' && !useWo ? { ...s, panels: ['d_concat'] } : s))
+    .map((s) => ({ ...s, panels: s.panels.filter((p) => !p.startsWith('d_b_') || biases.includes(p.slice(2))) }));
 }
 
 /**

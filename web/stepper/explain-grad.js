@@ -151,7 +151,7 @@ export function explainGrad(bw, sel, t, ctx = {}) {
       const jj = j % w;
       const lo = n.toLowerCase();
       title = `∂L/∂${n}[${I},${J}]`;
-      F(`∂L/∂${n}[${I},${J}] = ∂L/∂${lo}${t('ex.ofHead', { h: hh + 1 })}[${I},${jj + 1}]`);
+      F(`∂L/∂${n}[${I},${J}] = ∂L/∂${lo}⟨${t('ex.ofHead', { h: hh + 1 })}⟩[${I},${jj + 1}]`);
       if (tr.n_head > 1) N(t('bx.split', { n, c: J, h: hh + 1, j: jj + 1 }));
       R(g[n][i][j]);
       if (hh === h) feeds.push({ panel: `d_${lo}`, row: i, col: jj });
@@ -168,6 +168,19 @@ export function explainGrad(bw, sel, t, ctx = {}) {
       dot(col(xs, i), col(g[big], j));
       R(g[n][i][j]);
       feeds.push({ editor: 'x', col: i }, { panel: `d_${big}`, col: j });
+      break;
+    }
+    case 'd_b_q': case 'd_b_k': case 'd_b_v': case 'd_b_o': {
+      // a bias is added to every row: its gradient is the column sum of the gradient it feeds
+      const n = panel.slice(2);
+      const of = { b_q: 'Q', b_k: 'K', b_v: 'V', b_o: 'Y' }[n];
+      const gm = { b_q: g.Q, b_k: g.K, b_v: g.V, b_o: g.out }[n];
+      title = `∂L/∂${n}[${J}]`;
+      F(`∂L/∂${n}[${J}] = Σ_t ∂L/∂${of}[t,${J}]`);
+      T(`= ${sumLine(col(gm, j).map((v) => term(v)))}`);
+      R(g[n][j]);
+      N(t('bx.bias', { n, of }));
+      feeds.push({ panel: { b_q: 'd_Q', b_k: 'd_K', b_v: 'd_V', b_o: 'd_out' }[n], col: j });
       break;
     }
     case 'd_x': {

@@ -23,7 +23,9 @@ export const col = (m, j) => m.map((r) => r[j]);
 
 /**
  * The lines of one explanation: F(formula), T(terms), R(result value), N(note), and dot(a, b),
- * which adds the product line and the values line of Σ_k a[k]·b[k].
+ * which adds the product line and the values line of Σ_k a[k]·b[k]. Formula, terms and result
+ * lines are written in the small notation explain-math.js turns into MathML (A[1,2], Σ_k, e^(…),
+ * √d_k, ∂L/∂A, "a / b" for a fraction bar, ⟨prose⟩); notes are prose.
  */
 export function lineBuilder() {
   const lines = [];

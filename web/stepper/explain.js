@@ -32,15 +32,20 @@ export function explain(trace, sel, t) {
     if (trace.mode === 'x') {
       const xr = trace.inputs.x[x0 + i];
       const w = col(trace.inputs[W], c);
-      F(`${name}[${I},${J}] = x[${x0 + I},:] · ${W}[:,${c + 1}]`);
+      const bn = `b_${name.toLowerCase()}`;
+      const b = trace.inputs[bn]?.[c];
+      const plus = b === undefined ? '' : ` + ${bn}[${c + 1}]`;
+      F(`${name}[${I},${J}] = x[${x0 + I},:] · ${W}[:,${c + 1}]${plus}`);
       if (x0) N(t('ex.qbase', { base, row: x0 + I }));
       const [p, s] = dotLines(xr, w);
-      T(`= ${p}`);
-      T(`= ${s}`);
+      const bt = b === undefined ? '' : ` + ${term(b)}`;
+      T(`= ${p}${bt}`);
+      T(`= ${s}${bt}`);
       R(v);
       feeds.push({ editor: 'x', row: x0 + i }, { editor: W, col: c });
+      if (b !== undefined) feeds.push({ editor: bn, col: c });
     } else {
-      F(`${name}[${I},${J}] = ${name}${t('ex.typed')}[${I},${c + 1}]`);
+      F(`${name}[${I},${J}] = ${name}⟨${t('ex.typed')}⟩[${I},${c + 1}]`);
       R(v);
       feeds.push({ editor: name, row: i, col: c });
     }
@@ -111,7 +116,7 @@ export function explain(trace, sel, t) {
       const esum = ex.reduce((a, b) => a + b, 0);
       const e = (v) => (v === -Infinity ? 'e^(−∞)' : naive ? `e^${term(v)}` : `e^(${term(v)} − ${term(mx)})`);
       if (naive) {
-        F(`A[${I},${J}] = e^M[${I},${J}] / Σ_k e^M[${I},k]   (${t('ex.naive')})`);
+        F(`A[${I},${J}] = e^M[${I},${J}] / Σ_k e^M[${I},k]   ⟨(${t('ex.naive')})⟩`);
       } else {
         F(`A[${I},${J}] = e^(M[${I},${J}] − max) / Σ_k e^(M[${I},k] − max)`);
         T(`max = ${f(mx)}`);
@@ -139,7 +144,7 @@ export function explain(trace, sel, t) {
       const hh = Math.floor(j / dv);
       const jj = j % dv;
       title = `C[${I},${J}]`;
-      F(`C[${I},${J}] = O${t('ex.ofHead', { h: hh + 1 })}[${I},${jj + 1}]`);
+      F(`C[${I},${J}] = O⟨${t('ex.ofHead', { h: hh + 1 })}⟩[${I},${jj + 1}]`);
       N(t('ex.concat', { c: J, h: hh + 1, d: dv, j: jj + 1 }));
       R(trace.concat[i][j]);
       if (hh === hIdx) feeds.push({ panel: 'context', row: i, col: jj });
@@ -147,12 +152,15 @@ export function explain(trace, sel, t) {
     }
     case 'out': {
       title = `Y[${I},${J}]`;
-      F(`Y[${I},${J}] = Σ_c C[${I},c] · W_o[c,${J}]`);
+      const b = trace.inputs.b_o?.[j];
+      F(`Y[${I},${J}] = Σ_c C[${I},c] · W_o[c,${J}]${b === undefined ? '' : ` + b_o[${J}]`}`);
       const [p, s] = dotLines(trace.concat[i], col(trace.inputs.W_o, j));
-      T(`= ${p}`);
-      T(`= ${s}`);
+      const bt = b === undefined ? '' : ` + ${term(b)}`;
+      T(`= ${p}${bt}`);
+      T(`= ${s}${bt}`);
       R(trace.out[i][j]);
       feeds.push({ panel: 'concat', row: i }, { editor: 'W_o', col: j });
+      if (b !== undefined) feeds.push({ editor: 'b_o', col: j });
       break;
     }
     default: break;

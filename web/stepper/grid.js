@@ -26,7 +26,8 @@ const el = (tag, cls, text) => {
 
 /**
  * One matrix editor: a header (name, shape, resize buttons), the grid, an error slot, a paste box.
- * opts: { name, hint, text, t, api, idPrefix, maxDim, onChange(text), onPaste? }
+ * opts: { name, hint, text, t, api, idPrefix, maxDim, onChange(text), onPaste?, vector? (a bias:
+ * one row, no row buttons) }
  */
 export class MatrixEditor {
   constructor(opts) {
@@ -58,6 +59,7 @@ export class MatrixEditor {
     };
     this.btnRowMinus = btn(t('editor.rowMinus'), t('editor.removeRow', { name }), () => this.resize(-1, 0), 'row-');
     this.btnRowPlus = btn(t('editor.rowPlus'), t('editor.addRow', { name }), () => this.resize(1, 0), 'row+');
+    if (opts.vector) { this.btnRowMinus.hidden = true; this.btnRowPlus.hidden = true; } // a bias: one row
     this.btnColMinus = btn(t('editor.colMinus'), t('editor.removeCol', { name }), () => this.resize(0, -1), 'col-');
     this.btnColPlus = btn(t('editor.colPlus'), t('editor.addCol', { name }), () => this.resize(0, 1), 'col+');
     head.append(resize);
@@ -278,6 +280,7 @@ export class MatrixEditor {
 
   resize(dr, dc) {
     const { maxDim } = this.o;
+    if (dr > 0 && this.o.vector) return;
     if (dr > 0 && this.rows < maxDim) this.cells.push(Array(this.cols).fill('0'));
     if (dr < 0 && this.rows > 1) this.cells.pop();
     if (dc > 0 && this.cols < maxDim) { const C = this.cols; for (const row of this.cells) { while (row.length < C) row.push(''); row.push('0'); } }

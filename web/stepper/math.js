@@ -30,13 +30,16 @@ const ik = () => row(mi('i'), mo(','), mi('k'));
 
 /** The formula of each panel, given the trace's mode and options. */
 export function formula(panel, ctx) {
-  const { mode, base, scale, causal, maskKind, softmax } = ctx;
+  const { mode, base, scale, causal, maskKind, softmax, biases = [] } = ctx;
   const W = (n) => sub(mi('W'), mi(n));
   const xs = () => (base > 0 ? sub(mi('x'), row(mo('['), mi('base'), mo(':'), mo(']'))) : mi('x'));
+  // + b_q when the bias is used
+  const b = (n) => (biases.includes(`b_${n}`) ? [mo('+'), sub(mi('b'), mi(n))] : []);
+  const bl = (n) => (biases.includes(`b_${n}`) ? ` + b_${n}` : '');
   switch (panel) {
-    case 'q': return mode === 'x' ? math('Q = x W_q', mi('Q'), mo('='), xs(), W('q')) : math('Q, as typed', mi('Q'));
-    case 'k': return mode === 'x' ? math('K = x W_k', mi('K'), mo('='), mi('x'), W('k')) : math('K, as typed', mi('K'));
-    case 'v': return mode === 'x' ? math('V = x W_v', mi('V'), mo('='), mi('x'), W('v')) : math('V, as typed', mi('V'));
+    case 'q': return mode === 'x' ? math(`Q = x W_q${bl('q')}`, mi('Q'), mo('='), xs(), W('q'), ...b('q')) : math('Q, as typed', mi('Q'));
+    case 'k': return mode === 'x' ? math(`K = x W_k${bl('k')}`, mi('K'), mo('='), mi('x'), W('k'), ...b('k')) : math('K, as typed', mi('K'));
+    case 'v': return mode === 'x' ? math(`V = x W_v${bl('v')}`, mi('V'), mo('='), mi('x'), W('v'), ...b('v')) : math('V, as typed', mi('V'));
     case 'scores': return math('S = Q K transposed', mi('S'), mo('='), mi('Q'), sup(mi('K'), mi('T')));
     case 'scaled': return scale
       ? math("S' = S over square root of d_k", mi('S′'), mo('='), frac(mi('S'), sqrt(sub(mi('d'), mi('k')))))
@@ -58,7 +61,7 @@ export function formula(panel, ctx) {
     }
     case 'context': return math('O = A V', mi('O'), mo('='), mi('A'), mi('V'));
     case 'concat': return math('C = [O_1 ... O_h]', mi('C'), mo('='), mo('['), sub(mi('O'), mn('1')), mo('⋯'), sub(mi('O'), mi('h')), mo(']'));
-    case 'out': return math('Y = C W_o', mi('Y'), mo('='), mi('C'), W('o'));
+    case 'out': return math(`Y = C W_o${bl('o')}`, mi('Y'), mo('='), mi('C'), W('o'), ...b('o'));
     default: return math('');
   }
 }
@@ -106,6 +109,12 @@ export function gradFormula(panel, ctx) {
       return nHead > 1
         ? math(`dL/d${n} = the heads' dL/d${lo} side by side`, dL(mi(n)), mo('='), mo('['), dL(sub(mi(lo), mn('1'))), mo('⋯'), dL(sub(mi(lo), mi('h'))), mo(']'))
         : math(`dL/d${n} = dL/d${lo} (one head)`, dL(mi(n)), mo('='), dL(mi(lo)));
+    }
+    case 'd_b_q': case 'd_b_k': case 'd_b_v': case 'd_b_o': {
+      const b = panel.slice(4);
+      const of = { q: 'Q', k: 'K', v: 'V', o: 'Y' }[b];
+      return math(`dL/db_${b} = the column sums of dL/d${of}`, dL(sub(mi('b'), mi(b))), mo('='), under(mo('∑'), mi('t')),
+        frac(row(mi('∂'), mi('L')), row(mi('∂'), sub(mi(of), row(mi('t'), mo(','), mo(':'))))));
     }
     case 'd_W_q': return math('dL/dW_q = x[base:] transposed times dL/dQ', dL(W('q')), mo('='), T_(xs()), mo('·'), dL(mi('Q')));
     case 'd_W_k': return math('dL/dW_k = x transposed times dL/dK', dL(W('k')), mo('='), T_(mi('x')), mo('·'), dL(mi('K')));

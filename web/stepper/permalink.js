@@ -11,7 +11,8 @@
 //   import { encodeState, decodeState, bindPermalink } from './permalink.js';
 //   location.hash = encodeState(state);            // '#s=1.eyJ2ZXJzaW9uIjox…'
 //   decodeState(location.hash)                      // the state, or null
-//   const link = bindPermalink(controller);         // hash ⇄ state; link.copy() copies the URL
+//   const link = bindPermalink(controller);         // hash ⇄ state (written once edits pause);
+//                                                   // link.copy() copies the URL
 
 export const HASH_KEY = 's';
 export const FORMAT_VERSION = 1;
@@ -140,10 +141,16 @@ export function linkFor(state, base = globalThis.location?.href ?? '') {
   return url + encodeState(state);
 }
 
+/** How long the hash waits after the last change before it is written (ms). */
+export const WRITE_DELAY = 150;
+
 /**
  * Binds a stepper controller ({getState, setState, on}) to location.hash: restores the state from
- * the hash now (if there is a valid one), writes the hash with history.replaceState on every
- * 'change', and follows hash changes made by the user (a pasted link).
+ * the hash now (if there is a valid one), writes the hash with history.replaceState once the
+ * changes pause (WRITE_DELAY after the last one; at once when the page is hidden or left), and
+ * follows hash changes made by the user (a pasted link). replaceState is not written at every
+ * keystroke: with a long hash it costs 5–25 ms of the main thread each time, and browsers throttle
+ * pages that call it too often.
  * @param {{getState(): object, setState(s: object): void, on(ev: string, fn: Function): any}} controller
  * @param {{validate?: Function, restore?: boolean}} [options]
  * @returns {{restored: boolean, url(): string, copy(): Promise<boolean>, destroy(): void}}
@@ -161,7 +168,10 @@ export function bindPermalink(controller, { validate, restore = true } = {}) {
       } catch { /* a state the component refuses: keep its default */ }
     }
   }
+  let timer = 0;
   const write = () => {
+    clearTimeout(timer);
+    timer = 0;
     let state;
     try { state = controller.getState(); } catch { return; }
     const hash = encodeState(state);
@@ -171,19 +181,34 @@ export function bindPermalink(controller, { validate, restore = true } = {}) {
   };
   const onHash = () => {
     if (location.hash === lastHash) return;
+    clearTimeout(timer); // a link the user pasted wins over a pending write
+    timer = 0;
     const s = decodeState(location.hash, { validate });
     if (!s) return;
     lastHash = location.hash;
     try { controller.setState(s); } catch { /* ignore */ }
   };
-  const off = controller.on('change', write);
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(write, WRITE_DELAY);
+  };
+  const flush = () => { if (timer) write(); };
+  const onVisibility = () => { if (document.visibilityState === 'hidden') flush(); };
+  const off = controller.on('change', later);
   addEventListener('hashchange', onHash);
+  addEventListener('pagehide', flush);
+  document.addEventListener('visibilitychange', onVisibility);
   return {
     restored,
     url: () => linkFor(controller.getState()),
     copy: () => copyText(linkFor(controller.getState())),
+    /** Writes a pending hash now. */
+    flush,
     destroy() {
+      flush();
       removeEventListener('hashchange', onHash);
+      removeEventListener('pagehide', flush);
+      document.removeEventListener('visibilitychange', onVisibility);
       if (typeof off === 'function') off();
     },
   };

@@ -1,4 +1,4 @@
-// presets.js — the tutorials' examples. Each preset sets mode, matrices (as text), use_W_o and
+// presets.js — the tutorials' examples. Each preset sets mode, matrices (as text), use_W_o, use_bias and
 // options; its one-paragraph explanation lives in i18n.js under `preset.<id>.text`.
 import { cellText } from './format.js';
 
@@ -17,8 +17,8 @@ const round = (m, d) => m.map((r) => r.map((v) => cellText(Number(v.toFixed(d)))
 
 /** The parts of the state a preset sets. api is needed for the seeded d_k = 64 example. */
 export function presetPatch(id, api) {
-  const x = (matrices, options = {}, useWo = false) => ({ mode: 'x', matrices, use_W_o: useWo, options: { ...OPT, ...options } });
-  const qkv = (matrices, options = {}) => ({ mode: 'qkv', matrices, use_W_o: false, options: { ...OPT, ...options } });
+  const x = (matrices, options = {}, useWo = false) => ({ mode: 'x', matrices, use_W_o: useWo, use_bias: false, options: { ...OPT, ...options } });
+  const qkv = (matrices, options = {}) => ({ mode: 'qkv', matrices, use_W_o: false, use_bias: false, options: { ...OPT, ...options } });
   switch (id) {
     case 'identity': return x({ x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2 }, {}, true);
     case 'two-token': return qkv({ Q: I2, K: '1 0\n1 1', V: '1 2\n3 4' });

@@ -59,7 +59,8 @@ export function traceMatrices(trace, lang = 'en') {
   if (!trace || !Array.isArray(trace.heads)) return list;
   for (const k of INPUT_KEYS) {
     const m = trace.inputs?.[k];
-    if (m !== undefined) list.push({ id: `inputs.${k}`, name: k, label: k, matrix: m });
+    // a bias is a flat vector: exported as one row
+    if (m !== undefined) list.push({ id: `inputs.${k}`, name: k, label: k, matrix: Array.isArray(m[0]) ? m : [m] });
   }
   if (trace.mask) list.push({ id: 'mask', name: 'mask', label: 'mask', matrix: trace.mask });
   const many = trace.heads.length > 1;
@@ -205,6 +206,8 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
   function fill() {
     const keep = select.value;
     entries = traceMatrices(current, lang);
+    // an unsolved exercise: only the inputs can be exported (the steps would give the answers)
+    if (controller.exerciseOpen?.()) entries = entries.filter((e) => e.id.startsWith('inputs.'));
     // rebuild the options only when the list changed (not on every edit of a number)
     const key = entries.map((e) => `${e.id}\u0001${e.label}`).join('\u0002');
     if (key !== optionsKey || select.options.length !== entries.length) {
@@ -252,6 +255,7 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
     }
   };
   const offs = [controller.on('trace', onTrace), controller.on('change', onChange)];
+  try { offs.push(controller.on('exercise', () => fill())); } catch { /* a controller without exercises */ }
   relabel();
   fill();
 
@@ -286,6 +290,12 @@ export function panelColors(panelRoot, entry, controller) {
   const fig = panelRoot.querySelector(`figure[data-panel="${entry.panel}"]`);
   if (!fig) return null;
   const m = entry.matrix;
+  // a panel painted on a canvas (panels.js) says which colours it painted
+  const view = fig.querySelector('.aps-mat-scroll')?.apsView;
+  if (view?.fillColors) {
+    const c = view.fillColors();
+    return c && c.length === m.length && c[0]?.length === m[0]?.length ? c : null;
+  }
   const colors = [];
   for (let i = 0; i < m.length; i++) {
     const row = [];

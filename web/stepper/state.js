@@ -7,13 +7,19 @@
 //   preset: 'identity' | 'two-token' | 'causal-4' | 'overflow-naive' | 'overflow-stable'
 //         | 'saturate-64' | 'inclusive' | 'kv-cache' | 'custom',
 //   mode: 'x' | 'qkv',
-//   matrices: { x, W_q, W_k, W_v, W_o, Q, K, V },   // the TEXT per matrix, as typed (rows on
-//                                                   // lines, cells by spaces or tabs)
+//   matrices: { x, W_q, W_k, W_v, W_o, Q, K, V,     // the TEXT per matrix, as typed (rows on
+//               b_q, b_k, b_v, b_o },              // lines, cells by spaces or tabs); the biases
+//                                                  // are one row ('' = zeros when turned on)
 //   use_W_o: boolean,
+//   use_bias: boolean,              // the biases b_q, b_k, b_v (x mode) and b_o (with W_o)
 //   options: { n_head, causal, mask: 'strict'|'inclusive', base, scale, softmax: 'stable'|'naive' },
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
+//   head_view: 'one' | 'side',      // 'side': every head's weights side by side as well
+//   display: 'auto' | 'numbers' | 'heatmap',  // auto: heatmaps only past 32 tokens, else numbers
+//   exercise: null | { id, ask: [{ panel, cells: 'all' | [[row, col], …] }], tol: { decimals, rel, abs } }
+//                                   // cells the learner computes (exercise.js); answers stay local
 //   lang: 'en' | 'zh',
 //   focus: { panel, row, col } | null,  // the explained cell (0-based row/col in that panel;
 //                                       // gradient panels are 'd_out', 'd_weights', 'd_x', …)
@@ -26,13 +32,17 @@
 // }
 // States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
 
-export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V'];
+import { validateExercise } from './exercise.js';
+
+export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
+/** The bias vectors and the weight matrix whose columns each one matches. */
+export const BIAS_OF = { b_q: 'W_q', b_k: 'W_k', b_v: 'W_v', b_o: 'W_o' };
 export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
   'saturate-64', 'inclusive', 'kv-cache', 'custom'];
 export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
-export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
-  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v'];
+export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
+  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
 export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
 /** The page's size limit per matrix (rows and columns). */
 export const MAX_DIM = 64;
@@ -46,13 +56,17 @@ export function defaultState() {
     version: 1,
     preset: 'identity',
     mode: 'x',
-    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2 },
+    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2, b_q: '', b_k: '', b_v: '', b_o: '' },
     use_W_o: true,
+    use_bias: false,
     options: { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, softmax: 'stable' },
     seed: 1,
     view: 'all',
     step: 0,
     head: 0,
+    head_view: 'one',
+    display: 'auto',
+    exercise: null,
     lang: 'en',
     focus: null,
     direction: 'forward',
@@ -79,6 +93,7 @@ export function validateState(obj) {
     }
   }
   s.use_W_o = bool(obj.use_W_o, d.use_W_o);
+  s.use_bias = bool(obj.use_bias, d.use_bias);
   const o = isObj(obj.options) ? obj.options : {};
   s.options = {
     n_head: intIn(o.n_head, 1, MAX_HEADS, 1),
@@ -92,6 +107,9 @@ export function validateState(obj) {
   s.view = oneOf(obj.view, ['all', 'step'], 'all');
   s.step = intIn(obj.step, 0, 20, 0);
   s.head = intIn(obj.head, 0, MAX_HEADS - 1, 0);
+  s.head_view = oneOf(obj.head_view, ['one', 'side'], 'one');
+  s.display = oneOf(obj.display, ['auto', 'numbers', 'heatmap'], 'auto');
+  s.exercise = validateExercise(obj.exercise);
   s.lang = oneOf(obj.lang, ['en', 'zh'], 'en');
   const f = obj.focus;
   s.focus = isObj(f) && (PANEL_IDS.includes(f.panel) || GRAD_PANEL_IDS.includes(f.panel))

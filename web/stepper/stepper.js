@@ -27,16 +27,19 @@
 // inline scripts, handlers or styles. Several instances may live on one page (ids are prefixed).
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
-import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS } from './state.js';
+import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS, BIAS_OF } from './state.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
-import { MatrixEditor } from './grid.js';
-import { MatrixView, setText } from './panels.js';
+import { MatrixEditor, textToCells } from './grid.js';
+import { MatrixView, setText, visibilityObserver } from './panels.js';
+import { HeatmapView } from './heatmap.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { formula, gradFormula } from './math.js';
+import { mathLine, plainText } from './explain-math.js';
 import { visibleBSteps, panelReads, stepReads, HEAD_GRAD_PANELS, INPUT_GRADS, gradCheckBox } from './backward.js';
 import { formatNumber, cellText } from './format.js';
 import { PRESETS, presetPatch } from './presets.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
 
 export { defaultState, validateState };
 
@@ -45,19 +48,22 @@ const STEPS = [
   { id: 'scores', panels: ['scores'], from: ['q', 'k'] },
   { id: 'scaled', panels: ['scaled'], from: ['scores'] },
   { id: 'masked', panels: ['masked'], from: ['scaled'] },
-  { id: 'softmax', panels: ['weights'], from: ['masked'] },
+  { id: 'softmax', panels: ['weights', 'weights-heads'], from: ['masked'] },
   { id: 'context', panels: ['context'], from: ['weights', 'v'] },
   { id: 'concat', panels: ['concat'], from: ['context'] },
   { id: 'out', panels: ['out'], from: ['concat'] },
 ];
 const HEAD_PANELS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context'];
-const INPUTS = { x: ['x', 'W_q', 'W_k', 'W_v'], qkv: ['Q', 'K', 'V'] };
+const BIASES = Object.keys(BIAS_OF);
 const DIMS = {
   x: 'T_total × d_model', W_q: 'd_model × n_head·d_k', W_k: 'd_model × n_head·d_k', W_v: 'd_model × n_head·d_v',
   W_o: 'n_head·d_v × d_out', Q: 'T × n_head·d_k', K: 'T_total × n_head·d_k', V: 'T_total × n_head·d_v',
+  b_q: 'n_head·d_k', b_k: 'n_head·d_k', b_v: 'n_head·d_v', b_o: 'd_out',
 };
 const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
 const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
+/** Past this many tokens (T or T_total) the steps show heatmaps only, unless asked for numbers. */
+export const LARGE_T = 32;
 
 let instanceCount = 0;
 
@@ -107,7 +113,7 @@ export async function mountStepper(root, options = {}) {
   const explicitLang = options.lang === 'en' || options.lang === 'zh' ? options.lang : null;
   state.lang = explicitLang ?? (options.state && ['en', 'zh'].includes(options.state.lang) ? options.state.lang : storedLang() ?? 'en');
   let i18n = createI18n(state.lang);
-  const listeners = { change: new Set(), trace: new Set() };
+  const listeners = { change: new Set(), trace: new Set(), exercise: new Set() };
   const emit = (ev, arg) => { for (const fn of listeners[ev]) { try { fn(arg); } catch (e) { setTimeout(() => { throw e; }); } } };
 
   // DOM references, rebuilt by render()
@@ -120,25 +126,52 @@ export async function mountStepper(root, options = {}) {
   let hover = null;
   const optErrors = {};
   let raf = 0;
+  let pendingCompute = false;
   let destroyed = false;
+  const visObs = visibilityObserver(); // panels are painted only near the screen (panels.js)
+  // the exercise mode: authoring (choosing cells, page-local) and the learner's work on the
+  // current exercise (answers, hint levels, results; kept in localStorage per exercise id)
+  let authoring = false;
+  let ex = null;
+  let shown = {}; // panel → the matrix it shows now (the values the answers are checked against)
 
   const t = (k, p) => i18n.t(k, p);
   const userChange = () => emit('change', getState());
   const getState = () => JSON.parse(JSON.stringify(state));
-  const activeInputs = () => [...INPUTS[state.mode], ...(state.use_W_o ? ['W_o'] : [])];
+  /** The inputs in use, each bias after its weights: x, W_q, b_q, W_k, b_k, …, W_o, b_o. */
+  const activeInputs = () => {
+    const b = (name) => (state.use_bias ? [name] : []);
+    const names = state.mode === 'x' ? ['x', 'W_q', ...b('b_q'), 'W_k', ...b('b_k'), 'W_v', ...b('b_v')] : ['Q', 'K', 'V'];
+    if (state.use_W_o) names.push('W_o', ...b('b_o'));
+    return names;
+  };
   const backward = () => state.direction === 'backward';
-  const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
+  const bias = () => activeInputs().filter((n) => BIASES.includes(n));
+  const visibleSteps = () => (backward() ? visibleBSteps(state.mode, state.use_W_o, bias()) : STEPS.filter((s) => s.id !== 'out' || state.use_W_o));
   const readCtx = () => ({ upstream: state.upstream.kind, useWo: state.use_W_o });
+  /** Large input: the tokens, when past LARGE_T (else 0). */
+  const largeT = () => (trace ? Math.max(trace.T, trace.T_total) : 0);
+  /** The steps show heatmaps only: asked for, or a large input that did not ask for numbers. */
+  const heatOnly = () => state.display === 'heatmap' || (state.display === 'auto' && largeT() > LARGE_T);
+  /**
+   * In heatmaps-only mode, which panels lose their numbers: all when asked for; for a large input
+   * the wide or big ones (T × T_total, …), while a tall narrow one (40 × 2 queries) keeps them.
+   */
+  const heatPanel = (m) => state.display === 'heatmap' || (m[0]?.length ?? 0) > LARGE_T || m.length * (m[0]?.length ?? 0) > 512;
+  /** Every head's weights side by side (only with several heads). */
+  const headsSide = () => state.head_view === 'side' && !!trace && trace.n_head > 1;
 
   root.classList.add('aps-root');
 
   // ───────────────────────────── building the DOM ─────────────────────────────
   function render() {
+    fillBiases();
     const activeKey = document.activeElement && root.contains(document.activeElement) ? document.activeElement.dataset.key : null;
     root.replaceChildren();
     root.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
     root.classList.toggle('aps-embed', embed);
     editors = new Map();
+    for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); v.numbersView?.destroy(); v.heatView?.destroy(); }
     views = new Map();
     dom = {};
     hover = null;
@@ -155,6 +188,9 @@ export async function mountStepper(root, options = {}) {
     dom.presetNote = el('p', 'aps-preset-note');
     dom.presetNote.id = `${id}preset-note`;
     app.append(dom.presetNote);
+    exerciseData();
+    if (state.exercise) { dom.presetNote.hidden = true; app.append(exerciseBar()); }
+    root.classList.toggle('aps-authoring', !!state.exercise && authoring);
 
     const layout = el('div', 'aps-layout');
     layout.append(inputColumn(), pipelineColumn());
@@ -289,6 +325,20 @@ export async function mountStepper(root, options = {}) {
     }));
     dom.viewGroup = vw;
     bar.append(vw);
+    // exercise: none, a ready-made one, or your own (pick cells)
+    const xw = el('div', 'aps-tool');
+    const xs = el('select', 'aps-select');
+    xs.dataset.key = 'exercise';
+    xs.id = `${id}exercise`;
+    const xl = el('label', 'aps-label', t('ui.exercise'));
+    xl.htmlFor = xs.id;
+    xs.append(new Option(t('exercise.none'), ''));
+    for (const x of EXERCISE_IDS) xs.append(new Option(t(`exercise.${x}.title`), x));
+    xs.append(new Option(t('exercise.custom.option'), 'custom'));
+    xs.value = state.exercise ? (EXERCISE_IDS.includes(state.exercise.id) ? state.exercise.id : 'custom') : '';
+    xs.addEventListener('change', () => chooseExercise(xs.value));
+    xw.append(xl, xs);
+    bar.append(xw);
     if (embed) bar.append(langSwitch());
     return bar;
   }
@@ -304,10 +354,13 @@ export async function mountStepper(root, options = {}) {
   function applyPreset(p) {
     const patch = presetPatch(p, api);
     state.preset = p;
+    state.exercise = null; // another example: the exercise was about the old one
+    authoring = false;
     if (patch) {
       state.mode = patch.mode;
       state.matrices = { ...state.matrices, ...patch.matrices };
       state.use_W_o = patch.use_W_o;
+      state.use_bias = patch.use_bias ?? false;
       state.options = { ...patch.options };
       state.head = 0;
       state.step = Math.min(state.step, STEPS.length - 1);
@@ -333,7 +386,7 @@ export async function mountStepper(root, options = {}) {
     const eds = el('div', 'aps-editors');
     for (const name of activeInputs()) {
       const ed = new MatrixEditor({
-        name, hint: DIMS[name], text: state.matrices[name], t, api, idPrefix: id, maxDim: MAX_DIM,
+        name, hint: DIMS[name], text: state.matrices[name], t, api, idPrefix: id, maxDim: MAX_DIM, vector: BIASES.includes(name),
         onChange: (text) => {
           if (state.matrices[name] === text) return;
           state.matrices[name] = text;
@@ -479,9 +532,15 @@ export async function mountStepper(root, options = {}) {
 
     const ww = el('div', 'aps-field aps-field-check');
     const wl = el('label', 'aps-check-label');
-    wl.append(check('use_W_o', state.use_W_o, (v) => { state.use_W_o = v; state.preset = 'custom'; render(); userChange(); }), el('span', '', t('opt.useWo')));
+    wl.append(check('use_W_o', state.use_W_o, (v) => { state.use_W_o = v; state.preset = 'custom'; fillBiases(); render(); userChange(); }), el('span', '', t('opt.useWo')));
     ww.append(wl);
     box.append(ww);
+    const bw = el('div', 'aps-field aps-field-check');
+    bw.dataset.field = 'use_bias';
+    const bl = el('label', 'aps-check-label');
+    bl.append(check('use_bias', state.use_bias, (v) => { state.use_bias = v; state.preset = 'custom'; fillBiases(); render(); userChange(); }), el('span', '', t(state.mode === 'x' ? 'opt.useBias' : 'opt.useBiasQkv')));
+    bw.append(bl);
+    box.append(bw);
 
     const rw = el('div', 'aps-opt-row aps-random');
     rw.append(field(t('opt.seed'), num('seed', state.seed, 0, Number.MAX_SAFE_INTEGER), 'seed'));
@@ -492,6 +551,16 @@ export async function mountStepper(root, options = {}) {
     rw.append(rb);
     box.append(rw, el('p', 'aps-hint', t(state.mode === 'x' ? 'opt.randomHintX' : 'opt.randomHintQkv')));
     return box;
+  }
+
+  // a bias turned on with no text yet: zeros, as many as its weight matrix has columns
+  function fillBiases() {
+    if (!state.use_bias) return;
+    for (const [b, w] of Object.entries(BIAS_OF)) {
+      if (state.matrices[b].trim() !== '') continue;
+      const cols = Math.max(1, ...textToCells(state.matrices[w]).map((r) => r.length));
+      state.matrices[b] = Array(cols).fill('0').join(' ');
+    }
   }
 
   function randomFill() {
@@ -531,6 +600,22 @@ export async function mountStepper(root, options = {}) {
     dom.warnings.setAttribute('aria-label', t('ui.warnings'));
     col.append(dom.warnings);
 
+    // large inputs: heatmaps only (and the way back to every number)
+    dom.large = el('div', 'aps-large');
+    dom.large.setAttribute('role', 'status');
+    dom.largeText = el('p', 'aps-large-text');
+    dom.largeButton = el('button', 'aps-btn aps-btn-small');
+    dom.largeButton.type = 'button';
+    dom.largeButton.dataset.key = 'display.toggle';
+    dom.largeButton.addEventListener('click', () => {
+      state.display = heatOnly() ? 'numbers' : (largeT() > LARGE_T ? 'auto' : 'heatmap');
+      paint();
+      userChange();
+    });
+    dom.large.append(dom.largeText, dom.largeButton);
+    dom.large.hidden = true;
+    col.append(dom.large);
+
     dom.summary = el('dl', 'aps-summary');
     col.append(dom.summary);
 
@@ -561,6 +646,7 @@ export async function mountStepper(root, options = {}) {
     dom.progress.append(dom.progressText, dom.progressBar);
     nav.append(dom.prev, dom.progress, dom.next);
     dom.stepnav = nav;
+    nav.hidden = state.view !== 'step'; // (layoutSteps keeps it so; an invalid first input never lays out)
     col.append(nav);
 
     dom.stale = el('div', 'aps-stale');
@@ -572,6 +658,7 @@ export async function mountStepper(root, options = {}) {
 
     dom.steps = el('div', 'aps-steps');
     const makeFig = (p, no, stepId, grad) => {
+      if (p === 'weights-heads') { makeHeadsFig(no, stepId); return; }
       const fig = el('figure', grad ? 'aps-panel aps-grad' : 'aps-panel');
       fig.dataset.panel = p;
       fig.dataset.step = stepId;
@@ -582,15 +669,27 @@ export async function mountStepper(root, options = {}) {
       const title = el('h3', 'aps-panel-title', t(`panel.${p}`));
       const fslot = el('span', 'aps-formula');
       titleRow.append(noEl, title);
+      // authoring an exercise: the whole step becomes a question
+      const askButton = el('button', 'aps-ask-step', t('exercise.askStep'));
+      askButton.type = 'button';
+      askButton.dataset.key = `ask.${p}`;
+      askButton.hidden = true;
+      askButton.addEventListener('click', () => toggleAsk(p, null, null));
+      titleRow.append(askButton);
       const shape = el('p', 'aps-shape');
       cap.append(titleRow, fslot, shape);
       if (grad) {
         const reads = panelReads(p, readCtx());
         if (reads.length) cap.append(readsChips(reads));
       }
-      const view = new MatrixView({
+      const viewOpts = {
         panel: p,
         label: t(`panel.${p}`),
+        onActivate: (panel, r, c) => {
+          if (!authoring || !state.exercise) return false;
+          toggleAsk(panel, r, c);
+          return true;
+        },
         onFocusCell: (panel, r, c) => {
           state.focus = { panel, row: r, col: c };
           hover = null;
@@ -602,14 +701,23 @@ export async function mountStepper(root, options = {}) {
           hover = r == null ? null : { panel, row: r, col: c };
           showExplain();
         },
-      });
+      };
+      const view = new MatrixView({ ...viewOpts, observer: visObs });
       const note = el('p', 'aps-panel-note');
-      fig.append(cap, view.scroll, note);
+      // the softmax panel's row statistics (Σ, max, H) are a table of their own beside the
+      // weights, which wraps under them when the panel is narrow (a phone)
+      let stats = null;
+      if (p === 'weights' && !grad) {
+        stats = new MatrixView({ panel: 'weights-stats', label: t('panel.stats'), observer: visObs, stats: true, onFocusCell: () => {}, onHover: () => {} });
+        const group = el('div', 'aps-mat-group');
+        group.append(view.scroll, stats.scroll);
+        fig.append(cap, group, note);
+      } else fig.append(cap, view.scroll, note);
       dom.steps.append(fig);
-      views.set(p, { fig, view, title, fslot, shape, note, grad });
+      views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts, askButton });
     };
     if (backward()) {
-      visibleBSteps(state.mode, state.use_W_o).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
+      visibleBSteps(state.mode, state.use_W_o, bias()).forEach((s, si) => { for (const p of s.panels) makeFig(p, si + 1, s.id, true); });
       dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
       dom.steps.append(dom.cacheHead);
     }
@@ -622,6 +730,74 @@ export async function mountStepper(root, options = {}) {
     dom.explain.setAttribute('aria-label', t('ex.label'));
     col.append(dom.explain);
     return col;
+  }
+
+  // "side by side": every head's weights at once (small multiples); a head's button selects it
+  function makeHeadsFig(no, stepId) {
+    const fig = el('figure', 'aps-panel aps-heads-panel');
+    fig.dataset.panel = 'weights-heads';
+    fig.dataset.step = stepId;
+    const cap = el('figcaption', 'aps-cap');
+    const titleRow = el('div', 'aps-cap-row');
+    const noEl = el('span', 'aps-step-no', String(no));
+    noEl.setAttribute('aria-hidden', 'true');
+    const title = el('h3', 'aps-panel-title', t('panel.weights-heads'));
+    titleRow.append(noEl, title);
+    const shape = el('p', 'aps-shape');
+    cap.append(titleRow, shape);
+    const grid = el('div', 'aps-multiples');
+    const note = el('p', 'aps-panel-note', t('note.heads'));
+    fig.append(cap, grid, note);
+    dom.steps.append(fig);
+    const multi = [];
+    const view = {
+      multi,
+      ensurePainted() { for (const m of multi) m.view.ensurePainted(); },
+      mark(sel, feeds) { for (const m of multi) m.view.mark(null, []); },
+      cell() { return null; },
+      destroy() { for (const m of multi) m.view.destroy(); },
+    };
+    const entry = { fig, view, title, shape, note, grad: false, multi, grid };
+    views.set('weights-heads', entry);
+  }
+
+  /** A panel shows its numbers (MatrixView) or, for a large input, its heatmap only (HeatmapView). */
+  function viewKind(entry, heat) {
+    if (!!entry.view.heat === heat) return;
+    const make = heat ? HeatmapView : MatrixView;
+    const other = heat ? entry.heatView : entry.numbersView;
+    const next = other ?? new make({ ...entry.viewOpts, observer: visObs, t });
+    if (heat) entry.numbersView = entry.view; else entry.heatView = entry.view;
+    entry.view.scroll.replaceWith(next.scroll);
+    entry.view = next;
+  }
+
+  /** The small multiples for n heads (rebuilt when the number of heads changes). */
+  function buildMultiples(entry, n, heat) {
+    entry.heat = heat;
+    for (const m of entry.multi) m.view.destroy();
+    entry.multi.length = 0;
+    entry.grid.replaceChildren();
+    for (let k = 0; k < n; k++) {
+      const box = el('section', 'aps-multiple');
+      box.dataset.head = k;
+      const b = el('button', 'aps-multiple-head', t('ui.headN', { h: k + 1 }));
+      b.type = 'button';
+      b.dataset.key = `heads-side.${k}`;
+      b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
+      const view = new (heat ? HeatmapView : MatrixView)({
+        panel: 'weights-heads',
+        label: `${t('panel.weights')} · ${t('ui.headN', { h: k + 1 })}`,
+        observer: visObs,
+        compact: true,
+        t,
+        onFocusCell: (panel, r, c) => { hover = { panel, row: r, col: c, head: k }; showExplain(); },
+        onHover: (panel, r, c) => { hover = r == null ? null : { panel, row: r, col: c, head: k }; showExplain(); },
+      });
+      box.append(b, view.scroll);
+      entry.grid.append(box);
+      entry.multi.push({ box, button: b, view });
+    }
   }
 
   function backwardIntro() {
@@ -688,7 +864,8 @@ export async function mountStepper(root, options = {}) {
       t, idPrefix: id, names, pick: gc.pick, eps: gc.eps, result: gc.result,
       dims: (name) => {
         const m = bw?.trace.inputs[name];
-        return m ? [m.length, m[0].length] : null;
+        if (!m) return null;
+        return Array.isArray(m[0]) ? [m.length, m[0].length] : [1, m.length]; // a bias: one row
       },
       run: (entries, eps) => {
         gc.eps = eps;
@@ -700,10 +877,342 @@ export async function mountStepper(root, options = {}) {
     return box.el;
   }
 
+  // ───────────────────────────── the exercise mode ─────────────────────────────
+  // The learner computes some cells (state.exercise.ask) and the page checks them against the
+  // core's values; later steps are covered until the exercise is solved or the answers shown.
+
+  const exKey = (p, i, j) => `${p}:${i}:${j}`;
+
+  /** The learner's work on the current exercise, loaded from localStorage when it changes. */
+  function exerciseData() {
+    if (!state.exercise) { ex = null; return null; }
+    if (!ex || ex.id !== state.exercise.id) ex = { id: state.exercise.id, ...loadAnswers(state.exercise.id), results: {}, checkedKey: null, pendingCheck: false };
+    if (ex.checked && !ex.checkedKey) ex.pendingCheck = true; // check the restored answers once the trace is there
+    return ex;
+  }
+
+  const exSave = () => { if (ex) saveAnswers(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed }); };
+  /** The learner is at work: questions in the cells, later steps covered. */
+  const quizzing = () => !!state.exercise && !authoring && !!ex && !ex.revealed && !exSolved();
+  const exSolved = () => {
+    if (!ex || !state.exercise) return false;
+    const keys = exAllKeys();
+    return keys.length > 0 && keys.every((k) => ex.results[k] === 'right');
+  };
+
+  /** Every asked cell of the panels on the page: ["panel:r:c", …]. */
+  function exAllKeys() {
+    const out = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise?.ask, p, m.length, m[0]?.length ?? 0);
+      for (const k of set) { const [i, j] = k.split(','); out.push(exKey(p, i, j)); }
+    }
+    return out;
+  }
+
+  function chooseExercise(v) {
+    authoring = false;
+    if (!v) state.exercise = null;
+    else if (v === 'custom') {
+      state.exercise = { id: customId(state, []), ask: [], tol: { ...DEFAULT_TOL } };
+      authoring = true;
+    } else {
+      state = withReadyExercise(state, v, api);
+      for (const k of Object.keys(optErrors)) delete optErrors[k];
+    }
+    render();
+    userChange();
+  }
+
+  /** The exercise bar: title, task, tolerance, Check / Show the answers / Reset / Edit, result. */
+  function exerciseBar() {
+    const x = state.exercise;
+    const ready = EXERCISE_IDS.includes(x.id);
+    const bar = el('section', 'aps-exercise');
+    bar.dataset.key = 'exercise.bar';
+    const h = el('h2', 'aps-exercise-title', ready ? t(`exercise.${x.id}.title`) : t('exercise.custom.title'));
+    h.id = `${id}exercise-title`;
+    bar.setAttribute('aria-labelledby', h.id);
+    bar.append(h);
+    bar.append(el('p', 'aps-exercise-task', authoring ? t('exercise.author.task') : ready ? t(`exercise.${x.id}.task`) : t('exercise.custom.task')));
+    bar.append(el('p', 'aps-exercise-tol', tolText(x.tol)));
+    dom.exErrors = el('ul', 'aps-exercise-errors');
+    bar.append(dom.exErrors);
+    const buttons = el('div', 'aps-exercise-row');
+    const button = (key, text, fn, primary = false) => {
+      const b = el('button', primary ? 'aps-btn aps-btn-primary' : 'aps-btn', text);
+      b.type = 'button';
+      b.dataset.key = key;
+      b.addEventListener('click', fn);
+      buttons.append(b);
+      return b;
+    };
+    if (authoring) {
+      // the author's tolerance: decimals and a relative error
+      const tol = el('div', 'aps-exercise-row');
+      const num = (key, label, value, attrs) => {
+        const w = el('label', 'aps-field');
+        w.append(el('span', 'aps-label', label));
+        const i = el('input', 'aps-num');
+        i.type = 'number';
+        Object.assign(i, attrs);
+        i.value = value ?? '';
+        i.dataset.key = key;
+        i.addEventListener('change', () => {
+          const d = Number(dom.exDecimals.value);
+          const r = Number(dom.exRel.value);
+          state.exercise.tol = validateTol({
+            ...(dom.exDecimals.value !== '' && Number.isInteger(d) ? { decimals: d } : {}),
+            ...(dom.exRel.value !== '' && Number.isFinite(r) ? { rel: r / 100 } : {}),
+          });
+          bar.querySelector('.aps-exercise-tol').textContent = tolText(state.exercise.tol);
+          userChange();
+        });
+        w.append(i);
+        tol.append(w);
+        return i;
+      };
+      dom.exDecimals = num('ex.decimals', t('exercise.tolDecimals'), x.tol.decimals, { min: 0, max: 10, step: 1 });
+      dom.exRel = num('ex.rel', t('exercise.tolRel'), x.tol.rel !== undefined ? +(x.tol.rel * 100).toPrecision(6) : '', { min: 0, step: 'any' });
+      bar.append(tol);
+      dom.exAsked = el('p', 'aps-exercise-tol');
+      bar.append(dom.exAsked);
+      button('ex.try', t('exercise.try'), () => { authoring = false; exerciseData(); render(); }, true);
+    } else {
+      button('ex.check', t('exercise.check'), () => exCheck(true), true);
+      button('ex.reveal', t('exercise.reveal'), exReveal);
+      button('ex.reset', t('exercise.reset'), exReset);
+      button('ex.edit', t('exercise.edit'), () => { authoring = true; render(); });
+    }
+    bar.append(buttons);
+    dom.exResult = el('p', 'aps-exercise-result');
+    dom.exResult.setAttribute('role', 'status');
+    bar.append(dom.exResult);
+    if (ready) {
+      const why = el('details', 'aps-exercise-why');
+      why.append(el('summary', '', t('exercise.why')), el('p', '', t(`exercise.${x.id}.why`)));
+      dom.exWhy = why;
+      bar.append(why);
+    }
+    return bar;
+  }
+
+  function tolText(tol) {
+    const parts = [];
+    if (tol.decimals !== undefined) parts.push(t('exercise.tol.decimals', { n: tol.decimals }));
+    if (tol.rel !== undefined) parts.push(t('exercise.tol.rel', { p: +(tol.rel * 100).toPrecision(4) }));
+    if (tol.abs !== undefined) parts.push(t('exercise.tol.abs', { a: tol.abs }));
+    return t('exercise.tol', { rules: parts.join(t('exercise.tol.or')) });
+  }
+
+  /** The exercise's part of paint(): questions in the cells, covered steps, the bar's result. */
+  function paintExercise() {
+    const x = state.exercise;
+    const quiz = quizzing();
+    const askedPanels = new Set((x?.ask ?? []).map((a) => a.panel));
+    // the earliest asked step, forward and backward: what comes after it would give it away
+    const fwdIndex = (p) => STEPS.findIndex((st) => st.panels.includes(p));
+    const bSteps = visibleBSteps(state.mode, state.use_W_o, bias());
+    const bIndex = (p) => bSteps.findIndex((st) => st.panels.includes(p));
+    const fwdAsked = [...askedPanels].filter((p) => fwdIndex(p) >= 0).map(fwdIndex);
+    const bAsked = [...askedPanels].filter((p) => bIndex(p) >= 0).map(bIndex);
+    const firstFwd = fwdAsked.length ? Math.min(...fwdAsked) : Infinity;
+    const firstB = bAsked.length ? Math.min(...bAsked) : Infinity;
+    const errors = [];
+    for (const [p, v] of views) {
+      const m = p === 'weights-heads' ? null : shown[p];
+      let covered = false;
+      if (quiz && !askedPanels.has(p)) {
+        if (v.grad) covered = bIndex(p) > firstB || fwdAsked.length > 0;
+        else covered = p === 'weights-heads' ? askedPanels.has('weights') || fwdIndex(p) > firstFwd : fwdIndex(p) > firstFwd;
+      }
+      v.fig.classList.toggle('is-covered', covered);
+      if (covered && !v.cover) {
+        v.cover = el('p', 'aps-cover-note', t('exercise.covered'));
+        v.fig.insertBefore(v.cover, v.note);
+      }
+      if (v.cover) hide(v.cover, !covered);
+      if (v.askButton) {
+        hide(v.askButton, !authoring);
+        v.askButton.setAttribute('aria-pressed', String((x?.ask ?? []).some((a) => a.panel === p && a.cells === 'all')));
+      }
+      if (!m || !(v.view instanceof MatrixView)) continue;
+      const { set, outside } = askedCells(x?.ask, p, m.length, m[0]?.length ?? 0);
+      for (const [i, j] of outside) errors.push(t('exercise.outside', { cell: `${p}[${i + 1},${j + 1}]`, rows: m.length, cols: m[0]?.length ?? 0 }));
+      const mode = authoring ? 'author' : quiz ? 'quiz' : 'shown';
+      v.view.setAsk(set.size ? set : null, mode, exCtl(p));
+      if (v.stats) v.stats.setHiddenRows(quiz && set.size ? new Set([...set].map((k) => +k.split(',')[0])) : null);
+    }
+    if (dom.exErrors) dom.exErrors.replaceChildren(...errors.map((e) => el('li', '', e)));
+    if (dom.exAsked) setText(dom.exAsked, t('exercise.asked', { n: exAllKeys().length }));
+    exResultText();
+  }
+
+  /** The handlers of the answer inputs of one panel. */
+  function exCtl(p) {
+    return {
+      answer: (i, j) => ex?.answers[exKey(p, i, j)] ?? '',
+      status: (i, j) => ex?.results[exKey(p, i, j)] ?? '',
+      label: (i, j, status) => t('exercise.cellLabel', { name: `${t(`panel.${p}`)} [${i + 1},${j + 1}]`, status: status ? t(`exercise.status.${status}`) : '' }),
+      onInput: (i, j, text) => {
+        const k = exKey(p, i, j);
+        ex.answers[k] = text;
+        if (ex.results[k]) { delete ex.results[k]; views.get(p)?.view.refreshAsk(); }
+        exSave();
+        if (state.focus?.panel === p && state.focus.row === i && state.focus.col === j) showExplain();
+      },
+      onKey: (e, i, j) => {
+        if (e.key === 'Enter') { e.preventDefault(); exCheck(true); views.get(p)?.view.answerInput(i, j)?.focus(); }
+        else if (e.key === '?') { e.preventDefault(); exHint(p, i, j); }
+        else if (e.key === 'ArrowUp' || e.key === 'ArrowDown') {
+          // to the question above / below in this panel
+          e.preventDefault();
+          const view = views.get(p).view;
+          const d = e.key === 'ArrowUp' ? -1 : 1;
+          for (let r = i + d; r >= 0 && r < (view.tds?.length ?? 0); r += d) {
+            const input = view.answerInput(r, j);
+            if (input) { input.focus(); break; }
+          }
+        }
+      },
+    };
+  }
+
+  /** Checks every answer against the core's value; emits 'exercise' when the learner asked. */
+  function exCheck(announce) {
+    if (!ex || !state.exercise || !trace) return null;
+    const cells = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise.ask, p, m.length, m[0]?.length ?? 0);
+      for (const kk of set) {
+        const [i, j] = kk.split(',').map(Number);
+        const k = exKey(p, i, j);
+        const answer = ex.answers[k] ?? '';
+        const status = checkAnswer(answer, m[i][j], state.exercise.tol);
+        ex.results[k] = status;
+        const a = parseAnswer(answer);
+        cells.push({ panel: p, row: i, col: j, answer, status, correct: status === 'right', expected: m[i][j], ...(a.ok ? { value: a.value } : {}) });
+      }
+    }
+    ex.checked = true;
+    ex.checkedKey = JSON.stringify(buildSpec());
+    exSave();
+    const result = exResult(cells);
+    paint();
+    if (announce) emit('exercise', result);
+    return result;
+  }
+
+  function exResult(cells) {
+    const n = (s) => cells.filter((c) => c.status === s).length;
+    return {
+      id: state.exercise.id,
+      ready: EXERCISE_IDS.includes(state.exercise.id),
+      total: cells.length, right: n('right'), wrong: n('wrong') + n('invalid'), empty: n('empty'),
+      solved: cells.length > 0 && n('right') === cells.length,
+      revealed: !!ex.revealed,
+      tol: { ...state.exercise.tol },
+      cells,
+    };
+  }
+
+  function exResultText() {
+    if (!dom.exResult) return;
+    const keys = exAllKeys();
+    const res = keys.map((k) => ex?.results[k]);
+    let text = '';
+    let cls = '';
+    if (authoring) text = '';
+    else if (ex?.revealed) text = t('exercise.revealed');
+    else if (keys.length && res.every((r) => r === 'right')) { text = t('exercise.solved', { n: keys.length }); cls = 'is-solved'; }
+    else if (res.some(Boolean)) {
+      const wrong = keys.filter((k) => ex.results[k] === 'wrong' || ex.results[k] === 'invalid').map((k) => { const [p, i, j] = k.split(':'); return `${t(`panel.${p}`)} [${+i + 1},${+j + 1}]`; });
+      text = t('exercise.score', { right: res.filter((r) => r === 'right').length, total: keys.length }) + (wrong.length ? ` ${t('exercise.wrongList', { cells: wrong.join(', ') })}` : '');
+      cls = 'is-open';
+    }
+    setText(dom.exResult, text);
+    dom.exResult.className = `aps-exercise-result ${cls}`;
+    if (dom.exWhy && (ex?.revealed || cls === 'is-solved')) dom.exWhy.open = true;
+  }
+
+  function exReveal() {
+    if (!ex) return;
+    ex.revealed = true;
+    exSave();
+    const res = exCheckQuiet();
+    paint();
+    emit('exercise', { ...res, revealed: true });
+  }
+
+  /** The results without touching the learner's marks (for the reveal event). */
+  function exCheckQuiet() {
+    const cells = [];
+    for (const [p, m] of Object.entries(shown)) {
+      const { set } = askedCells(state.exercise.ask, p, m.length, m[0]?.length ?? 0);
+      for (const kk of set) {
+        const [i, j] = kk.split(',').map(Number);
+        const answer = ex.answers[exKey(p, i, j)] ?? '';
+        const status = checkAnswer(answer, m[i][j], state.exercise.tol);
+        cells.push({ panel: p, row: i, col: j, answer, status, correct: status === 'right', expected: m[i][j] });
+      }
+    }
+    return exResult(cells);
+  }
+
+  function exReset() {
+    if (!ex) return;
+    clearAnswers(ex.id);
+    ex = { id: ex.id, answers: {}, hints: {}, checked: false, revealed: false, results: {}, checkedKey: null, pendingCheck: false };
+    for (const v of views.values()) for (const inp of v.fig.querySelectorAll('input.aps-answer')) inp.value = '';
+    paint();
+    emit('exercise', { ...exCheckQuiet(), reset: true });
+  }
+
+  /** The next hint of a wrong cell: the formula, then the terms, then the value. */
+  function exHint(p, i, j) {
+    const k = exKey(p, i, j);
+    ex.hints[k] = Math.min(3, (ex.hints[k] ?? 0) + 1);
+    exSave();
+    state.focus = { panel: p, row: i, col: j };
+    hover = null;
+    showExplain();
+  }
+
+  /** Authoring: a cell or a whole panel becomes a question, or stops being one. */
+  function toggleAsk(p, i, j) {
+    const x = state.exercise;
+    const m = shown[p];
+    if (!x || !m) return;
+    const R = m.length;
+    const C = m[0]?.length ?? 0;
+    const { set } = askedCells(x.ask, p, R, C);
+    if (i === null) {
+      const whole = x.ask.some((a) => a.panel === p && a.cells === 'all');
+      x.ask = x.ask.filter((a) => a.panel !== p);
+      if (!whole) x.ask.push({ panel: p, cells: 'all' });
+    } else {
+      const kk = `${i},${j}`;
+      if (set.has(kk)) set.delete(kk); else set.add(kk);
+      x.ask = x.ask.filter((a) => a.panel !== p);
+      if (set.size === R * C) x.ask.push({ panel: p, cells: 'all' });
+      else if (set.size) x.ask.push({ panel: p, cells: [...set].map((s2) => s2.split(',').map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1]) });
+    }
+    if (!EXERCISE_IDS.includes(x.id) || x.ask.length) x.id = customId(state, x.ask);
+    exerciseData();
+    paint();
+    userChange();
+  }
+
   // ───────────────────────────── computing and painting ─────────────────────────────
+  // An edit is computed and painted at once (the work overlaps the wait for the next frame);
+  // further edits before that frame are coalesced into one compute at its start.
   function schedule() {
-    if (raf) return;
-    raf = requestAnimationFrame(() => { raf = 0; if (!destroyed) compute(); });
+    if (raf) { pendingCompute = true; return; }
+    compute();
+    raf = requestAnimationFrame(() => {
+      raf = 0;
+      if (pendingCompute && !destroyed) { pendingCompute = false; compute(); }
+    });
   }
 
   function clearErrors() {
@@ -746,6 +1255,7 @@ export async function mountStepper(root, options = {}) {
     hide(dom.summary, stale);
     hide(dom.heads, stale || !trace || trace.n_head < 2);
     hide(dom.warnings, stale || !dom.warnings.childElementCount);
+    if (stale) hide(dom.large, true);
     hide(dom.explain, stale);
     if (dom.gcBox) hide(dom.gcBox.el, stale);
     if (dom.bIntro) hide(dom.bIntro, stale);
@@ -822,7 +1332,9 @@ export async function mountStepper(root, options = {}) {
     }
     trace = tr;
     if (state.head >= tr.n_head) state.head = 0;
+    if (ex?.checkedKey && ex.checkedKey !== JSON.stringify(buildSpec())) { ex.results = {}; ex.checkedKey = null; } // other numbers: check again
     paint();
+    if (ex?.pendingCheck) { ex.pendingCheck = false; exCheck(false); } // restored answers: their marks
     setStale(false);
     const ms = performance.now() - t0;
     dom.status.textContent = t('status.ok', { ms: ms.toFixed(1), v: api.version });
@@ -834,10 +1346,12 @@ export async function mountStepper(root, options = {}) {
     const h = state.head;
     const H = tr.heads[h];
     const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
-    const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax };
+    const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax,
+      biases: BIASES.filter((b) => tr.inputs[b]) };
     const empty = new Set(tr.empty_rows.filter((r) => r.head === h).map((r) => r.row));
     const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
-    const rowClass = (i) => (empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
+    const quiz = quizzing(); // an unsolved exercise: no marks that would tell the answer
+    const rowClass = (i) => (quiz ? '' : empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
     const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
     const fkey = JSON.stringify(fctx);
     const specs = {
@@ -847,7 +1361,7 @@ export async function mountStepper(root, options = {}) {
       scores: [H.scores, TT],
       scaled: [H.scaled, TT],
       masked: [H.masked, TT],
-      weights: [H.weights, TT, { range: [0, 1], rowClass, extra: [
+      weights: [H.weights, TT, { range: [0, 1], rowClass }, { rowClass, extra: [
         { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum' },
         { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
         { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
@@ -856,15 +1370,38 @@ export async function mountStepper(root, options = {}) {
       concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
       out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
     };
-    for (const [p, [m, shape, opts]] of Object.entries(specs)) {
+    // the matrices on the page (what the exercise checks against), then the exercise's questions
+    const gspecs = bw ? gradSpecs(bw, h) : {};
+    shown = {};
+    for (const [p, [m]] of [...Object.entries(specs), ...Object.entries(gspecs)]) if (m && views.has(p)) shown[p] = m;
+    const asked = new Set((state.exercise?.ask ?? []).map((a) => a.panel));
+    const heat = heatOnly();
+    for (const [p, [m]] of [...Object.entries(specs), ...Object.entries(gspecs)]) {
+      if (m && views.has(p)) viewKind(views.get(p), heat && heatPanel(m) && !asked.has(p)); // a question needs its cells
+    }
+    paintExercise();
+    for (const [p, [m, shape, opts, statsOpts]] of Object.entries(specs)) {
       const v = views.get(p);
       v.view.update(m, opts);
+      if (v.stats) v.stats.update(m.map(() => []), statsOpts);
       setText(v.shape, shape);
       setText(v.title, t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : ''));
       if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
       setNote(v.note, panelNote(p, tr, h));
     }
-    if (bw) paintGrads(bw, h, hs);
+    const side = views.get('weights-heads');
+    if (side && headsSide()) {
+      if (side.multi.length !== tr.n_head || side.heat !== heat) buildMultiples(side, tr.n_head, heat);
+      side.multi.forEach((mm, k) => {
+        const e = new Set(tr.empty_rows.filter((r) => r.head === k).map((r) => r.row));
+        const o = new Set(tr.overflow_rows.filter((r) => r.head === k).map((r) => r.row));
+        mm.view.update(tr.heads[k].weights, { range: [0, 1], rowClass: (i) => (e.has(i) ? 'is-empty-row' : o.has(i) ? 'is-overflow-row' : '') });
+        mm.box.classList.toggle('is-current-head', k === h);
+        mm.button.setAttribute('aria-pressed', String(k === h));
+      });
+      setText(side.shape, `${tr.n_head} × (T × T_total) = ${tr.n_head} × ${tr.T} × ${tr.T_total}`);
+    }
+    if (bw) paintGrads(bw, h, hs, gspecs);
     // summary
     const items = [
       ['T', tr.T], ['T_total', tr.T_total], ['base', tr.base], ['n_head', tr.n_head],
@@ -882,14 +1419,22 @@ export async function mountStepper(root, options = {}) {
       ...tr.empty_rows.map((r) => t('warn.empty', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
       ...tr.overflow_rows.map((r) => t('warn.overflow', { h: r.head + 1, r: r.row + 1, heads: tr.n_head })),
     ];
+    if (quiz) warns.length = 0; // "row 1 is empty" would answer the exercise
     const wkey = JSON.stringify(warns);
     if (dom.warningsKey !== wkey) {
       dom.warnings.replaceChildren(...warns.map((w) => el('li', '', w)));
       dom.warningsKey = wkey;
     }
+    // large inputs
+    const big = largeT() > LARGE_T;
+    hide(dom.large, !big && state.display !== 'heatmap');
+    if (!dom.large.hidden) {
+      setText(dom.largeText, heat ? t(big ? 'large.heat' : 'large.heatAsked', { n: largeT(), max: LARGE_T }) : t('large.numbers', { n: largeT() }));
+      setText(dom.largeButton, t(heat ? 'large.showNumbers' : 'large.showHeat'));
+    }
     // heads
     if (tr.n_head > 1) {
-      if (dom.heads.childElementCount !== tr.n_head + 1) {
+      if (dom.heads.childElementCount !== tr.n_head + 2) {
         dom.heads.replaceChildren(el('span', 'aps-label', t('ui.head')));
         for (let k = 0; k < tr.n_head; k++) {
           const b = el('button', 'aps-seg', String(k + 1));
@@ -899,14 +1444,26 @@ export async function mountStepper(root, options = {}) {
           b.addEventListener('click', () => { state.head = k; paint(); userChange(); });
           dom.heads.append(b);
         }
+        const sb = el('button', 'aps-seg aps-side-toggle', t('ui.headsSide'));
+        sb.type = 'button';
+        sb.dataset.key = 'heads.side';
+        sb.addEventListener('click', () => {
+          state.head_view = state.head_view === 'side' ? 'one' : 'side';
+          paint();
+          if (state.head_view === 'side') views.get('weights-heads')?.fig.scrollIntoView({ block: 'nearest' });
+          userChange();
+        });
+        dom.heads.append(sb);
       }
-      dom.heads.querySelectorAll('button').forEach((b, k) => { if (b.getAttribute('aria-pressed') !== String(k === h)) b.setAttribute('aria-pressed', String(k === h)); });
+      dom.heads.querySelectorAll('button[data-key^="head."]').forEach((b, k) => { if (b.getAttribute('aria-pressed') !== String(k === h)) b.setAttribute('aria-pressed', String(k === h)); });
+      dom.heads.querySelector('[data-key="heads.side"]').setAttribute('aria-pressed', String(state.head_view === 'side'));
     } else if (dom.heads.childElementCount) dom.heads.replaceChildren();
     layoutSteps();
     showExplain();
   }
 
-  function paintGrads(b, h, hs) {
+  /** The gradient panels' matrices and shapes: {panel: [matrix, shape, cellClass]}. */
+  function gradSpecs(b, h) {
     const tr = b.trace;
     const g = b.grads;
     const G = g.heads[h];
@@ -931,7 +1488,17 @@ export async function mountStepper(root, options = {}) {
       d_W_q: [g.W_q, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
       d_W_k: [g.W_k, `d_model × n_head·d_k = ${dm} × ${tr.n_head * tr.head_dim}`],
       d_W_v: [g.W_v, `d_model × n_head·d_v = ${dm} × ${tr.n_head * tr.d_v}`],
+      // the biases' gradients: vectors, shown as one row
+      d_b_q: [g.b_q && [g.b_q], `n_head·d_k = ${tr.n_head * tr.head_dim}`],
+      d_b_k: [g.b_k && [g.b_k], `n_head·d_k = ${tr.n_head * tr.head_dim}`],
+      d_b_v: [g.b_v && [g.b_v], `n_head·d_v = ${tr.n_head * tr.d_v}`],
+      d_b_o: [g.b_o && [g.b_o], `d_out = ${tr.d_out}`],
     };
+    return specs;
+  }
+
+  function paintGrads(b, h, hs, specs) {
+    const tr = b.trace;
     const fctx = { base: tr.base, scale: tr.options.scale, upstream: state.upstream.kind, useWo: state.use_W_o, nHead: tr.n_head };
     const fkey = JSON.stringify(fctx);
     for (const [p, [m, shape, cellClass]] of Object.entries(specs)) {
@@ -963,6 +1530,7 @@ export async function mountStepper(root, options = {}) {
   function panelNote(p, tr, h) {
     if (p === 'weights') {
       const parts = [t('note.weights')];
+      if (quizzing()) return parts[0]; // the notes on empty and overflow rows would tell the answer
       if (tr.empty_rows.some((r) => r.head === h)) parts.push(t('note.emptyRow'));
       if (tr.overflow_rows.some((r) => r.head === h)) parts.push(t('note.overflow'));
       return parts.join(' ');
@@ -984,10 +1552,13 @@ export async function mountStepper(root, options = {}) {
       const reads = new Set(stepReads(cur, readCtx()));
       const fwdSteps = STEPS.filter((s) => s.id !== 'out' || state.use_W_o);
       for (const [p, v] of views) {
-        const mine = v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
+        const mine = p === 'weights-heads' && !headsSide() ? null
+          : v.grad ? steps.find((s) => s.panels.includes(p)) : fwdSteps.find((s) => s.panels.includes(p));
         const isCur = step && v.grad && mine === cur;
         const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
+        const was = v.fig.hidden;
         hide(v.fig, !mine || (step && !isCur && !isSrc));
+        if (was && !v.fig.hidden) v.view.ensurePainted(); // shown now: paint before the frame
         v.fig.classList.toggle('is-current', isCur);
         v.fig.classList.toggle('is-source', isSrc);
       }
@@ -996,8 +1567,10 @@ export async function mountStepper(root, options = {}) {
       for (const s of STEPS) {
         for (const p of s.panels) {
           const v = views.get(p);
-          const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p));
+          const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p)) && (p !== 'weights-heads' || headsSide());
+          const was = v.fig.hidden;
           hide(v.fig, !visible);
+          if (was && visible) v.view.ensurePainted(); // shown now: paint before the frame
           v.fig.classList.toggle('is-current', step && s === cur);
           v.fig.classList.toggle('is-source', step && s !== cur && cur.from.includes(p));
         }
@@ -1042,9 +1615,11 @@ export async function mountStepper(root, options = {}) {
     if (!trace) return;
     const sel = hover ?? state.focus;
     clearMarks();
+    // a cell of one of the side-by-side heads: that head's weights
+    const selView = (x) => (x.panel === 'weights-heads' ? views.get(x.panel)?.multi?.[x.head]?.view : views.get(x.panel)?.view);
     const valid = sel && views.has(sel.panel) && (() => {
-      const v = views.get(sel.panel).view;
-      return !!v.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
+      const v = selView(sel);
+      return !!v?.cell(sel.row, sel.col) && !views.get(sel.panel).fig.hidden;
     })();
     if (!valid && dom.explainHint) return; // the hint is already there
     dom.explain.replaceChildren();
@@ -1056,20 +1631,81 @@ export async function mountStepper(root, options = {}) {
       dom.explainHint = true;
       return;
     }
-    const ex = views.get(sel.panel).grad
+    const multiple = sel.panel === 'weights-heads';
+    const exp = views.get(sel.panel).grad
       ? explainGrad(bw, { ...sel, head: state.head }, t, { upstream: state.upstream.kind, target: upstreamTarget() })
-      : explain(trace, { ...sel, head: state.head }, t);
-    head.textContent = `${t('ex.label')}: ${ex.title}`;
+      : explain(trace, { ...sel, panel: multiple ? 'weights' : sel.panel, head: multiple ? sel.head : state.head }, t);
+    head.textContent = `${t('ex.label')}: ${exp.title}`;
+    // a question of an unsolved exercise: the learner's verdict and the hints, not the answer
+    const question = quizzing() && !multiple && views.get(sel.panel).view.ask?.has(`${sel.row},${sel.col}`);
+    if (question) {
+      hintBox(sel, exp, head);
+      selView(sel).mark([sel.row, sel.col], []);
+      return;
+    }
     const box = el('div', 'aps-explain-lines');
-    for (const line of ex.lines) box.append(el('div', `aps-ex-${line.kind}`, line.text));
+    for (const line of exp.lines) box.append(exLine(line));
     dom.explain.append(box);
-    views.get(sel.panel).view.mark([sel.row, sel.col], []);
+    selView(sel).mark([sel.row, sel.col], []);
+    if (multiple && sel.head !== state.head) return; // the other panels show another head
     const byPanel = new Map();
-    for (const f of ex.feeds) {
+    for (const f of exp.feeds) {
       if (f.panel) { if (!byPanel.has(f.panel)) byPanel.set(f.panel, []); byPanel.get(f.panel).push(f); }
       else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
     }
     for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+  }
+
+  /**
+   * The explanation box for a question: what the learner typed and whether it is right; for a
+   * wrong answer the cell's arithmetic as hints, one step at a time — the formula, then the terms,
+   * then the value (hint level 1, 2, 3; kept with the answers).
+   */
+  function hintBox(sel, exp, head) {
+    const k = exKey(sel.panel, sel.row, sel.col);
+    const name = `${t(`panel.${sel.panel}`)} [${sel.row + 1},${sel.col + 1}]`;
+    head.textContent = t('exercise.yourAnswer', { name });
+    const status = ex.results[k] ?? '';
+    const answer = ex.answers[k] ?? '';
+    const verdict = el('p', `aps-verdict ${status ? `is-${status === 'right' ? 'right' : 'wrong'}` : ''}`);
+    verdict.dataset.key = 'ex.verdict';
+    if (status === 'right') verdict.textContent = t('exercise.v.right', { answer });
+    else if (status === 'wrong') verdict.textContent = t('exercise.v.wrong', { answer });
+    else if (status === 'invalid') verdict.textContent = t('exercise.v.invalid', { answer, name });
+    else if (status === 'empty') verdict.textContent = t('exercise.v.empty');
+    else verdict.textContent = t('exercise.v.todo');
+    dom.explain.append(verdict);
+    const level = status === 'wrong' || status === 'invalid' ? ex.hints[k] ?? 0 : 0;
+    const kinds = level >= 3 ? ['formula', 'terms', 'result', 'note'] : level === 2 ? ['formula', 'terms'] : level === 1 ? ['formula'] : [];
+    const lines = exp.lines.filter((l) => kinds.includes(l.kind));
+    if (lines.length) {
+      const box = el('div', 'aps-explain-lines');
+      for (const line of lines) box.append(exLine(line));
+      dom.explain.append(box);
+    }
+    if ((status === 'wrong' || status === 'invalid') && level < 3) {
+      const row = el('div', 'aps-hint-steps');
+      const b = el('button', 'aps-btn aps-btn-small', t(`exercise.hint${level + 1}`));
+      b.type = 'button';
+      b.dataset.key = 'ex.hint';
+      b.setAttribute('aria-keyshortcuts', '?');
+      b.addEventListener('click', () => {
+        exHint(sel.panel, sel.row, sel.col);
+        dom.explain.querySelector('[data-key="ex.hint"]')?.focus();
+      });
+      row.append(b, el('span', 'aps-hint', t('exercise.hintKey')));
+      dom.explain.append(row);
+    }
+  }
+
+  /** One line of a cell's arithmetic: MathML (as the panels' formulas), or prose for a note. */
+  function exLine(line) {
+    const text = plainText(line.text);
+    const d = el('div', `aps-ex-${line.kind}`);
+    d.dataset.text = text; // the line as text (what the <math> says in its aria-label)
+    if (line.kind === 'note') d.textContent = text;
+    else d.append(mathLine(line.text));
+    return d;
   }
 
   // the target of the mse loss as numbers (read by the core's parser), for the explanation's terms
@@ -1112,6 +1748,8 @@ export async function mountStepper(root, options = {}) {
 
   return {
     getState,
+    /** An exercise is being worked on (not solved, answers not shown): its answers are hidden. */
+    exerciseOpen: () => quizzing(),
     setState(s) {
       const next = validateState(s);
       if (explicitLang && !(s && s.lang)) next.lang = state.lang;
@@ -1122,7 +1760,7 @@ export async function mountStepper(root, options = {}) {
       render();
     },
     on(ev, fn) {
-      if (!listeners[ev]) throw new Error(`unknown event "${ev}" (use "change" or "trace")`);
+      if (!listeners[ev]) throw new Error(`unknown event "${ev}" (use "change", "trace" or "exercise")`);
       listeners[ev].add(fn);
       return () => listeners[ev].delete(fn);
     },
@@ -1131,6 +1769,8 @@ export async function mountStepper(root, options = {}) {
       if (raf) cancelAnimationFrame(raf);
       root.removeEventListener('keydown', onKey);
       wide.removeEventListener('change', placeExplain);
+      for (const v of views.values()) { v.view.destroy(); v.stats?.destroy(); v.numbersView?.destroy(); v.heatView?.destroy(); }
+      visObs?.disconnect();
       listeners.change.clear();
       listeners.trace.clear();
       root.replaceChildren();

@@ -1,0 +1,107 @@
+// rendering.spec.mjs — the numbers painted on a canvas (panels.js) lose nothing: the canvas and
+// the table of the same numbers line up cell for cell (a number's colour on the canvas is its
+// table cell's heat bin), the table's text is the numbers (screen readers), a selection selects
+// and copies them — right after an edit too —, a panel far off screen has the right text, and in
+// forced-colours mode the table draws itself.
+import { test, expect, settled } from './fixtures.mjs';
+import { ready } from './stepper-helpers.mjs';
+
+const BLUES = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b'];
+
+/** For each number cell of a panel: its heat bin (from its class) and the canvas pixel at its centre. */
+function canvasUnderCells(page, panel) {
+  return page.locator(`figure[data-panel="${panel}"] .aps-mat-wrap`).first().evaluate((wrap) => {
+    const canvas = wrap.querySelector('canvas.aps-mat-canvas');
+    const cr = canvas.getBoundingClientRect();
+    const sx = canvas.width / cr.width;
+    const sy = canvas.height / cr.height;
+    const all = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data; // one readback
+    return [...wrap.querySelectorAll('td[data-c]')].map((td) => {
+      const r = td.getBoundingClientRect();
+      // a point inside the cell, left of its number (the background, not a glyph)
+      const x = Math.floor((r.left + 3 - cr.left) * sx);
+      const y = Math.floor((r.top + r.height / 2 - cr.top) * sy);
+      const o = (y * canvas.width + x) * 4;
+      const [R, G, B] = [all[o], all[o + 1], all[o + 2]];
+      const bin = /\bh(\d)\b/.exec(td.className)?.[1];
+      return { r: td.dataset.r, c: td.dataset.c, bin: bin === undefined ? null : +bin, rgb: [R, G, B], inside: r.left >= cr.left - 1 && r.right <= cr.right + 1 && r.top >= cr.top - 1 && r.bottom <= cr.bottom + 1 };
+    });
+  });
+}
+
+const hex = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+
+test('the canvas and the table line up: each cell\'s canvas colour is its own heat bin', async ({ page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('causal-4');
+  for (const panel of ['scores', 'weights']) {
+    await page.locator(`figure[data-panel="${panel}"]`).scrollIntoViewIfNeeded();
+    await settled(page);
+    const cells = await canvasUnderCells(page, panel);
+    expect(cells.length, panel).toBe(16);
+    for (const c of cells) {
+      expect(c.inside, `${panel}[${c.r},${c.c}] inside the canvas`).toBe(true);
+      if (c.bin === null) continue; // −∞: hatched
+      const want = hex(BLUES[c.bin]);
+      for (let k = 0; k < 3; k++) expect(Math.abs(c.rgb[k] - want[k]), `${panel}[${c.r},${c.c}] bin ${c.bin}: ${c.rgb} vs ${want}`).toBeLessThanOrEqual(2);
+    }
+    // the table's text is transparent over the canvas, and it is the numbers
+    await expect(page.locator(`figure[data-panel="${panel}"] table.aps-mat`).first()).toHaveClass(/is-canvas/);
+  }
+});
+
+test('numbers stay selectable and copyable, right after an edit too', async ({ page, context, baseURL }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+  await ready(page);
+  const selectRow = (panel, r) => page.evaluate(({ panel, r }) => {
+    const row = document.querySelectorAll(`figure[data-panel="${panel}"] .aps-mat:not(.aps-stats) tbody tr`)[r];
+    const range = document.createRange();
+    range.setStart(row.querySelector('td[data-c="0"]'), 0);
+    range.setEnd(row.querySelector('td[data-c="1"]'), 1);
+    document.getSelection().removeAllRanges();
+    document.dispatchEvent(new Event('selectstart')); // what a pointer selection starts with
+    document.getSelection().addRange(range);
+    document.execCommand('copy');
+    return document.getSelection().toString();
+  }, { panel, r });
+  expect((await selectRow('weights', 0)).replace(/\s+/g, ' ').trim()).toBe('0.6698 0.3302');
+  expect((await page.evaluate(() => navigator.clipboard.readText())).replace(/\s+/g, ' ').trim()).toBe('0.6698 0.3302');
+  // an edit, then a selection at once: the table's text is brought up to date first
+  await page.evaluate(() => {
+    const s = window.attentionStepper.getState();
+    window.attentionStepper.setState({ ...s, preset: 'custom', options: { ...s.options, causal: true } });
+  });
+  expect((await selectRow('weights', 0)).replace(/\s+/g, ' ').trim()).toBe('1 0');
+  // the selected text shows in ink over the canvas
+  const color = await page.locator('figure[data-panel="weights"] td[data-r="0"][data-c="0"]').evaluate((td) => getComputedStyle(td, '::selection').color);
+  expect(color).toBe('rgb(28, 32, 39)');
+});
+
+test('a panel far off screen gets its text (what a screen reader reads) within a moment', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 500 });
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('causal-4');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const out = page.locator('figure[data-panel="context"] td[data-r="0"][data-c="0"]');
+  const before = await out.textContent();
+  await page.locator('input[data-key="causal"]').uncheck();
+  await expect(out).not.toHaveText(before);
+  const want = await page.evaluate(async () => {
+    const { loadAttention } = await import('/attention.js');
+    const { formatNumber } = await import('/stepper/format.js');
+    const api = await loadAttention();
+    const s = window.attentionStepper.getState();
+    return formatNumber(api.trace({ ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v }).heads[0].context[0][0]);
+  });
+  await expect(out).toHaveText(want);
+});
+
+test('forced colours (high contrast): the table draws its own numbers and colours', async ({ page }) => {
+  await page.emulateMedia({ forcedColors: 'active' });
+  await ready(page);
+  await expect(page.locator('figure[data-panel="weights"] td[data-c]')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect(page.locator('figure[data-panel="weights"] table.is-canvas')).toHaveCount(0);
+  const color = await page.locator('figure[data-panel="weights"] td[data-c]').first().evaluate((td) => getComputedStyle(td).color);
+  expect(color).not.toBe('rgba(0, 0, 0, 0)');
+});

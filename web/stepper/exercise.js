@@ -1,0 +1,249 @@
+// exercise.js — the exercise mode's logic, without the DOM: the ready-made exercises from the
+// tutorials, the "ask" syntax authors write (attributes, permalink parameters), reading a learner's
+// answer, checking it against the core's value within the author's tolerance, and keeping the
+// answers in localStorage (nothing is sent anywhere).
+//
+// An exercise in the state (state.exercise):
+//   { id: 'identity-softmax' | an author's id ([A-Za-z0-9_.-], ≤ 64),
+//     ask: [{ panel: 'weights' | 'masked' | 'd_scaled' | …,
+//             cells: 'all' | [[row, col], …] }],   // 0-based; null for a whole row or column
+//     tol: { decimals: 4, rel: 0.001, abs?: number } }   // right if any of them holds
+// The learner's answers are not in the state (a permalink shares the exercise, not the answers).
+import { PANEL_IDS, GRAD_PANEL_IDS } from './state.js';
+import { presetPatch } from './presets.js';
+
+export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward'];
+/** The default tolerance: 4 decimals, or ±0.1 % relative. */
+export const DEFAULT_TOL = Object.freeze({ decimals: 4, rel: 1e-3 });
+export const STORAGE_PREFIX = 'attention-playground.exercise.';
+const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const askPanels = () => [...PANEL_IDS, ...GRAD_PANEL_IDS]; // (a function: state.js imports this file)
+
+/**
+ * The ready-made exercises: the state they start from (a preset, and for the backward one the
+ * direction and dOut) and the cells they ask. Titles, tasks and explanations are in i18n.js
+ * (exercise.<id>.title / .task / .why).
+ */
+export const EXERCISES = {
+  'identity-softmax': { preset: 'identity', ask: [{ panel: 'weights', cells: 'all' }] },
+  'causal-row': { preset: 'causal-4', ask: [{ panel: 'masked', cells: row(2, 4) }, { panel: 'weights', cells: row(2, 4) }] },
+  'mask-base': { preset: 'inclusive', ask: [{ panel: 'masked', cells: 'all' }, { panel: 'weights', cells: row(0, 3) }] },
+  'naive-1000': { preset: 'overflow-naive', ask: [{ panel: 'weights', cells: row(0, 2) }] },
+  'softmax-backward': {
+    preset: 'identity',
+    state: { direction: 'backward', upstream: { kind: 'd_out', d_out: '1 0\n0 0', target: '' } },
+    ask: [{ panel: 'd_scaled', cells: [[0, 0]] }],
+  },
+};
+
+function row(r, n) {
+  return Array.from({ length: n }, (_, c) => [r, c]);
+}
+
+/** The exercise object of a ready-made id (a deep copy), or null. */
+export function readyExercise(id) {
+  const e = EXERCISES[id];
+  return e ? { id, ask: JSON.parse(JSON.stringify(e.ask)), tol: { ...DEFAULT_TOL } } : null;
+}
+
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A state set up for a ready-made exercise: its example (preset), direction and dOut, the view
+ * reset to all steps, and the exercise itself. api: the loaded core (one preset draws seeded
+ * matrices). Returns a new state (the input is not changed); an unknown id returns it as it is.
+ */
+export function withReadyExercise(state, id, api) {
+  const def = EXERCISES[id];
+  if (!def) return state;
+  const patch = presetPatch(def.preset, api);
+  return {
+    ...state,
+    preset: def.preset,
+    mode: patch.mode,
+    use_W_o: patch.use_W_o,
+    use_bias: false,
+    matrices: { ...state.matrices, ...patch.matrices },
+    options: { ...patch.options },
+    head: 0, focus: null, view: 'all', step: 0, head_view: 'one', display: 'auto',
+    direction: def.state?.direction ?? 'forward',
+    upstream: { ...state.upstream, d_out: '', target: '', ...(def.state?.upstream ?? {}) },
+    exercise: readyExercise(id),
+  };
+}
+
+/** A clean exercise from anything (null when there is none); never throws. */
+export function validateExercise(x) {
+  if (!isObj(x) || typeof x.id !== 'string' || !ID_RE.test(x.id)) return null;
+  const ask = [];
+  for (const a of Array.isArray(x.ask) ? x.ask : []) {
+    if (!isObj(a) || !askPanels().includes(a.panel)) continue;
+    if (a.cells === 'all') { ask.push({ panel: a.panel, cells: 'all' }); continue; }
+    if (!Array.isArray(a.cells)) continue;
+    const ok = (n) => n === null || (Number.isInteger(n) && n >= 0 && n < 1024);
+    const cells = a.cells.filter((c) => Array.isArray(c) && c.length === 2 && c.every(ok) && !(c[0] === null && c[1] === null)).map((c) => [c[0], c[1]]);
+    if (cells.length) ask.push({ panel: a.panel, cells: dedupe(cells) });
+  }
+  return { id: x.id, ask, tol: validateTol(x.tol) };
+}
+
+function dedupe(cells) {
+  const seen = new Set();
+  return cells.filter(([r, c]) => { const k = `${r},${c}`; if (seen.has(k)) return false; seen.add(k); return true; });
+}
+
+/** A clean tolerance; {} or junk gives the default. */
+export function validateTol(t) {
+  if (!isObj(t)) return { ...DEFAULT_TOL };
+  const out = {};
+  if (Number.isInteger(t.decimals) && t.decimals >= 0 && t.decimals <= 10) out.decimals = t.decimals;
+  for (const k of ['rel', 'abs']) if (typeof t[k] === 'number' && Number.isFinite(t[k]) && t[k] >= 0 && t[k] <= 1e6) out[k] = t[k];
+  return Object.keys(out).length ? out : { ...DEFAULT_TOL };
+}
+
+/**
+ * The ask syntax of attributes and permalink parameters: items separated by spaces, commas between
+ * brackets excepted, or ';': "weights" (every cell), "weights[1,2]", "weights[3,*]" (a row),
+ * "weights[*,2]" (a column); rows and columns count from 1, as on the page. Returns
+ * {ask, errors: ['…']}; rows and columns are checked against the trace later (cells outside it are
+ * reported then).
+ */
+export function parseAsk(text) {
+  const ask = [];
+  const errors = [];
+  const items = String(text ?? '').match(/[A-Za-z_]+(?:\[[^\]]*\])?/g) ?? [];
+  const byPanel = new Map();
+  for (const item of items) {
+    const m = /^([A-Za-z_]+)(?:\[\s*(\*|\d+)\s*,\s*(\*|\d+)\s*\])?$/.exec(item);
+    if (!m) { errors.push(`"${item}" is not panel[row,col]`); continue; }
+    const [, panel, r, c] = m;
+    if (!askPanels().includes(panel)) { errors.push(`"${panel}" is not a panel (${askPanels().join(', ')})`); continue; }
+    if (r === undefined || (r === '*' && c === '*')) { byPanel.set(panel, 'all'); continue; }
+    if ((r !== '*' && +r < 1) || (c !== '*' && +c < 1)) { errors.push(`${item}: rows and columns count from 1`); continue; }
+    const cur = byPanel.get(panel);
+    if (cur === 'all') continue;
+    const list = cur ?? [];
+    list.push([r === '*' ? null : +r - 1, c === '*' ? null : +c - 1]);
+    byPanel.set(panel, list);
+  }
+  for (const [panel, cells] of byPanel) ask.push({ panel, cells: cells === 'all' ? 'all' : cells });
+  return { ask, errors };
+}
+
+/** The ask list back as text (rows and columns from 1): for attributes and permalinks. */
+export function askText(ask) {
+  const n = (x) => (x === null ? '*' : x + 1);
+  return (ask ?? []).map((a) => (a.cells === 'all' ? a.panel : a.cells.map(([r, c]) => `${a.panel}[${n(r)},${n(c)}]`).join(' '))).join(' ');
+}
+
+/**
+ * The cells asked in a panel of R × C, as a Set of "r,c" (rows/columns given as * expand here), and
+ * the items that fall outside it.
+ */
+export function askedCells(ask, panel, R, C) {
+  const set = new Set();
+  const outside = [];
+  for (const a of ask ?? []) {
+    if (a.panel !== panel) continue;
+    if (a.cells === 'all') { for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) set.add(`${r},${c}`); continue; }
+    for (const [r, c] of a.cells) {
+      const rows = r === null ? [...Array(R).keys()] : [r];
+      const cols = c === null ? [...Array(C).keys()] : [c];
+      for (const i of rows) for (const j of cols) {
+        if (i < R && j < C) set.add(`${i},${j}`); else outside.push([i, j]);
+      }
+    }
+  }
+  return { set, outside };
+}
+
+/**
+ * A learner's answer → {ok: true, value} or {ok: false}. Reads what people type for a number:
+ * 0.6698, .6698, −0.5 (true minus), 1e-3, 1/2, 0,6698 (decimal comma), full-width digits, and the
+ * non-finite values the page prints: −∞ / -inf / -infinity, ∞ / inf, NaN.
+ */
+export function parseAnswer(text) {
+  let s = String(text ?? '').normalize('NFKC').trim().replace(/[\u2212\u2012\u2013\u2014]/g, '-').replace(/\s+/g, '');
+  if (s === '') return { ok: false, empty: true };
+  const lower = s.toLowerCase();
+  if (lower === 'nan') return { ok: true, value: NaN };
+  const inf = /^([+-]?)(∞|inf|infinity)$/.exec(lower);
+  if (inf) return { ok: true, value: inf[1] === '-' ? -Infinity : Infinity };
+  if (/^[+-]?\d+,\d+$/.test(s)) s = s.replace(',', '.');
+  const num = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+  if (num.test(s)) return { ok: true, value: Number(s) };
+  const frac = /^([+-]?(?:\d+\.?\d*|\.\d+))\/((?:\d+\.?\d*|\.\d+))$/.exec(s);
+  if (frac && Number(frac[2]) !== 0) return { ok: true, value: Number(frac[1]) / Number(frac[2]) };
+  return { ok: false };
+}
+
+/**
+ * Checks one answer against the core's value: 'right' | 'wrong' | 'empty' | 'invalid' (not a
+ * number). Non-finite values must match exactly (NaN with NaN, −∞ with −∞); finite ones are right
+ * when any tolerance holds: |a − v| ≤ ½·10^−decimals, ≤ rel·|v|, or ≤ abs.
+ */
+export function checkAnswer(text, value, tol = DEFAULT_TOL) {
+  const a = parseAnswer(text);
+  if (a.empty) return 'empty';
+  if (!a.ok) return 'invalid';
+  if (Number.isNaN(value)) return Number.isNaN(a.value) ? 'right' : 'wrong';
+  if (!Number.isFinite(value)) return a.value === value ? 'right' : 'wrong';
+  if (!Number.isFinite(a.value)) return 'wrong';
+  const d = Math.abs(a.value - value);
+  const slack = 1e-12 * Math.max(1, Math.abs(value));
+  if (tol.decimals !== undefined && d <= 0.5 * 10 ** -tol.decimals + slack) return 'right';
+  if (tol.rel !== undefined && d <= tol.rel * Math.abs(value) + slack) return 'right';
+  if (tol.abs !== undefined && d <= tol.abs + slack) return 'right';
+  return 'wrong';
+}
+
+/** The tolerance as the author wrote it in an attribute: "decimals:3 rel:0.01 abs:1e-4". */
+export function parseTol(text) {
+  const out = {};
+  const errors = [];
+  for (const part of String(text ?? '').split(/[\s,;]+/).filter(Boolean)) {
+    const m = /^(decimals|rel|abs)[:=](.+)$/.exec(part);
+    const v = m ? Number(m[2]) : NaN;
+    if (!m || !Number.isFinite(v) || v < 0) { errors.push(`"${part}" is not decimals:N, rel:x or abs:x`); continue; }
+    out[m[1]] = m[1] === 'decimals' ? Math.round(v) : v;
+  }
+  return { tol: Object.keys(out).length ? validateTol(out) : null, errors };
+}
+
+/** The id of an exercise made on the page: "custom-" and a short hash of what it asks of what. */
+export function customId(state, ask) {
+  const text = JSON.stringify({ ask, mode: state.mode, matrices: state.matrices, options: state.options, use_W_o: state.use_W_o, use_bias: state.use_bias, direction: state.direction });
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
+  return `custom-${h.toString(16).padStart(8, '0')}`;
+}
+
+// ───────────── the learner's answers in localStorage (one key per exercise) ─────────────
+
+/** {answers: {"panel:r:c": text}, hints: {"panel:r:c": 0…3}, checked: boolean, revealed: boolean} */
+export function loadAnswers(id) {
+  const empty = { answers: {}, hints: {}, checked: false, revealed: false };
+  try {
+    const raw = globalThis.localStorage?.getItem(STORAGE_PREFIX + id);
+    if (!raw) return empty;
+    const o = JSON.parse(raw);
+    if (!isObj(o)) return empty;
+    const answers = {};
+    const hints = {};
+    for (const [k, v] of Object.entries(isObj(o.answers) ? o.answers : {})) if (/^[\w]+:\d+:\d+$/.test(k) && typeof v === 'string' && v.length <= 100) answers[k] = v;
+    for (const [k, v] of Object.entries(isObj(o.hints) ? o.hints : {})) if (/^[\w]+:\d+:\d+$/.test(k) && Number.isInteger(v) && v >= 0 && v <= 3) hints[k] = v;
+    return { answers, hints, checked: o.checked === true, revealed: o.revealed === true };
+  } catch {
+    return empty;
+  }
+}
+
+export function saveAnswers(id, data) {
+  try {
+    globalThis.localStorage?.setItem(STORAGE_PREFIX + id, JSON.stringify({ v: 1, ...data }));
+  } catch { /* private mode or full: the answers are not remembered */ }
+}
+
+export function clearAnswers(id) {
+  try { globalThis.localStorage?.removeItem(STORAGE_PREFIX + id); } catch { /* nothing to clear */ }
+}
