@@ -341,10 +341,11 @@ endif()
 
 # ==================================================================== Ctrl-C
 if(PART STREQUAL "interrupt")
-  # SIGINT after a second of a run that would take hours: the last completed step is saved, the
-  # exit status is 130, and resume continues from it.
+  # SIGINT after two seconds of a run that would take hours: the last completed step is saved (step
+  # 0 if the signal comes while the run is set up, as it can under ASan), the exit status is 130,
+  # and resume continues from it.
   expect_run("Ctrl-C" 130 "gpt: interrupted \\(Ctrl-C\\) after step [0-9]+ of 1000000; saved it to i.safetensors\\. Continue with: gpt resume i.safetensors"
-             timeout --preserve-status -s INT 1 ${GPT} train -o i.safetensors ${MODEL} --steps 1000000 --log i.csv -q)
+             timeout --preserve-status -s INT 2 ${GPT} train -o i.safetensors ${MODEL} --steps 1000000 --log i.csv -q)
   string(REGEX MATCH "after step ([0-9]+)" _ "${err}")
   set(step ${CMAKE_MATCH_1})
   expect_run("the interrupted run's checkpoint" 0 "step +${step} of 1000000" ${GPT} inspect i.safetensors)
@@ -352,7 +353,7 @@ if(PART STREQUAL "interrupt")
   list(GET rows -1 last)
   expect_answer("the log ends at the saved step" "${last}" "^${step},")
   expect_run("resume the interrupted run, interrupted again" 130 "after step [0-9]+ of 1000000"
-             timeout --preserve-status -s INT 1 ${GPT} resume i.safetensors -q)
+             timeout --preserve-status -s INT 2 ${GPT} resume i.safetensors -q)
 endif()
 
 # ==================================================================== gpt api

@@ -520,6 +520,7 @@ void print_run_header(const ap::Trainer& t, Display& d, const std::string& verb)
 }
 
 int cmd_train(const TrainArgs& a, CLI::App* sub) {
+  SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
   Value spec = Value::object();
   auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
   if (given("--preset")) spec.set("preset", a.preset);
@@ -565,6 +566,7 @@ struct ResumeArgs {
 };
 
 int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
+  SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
   const std::string bytes = read_checkpoint(a.file);
   ap::TrainState s = load_state(a.file, bytes);
   if (sub->get_option("--steps")->count()) {
