@@ -28,6 +28,8 @@
 // ≤ 1024 × 1024. Calls run on the calling thread: a trace near the limits takes a noticeable
 // time and builds a large object, so keep course examples small or run them in a worker.
 
+import { NON_FINITE, reviveNonFinite } from './non-finite.js';
+
 export { GptError } from './gpt-error.js';
 
 /**
@@ -108,38 +110,7 @@ function toVector(v) {
 // Scalar fields that are numbers (a NaN loss after a naive-softmax overflow comes as "nan").
 const NUMERIC_FIELDS = new Set(['loss', 'analytic', 'numeric', 'abs_error', 'rel_error', 'scale_factor', 'eps']);
 
-function nonFinite(e) {
-  if (e === '-inf') return -Infinity;
-  if (e === 'inf') return Infinity;
-  if (e === 'nan') return NaN;
-  return e;
-}
 
-// The core's non-finite strings back to numbers, in place. Only array elements and the numeric
-// scalar fields are touched, so option values and warnings stay strings. (A walk after a plain
-// JSON.parse: a reviver function would be called for every number of the trace, which costs more
-// than the parse itself.)
-function reviveNonFinite(v) {
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const e = v[i];
-      if (typeof e === 'string') {
-        if (e === '-inf') v[i] = -Infinity;
-        else if (e === 'inf') v[i] = Infinity;
-        else if (e === 'nan') v[i] = NaN;
-      } else if (e !== null && typeof e === 'object') reviveNonFinite(e);
-    }
-  } else {
-    for (const k in v) {
-      const e = v[k];
-      if (e !== null && typeof e === 'object') reviveNonFinite(e);
-      else if (typeof e === 'string' && NUMERIC_FIELDS.has(k)) v[k] = nonFinite(e);
-    }
-  }
-  return v;
-}
-
-const NON_FINITE = /"(?:-inf|inf|nan)"/;
 
 /**
  * Parses a JSON answer of the core; throws AttentionError for {"ok":false,...}.
@@ -152,7 +123,7 @@ function answer(text) {
   } catch (e) {
     throw new Error(`attention core returned text that is not JSON: ${String(text).slice(0, 200)}`);
   }
-  if (r && NON_FINITE.test(text)) reviveNonFinite(r);
+  if (r && NON_FINITE.test(text)) reviveNonFinite(r, NUMERIC_FIELDS);
   if (!r || r.ok !== true) {
     throw new AttentionError(r && typeof r.error === 'string' ? r.error : 'attention core failed', {
       field: r?.field ?? '',

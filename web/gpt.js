@@ -31,35 +31,12 @@
 // tokens per sample, the model's memory ≤ 1 GiB. The module needs WebAssembly SIMD128.
 
 import { GptError } from './gpt-error.js';
+import { NON_FINITE, reviveNonFinite } from './non-finite.js';
 
 export { GptError };
 
-const NON_FINITE = /"(?:-inf|inf|nan)"/;
-
-// The core's non-finite strings back to numbers, in place, in arrays only (messages stay strings).
-function reviveNonFinite(v) {
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const e = v[i];
-      if (typeof e === 'string') {
-        if (e === '-inf') v[i] = -Infinity;
-        else if (e === 'inf') v[i] = Infinity;
-        else if (e === 'nan') v[i] = NaN;
-      } else if (e !== null && typeof e === 'object') reviveNonFinite(e);
-    }
-  } else {
-    for (const k in v) {
-      const e = v[k];
-      if (e !== null && typeof e === 'object') reviveNonFinite(e);
-      else if (k === 'val_loss' || k === 'max_abs_diff') {
-        if (e === 'nan') v[k] = NaN;
-        else if (e === 'inf') v[k] = Infinity;
-        else if (e === '-inf') v[k] = -Infinity;
-      }
-    }
-  }
-  return v;
-}
+// Scalars of the GPT's answers that may be non-finite (the arrays' elements always may).
+const NUMERIC_FIELDS = new Set(['val_loss', 'max_abs_diff']);
 
 /** Parses an answer of the core, drops its "ok", throws GptError for {"ok":false,…}. */
 function answer(text) {
@@ -72,7 +49,7 @@ function answer(text) {
   if (!r || r.ok !== true) {
     throw new GptError(r && typeof r.error === 'string' ? r.error : 'GPT core failed', { field: r?.field ?? '' });
   }
-  if (NON_FINITE.test(text)) reviveNonFinite(r);
+  if (NON_FINITE.test(text)) reviveNonFinite(r, NUMERIC_FIELDS);
   delete r.ok;
   return r;
 }

@@ -181,15 +181,7 @@ Value metadata(const TrainState& s) {
   Value vocab = Value::array();
   for (char32_t c : s.vocab) vocab.push(utf8_encode(c));
   m.set("vocab", vocab.dump());
-  Value data = Value::object();
-  if (!s.task.empty()) {
-    data.set("task", s.task);
-    data.set("n_chars", static_cast<long long>(s.n_chars));
-  } else {
-    data.set("text_name", s.text_name);
-    data.set("text_fingerprint", s.text_fingerprint);
-  }
-  m.set("data", data.dump());
+  m.set("data", data_source_json(s).dump());
   m.set("step", num(static_cast<int64_t>(s.step)));
   m.set("seed", num(static_cast<uint64_t>(s.train.seed)));
   m.set("rng_state", num(static_cast<uint64_t>(s.sampler_state)));

@@ -149,6 +149,36 @@ Value token_labels(const CharTokenizer& tok, const std::vector<int>& ids) {
   return out;
 }
 
+Value data_source_json(const TrainState& s) {
+  Value d = Value::object();
+  if (!s.task.empty()) {
+    d.set("task", s.task);
+    d.set("n_chars", static_cast<long long>(s.n_chars));
+  } else {
+    d.set("text_name", s.text_name);
+    d.set("text_fingerprint", s.text_fingerprint);
+  }
+  return d;
+}
+
+Value attention_maps_json(const CharTokenizer& tok, const std::vector<int>& ids, int n_layer, int n_head,
+                          const std::function<const float*(int)>& weights) {
+  const int T = static_cast<int>(ids.size());
+  Value v = Value::object();
+  v.set("tokens", token_labels(tok, ids));
+  v.set("T", T);
+  v.set("n_layer", n_layer);
+  v.set("n_head", n_head);
+  Value layers = Value::array();
+  for (int l = 0; l < n_layer; ++l) {
+    Value& heads = layers.push(Value::array());
+    const float* w = weights(l);
+    for (int h = 0; h < n_head; ++h) heads.push(matrix_value(w + static_cast<size_t>(h) * T * T, T, T));
+  }
+  v.set("maps", std::move(layers));
+  return v;
+}
+
 Value head_spec(const GPT& model, int layer, int head) {
   const GPTConfig& c = model.config();
   if (model.batch() != 1 || model.seq_len() < 1)

@@ -18,6 +18,7 @@
 // page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"}.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ TrainConfig read_train_config(const json::Value& v, const std::string& where);
 
 // The tokens of a string, each as its own UTF-8 string (for labels).
 json::Value token_labels(const CharTokenizer& tok, const std::vector<int>& ids);
+
+// Where a run's text comes from: {"task","n_chars"}, or {"text_name","text_fingerprint"}.
+json::Value data_source_json(const TrainState& s);
+
+// {"tokens","T","n_layer","n_head","maps":[layer][head] = T×T} for the tokens of one prompt, with
+// layer l's weights (n_head, T, T) at weights(l).
+json::Value attention_maps_json(const CharTokenizer& tok, const std::vector<int>& ids, int n_layer, int n_head,
+                                const std::function<const float*(int)>& weights);
 
 // After model.forward(ids, nullptr, 1, T): one head's stepper spec (see above).
 json::Value head_spec(const GPT& model, int layer, int head);

@@ -41,18 +41,13 @@ SampleOptions read_sample_spec(const Value& s, std::string& prompt) {
 }
 
 Value data_json(const TrainState& s) {
-  Value d = Value::object();
+  Value d = data_source_json(s);
   if (!s.task.empty()) {
-    d.set("task", s.task);
-    d.set("n_chars", static_cast<long long>(s.n_chars));
     const TaskInfo& t = task_info(s.task);
     d.set("description", t.description);
     d.set("example", t.example);
     d.set("attention", t.attention);
     d.set("loss_floor", t.loss_floor);
-  } else {
-    d.set("text_name", s.text_name);
-    d.set("text_fingerprint", s.text_fingerprint);
   }
   return d;
 }
@@ -313,20 +308,9 @@ std::string GptSession::attention_maps_json() const {
     if (!trainer_) throw InputError("no model yet: create or load one first", "model");
     if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
     const GPTConfig& c = trainer_->model().config();
-    const int T = static_cast<int>(prompt_ids_.size());
-    Value v = Value::object();
-    v.set("tokens", token_labels(trainer_->tokenizer(), prompt_ids_));
-    v.set("T", T);
-    v.set("n_layer", c.n_layer);
-    v.set("n_head", c.n_head);
-    Value layers = Value::array();
-    for (int l = 0; l < c.n_layer; ++l) {
-      Value& heads = layers.push(Value::array());
-      for (int h = 0; h < c.n_head; ++h)
-        heads.push(matrix_value(maps_.data() + (static_cast<size_t>(l) * c.n_head + h) * T * T, T, T));
-    }
-    v.set("maps", std::move(layers));
-    return v;
+    const size_t layer_floats = static_cast<size_t>(c.n_head) * prompt_ids_.size() * prompt_ids_.size();
+    return ap::attention_maps_json(trainer_->tokenizer(), prompt_ids_, c.n_layer, c.n_head,
+                                   [&](int l) { return maps_.data() + static_cast<size_t>(l) * layer_floats; });
   });
 }
 

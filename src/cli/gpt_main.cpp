@@ -737,15 +737,7 @@ int cmd_inspect(const std::string& file, bool json) {
     v.set("format_version", meta("format_version"));
     v.set("config", ap::config_json(c));
     v.set("n_params", static_cast<long long>(c.num_parameters()));
-    Value data = Value::object();
-    if (!s.task.empty()) {
-      data.set("task", s.task);
-      data.set("n_chars", static_cast<long long>(s.n_chars));
-    } else {
-      data.set("text_name", s.text_name);
-      data.set("text_fingerprint", s.text_fingerprint);
-    }
-    v.set("data", std::move(data));
+    v.set("data", ap::data_source_json(s));
     v.set("vocab", ap::token_labels(tok, all));
     v.set("step", static_cast<long long>(s.step));
     v.set("steps", s.train.steps);
@@ -832,19 +824,10 @@ int cmd_attention(const std::string& file, const std::string& prompt, const std:
     std::cout << ap::head_spec(*m.model, layer - 1, h - 1).dump() << "\n";
     return 0;
   }
-  Value v = Value::object();
-  v.set("tokens", ap::token_labels(*m.tok, ids));
-  v.set("T", T);
-  v.set("n_layer", c.n_layer);
-  v.set("n_head", c.n_head);
-  Value layers = Value::array();
-  for (int l = 0; l < c.n_layer; ++l) {
-    Value& heads = layers.push(Value::array());
-    for (int h = 0; h < c.n_head; ++h)
-      heads.push(ap::spec::matrix_value(m.model->attention_weights(l) + static_cast<size_t>(h) * T * T, T, T));
-  }
-  v.set("maps", std::move(layers));
-  std::cout << ap::spec::ok(std::move(v)).dump() << "\n";
+  std::cout << ap::spec::ok(ap::attention_maps_json(*m.tok, ids, c.n_layer, c.n_head,
+                                                    [&](int l) { return m.model->attention_weights(l); }))
+                   .dump()
+            << "\n";
   return 0;
 }
 

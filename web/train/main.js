@@ -116,6 +116,27 @@ function defaultGenPrompt() {
 const mapsPrompt = () => state.prompt || defaultPrompt();
 const genPrompt = () => state.gen_prompt || defaultGenPrompt();
 
+/** A prompt field (`key`: 'prompt' or 'gen_prompt') with its label and hint: what is typed goes
+ * into the state and the link; Enter runs `onEnter` (if any); Shift+Enter types ↵. */
+function promptField(key, value, refreshErrors, onEnter, hintText) {
+  const row = el('div', 'tr-inline');
+  const lab = el('label', 'aps-label', t(`f.${key}`));
+  lab.htmlFor = `tr-f-${key}`;
+  const inp = el('input', 'tr-input tr-prompt');
+  inp.id = `tr-f-${key}`;
+  inp.type = 'text';
+  inp.spellcheck = false;
+  inp.autocomplete = 'off';
+  inp.value = value;
+  inp.setAttribute('aria-describedby', `tr-err-${key} tr-h-${key}`);
+  inp.addEventListener('input', () => { state[key] = inp.value; delete rt.errors[key]; refreshErrors(); writeHash(); });
+  inp.addEventListener('keydown', (e) => { if (!newlineKey(inp, e) && e.key === 'Enter' && onEnter) onEnter(); });
+  row.append(lab, inp);
+  const hint = el('p', 'aps-hint', hintText);
+  hint.id = `tr-h-${key}`;
+  return { row, hint };
+}
+
 /** Shift+Enter in a prompt field types ↵ (a newline) at the caret. */
 function newlineKey(inp, e) {
   if (e.key !== 'Enter' || !e.shiftKey) return false;
@@ -536,22 +557,9 @@ function mapsSection() {
   const h = el('h2', 'aps-h2', t('maps.title'));
   h.id = 'tr-maps-h';
   s.append(h, el('p', 'tr-lede', t('maps.lede')));
-  const row = el('div', 'tr-inline');
-  const lab = el('label', 'aps-label', t('f.prompt'));
-  lab.htmlFor = 'tr-f-prompt';
-  const inp = el('input', 'tr-input tr-prompt');
-  inp.id = 'tr-f-prompt';
-  inp.type = 'text';
-  inp.spellcheck = false;
-  inp.autocomplete = 'off';
-  inp.value = mapsPrompt();
-  inp.setAttribute('aria-describedby', 'tr-err-prompt tr-h-prompt');
-  inp.addEventListener('input', () => { state.prompt = inp.value; delete rt.errors.prompt; refreshMapsError(); writeHash(); });
-  inp.addEventListener('keydown', (e) => { if (!newlineKey(inp, e) && e.key === 'Enter') onMaps(); });
+  const { row, hint } = promptField('prompt', mapsPrompt(), refreshMapsError, onMaps, t('h.prompt', { max: STEPPER_MAX_ROWS }));
   dom.mapsBtn = button(t('maps.show'), 'maps', onMaps, 'aps-btn aps-btn-primary');
-  row.append(lab, inp, dom.mapsBtn);
-  const hint = el('p', 'aps-hint', t('h.prompt', { max: STEPPER_MAX_ROWS }));
-  hint.id = 'tr-h-prompt';
+  row.append(dom.mapsBtn);
   dom.mapsStatus = el('p', 'tr-status');
   dom.mapsStatus.id = 'tr-maps-status';
   dom.mapsStatus.setAttribute('role', 'status');
@@ -570,23 +578,8 @@ function genSection() {
   const h = el('h2', 'aps-h2', t('gen.title'));
   h.id = 'tr-gen-h';
   s.append(h, el('p', 'tr-lede', t('gen.lede')));
-  const row = el('div', 'tr-inline');
-  const lab = el('label', 'aps-label', t('f.gen_prompt'));
-  lab.htmlFor = 'tr-f-gen_prompt';
-  const inp = el('input', 'tr-input tr-prompt');
-  inp.id = 'tr-f-gen_prompt';
-  inp.type = 'text';
-  inp.spellcheck = false;
-  inp.autocomplete = 'off';
-  inp.value = genPrompt();
-  inp.setAttribute('aria-describedby', 'tr-err-gen_prompt');
-  inp.addEventListener('input', () => { state.gen_prompt = inp.value; delete rt.errors.gen_prompt; refreshGenErrors(); writeHash(); });
-  inp.addEventListener('keydown', (e) => newlineKey(inp, e));
-  inp.setAttribute('aria-describedby', 'tr-err-gen_prompt tr-h-gen_prompt');
-  row.append(lab, inp);
-  const ghint = el('p', 'aps-hint', t('h.gen_prompt'));
-  ghint.id = 'tr-h-gen_prompt';
-  s.append(row, errorSpan('gen_prompt'), ghint);
+  const { row, hint } = promptField('gen_prompt', genPrompt(), refreshGenErrors, null, t('h.gen_prompt'));
+  s.append(row, errorSpan('gen_prompt'), hint);
   const grid = el('div', 'tr-grid');
   for (const k of ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max']) grid.append(numField(k));
   const gw = el('div', 'tr-field aps-field-check tr-greedy');
