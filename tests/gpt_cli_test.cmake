@@ -354,6 +354,13 @@ if(PART STREQUAL "interrupt")
   expect_answer("the log ends at the saved step" "${last}" "^${step},")
   expect_run("resume the interrupted run, interrupted again" 130 "after step [0-9]+ of 1000000"
              timeout --preserve-status -s INT 2 ${GPT} resume i.safetensors -q)
+  # The same Ctrl-C delivered twice in a row (as `timeout` does, to the process and to its group)
+  # is one Ctrl-C: it still saves.
+  string(REPLACE ";" " " model_args "${MODEL}")
+  file(WRITE ${tmp}/twice.sh "${GPT} train -o j.safetensors ${model_args} --steps 1000000 -q &\npid=$!\nsleep 1\nkill -INT $pid\nkill -INT $pid\nwait $pid\n")
+  expect_run("one Ctrl-C delivered twice" 130 "interrupted \\(Ctrl-C\\) after step [0-9]+ of 1000000; saved it to j.safetensors"
+             sh ${tmp}/twice.sh)
+  expect_run("the twice-signalled run's checkpoint" 0 "of 1000000" ${GPT} inspect j.safetensors)
 endif()
 
 # ==================================================================== gpt api

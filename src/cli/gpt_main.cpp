@@ -24,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -205,12 +207,26 @@ std::string describe_data(const ap::TrainState& s) {
 // ---------------------------------------------------------------- Ctrl-C
 
 volatile std::sig_atomic_t g_signal = 0;
+// When the first signal came, in milliseconds of CLOCK_MONOTONIC (lock-free, so safe in a handler).
+std::atomic<long long> g_first_signal_ms{0};
+
+long long monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 extern "C" void on_signal(int sig) {
-  g_signal = sig;
-  // A second Ctrl-C while the checkpoint is being written ends the program at once: the write is
-  // atomic, so the old file stays whole.
-  std::signal(sig, SIG_DFL);
+  const long long now = monotonic_ms();
+  if (g_signal == 0) {
+    g_first_signal_ms = now;
+    g_signal = sig;
+    return;
+  }
+  // A second Ctrl-C, half a second or more after the first, ends the program at once (the
+  // checkpoint write is atomic, so the old file stays whole). Repeats closer than that are the same
+  // Ctrl-C delivered twice: `timeout`, and some shells, signal both the process and its group.
+  if (now - g_first_signal_ms >= 500) _exit(128 + sig);
 }
 
 struct SignalGuard {
