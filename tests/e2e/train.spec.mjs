@@ -107,6 +107,29 @@ test('pause, resume and reset', async ({ page }) => {
   await expect(page.locator('#tr-download')).toBeDisabled();
 });
 
+test('the end of a run reaches every section even when several progress messages share one frame', async ({ page }) => {
+  test.setTimeout(120_000);
+  // Hold animation frames while the worker's last progress messages (the final one says done)
+  // arrive, then let the frame run: generation must become possible, as after any finished run.
+  await page.addInitScript(() => {
+    const raf = window.requestAnimationFrame.bind(window);
+    window.__held = [];
+    window.requestAnimationFrame = (cb) => (window.__hold ? (window.__held.push(cb), 0) : raf(cb));
+  });
+  await open(page, '#steps=300&batch_size=4&block_size=12&eval_interval=100&sample_every=0&gen_prompt=cabej%3D&gen_max=4');
+  await page.locator('#tr-start').click();
+  await expect.poll(() => rt(page, 'rt.step'), { timeout: 60_000 }).toBeGreaterThanOrEqual(1);
+  const heldAt = await page.evaluate(() => { window.__hold = true; return window.trainPage.runtime.step; });
+  await expect.poll(() => rt(page, 'rt.status'), { timeout: 90_000 }).toBe('done');
+  const held = await page.evaluate(() => window.__held.length);
+  expect(held).toBeGreaterThan(0);
+  expect(heldAt).toBeLessThan(300); // messages that did not end the run came during the hold too
+  await page.evaluate(() => { window.__hold = false; const cbs = window.__held.splice(0); for (const cb of cbs) cb(performance.now()); });
+  await expect(app(page)).toHaveAttribute('data-train', 'done');
+  await expect(page.locator('#tr-gen-start')).toBeEnabled();
+  await expect(page.locator('#tr-gen-status')).not.toContainText('Pause training');
+});
+
 test('responsiveness: no main-thread task over 50 ms of the page’s own work while the worker trains and the learner uses the page', async ({ page }) => {
   test.setTimeout(150_000);
   // Long tasks (> 50 ms, the Long Tasks API) and long animation frames with their attribution (the

@@ -836,6 +836,7 @@ function resetRunView() {
 }
 
 let refreshQueued = false;
+let runEnded = false; // a message since the last refresh ended the run: every section must hear of it
 function onProgress(m) {
   if (m.run !== 'main') return;
   const s = rt.series;
@@ -858,9 +859,16 @@ function onProgress(m) {
   } else if (m.done) rt.status = 'done';
   if (rt.info) rt.info.step = m.step;
   updateChart();
+  // Several messages can arrive before the frame: the refresh reads what they left, not the first one.
+  if (m.done || m.diverged) runEnded = true;
   if (!refreshQueued) {
     refreshQueued = true;
-    requestAnimationFrame(() => { refreshQueued = false; if (m.done || m.diverged) refreshRun(); else refreshTraining(); });
+    requestAnimationFrame(() => {
+      refreshQueued = false;
+      const ended = runEnded;
+      runEnded = false;
+      if (ended) refreshRun(); else refreshTraining();
+    });
   }
 }
 
