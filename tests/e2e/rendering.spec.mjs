@@ -3,7 +3,7 @@
 // table cell's heat bin), the table's text is the numbers (screen readers), a selection selects
 // and copies them — right after an edit too —, a panel far off screen has the right text, and in
 // forced-colours mode the table draws itself.
-import { test, expect, settled } from './fixtures.mjs';
+import { test, expect, settled, explainText } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 const BLUES = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b'];
@@ -104,4 +104,46 @@ test('forced colours (high contrast): the table draws its own numbers and colour
   await expect(page.locator('figure[data-panel="weights"] table.is-canvas')).toHaveCount(0);
   const color = await page.locator('figure[data-panel="weights"] td[data-c]').first().evaluate((td) => getComputedStyle(td).color);
   expect(color).not.toBe('rgba(0, 0, 0, 0)');
+});
+
+test('a cell focused far away keeps the explanation, though the scroll brings another cell under the resting mouse', async ({ page }) => {
+  await page.setViewportSize({ width: 1366, height: 700 });
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('causal-4');
+  // the mouse rests on a cell of Q (pointing shows that cell's arithmetic)
+  const q = page.locator('figure[data-panel="q"] td[data-r="0"][data-c="0"]');
+  await q.scrollIntoViewIfNeeded();
+  await q.hover();
+  await expect.poll(() => explainText(page)).toContain('Q[1,1]');
+  // the keyboard (or a script) focuses a cell of A·V, far below: the page scrolls under the mouse
+  await page.locator('figure[data-panel="context"] td[data-r="1"][data-c="1"]').focus();
+  await expect.poll(() => explainText(page)).toContain('O[2,2]');
+  // whatever the scroll put under the mouse does not take the explanation back while the mouse rests
+  await page.waitForTimeout(500);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  expect(await explainText(page)).toContain('O[2,2]');
+  // moving the mouse points again
+  const k = page.locator('figure[data-panel="k"] td[data-r="0"][data-c="0"]');
+  await k.scrollIntoViewIfNeeded();
+  await k.hover();
+  await expect.poll(() => explainText(page)).toContain('K[1,1]');
+});
+
+test('a panel waiting for its paint (just off screen, right after an edit) still takes focus', async ({ page }) => {
+  await page.setViewportSize({ width: 1366, height: 600 });
+  await ready(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))); // the observers have reported
+  // an edit typed in x, then, before the next frame, a cell of a panel just below the screen is focused
+  const r = await page.evaluate(() => {
+    const td = document.querySelector('[data-matrix="x"] td[data-r="0"][data-c="0"]');
+    td.focus();
+    td.dispatchEvent(new KeyboardEvent('keydown', { key: '3', bubbles: true, cancelable: true }));
+    const waiting = [...document.querySelectorAll('figure[data-panel] .aps-mat-wrap')].filter((w) => w.style.visibility === 'hidden' || w.style.opacity === '0');
+    const cell = waiting[0]?.querySelector('td[data-r]');
+    cell?.focus();
+    return { waiting: waiting.length, panel: cell?.closest('figure').dataset.panel, focused: !!cell && document.activeElement === cell };
+  });
+  expect(r.waiting).toBeGreaterThan(0); // the case this test is about happened
+  expect(r.focused, `a cell of ${r.panel}`).toBe(true);
+  await expect.poll(() => explainText(page)).toContain('Cell arithmetic');
 });

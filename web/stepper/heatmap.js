@@ -7,7 +7,7 @@
 //   - Ctrl+C (⌘C) on the focused map copies the whole matrix as tab-separated text, full precision.
 // The same interface as MatrixView (panels.js): update, setLive, ensurePainted, cell, mark, destroy,
 // fillColors, scroll (the element to place).
-import { look, BLUES, PUOR, pattern } from './panels.js';
+import { look, BLUES, PUOR, pattern, pointerMoved } from './panels.js';
 import { formatNumber } from './format.js';
 
 const el = (tag, cls, text) => {
@@ -54,6 +54,7 @@ export class HeatmapView {
       return this.cell(r, c) ? { r, c } : null;
     };
     this.canvas.addEventListener('mousemove', (e) => {
+      if (!pointerMoved(e)) return; // the page moved under a resting mouse
       const p = at(e);
       if (!p) return;
       if (this.hovered?.r === p.r && this.hovered?.c === p.c) return;

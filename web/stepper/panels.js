@@ -69,6 +69,22 @@ function sameData(a, b) {
 }
 
 /** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
+// Pointing follows the mouse, not the page. When the page scrolls or its layout shifts under a
+// resting mouse (a cell focused with the keyboard scrolls it into view), Chrome sends trusted
+// mouseover/mouseenter/mousemove events at the mouse's unchanged position; the content moved, not
+// the pointer, so they must not take the explanation away from the focused cell. pointerMoved(e)
+// says whether e comes from the mouse having moved since the last mousemove (a wheel scroll under
+// a resting mouse then changes nothing until the mouse moves).
+let lastMove = null; // clientX/Y of the last mousemove
+let prevMove = null; // and of the one before it
+if (typeof window !== 'undefined') {
+  window.addEventListener('mousemove', (e) => { prevMove = lastMove; lastMove = { x: e.clientX, y: e.clientY }; }, { capture: true, passive: true });
+}
+export function pointerMoved(e) {
+  const ref = e.type === 'mousemove' ? prevMove : lastMove; // a mousemove has already been recorded
+  return !ref || ref.x !== e.clientX || ref.y !== e.clientY;
+}
+
 export function setText(e, text) {
   if (e.textContent !== text) e.textContent = text;
 }
@@ -248,7 +264,7 @@ export class MatrixView {
     });
     this.table.addEventListener('mouseover', (e) => {
       const td = e.target.closest('td[data-r]');
-      if (td) opts.onHover(opts.panel, +td.dataset.r, +td.dataset.c);
+      if (td && pointerMoved(e)) opts.onHover(opts.panel, +td.dataset.r, +td.dataset.c);
     });
     this.table.addEventListener('mouseleave', () => opts.onHover(opts.panel, null, null));
     // the font size changed (a media query, the embedding page, zoom): measure and paint again
@@ -314,8 +330,9 @@ export class MatrixView {
     if (this.visible) this.paint();
     else if (this.live) {
       // near the screen but not on it: painted right after this frame (the edit's frame paints
-      // only what is on screen); hidden until then (visibility: one element, no restyle of cells)
-      if (this.painted !== this.data && !this.hiddenNow) { this.wrap.style.visibility = 'hidden'; this.hiddenNow = true; }
+      // only what is on screen); hidden until then (opacity on one element, no restyle of cells;
+      // not visibility, which would make its cells unfocusable for that frame)
+      if (this.painted !== this.data && !this.hiddenNow) { this.wrap.style.opacity = '0'; this.hiddenNow = true; }
     } else {
       // far: not painted now; hide the canvas, and the table's text too until it is written
       this.wrap.classList.add('is-stale');
@@ -327,7 +344,7 @@ export class MatrixView {
   /** A panel near the screen: paint what is behind, show it again. */
   catchUp() {
     if (this.data && this.canvasMode && this.painted !== this.data) this.paint();
-    if (this.hiddenNow) { this.wrap.style.removeProperty('visibility'); this.hiddenNow = false; }
+    if (this.hiddenNow) { this.wrap.style.removeProperty('opacity'); this.hiddenNow = false; }
   }
 
   /** Near the screen (within half a screen) or not (from the IntersectionObserver). */

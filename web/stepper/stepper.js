@@ -30,7 +30,7 @@ import { loadAttention, AttentionError } from '../attention.js';
 import { defaultState, validateState, MATRIX_KEYS, MAX_DIM, MAX_HEADS, BIAS_OF } from './state.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
 import { MatrixEditor, textToCells } from './grid.js';
-import { MatrixView, setText, visibilityObserver } from './panels.js';
+import { MatrixView, setText, visibilityObserver, pointerMoved } from './panels.js';
 import { HeatmapView } from './heatmap.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
@@ -826,7 +826,7 @@ export async function mountStepper(root, options = {}) {
       b.setAttribute('aria-label', t('bw.readsChip', { name: FWD_LABEL(r) }));
       const on = () => showReads([r]);
       const off = () => showExplain();
-      b.addEventListener('mouseenter', on);
+      b.addEventListener('mouseenter', (e) => { if (pointerMoved(e)) on(); });
       b.addEventListener('focus', on);
       b.addEventListener('mouseleave', off);
       b.addEventListener('blur', off);
