@@ -10,6 +10,7 @@
 
 #include "core/matrix_parse.h"
 #include "core/tensor.h"
+#include "core/utf8.h"
 
 using Catch::Matchers::Contains;
 
@@ -136,6 +137,31 @@ TEST_CASE("parse errors: a non-number gives its row and column", "[parse][errors
   REQUIRE_PARSE_ERROR(s);
   CHECK(s.row == 2);
   CHECK(s.column == 2);
+}
+
+TEST_CASE("parse errors: bytes that are not UTF-8 are named, not replaced", "[parse][errors]") {
+  // a stray byte in a cell: the message shows it as \xFF and says what is wrong with it
+  PE p = parse_error("1 2\n3 \xff" "4");
+  REQUIRE_PARSE_ERROR(p);
+  CHECK(p.row == 2);
+  CHECK(p.column == 2);
+  CHECK(p.what == "row 2, column 2: '\\xFF4' is not a number (byte 0 of the cell: 0xFF never appears in UTF-8)");
+  // a lone UTF-16 surrogate, as a browser's string of a broken paste encodes it (ED A0 80)
+  PE s = parse_error("1 \xed\xa0\x80");
+  REQUIRE_PARSE_ERROR(s);
+  CHECK_THAT(s.what, Contains("'\\xED\\xA0\\x80' is not a number (byte 0 of the cell: 0xED"));
+  // the message itself is always valid UTF-8 (what JSON and the page can carry)
+  for (const PE& e : {p, s}) CHECK(ap::utf8_valid(e.what));
+}
+
+TEST_CASE("parse errors: a long cell is shortened on a character boundary", "[parse][errors]") {
+  // 1 byte then 3-byte characters: a cut at 24 bytes would fall inside the 8th one
+  std::string cell = "x";
+  for (int i = 0; i < 20; ++i) cell += "\u4e2d";  // 中
+  PE p = parse_error("1 " + cell);
+  REQUIRE_PARSE_ERROR(p);
+  CHECK(ap::utf8_valid(p.what));
+  CHECK_THAT(p.what, Contains("'x\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u4e2d\u2026' is not a number"));
 }
 
 TEST_CASE("parse errors: ragged rows mention both counts", "[parse][errors]") {

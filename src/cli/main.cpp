@@ -18,6 +18,7 @@
 #include <string>
 
 #include "../api/api.h"
+#include "../api/json.h"
 
 namespace {
 
@@ -49,11 +50,12 @@ bool read_input(const char* path, std::string& out) {
 int emit(const std::string& result) {
   std::cout << result << "\n";
   if (result.rfind("{\"ok\":true", 0) == 0) return 0;
-  const size_t at = result.find("\"error\":\"");
-  if (at != std::string::npos) {
-    const size_t from = at + 9, to = result.find("\",\"field\"", from);
-    std::cerr << "attention: " << result.substr(from, to == std::string::npos ? std::string::npos : to - from)
-              << "\n";
+  // the message itself on stderr (read from the JSON, so quotes and backslashes are the message's)
+  try {
+    const ap::json::Value v = ap::json::parse(result);
+    if (const ap::json::Value* e = v.find("error"); e && e->is_string()) std::cerr << "attention: " << e->as_string() << "\n";
+  } catch (const std::exception&) {
+    std::cerr << "attention: " << result << "\n";
   }
   return 1;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "number_text.h"
+#include "utf8.h"
 
 namespace ap {
 
@@ -19,15 +20,55 @@ std::string at(int row, int col) {
   return "row " + std::to_string(row) + ", column " + std::to_string(col) + ": ";
 }
 
-// Shortens what the user typed for a message, so a pasted essay does not become the message.
+// `text` with each byte that is not part of valid UTF-8 written as \xHH, so a message names the byte
+// instead of carrying it (a message must be valid UTF-8 to reach JSON and the page).
+std::string escape_invalid_bytes(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const std::string rest = text.substr(pos);
+    const size_t bad = utf8_invalid_offset(rest);
+    if (bad == std::string::npos) {
+      out += rest;
+      break;
+    }
+    out += rest.substr(0, bad);
+    static const char* hex = "0123456789ABCDEF";
+    const auto b = static_cast<unsigned char>(rest[bad]);
+    out += "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 15];
+    pos += bad + 1;
+  }
+  return out;
+}
+
+// Shortens what the user typed for a message, so a pasted essay does not become the message: 24
+// bytes at most, cut on a character boundary. Bytes that are not UTF-8 are shown as \xHH and the
+// first one is explained, e.g. '\xFF4' (byte 0 of the cell: 0xFF never appears in UTF-8).
 std::string quoted(const std::string& token) {
-  return "'" + (token.size() > 24 ? token.substr(0, 24) + "…" : token) + "'";
+  std::string shown = token;
+  if (token.size() > 24) {
+    size_t cut = 24;
+    for (int back = 0; back < 3 && cut > 0 && (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80; ++back) --cut;
+    shown = token.substr(0, cut) + "…";
+  }
+  const size_t bad = utf8_invalid_offset(token);
+  if (bad == std::string::npos) return "'" + shown + "'";
+  return "'" + escape_invalid_bytes(shown) + "'";
+}
+
+// What follows a quoted cell when it holds bytes that are not UTF-8; empty otherwise.
+std::string byte_note(const std::string& token) {
+  const size_t bad = utf8_invalid_offset(token);
+  if (bad == std::string::npos) return "";
+  return " (byte " + std::to_string(bad) + " of the cell: " + utf8_fault(token, bad) + ")";
 }
 
 float parse_number(const std::string& token, int row, int col) {
   double d = 0.0;
   if (!parse_decimal(token.data(), token.data() + token.size(), d))
-    throw ParseError(at(row, col) + quoted(token) + " is not a number", row, col);
+    throw ParseError(at(row, col) + quoted(token) + " is not a number" + byte_note(token), row, col);
   if (!std::isfinite(d))
     throw ParseError(at(row, col) + quoted(token) + " is not a finite number", row, col);
   if (std::fabs(d) > std::numeric_limits<float>::max())

@@ -1,6 +1,7 @@
 // fuzz_parse_matrix.cpp — libFuzzer target for the matrix parser: any bytes must either parse
 // into a well-formed matrix (rows × cols numbers, all finite, within the limits) or throw
-// ParseError with a row/column inside the input; nothing else (no crash, no other exception).
+// ParseError with a row/column inside the input and a message that is valid UTF-8 (bytes that are
+// not UTF-8 are named as \xHH, never carried); nothing else (no crash, no other exception).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/matrix_parse.h"
+#include "core/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -21,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ap::ParseError& e) {
     if (e.row < 0 || e.column < 0 || e.row > ap::kMaxParseRows + 1 || e.column > ap::kMaxParseCols + 1)
       std::abort();
+    if (!ap::utf8_valid(e.what())) std::abort();
   }
   return 0;
 }
