@@ -1,8 +1,8 @@
-// i18n.js — every string of the stepper, in English and Simplified Chinese. t(key, params)
-// replaces {name} placeholders. The chosen language is remembered in localStorage under
-// 'attention-playground.lang'.
+// i18n.js — every string of the stepper, in English and Simplified Chinese. The translator and
+// the remembered language (shared with the training page) are web/lang.js's.
+import { translator } from '../lang.js';
 
-export const LANG_KEY = 'attention-playground.lang';
+export { storedLang, storeLang } from '../lang.js';
 
 const en = {
   'app.title': 'The Attention Stepper',
@@ -600,32 +600,4 @@ const zh = {
 
 export const STRINGS = { en, zh };
 
-// {heads, select, 1 {…} other {…}}: a tiny select for "of head h" when there are several heads.
-function format(s, params) {
-  s = s.replace(/\{(\w+), select, 1 \{([^{}]*)\} other \{((?:[^{}]|\{\w+\})*)\}\}/g,
-    (_, k, one, other) => (params && Number(params[k]) === 1 ? one : other));
-  return s.replace(/\{(\w+)\}/g, (m, k) => (params && params[k] !== undefined ? String(params[k]) : m));
-}
-
-export function createI18n(lang) {
-  const table = STRINGS[lang] ?? en;
-  return {
-    lang,
-    t(key, params) {
-      const s = table[key] ?? en[key];
-      return s === undefined ? key : format(s, params);
-    },
-  };
-}
-
-/** The remembered language, or null. */
-export function storedLang() {
-  try {
-    const v = localStorage.getItem(LANG_KEY);
-    return v === 'en' || v === 'zh' ? v : null;
-  } catch { return null; }
-}
-
-export function storeLang(lang) {
-  try { localStorage.setItem(LANG_KEY, lang); } catch { /* private mode: not remembered */ }
-}
+export const createI18n = (lang) => translator(STRINGS, lang);

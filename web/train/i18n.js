@@ -1,9 +1,10 @@
-// i18n.js — every string of the training page, in English and Simplified Chinese. t(key, params)
-// replaces {name} placeholders. The language is shared with the stepper: one localStorage key,
-// 'attention-playground.lang' (web/stepper/i18n.js). The built-in tasks' English descriptions come
-// from the core (gpt.tasks()); their Chinese ones are here (taskd.*, taska.*).
+// i18n.js — every string of the training page, in English and Simplified Chinese. The translator
+// and the remembered language (shared with the stepper) are web/lang.js's. The built-in tasks'
+// English descriptions come from the core (gpt.tasks()); their Chinese ones are here (taskd.*,
+// taska.*).
+import { translator } from '../lang.js';
 
-export const LANG_KEY = 'attention-playground.lang';
+export { storedLang, storeLang } from '../lang.js';
 
 const en = {
   'doc.title': 'Train a tiny GPT — Attention Playground',
@@ -464,30 +465,4 @@ const zh = {
 
 export const STRINGS = { en, zh };
 
-function format(s, params) {
-  return s.replace(/\{(\w+)\}/g, (m, k) => (params && params[k] !== undefined ? String(params[k]) : m));
-}
-
-export function createI18n(lang) {
-  const table = STRINGS[lang] ?? en;
-  return {
-    lang,
-    t(key, params) {
-      const s = table[key] ?? en[key];
-      return s === undefined ? key : format(s, params);
-    },
-    has: (key) => key in table,
-  };
-}
-
-/** The remembered language, or null. */
-export function storedLang() {
-  try {
-    const v = localStorage.getItem(LANG_KEY);
-    return v === 'en' || v === 'zh' ? v : null;
-  } catch { return null; }
-}
-
-export function storeLang(lang) {
-  try { localStorage.setItem(LANG_KEY, lang); } catch { /* private mode: not remembered */ }
-}
+export const createI18n = (lang) => translator(STRINGS, lang);

@@ -118,7 +118,7 @@ const genPrompt = () => state.gen_prompt || defaultGenPrompt();
 
 /** A prompt field (`key`: 'prompt' or 'gen_prompt') with its label and hint: what is typed goes
  * into the state and the link; Enter runs `onEnter` (if any); Shift+Enter types ↵. */
-function promptField(key, value, refreshErrors, onEnter, hintText) {
+function promptField(key, value, onEnter, hintText) {
   const row = el('div', 'tr-inline');
   const lab = el('label', 'aps-label', t(`f.${key}`));
   lab.htmlFor = `tr-f-${key}`;
@@ -129,12 +129,27 @@ function promptField(key, value, refreshErrors, onEnter, hintText) {
   inp.autocomplete = 'off';
   inp.value = value;
   inp.setAttribute('aria-describedby', `tr-err-${key} tr-h-${key}`);
-  inp.addEventListener('input', () => { state[key] = inp.value; delete rt.errors[key]; refreshErrors(); writeHash(); });
+  inp.addEventListener('input', () => { state[key] = inp.value; delete rt.errors[key]; refreshFieldError(key); writeHash(); });
   inp.addEventListener('keydown', (e) => { if (!newlineKey(inp, e) && e.key === 'Enter' && onEnter) onEnter(); });
   row.append(lab, inp);
   const hint = el('p', 'aps-hint', hintText);
   hint.id = `tr-h-${key}`;
   return { row, hint };
+}
+
+/** The message beside field `key` (#tr-err-key), its input's aria-invalid and its field's mark. */
+function showFieldError(key, msg) {
+  const err = document.getElementById(`tr-err-${key}`);
+  if (!err) return;
+  if (err.textContent !== msg) err.textContent = msg;
+  const inp = document.getElementById(`tr-f-${key}`);
+  if (inp) { if (msg) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid'); }
+  err.closest('.tr-field')?.classList.toggle('has-error', Boolean(msg));
+}
+
+/** A field whose message comes only from an action (the prompts): rt.errors[key], or none. */
+function refreshFieldError(key) {
+  showFieldError(key, rt.errors[key] ?? '');
 }
 
 /** Shift+Enter in a prompt field types ↵ (a newline) at the caret. */
@@ -557,7 +572,7 @@ function mapsSection() {
   const h = el('h2', 'aps-h2', t('maps.title'));
   h.id = 'tr-maps-h';
   s.append(h, el('p', 'tr-lede', t('maps.lede')));
-  const { row, hint } = promptField('prompt', mapsPrompt(), refreshMapsError, onMaps, t('h.prompt', { max: STEPPER_MAX_ROWS }));
+  const { row, hint } = promptField('prompt', mapsPrompt(), onMaps, t('h.prompt', { max: STEPPER_MAX_ROWS }));
   dom.mapsBtn = button(t('maps.show'), 'maps', onMaps, 'aps-btn aps-btn-primary');
   row.append(dom.mapsBtn);
   dom.mapsStatus = el('p', 'tr-status');
@@ -578,7 +593,7 @@ function genSection() {
   const h = el('h2', 'aps-h2', t('gen.title'));
   h.id = 'tr-gen-h';
   s.append(h, el('p', 'tr-lede', t('gen.lede')));
-  const { row, hint } = promptField('gen_prompt', genPrompt(), refreshGenErrors, null, t('h.gen_prompt'));
+  const { row, hint } = promptField('gen_prompt', genPrompt(), null, t('h.gen_prompt'));
   s.append(row, errorSpan('gen_prompt'), hint);
   const grid = el('div', 'tr-grid');
   for (const k of ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max']) grid.append(numField(k));
@@ -669,17 +684,10 @@ function onFormChange() {
 function refreshForm() {
   const v = validated();
   for (const k of [...Object.keys(FIELDS), 'text', 'model', 'task']) {
-    const err = document.getElementById(`tr-err-${k}`);
-    if (!err) continue;
     let msg = '';
     if (rt.errors[k]) msg = rt.errors[k];
     else if (v.errors[k]) msg = t(v.errors[k].key, { ...v.errors[k].params, name: k });
-    if (err.textContent !== msg) err.textContent = msg;
-    const inp = document.getElementById(`tr-f-${k}`);
-    if (inp) {
-      if (msg) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid');
-    }
-    err.closest('.tr-field')?.classList.toggle('has-error', Boolean(msg));
+    showFieldError(k, msg);
   }
   // the preset buttons follow the four dimensions
   const p = presetOf(state.fields);
@@ -1090,10 +1098,10 @@ function refreshExperiment() {
 async function onMaps() {
   const prompt = fromField(mapsPrompt());
   delete rt.errors.prompt;
-  if (!rt.info) { rt.errors.prompt = t('maps.noModel'); refreshMapsError(); return; }
-  if (!prompt) { rt.errors.prompt = t('err.promptEmpty'); refreshMapsError(); return; }
+  if (!rt.info) { rt.errors.prompt = t('maps.noModel'); refreshFieldError('prompt'); return; }
+  if (!prompt) { rt.errors.prompt = t('err.promptEmpty'); refreshFieldError('prompt'); return; }
   const n = codePoints(prompt, STEPPER_MAX_ROWS + 2);
-  if (n > STEPPER_MAX_ROWS) { rt.errors.prompt = t('err.promptLong', { max: STEPPER_MAX_ROWS }); refreshMapsError(); return; }
+  if (n > STEPPER_MAX_ROWS) { rt.errors.prompt = t('err.promptLong', { max: STEPPER_MAX_ROWS }); refreshFieldError('prompt'); return; }
   dom.mapsStatus.textContent = t('maps.computing');
   try {
     const r = await worker.call('maps', { run: 'main', prompt });
@@ -1102,21 +1110,14 @@ async function onMaps() {
   } catch (e) {
     rt.errors.prompt = e.message;
     dom.mapsStatus.textContent = '';
-    refreshMapsError();
+    refreshFieldError('prompt');
   }
-}
-
-function refreshMapsError() {
-  const err = document.getElementById('tr-err-prompt');
-  if (err) err.textContent = rt.errors.prompt ?? '';
-  const inp = document.getElementById('tr-f-prompt');
-  if (inp) { if (rt.errors.prompt) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid'); }
 }
 
 function refreshMaps() {
   if (!dom.mapsBtn) return;
   dom.mapsBtn.disabled = !rt.info;
-  refreshMapsError();
+  refreshFieldError('prompt');
   if (!rt.maps) {
     dom.mapsStatus.textContent = rt.info ? t('maps.ready') : t('maps.noModel');
     mapsView.clear();
@@ -1151,7 +1152,7 @@ async function onGenStart() {
   stopGen();
   delete rt.errors.gen_prompt;
   if (!genFieldsValid()) { refreshForm(); return; }
-  if (!genPrompt()) { rt.errors.gen_prompt = t('err.promptEmpty'); refreshGenErrors(); return; }
+  if (!genPrompt()) { rt.errors.gen_prompt = t('err.promptEmpty'); refreshFieldError('gen_prompt'); return; }
   try {
     const g = await worker.call('gen_start', { run: 'main', spec: genSpec() });
     const info = rt.info;
@@ -1195,13 +1196,6 @@ function onGenPlay() {
   tick();
 }
 
-function refreshGenErrors() {
-  const err = document.getElementById('tr-err-gen_prompt');
-  if (err) err.textContent = rt.errors.gen_prompt ?? '';
-  const inp = document.getElementById('tr-f-gen_prompt');
-  if (inp) { if (rt.errors.gen_prompt) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid'); }
-}
-
 function refreshGen() {
   if (!dom.genStart) return;
   const training = rt.status === 'training' || rt.status === 'starting';
@@ -1214,7 +1208,7 @@ function refreshGen() {
     const inp = document.getElementById(`tr-f-${k}`);
     if (inp) inp.disabled = state.gen_greedy;
   }
-  refreshGenErrors();
+  refreshFieldError('gen_prompt');
   let s;
   if (!rt.info) s = t('gen.noModel');
   else if (training) s = t('gen.training');
