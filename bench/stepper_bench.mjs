@@ -33,13 +33,9 @@
 //   4. sums gzip -9 of every file each page loads (html, js, css, wasm): the transfer size a
 //      static host with gzip serves;
 //   5. stops the browser and the server.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { gzipSync } from 'node:zlib';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { LAUNCH, startServer, transfer } from './web_server.mjs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : dflt;
@@ -50,43 +46,6 @@ const WIDTH = Number(arg('--width', 1400));
 const PROFILE = process.argv.includes('--profile');
 const SIZE = 16;
 const HEADS = 4;
-const LAUNCH = {
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-};
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const bin = fileURLToPath(new URL('../node_modules/http-server/bin/http-server', import.meta.url));
-  const child = spawn(process.execPath, [bin, WEB, '-a', '127.0.0.1', '-p', String(port), '-c-1', '-s'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`http-server exited: ${err}`);
-    try {
-      const r = await fetch(`${url}/`);
-      if (r.ok) return { url, stop: () => new Promise((res) => { child.once('exit', res); child.kill('SIGTERM'); }) };
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGTERM');
-  throw new Error('http-server did not start');
-}
-
 /** A deterministic n × n matrix as text, 2 decimals in ±1. */
 function matrixText(n, seed) {
   let s = seed >>> 0;
@@ -350,26 +309,8 @@ function profileOf(traceJson, edits) {
   return { groups: out, top, total: per(total) };
 }
 
-async function transfer(browser, url, path) {
-  const page = await browser.newPage();
-  const files = new Map();
-  page.on('response', async (r) => {
-    const u = r.url();
-    if (!u.startsWith(url)) return;
-    try {
-      const body = await r.body();
-      files.set(u, { raw: body.length, gz: gzipSync(body, { level: 9 }).length });
-    } catch { /* redirects have no body */ }
-  });
-  await page.goto(`${url}${path}`);
-  await page.waitForLoadState('networkidle');
-  await page.waitForTimeout(300);
-  await page.close();
-  return files;
-}
-
 async function main() {
-  const server = await startServer();
+  const server = await startServer(WEB);
   const browser = await chromium.launch(LAUNCH);
   try {
     const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
@@ -420,7 +361,9 @@ async function main() {
     const all = new Map();
     const totals = [];
     for (const [name, path] of pages) {
-      const files = await transfer(browser, server.url, path);
+      const context = await browser.newContext();
+      const files = await transfer(context, server.url, path);
+      await context.close();
       let raw = 0; let gz = 0;
       for (const [u, f] of files) { raw += f.raw; gz += f.gz; all.set(u, f); }
       totals.push([name, path, files.size, raw, gz]);

@@ -15,71 +15,12 @@
 //      tokens/s the page reports, the wall time, and the page thread's long tasks (> 50 ms,
 //      Long Tasks API) and long animation frames with our scripts' share (LoAF) while it trains;
 //   4. stops the browser and the server.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { gzipSync } from 'node:zlib';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { LAUNCH, startServer, transfer } from './web_server.mjs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
 const STEPS = arg('steps', 100);
 const BATCH = arg('batch', 16);
-const LAUNCH = {
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-};
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const bin = fileURLToPath(new URL('../node_modules/http-server/bin/http-server', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'web', '-a', '127.0.0.1', '-p', String(port), '-c-1', '-s'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`http-server exited: ${err}`);
-    try {
-      const r = await fetch(`${url}/`);
-      if (r.ok) return { url, stop: () => new Promise((res) => { child.once('exit', res); child.kill('SIGTERM'); }) };
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGTERM');
-  throw new Error('http-server did not start');
-}
-
-/** Every file a page (and its workers) fetched, with raw and gzip -9 sizes. */
-async function transfer(context, url, path, ready) {
-  const page = await context.newPage();
-  const files = new Map();
-  const onResponse = async (r) => {
-    const u = r.url();
-    if (!u.startsWith(url)) return;
-    try {
-      const body = await r.body();
-      files.set(u, { raw: body.length, gz: gzipSync(body, { level: 9 }).length });
-    } catch { /* redirects have no body */ }
-  };
-  context.on('response', onResponse); // the context sees the worker's requests too
-  await page.goto(`${url}${path}`);
-  await ready(page);
-  await page.waitForLoadState('networkidle');
-  await page.waitForTimeout(500);
-  context.off('response', onResponse);
-  await page.close();
-  return files;
-}
 
 async function main() {
   const server = await startServer();
@@ -96,7 +37,7 @@ async function main() {
     console.log('-'.repeat(56));
     const lists = [];
     for (const [name, path, ready] of pages) {
-      const files = await transfer(context, server.url, path, ready);
+      const files = await transfer(context, server.url, path, { ready, settleMs: 500 });
       let raw = 0; let gz = 0;
       for (const f of files.values()) { raw += f.raw; gz += f.gz; }
       console.log(`${name.padEnd(16)}${path.padEnd(14)}${String(files.size).padStart(6)}${(raw / 1024).toFixed(1).padStart(10)}${(gz / 1024).toFixed(1).padStart(10)}`);
