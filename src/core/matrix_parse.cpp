@@ -44,8 +44,8 @@ std::string escape_invalid_bytes(const std::string& text) {
 }
 
 // Shortens what the user typed for a message, so a pasted essay does not become the message: 24
-// bytes at most, cut on a character boundary. Bytes that are not UTF-8 are shown as \xHH and the
-// first one is explained, e.g. '\xFF4' (byte 0 of the cell: 0xFF never appears in UTF-8).
+// bytes at most, cut on a character boundary. Bytes that are not UTF-8 are shown as \xHH (byte_note
+// then explains the first: '\xFF4' … (byte 0 of the cell: 0xFF never appears in UTF-8)).
 std::string quoted(const std::string& token) {
   std::string shown = token;
   if (token.size() > 24) {
@@ -53,8 +53,6 @@ std::string quoted(const std::string& token) {
     for (int back = 0; back < 3 && cut > 0 && (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80; ++back) --cut;
     shown = token.substr(0, cut) + "…";
   }
-  const size_t bad = utf8_invalid_offset(token);
-  if (bad == std::string::npos) return "'" + shown + "'";
   return "'" + escape_invalid_bytes(shown) + "'";
 }
 
