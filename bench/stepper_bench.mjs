@@ -22,7 +22,7 @@
 //                                callbacks, style, layout, paint and commit are done; raster and
 //                                display follow on other threads). A rAF loop marks the frames;
 //                                a message posted during a frame runs right after its rendering.
-//        edit → next frame's rAF the measure used before issue 10: the rAF callback of the frame
+//        edit → next frame's rAF the earlier measure of this benchmark: the rAF callback of the frame
 //                                *after* the one holding the new numbers. It adds up to one frame
 //                                interval (16.7 ms at 60 Hz) to the above, so it never goes below
 //                                about 17 ms however little the page does; kept for comparison.
@@ -77,8 +77,8 @@ const quantile = (xs, q) => {
 const ms = (v) => v.toFixed(2).padStart(8);
 
 async function measureEdits(page, url, hooks = {}) {
-  // the core in a Worker (one of the ways issue 10 asked to measure): a module worker served from
-  // the page's origin by the benchmark itself (web/ has no worker), same wasm, same spec
+  // the core in a Worker (the alternative to computing on the main thread): a module worker served
+  // from the page's origin by the benchmark itself (web/ has no worker), same wasm, same spec
   await page.route('**/__bench_worker.mjs', (route) => route.fulfill({
     contentType: 'text/javascript',
     body: `import { loadAttention } from './attention.js';
@@ -334,7 +334,7 @@ async function main() {
     console.log(`${'measure'.padEnd(34)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
     console.log('-'.repeat(34 + 32));
     line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
-    line('edit → next frame\'s rAF (old)', r.nextRaf, 'the measure before issue 10: + up to one frame interval');
+    line('edit → next frame\'s rAF (old)', r.nextRaf, 'the earlier measure: + up to one frame interval');
     line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
     line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
     line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');

@@ -33,12 +33,15 @@
 //
 // Everything is loaded relative to this file (import.meta.url), so the element works from any page
 // path; every element on a page shares one wasm instance. Properties: .controller (the stepper's
-// {getState, setState, on, destroy}), .state (get/set), .ready (a Promise of the controller).
+// {getState, setState, on, exerciseOpen, destroy}: the contract at the top of stepper/stepper.js),
+// .state (get/set), .ready (a Promise of the controller).
 // Events (bubbling): 'stepper-ready', 'stepper-change' (detail: state), 'stepper-trace' (detail: the
-// 'trace' payload), 'stepper-exercise' (detail: the learner's result at each check: {id, total,
-// right, wrong, empty, solved, revealed, cells: [{panel, row, col, answer, status, correct,
-// expected}]}), 'stepper-error' (detail: the error).
+// 'trace' payload), 'stepper-exercise' (detail: the 'exercise' payload, the learner's result at each
+// check, reveal or reset: {id, ready, total, right, wrong, empty, solved, revealed, reset?, tol,
+// cells: [{panel, row, col, answer, status, correct, expected, value?}]}), 'stepper-error' (detail:
+// the error).
 import { loadAttention } from './attention.js';
+import { el } from './ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { defaultState, validateState, MATRIX_KEYS } from './stepper/state.js';
 import { presetPatch, PRESETS } from './stepper/presets.js';
@@ -183,13 +186,6 @@ export function exerciseOf({ exercise, ask, tolerance }, state) {
  */
 export function refreshTrace(controller) {
   controller.setState(controller.getState());
-}
-
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /** A CSS length from the height attribute: "480" → "480px"; "30rem", "60vh" kept; junk → null. */

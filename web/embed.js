@@ -3,11 +3,13 @@
 // State: from the hash, either a permalink (#s=1.…, what "copy link" gives) or simple parameters
 // (#preset=causal-4&lang=zh&n-head=2&causal=true&mask=inclusive&base=1&scale=false&softmax=naive
 // &seed=3&view=step&step=2&tools=none), and an exercise: #exercise=identity-softmax, or
-// #preset=causal-4&exercise=my-quiz&ask=weights[3,*]&tolerance=decimals:3 (as the element's attributes). Edits are written back to the hash (history.replaceState),
-// so the iframe's own URL is always a link to what it shows.
+// #preset=causal-4&exercise=my-quiz&ask=weights[3,*]&tolerance=decimals:3 (as the element's
+// attributes). Edits are written back to the hash (history.replaceState), so the iframe's own URL
+// is always a link to what it shows.
 // Height: posted to the parent window on every size change as
 //   {type: 'attention-stepper:height', height: <CSS px>, href: location.href}
 // (web/embed-resize.js, on the parent page, sets the iframe's height from it).
+import { el } from './ui.js';
 import { sharedAttention, presetState, applySpec, refreshTrace, PLAYGROUND_URL } from './attention-stepper.js';
 import { mountStepper } from './stepper/stepper.js';
 import { defaultState, validateState } from './stepper/state.js';
@@ -51,7 +53,7 @@ async function main() {
   try {
     attention = await sharedAttention();
   } catch (e) {
-    root.replaceChildren(Object.assign(document.createElement('p'), { className: 'apx-failed', textContent: `failed to load the attention core: ${e?.message ?? e}` }));
+    root.replaceChildren(el('p', 'apx-failed', `failed to load the attention core: ${e?.message ?? e}`));
     postHeight();
     return;
   }
@@ -65,8 +67,8 @@ async function main() {
   }
   document.documentElement.lang = state.lang === 'zh' ? 'zh' : 'en';
   root.replaceChildren();
-  const toolSlot = document.createElement('div');
-  const body = document.createElement('div');
+  const toolSlot = el('div');
+  const body = el('div');
   root.append(toolSlot, body);
   const controller = await mountStepper(body, { state, embed: true, lang: state.lang, attention });
   const link = bindPermalink(controller, { validate: validateState, restore: false });

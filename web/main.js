@@ -1,6 +1,7 @@
 // main.js — page bootstrap: mount the Attention Stepper (web/stepper/stepper.js) on #app, with
 // sharing (web/stepper/share.js: permalink, copy-link, export).
 // No inline scripts or styles, so the page runs under a strict Content-Security-Policy.
+import { el } from './ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { enableSharing } from './stepper/share.js';
 
@@ -11,13 +12,11 @@ try {
   // permalink in the URL (#s=…), copy-link, and export of any matrix or panel
   enableSharing(stepper, app);
   app.dataset.status = 'ready';
-  // for tests and the console: the controller (getState / setState / on / destroy)
+  // for tests and the console: the controller (getState / setState / on / exerciseOpen / destroy)
   window.attentionStepper = stepper;
 } catch (e) {
   app.dataset.status = 'failed';
-  const p = document.createElement('p');
-  p.className = 'boot failed';
+  const p = el('p', 'boot failed', `Failed to load the attention core: ${e?.message ?? e}`);
   p.setAttribute('role', 'alert');
-  p.textContent = `Failed to load the attention core: ${e?.message ?? e}`;
   app.replaceChildren(p);
 }

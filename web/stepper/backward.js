@@ -1,6 +1,7 @@
 // backward.js — the backward mode's definitions (its steps, the cached forward values each gradient
 // reads) and the "check this gradient" box (api.gradcheck: central differences against the
 // analytic gradients). All numbers come from the core; this file only lays them out.
+import { el } from '../ui.js';
 import { formatNumber } from './format.js';
 
 /**
@@ -64,13 +65,6 @@ export function stepReads(step, ctx) {
 export const passes = (c) => c.rel_error <= 1e-2 || c.abs_error <= 1e-4;
 
 const sci = (v) => (v === 0 ? '0' : Number.isFinite(v) ? v.toExponential(1).replace('-', '−').replace('e+', 'e') : formatNumber(v));
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /**
  * The "check this gradient" box. opts: { t, idPrefix, names: input names, pick: {name,row,col},

@@ -9,15 +9,15 @@
 //             cells: 'all' | [[row, col], …] }],   // 0-based; null for a whole row or column
 //     tol: { decimals: 4, rel: 0.001, abs?: number } }   // right if any of them holds
 // The learner's answers are not in the state (a permalink shares the exercise, not the answers).
-import { PANEL_IDS, GRAD_PANEL_IDS } from './state.js';
+import { ASK_PANELS, DEFAULT_TOL, validateExercise, validateTol } from './state.js';
 import { presetPatch } from './presets.js';
 
+// The exercise's part of the state is validated with the rest of the state (state.js); these are
+// exported here too, with the logic that uses them.
+export { DEFAULT_TOL, validateExercise, validateTol };
+
 export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward'];
-/** The default tolerance: 4 decimals, or ±0.1 % relative. */
-export const DEFAULT_TOL = Object.freeze({ decimals: 4, rel: 1e-3 });
 export const STORAGE_PREFIX = 'attention-playground.exercise.';
-const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-const askPanels = () => [...PANEL_IDS, ...GRAD_PANEL_IDS]; // (a function: state.js imports this file)
 
 /**
  * The ready-made exercises: the state they start from (a preset, and for the backward one the
@@ -72,35 +72,6 @@ export function withReadyExercise(state, id, api) {
   };
 }
 
-/** A clean exercise from anything (null when there is none); never throws. */
-export function validateExercise(x) {
-  if (!isObj(x) || typeof x.id !== 'string' || !ID_RE.test(x.id)) return null;
-  const ask = [];
-  for (const a of Array.isArray(x.ask) ? x.ask : []) {
-    if (!isObj(a) || !askPanels().includes(a.panel)) continue;
-    if (a.cells === 'all') { ask.push({ panel: a.panel, cells: 'all' }); continue; }
-    if (!Array.isArray(a.cells)) continue;
-    const ok = (n) => n === null || (Number.isInteger(n) && n >= 0 && n < 1024);
-    const cells = a.cells.filter((c) => Array.isArray(c) && c.length === 2 && c.every(ok) && !(c[0] === null && c[1] === null)).map((c) => [c[0], c[1]]);
-    if (cells.length) ask.push({ panel: a.panel, cells: dedupe(cells) });
-  }
-  return { id: x.id, ask, tol: validateTol(x.tol) };
-}
-
-function dedupe(cells) {
-  const seen = new Set();
-  return cells.filter(([r, c]) => { const k = `${r},${c}`; if (seen.has(k)) return false; seen.add(k); return true; });
-}
-
-/** A clean tolerance; {} or junk gives the default. */
-export function validateTol(t) {
-  if (!isObj(t)) return { ...DEFAULT_TOL };
-  const out = {};
-  if (Number.isInteger(t.decimals) && t.decimals >= 0 && t.decimals <= 10) out.decimals = t.decimals;
-  for (const k of ['rel', 'abs']) if (typeof t[k] === 'number' && Number.isFinite(t[k]) && t[k] >= 0 && t[k] <= 1e6) out[k] = t[k];
-  return Object.keys(out).length ? out : { ...DEFAULT_TOL };
-}
-
 /**
  * The ask syntax of attributes and permalink parameters: items separated by spaces, commas between
  * brackets excepted, or ';': "weights" (every cell), "weights[1,2]", "weights[3,*]" (a row),
@@ -117,7 +88,7 @@ export function parseAsk(text) {
     const m = /^([A-Za-z_]+)(?:\[\s*(\*|\d+)\s*,\s*(\*|\d+)\s*\])?$/.exec(item);
     if (!m) { errors.push(`"${item}" is not panel[row,col]`); continue; }
     const [, panel, r, c] = m;
-    if (!askPanels().includes(panel)) { errors.push(`"${panel}" is not a panel (${askPanels().join(', ')})`); continue; }
+    if (!ASK_PANELS.includes(panel)) { errors.push(`"${panel}" is not a panel (${ASK_PANELS.join(', ')})`); continue; }
     if (r === undefined || (r === '*' && c === '*')) { byPanel.set(panel, 'all'); continue; }
     if ((r !== '*' && +r < 1) || (c !== '*' && +c < 1)) { errors.push(`${item}: rows and columns count from 1`); continue; }
     const cur = byPanel.get(panel);

@@ -3,9 +3,7 @@
 // grids feed it. Every total shown is the C++ value from api.backward's grads; only the displayed
 // terms (a product, a partial sum Σ_k G_ik·A_ik) are worked out here for the explanation.
 import { formatNumber as f, term } from './format.js';
-import { sumLine, dotLines, col, lineBuilder } from './explain-lines.js';
-
-
+import { sumLine, dotLines, col, lineBuilder, cellOf } from './explain-lines.js';
 
 /**
  * bw: {trace, loss, grads} from api.backward; sel: { panel, row, col, head }; t: i18n;
@@ -14,18 +12,10 @@ import { sumLine, dotLines, col, lineBuilder } from './explain-lines.js';
  */
 export function explainGrad(bw, sel, t, ctx = {}) {
   const { trace: tr, grads: g } = bw;
-  const { panel, row: i, col: j } = sel;
-  const h = Math.min(sel.head ?? 0, tr.n_head - 1);
-  const H = tr.heads[h];
+  const { panel, i, j, I, J, h, H, hd, dv, base, hs } = cellOf(tr, sel, t);
   const G = g.heads[h];
-  const hd = tr.head_dim;
-  const dv = tr.d_v;
-  const base = tr.base;
-  const I = i + 1;
-  const J = j + 1;
   const { lines, F, T, R, N, dot } = lineBuilder();
   const feeds = [];
-  const hs = tr.n_head > 1 ? t('ex.head', { h: h + 1 }) : '';
   let title = '';
 
   switch (panel) {

@@ -22,6 +22,21 @@ export function dotLines(a, b) {
 export const col = (m, j) => m.map((r) => r[j]);
 
 /**
+ * The cell an explanation is about, and what both explanations read first: its 0-based row i and
+ * column j, the same from 1 (I, J), its head h (clamped to the trace's heads) and that head's
+ * values H, the sizes d_k (hd) and d_v (dv), base, and the head's name for titles (hs, '' for one
+ * head). sel: { panel, row, col, head }; t: i18n.
+ */
+export function cellOf(trace, sel, t) {
+  const h = Math.min(sel.head ?? 0, trace.n_head - 1);
+  return {
+    panel: sel.panel, i: sel.row, j: sel.col, I: sel.row + 1, J: sel.col + 1,
+    h, H: trace.heads[h], hd: trace.head_dim, dv: trace.d_v, base: trace.base,
+    hs: trace.n_head > 1 ? t('ex.head', { h: h + 1 }) : '',
+  };
+}
+
+/**
  * The lines of one explanation: F(formula), T(terms), R(result value), N(note), and dot(a, b),
  * which adds the product line and the values line of Σ_k a[k]·b[k]. Formula, terms and result
  * lines are written in the small notation explain-math.js turns into MathML (A[1,2], Σ_k, e^(…),

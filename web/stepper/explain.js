@@ -3,26 +3,16 @@
 // trace; only the individual displayed terms (a product, an e^(x − max)) are worked out here
 // for the explanation.
 import { formatNumber as f, term } from './format.js';
-import { sumLine, dotLines, col, lineBuilder } from './explain-lines.js';
-
-
+import { sumLine, dotLines, col, lineBuilder, cellOf } from './explain-lines.js';
 
 /**
  * trace: the core's trace; sel: { panel, row, col, head }; t: i18n.
  * Returns { title, lines: [{ text, kind: 'formula'|'terms'|'result'|'note' }], feeds: [...] }.
  */
 export function explain(trace, sel, t) {
-  const { panel, row: i, col: j } = sel;
-  const hIdx = Math.min(sel.head ?? 0, trace.n_head - 1);
-  const H = trace.heads[hIdx];
-  const hd = trace.head_dim;
-  const dv = trace.d_v;
-  const base = trace.base;
-  const I = i + 1;
-  const J = j + 1;
+  const { panel, i, j, I, J, h: hIdx, H, hd, dv, base, hs } = cellOf(trace, sel, t);
   const { lines, F, T, R, N } = lineBuilder();
   const feeds = [];
-  const hs = trace.n_head > 1 ? t('ex.head', { h: hIdx + 1 }) : '';
   let title = '';
 
   const proj = (name, W, x0) => {

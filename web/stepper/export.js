@@ -1,8 +1,8 @@
 // export.js — a matrix or a panel of the stepper, out of the page: CSV, JSON, NumPy, LaTeX, SVG, PNG.
 //
 // The text formats are pure functions (unit-tested in Node, tests/wasm/export.test.mjs); only
-// svgToPngBlob and the download helpers need a browser. Everything works under a strict CSP
-// (no eval, no inline script or style; the PNG goes through a data: image, allowed by
+// svgToPngBlob and the download helpers (ui.js's) need a browser. Everything works under a strict
+// CSP (no eval, no inline script or style; the PNG goes through a data: image, allowed by
 // img-src 'self' data:).
 //
 // Non-finite numbers, which the stepper shows as −∞ and NaN, are written as each format reads them:
@@ -13,10 +13,15 @@
 // CSV, JSON and NumPy keep every digit (the shortest text that reads back to the same float32);
 // LaTeX and the SVG/PNG panels round like the page (4 decimals).
 
+import { formatNumber } from './format.js';
+import { downloadBlob, downloadText } from '../ui.js';
+
+// the download helpers are ui.js's (both pages offer files the same way), exported here too
+export { downloadBlob, downloadText };
+
 /** @typedef {number[][]} Matrix */
 
 /** The export formats: file extension, MIME type, label. */
-import { formatNumber } from './format.js';
 export const FORMATS = {
   csv: { ext: 'csv', mime: 'text/csv', label: 'CSV' },
   json: { ext: 'json', mime: 'application/json', label: 'JSON' },
@@ -271,34 +276,6 @@ export async function svgToPngBlob(svg, { scale = 2 } = {}) {
   return new Promise((resolve, reject) => {
     canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('canvas.toBlob gave no PNG'))), 'image/png');
   });
-}
-
-/**
- * Offers a Blob as a download named `name` (browser only): a temporary <a download> on an object URL.
- * @param {string} name
- * @param {Blob} blob
- */
-export function downloadBlob(name, blob) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.rel = 'noopener';
-  a.hidden = true;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 30_000);
-}
-
-/**
- * Offers text as a download (browser only).
- * @param {string} name file name, e.g. "weights.csv"
- * @param {string} text
- * @param {string} [mime] default text/plain
- */
-export function downloadText(name, text, mime = 'text/plain') {
-  downloadBlob(name, new Blob([text], { type: `${mime};charset=utf-8` }));
 }
 
 /**

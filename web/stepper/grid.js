@@ -2,6 +2,7 @@
 // add/remove rows and columns, block paste, and a paste box. The grid edits the TEXT of the matrix
 // (cells as typed, so bad input survives); the numbers are read by the C++ parser (api.parseMatrix
 // or api.trace), never by JS.
+import { el } from '../ui.js';
 import { cellText } from './format.js';
 
 /** Cells (strings) from matrix text: rows on lines or split by ';', cells by tabs, else spaces/commas. */
@@ -16,13 +17,6 @@ export function cellsToText(cells) {
   const tabs = cells.some((r) => r.some((c) => c === '' || /[\s,;]/.test(c)));
   return cells.map((r) => r.join(tabs ? '\t' : ' ')).join('\n');
 }
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /**
  * One matrix editor: a header (name, shape, resize buttons), the grid, an error slot, a paste box.

@@ -13,7 +13,6 @@ export const mtext = (s) => m('mtext', s);
 export const row = (...k) => m('mrow', ...k);
 export const sub = (b, i) => m('msub', b, i);
 export const sup = (b, e) => m('msup', b, e);
-export const subsup = (b, i, e) => m('msubsup', b, i, e);
 export const frac = (n, d) => m('mfrac', n, d);
 export const sqrt = (x) => m('msqrt', x);
 export const under = (b, u) => m('munder', b, u);

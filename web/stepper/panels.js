@@ -2,7 +2,7 @@
 // sequential heatmap behind them (ColorBrewer "Blues", bins h0…h8) or, for the signed gradients,
 // a diverging one centred on 0 (PuOr, d0…d8), −∞ and NaN drawn distinctly.
 //
-// How it is drawn (the repaint budget of issue 10; measured with npm run bench:stepper):
+// How it is drawn (a repaint budget per edit, measured with npm run bench:stepper):
 //   - The heatmap and its numbers are painted on a <canvas> behind a real <table>. The table holds
 //     the same numbers as text, transparent over the canvas: it is what screen readers read, what
 //     a selection selects (selected text shows in ink) and what Ctrl+C copies, and its cells take
@@ -23,14 +23,10 @@
 //     the table shows its text and colours itself, updated at once, as before.
 // Cells are updated in place; the table is rebuilt only when the shape changes. Cells are keyboard
 // focusable with a roving tabindex (arrow keys move).
+import { el, setText } from '../ui.js';
 import { formatNumber } from './format.js';
 
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
+export { setText }; // ui.js's, exported here too
 
 export const BINS = 9;
 /** ColorBrewer "Blues" and the ink that reads on each (the same as stepper.css h0…h8). */
@@ -68,7 +64,6 @@ function sameData(a, b) {
   return true;
 }
 
-/** Sets an element's text only when it differs (no DOM write, no relayout, otherwise). */
 // Pointing follows the mouse, not the page. When the page scrolls or its layout shifts under a
 // resting mouse (a cell focused with the keyboard scrolls it into view), Chrome sends trusted
 // mouseover/mouseenter/mousemove events at the mouse's unchanged position; the content moved, not
@@ -83,10 +78,6 @@ if (typeof window !== 'undefined') {
 export function pointerMoved(e) {
   const ref = e.type === 'mousemove' ? prevMove : lastMove; // a mousemove has already been recorded
   return !ref || ref.x !== e.clientX || ref.y !== e.clientY;
-}
-
-export function setText(e, text) {
-  if (e.textContent !== text) e.textContent = text;
 }
 
 /** The look of one value: its class (the table's) and bin. */

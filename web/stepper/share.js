@@ -9,6 +9,7 @@
 //   const tools = attachShareTools(toolbarSlot, controller, { link: () => permalink.url() });
 //
 // The toolbar is placed in the element you give (it is appended there); styles in share.css.
+import { el } from '../ui.js';
 import { FORMATS, exportMatrix, matrixToText, heatColor } from './export.js';
 import { copyText, bindPermalink } from './permalink.js';
 import { validateState } from './state.js';
@@ -105,13 +106,6 @@ export function ensureStylesheet(href = SHARE_CSS, node = document) {
   });
   parent.append(link);
   return link.__apxLoaded;
-}
-
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /** The trace in a 'trace' event's payload: the trace itself, or {trace, …}. */

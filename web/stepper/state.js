@@ -1,6 +1,7 @@
 // state.js — the stepper's STATE: a plain, JSON-serialisable object (see the contract at the top
 // of stepper.js). defaultState() gives the identity example; validateState(obj) turns anything
-// (junk, an old or hand-edited permalink) into a clean state and never throws.
+// (junk, an old or hand-edited permalink) into a clean state and never throws; its exercise is
+// cleaned by validateExercise, at the end of this file (exercise.js is the logic that uses it).
 //
 // {
 //   version: 1,
@@ -32,8 +33,6 @@
 // }
 // States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
 
-import { validateExercise } from './exercise.js';
-
 export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
 /** The bias vectors and the weight matrix whose columns each one matches. */
 export const BIAS_OF = { b_q: 'W_q', b_k: 'W_k', b_v: 'W_v', b_o: 'W_o' };
@@ -43,11 +42,17 @@ export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights'
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
 export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
   'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
+/** The panels an exercise may ask (exercise.js). */
+export const ASK_PANELS = [...PANEL_IDS, ...GRAD_PANEL_IDS];
 export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
 /** The page's size limit per matrix (rows and columns). */
 export const MAX_DIM = 64;
 /** The largest n_head the page offers. */
 export const MAX_HEADS = 16;
+
+/** The default tolerance of an exercise: 4 decimals, or ±0.1 % relative. */
+export const DEFAULT_TOL = Object.freeze({ decimals: 4, rel: 1e-3 });
+const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const I2 = '1 0\n0 1';
 
@@ -120,4 +125,35 @@ export function validateState(obj) {
   const text = (v) => (typeof v === 'string' && v.length <= 200_000 ? v : '');
   s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, 'sum'), d_out: text(u.d_out), target: text(u.target) };
   return s;
+}
+
+// ───────────── the exercise (state.exercise; the logic that uses it is exercise.js) ─────────────
+
+/** A clean exercise from anything (null when there is none); never throws. */
+export function validateExercise(x) {
+  if (!isObj(x) || typeof x.id !== 'string' || !ID_RE.test(x.id)) return null;
+  const ask = [];
+  for (const a of Array.isArray(x.ask) ? x.ask : []) {
+    if (!isObj(a) || !ASK_PANELS.includes(a.panel)) continue;
+    if (a.cells === 'all') { ask.push({ panel: a.panel, cells: 'all' }); continue; }
+    if (!Array.isArray(a.cells)) continue;
+    const ok = (n) => n === null || (Number.isInteger(n) && n >= 0 && n < 1024);
+    const cells = a.cells.filter((c) => Array.isArray(c) && c.length === 2 && c.every(ok) && !(c[0] === null && c[1] === null)).map((c) => [c[0], c[1]]);
+    if (cells.length) ask.push({ panel: a.panel, cells: dedupe(cells) });
+  }
+  return { id: x.id, ask, tol: validateTol(x.tol) };
+}
+
+function dedupe(cells) {
+  const seen = new Set();
+  return cells.filter(([r, c]) => { const k = `${r},${c}`; if (seen.has(k)) return false; seen.add(k); return true; });
+}
+
+/** A clean tolerance; {} or junk gives the default. */
+export function validateTol(t) {
+  if (!isObj(t)) return { ...DEFAULT_TOL };
+  const out = {};
+  if (Number.isInteger(t.decimals) && t.decimals >= 0 && t.decimals <= 10) out.decimals = t.decimals;
+  for (const k of ['rel', 'abs']) if (typeof t[k] === 'number' && Number.isFinite(t[k]) && t[k] >= 0 && t[k] <= 1e6) out[k] = t[k];
+  return Object.keys(out).length ? out : { ...DEFAULT_TOL };
 }
