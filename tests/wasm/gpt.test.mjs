@@ -96,7 +96,7 @@ test('create + info: the config, the data, the vocabulary and the parameter coun
     assert.equal(info.diverged, false);
     assert.equal(info.divergence, '');
   });
-  // The issue's number: the tiny preset at vocabulary 65 has 108,352 parameters (W3's model).
+  // The tiny preset at vocabulary 65 has 108,352 parameters (W3's model, bench/README.md).
   let text = '';
   for (let i = 0; i < 65; i++) text += String.fromCharCode(48 + i);
   withRun({ preset: 'tiny', text: text.repeat(3), text_name: 'sixty-five.txt' }, (run) => {
