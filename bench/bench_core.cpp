@@ -1,4 +1,4 @@
-// bench_core.cpp — the core's kernels on the shared workloads (../shared/bench/README.md), one
+// bench_core.cpp — the core's kernels on the workloads W1 and W2 (bench/README.md), one
 // thread, float32. A benchmark, not a test: it prints numbers and never fails on them.
 //
 //   W1  attention forward, one head: Q, K, V of shape [T, 64], causal;

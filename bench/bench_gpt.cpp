@@ -1,5 +1,5 @@
-// bench_gpt.cpp — the tiny GPT (gpt.h) on the shared workloads W3 and W4 (../shared/bench/README.md),
-// one thread, float32, printing the same figures as the peers' scripts (torch_bench.py). A
+// bench_gpt.cpp — the tiny GPT (gpt.h) on the workloads W3 and W4 (bench/README.md), one
+// thread, float32, printing the same figures as the peers (bench/peers/torch_peer.py). A
 // benchmark, not a test: it prints numbers and never fails on them.
 //
 //   W3  a training step (forward + backward + AdamW), char-level, vocab 65, batch 16: tiny (2

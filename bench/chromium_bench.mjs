@@ -5,9 +5,10 @@
 // whole benchmark once quickly (--quick) to warm up, then the measured run.
 //   node bench/chromium_bench.mjs [--gpt] [ap_bench arguments…]   (CHROMIUM_PATH, default /usr/bin/chromium)
 // --gpt runs W3/W4 (bench/bench_gpt.cpp: build-wasm/ap_bench_gpt_web.js) instead of W1/W2.
-import { chromium } from '@playwright/test';
+import { chromium } from 'playwright-core';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { LAUNCH } from './web_server.mjs';
 
 const gpt = process.argv[2] === '--gpt';
 const JS = fileURLToPath(new URL(`../build-wasm/${gpt ? 'ap_bench_gpt_web' : 'ap_bench_web'}.js`, import.meta.url));
@@ -20,10 +21,7 @@ try {
   console.error(`chromium_bench: ${JS} is missing (cmake --build build-wasm --target ap_bench_web ap_bench_gpt_web)`);
   process.exit(1);
 }
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-});
+const browser = await chromium.launch(LAUNCH);
 try {
   const page = await browser.newPage();
   await page.goto('about:blank');

@@ -22,10 +22,11 @@
 //                                callbacks, style, layout, paint and commit are done; raster and
 //                                display follow on other threads). A rAF loop marks the frames;
 //                                a message posted during a frame runs right after its rendering.
-//        edit → next frame's rAF the earlier measure of this benchmark: the rAF callback of the frame
-//                                *after* the one holding the new numbers. It adds up to one frame
-//                                interval (16.7 ms at 60 Hz) to the above, so it never goes below
-//                                about 17 ms however little the page does; kept for comparison.
+//        edit → next frame's rAF this benchmark's first measure (from before the canvas repaint):
+//                                the rAF callback of the frame *after* the one holding the new
+//                                numbers. It adds up to one frame interval (16.7 ms at 60 Hz) to
+//                                the above, so it never goes below about 17 ms however little the
+//                                page does; kept for comparison.
 //        edit → 'trace'          from the input event to the component's 'trace' event (the
 //                                recompute: waiting for its frame, the core, updating the DOM);
 //        core trace              the wasm core alone on the same spec (api.trace, JSON in and
@@ -33,8 +34,7 @@
 //   4. sums gzip -9 of every file each page loads (html, js, css, wasm): the transfer size a
 //      static host with gzip serves;
 //   5. stops the browser and the server.
-import { chromium } from 'playwright-core';
-import { LAUNCH, startServer, transfer } from './web_server.mjs';
+import { runPageBench, transfer } from './web_server.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -77,8 +77,9 @@ const quantile = (xs, q) => {
 const ms = (v) => v.toFixed(2).padStart(8);
 
 async function measureEdits(page, url, hooks = {}) {
-  // the core in a Worker (the alternative to computing on the main thread): a module worker served
-  // from the page's origin by the benchmark itself (web/ has no worker), same wasm, same spec
+  // the core in a Worker (the alternative to the main thread, measured and not taken): a module
+  // worker served from the page's origin by the benchmark itself (web/ has no worker), same wasm,
+  // same spec
   await page.route('**/__bench_worker.mjs', (route) => route.fulfill({
     contentType: 'text/javascript',
     body: `import { loadAttention } from './attention.js';
@@ -309,79 +310,69 @@ function profileOf(traceJson, edits) {
   return { groups: out, top, total: per(total) };
 }
 
-async function main() {
-  const server = await startServer(WEB);
-  const browser = await chromium.launch(LAUNCH);
-  try {
-    const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    let trace = null;
-    const hooks = PROFILE ? {
-      before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] }),
-      after: async () => { trace = await browser.stopTracing(); },
-    } : {};
-    const res = await measureEdits(page, server.url, hooks);
-    const r = res.rows;
-    await page.close();
-    if (errors.length) console.warn(`page errors: ${errors.join('; ')}`);
+async function main({ browser, url }) {
+  const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  let trace = null;
+  const hooks = PROFILE ? {
+    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] }),
+    after: async () => { trace = await browser.stopTracing(); },
+  } : {};
+  const res = await measureEdits(page, url, hooks);
+  const r = res.rows;
+  await page.close();
+  if (errors.length) console.warn(`page errors: ${errors.join('; ')}`);
 
-    console.log(`\nAttention stepper — ${N} edits of one cell of W_q, x and weights ${SIZE} × ${SIZE}, ${HEADS} heads, causal, W_o ${SIZE} × ${SIZE}`);
-    console.log(`Chromium ${browser.version()}, headless, window ${WIDTH} × 1000, page from ${WEB}/; ms, median and p90 (3 warm-up edits not counted)`);
-    console.log(`Panels on screen while editing W_q: ${res.onScreen.join(', ') || 'none'}\n`);
-    if (!res.onScreen.includes('scores')) console.warn('(the scores panel was not on screen: the figures below may not include painting what changed)');
-    const line = (name, xs, note) => console.log(`${name.padEnd(34)}${ms(quantile(xs, 0.5))}${ms(quantile(xs, 0.9))}${ms(Math.min(...xs))}${ms(Math.max(...xs))}   ${note}`);
-    console.log(`${'measure'.padEnd(34)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
-    console.log('-'.repeat(34 + 32));
-    line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
-    line('edit → next frame\'s rAF (old)', r.nextRaf, 'the earlier measure: + up to one frame interval');
-    line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
-    line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
-    line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
-    if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');
-    line('core in a Worker: round trip', r.workerRound, 'post spec → trace back (structured clone); 30 calls, alternating with:');
-    line('core on the main thread', r.mainCore, '  the same api.trace on the main thread');
-    line('  worker: the trace call there', r.workerCore, '  api.trace inside the worker');
-    line('  main thread: receiving it', r.workerMain, '  a structured clone of the trace (what receiving it costs here)');
-    if (r.loafRender.length) {
-      line('long frame: scripts', r.loafScript, `${r.loafRender.length} frames over 50 ms during the ${N} edits (Long Animation Frames API)`);
-      line('long frame: style, layout, paint', r.loafRender, 'from the frame\'s renderStart to its end');
-    }
-
-    if (trace) {
-      const prof = profileOf(trace.toString('utf8'), N + 3);
-      console.log(`\nMain thread during the edits (a Chromium trace; self time, ms per edit; total ${prof.total.toFixed(2)})`);
-      for (const [g, v] of prof.groups) console.log(`  ${g.padEnd(40)}${v.toFixed(2).padStart(8)}`);
-      console.log('  largest trace events:');
-      for (const [n, v] of prof.top) console.log(`    ${n.padEnd(38)}${v.toFixed(2).padStart(8)}`);
-    }
-    if (process.argv.includes('--no-size')) return;
-    console.log('\nTransfer size: every file the page loads, gzip -9');
-    const pages = [['playground', '/index.html'], ['embed', '/embed.html#preset=identity'], ['course example', '/examples/']];
-    const all = new Map();
-    const totals = [];
-    for (const [name, path] of pages) {
-      const context = await browser.newContext();
-      const files = await transfer(context, server.url, path);
-      await context.close();
-      let raw = 0; let gz = 0;
-      for (const [u, f] of files) { raw += f.raw; gz += f.gz; all.set(u, f); }
-      totals.push([name, path, files.size, raw, gz]);
-    }
-    console.log(`${'page'.padEnd(16)}${'path'.padEnd(30)}${'files'.padStart(6)}${'raw kB'.padStart(10)}${'gzip kB'.padStart(10)}`);
-    console.log('-'.repeat(72));
-    for (const [name, path, n, raw, gz] of totals) console.log(`${name.padEnd(16)}${path.padEnd(30)}${String(n).padStart(6)}${(raw / 1024).toFixed(1).padStart(10)}${(gz / 1024).toFixed(1).padStart(10)}`);
-    console.log('\nLargest files (gzip -9):');
-    const byGz = [...all.entries()].sort((a, b) => b[1].gz - a[1].gz).slice(0, 8);
-    for (const [u, f] of byGz) console.log(`  ${new URL(u).pathname.padEnd(34)}${(f.raw / 1024).toFixed(1).padStart(8)} kB raw${(f.gz / 1024).toFixed(1).padStart(8)} kB gzip`);
-    console.log('');
-  } finally {
-    await browser.close();
-    await server.stop();
+  console.log(`\nAttention stepper — ${N} edits of one cell of W_q, x and weights ${SIZE} × ${SIZE}, ${HEADS} heads, causal, W_o ${SIZE} × ${SIZE}`);
+  console.log(`Chromium ${browser.version()}, headless, window ${WIDTH} × 1000, page from ${WEB}/; ms, median and p90 (3 warm-up edits not counted)`);
+  console.log(`Panels on screen while editing W_q: ${res.onScreen.join(', ') || 'none'}\n`);
+  if (!res.onScreen.includes('scores')) console.warn('(the scores panel was not on screen: the figures below may not include painting what changed)');
+  const line = (name, xs, note) => console.log(`${name.padEnd(34)}${ms(quantile(xs, 0.5))}${ms(quantile(xs, 0.9))}${ms(Math.min(...xs))}${ms(Math.max(...xs))}   ${note}`);
+  console.log(`${'measure'.padEnd(34)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
+  console.log('-'.repeat(34 + 32));
+  line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
+  line('edit → next frame\'s rAF (old)', r.nextRaf, 'the first measure (before the canvas repaint): + up to one frame interval');
+  line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
+  line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
+  line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
+  if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');
+  line('core in a Worker: round trip', r.workerRound, 'post spec → trace back (structured clone); 30 calls, alternating with:');
+  line('core on the main thread', r.mainCore, '  the same api.trace on the main thread');
+  line('  worker: the trace call there', r.workerCore, '  api.trace inside the worker');
+  line('  main thread: receiving it', r.workerMain, '  a structured clone of the trace (what receiving it costs here)');
+  if (r.loafRender.length) {
+    line('long frame: scripts', r.loafScript, `${r.loafRender.length} frames over 50 ms during the ${N} edits (Long Animation Frames API)`);
+    line('long frame: style, layout, paint', r.loafRender, 'from the frame\'s renderStart to its end');
   }
+
+  if (trace) {
+    const prof = profileOf(trace.toString('utf8'), N + 3);
+    console.log(`\nMain thread during the edits (a Chromium trace; self time, ms per edit; total ${prof.total.toFixed(2)})`);
+    for (const [g, v] of prof.groups) console.log(`  ${g.padEnd(40)}${v.toFixed(2).padStart(8)}`);
+    console.log('  largest trace events:');
+    for (const [n, v] of prof.top) console.log(`    ${n.padEnd(38)}${v.toFixed(2).padStart(8)}`);
+  }
+  if (process.argv.includes('--no-size')) return;
+  console.log('\nTransfer size: every file the page loads, gzip -9');
+  const pages = [['playground', '/index.html'], ['embed', '/embed.html#preset=identity'], ['course example', '/examples/']];
+  const all = new Map();
+  const totals = [];
+  for (const [name, path] of pages) {
+    const context = await browser.newContext();
+    const files = await transfer(context, url, path);
+    await context.close();
+    let raw = 0; let gz = 0;
+    for (const [u, f] of files) { raw += f.raw; gz += f.gz; all.set(u, f); }
+    totals.push([name, path, files.size, raw, gz]);
+  }
+  console.log(`${'page'.padEnd(16)}${'path'.padEnd(30)}${'files'.padStart(6)}${'raw kB'.padStart(10)}${'gzip kB'.padStart(10)}`);
+  console.log('-'.repeat(72));
+  for (const [name, path, n, raw, gz] of totals) console.log(`${name.padEnd(16)}${path.padEnd(30)}${String(n).padStart(6)}${(raw / 1024).toFixed(1).padStart(10)}${(gz / 1024).toFixed(1).padStart(10)}`);
+  console.log('\nLargest files (gzip -9):');
+  const byGz = [...all.entries()].sort((a, b) => b[1].gz - a[1].gz).slice(0, 8);
+  for (const [u, f] of byGz) console.log(`  ${new URL(u).pathname.padEnd(34)}${(f.raw / 1024).toFixed(1).padStart(8)} kB raw${(f.gz / 1024).toFixed(1).padStart(8)} kB gzip`);
+  console.log('');
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+runPageBench(WEB, main);

@@ -1,6 +1,8 @@
-// web_server.mjs — what the page benchmarks (stepper_bench.mjs, train_bench.mjs) share: Chromium's
-// launch options, a static server of web/ on a free port, and the transfer size of one page.
+// web_server.mjs — what the browser benchmarks (stepper_bench.mjs, train_bench.mjs,
+// chromium_bench.mjs) share: Chromium's launch options, a static server of web/ on a free port, a
+// page benchmark's start and stop (runPageBench), and the transfer size of one page.
 // Limits: 127.0.0.1 only; the server is http-server from node_modules, without caching (-c-1).
+import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -45,6 +47,27 @@ export async function startServer(webDir = 'web') {
   }
   child.kill('SIGTERM');
   throw new Error('http-server did not start');
+}
+
+/**
+ * Runs a page benchmark: serves `webDir`, launches Chromium, awaits `body({ browser, url })`, then
+ * stops both whatever happened. An error is printed and sets the exit code (a benchmark's failure
+ * is not a number: the numbers themselves never fail).
+ */
+export async function runPageBench(webDir, body) {
+  let server = null;
+  let browser = null;
+  try {
+    server = await startServer(webDir);
+    browser = await chromium.launch(LAUNCH);
+    await body({ browser, url: server.url });
+  } catch (e) {
+    console.error(e);
+    process.exitCode = 1;
+  } finally {
+    await browser?.close();
+    await server?.stop();
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 // empty/overflow rows, non-finite strings), the {"ok":false,...} error shape for bad matrices,
 // malformed JSON, wrong types, unknown values and keys, parse_matrix_json, random_matrix_json,
 // causal_mask_json, softmax_json, version, and that output numbers are the shortest text that
-// reads back to the same float32; hostile JSON (issue 7): repeated keys refused by every entry
+// reads back to the same float32; hostile JSON: repeated keys refused by every entry
 // point, and every output valid UTF-8 whatever bytes the input held. Responses are read with the
 // independent tests/json_test_util.h.
 #include <catch2/catch.hpp>
@@ -591,7 +591,7 @@ TEST_CASE("version is a non-empty dotted version", "[api]") {
   CHECK(v.find_first_not_of("0123456789.-+abcdefghijklmnopqrstuvwxyz") == std::string::npos);
 }
 
-// ------------------------------------------------------------------ hostile JSON (issue 7)
+// ------------------------------------------------------------------ hostile JSON
 
 TEST_CASE("every entry point refuses a repeated key by name - at any depth", "[api][errors]") {
   struct C { std::string (*fn)(const std::string&); const char* spec; const char* key; };

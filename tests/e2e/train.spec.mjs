@@ -5,7 +5,7 @@
 // same weights; the KV-cache view's differences stay ≤ 1e-5; checkpoints download and upload;
 // a corrupted upload gets the core's message and the model stays; 中文; phone and projector
 // layouts; bad input in every field; the permalink. Runs are kept short (batch 4–8, tens of
-// steps) so the suite stays within CI's budget; the 100-step run is the one the issue asks for.
+// steps) so the suite stays within CI's budget; the 100-step run is `npm run bench:train`'s.
 import { readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';

@@ -51,7 +51,7 @@ for (const width of WIDTHS) {
   });
 }
 
-test('1400 px, identity: K, S and concat show their second column without scrolling (the issue 10 case)', async ({ page }) => {
+test('1400 px, identity: K, S and concat show their second column without scrolling (the width at which they were once cut)', async ({ page }) => {
   await page.setViewportSize({ width: 1400, height: 900 });
   await ready(page);
   for (const p of ['k', 'scores', 'concat']) {

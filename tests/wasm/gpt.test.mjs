@@ -1,8 +1,9 @@
 // gpt.test.mjs — the tiny GPT's JS API (web/gpt.js over web/gen/gpt_core.wasm) as the training page
 // uses it: every method, every typed array's shape, the KV cache's agreement with a full forward
 // pass (max_abs_diff ≤ 1e-5), a head's stepper spec reproducing its weights in the attention
-// module, checkpoints (once the build has them), and every error path: the field named, the message
-// saying what is wrong, and the run usable afterwards.
+// module, checkpoints (save, load, corrupted bytes), and every error path: the field named, the
+// message saying what is wrong, and the run usable afterwards. (That train()'s arrays hold the
+// core's values under the right names: gpt_train_arrays.test.mjs.)
 // Models here are small (one or two layers, n_embd 16–32) so the file runs in seconds; the tiny
 // preset itself is trained in gpt_agreement.test.mjs.
 import { test } from 'node:test';
@@ -96,7 +97,7 @@ test('create + info: the config, the data, the vocabulary and the parameter coun
     assert.equal(info.diverged, false);
     assert.equal(info.divergence, '');
   });
-  // The issue's number: the tiny preset at vocabulary 65 has 108,352 parameters (W3's model).
+  // The tiny preset at vocabulary 65 has 108,352 parameters (W3's model, bench/README.md).
   let text = '';
   for (let i = 0; i < 65; i++) text += String.fromCharCode(48 + i);
   withRun({ preset: 'tiny', text: text.repeat(3), text_name: 'sixty-five.txt' }, (run) => {
@@ -454,26 +455,7 @@ test('free(): the memory goes back, a freed run throws a clear GptError, and a s
   assert.equal(M.heap_bytes_in_use(), heap0);
 });
 
-// Checkpoints: the safetensors writer and reader (src/api/checkpoint.cpp). A build whose
-// checkpoint.cpp is still the placeholder refuses both with a message: then these are skipped.
-const probe = gpt.create(SMALL);
-let checkpointsMissing = false;
-try {
-  probe.save();
-} catch (e) {
-  if (!(e instanceof GptError && /not available in this build/.test(e.message))) throw e;
-  checkpointsMissing = 'this build has no checkpoints yet (src/api/checkpoint.cpp is the placeholder)';
-}
-probe.free();
-
-test('save/load without checkpoints: a clear GptError, and the run goes on', { skip: !checkpointsMissing && 'checkpoints exist' }, () => {
-  withRun(SMALL, (run) => {
-    throwsGpt(() => run.save(), 'checkpoint', /not available/);
-    throwsGpt(() => gpt.load(new Uint8Array([1, 2, 3])), 'checkpoint');
-    assert.equal(run.train(1).step, 1);
-  });
-});
-
+// Checkpoints: the safetensors writer and reader (src/api/checkpoint.cpp).
 test('load: the argument types', () => {
   assert.throws(() => gpt.load('not bytes'), TypeError);
   assert.throws(() => gpt.load([1, 2, 3]), TypeError);
@@ -486,7 +468,7 @@ function readHeader(bytes) {
   return { n, header: JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) };
 }
 
-test('save/load: the bytes are safetensors with nanoGPT\'s names, and a loaded run continues bit for bit', { skip: checkpointsMissing }, () => {
+test('save/load: the bytes are safetensors with nanoGPT\'s names, and a loaded run continues bit for bit', () => {
   withRun(SMALL, (run) => {
     run.train(6);
     run.evaluate();
@@ -513,7 +495,7 @@ test('save/load: the bytes are safetensors with nanoGPT\'s names, and a loaded r
   });
 });
 
-test('load: a text run trains only with its text; without it the model alone samples', { skip: checkpointsMissing }, () => {
+test('load: a text run trains only with its text; without it the model alone samples', () => {
   const spec = { n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 2, seed: 5, text: TEXT, text_name: 'fox.txt' };
   withRun(spec, (run) => {
     run.train(3);
@@ -543,7 +525,7 @@ test('load: a text run trains only with its text; without it the model alone sam
   });
 });
 
-test('load: corrupted bytes are refused by name (byte, tensor, metadata), and the current run stays usable', { skip: checkpointsMissing }, () => {
+test('load: corrupted bytes are refused by name (byte, tensor, metadata), and the current run stays usable', () => {
   withRun(SMALL, (run) => {
     run.train(2);
     const good = run.save();
