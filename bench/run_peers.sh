@@ -9,7 +9,7 @@
 #          beside it, 1 thread), onnxruntime-web (ort_peer.mjs, on the graphs export_onnx.py
 #          writes) and TensorFlow.js's wasm backend (tfjs_peer.mjs), in Node, SIMD, 1 thread
 #   peak:  bench/peak.cpp natively and in wasm
-# Nothing on the machine changes: the npm peers are the project's devDependencies (node_modules),
+# Nothing on the machine changes: the npm peers go into bench/peers/node_modules (their own lock),
 # the ONNX graphs and Debian's OpenBLAS (apt-get download, dpkg -x) go under bench/out.
 # A benchmark: it prints numbers and never fails on them.
 # CPU_TIME=1: the same sitting timed in CPU time instead of wall time, into bench/out-cpu, for a
@@ -39,9 +39,12 @@ export NODE_PATH=/usr/share/nodejs  # Debian's em++ finds its JS dependencies th
 log() { printf '[run_peers] %s\n' "$*" >&2; }
 
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "run_peers: needs Debian's python3-torch (apt-get install python3-torch)"; exit 1; }
-for p in onnxruntime-web @tensorflow/tfjs @tensorflow/tfjs-backend-wasm; do
-  [[ -d node_modules/$p ]] || { echo "run_peers: node_modules/$p is missing: run scripts/setup (npm ci)"; exit 1; }
-done
+# the npm peers have their own package.json and lock in bench/peers/ (about 450 MB installed, so
+# the project's set-up does not fetch them): installed there the first time, or when the lock changes
+if [[ ! -d bench/peers/node_modules || bench/peers/package-lock.json -nt bench/peers/node_modules/.package-lock.json ]]; then
+  log "installing the npm peers in bench/peers/node_modules (npm ci)"
+  (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 
 log "building ours (native Release, wasm Release)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
