@@ -21,6 +21,7 @@ export class DataSection extends Section {
     return fieldBox(key, el('span', 'aps-label', t(`f.${key}`)), seg, el('span', 'aps-hint', t(`h.${key}`)));
   }
 
+  /** The task: a built-in one or the learner's text (the prompts that were its defaults follow it). */
   taskField() {
     const { t, state } = this.ctx;
     const tl = el('label', 'aps-label', t('f.task'));
@@ -99,6 +100,7 @@ export class DataSection extends Section {
     }
   }
 
+  /** The model: the preset, the four dimensions, the mask and the softmax, the parameter count. */
   modelFields() {
     const { dom } = this;
     const { t } = this.ctx;
@@ -151,6 +153,7 @@ export class DataSection extends Section {
     return s;
   }
 
+  /** The task's description, example, what attention must do, and its loss floor. */
   refreshTaskAbout() {
     const { t, state } = this.ctx;
     const box = this.dom.taskAbout;

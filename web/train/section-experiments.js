@@ -56,6 +56,7 @@ export class ExperimentsSection extends Section {
     ex.runs.forEach((r, i) => this.chart.set(i, r));
   }
 
+  /** Runs experiment `kind` ('mask' or 'softmax'): two runs from the form's settings, one seed. */
   async run(kind) {
     const { rt } = this;
     const v = this.ctx.validated();
@@ -89,6 +90,7 @@ export class ExperimentsSection extends Section {
     this.refresh();
   }
 
+  /** Stops both runs where they are, and writes the sentence on what they show so far. */
   async stop() {
     const { rt } = this;
     if (!rt.exp || rt.exp.status !== 'running') return;
@@ -98,6 +100,7 @@ export class ExperimentsSection extends Section {
     this.refresh();
   }
 
+  /** Both runs ended: the sentence. */
   finish() {
     const ex = this.rt.exp;
     if (ex.status === 'done') return;
@@ -127,6 +130,7 @@ export class ExperimentsSection extends Section {
     }
   }
 
+  /** A refresh in the next frame (several progress messages may share it). */
   refreshSoon() {
     if (this.queued) return;
     this.queued = true;

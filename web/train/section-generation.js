@@ -73,6 +73,7 @@ export class GenerationSection extends Section {
     return out;
   }
 
+  /** Starts generating from the prompt: the prompt goes through the cache. */
   async start() {
     const { rt } = this;
     this.stop();
@@ -111,6 +112,7 @@ export class GenerationSection extends Section {
     return rt.gen.active;
   }
 
+  /** Play: one token every PLAY_MS until the end or Stop; Stop when playing. */
   play() {
     const { rt } = this;
     if (rt.gen.playing) { this.stop(); this.refresh(); return; }

@@ -43,6 +43,7 @@ export class MapsSection extends Section {
     refreshFieldError(this.ctx, 'prompt');
   }
 
+  /** The trained model's attention maps for the prompt, from the worker. */
   async show() {
     const { rt } = this;
     const { t } = this.ctx;

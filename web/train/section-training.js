@@ -65,6 +65,7 @@ export class TrainingSection extends Section {
     this.updateChart();
   }
 
+  /** The chart follows the run's curve. */
   updateChart() {
     this.chart?.set(0, this.rt.series);
   }
@@ -131,6 +132,7 @@ export class TrainingSection extends Section {
     }
   }
 
+  /** Pauses the run in the worker (a run that ended meanwhile stays ended). */
   async pause() {
     const { rt } = this;
     if (rt.status !== 'training') return;
@@ -139,6 +141,7 @@ export class TrainingSection extends Section {
     this.ctx.refreshRun();
   }
 
+  /** Resumes a paused run, with the samples' prompt as the form says now. */
   async resume() {
     const { rt } = this;
     if (rt.status !== 'paused') return;
@@ -153,6 +156,7 @@ export class TrainingSection extends Section {
     this.ctx.refreshRun();
   }
 
+  /** Frees the run: no model, no curve, no maps, no generation. */
   async reset() {
     const { rt } = this;
     await this.worker.call('free', { run: 'main' }).catch(() => {});
@@ -264,6 +268,7 @@ export class TrainingSection extends Section {
     this.refreshStats();
   }
 
+  /** The alert: a divergence in the core's words, or the page's message. */
   refreshAlert(st, sig) {
     const { rt, dom } = this;
     const { t } = this.ctx;
@@ -279,6 +284,7 @@ export class TrainingSection extends Section {
     dom.alert.hidden = !dom.alert.firstChild;
   }
 
+  /** The figures, the empty chart's note and the samples (DOM work only when they changed). */
   refreshStats() {
     const { rt, dom } = this;
     const { t } = this.ctx;
