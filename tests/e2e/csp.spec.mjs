@@ -3,7 +3,7 @@
 // response (Playwright's page.route adds it), in the page and in its iframes. Any
 // 'securitypolicyviolation' event or console error fails the test.
 import { test as base } from '@playwright/test';
-import { test, expect } from './fixtures.mjs';
+import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
 
@@ -27,7 +27,7 @@ test('the playground page under the strict CSP header', async ({ page }) => {
   const violations = await strict(page);
   const res = await page.goto('/');
   expect(res.headers()['content-security-policy']).toBe(CSP);
-  await expect(page.locator('figure table td').first()).toBeVisible();
+  await expect(page.locator('figure table td').first()).toBeVisible({ timeout: BOOT_MS });
   await page.waitForLoadState('networkidle');
   expect(violations).toEqual([]);
 });
@@ -37,7 +37,7 @@ test('embed.html under the strict CSP header: edit, copy link, PNG and SVG expor
   const violations = await strict(page);
   const res = await page.goto('/embed.html#preset=causal-4&lang=zh');
   expect(res.headers()['content-security-policy']).toBe(CSP);
-  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0']);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0).locator('td[data-c]')).toHaveText(['1', '0', '0', '0'], { timeout: BOOT_MS });
   // edit a cell (the component re-renders, the hash is rewritten)
   const td = page.locator('[data-matrix="x"] td[data-r="0"][data-c="0"]');
   await td.dblclick();
@@ -55,7 +55,7 @@ test('embed.html under the strict CSP header: edit, copy link, PNG and SVG expor
 test('the example course page under the strict CSP header: two elements and an iframe', async ({ page }) => {
   const violations = await strict(page);
   await page.goto('/examples/');
-  await expect(page.locator('#stepper-identity figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  await expect(page.locator('#stepper-identity figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698', { timeout: BOOT_MS });
   await expect(page.locator('#stepper-causal figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
   await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
   // the iframe was resized from its message (CSSOM style, allowed)
@@ -66,13 +66,12 @@ test('the example course page under the strict CSP header: two elements and an i
 });
 
 test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run and the maps', async ({ page }) => {
-  test.setTimeout(90_000);
   const violations = await strict(page);
   const res = await page.goto('/train/#steps=4&batch_size=4&sample_every=2');
   expect(res.headers()['content-security-policy']).toBe(CSP);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-start').click();
-  await expect(page.locator('#app')).toHaveAttribute('data-train', 'done', { timeout: 60_000 });
+  await expect(page.locator('#app')).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
   await expect(page.locator('#tr-chart .uplot canvas')).toBeVisible();
   await page.locator('#tr-maps').click();
   await expect(page.locator('.tr-map')).toHaveCount(8);
@@ -92,4 +91,7 @@ base('the violation detector sees an inline style', async ({ page }) => {
   });
   await expect.poll(() => violations.length).toBeGreaterThan(0);
   expect(violations[0]).toMatch(/^style-src/);
+  // the page may still be loading through the route (no fixture here to stop it): its handlers
+  // must not outlive the test
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
 });

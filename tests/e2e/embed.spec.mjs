@@ -1,7 +1,7 @@
 // embed.spec.mjs — the example course page (web/examples/index.html): two <attention-stepper>
 // elements (identity in English by attributes, causal-4 in Chinese by inline JSON) and an iframe
 // of embed.html, all with the right numbers and no console error.
-import { test, expect, panelCells, panelText } from './fixtures.mjs';
+import { test, expect, panelCells, panelText, BOOT_MS } from './fixtures.mjs';
 
 const identity = (page) => page.locator('#stepper-identity');
 const causal = (page) => page.locator('#stepper-causal');
@@ -13,7 +13,7 @@ test('examples page: both elements and the iframe show the right numbers', async
 
   // 1. identity, English, configured by attributes
   const w1 = panelCells(identity(page), 'weights');
-  await expect(w1).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect(w1).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698'], { timeout: BOOT_MS });
   await expect(identity(page).locator('.aps-root')).toHaveAttribute('lang', 'en');
   await expect(identity(page).locator('figure[data-panel="out"] td[data-c]')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
 
@@ -33,8 +33,9 @@ test('examples page: both elements and the iframe show the right numbers', async
   const frame = page.frameLocator('#frame-identity');
   await expect(panelCells(frame, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
   await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);
-  const fit = await page.locator('#frame-identity').evaluate((f) => ({ frame: f.getBoundingClientRect().height, content: f.contentDocument.documentElement.scrollHeight }));
-  expect(Math.abs(fit.frame - fit.content)).toBeLessThanOrEqual(4);
+  // the frame fits its content once the resizes have settled (the content may grow after the first)
+  const misfit = () => page.locator('#frame-identity').evaluate((f) => Math.abs(f.getBoundingClientRect().height - f.contentDocument.documentElement.scrollHeight));
+  await expect.poll(misfit).toBeLessThanOrEqual(4);
 
   // one wasm instance for both elements of the page (the iframe is another document)
   expect(wasmLoads.filter((w) => w === 'main')).toHaveLength(1);
@@ -44,7 +45,7 @@ test('examples page: both elements and the iframe show the right numbers', async
 test('element attributes keep working after start; events and permalink', async ({ page }) => {
   await page.goto('/examples/');
   const w = panelCells(identity(page), 'weights');
-  await expect(w.first()).toHaveText('0.6698');
+  await expect(w.first()).toHaveText('0.6698', { timeout: BOOT_MS });
   const changes = page.evaluate(() => new Promise((resolve) => {
     document.getElementById('stepper-identity').addEventListener('stepper-trace', (e) => resolve(e.detail.heads[0].weights[0]), { once: true });
   }));
@@ -59,7 +60,7 @@ test('element attributes keep working after start; events and permalink', async 
 
 test('an element made by script: preset, height and tools=none', async ({ page }) => {
   await page.goto('/examples/');
-  await expect(panelCells(identity(page), 'weights').first()).toHaveText('0.6698');
+  await expect(panelCells(identity(page), 'weights').first()).toHaveText('0.6698', { timeout: BOOT_MS });
   await page.evaluate(() => {
     const el = document.createElement('attention-stepper');
     el.id = 'late';
@@ -78,7 +79,7 @@ test('an element made by script: preset, height and tools=none', async ({ page }
 test('embed.html alone: parameters in the hash, state written back as a permalink', async ({ page }, testInfo) => {
   await page.goto('/embed.html#preset=identity&causal=true&mask=inclusive&lang=zh');
   const w = page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr');
-  await expect(w.nth(0).locator('td[data-c]')).toHaveText(['0', '0']); // the inclusive mask's empty row
+  await expect(w.nth(0).locator('td[data-c]')).toHaveText(['0', '0'], { timeout: BOOT_MS }); // the inclusive mask's empty row
   await expect(w.nth(1).locator('td[data-c]')).toHaveText(['1', '0']);
   await expect(page).toHaveURL(/#s=1\.[A-Za-z0-9_-]+$/);
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh');
@@ -91,7 +92,7 @@ test('embed.html alone: parameters in the hash, state written back as a permalin
 
 test('embed.html: junk in the hash falls back to the default example', async ({ page }) => {
   await page.goto('/embed.html#s=1.bm90IGpzb24');
-  await expect(panelCells(page, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
+  await expect(panelCells(page, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698'], { timeout: BOOT_MS });
   expect(await panelText(page, 'out')).toEqual([['0.6698', '0.3302'], ['0.3302', '0.6698']]);
 });
 
@@ -105,7 +106,7 @@ test('offline: every page loads only from its own origin (no CDN, no analytics)'
     await page.goto(path);
     await page.waitForLoadState('networkidle');
   }
-  await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698', { timeout: BOOT_MS });
   expect(foreign).toEqual([]);
 });
 
@@ -113,7 +114,7 @@ test('an exercise embedded with one element: its event carries the result, the c
   await page.goto('/examples/');
   const el = page.locator('#stepper-exercise');
   const input = (r, c) => el.locator(`figure[data-panel="weights"] td[data-r="${r}"][data-c="${c}"] input.aps-answer`);
-  await expect(input(0, 0)).toBeVisible();
+  await expect(input(0, 0)).toBeVisible({ timeout: BOOT_MS });
   await expect(el.locator('.aps-exercise-title')).toHaveText('The 2×2 identity softmax by hand');
   await expect(el.locator('figure[data-panel="context"]')).toHaveClass(/is-covered/);
   // the event, as a course page receives it
@@ -142,7 +143,7 @@ test('an exercise embedded with one element: its event carries the result, the c
 test('an exercise of the author\'s own by attributes: ask, tolerance; attributes keep working', async ({ page }) => {
   await page.goto('/examples/');
   const el = page.locator('#stepper-own');
-  await expect(el.locator('figure[data-panel="masked"] input.aps-answer')).toHaveCount(4);
+  await expect(el.locator('figure[data-panel="masked"] input.aps-answer')).toHaveCount(4, { timeout: BOOT_MS });
   await expect(el.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(4);
   await expect(el.locator('.aps-exercise-tol')).toHaveText('An answer counts as right to 3 decimals.');
   expect(await el.evaluate((e) => e.state.exercise)).toEqual({ id: 'lesson3-row3', ask: [{ panel: 'masked', cells: [[2, null]] }, { panel: 'weights', cells: [[2, null]] }], tol: { decimals: 3 } });
@@ -157,17 +158,17 @@ test('an exercise of the author\'s own by attributes: ask, tolerance; attributes
 
 test('embed.html: an exercise from the hash parameters, and in its permalink', async ({ page, context }) => {
   await page.goto('/embed.html#exercise=mask-base&lang=en');
-  await expect(page.locator('.aps-exercise-title')).toHaveText('The j ≥ i + base mask: which row is empty, and why');
+  await expect(page.locator('.aps-exercise-title')).toHaveText('The j ≥ i + base mask: which row is empty, and why', { timeout: BOOT_MS });
   await expect(page.locator('figure[data-panel="masked"] input.aps-answer')).toHaveCount(9);
   await expect(page).toHaveURL(/#s=1\./);
   const again = await context.newPage();
   await again.goto(page.url());
-  await expect(again.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(3);
+  await expect(again.locator('figure[data-panel="weights"] input.aps-answer')).toHaveCount(3, { timeout: BOOT_MS });
   await again.close();
   // the author's own exercise in the parameters (a new page: a hash change alone is no navigation)
   const own = await context.newPage();
   await own.goto('/embed.html#preset=two-token&exercise=quiz-1&ask=scores[2,*]&tolerance=rel:0.01');
-  await expect(own.locator('figure[data-panel="scores"] input.aps-answer')).toHaveCount(2);
+  await expect(own.locator('figure[data-panel="scores"] input.aps-answer')).toHaveCount(2, { timeout: BOOT_MS });
   await expect(own.locator('.aps-exercise-tol')).toHaveText('An answer counts as right within ±1 %.');
   await own.close();
 });

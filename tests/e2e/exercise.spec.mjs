@@ -3,7 +3,7 @@
 // marks in text and colour, the hint sequence (formula → terms → value), later steps covered until
 // solved, answers kept in localStorage with a reset, bad answers named, and an exercise made on the
 // page (cells picked, tolerance set) carried by the permalink.
-import { test, expect, explainText } from './fixtures.mjs';
+import { test, expect, explainText, BOOT_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 const answerCell = (page, panel, r, c) => page.locator(`figure[data-panel="${panel}"] td[data-r="${r}"][data-c="${c}"]`);
@@ -159,7 +159,7 @@ test('the j ≥ i + base mask: the empty row is 0, not NaN; answers kept across 
     return location.pathname + encodeState(window.attentionStepper.getState());
   });
   await page.goto(url);
-  await expect(answer(page, 'weights', 0, 0)).toHaveValue('NaN');
+  await expect(answer(page, 'weights', 0, 0)).toHaveValue('NaN', { timeout: BOOT_MS });
   await expect(answerCell(page, 'weights', 0, 0)).toHaveClass(/is-wrong/);
   await expect(page.locator('.aps-exercise-result')).toContainText('9 of 12 right');
   await answer(page, 'weights', 0, 0).focus();
@@ -259,7 +259,7 @@ test('an exercise made on the page: pick cells and a step, set the tolerance, ca
   });
   const learner = await context.newPage();
   await learner.goto(url);
-  await expect(learner.locator('.aps-exercise-title')).toHaveText('Exercise');
+  await expect(learner.locator('.aps-exercise-title')).toHaveText('Exercise', { timeout: BOOT_MS });
   await expect(learner.locator('figure[data-panel="scores"] input.aps-answer')).toHaveCount(1);
   await expect(learner.locator('figure[data-panel="context"] input.aps-answer')).toHaveCount(4);
   await expect(learner.locator('figure[data-panel="concat"]')).toHaveClass(/is-covered/);

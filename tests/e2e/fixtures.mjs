@@ -1,6 +1,7 @@
 // fixtures.mjs — the console-error fixture of page.spec.mjs, shared by the sharing/embedding specs
 // (csp, share, embed): every test fails on a page error or a console error/warning (a CSP
-// violation, a 404, Emscripten's MIME-type fallback), in the page and in its iframes.
+// violation, a 404, Emscripten's MIME-type fallback), in the page and in its iframes. Also the
+// longer waits (BOOT_MS, RUN_MS) and the stepper specs' readers of the tables.
 import { test as base, expect } from '@playwright/test';
 
 export const test = base.extend({
@@ -11,10 +12,22 @@ export const test = base.extend({
       if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()} (${m.location().url})`);
     });
     await use(page);
+    // a test that routes requests (csp, gpt-module) may end while some are in flight (a page still
+    // loading on a slow machine): their handlers must not fail the next test
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     expect(problems).toEqual([]);
   },
 });
 export { expect };
+
+/**
+ * How long a test waits for a page to boot (its wasm module loaded and compiled, its first
+ * answer) and for a training run in the worker to reach a state (trained, done, diverged). These
+ * bound a wait on a state, never a duration that is asserted: a loaded machine may take many
+ * times longer than an idle one, and the test must still pass.
+ */
+export const BOOT_MS = 120_000;
+export const RUN_MS = 480_000;
 
 /** The number cells of a stepper panel ('weights', 'scores', …) inside `scope`, row by row. */
 export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${panel}"] table tbody tr td[data-c]`);

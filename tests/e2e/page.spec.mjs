@@ -1,7 +1,7 @@
 // page.spec.mjs — the page (web/index.html → the Attention Stepper) in Chromium: the wasm core
 // loads under a strict CSP, the identity example shows the tutorial's numbers, the layout holds on
 // a phone and a projector, the language is remembered. Screenshots land in test-results/.
-import { test, expect, panelCells } from './fixtures.mjs';
+import { test, expect, panelCells, BOOT_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
 test('server sends application/wasm', async ({ request }) => {
@@ -49,7 +49,7 @@ test('zh: switching shows Chinese everywhere and is remembered after a reload', 
   await expect(page.locator('select[data-key="preset"] option').first()).toHaveText('2×2 单位矩阵（教程示例）');
   expect(await page.evaluate(() => localStorage.getItem('attention-playground.lang'))).toBe('zh');
   await page.reload();
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready');
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await expect(page.locator('.aps-title')).toHaveText('注意力步进器');
   await expect(page.locator('[data-key="step.next"]')).toHaveText('下一步 →');
   expect(await page.evaluate(() => window.attentionStepper.getState().lang)).toBe('zh');

@@ -114,12 +114,19 @@ test('a cell focused far away keeps the explanation, though the scroll brings an
   const q = page.locator('figure[data-panel="q"] td[data-r="0"][data-c="0"]');
   await q.scrollIntoViewIfNeeded();
   await q.hover();
+  const box = await q.boundingBox(); // hover() rests the mouse at the cell's centre
+  const mouse = [box.x + box.width / 2, box.y + box.height / 2];
   await expect.poll(() => explainText(page)).toContain('Q[1,1]');
   // the keyboard (or a script) focuses a cell of A·V, far below: the page scrolls under the mouse
   await page.locator('figure[data-panel="context"] td[data-r="1"][data-c="1"]').focus();
   await expect.poll(() => explainText(page)).toContain('O[2,2]');
-  // whatever the scroll put under the mouse does not take the explanation back while the mouse rests
-  await page.waitForTimeout(500);
+  // whatever the scroll put under the mouse does not take the explanation back while the mouse
+  // rests: wait until the browser has moved its hover to the number cell now under the mouse (what
+  // the page would hear as pointing at it), then two frames for the page's handlers
+  await expect.poll(() => page.evaluate(([x, y]) => {
+    const e = document.elementFromPoint(x, y);
+    return Boolean(e?.matches('td[data-c]') && e.matches(':hover'));
+  }, mouse)).toBe(true);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   expect(await explainText(page)).toContain('O[2,2]');
   // moving the mouse points again

@@ -1,7 +1,7 @@
 // share.spec.mjs — sharing: the permalink round trip (edit, reload the URL, identical state and
 // numbers, bad text included), the copy-link button, and every export format as a download.
 import { readFile } from 'node:fs/promises';
-import { test, expect, panelText } from './fixtures.mjs';
+import { test, expect, panelText, BOOT_MS } from './fixtures.mjs';
 
 const stateOf = (page) => page.evaluate(() => window.__stepper.controller.getState());
 
@@ -25,7 +25,7 @@ async function editCell(scope, matrix, r, c, text) {
 
 test('permalink round trip: edits, options, view and bad text survive a reload', async ({ page, context }) => {
   await page.goto('/embed.html#preset=causal-4');
-  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4, { timeout: BOOT_MS });
   await editCell(page, 'x', 0, 0, '2.5');
   await page.locator('[data-key="mask.inclusive"]').click();
   await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr').nth(0)).toHaveClass(/is-empty-row/);
@@ -39,7 +39,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
 
   const again = await context.newPage();
   await again.goto(url);
-  await expect(again.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
+  await expect(again.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4, { timeout: BOOT_MS });
   expect(await stateOf(again)).toEqual(before);
   for (const p of Object.keys(numbers)) expect(await panelText(again, p)).toEqual(numbers[p]);
 
@@ -49,7 +49,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
   const bad = await stateOf(again);
   const third = await context.newPage();
   await third.goto(await urlOf(again, bad));
-  await expect(third.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz');
+  await expect(third.locator('[data-matrix="W_q"] > .aps-field-error')).toContainText('zz', { timeout: BOOT_MS });
   await expect(third.locator('[data-matrix="W_q"] td[data-r="1"][data-c="1"]')).toHaveText('zz');
   expect(await stateOf(third)).toEqual(bad);
   await again.close();
@@ -59,7 +59,7 @@ test('permalink round trip: edits, options, view and bad text survive a reload',
 test('copy link: the clipboard gets a URL that opens the same state', async ({ page, context, baseURL }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
   await page.goto('/embed.html#preset=two-token&n-head=1&view=step&step=2');
-  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
+  await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2, { timeout: BOOT_MS });
   const button = page.locator('button.apx-copy-link');
   await expect(button).toBeVisible();
   await button.click();
@@ -72,7 +72,7 @@ test('copy link: the clipboard gets a URL that opens the same state', async ({ p
   // the same state opens in the embed page from that hash
   const other = await context.newPage();
   await other.goto(`/embed.html${new URL(link).hash}`);
-  await expect(other.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2);
+  await expect(other.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(2, { timeout: BOOT_MS });
   expect(await stateOf(other)).toEqual(state);
   await other.close();
 });
@@ -80,7 +80,7 @@ test('copy link: the clipboard gets a URL that opens the same state', async ({ p
 test('copy link falls back to execCommand without the clipboard API', async ({ page }) => {
   await page.addInitScript(() => { Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }); });
   await page.goto('/embed.html#preset=identity');
-  await expect(page.locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698');
+  await expect(page.locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698', { timeout: BOOT_MS });
   await page.evaluate(() => {
     window.__copied = null;
     document.addEventListener('copy', (e) => { window.__copied = document.getSelection().toString(); });
@@ -93,7 +93,7 @@ test('copy link falls back to execCommand without the clipboard API', async ({ p
 
 test('export: CSV, JSON, NumPy, LaTeX, SVG and PNG downloads of the weights', async ({ page }) => {
   await page.goto('/embed.html#preset=identity&causal=true');
-  await expect(page.locator('figure[data-panel="weights"] td[data-c]')).toHaveText(['1', '0', '0.3302', '0.6698']);
+  await expect(page.locator('figure[data-panel="weights"] td[data-c]')).toHaveText(['1', '0', '0.3302', '0.6698'], { timeout: BOOT_MS });
   await expect(page.locator('select.apx-matrix')).toHaveValue('heads.0.weights');
   const expected = {
     csv: ['weights.csv', (t) => expect(t).toBe('1,0\n0.33023846,0.66976154\n')],
@@ -124,7 +124,7 @@ test('export: CSV, JSON, NumPy, LaTeX, SVG and PNG downloads of the weights', as
 test('export from an <attention-stepper> element, 2 heads: per-head matrices', async ({ page }) => {
   await page.goto('/examples/');
   const el = page.locator('#stepper-causal');
-  await expect(el.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4);
+  await expect(el.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr')).toHaveCount(4, { timeout: BOOT_MS });
   await el.evaluate((e) => e.setAttribute('n-head', '2'));
   await expect(el.locator('select.apx-matrix option[value="heads.1.weights"]')).toHaveCount(1);
   await el.locator('select.apx-matrix').selectOption('heads.1.scores');

@@ -6,18 +6,12 @@
 // (0, or float rounding: ≤ 1e-5 is marked as agreeing, in text). Every number comes from the core
 // (the worker's gen_start / gen_next answers); this file only lays them out.
 import { heat, tokenLabel } from './maps.js';
+import { el } from '../ui.js';
 
 export const KV_TOLERANCE = 1e-5;
 
 /** A difference as text: exactly 0 says 0; others in exponent form. */
 export const diffText = (d) => (d === 0 ? '0' : d.toExponential(1));
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /** Signed values: orange below 0, blue above, white at 0 (scaled by the largest |v|). */
 function signed(v, max) {

@@ -11,6 +11,7 @@
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 characters (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../stepper/permalink.js';
+import { el } from '../ui.js';
 
 // the stepper's sequential scale (ColorBrewer Blues, stepper.css h0…h8), interpolated
 const STOPS = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b']
@@ -64,13 +65,6 @@ export function stepperState(spec, lang) {
 export function stepperUrl(spec, lang) {
   return new URL('../index.html', import.meta.url).href.split('#')[0] + encodeState(stepperState(spec, lang));
 }
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /**
  * Draws a T×T map: cell px `c`, a label margin `m` (0: no labels).

@@ -1,0 +1,152 @@
+// context.js — the one object the training page's sections share (main.js makes it, each
+// section-*.js gets it): the learner's choices (state, config.js), what is not a choice (rt: the
+// run, its curves, the views' data), the translator, the worker clients, and what several
+// sections compute from them: the validation, the task's facts, the default prompts, the run's
+// key, the permalink writer. It also names the sections (ctx.sections) so that one can ask
+// another to refresh or act (a checkpoint's upload pauses the training, a reset clears the maps).
+//
+// Limits: browser only (location, history). It renders nothing; main.js's render() is ctx.render.
+import { validate, runSpec, encodeHash } from './config.js';
+import { createI18n } from './i18n.js';
+import { NEWLINE_MARK, toField, fromField } from './fields.js';
+
+/** Everything that is not the learner's choices: the run, its curves, the views' data. */
+export function newRuntime() {
+  return {
+    tasks: [],
+    status: 'loading', // loading | idle | starting | training | paused | done | diverged | error
+    info: null, // the main run's info (config, train, vocab, step, …)
+    runSpecKey: '', // the state the run was made from (to tell when the form has changed)
+    series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null },
+    step: 0, steps: 0, elapsed: 0, tps: 0, lastLoss: null, lastVal: null,
+    divergence: '',
+    message: null, // {kind: 'error' | 'info', text}
+    samples: [],
+    errors: {}, // core errors by field, shown beside the field until it changes
+    exp: null, // {kind, labels, runs: [series, series], status, sentence, steps}
+    maps: null, mapsError: '',
+    gen: { active: false, playing: false, error: '' },
+    ckpt: { message: null },
+    loadedFrom: '',
+  };
+}
+
+/**
+ * @param {object} o
+ * @param {HTMLElement} o.app the page's root (#app): its data-* attributes tell the state
+ * @param {object} o.state the learner's choices (config.js)
+ * @param {object} o.worker the main run's worker client (client.js)
+ * @param {() => object} o.startExpWorker starts the experiments' worker client (on first use)
+ * @param {() => void} o.render renders the whole page again
+ */
+export function createContext({ app, state, worker, startExpWorker, render }) {
+  let lastValid = { key: null, text: null, result: null };
+  let hashTimer = 0;
+  let expWorker = null;
+  const ctx = {
+    app,
+    state,
+    i18n: createI18n(state.lang),
+    rt: newRuntime(),
+    worker,
+    render,
+    /** The sections by name (main.js fills it): data, training, experiments, maps, generation, checkpoints. */
+    sections: {},
+    /** The last hash the page wrote or read (a hashchange to it is the page's own). */
+    lastHash: location.hash,
+    t: (k, p) => ctx.i18n.t(k, p),
+
+    /** A new state (a link): its language's translator with it. */
+    setState(s) {
+      ctx.state = s;
+      ctx.i18n = createI18n(s.lang);
+    },
+
+    /** The experiments' worker client, started on first use. */
+    expWorker() {
+      expWorker ??= startExpWorker();
+      return expWorker;
+    },
+
+    /**
+     * validate(state), remembered while the fields, the task and the text are the same: the page
+     * asks several times per keystroke, and a long text costs a pass over it each time.
+     */
+    validated() {
+      const s = ctx.state;
+      const key = JSON.stringify([s.fields, s.task, s.mask, s.softmax]);
+      if (lastValid.key !== key || lastValid.text !== s.text) lastValid = { key, text: s.text, result: validate(s) };
+      return lastValid.result;
+    },
+
+    /** The core's facts about a built-in task (example, alphabet, loss floor), or null. */
+    taskInfo(name = ctx.state.task) {
+      return ctx.rt.tasks.find((x) => x.name === name) ?? null;
+    },
+
+    /** The maps' prompt in the field's form: the learner's, else the task's default. */
+    mapsPrompt: () => ctx.state.prompt || defaultPrompt(ctx),
+    /** The generation's prompt in the field's form: the learner's, else the task's default. */
+    genPrompt: () => ctx.state.gen_prompt || defaultGenPrompt(ctx),
+
+    /** The samples during training: the generation's prompt, every N steps. */
+    sampleSpec(values) {
+      return { prompt: fromField(ctx.genPrompt()), every: values.sample_every };
+    },
+
+    /** The run the form describes, as a key ('invalid' when it describes none). */
+    specKey() {
+      const v = ctx.validated();
+      if (!v.ok) return 'invalid';
+      const spec = runSpec(ctx.state, v.values);
+      return JSON.stringify({ ...spec, text: spec.text ? spec.text.length + spec.text.slice(0, 64) : undefined });
+    },
+
+    /** The form changed: its messages, the training section (the Start button, "changed"), the link. */
+    formChanged() {
+      ctx.sections.data.refresh();
+      ctx.sections.training.refresh();
+      ctx.writeHash();
+    },
+
+    /** Every section that depends on the run (cheap: each writes only what changed). */
+    refreshRun() {
+      for (const k of ['training', 'maps', 'generation', 'checkpoints']) ctx.sections[k].refresh();
+    },
+
+    /** Writes the state into the link (replaceState, at most one write per 150 ms of typing). */
+    writeHash() {
+      clearTimeout(hashTimer);
+      hashTimer = setTimeout(() => {
+        const h = encodeHash(ctx.state);
+        if (h === location.hash || (!h && !location.hash)) return;
+        ctx.lastHash = h;
+        history.replaceState(history.state, '', h || `${location.pathname}${location.search}`);
+      }, 150);
+    },
+
+    /** The page's link with the current state. */
+    linkUrl: () => `${location.href.split('#')[0]}${encodeHash(ctx.state)}`,
+  };
+  return ctx;
+}
+
+/**
+ * The default prompts: the task's example (maps), and its example up to '=' (generation), each
+ * after a newline: the tasks are lines, and a model finds where a line starts by its '\n' (without
+ * one, a copy model has no start to copy from).
+ */
+function defaultPrompt(ctx) {
+  const s = ctx.state;
+  if (s.task === 'text') return toField([...s.text].slice(0, 16).join(''));
+  const ex = ctx.taskInfo()?.example ?? '';
+  return ex ? NEWLINE_MARK + ex : '';
+}
+
+function defaultGenPrompt(ctx) {
+  const s = ctx.state;
+  if (s.task === 'text') return toField([...s.text].slice(0, 8).join(''));
+  const ex = ctx.taskInfo()?.example ?? '';
+  const eq = ex.indexOf('=');
+  return NEWLINE_MARK + (eq > 0 ? ex.slice(0, eq + 1) : ex.slice(0, Math.ceil(ex.length / 2)));
+}

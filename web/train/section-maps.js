@@ -1,0 +1,93 @@
+// section-maps.js — the training page's "attention maps" section (#tr-maps-section): a prompt
+// (the task's example by default), and the trained model's attention maps for it, one per layer
+// and head, each a link to the Attention Stepper (maps.js draws them). The prompt is checked here
+// (a model, not empty, at most the stepper's STEPPER_MAX_ROWS characters); the core checks the
+// rest (characters the model never saw) and its message goes beside the prompt.
+//
+// Interface (every section's: a class made with the page's context): render() → its element;
+// refresh(). Also clear() (no maps) and followTask() (a prompt that was the task's default follows
+// a new task).
+import { STEPPER_MAX_ROWS, codePoints } from './config.js';
+import { el, statusLine } from '../ui.js';
+import { MapsView } from './maps.js';
+import { Section } from './section.js';
+import { button, promptField, refreshFieldError, fromField, idEl } from './fields.js';
+
+export class MapsSection extends Section {
+  /** @param {object} ctx the page's context (context.js) */
+  constructor(ctx) {
+    super(ctx);
+    this.view = null; // one view for the page's life: a render gives it the new box and the new words
+  }
+
+  render() {
+    const { t } = this.ctx;
+    const s = this.newCard({ id: 'tr-maps-section', cls: 'tr-card tr-maps', title: t('maps.title'), headingId: 'tr-maps-h', lede: t('maps.lede') });
+    const { dom } = this;
+    const p = promptField(this.ctx, 'prompt', this.ctx.mapsPrompt(), () => this.show(), t('h.prompt', { max: STEPPER_MAX_ROWS }));
+    dom.prompt = p.input;
+    dom.button = button(t('maps.show'), 'maps', () => this.show(), 'aps-btn aps-btn-primary');
+    p.row.append(dom.button);
+    dom.status = statusLine('tr-maps-status');
+    dom.box = idEl('tr-maps-box', 'div', 'tr-maps-box');
+    s.append(p.row, p.err, p.hint, dom.status, dom.box);
+    const opts = { t, lang: this.ctx.state.lang };
+    if (!this.view) this.view = new MapsView(dom.box, opts);
+    else { this.view.root = dom.box; this.view.opts = opts; this.view.result = null; }
+    return s;
+  }
+
+  /** The message beside the prompt (an action's: rt.errors.prompt). */
+  fail(msg) {
+    this.rt.errors.prompt = msg;
+    refreshFieldError(this.ctx, 'prompt');
+  }
+
+  /** The trained model's attention maps for the prompt, from the worker. */
+  async show() {
+    const { rt } = this;
+    const { t } = this.ctx;
+    const prompt = fromField(this.ctx.mapsPrompt());
+    delete rt.errors.prompt;
+    if (!rt.info) { this.fail(t('maps.noModel')); return; }
+    if (!prompt) { this.fail(t('err.promptEmpty')); return; }
+    const n = codePoints(prompt, STEPPER_MAX_ROWS + 2);
+    if (n > STEPPER_MAX_ROWS) { this.fail(t('err.promptLong', { max: STEPPER_MAX_ROWS })); return; }
+    this.dom.status.textContent = t('maps.computing');
+    try {
+      const r = await this.ctx.worker.call('maps', { run: 'main', prompt });
+      rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt };
+      this.refresh();
+    } catch (e) {
+      this.dom.status.textContent = '';
+      this.fail(e.message);
+    }
+  }
+
+  refresh() {
+    const { rt, dom } = this;
+    if (!dom.button) return;
+    const { t } = this.ctx;
+    dom.button.disabled = !rt.info;
+    refreshFieldError(this.ctx, 'prompt');
+    if (!rt.maps) {
+      dom.status.textContent = rt.info ? t('maps.ready') : t('maps.noModel');
+      this.view.clear();
+      return;
+    }
+    const m = rt.maps;
+    dom.status.textContent = t('maps.shown', { step: m.step, T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
+    if (this.view.result !== m) this.view.show(m, m.mask);
+  }
+
+  /** No maps (the run was reset). */
+  clear() {
+    this.view?.clear();
+  }
+
+  /** A prompt that was the task's default follows a new task. */
+  followTask() {
+    if (!this.ctx.state.prompt && this.dom.prompt) this.dom.prompt.value = this.ctx.mapsPrompt();
+  }
+}
+

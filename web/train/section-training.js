@@ -1,0 +1,316 @@
+// section-training.js — the training page's "training" section (#tr-training): Start, Pause,
+// Resume and Reset of the main run in the worker; its status, the note that the form has changed
+// since the model was made, the alert (a divergence in the core's words, or another message),
+// the figures (step, loss, validation loss, tokens/s, time), the live loss chart and the samples.
+//
+// Interface (every section's: a class made with the page's context): render() → its element;
+// mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
+// (the main worker's events: progress, a run stopped by an error, a crash), start(), pause(),
+// resume(), reset(), resetRun() (forgets the run's curves and figures) and chartPoints() (for
+// tests).
+import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
+import { el, statusLine, setText, hide } from '../ui.js';
+import { LossChart } from './chart.js';
+import { Section } from './section.js';
+import { button, buttonBar, fmtInt, fmtLoss, fmtTime, idEl } from './fields.js';
+
+const STATS = ['step', 'loss', 'val', 'tps', 'elapsed'];
+
+export class TrainingSection extends Section {
+  /** @param {object} ctx the page's context (context.js) */
+  constructor(ctx) {
+    super(ctx);
+    this.worker = ctx.worker;
+    this.refreshQueued = false;
+    this.runEnded = false; // a message since the last refresh ended the run: every section must hear of it
+  }
+
+  render() {
+    const { t } = this.ctx;
+    const s = this.newCard({ id: 'tr-training', cls: 'tr-card tr-training', title: t('train.title'), headingId: 'tr-train-h' });
+    const { dom } = this;
+    dom.start = button(t('train.start'), 'start', () => this.start(), 'aps-btn aps-btn-primary');
+    dom.pause = button(t('train.pause'), 'pause', () => this.pause());
+    dom.resume = button(t('train.resume'), 'resume', () => this.resume());
+    dom.reset = button(t('train.reset'), 'reset', () => this.reset());
+    dom.status = statusLine('tr-status');
+    dom.changed = idEl('tr-changed', 'p', 'tr-note');
+    dom.alert = idEl('tr-alert', 'div', 'tr-alert');
+    dom.alert.setAttribute('role', 'alert');
+    const stats = idEl('tr-stats', 'dl', 'tr-stats');
+    dom.stats = {};
+    for (const k of STATS) {
+      const d = el('div', 'tr-stat');
+      d.dataset.stat = k;
+      const dd = el('dd', '', '—');
+      d.append(el('dt', '', t(`stat.${k}`)), dd);
+      dom.stats[k] = dd;
+      stats.append(d);
+    }
+    const fig = el('figure', 'tr-chart-fig');
+    dom.chartBox = idEl('tr-chart', 'div', 'tr-chart');
+    dom.chartEmpty = el('p', 'tr-chart-empty', t('chart.empty'));
+    fig.append(dom.chartEmpty, dom.chartBox, el('figcaption', 'aps-hint', t('chart.caption')));
+    const samples = el('div', 'tr-samples');
+    dom.samples = idEl('tr-samples', 'ol', 'tr-sample-list');
+    dom.samplesHint = el('p', 'aps-hint', '');
+    samples.append(el('h3', 'tr-h3', t('samples.title')), dom.samplesHint, dom.samples);
+    s.append(buttonBar(dom.start, dom.pause, dom.resume, dom.reset), dom.status, dom.changed, dom.alert, stats, fig, samples);
+    return s;
+  }
+
+  /** The chart, once its box is in the document (it measures its width). */
+  mounted() {
+    this.chart = new LossChart(this.dom.chartBox, { runs: [{ label: this.ctx.t('chart.run') }], t: this.ctx.t });
+    this.updateChart();
+  }
+
+  /** The chart follows the run's curve. */
+  updateChart() {
+    this.chart?.set(0, this.rt.series);
+  }
+
+  /** The first field at fault, in the page's order. */
+  firstError(v) {
+    const order = ['task', 'text', ...MODEL_FIELDS, 'model', ...TRAIN_FIELDS];
+    return order.find((k) => v.errors[k] || this.rt.errors[k]);
+  }
+
+  /** Start (or Restart): a new run from the form, trained in the worker. */
+  async start() {
+    const { rt } = this;
+    const { t } = this.ctx;
+    if (rt.status === 'starting') return;
+    const v = this.ctx.validated();
+    if (!v.ok) {
+      this.ctx.sections.data.refresh();
+      const k = this.firstError(v);
+      rt.message = { kind: 'error', text: t('train.fixFirst') };
+      this.refresh();
+      document.getElementById(`tr-f-${k === 'model' ? 'n_embd' : k}`)?.focus();
+      return;
+    }
+    this.resetRun();
+    rt.status = 'starting';
+    rt.message = null;
+    this.refresh();
+    const spec = runSpec(this.ctx.state, v.values);
+    try {
+      const info = await this.worker.call('create', { run: 'main', spec, sample: this.ctx.sampleSpec(v.values) });
+      rt.info = info;
+      rt.runSpecKey = this.ctx.specKey();
+      rt.steps = info.steps;
+      rt.step = info.step;
+      rt.series.valSteps.push(info.step);
+      rt.series.val.push(info.val_loss);
+      rt.lastVal = info.val_loss;
+      rt.loadedFrom = '';
+      this.updateChart();
+      await this.worker.call('start', { runs: ['main'] });
+      rt.status = 'training';
+    } catch (e) {
+      rt.status = 'idle';
+      this.showCoreError(e);
+    }
+    this.ctx.refreshRun();
+  }
+
+  /** The core's message beside its field when the page has one, else in the section's alert. */
+  showCoreError(e) {
+    const { rt } = this;
+    const { t } = this.ctx;
+    const map = { n_layer: 'n_layer', n_head: 'n_head', n_embd: 'n_embd', block_size: 'block_size', lr: 'lr', batch_size: 'batch_size',
+      steps: 'steps', seed: 'seed', eval_interval: 'eval_interval', text: 'text', task: 'task', n_chars: 'task' };
+    const field = map[e.field];
+    if (field && document.getElementById(`tr-err-${field}`)) {
+      rt.errors[field] = e.message;
+      this.ctx.sections.data.refresh();
+      rt.message = { kind: 'error', text: t('train.coreRefused') };
+      document.getElementById(`tr-f-${field}`)?.focus();
+    } else {
+      rt.message = { kind: 'error', text: e.message };
+    }
+  }
+
+  /** Pauses the run in the worker (a run that ended meanwhile stays ended). */
+  async pause() {
+    const { rt } = this;
+    if (rt.status !== 'training') return;
+    await this.worker.call('pause', { runs: ['main'] }).catch(() => {});
+    if (rt.status === 'training') rt.status = 'paused';
+    this.ctx.refreshRun();
+  }
+
+  /** Resumes a paused run, with the samples' prompt as the form says now. */
+  async resume() {
+    const { rt } = this;
+    if (rt.status !== 'paused') return;
+    try {
+      await this.worker.call('set_sample', { run: 'main', sample: this.ctx.sampleSpec(this.ctx.validated().values) });
+      await this.worker.call('start', { runs: ['main'] });
+      rt.status = 'training';
+      this.ctx.sections.generation.stop();
+    } catch (e) {
+      rt.message = { kind: 'error', text: e.message };
+    }
+    this.ctx.refreshRun();
+  }
+
+  /** Frees the run: no model, no curve, no maps, no generation. */
+  async reset() {
+    const { rt } = this;
+    await this.worker.call('free', { run: 'main' }).catch(() => {});
+    this.resetRun();
+    rt.status = 'idle';
+    rt.message = null;
+    rt.maps = null;
+    this.ctx.sections.maps.clear();
+    this.ctx.sections.generation.reset();
+    this.ctx.refreshRun();
+  }
+
+  /** Forgets the run: its info, curves, figures and samples. */
+  resetRun() {
+    const { rt } = this;
+    rt.info = null;
+    rt.series = { steps: [], train: [], valSteps: [], val: [], divergedAt: null };
+    rt.step = 0;
+    rt.steps = 0;
+    rt.elapsed = 0;
+    rt.tps = 0;
+    rt.lastLoss = null;
+    rt.lastVal = null;
+    rt.divergence = '';
+    rt.samples = [];
+    rt.runSpecKey = '';
+    this.updateChart();
+  }
+
+  /** The main worker's events. */
+  onMessage(m) {
+    const { rt } = this;
+    if (m.event === 'progress') this.onProgress(m);
+    else if (m.event === 'stopped' && m.run === 'main' && m.reason === 'error') {
+      rt.status = 'paused';
+      rt.message = { kind: 'error', text: m.error?.message ?? 'error' };
+      this.refresh();
+    } else if (m.event === 'crash') {
+      rt.status = 'error';
+      rt.message = { kind: 'error', text: m.message };
+      this.refresh();
+    }
+  }
+
+  /** A chunk of steps: the curve and the figures now, the DOM once a frame. */
+  onProgress(m) {
+    const { rt } = this;
+    if (m.run !== 'main') return;
+    const s = rt.series;
+    for (let k = 0; k < m.losses.length; k++) {
+      s.steps.push(m.first + k + 1); // step k is the k-th update (counted from 1, as the core's messages)
+      s.train.push(m.losses[k]);
+    }
+    if (m.val != null) { s.valSteps.push(m.step); s.val.push(m.val); rt.lastVal = m.val; }
+    if (m.losses.length) rt.lastLoss = m.losses[m.losses.length - 1];
+    rt.step = m.step;
+    rt.steps = m.steps;
+    rt.elapsed = m.elapsed;
+    rt.tps = m.tokens_per_sec;
+    if (m.sample) rt.samples.unshift(m.sample);
+    if (rt.samples.length > 8) rt.samples.length = 8;
+    if (m.diverged) {
+      s.divergedAt = m.first + m.losses.length;
+      rt.divergence = m.divergence;
+      rt.status = 'diverged';
+    } else if (m.done) rt.status = 'done';
+    if (rt.info) rt.info.step = m.step;
+    this.updateChart();
+    // Several messages can arrive before the frame: the refresh reads what they left, not the first one.
+    if (m.done || m.diverged) this.runEnded = true;
+    if (!this.refreshQueued) {
+      this.refreshQueued = true;
+      requestAnimationFrame(() => {
+        this.refreshQueued = false;
+        const ended = this.runEnded;
+        this.runEnded = false;
+        if (ended) this.ctx.refreshRun(); else this.refresh();
+      });
+    }
+  }
+
+  refresh() {
+    const { rt, dom } = this;
+    if (!dom.start) return;
+    const { t } = this.ctx;
+    const st = rt.status;
+    const valid = this.ctx.validated().ok;
+    this.ctx.app.dataset.train = st;
+    dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training';
+    dom.start.textContent = rt.info ? t('train.restart') : t('train.start');
+    dom.pause.disabled = st !== 'training';
+    dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
+    dom.reset.disabled = !rt.info || st === 'starting';
+    const texts = {
+      loading: t('status.loading'), idle: valid ? t('status.idle') : t('status.invalid'), starting: t('status.starting'),
+      training: t('status.training', { step: rt.step, steps: rt.steps }), paused: t('status.paused', { step: rt.step, steps: rt.steps }),
+      done: t('status.done', { steps: rt.step }), diverged: t('status.diverged', { step: rt.series.divergedAt ?? rt.step }), error: t('status.error'),
+    };
+    const statusText = (rt.loadedFrom && (st === 'paused' || st === 'done')) ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
+    setText(dom.status, statusText);
+    dom.status.dataset.status = st;
+    // the form has changed since the model was made
+    const changed = rt.info && rt.runSpecKey && this.ctx.specKey() !== rt.runSpecKey;
+    dom.changed.textContent = changed ? t('train.changed') : '';
+    dom.changed.hidden = !changed;
+    // alert: divergence (the core's words) or another message
+    const alertSig = JSON.stringify([st === 'diverged' ? rt.divergence : '', rt.message, this.ctx.state.lang]);
+    if (dom.alert.dataset.sig !== alertSig) this.refreshAlert(st, alertSig);
+    this.refreshStats();
+  }
+
+  /** The alert: a divergence in the core's words, or the page's message. */
+  refreshAlert(st, sig) {
+    const { rt, dom } = this;
+    const { t } = this.ctx;
+    dom.alert.dataset.sig = sig;
+    dom.alert.replaceChildren();
+    if (st === 'diverged' && rt.divergence) {
+      dom.alert.append(el('strong', '', t('train.divergedTitle', { step: rt.series.divergedAt })), el('p', 'tr-core-msg', rt.divergence));
+      dom.alert.className = 'tr-alert is-error';
+    } else if (rt.message) {
+      dom.alert.append(el('p', '', rt.message.text));
+      dom.alert.className = `tr-alert is-${rt.message.kind}`;
+    } else dom.alert.className = 'tr-alert';
+    dom.alert.hidden = !dom.alert.firstChild;
+  }
+
+  /** The figures, the empty chart's note and the samples (DOM work only when they changed). */
+  refreshStats() {
+    const { rt, dom } = this;
+    const { t } = this.ctx;
+    hide(dom.chartEmpty, !(rt.series.steps.length === 0 && rt.series.valSteps.length === 0));
+    const S = dom.stats;
+    setText(S.step, rt.info ? `${fmtInt(rt.step)} / ${fmtInt(rt.steps)}` : '—');
+    setText(S.loss, fmtLoss(rt.lastLoss));
+    setText(S.val, fmtLoss(rt.lastVal));
+    setText(S.tps, rt.tps ? fmtInt(rt.tps) : '—');
+    setText(S.elapsed, rt.info ? fmtTime(rt.elapsed) : '—');
+    // samples
+    const v = this.ctx.validated();
+    setText(dom.samplesHint, v.values.sample_every ? t('samples.hint', { every: v.values.sample_every, prompt: this.ctx.genPrompt() }) : t('samples.off'));
+    const sig = rt.samples.length ? `${rt.samples.length}:${rt.samples[0].step}:${this.ctx.state.lang}` : '';
+    if (dom.samples.dataset.sig === sig) return; // the samples have not changed: no DOM work
+    dom.samples.dataset.sig = sig;
+    const items = rt.samples.map((smp) => {
+      const li = el('li', 'tr-sample');
+      li.append(el('span', 'tr-sample-step', t('samples.step', { step: smp.step })));
+      const code = el('code', 'tr-mono');
+      if (smp.error) code.append(el('span', 'tr-err-text', smp.error));
+      else code.append(el('span', 'tr-sample-prompt', smp.prompt.replace(/\n/g, '↵')), el('span', 'tr-sample-new', smp.text.replace(/\n/g, '↵')));
+      li.append(code);
+      return li;
+    });
+    dom.samples.replaceChildren(...items);
+  }
+}
+
