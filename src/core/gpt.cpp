@@ -236,7 +236,7 @@ void GPT::reserve(int B, int T) {
   probs_ = take(BT * V);
   losses_ = take(BT);
 
-  const int64_t scratch = static_cast<int64_t>(kernels::attention_backward_scratch(B, T, int(C), int(NH)));
+  const int64_t scratch = static_cast<int64_t>(kernels::attention_backward_scratch_max(B, T, int(C), int(NH)));
   grad_buffer_.assign(sz(3 * BT * C + BT * 3 * C + 2 * BT * 4 * C + BT * V + scratch), 0.0f);
   p = grad_buffer_.data();
   d_residual_ = take(BT * C);
@@ -277,29 +277,30 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   std::copy(ids, ids + BT, ids_.begin());
   if (targets) std::copy(targets, targets + BT, targets_.begin());
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
-  kernels::encoder_forward(encoded_, ids_.data(), p_.wte, p_.wpe, B, T, C);  // (B, T, C)
+  k.encoder_forward(encoded_, ids_.data(), p_.wte, p_.wpe, B, T, C);  // (B, T, C)
   const float* residual = encoded_;
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
     BlockActs& a = acts_[sz(l)];
-    kernels::layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C);
-    kernels::matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);     // (B, T, 3C)
-    kernels::attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);               // (B, T, C)
-    kernels::matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
-    kernels::residual_forward(a.residual2, residual, a.residual2, BT * C);            // x + attn(…)
-    kernels::layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C);
-    kernels::matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);         // (B, T, 4C)
-    kernels::gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
-    kernels::matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
-    kernels::residual_forward(a.residual3, a.residual2, a.residual3, BT * C);         // x + mlp(…)
+    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C);
+    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);     // (B, T, 3C)
+    k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);               // (B, T, C)
+    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
+    k.residual_forward(a.residual2, residual, a.residual2, BT * C);            // x + attn(…)
+    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C);
+    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);         // (B, T, 4C)
+    k.gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
+    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
+    k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);         // x + mlp(…)
     residual = a.residual3;
   }
-  kernels::layernorm_forward(ln_f_, ln_f_mean_, ln_f_rstd_, residual, p_.ln_f_w, p_.ln_f_b, BT, C);
-  kernels::matmul_forward(logits_, ln_f_, p_.wte, nullptr, BT, C, V);                 // (B, T, V)
+  k.layernorm_forward(ln_f_, ln_f_mean_, ln_f_rstd_, residual, p_.ln_f_w, p_.ln_f_b, BT, C);
+  k.matmul_forward(logits_, ln_f_, p_.wte, nullptr, BT, C, V);                 // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
-  kernels::crossentropy_forward(losses_, probs_, logits_, targets_.data(), BT, V);
+  k.crossentropy_forward(losses_, probs_, logits_, targets_.data(), BT, V);
   // The mean in float, summed in order (as autograd's cross_entropy).
   float sum = 0.0f;
   for (int i = 0; i < BT; ++i) sum += losses_[i];
@@ -313,18 +314,18 @@ void GPT::backward() {
     throw InputError("backward needs a forward pass with targets first", "targets");
   const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
   auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
 
   // loss = mean(losses): each row's dloss is 1/(B·T)
   zero(d_logits_, int64_t(BT) * V);
-  kernels::crossentropy_backward(d_logits_, probs_, targets_.data(), 1.0f / static_cast<float>(BT), BT, V);
+  k.crossentropy_backward(d_logits_, probs_, targets_.data(), 1.0f / static_cast<float>(BT), BT, V);
   // logits = ln_f · wteᵀ (the tied lm_head)
   zero(d_ln_, int64_t(BT) * C);
-  kernels::matmul_backward(d_ln_, g_.wte, nullptr, d_logits_, ln_f_, p_.wte, BT, C, V);
+  k.matmul_backward(d_ln_, g_.wte, nullptr, d_logits_, ln_f_, p_.wte, BT, C, V);
   const float* last = config_.n_layer ? acts_.back().residual3 : encoded_;
   zero(d_residual_, int64_t(BT) * C);
-  kernels::layernorm_backward(d_residual_, g_.ln_f_w, g_.ln_f_b, d_ln_, last, p_.ln_f_w, ln_f_mean_, ln_f_rstd_, BT,
-                              C);
+  k.layernorm_backward(d_residual_, g_.ln_f_w, g_.ln_f_b, d_ln_, last, p_.ln_f_w, ln_f_mean_, ln_f_rstd_, BT, C);
 
   for (int l = config_.n_layer - 1; l >= 0; --l) {
     const BlockParams& w = p_.h[sz(l)];
@@ -334,27 +335,27 @@ void GPT::backward() {
     // d_residual_ holds ∂L/∂residual3. residual3 = residual2 + mlp.c_proj(fch_gelu): the
     // projection's output gradient is d_residual_ itself, and it flows on to residual2 unchanged.
     zero(d_fch_gelu_, int64_t(BT) * 4 * C);
-    kernels::matmul_backward(d_fch_gelu_, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_residual_, a.fch_gelu,
-                             w.mlp_c_proj_w, BT, 4 * C, C);
+    k.matmul_backward(d_fch_gelu_, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_residual_, a.fch_gelu, w.mlp_c_proj_w, BT,
+                      4 * C, C);
     zero(d_fch_, int64_t(BT) * 4 * C);
-    kernels::gelu_backward(d_fch_, a.fch, d_fch_gelu_, BT * 4 * C);
+    k.gelu_backward(d_fch_, a.fch, d_fch_gelu_, BT * 4 * C);
     zero(d_ln_, int64_t(BT) * C);
-    kernels::matmul_backward(d_ln_, dw.c_fc_w, dw.c_fc_b, d_fch_, a.ln_2, w.c_fc_w, BT, C, 4 * C);
+    k.matmul_backward(d_ln_, dw.c_fc_w, dw.c_fc_b, d_fch_, a.ln_2, w.c_fc_w, BT, C, 4 * C);
     // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
-    kernels::layernorm_backward(d_residual_, dw.ln_2_w, dw.ln_2_b, d_ln_, a.residual2, w.ln_2_w, a.ln_2_mean,
-                                a.ln_2_rstd, BT, C);
+    k.layernorm_backward(d_residual_, dw.ln_2_w, dw.ln_2_b, d_ln_, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd,
+                         BT, C);
     // residual2 = residual + attn.c_proj(atty)
     zero(d_atty_, int64_t(BT) * C);
-    kernels::matmul_backward(d_atty_, dw.attn_c_proj_w, dw.attn_c_proj_b, d_residual_, a.atty, w.attn_c_proj_w, BT,
-                             C, C);
+    k.matmul_backward(d_atty_, dw.attn_c_proj_w, dw.attn_c_proj_b, d_residual_, a.atty, w.attn_c_proj_w, BT, C,
+                      C);
     zero(d_qkv_, int64_t(BT) * 3 * C);
-    kernels::attention_backward(d_qkv_, d_scratch_, d_atty_, a.qkv, a.att, B, T, C, NH, opt);
+    k.attention_backward(d_qkv_, d_scratch_, d_atty_, a.qkv, a.att, B, T, C, NH, opt);
     zero(d_ln_, int64_t(BT) * C);
-    kernels::matmul_backward(d_ln_, dw.c_attn_w, dw.c_attn_b, d_qkv_, a.ln_1, w.c_attn_w, BT, C, 3 * C);
-    kernels::layernorm_backward(d_residual_, dw.ln_1_w, dw.ln_1_b, d_ln_, residual, w.ln_1_w, a.ln_1_mean,
-                                a.ln_1_rstd, BT, C);
+    k.matmul_backward(d_ln_, dw.c_attn_w, dw.c_attn_b, d_qkv_, a.ln_1, w.c_attn_w, BT, C, 3 * C);
+    k.layernorm_backward(d_residual_, dw.ln_1_w, dw.ln_1_b, d_ln_, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd,
+                         BT, C);
   }
-  kernels::encoder_backward(g_.wte, g_.wpe, d_residual_, ids_.data(), B, T, C);
+  k.encoder_backward(g_.wte, g_.wpe, d_residual_, ids_.data(), B, T, C);
 }
 
 // ---------------------------------------------------------------- the KV cache
@@ -396,28 +397,29 @@ const float* GPT::cache_step(int token) {
   const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size;
   const int pos = cache_len_;  // the stepper's base: the number of cached positions
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
   // Position pos alone, with the same kernels as the full forward (N = 1 row).
-  kernels::encoder_forward(c_x_, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
+  k.encoder_forward(c_x_, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
     float* k_cache = cache_k_.data() + int64_t(l) * S * C;
     float* v_cache = cache_v_.data() + int64_t(l) * S * C;
-    kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_1_w, w.ln_1_b, 1, C);
-    kernels::matmul_forward(c_qkv_, c_ln_, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
+    k.layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_1_w, w.ln_1_b, 1, C);
+    k.matmul_forward(c_qkv_, c_ln_, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
     std::memcpy(k_cache + int64_t(pos) * C, c_qkv_ + C, sizeof(float) * sz(C));
     std::memcpy(v_cache + int64_t(pos) * C, c_qkv_ + 2 * C, sizeof(float) * sz(C));
     float* att = c_att_ + int64_t(l) * NH * S;
-    kernels::attention_decode(c_atty_, att, c_qkv_, k_cache, v_cache, pos, C, NH, opt);
-    kernels::matmul_forward(c_proj_, c_atty_, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
-    kernels::residual_forward(c_x_, c_x_, c_proj_, C);
-    kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_2_w, w.ln_2_b, 1, C);
-    kernels::matmul_forward(c_fch_, c_ln_, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
-    kernels::gelu_forward(c_fch_, c_fch_, 4 * C);
-    kernels::matmul_forward(c_proj_, c_fch_, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
-    kernels::residual_forward(c_x_, c_x_, c_proj_, C);
+    k.attention_decode(c_atty_, att, c_qkv_, k_cache, v_cache, pos, C, NH, opt);
+    k.matmul_forward(c_proj_, c_atty_, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
+    k.residual_forward(c_x_, c_x_, c_proj_, C);
+    k.layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_2_w, w.ln_2_b, 1, C);
+    k.matmul_forward(c_fch_, c_ln_, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
+    k.gelu_forward(c_fch_, c_fch_, 4 * C);
+    k.matmul_forward(c_proj_, c_fch_, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
+    k.residual_forward(c_x_, c_x_, c_proj_, C);
   }
-  kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, p_.ln_f_w, p_.ln_f_b, 1, C);
-  kernels::matmul_forward(c_logits_, c_ln_, p_.wte, nullptr, 1, C, V);
+  k.layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, p_.ln_f_w, p_.ln_f_b, 1, C);
+  k.matmul_forward(c_logits_, c_ln_, p_.wte, nullptr, 1, C, V);
   cache_len_ = pos + 1;
   return c_logits_;
 }
