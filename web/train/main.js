@@ -12,6 +12,7 @@
 import {
   FIELDS, MODEL_FIELDS, TRAIN_FIELDS, SOURCES, MAX_TEXT_BYTES, STEPPER_MAX_ROWS, MAX_LINK_TEXT,
   defaultState, cleanState, validate, runSpec, encodeHash, decodeHash, applyPreset, presetOf, codePoints,
+  memorySpec, withMemory,
 } from './config.js';
 import { startWorker } from './client.js';
 import { createI18n, storedLang, storeLang } from './i18n.js';
@@ -55,14 +56,36 @@ let mapsView = null;
 let kvView = null;
 
 /**
- * validate(state), remembered while the fields, the task and the text are the same: the page asks
- * several times per keystroke, and a long text costs a pass over it each time.
+ * validate(state) with the core's memory answer (withMemory), remembered while the fields, the
+ * task and the text are the same: the page asks several times per keystroke, and a long text costs
+ * a pass over it each time. The core is in the worker: settings with a new memorySpec send one
+ * 'memory' request, and until it is answered the result is pending (not ok: Start waits).
  */
 let lastValid = { key: null, text: null, result: null };
+let memory = { key: null, answer: undefined }; // the worker's answer for the memorySpec `key`
 function validated() {
   const key = JSON.stringify([state.fields, state.task, state.mask, state.softmax]);
-  if (lastValid.key !== key || lastValid.text !== state.text) lastValid = { key, text: state.text, result: validate(state) };
+  if (lastValid.key !== key || lastValid.text !== state.text) {
+    const v = validate(state);
+    const spec = memorySpec(state, v);
+    const mkey = spec && JSON.stringify(spec);
+    if (mkey && mkey !== memory.key) askMemory(spec, mkey);
+    lastValid = { key, text: state.text, result: withMemory(v, spec, memory.answer) };
+  }
   return lastValid.result;
+}
+
+function askMemory(spec, key) {
+  const asked = { key, answer: undefined };
+  memory = asked;
+  worker.call('memory', { spec }).catch((e) => ({ error: { message: e.message, field: e.field } })).then((answer) => {
+    if (memory !== asked) return; // the settings changed since: a newer request is out
+    asked.answer = answer;
+    lastValid.key = null; // validate again, with the answer
+    refreshForm();
+    refreshTraining();
+    refreshExperiment();
+  });
 }
 
 function el(tag, cls, text) {
@@ -907,9 +930,10 @@ function refreshRun() {
 function refreshTraining() {
   if (!dom.start) return;
   const st = rt.status;
-  const valid = validated().ok;
+  const pending = validated().memory === 'pending'; // the core has not answered for these settings yet
+  const valid = validated().ok || pending;
   app.dataset.train = st;
-  dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training';
+  dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training' || pending;
   dom.start.textContent = rt.info ? t('train.restart') : t('train.start');
   dom.pause.disabled = st !== 'training';
   dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
@@ -1073,8 +1097,9 @@ function refreshExperiment() {
   if (!dom.expStatus) return;
   const ex = rt.exp;
   const running = ex && (ex.status === 'running' || ex.status === 'starting');
-  dom.expMask.disabled = running;
-  dom.expSoftmax.disabled = running;
+  const pending = validated().memory === 'pending';
+  dom.expMask.disabled = running || pending;
+  dom.expSoftmax.disabled = running || pending;
   dom.expStop.disabled = !running;
   app.dataset.exp = ex ? ex.status : 'none';
   let status = '';
