@@ -2,8 +2,8 @@
 // thread, float32. A benchmark, not a test: it prints numbers and never fails on them.
 //
 //   W1  attention forward, one head: Q, K, V of shape [T, 64], causal;
-//       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through the
-//       traced attention_forward (what the page runs: it keeps every step).  GFLOP/s at 4·T²·d.
+//       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through
+//       attention_trace (what the stepper runs: it keeps every step).  GFLOP/s at 4·T²·d.
 //       Then the GPT's kernels (kernels.h) on the same head: W1_attn_ref (reference tier, weights
 //       kept), W1_attn_fast (fast tier, weights kept: what training runs) and W1_attn_fastinfer
 //       (fast tier, fused, weights not kept: what inference runs). Q, K, V are the columns of one
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     in.V = v;
     ap::AttentionOptions opt;
     opt.causal = true;
-    auto traced = [&] { g_sink = ap::attention_forward(in, opt).out.data[0]; };
+    auto traced = [&] { g_sink = ap::attention_trace(in, opt).out.data[0]; };
     report("W1_attn_traced_T" + std::to_string(T), time_it(traced, trials, min_trial_s), 4.0 * T * T * d);
   }
 
