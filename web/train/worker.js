@@ -13,11 +13,12 @@
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
 // Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
-// info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until each is done, diverged or paused);
-// pause {runs}; free {run}; set_sample {run, sample}; info {run}; maps {run, prompt} → {tokens, T, n_layer, n_head,
-// weights (L,NH,T,T), specs [L][NH]}; gen_start {run, spec} / gen_next {run} → the core's step
-// info with logits, full_logits, cache_attention, cache_keys, cache_values; save {run} → {bytes};
-// load {run, bytes, text} → info (on failure the run that was there stays).
+// info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
+// each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
+// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH]};
+// gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
+// cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
+// (on failure the run that was there stays).
 import { loadGpt } from '../gpt.js';
 
 const CHUNK_MS = 60;
