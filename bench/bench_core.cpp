@@ -2,8 +2,8 @@
 // thread, float32. A benchmark, not a test: it prints numbers and never fails on them.
 //
 //   W1  attention forward, one head: Q, K, V of shape [T, 64], causal;
-//       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through the
-//       traced attention_forward (what the page runs: it keeps every step).  GFLOP/s at 4·T²·d.
+//       out = softmax(QKᵀ/√d + mask)·V — as kernels (what a fast path would run) and through
+//       attention_trace (what the stepper runs: it keeps every step).  GFLOP/s at 4·T²·d.
 //       Then the GPT's kernels (kernels.h) on the same head: W1_attn_ref (reference tier, weights
 //       kept), W1_attn_fast (fast tier, weights kept: what training runs) and W1_attn_fastinfer
 //       (fast tier, fused, weights not kept: what inference runs). Q, K, V are the columns of one
@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   std::printf("ap_bench: core kernels, float32, one thread (%s, %s), fast tier: %s\n", quick ? "quick" : "9 trials",
               bench::clock_name(), ap::kernels::fast::isa_name());
   namespace K = ap::kernels;
+  const K::Kernels& F = K::fast::current();  // the fast tier's table (the CPU's best ISA, or AP_FAST_ISA's)
 
   // W1: attention forward, one head, d = 64, causal.
   const int d = 64;
@@ -104,17 +105,17 @@ int main(int argc, char** argv) {
           qkv[static_cast<size_t>(t) * 3 * d + 2 * d + c] = v.data[static_cast<size_t>(t) * d + c];
         }
       const K::AttnOptions opt;  // strict causal mask, stable softmax
-      std::vector<float> scratch(K::attention_forward_infer_scratch(1, T, d, 1));
+      std::vector<float> scratch(K::attention_forward_infer_scratch_max(1, T, d, 1));
       auto ref = [&] {
-        K::reference::attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
+        K::reference.attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
         g_sink = out[0];
       };
       auto fast = [&] {
-        ap::kernels::fast::attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
+        F.attention_forward(out.data(), att.data(), qkv.data(), 1, T, d, 1, opt);
         g_sink = out[0];
       };
       auto infer = [&] {
-        ap::kernels::fast::attention_forward_infer(out.data(), scratch.data(), qkv.data(), 1, T, d, 1, opt);
+        F.attention_forward_infer(out.data(), scratch.data(), qkv.data(), 1, T, d, 1, opt);
         g_sink = out[0];
       };
       report("W1_attn_ref_T" + std::to_string(T), time_it(ref, trials, min_trial_s), 4.0 * T * T * d);
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
     in.V = v;
     ap::AttentionOptions opt;
     opt.causal = true;
-    auto traced = [&] { g_sink = ap::attention_forward(in, opt).out.data[0]; };
+    auto traced = [&] { g_sink = ap::attention_trace(in, opt).out.data[0]; };
     report("W1_attn_traced_T" + std::to_string(T), time_it(traced, trials, min_trial_s), 4.0 * T * T * d);
   }
 
@@ -146,11 +147,11 @@ int main(int argc, char** argv) {
     };
     report("W2_matmul_n" + std::to_string(n), time_it(mm, trials, min_trial_s), 2.0 * n * n * n);
     auto ref = [&] {
-      K::reference::matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
+      K::reference.matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
       g_sink = c[0];
     };
     auto fast = [&] {
-      ap::kernels::fast::matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
+      F.matmul_forward(c.data(), a.ptr(), b.ptr(), nullptr, n, n, n);
       g_sink = c[0];
     };
     report("W2_matmul_ref_n" + std::to_string(n), time_it(ref, trials, min_trial_s), 2.0 * n * n * n);

@@ -1,5 +1,5 @@
 // test_api_json.cpp — the JSON face (api.h): trace_json (identity spec as strings and arrays,
-// every documented key of the result, agreement with attention_forward to the bit, seeds,
+// every documented key of the result, agreement with attention_trace to the bit, seeds,
 // empty/overflow rows, non-finite strings), the {"ok":false,...} error shape for bad matrices,
 // malformed JSON, wrong types, unknown values and keys, parse_matrix_json, random_matrix_json,
 // causal_mask_json, softmax_json, version, and that output numbers are the shortest text that
@@ -223,7 +223,7 @@ TEST_CASE("trace_json: the result has every documented key", "[api]") {
   CHECK(t["warnings"].is_array());
 }
 
-TEST_CASE("trace_json agrees with attention_forward to the bit", "[api]") {
+TEST_CASE("trace_json agrees with attention_trace to the bit", "[api]") {
   std::string spec = R"({"x":"0.3 -1.2 0.7 2; 1.1 0.4 -0.6 0.2; -0.8 0.9 1.5 -0.3; 0.25 0.5 -1 1",
     "W_q":"0.1 0.2 0.3 0.4; -0.5 0.6 -0.7 0.8; 0.9 -1 1.1 -1.2; 0.13 0.14 -0.15 0.16",
     "W_k":"0.2 -0.1 0.4 0.3; 0.6 0.5 -0.8 0.7; -1 0.9 -1.2 1.1; 0.14 0.13 0.16 -0.15",
@@ -245,7 +245,7 @@ TEST_CASE("trace_json agrees with attention_forward to the bit", "[api]") {
   o.n_head = 2;
   o.causal = true;
   o.base = 1;
-  ap::AttentionTrace tr = ap::attention_forward(in, o);
+  ap::AttentionTrace tr = ap::attention_trace(in, o);
 
   CHECK(as_float(t["scale_factor"]) == tr.scale_factor);
   check_matrix_equals(t["mask"], tr.mask, "mask");

@@ -1,4 +1,4 @@
-// test_attention.cpp — causal_mask, attention_forward (trace shapes, every stage against an
+// test_attention.cpp — causal_mask, attention_trace (trace shapes, every stage against an
 // independent double-precision reference, tutorial identity example, multi-head = per-head runs,
 // KV-cache base = last rows of a full forward, inclusive-mask empty rows, naive overflow),
 // single_head_attention, split_heads/concat_heads, and every InputError path (field, row,
@@ -194,7 +194,7 @@ Caught catch_input_error(const std::function<void()>& fn) {
   } while (0)
 
 Caught run_error(const ap::AttentionInput& in, const ap::AttentionOptions& o) {
-  return catch_input_error([&] { ap::attention_forward(in, o); });
+  return catch_input_error([&] { ap::attention_trace(in, o); });
 }
 
 ap::AttentionInput qkv(ap::Tensor Q, ap::Tensor K, ap::Tensor V) {
@@ -266,7 +266,7 @@ TEST_CASE("tutorial identity example: 2x2 weights 0.6698/0.3302 and out == weigh
   in.W_q = I;
   in.W_k = I;
   in.W_v = I;
-  ap::AttentionTrace t = ap::attention_forward(in, ap::AttentionOptions{});
+  ap::AttentionTrace t = ap::attention_trace(in, ap::AttentionOptions{});
   const double p = 1.0 / (1.0 + std::exp(-1.0 / std::sqrt(2.0)));  // 0.669762…
   REQUIRE(t.weights.shape == ap::Shape{1, 2, 2});
   ap::Tensor w = t.weights.slice0(0);
@@ -313,7 +313,7 @@ TEST_CASE("trace shapes and sizes for several configurations", "[attention]") {
     o.n_head = c.H;
     o.base = c.base;
     o.causal = c.causal;
-    ap::AttentionTrace t = ap::attention_forward(in, o);
+    ap::AttentionTrace t = ap::attention_trace(in, o);
     const int d_out = c.W_o ? c.d_out : c.H * c.dv;
     CHECK(t.T == c.T);
     CHECK(t.T_total == Tt);
@@ -385,7 +385,7 @@ TEST_CASE("every stage of the trace matches an independent double-precision forw
     o.mask = c.mv;
     o.base = c.base;
     o.scale = c.scale;
-    ap::AttentionTrace t = ap::attention_forward(in, o);
+    ap::AttentionTrace t = ap::attention_trace(in, o);
     Ref r = reference(in, o);
     REQUIRE(t.T == r.T);
     REQUIRE(t.T_total == r.T_total);
@@ -420,7 +420,7 @@ TEST_CASE("trace stages are consistent with the ops they are named after", "[att
   o.n_head = H;
   o.causal = true;
   o.base = base;
-  ap::AttentionTrace t = ap::attention_forward(in, o);
+  ap::AttentionTrace t = ap::attention_trace(in, o);
   CHECK(t.q.data == ap::split_heads(in.Q, H).data);
   CHECK(t.k.data == ap::split_heads(in.K, H).data);
   CHECK(t.v.data == ap::split_heads(in.V, H).data);
@@ -451,7 +451,7 @@ TEST_CASE("multi-head attention equals each head run alone and concatenated", "[
     o.n_head = H;
     o.causal = causal;
     o.base = base;
-    ap::AttentionTrace all = ap::attention_forward(qkv(Q, K, V), o);
+    ap::AttentionTrace all = ap::attention_trace(qkv(Q, K, V), o);
     auto slice_cols = [](const ap::Tensor& m, int c0, int n) {
       ap::Tensor r({m.shape[0], n});
       for (int i = 0; i < m.shape[0]; ++i)
@@ -462,7 +462,7 @@ TEST_CASE("multi-head attention equals each head run alone and concatenated", "[
     o1.n_head = 1;
     for (int h = 0; h < H; ++h) {
       INFO("head " << h);
-      ap::AttentionTrace one = ap::attention_forward(
+      ap::AttentionTrace one = ap::attention_trace(
           qkv(slice_cols(Q, h * hd, hd), slice_cols(K, h * hd, hd), slice_cols(V, h * dv, dv)), o1);
       ap::Tensor w_all = all.weights.slice0(h), w_one = one.weights.slice0(0);
       for (size_t k = 0; k < w_all.data.size(); ++k) CHECK(w_all.data[k] == Approx(w_one.data[k]).margin(1e-6));
@@ -490,9 +490,9 @@ TEST_CASE("KV cache: with base > 0 the rows equal the last rows of a full causal
         o.n_head = H;
         o.causal = causal;
         o.mask = mv;
-        ap::AttentionTrace full = ap::attention_forward(in, o);
+        ap::AttentionTrace full = ap::attention_trace(in, o);
         o.base = base;
-        ap::AttentionTrace step = ap::attention_forward(in, o);
+        ap::AttentionTrace step = ap::attention_trace(in, o);
         const int T = Tt - base;
         REQUIRE(step.T == T);
         REQUIRE(step.T_total == Tt);
@@ -527,7 +527,7 @@ TEST_CASE("inclusive mask with base 0: row 0 is empty - zeros - reported - never
     o.n_head = H;
     o.causal = true;
     o.mask = ap::MaskVariant::inclusive;
-    ap::AttentionTrace t = ap::attention_forward(in, o);
+    ap::AttentionTrace t = ap::attention_trace(in, o);
     for (int h = 0; h < H; ++h) {
       for (int j = 0; j < T; ++j) CHECK(t.weights(h, 0, j) == 0.0f);
       for (int c = 0; c < 2; ++c) CHECK(t.context(h, 0, c) == 0.0f);
@@ -551,7 +551,7 @@ TEST_CASE("naive softmax with scores about 1000 reports overflow rows (and keeps
   ap::Tensor V = ap::Tensor::from_rows({{1, 2}, {3, 4}});
   ap::AttentionOptions o;
   o.stable_softmax = false;
-  ap::AttentionTrace t = ap::attention_forward(qkv(Q, K, V), o);
+  ap::AttentionTrace t = ap::attention_trace(qkv(Q, K, V), o);
   CHECK(contains_row(t.overflow_rows, 0, 0));
   CHECK_FALSE(contains_row(t.overflow_rows, 0, 1));
   CHECK_FALSE(t.warnings.empty());
@@ -562,7 +562,7 @@ TEST_CASE("naive softmax with scores about 1000 reports overflow rows (and keeps
   CHECK_FALSE(std::isnan(t.weights(0, 1, 0)));
 
   o.stable_softmax = true;
-  ap::AttentionTrace s = ap::attention_forward(qkv(Q, K, V), o);
+  ap::AttentionTrace s = ap::attention_trace(qkv(Q, K, V), o);
   CHECK(s.overflow_rows.empty());
   CHECK_FALSE(has_nan(s.weights));
   CHECK_FALSE(has_nan(s.out));
@@ -584,7 +584,7 @@ TEST_CASE("single_head_attention returns (out - attn) consistent with the trace"
     in.W_o = Wo;
     ap::AttentionOptions o;
     o.causal = causal;
-    ap::AttentionTrace t = ap::attention_forward(in, o);
+    ap::AttentionTrace t = ap::attention_trace(in, o);
     REQUIRE(r.out.shape == ap::Shape{5, 4});
     REQUIRE(r.attn.shape == ap::Shape{5, 5});
     for (size_t k = 0; k < r.out.data.size(); ++k) CHECK(r.out.data[k] == Approx(t.out.data[k]).margin(1e-6));
@@ -681,7 +681,7 @@ TEST_CASE("error: base < 0 and base >= rows of x", "[attention][errors]") {
     CHECK_THAT(d.what, Contains("base") && Contains(std::to_string(b)) && Contains("3"));
   }
   o.base = 2;  // the largest valid base: one query
-  CHECK(ap::attention_forward(in, o).T == 1);
+  CHECK(ap::attention_trace(in, o).T == 1);
 }
 
 TEST_CASE("error: K rows != T + base in QKV mode", "[attention][errors]") {
@@ -697,7 +697,7 @@ TEST_CASE("error: K rows != T + base in QKV mode", "[attention][errors]") {
   REQUIRE_INPUT_ERROR(d);
   CHECK((d.field == "K" || d.field == "base"));
   o.base = 2;  // consistent: T=2, T_total=4
-  CHECK(ap::attention_forward(qkv(rnd({2, 4}, gen), rnd({4, 4}, gen), rnd({4, 4}, gen)), o).T_total == 4);
+  CHECK(ap::attention_trace(qkv(rnd({2, 4}, gen), rnd({4, 4}, gen), rnd({4, 4}, gen)), o).T_total == 4);
 }
 
 TEST_CASE("error: weight shapes in x mode", "[attention][errors]") {
@@ -710,7 +710,7 @@ TEST_CASE("error: weight shapes in x mode", "[attention][errors]") {
     in.W_v = rnd({4, 6}, gen);
     return in;
   };
-  CHECK_NOTHROW(ap::attention_forward(base_in(), {}));
+  CHECK_NOTHROW(ap::attention_trace(base_in(), {}));
   SECTION("W_q rows != x columns") {
     auto in = base_in();
     in.W_q = rnd({7, 6}, gen);
@@ -910,7 +910,7 @@ TEST_CASE("error: sizes beyond kMaxDim and kMaxScores", "[attention][errors]") {
     ap::AttentionOptions o;
     o.n_head = 4;
     o.causal = true;
-    ap::AttentionTrace t = ap::attention_forward(qkv(ap::Tensor({n, 4}), ap::Tensor({n, 4}), ap::Tensor({n, 4})), o);
+    ap::AttentionTrace t = ap::attention_trace(qkv(ap::Tensor({n, 4}), ap::Tensor({n, 4}), ap::Tensor({n, 4})), o);
     CHECK(t.weights.numel() == ap::kMaxScores);
   }
 }

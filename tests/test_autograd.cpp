@@ -1,7 +1,7 @@
 // test_autograd.cpp — gradients: a central finite-difference check for every autograd op on random
 // shapes, and for whole attention layers, reducing outputs with random weights (L = Σ r_i·y_i: a
 // plain sum would hide softmax and LayerNorm bugs, whose gradients sum to zero along a row);
-// the explicit attention_backward against the autograd graph; tied weights; zero_grad; masked
+// the explicit attention_trace_backward against the autograd graph; tied weights; zero_grad; masked
 // positions get exactly zero gradient; naive and stable softmax agree where both are finite.
 //
 // Tolerance for float32: with eps = 1e-2 and values of order 1, the central difference's
@@ -182,8 +182,8 @@ TEST_CASE("a tied weight gets both contributions and zero_grad clears", "[autogr
 
 namespace {
 
-// Attention composed from autograd ops: the same computation as attention_forward, so its
-// gradients check attention_backward independently.
+// Attention composed from autograd ops: the same computation as attention_trace, so its
+// gradients check attention_trace_backward independently.
 struct GraphAttention {
   std::vector<ap::Var> leaves;  // x, W_q, W_k, W_v, b_q, b_k, b_v, W_o, b_o (present ones)
   ap::Var out;
@@ -238,7 +238,7 @@ ap::AttentionInput to_input(const std::vector<ap::Tensor>& t, bool biases) {
 
 }  // namespace
 
-TEST_CASE("attention_backward equals the autograd graph and finite differences", "[autograd][attention][fd]") {
+TEST_CASE("attention_trace_backward equals the autograd graph and finite differences", "[autograd][attention][fd]") {
   std::mt19937 gen(8);
   struct Config { int T_total, d_model, H, hd, dv, d_out, base; bool causal, inclusive, scale, biases, W_o, b_o; };
   const Config configs[] = {
@@ -270,15 +270,15 @@ TEST_CASE("attention_backward equals the autograd graph and finite differences",
     // 1. The graph's gradients agree with finite differences.
     fd_check(name, [&](auto& v) { return attention_graph(v, o, c.biases); }, t, gen);
 
-    // 2. attention_backward agrees with the graph, for a random upstream gradient.
-    const ap::AttentionTrace tr = ap::attention_forward(to_input(t, c.biases), o);
+    // 2. attention_trace_backward agrees with the graph, for a random upstream gradient.
+    const ap::AttentionTrace tr = ap::attention_trace(to_input(t, c.biases), o);
     const ap::Tensor d_out = random_tensor(gen, tr.out.shape);
     std::vector<ap::Var> leaves;
     for (const ap::Tensor& x : t) leaves.push_back(ap::leaf(x));
     ap::Var out = attention_graph(leaves, o, c.biases);
     for (int64_t i = 0; i < out->value.numel(); ++i) REQUIRE(out->value.data[i] == Approx(tr.out.data[i]).margin(1e-6));
     ap::backward(out, d_out);
-    const ap::AttentionGrads g = ap::attention_backward(tr, d_out);
+    const ap::AttentionGrads g = ap::attention_trace_backward(tr, d_out);
     std::vector<const ap::Tensor*> explicit_grads = {&g.d_x, &g.d_W_q, &g.d_W_k, &g.d_W_v};
     if (c.biases) explicit_grads.insert(explicit_grads.end(), {&g.d_b_q, &g.d_b_k, &g.d_b_v});
     if (c.W_o) explicit_grads.push_back(&g.d_W_o);
@@ -315,21 +315,21 @@ TEST_CASE("naive and stable softmax give the same gradients where both are finit
   ap::AttentionOptions stable, naive;
   stable.causal = naive.causal = true;
   naive.stable_softmax = false;
-  const ap::AttentionTrace a = ap::attention_forward(in, stable), b = ap::attention_forward(in, naive);
+  const ap::AttentionTrace a = ap::attention_trace(in, stable), b = ap::attention_trace(in, naive);
   const ap::Tensor d_out = random_tensor(gen, a.out.shape);
-  const ap::AttentionGrads ga = ap::attention_backward(a, d_out), gb = ap::attention_backward(b, d_out);
+  const ap::AttentionGrads ga = ap::attention_trace_backward(a, d_out), gb = ap::attention_trace_backward(b, d_out);
   for (const auto& [x, y] : {std::pair{&ga.d_Q, &gb.d_Q}, {&ga.d_K, &gb.d_K}, {&ga.d_V, &gb.d_V}})
     for (int64_t i = 0; i < x->numel(); ++i) CHECK(x->data[i] == Approx(y->data[i]).margin(1e-6));
 }
 
-TEST_CASE("attention_backward checks d_out", "[autograd][attention][errors]") {
+TEST_CASE("attention_trace_backward checks d_out", "[autograd][attention][errors]") {
   ap::AttentionInput in;
   in.Q = ap::Tensor({2, 2}, 1.0f);
   in.K = ap::Tensor({2, 2}, 1.0f);
   in.V = ap::Tensor({2, 3}, 1.0f);
-  const ap::AttentionTrace tr = ap::attention_forward(in, {});
+  const ap::AttentionTrace tr = ap::attention_trace(in, {});
   try {
-    ap::attention_backward(tr, ap::Tensor({2, 2}));
+    ap::attention_trace_backward(tr, ap::Tensor({2, 2}));
     FAIL("expected an InputError");
   } catch (const ap::InputError& e) {
     CHECK(e.field == "d_out");

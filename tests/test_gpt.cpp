@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attention.h"
@@ -267,6 +268,59 @@ TEST_CASE("GPTConfig::validate names the field at fault", "[gpt]") {
   c.n_embd = 1024;
   c.n_head = 16;
   CHECK_THROWS_WITH(GPT(c), Catch::Contains("more than the limit"));
+}
+
+TEST_CASE("GPT memory_bytes is what the model and its AdamW allocate, from the same layouts", "[gpt]") {
+  GPTConfig odd = GPTConfig::tiny(37);
+  odd.n_layer = 3;
+  odd.n_head = 3;
+  odd.n_embd = 24;
+  odd.block_size = 19;
+  for (const GPTConfig& c : {GPTConfig::tiny(65), GPTConfig::small(30), odd}) {
+    for (const auto& bt : std::vector<std::pair<int, int>>{{1, 1}, {3, 7}, {4, c.block_size}}) {
+      const int B = bt.first, T = bt.second;
+      INFO("n_embd " << c.n_embd << ", B " << B << ", T " << T);
+      GPT m(c);
+      m.reserve(B, T);
+      m.cache_reset();
+      ap::AdamW opt(m.tensors(), m.num_parameters());
+      const int64_t adamw = int64_t(sizeof(float)) * int64_t(opt.m().capacity() + opt.v().capacity());
+      CHECK(m.allocated_bytes() + adamw == GPT::memory_bytes(c, B, T));
+    }
+  }
+  // reserve keeps the larger of each size: (2, 5) then (3, 4) holds (3, 5)
+  GPT m(odd);
+  m.reserve(2, 5);
+  m.reserve(3, 4);
+  m.cache_reset();
+  ap::AdamW opt(m.tensors(), m.num_parameters());
+  CHECK(m.allocated_bytes() + int64_t(sizeof(float)) * 2 * m.num_parameters() == GPT::memory_bytes(odd, 3, 5));
+}
+
+TEST_CASE("GPT::check_memory names the model or the batch, with the sizes", "[gpt]") {
+  auto error_of = [](const GPTConfig& c, int B, int T) {
+    try {
+      GPT::check_memory(c, B, T);
+    } catch (const ap::InputError& e) {
+      return e.field + ": " + e.what();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(GPTConfig::small(65), 16, 128) == "no error");
+  GPTConfig big = GPTConfig::tiny(8192);
+  big.n_layer = 32;
+  big.n_embd = 1024;
+  big.n_head = 16;
+  CHECK_THAT(error_of(big, 1, 1), Catch::Matches("n_embd: this model has 411535360 parameters: with their gradients "
+                                                 "and AdamW's moments it needs [0-9]+ MiB, more than the limit of "
+                                                 "1024 MiB"));
+  const GPTConfig small = GPTConfig::small(65);
+  const int64_t mib = GPT::memory_bytes(small, 1024, 128) >> 20;
+  CHECK(error_of(small, 1024, 128) == "batch_size: a batch of 1024 sequences of 128 tokens needs " +
+                                          std::to_string(mib) +
+                                          " MiB for this model, more than the limit of 1024 MiB: use a smaller "
+                                          "batch_size or block_size");
+  CHECK_THROWS_WITH(GPT(small).reserve(1024, 128), Catch::Contains("a batch of 1024 sequences"));
 }
 
 TEST_CASE("GPT forward refuses bad ids, T and batch with the field at fault", "[gpt]") {

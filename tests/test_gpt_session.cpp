@@ -5,13 +5,16 @@
 //    in the spec;
 //  - a failed create leaves the current run as it was;
 //  - answers write float32 values with float32's shortest digits (create/info: "lr":0.001, not a
-//    double's 17 digits; a generation step's max_abs_diff likewise).
+//    double's 17 digits; a generation step's max_abs_diff likewise);
+//  - gpt_memory_json is GPT::memory_bytes of the run create would make (the data's vocabulary,
+//    batch_size × block_size), and create's error past the limit.
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
 #include <catch2/catch.hpp>
 
 #include <string>
 
 #include "api/gpt_session.h"
+#include "core/gpt.h"
 #include "json_test_util.h"
 
 namespace {
@@ -61,4 +64,32 @@ TEST_CASE("GptSession: float32 values keep float32's shortest digits", "[gpt][ap
   // Whatever its value, max_abs_diff is written as a float32 (at most 9 significant digits).
   const std::string& diff = v.find("max_abs_diff")->str;
   CHECK(diff.size() <= 16);
+}
+
+TEST_CASE("gpt_memory_json: the bytes of the run create would make, and create's error past the limit", "[gpt][api]") {
+  const jt::Value m = jt::parse(ap::gpt_memory_json(spec(",\"text\":\"" + kText + "\"")));
+  REQUIRE(m.find("ok")->b == true);
+  ap::GptSession s;
+  const jt::Value info = jt::parse(s.create(spec(",\"text\":\"" + kText + "\"")));
+  ap::GPTConfig c = ap::GPTConfig::tiny(static_cast<int>(info.find("vocab")->arr.size()));
+  c.n_layer = 1;
+  c.n_embd = 16;
+  c.n_head = 2;
+  c.block_size = 8;
+  CHECK(m.find("bytes")->num == static_cast<double>(ap::GPT::memory_bytes(c, 2, 8)));
+  CHECK(s.trainer()->model().allocated_bytes() <= ap::GPT::memory_bytes(c, 2, 8));
+  CHECK(m.find("limit")->num == static_cast<double>(ap::kMaxModelBytes));
+  // a task's vocabulary is its alphabet ("copy": a–j, '=' and '\n')
+  c.vocab_size = 12;
+  CHECK(jt::parse(ap::gpt_memory_json(spec(",\"task\":\"copy\""))).find("bytes")->num ==
+        static_cast<double>(ap::GPT::memory_bytes(c, 2, 8)));
+  // past the limit: create's words, naming the batch (or the model alone)
+  const std::string big = R"({"n_layer":8,"n_embd":256,"block_size":128,"batch_size":64})";
+  const jt::Value e = jt::parse(ap::gpt_memory_json(big));
+  CHECK(e.find("ok")->b == false);
+  CHECK(e.find("field")->str == "batch_size");
+  CHECK(e.find("error")->str == jt::parse(ap::GptSession().create(big)).find("error")->str);
+  CHECK(jt::parse(ap::gpt_memory_json(R"({"n_layer":32,"n_embd":1024,"n_head":16})")).find("field")->str == "n_embd");
+  CHECK(jt::parse(ap::gpt_memory_json(R"({"colour":1})")).find("field")->str == "colour");
+  CHECK(jt::parse(ap::gpt_memory_json("[")).find("ok")->b == false);
 }

@@ -37,8 +37,8 @@
 namespace {
 
 namespace K = ap::kernels;
-namespace F = ap::kernels::fast;
-namespace R = ap::kernels::reference;
+namespace fast = ap::kernels::fast;
+const K::Kernels& R = K::reference;
 using Vec = std::vector<float>;
 
 constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
@@ -53,14 +53,16 @@ Vec random_vec(std::mt19937& g, size_t n, float lo = -1.0f, float hi = 1.0f) {
   return v;
 }
 
-// Runs fn once per instruction set this build and CPU have, then restores the default.
-void for_each_isa(const std::function<void(const std::string&)>& fn) {
-  const std::string before = F::isa_name();
-  for (const char* const* p = F::available_isas(); *p; ++p) {
-    REQUIRE(F::set_isa(*p));
-    fn(*p);
+// Runs fn with the table of each instruction set this build and CPU have (chosen by set_isa), then
+// restores the default.
+void for_each_isa(const std::function<void(const K::Kernels&, const std::string&)>& fn) {
+  const std::string before = fast::isa_name();
+  for (const char* const* p = fast::available_isas(); *p; ++p) {
+    REQUIRE(fast::set_isa(*p));
+    REQUIRE(std::string(fast::current().name) == *p);
+    fn(fast::current(), *p);
   }
-  F::set_isa(before.c_str());
+  fast::set_isa(before.c_str());
 }
 
 // |fast − ref| ≤ bound(i) for every i; NaN where the reference has NaN, equal infinities.
@@ -115,7 +117,7 @@ int64_t ordered_bits(float f) {
 }  // namespace
 
 TEST_CASE("fast kernels: the dispatcher and the instruction sets", "[kernels]") {
-  const char* const* isas = F::available_isas();
+  const char* const* isas = fast::available_isas();
   REQUIRE(isas[0] != nullptr);
   std::vector<std::string> names;
   for (const char* const* p = isas; *p; ++p) names.push_back(*p);
@@ -126,11 +128,11 @@ TEST_CASE("fast kernels: the dispatcher and the instruction sets", "[kernels]") 
 #if defined(AP_WASM_SIMD128)
   CHECK(names.front() == "simd128");
 #endif
-  CHECK_FALSE(F::set_isa("no-such-isa"));
-  const std::string now = F::isa_name();
-  CHECK(F::set_isa(names.back().c_str()));
-  CHECK(std::string(F::isa_name()) == names.back());
-  CHECK(F::set_isa(now.c_str()));
+  CHECK_FALSE(fast::set_isa("no-such-isa"));
+  const std::string now = fast::isa_name();
+  CHECK(fast::set_isa(names.back().c_str()));
+  CHECK(std::string(fast::isa_name()) == names.back());
+  CHECK(fast::set_isa(now.c_str()));
   // The tier switch (a build with AP_REFERENCE_KERNELS keeps the reference tier), and scratch
   // sizes good for either tier.
   const bool forced = K::set_tier(K::Tier::fast) == K::Tier::reference;
@@ -138,11 +140,19 @@ TEST_CASE("fast kernels: the dispatcher and the instruction sets", "[kernels]") 
   CHECK(std::string(K::tier_name()) == "reference");
   CHECK(K::set_tier(K::Tier::fast) == (forced ? K::Tier::reference : K::Tier::fast));
   CHECK(std::string(K::tier_name()) == (forced ? std::string("reference") : now));
-  for (int T : {1, 7, 64, 300}) {
-    CHECK(K::attention_backward_scratch(2, T, 64, 4) >= R::attention_backward_scratch(2, T, 64, 4));
-    CHECK(K::attention_backward_scratch(2, T, 64, 4) >= F::attention_backward_scratch(2, T, 64, 4));
-    CHECK(K::attention_forward_infer_scratch(2, T, 64, 4) >= R::attention_forward_infer_scratch(2, T, 64, 4));
-    CHECK(K::attention_forward_infer_scratch(2, T, 64, 4) >= F::attention_forward_infer_scratch(2, T, 64, 4));
+  CHECK(&K::active() == (forced ? &R : &fast::current()));
+  // Every table has every kernel, and the scratch sizes for any tier hold for each of them.
+  std::vector<const K::Kernels*> tables = {&R};
+  for (const K::Kernels* const* t = fast::compiled(); *t; ++t) tables.push_back(*t);
+  for (const K::Kernels* t : tables) {
+    INFO("table " << t->name);
+#define AP_CHECK_SET(f) CHECK(t->f != nullptr);
+    AP_KERNEL_NAMES(AP_CHECK_SET)
+#undef AP_CHECK_SET
+    for (int T : {1, 7, 64, 300}) {
+      CHECK(K::attention_backward_scratch_max(2, T, 64, 4) >= t->attention_backward_scratch(2, T, 64, 4));
+      CHECK(K::attention_forward_infer_scratch_max(2, T, 64, 4) >= t->attention_forward_infer_scratch(2, T, 64, 4));
+    }
   }
 }
 
@@ -160,17 +170,17 @@ TEST_CASE("fast kernels: exp within 4 ulp of exp_f32, erf within 5e-7 of erf_f32
   for (float v : {0.0f, -0.0f, 1e-20f, -1e-20f, 4.0f, -4.0f, 10.0f, -10.0f, kInf, -kInf}) erx.push_back(v);
   Vec eref(erx.size());
   for (size_t i = 0; i < erx.size(); ++i) eref[i] = ap::erf_f32(erx[i]);
-  for_each_isa([&](const std::string& isa) {
+  for_each_isa([&](const K::Kernels& F, const std::string& isa) {
     INFO("isa " << isa);
     // every length up to 37 (tails of every width), then the whole sweep
     for (int n = 1; n <= 37; ++n) {
       Vec out(n);
-      F::exp_n(out.data(), x.data() + 5000, n);
+      F.exp_n(out.data(), x.data() + 5000, n);
       expect_close("exp n=" + std::to_string(n), out.data(), ref.data() + 5000, n,
                    [&](size_t i) { return 4.0 * std::ldexp(1.0, int(std::ilogb(ref[5000 + i])) - 23); });
     }
     Vec out(x.size());
-    F::exp_n(out.data(), x.data(), int(x.size()));
+    F.exp_n(out.data(), x.data(), int(x.size()));
     int64_t worst = 0;
     for (size_t i = 0; i < x.size(); ++i) {
       if (std::isnan(ref[i]) || std::isinf(ref[i]) || ref[i] == 0.0f) {
@@ -189,7 +199,7 @@ TEST_CASE("fast kernels: exp within 4 ulp of exp_f32, erf within 5e-7 of erf_f32
     INFO("exp worst " << worst << " ulp");
     CHECK(worst <= 4);
     Vec eout(erx.size());
-    F::erf_n(eout.data(), erx.data(), int(erx.size()));
+    F.erf_n(eout.data(), erx.data(), int(erx.size()));
     expect_close("erf", eout.data(), eref.data(), erx.size(), [&](size_t i) {
       // within 5e-7, and within 4 ulp of erf near 0 (where erf(x) ≈ 1.13x is tiny)
       return std::min(5e-7, 4.0 * std::fabs(double(eref[i])) * 2 * kU + 1e-45);
@@ -237,21 +247,21 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
       mag_db[o] = m;
     }
     Vec ref_out(size_t(N) * OC), ref_out_nb(size_t(N) * OC);
-    R::matmul_forward(ref_out.data(), inp.data(), w.data(), bias.data(), N, C, OC);
-    R::matmul_forward(ref_out_nb.data(), inp.data(), w.data(), nullptr, N, C, OC);
+    R.matmul_forward(ref_out.data(), inp.data(), w.data(), bias.data(), N, C, OC);
+    R.matmul_forward(ref_out_nb.data(), inp.data(), w.data(), nullptr, N, C, OC);
     Vec ref_dinp = dinp0, ref_dw = dw0, ref_db = db0;
-    R::matmul_backward(ref_dinp.data(), ref_dw.data(), ref_db.data(), dout.data(), inp.data(), w.data(), N, C, OC);
-    for_each_isa([&](const std::string& isa) {
+    R.matmul_backward(ref_dinp.data(), ref_dw.data(), ref_db.data(), dout.data(), inp.data(), w.data(), N, C, OC);
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
       const std::string tag = isa + " N=" + std::to_string(N) + " C=" + std::to_string(C) + " OC=" + std::to_string(OC);
       Vec out(size_t(N) * OC, 123.0f);
-      F::matmul_forward(out.data(), inp.data(), w.data(), bias.data(), N, C, OC);
+      F.matmul_forward(out.data(), inp.data(), w.data(), bias.data(), N, C, OC);
       expect_close("matmul_forward " + tag, out.data(), ref_out.data(), out.size(),
                    [&](size_t i) { return sum_tol(C) * mag_out[i]; });
-      F::matmul_forward(out.data(), inp.data(), w.data(), nullptr, N, C, OC);
+      F.matmul_forward(out.data(), inp.data(), w.data(), nullptr, N, C, OC);
       expect_close("matmul_forward (no bias) " + tag, out.data(), ref_out_nb.data(), out.size(),
                    [&](size_t i) { return sum_tol(C) * mag_out[i]; });
       Vec dinp = dinp0, dw = dw0, db = db0;
-      F::matmul_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), N, C, OC);
+      F.matmul_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), N, C, OC);
       expect_close("matmul_backward dinp " + tag, dinp.data(), ref_dinp.data(), dinp.size(),
                    [&](size_t i) { return sum_tol(OC) * mag_dinp[i]; });
       expect_close("matmul_backward dweight " + tag, dw.data(), ref_dw.data(), dw.size(),
@@ -260,7 +270,7 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
                    [&](size_t i) { return sum_tol(N) * mag_db[i]; });
       // null gradients are skipped
       Vec dinp2 = dinp0;
-      F::matmul_backward(dinp2.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(), N, C, OC);
+      F.matmul_backward(dinp2.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(), N, C, OC);
       expect_equal("matmul_backward dinp alone " + tag, dinp2.data(), dinp.data(), dinp.size());
     });
   }
@@ -319,13 +329,13 @@ TEST_CASE("fast kernels: attention forward, inference forward, backward", "[kern
     const Vec dqkv0 = random_vec(g, size_t(B) * T * C3);
     const size_t natt = size_t(B) * NH * T * T;
     Vec ref_out(size_t(B) * T * C), ref_att(natt, 7.0f);
-    R::attention_forward(ref_out.data(), ref_att.data(), qkv.data(), B, T, C, NH, opt);
-    Vec ref_dqkv = dqkv0, scratch(K::attention_backward_scratch(B, T, C, NH) + 1, 0.0f);
-    R::attention_backward(ref_dqkv.data(), scratch.data(), dout.data(), qkv.data(), ref_att.data(), B, T, C, NH, opt);
+    R.attention_forward(ref_out.data(), ref_att.data(), qkv.data(), B, T, C, NH, opt);
+    Vec ref_dqkv = dqkv0, scratch(K::attention_backward_scratch_max(B, T, C, NH) + 1, 0.0f);
+    R.attention_backward(ref_dqkv.data(), scratch.data(), dout.data(), qkv.data(), ref_att.data(), B, T, C, NH, opt);
     // the reference inference form is the reference forward, bit for bit
     {
-      Vec out(ref_out.size()), s(K::attention_forward_infer_scratch(B, T, C, NH));
-      R::attention_forward_infer(out.data(), s.data(), qkv.data(), B, T, C, NH, opt);
+      Vec out(ref_out.size()), s(K::attention_forward_infer_scratch_max(B, T, C, NH));
+      R.attention_forward_infer(out.data(), s.data(), qkv.data(), B, T, C, NH, opt);
       expect_equal("reference infer " + describe(a), out.data(), ref_out.data(), out.size());
     }
     // bounds (double): per row, the score error δs and the magnitudes of the sums
@@ -383,10 +393,10 @@ TEST_CASE("fast kernels: attention forward, inference forward, backward", "[kern
         }
       }
     for (size_t i = 0; i < tol_dqkv.size(); ++i) tol_dqkv[i] = sum_tol(2 * T + hs) * mag_dqkv[i];
-    for_each_isa([&](const std::string& isa) {
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
       const std::string tag = isa + " " + describe(a);
       Vec out(ref_out.size(), 5.0f), att(natt, 9.0f);
-      F::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, opt);
+      F.attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, opt);
       expect_close("attention_forward att " + tag, att.data(), ref_att.data(), natt,
                    [&](size_t i) { return w_tol[i]; });
       // zeros exactly where the reference has them (masked keys, empty rows)
@@ -398,12 +408,12 @@ TEST_CASE("fast kernels: attention forward, inference forward, backward", "[kern
         }
       expect_close("attention_forward out " + tag, out.data(), ref_out.data(), out.size(),
                    [&](size_t i) { return tol_out[i]; });
-      Vec out2(ref_out.size(), 3.0f), s(K::attention_forward_infer_scratch(B, T, C, NH), 1.0f);
-      F::attention_forward_infer(out2.data(), s.data(), qkv.data(), B, T, C, NH, opt);
+      Vec out2(ref_out.size(), 3.0f), s(K::attention_forward_infer_scratch_max(B, T, C, NH), 1.0f);
+      F.attention_forward_infer(out2.data(), s.data(), qkv.data(), B, T, C, NH, opt);
       expect_equal("attention_forward_infer = attention_forward " + tag, out2.data(), out.data(), out.size());
       if (a.stable || a.qk_scale <= 1.0f) {
-        Vec dqkv = dqkv0, sc(K::attention_backward_scratch(B, T, C, NH), 2.0f);
-        F::attention_backward(dqkv.data(), sc.data(), dout.data(), qkv.data(), ref_att.data(), B, T, C, NH, opt);
+        Vec dqkv = dqkv0, sc(K::attention_backward_scratch_max(B, T, C, NH), 2.0f);
+        F.attention_backward(dqkv.data(), sc.data(), dout.data(), qkv.data(), ref_att.data(), B, T, C, NH, opt);
         expect_close("attention_backward " + tag, dqkv.data(), ref_dqkv.data(), dqkv.size(),
                      [&](size_t i) { return tol_dqkv[i]; });
       }
@@ -424,7 +434,7 @@ TEST_CASE("fast kernels: attention_decode over a KV cache", "[kernels]") {
             const K::AttnOptions opt{m, st};
             const Vec q = random_vec(g, C), kc = random_vec(g, size_t(Tt) * C), vc = random_vec(g, size_t(Tt) * C);
             Vec ro(C), ra(size_t(NH) * Tt, 4.0f);
-            R::attention_decode(ro.data(), ra.data(), q.data(), kc.data(), vc.data(), base, C, NH, opt);
+            R.attention_decode(ro.data(), ra.data(), q.data(), kc.data(), vc.data(), base, C, NH, opt);
             const int n = ap::kernels::visible_keys(base, m);
             std::vector<double> wtol(ra.size()), otol(C);
             for (int h = 0; h < NH; ++h) {
@@ -442,12 +452,12 @@ TEST_CASE("fast kernels: attention_decode over a KV cache", "[kernels]") {
                 otol[h * hs + c] = (wt + sum_tol(n)) * mg;
               }
             }
-            for_each_isa([&](const std::string& isa) {
+            for_each_isa([&](const K::Kernels& F, const std::string& isa) {
               std::ostringstream tag;
-              tag << isa << " C=" << C << " NH=" << NH << " base=" << base << (m == MV::strict ? " strict" : " inclusive")
-                  << (st ? " stable" : " naive");
+              tag << isa << " C=" << C << " NH=" << NH << " base=" << base
+                  << (m == MV::strict ? " strict" : " inclusive") << (st ? " stable" : " naive");
               Vec o(C, 8.0f), at(ra.size(), 6.0f);
-              F::attention_decode(o.data(), at.data(), q.data(), kc.data(), vc.data(), base, C, NH, opt);
+              F.attention_decode(o.data(), at.data(), q.data(), kc.data(), vc.data(), base, C, NH, opt);
               expect_close("attention_decode att " + tag.str(), at.data(), ra.data(), at.size(),
                            [&](size_t i) { return wtol[i]; });
               expect_close("attention_decode out " + tag.str(), o.data(), ro.data(), o.size(),
@@ -464,10 +474,10 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
                 b = random_vec(g, C), dout = random_vec(g, size_t(N) * C);
       const Vec dx0 = random_vec(g, size_t(N) * C), dw0 = random_vec(g, C), db0 = random_vec(g, C);
       Vec ro(size_t(N) * C), rm(N), rr(N);
-      R::layernorm_forward(ro.data(), rm.data(), rr.data(), x.data(), w.data(), b.data(), N, C);
+      R.layernorm_forward(ro.data(), rm.data(), rr.data(), x.data(), w.data(), b.data(), N, C);
       Vec rdx = dx0, rdw = dw0, rdb = db0;
-      R::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), rm.data(), rr.data(),
-                            N, C);
+      R.layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), rm.data(), rr.data(),
+                           N, C);
       // magnitudes: out = norm·w + b; dx = r·(dn − mean dn − norm·mean(dn·norm)); dw = Σ_n norm·d
       std::vector<double> mo(ro.size()), mdx(rdx.size()), mdw(C), mmr(N);
       for (int n = 0; n < N; ++n) {
@@ -489,10 +499,10 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
         }
       }
       for (int c = 0; c < C; ++c) mdw[c] += std::fabs(dw0[c]);
-      for_each_isa([&](const std::string& isa) {
+      for_each_isa([&](const K::Kernels& F, const std::string& isa) {
         const std::string tag = isa + " N=" + std::to_string(N) + " C=" + std::to_string(C);
         Vec o(ro.size()), m(N), r(N);
-        F::layernorm_forward(o.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+        F.layernorm_forward(o.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
         expect_close("layernorm_forward out " + tag, o.data(), ro.data(), o.size(),
                      [&](size_t i) { return 2 * sum_tol(C) * mo[i]; });
         expect_close("layernorm_forward mean " + tag, m.data(), rm.data(), N,
@@ -500,8 +510,8 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
         expect_close("layernorm_forward rstd " + tag, r.data(), rr.data(), N,
                      [&](size_t i) { return 2 * sum_tol(C) * rr[i]; });
         Vec dx = dx0, dw = dw0, db = db0;
-        F::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), rm.data(), rr.data(),
-                              N, C);
+        F.layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), rm.data(), rr.data(),
+                             N, C);
         expect_close("layernorm_backward dinp " + tag, dx.data(), rdx.data(), dx.size(),
                      [&](size_t i) { return 2 * sum_tol(C) * mdx[i]; });
         expect_close("layernorm_backward dw " + tag, dw.data(), rdw.data(), C,
@@ -521,20 +531,20 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
     }
     const Vec dout = random_vec(g, n), d0 = random_vec(g, n);
     Vec ro(n), rd = d0;
-    R::gelu_forward(ro.data(), x.data(), n);
-    R::gelu_backward(rd.data(), x.data(), dout.data(), n);
-    for_each_isa([&](const std::string& isa) {
+    R.gelu_forward(ro.data(), x.data(), n);
+    R.gelu_backward(rd.data(), x.data(), dout.data(), n);
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
       const std::string tag = isa + " n=" + std::to_string(n);
       Vec o(n);
-      F::gelu_forward(o.data(), x.data(), n);
+      F.gelu_forward(o.data(), x.data(), n);
       // ½x·(1 + erf): erf's 5e-7, then a few roundings of the result
       expect_close("gelu_forward " + tag, o.data(), ro.data(), n,
                    [&](size_t i) { return 2.6e-7 * std::fabs(x[i]) + 4 * kU * std::fabs(ro[i]); });
       Vec io = x;  // in place (the model writes gelu over its input)
-      F::gelu_forward(io.data(), io.data(), n);
+      F.gelu_forward(io.data(), io.data(), n);
       expect_equal("gelu_forward in place " + tag, io.data(), o.data(), n);
       Vec d = d0;
-      F::gelu_backward(d.data(), x.data(), dout.data(), n);
+      F.gelu_backward(d.data(), x.data(), dout.data(), n);
       expect_close("gelu_backward " + tag, d.data(), rd.data(), n, [&](size_t i) {
         const double xx = x[i], pdf = std::exp(-0.5 * xx * xx) * 0.3989422804014327;
         // Φ's 2.6e-7, x·φ's exp error (x²/2 rounded: ≈ (x² + 8)·u relative), the final sum
@@ -550,14 +560,14 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       std::vector<int> tg(N);
       for (int n = 0; n < N; ++n) tg[n] = int(g() % V);
       Vec rl(N), rp(size_t(N) * V);
-      R::crossentropy_forward(rl.data(), rp.data(), logits.data(), tg.data(), N, V);
+      R.crossentropy_forward(rl.data(), rp.data(), logits.data(), tg.data(), N, V);
       const Vec d0 = random_vec(g, size_t(N) * V);
       Vec rd = d0;
-      R::crossentropy_backward(rd.data(), rp.data(), tg.data(), 1.0f / N, N, V);
-      for_each_isa([&](const std::string& isa) {
+      R.crossentropy_backward(rd.data(), rp.data(), tg.data(), 1.0f / N, N, V);
+      for_each_isa([&](const K::Kernels& F, const std::string& isa) {
         const std::string tag = isa + " N=" + std::to_string(N) + " V=" + std::to_string(V);
         Vec l(N), p(size_t(N) * V);
-        F::crossentropy_forward(l.data(), p.data(), logits.data(), tg.data(), N, V);
+        F.crossentropy_forward(l.data(), p.data(), logits.data(), tg.data(), N, V);
         expect_close("crossentropy_forward probs " + tag, p.data(), rp.data(), p.size(),
                      [&](size_t i) { return (4 * (V + 8) * kU) * rp[i]; });
         expect_close("crossentropy_forward losses " + tag, l.data(), rl.data(), N, [&](size_t n) {
@@ -566,7 +576,7 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
           return sum_tol(V) * (1 + std::fabs(m) + std::fabs(logits[size_t(n) * V + tg[n]])) + 8 * kU;
         });
         Vec d = d0;
-        F::crossentropy_backward(d.data(), rp.data(), tg.data(), 1.0f / N, N, V);
+        F.crossentropy_backward(d.data(), rp.data(), tg.data(), 1.0f / N, N, V);
         expect_equal("crossentropy_backward " + tag, d.data(), rd.data(), d.size());
       });
     }
@@ -577,34 +587,34 @@ TEST_CASE("fast kernels: elementwise, encoder, optimiser helpers (bit-identical)
   for (int n : {1, 2, 7, 16, 31, 64, 1000, 4103}) {
     const Vec a = random_vec(g, n), b = random_vec(g, n), d = random_vec(g, n);
     Vec ro(n), ra = a, rb = b;
-    R::residual_forward(ro.data(), a.data(), b.data(), n);
-    R::residual_backward(ra.data(), rb.data(), d.data(), n);
+    R.residual_forward(ro.data(), a.data(), b.data(), n);
+    R.residual_backward(ra.data(), rb.data(), d.data(), n);
     Vec rs = a;
-    R::scale_inplace(rs.data(), 0.37f, n);
-    const double rss = R::sum_squares(a.data(), n);
+    R.scale_inplace(rs.data(), 0.37f, n);
+    const double rss = R.sum_squares(a.data(), n);
     // AdamW on parameters, moments and gradients of every sign
     const Vec p0 = random_vec(g, n), m0 = random_vec(g, n, -0.1f, 0.1f), v0 = random_vec(g, n, 0.0f, 0.01f);
     Vec rp = p0, rm = m0, rv = v0;
-    R::adamw_update(rp.data(), rm.data(), rv.data(), d.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.271f, 0.00299f);
-    for_each_isa([&](const std::string& isa) {
+    R.adamw_update(rp.data(), rm.data(), rv.data(), d.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.271f, 0.00299f);
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
       const std::string tag = isa + " n=" + std::to_string(n);
       Vec o(n), fa = a, fb = b;
-      F::residual_forward(o.data(), a.data(), b.data(), n);
+      F.residual_forward(o.data(), a.data(), b.data(), n);
       expect_equal("residual_forward " + tag, o.data(), ro.data(), n);
       Vec io = a;
-      F::residual_forward(io.data(), io.data(), b.data(), n);  // in place
+      F.residual_forward(io.data(), io.data(), b.data(), n);  // in place
       expect_equal("residual_forward in place " + tag, io.data(), ro.data(), n);
-      F::residual_backward(fa.data(), fb.data(), d.data(), n);
+      F.residual_backward(fa.data(), fb.data(), d.data(), n);
       expect_equal("residual_backward da " + tag, fa.data(), ra.data(), n);
       expect_equal("residual_backward db " + tag, fb.data(), rb.data(), n);
       Vec s = a;
-      F::scale_inplace(s.data(), 0.37f, n);
+      F.scale_inplace(s.data(), 0.37f, n);
       expect_equal("scale_inplace " + tag, s.data(), rs.data(), n);
-      const double ss = F::sum_squares(a.data(), n);
+      const double ss = F.sum_squares(a.data(), n);
       INFO("sum_squares " << tag << ": fast " << ss << " ref " << rss);
       CHECK(std::fabs(ss - rss) <= 1e-13 * rss);
       Vec p = p0, m = m0, v = v0;
-      F::adamw_update(p.data(), m.data(), v.data(), d.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.271f, 0.00299f);
+      F.adamw_update(p.data(), m.data(), v.data(), d.data(), n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.271f, 0.00299f);
       expect_equal("adamw params " + tag, p.data(), rp.data(), n);
       expect_equal("adamw m " + tag, m.data(), rm.data(), n);
       expect_equal("adamw v " + tag, v.data(), rv.data(), n);
@@ -618,14 +628,14 @@ TEST_CASE("fast kernels: elementwise, encoder, optimiser helpers (bit-identical)
     for (int& i : ids) i = int(g() % V);
     ids[0] = ids[1] = ids[7];  // repeated ids collect every contribution
     Vec ro(size_t(B) * T * C), rwte = wte, rwpe = wpe;
-    R::encoder_forward(ro.data(), ids.data(), wte.data(), wpe.data(), B, T, C);
-    R::encoder_backward(rwte.data(), rwpe.data(), dout.data(), ids.data(), B, T, C);
-    for_each_isa([&](const std::string& isa) {
+    R.encoder_forward(ro.data(), ids.data(), wte.data(), wpe.data(), B, T, C);
+    R.encoder_backward(rwte.data(), rwpe.data(), dout.data(), ids.data(), B, T, C);
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
       const std::string tag = isa + " C=" + std::to_string(C);
       Vec o(ro.size()), dwte = wte, dwpe = wpe;
-      F::encoder_forward(o.data(), ids.data(), wte.data(), wpe.data(), B, T, C);
+      F.encoder_forward(o.data(), ids.data(), wte.data(), wpe.data(), B, T, C);
       expect_equal("encoder_forward " + tag, o.data(), ro.data(), o.size());
-      F::encoder_backward(dwte.data(), dwpe.data(), dout.data(), ids.data(), B, T, C);
+      F.encoder_backward(dwte.data(), dwpe.data(), dout.data(), ids.data(), B, T, C);
       expect_equal("encoder_backward dwte " + tag, dwte.data(), rwte.data(), dwte.size());
       expect_equal("encoder_backward dwpe " + tag, dwpe.data(), rwpe.data(), dwpe.size());
     });
@@ -637,15 +647,15 @@ TEST_CASE("fast kernels: deterministic (same inputs, same bits, call after call)
   const int N = 70, C = 64, OC = 192, B = 2, T = 37, NH = 4;
   const Vec inp = random_vec(g, size_t(N) * C), w = random_vec(g, size_t(OC) * C);
   const Vec qkv = random_vec(g, size_t(B) * T * 3 * C);
-  for_each_isa([&](const std::string& isa) {
+  for_each_isa([&](const K::Kernels& F, const std::string& isa) {
     INFO("isa " << isa);
     Vec o1(size_t(N) * OC), o2(size_t(N) * OC);
-    F::matmul_forward(o1.data(), inp.data(), w.data(), nullptr, N, C, OC);
-    F::matmul_forward(o2.data(), inp.data(), w.data(), nullptr, N, C, OC);
+    F.matmul_forward(o1.data(), inp.data(), w.data(), nullptr, N, C, OC);
+    F.matmul_forward(o2.data(), inp.data(), w.data(), nullptr, N, C, OC);
     CHECK(std::memcmp(o1.data(), o2.data(), o1.size() * sizeof(float)) == 0);
     Vec a1(size_t(B) * NH * T * T), a2(a1.size()), y1(size_t(B) * T * C), y2(y1.size());
-    F::attention_forward(y1.data(), a1.data(), qkv.data(), B, T, C, NH, {});
-    F::attention_forward(y2.data(), a2.data(), qkv.data(), B, T, C, NH, {});
+    F.attention_forward(y1.data(), a1.data(), qkv.data(), B, T, C, NH, {});
+    F.attention_forward(y2.data(), a2.data(), qkv.data(), B, T, C, NH, {});
     CHECK(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)) == 0);
   });

@@ -234,11 +234,26 @@ export interface GptRun {
   free(): void;
 }
 
+/** The result of {@link Gpt.memoryEstimate}. */
+export interface MemoryEstimate {
+  /** What the run would take, in bytes. */
+  bytes: number;
+  /** The core's limit on it, in bytes (2^30). */
+  limit: number;
+}
+
 /** The loaded API. */
 export interface Gpt {
   tasks(): TaskInfo[];
   /** 'reference': scalar, the same bits natively and in wasm; 'fast': SIMD128. Returns the tier in use. Applies to every run. */
   setKernels(tier: 'reference' | 'fast'): string;
+  /**
+   * The bytes a run of this spec would take in the core (parameters, gradients, AdamW's moments,
+   * the activations of batch_size × block_size, the KV cache) and the core's limit (1 GiB). No run
+   * is made; the text, if any, as a string.
+   * @throws {GptError} past the limit (field "n_embd" for the model alone, "batch_size" for the batch, the sizes in the message), or a bad spec, as create would.
+   */
+  memoryEstimate(spec?: RunSpec | string): MemoryEstimate;
   /** A new run. Also takes the spec as JSON text (then text must be inside it, as a string). */
   create(spec?: RunSpec | string): GptRun;
   /**
@@ -246,7 +261,7 @@ export interface Gpt {
    * @throws {GptError} a corrupted or mismatched file, naming the byte, tensor or metadata key; nothing else changes.
    */
   load(bytes: Uint8Array | ArrayBuffer, text?: string | Uint8Array | ArrayBuffer): GptRun;
-  /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, heap_bytes_in_use). For tests and tools. */
+  /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use). For tests and tools. */
   readonly module: GptCoreModule;
 }
 
@@ -281,6 +296,7 @@ export interface GptCoreModule {
   GptSession: new () => GptSessionHandle;
   gpt_tasks_json(): string;
   gpt_set_kernels(tier: string): string;
+  gpt_memory_json(spec: string): string;
   /** Bytes malloc'd now (for leak tests). */
   heap_bytes_in_use(): number;
 }

@@ -28,7 +28,8 @@
 //     that is garbage-collected without free() is freed then, but do not count on it.
 // Limits (the core's): n_layer ≤ 32, n_embd ≤ 1024, n_head ≤ 64, block_size ≤ 1024, batch_size
 // ≤ 1024, vocabulary ≤ 8192 characters, text ≤ 64 MiB, 100,000 steps per train() call, 65,536 new
-// tokens per sample, the model's memory ≤ 1 GiB. The module needs WebAssembly SIMD128.
+// tokens per sample, the model's memory ≤ 1 GiB (memoryEstimate(spec) tells before a run is made).
+// The module needs WebAssembly SIMD128.
 
 import { GptError } from './gpt-error.js';
 import { NON_FINITE, reviveNonFinite } from './non-finite.js';
@@ -170,6 +171,21 @@ export async function loadGpt(options = {}) {
     },
 
     /**
+     * The memory a run of this spec would take, as the core counts it (parameters, gradients,
+     * AdamW's moments, the activations of batch_size × block_size, the KV cache), and the core's
+     * limit: {bytes, limit}. Past the limit, or for a bad spec, throws the GptError create(spec)
+     * would (field "n_embd" for the model alone, "batch_size" for the batch). No run is made; the
+     * text, if any, must be a string.
+     */
+    memoryEstimate(spec = {}) {
+      if (spec !== null && typeof spec === 'object' && isBytes(spec.text)) {
+        throw new TypeError('memoryEstimate(spec): give the text as a string');
+      }
+      const { bytes, limit } = answer(M.gpt_memory_json(toSpecText(spec, 'memoryEstimate(spec)')));
+      return { bytes, limit };
+    },
+
+    /**
      * A new run from a run spec (docs/api.md "The run spec"); spec.text may be a string or the
      * bytes of a UTF-8 file. Throws GptError naming the key at fault.
      */
@@ -197,7 +213,7 @@ export async function loadGpt(options = {}) {
       return newRun((s) => s.load(data, t));
     },
 
-    /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, heap_bytes_in_use. For tests and tools. */
+    /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
     module: M,
   };
 }

@@ -132,7 +132,7 @@ Value trace_object(const AttentionTrace& tr) {
 Value trace_value(const Value& spec) {
   const Spec s = read_attention_spec(spec);
   Value body = Value::object();
-  body.set("trace", trace_object(attention_forward(s.in, s.opt)));
+  body.set("trace", trace_object(attention_trace(s.in, s.opt)));
   return body;
 }
 
@@ -228,9 +228,9 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
 
 Value backward_value(const Value& spec) {
   const Spec s = read_attention_spec(spec, kBackwardKeys);
-  const AttentionTrace tr = attention_forward(s.in, s.opt);
+  const AttentionTrace tr = attention_trace(s.in, s.opt);
   const Upstream u = read_upstream(spec, tr);
-  const AttentionGrads g = attention_backward(tr, u.d_out);
+  const AttentionGrads g = attention_trace_backward(tr, u.d_out);
   Value body = Value::object();
   body.set("trace", trace_object(tr));
   body.set("loss", std::isfinite(u.loss) ? Value(u.loss) : Value(std::isnan(u.loss) ? "nan" : "inf"));
@@ -264,9 +264,9 @@ Value gradcheck_value(const Value& spec) {
   std::set<std::string> extra = kBackwardKeys;
   extra.insert({"check", "eps"});
   const Spec s = read_attention_spec(spec, extra);
-  const AttentionTrace tr = attention_forward(s.in, s.opt);
+  const AttentionTrace tr = attention_trace(s.in, s.opt);
   const Upstream u = read_upstream(spec, tr);
-  const AttentionGrads g = attention_backward(tr, u.d_out);
+  const AttentionGrads g = attention_trace_backward(tr, u.d_out);
   double eps = 1e-2;
   if (const Value* e = get(spec, "eps")) {
     if (!e->is_number() || !(e->as_number() > 0) || e->as_number() > 1)
@@ -309,9 +309,9 @@ Value gradcheck_value(const Value& spec) {
     float& cell = t->data[static_cast<size_t>(e.row) * cols + e.col];
     const float original = cell;
     cell = static_cast<float>(original + eps);
-    const double up = loss_of(u, attention_forward(probe, s.opt).out);
+    const double up = loss_of(u, attention_trace(probe, s.opt).out);
     cell = static_cast<float>(original - eps);
-    const double down = loss_of(u, attention_forward(probe, s.opt).out);
+    const double down = loss_of(u, attention_trace(probe, s.opt).out);
     const double step = static_cast<double>(static_cast<float>(original + eps)) -
                         static_cast<double>(static_cast<float>(original - eps));
     cell = original;

@@ -34,7 +34,7 @@
 
 namespace ap {
 
-// Runs attention_forward on a JSON spec and returns the whole trace.
+// Runs attention_trace on a JSON spec and returns the whole trace.
 std::string trace_json(const std::string& spec);
 // The backward pass. The spec is trace_json's plus the upstream gradient, one of:
 //   "d_out": matrix (T × out width)      L = Σ d_out ⊙ out

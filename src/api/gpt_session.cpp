@@ -83,6 +83,16 @@ std::string gpt_set_kernels(const std::string& tier) {
   });
 }
 
+std::string gpt_memory_json(const std::string& spec_json) {
+  return guarded([&] {
+    const RunSpec r = read_run_spec(json::parse(spec_json));
+    Value v = Value::object();
+    v.set("bytes", static_cast<long long>(run_memory_bytes(r.model, r.train, r.data)));
+    v.set("limit", static_cast<long long>(kMaxModelBytes));
+    return v;
+  });
+}
+
 GptSession::GptSession() = default;
 GptSession::~GptSession() = default;
 

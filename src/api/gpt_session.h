@@ -33,10 +33,15 @@
 //                            {"tokens","T","n_layer","n_head"}; then attention_weights() is
 //                            (n_layer, n_head, T, T) and head_spec(l, h) the stepper's spec
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
-// And two functions of no session:
+// And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
 //   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
 //                            "avx512", "avx2", "simd128", …)}: for exactness checks and debugging
+//   gpt_memory_json(spec)   a run spec → {"bytes","limit"}: the bytes create(spec) would take
+//                            (train.h's run_memory_bytes: parameters, gradients, AdamW's moments,
+//                            activations of batch_size × block_size, the KV cache) and the core's
+//                            limit (kMaxModelBytes); past the limit, create's error naming the field
+//                            ("n_embd" for the model alone, "batch_size" for the batch)
 #pragma once
 
 #include <memory>
@@ -55,6 +60,7 @@ class Value;
 
 std::string gpt_tasks_json();
 std::string gpt_set_kernels(const std::string& tier);
+std::string gpt_memory_json(const std::string& spec_json);
 
 class GptSession {
  public:

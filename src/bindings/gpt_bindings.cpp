@@ -1,5 +1,5 @@
 // gpt_bindings.cpp — the Embind layer of the GPT module (web/gen/gpt_core.mjs), and nothing else:
-// it exposes GptSession (src/api/gpt_session.h) and two functions of no session.
+// it exposes GptSession (src/api/gpt_session.h) and the functions of no session.
 //
 // GptSession is an Embind class: JS makes one with `new M.GptSession()` and must `.delete()` it
 // (web/gpt.js's run.free() does). A class rather than integer handles because a run is an object
@@ -53,6 +53,7 @@ double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 EMSCRIPTEN_BINDINGS(gpt_core) {
   emscripten::function("gpt_tasks_json", &ap::gpt_tasks_json);
   emscripten::function("gpt_set_kernels", &ap::gpt_set_kernels);
+  emscripten::function("gpt_memory_json", &ap::gpt_memory_json);
   emscripten::function("heap_bytes_in_use", &heap_bytes_in_use);
 
   emscripten::class_<GptSession>("GptSession")

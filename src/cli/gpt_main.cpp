@@ -969,10 +969,13 @@ std::string api_call(ap::GptSession& s, const std::string& line) {
       keys({"tier"});
       need("tier");
       answer = ap::gpt_set_kernels(read_string(v, "tier", "", 64));
+    } else if (call == "memory") {
+      keys({"spec"});
+      answer = ap::gpt_memory_json(spec_text());
     } else {
       throw InputError("unknown call \"" + ap::json::excerpt(call) +
                            "\": the calls are create, load, info, train, evaluate, sample, generate_start, "
-                           "generate_next, run_prompt, head_spec, attention_maps, save, tasks, kernels",
+                           "generate_next, run_prompt, head_spec, attention_maps, save, tasks, kernels, memory",
                        "call");
     }
     return Value::object();

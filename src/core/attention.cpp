@@ -38,8 +38,8 @@ void require_finite(const Tensor& t, const std::string& name) {
 }
 
 // A bias must be a vector (or a 1-row matrix) as long as its weight is wide.
-Tensor check_bias(const Tensor& b, const std::string& name, int width, const std::string& weight) {
-  if (b.empty()) return b;
+void check_bias(const Tensor& b, const std::string& name, int width, const std::string& weight) {
+  if (b.empty()) return;
   const bool vector = b.dim() == 1 || (b.dim() == 2 && b.shape[0] == 1);
   if (!vector) throw InputError(name + " must be a vector, got shape " + shape_str(b.shape), name);
   if (b.numel() != width)
@@ -47,13 +47,19 @@ Tensor check_bias(const Tensor& b, const std::string& name, int width, const std
                          " columns",
                      name);
   require_finite(b, name);
-  return reshape(b, {width});
 }
 
-// y (rows, n) = x (rows, d) · W (d, n) + b (n)
+// One of the matrices an input mode needs: given (else "NAME is missing (why)"), 2-D, finite.
+void require_given(const Tensor& t, const char* name, const char* why) {
+  if (t.empty()) throw InputError(std::string(name) + " is missing (" + why + ")", name);
+  require_matrix(t, name);
+  require_finite(t, name);
+}
+
+// y (rows, n) = x (rows, d) · W (d, n) + b (n, or 1×n; none if empty)
 Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b) {
   Tensor y = matmul(x, W);
-  return b.empty() ? y : add(y, b);
+  return b.empty() ? y : add(y, reshape(b, {W.shape[1]}));
 }
 
 // Rows [from, from + count) of a matrix.
@@ -64,6 +70,95 @@ Tensor row_range(const Tensor& m, int from, int count) {
 
 std::string where(const EmptyRow& r, int n_head) {
   return (n_head > 1 ? "head " + num(r.head + 1) + ", " : std::string()) + "row " + num(r.row + 1);
+}
+
+// Throws InputError for the first thing wrong with the input under these options (shapes, finite
+// values, limits), field by field in a fixed order, so that attention_trace computes only from
+// valid input.
+void check_attention_inputs(const AttentionInput& in, const AttentionOptions& opt) {
+  const int H = opt.n_head;
+  if (H < 1) throw InputError("n_head must be at least 1, got " + num(H), "n_head");
+  if (opt.base < 0) throw InputError("base must be 0 or more, got " + num(opt.base), "base");
+
+  int T, T_total, q_cols, v_cols;  // Q is (T, q_cols), K (T_total, q_cols), V (T_total, v_cols)
+  if (in.from_x()) {
+    require_matrix(in.x, "x");
+    require_finite(in.x, "x");
+    T_total = in.x.shape[0];
+    const int d_model = in.x.shape[1];
+    if (opt.base >= T_total)
+      throw InputError("base is " + num(opt.base) + " but x has only " + num(T_total) +
+                           " rows: base counts the cached rows before the queries, so it must be less than " +
+                           num(T_total),
+                       "base");
+    const char* names[3] = {"W_q", "W_k", "W_v"};
+    const Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
+    for (int i = 0; i < 3; ++i) {
+      require_given(*W[i], names[i], "x needs W_q, W_k and W_v");
+      if (W[i]->shape[0] != d_model)
+        throw InputError(std::string(names[i]) + " has " + num(W[i]->shape[0]) + " rows but x has " +
+                             num(d_model) + " columns (d_model)",
+                         names[i]);
+    }
+    if (in.W_k.shape[1] != in.W_q.shape[1])
+      throw InputError("W_k has " + num(in.W_k.shape[1]) + " columns but W_q has " + num(in.W_q.shape[1]) +
+                           ": Q and K must have the same width",
+                       "W_k");
+    check_bias(in.b_q, "b_q", in.W_q.shape[1], "W_q");
+    check_bias(in.b_k, "b_k", in.W_k.shape[1], "W_k");
+    check_bias(in.b_v, "b_v", in.W_v.shape[1], "W_v");
+    T = T_total - opt.base;
+    q_cols = in.W_q.shape[1];
+    v_cols = in.W_v.shape[1];
+  } else {
+    if (in.Q.empty() && in.K.empty() && in.V.empty())
+      throw InputError("no input: give x with W_q, W_k, W_v, or Q, K and V", "x");
+    require_given(in.Q, "Q", "give Q, K and V");
+    require_given(in.K, "K", "give Q, K and V");
+    require_given(in.V, "V", "give Q, K and V");
+    if (in.K.shape[1] != in.Q.shape[1])
+      throw InputError("K has " + num(in.K.shape[1]) + " columns but Q has " + num(in.Q.shape[1]), "K");
+    if (in.V.shape[0] != in.K.shape[0])
+      throw InputError("V has " + num(in.V.shape[0]) + " rows but K has " + num(in.K.shape[0]) +
+                           ": every key needs a value",
+                       "V");
+    if (in.K.shape[0] != in.Q.shape[0] + opt.base)
+      throw InputError("K has " + num(in.K.shape[0]) + " rows but Q has " + num(in.Q.shape[0]) +
+                           " rows and base is " + num(opt.base) + ": K must have T + base = " +
+                           num(in.Q.shape[0] + opt.base) + " rows",
+                       "K");
+    T = in.Q.shape[0];
+    T_total = in.K.shape[0];
+    q_cols = in.Q.shape[1];
+    v_cols = in.V.shape[1];
+  }
+  const char* qname = in.from_x() ? "W_q" : "Q";
+  const char* vname = in.from_x() ? "W_v" : "V";
+  if (q_cols % H != 0)
+    throw InputError(std::string(qname) + " has " + num(q_cols) + " columns, which " + num(H) +
+                         " heads cannot share equally (n_head must divide it)",
+                     "n_head");
+  if (v_cols % H != 0)
+    throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(H) +
+                         " heads cannot share equally (n_head must divide it)",
+                     "n_head");
+  if (static_cast<long long>(H) * T * T_total > kMaxScores)
+    throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
+                         " is more than the limit of " + num(kMaxScores),
+                     "n_head");
+
+  // The output layer: concat (T, n_head·d_v = v_cols) · W_o + b_o
+  if (!in.W_o.empty()) {
+    require_matrix(in.W_o, "W_o");
+    require_finite(in.W_o, "W_o");
+    if (in.W_o.shape[0] != v_cols)
+      throw InputError("W_o has " + num(in.W_o.shape[0]) + " rows but the concatenated heads have " +
+                           num(v_cols) + " columns (n_head·d_v)",
+                       "W_o");
+    check_bias(in.b_o, "b_o", in.W_o.shape[1], "W_o");
+  } else if (!in.b_o.empty()) {
+    throw InputError("b_o is given without W_o", "b_o");
+  }
 }
 
 }  // namespace
@@ -91,86 +186,26 @@ Tensor concat_heads(const Tensor& a) {
   return reshape(permute(a, {1, 0, 2}), {a.shape[1], a.shape[0] * a.shape[2]});
 }
 
-AttentionTrace attention_forward(const AttentionInput& in, const AttentionOptions& opt) {
+AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions& opt) {
+  check_attention_inputs(in, opt);
   AttentionTrace tr;
   tr.options = opt;
   tr.input = in;
   const int H = opt.n_head;
-  if (H < 1) throw InputError("n_head must be at least 1, got " + num(H), "n_head");
-  if (opt.base < 0) throw InputError("base must be 0 or more, got " + num(opt.base), "base");
 
   Tensor Q, K, V;  // (T, H·hd), (T_total, H·hd), (T_total, H·dv)
   if (in.from_x()) {
-    require_matrix(in.x, "x");
-    require_finite(in.x, "x");
-    const int T_total = in.x.shape[0], d_model = in.x.shape[1];
-    if (opt.base >= T_total)
-      throw InputError("base is " + num(opt.base) + " but x has only " + num(T_total) +
-                           " rows: base counts the cached rows before the queries, so it must be less than " +
-                           num(T_total),
-                       "base");
-    const char* names[3] = {"W_q", "W_k", "W_v"};
-    const Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
-    for (int i = 0; i < 3; ++i) {
-      if (W[i]->empty()) throw InputError(std::string(names[i]) + " is missing (x needs W_q, W_k and W_v)", names[i]);
-      require_matrix(*W[i], names[i]);
-      require_finite(*W[i], names[i]);
-      if (W[i]->shape[0] != d_model)
-        throw InputError(std::string(names[i]) + " has " + num(W[i]->shape[0]) + " rows but x has " +
-                             num(d_model) + " columns (d_model)",
-                         names[i]);
-    }
-    if (in.W_k.shape[1] != in.W_q.shape[1])
-      throw InputError("W_k has " + num(in.W_k.shape[1]) + " columns but W_q has " + num(in.W_q.shape[1]) +
-                           ": Q and K must have the same width",
-                       "W_k");
-    const Tensor b_q = check_bias(in.b_q, "b_q", in.W_q.shape[1], "W_q");
-    const Tensor b_k = check_bias(in.b_k, "b_k", in.W_k.shape[1], "W_k");
-    const Tensor b_v = check_bias(in.b_v, "b_v", in.W_v.shape[1], "W_v");
-    tr.d_model = d_model;
-    Q = linear(row_range(in.x, opt.base, T_total - opt.base), in.W_q, b_q);
-    K = linear(in.x, in.W_k, b_k);
-    V = linear(in.x, in.W_v, b_v);
+    const int T_total = in.x.shape[0];
+    tr.d_model = in.x.shape[1];
+    Q = linear(row_range(in.x, opt.base, T_total - opt.base), in.W_q, in.b_q);  // the queries: x[base:]
+    K = linear(in.x, in.W_k, in.b_k);
+    V = linear(in.x, in.W_v, in.b_v);
   } else {
-    if (in.Q.empty() && in.K.empty() && in.V.empty())
-      throw InputError("no input: give x with W_q, W_k, W_v, or Q, K and V", "x");
-    const char* names[3] = {"Q", "K", "V"};
-    const Tensor* M[3] = {&in.Q, &in.K, &in.V};
-    for (int i = 0; i < 3; ++i) {
-      if (M[i]->empty()) throw InputError(std::string(names[i]) + " is missing (give Q, K and V)", names[i]);
-      require_matrix(*M[i], names[i]);
-      require_finite(*M[i], names[i]);
-    }
-    if (in.K.shape[1] != in.Q.shape[1])
-      throw InputError("K has " + num(in.K.shape[1]) + " columns but Q has " + num(in.Q.shape[1]), "K");
-    if (in.V.shape[0] != in.K.shape[0])
-      throw InputError("V has " + num(in.V.shape[0]) + " rows but K has " + num(in.K.shape[0]) +
-                           ": every key needs a value",
-                       "V");
-    if (in.K.shape[0] != in.Q.shape[0] + opt.base)
-      throw InputError("K has " + num(in.K.shape[0]) + " rows but Q has " + num(in.Q.shape[0]) +
-                           " rows and base is " + num(opt.base) + ": K must have T + base = " +
-                           num(in.Q.shape[0] + opt.base) + " rows",
-                       "K");
     Q = in.Q;
     K = in.K;
     V = in.V;
   }
   const int T = Q.shape[0], T_total = K.shape[0];
-  const char* qname = in.from_x() ? "W_q" : "Q";
-  const char* vname = in.from_x() ? "W_v" : "V";
-  if (Q.shape[1] % H != 0)
-    throw InputError(std::string(qname) + " has " + num(Q.shape[1]) + " columns, which " + num(H) +
-                         " heads cannot share equally (n_head must divide it)",
-                     "n_head");
-  if (V.shape[1] % H != 0)
-    throw InputError(std::string(vname) + " has " + num(V.shape[1]) + " columns, which " + num(H) +
-                         " heads cannot share equally (n_head must divide it)",
-                     "n_head");
-  if (static_cast<long long>(H) * T * T_total > kMaxScores)
-    throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
-                         " is more than the limit of " + num(kMaxScores),
-                     "n_head");
   tr.T = T;
   tr.T_total = T_total;
   tr.head_dim = Q.shape[1] / H;
@@ -201,18 +236,7 @@ AttentionTrace attention_forward(const AttentionInput& in, const AttentionOption
   tr.context = matmul(tr.weights, tr.v);  // (H, T, dv)
   tr.concat = concat_heads(tr.context);   // (T, H·dv)
 
-  if (!in.W_o.empty()) {
-    require_matrix(in.W_o, "W_o");
-    require_finite(in.W_o, "W_o");
-    if (in.W_o.shape[0] != tr.concat.shape[1])
-      throw InputError("W_o has " + num(in.W_o.shape[0]) + " rows but the concatenated heads have " +
-                           num(tr.concat.shape[1]) + " columns (n_head·d_v)",
-                       "W_o");
-    tr.out = linear(tr.concat, in.W_o, check_bias(in.b_o, "b_o", in.W_o.shape[1], "W_o"));
-  } else {
-    if (!in.b_o.empty()) throw InputError("b_o is given without W_o", "b_o");
-    tr.out = tr.concat;
-  }
+  tr.out = in.W_o.empty() ? tr.concat : linear(tr.concat, in.W_o, in.b_o);  // (T, d_out)
   tr.d_out = tr.out.shape[1];
 
   for (const EmptyRow& r : tr.empty_rows)
@@ -238,7 +262,7 @@ Tensor column_sums(const Tensor& m) {
 
 }  // namespace
 
-AttentionGrads attention_backward(const AttentionTrace& tr, const Tensor& d_out) {
+AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& d_out) {
   if (d_out.shape != tr.out.shape)
     throw InputError("d_out is " + shape_str(d_out.shape) + " but out is " + shape_str(tr.out.shape) +
                          ": the upstream gradient must have out's shape",
@@ -316,7 +340,7 @@ OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Te
   in.W_o = W_o;
   AttentionOptions opt;
   opt.causal = causal;
-  AttentionTrace tr = attention_forward(in, opt);
+  AttentionTrace tr = attention_trace(in, opt);
   return {tr.out, tr.weights.slice0(0)};
 }
 

@@ -102,9 +102,10 @@ struct AttentionTrace {
 // The causal mask (T, T_total): 0 where query i may look at key j, −∞ where it may not.
 Tensor causal_mask(int T, int T_total, int base, MaskVariant variant);
 
-// Checks the input against the options (shapes, finite values, limits) and runs the forward
-// pass. Throws InputError.
-AttentionTrace attention_forward(const AttentionInput& input, const AttentionOptions& options);
+// The traced forward pass (the stepper's; the GPT's layer kernels are kernels.h's): checks the
+// input against the options (shapes, finite values, limits), then computes and keeps every step.
+// Throws InputError.
+AttentionTrace attention_trace(const AttentionInput& input, const AttentionOptions& options);
 
 // The tutorials' single-head attention: returns (out, attn) for x with W_q, W_k, W_v, W_o.
 struct OutAndWeights {
@@ -135,8 +136,8 @@ struct AttentionGrads {
   Tensor d_b_q, d_b_k, d_b_v;    // when the bias was given
 };
 
-// Throws InputError (field "d_out") if d_out's shape is not out's.
-AttentionGrads attention_backward(const AttentionTrace& trace, const Tensor& d_out);
+// The backward pass of a trace. Throws InputError (field "d_out") if d_out's shape is not out's.
+AttentionGrads attention_trace_backward(const AttentionTrace& trace, const Tensor& d_out);
 
 // Split (T, n_head·d) into (n_head, T, d), and back.
 Tensor split_heads(const Tensor& a, int n_head);

@@ -212,9 +212,18 @@ std::string sorted_alphabet(const std::string& chars) {
   return s;
 }
 
+// copy, reverse and sort: a random string of 3–8 letters a–j, '=', then `then` — one alphabet, one
+// loss floor (the string's length and letters are all there is to predict).
+Task string_task(const char* name, const char* then, const char* example, const char* attention, LineFn line,
+                 uint64_t stream) {
+  return {{name, std::string("a random string of 3–8 letters a–j, '=', then ") + then, example, attention,
+           sorted_alphabet("abcdefghij=\n"), copy_floor()},
+          line, stream};
+}
+
 const std::vector<Task>& tasks() {
   static const std::vector<Task> all = [] {
-    const std::string a_to_j = "abcdefghij", a_to_z = "abcdefghijklmnopqrstuvwxyz";
+    const std::string a_to_z = "abcdefghijklmnopqrstuvwxyz";
     std::string grammar_chars = " .\nsthat";  // separators, the plural/singular s, "that"
     for (const char* w : kDetSingular) grammar_chars += w;
     for (const char* w : kDetPlural) grammar_chars += w;
@@ -222,21 +231,18 @@ const std::vector<Task>& tasks() {
     for (const char* w : kNouns) grammar_chars += w;
     for (const char* w : kVerbs) grammar_chars += w;
     std::vector<Task> t = {
-        {{"copy", "a random string of 3–8 letters a–j, '=', then the same string again", "cabej=cabej",
-          "from '=' on, each position attends to the character it is about to write, L positions back (L the "
-          "string's length): a diagonal stripe",
-          sorted_alphabet(a_to_j + "=\n"), copy_floor()},
-         copy_line, 1},
-        {{"reverse", "a random string of 3–8 letters a–j, '=', then the string reversed", "cabej=jebac",
-          "from '=' on, each position attends to the character it is about to write, which walks backwards "
-          "through the string: an anti-diagonal",
-          sorted_alphabet(a_to_j + "=\n"), copy_floor()},
-         reverse_line, 2},
-        {{"sort", "a random string of 3–8 letters a–j, '=', then its letters in alphabetical order", "cabej=abcej",
-          "from '=' on, each position attends to the smallest letter of the string not yet written, wherever it "
-          "stands: a pattern that jumps around the string",
-          sorted_alphabet(a_to_j + "=\n"), copy_floor()},
-         sort_line, 3},
+        string_task("copy", "the same string again", "cabej=cabej",
+                    "from '=' on, each position attends to the character it is about to write, L positions back "
+                    "(L the string's length): a diagonal stripe",
+                    copy_line, 1),
+        string_task("reverse", "the string reversed", "cabej=jebac",
+                    "from '=' on, each position attends to the character it is about to write, which walks "
+                    "backwards through the string: an anti-diagonal",
+                    reverse_line, 2),
+        string_task("sort", "its letters in alphabetical order", "cabej=abcej",
+                    "from '=' on, each position attends to the smallest letter of the string not yet written, "
+                    "wherever it stands: a pattern that jumps around the string",
+                    sort_line, 3),
         {{"induction", "8–24 distinct random letters a–z, then the same letters again (no separator)",
           "qwhzbkmfa" "qwhzbkmfa",
           "in the second half each position attends to the position just after the earlier occurrence of its own "

@@ -27,36 +27,28 @@ size_t sz(long long v) { return static_cast<size_t>(v); }
 
 // ---------------------------------------------------------------- config
 
-GPTConfig GPTConfig::tiny(int vocab_size) {
+namespace {
+
+GPTConfig sized(int vocab_size, int block_size, int n_layer, int n_head, int n_embd) {
   GPTConfig c;
   c.vocab_size = vocab_size;
-  c.block_size = 64;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 64;
+  c.block_size = block_size;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_embd = n_embd;
   return c;
 }
 
-GPTConfig GPTConfig::small(int vocab_size) {
-  GPTConfig c;
-  c.vocab_size = vocab_size;
-  c.block_size = 128;
-  c.n_layer = 4;
-  c.n_head = 4;
-  c.n_embd = 128;
-  return c;
-}
+}  // namespace
+
+GPTConfig GPTConfig::tiny(int vocab_size) { return sized(vocab_size, 64, 2, 4, 64); }
+
+GPTConfig GPTConfig::small(int vocab_size) { return sized(vocab_size, 128, 4, 4, 128); }
 
 GPTConfig GPTConfig::preset(const std::string& name, int vocab_size) {
   if (name == "tiny") return tiny(vocab_size);
   if (name == "small") return small(vocab_size);
   throw InputError("unknown preset \"" + name + "\": the presets are \"tiny\" and \"small\"", "preset");
-}
-
-int64_t GPTConfig::num_parameters() const {
-  const int64_t C = n_embd, L = n_layer;
-  const int64_t block = 2 * C + (3 * C * C + 3 * C) + (C * C + C) + 2 * C + (4 * C * C + 4 * C) + (4 * C * C + C);
-  return int64_t(vocab_size) * C + int64_t(block_size) * C + L * block + 2 * C;
 }
 
 void GPTConfig::validate() const {
@@ -76,69 +68,143 @@ bool GPTConfig::operator==(const GPTConfig& o) const {
          n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax;
 }
 
-// ---------------------------------------------------------------- parameter layout
+// ---------------------------------------------------------------- the layouts
+// Each buffer's layout, once: its parts in order, each with its size and the view that points at
+// it. The count, the views (carve), the named tensors and memory_bytes all walk these.
+
+namespace {
+
+// One part of a buffer: the view that points at it, and its size in floats.
+struct Part {
+  float** view;
+  int64_t floats;
+};
+
+int64_t floats_of(const std::vector<Part>& layout) {
+  int64_t n = 0;
+  for (const Part& p : layout) n += p.floats;
+  return n;
+}
+
+// Allocates buf for a layout (zeros) and points each view at its part.
+void carve(std::vector<float>& buf, const std::vector<Part>& layout) {
+  buf.assign(sz(floats_of(layout)), 0.0f);
+  float* at = buf.data();
+  for (const Part& p : layout) {
+    *p.view = at;
+    at += p.floats;
+  }
+}
+
+// One parameter tensor: nanoGPT's state-dict name, PyTorch's shape, and its view in GPTParams.
+struct ParamSlot {
+  std::string name;
+  Shape shape;
+  float** view;
+};
+
+// The parameters in nanoGPT's state-dict order (without lm_head, tied to wte); views in v.
+std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
+  const int V = cfg.vocab_size, C = cfg.n_embd;
+  v.h.resize(sz(std::max(cfg.n_layer, 0)));
+  std::vector<ParamSlot> out = {{"transformer.wte.weight", {V, C}, &v.wte},
+                                {"transformer.wpe.weight", {cfg.block_size, C}, &v.wpe}};
+  for (size_t l = 0; l < v.h.size(); ++l) {
+    const std::string h = "transformer.h." + std::to_string(l) + ".";
+    BlockParams& b = v.h[l];
+    for (ParamSlot t : std::vector<ParamSlot>{{"ln_1.weight", {C}, &b.ln_1_w},
+                                              {"ln_1.bias", {C}, &b.ln_1_b},
+                                              {"attn.c_attn.weight", {3 * C, C}, &b.c_attn_w},
+                                              {"attn.c_attn.bias", {3 * C}, &b.c_attn_b},
+                                              {"attn.c_proj.weight", {C, C}, &b.attn_c_proj_w},
+                                              {"attn.c_proj.bias", {C}, &b.attn_c_proj_b},
+                                              {"ln_2.weight", {C}, &b.ln_2_w},
+                                              {"ln_2.bias", {C}, &b.ln_2_b},
+                                              {"mlp.c_fc.weight", {4 * C, C}, &b.c_fc_w},
+                                              {"mlp.c_fc.bias", {4 * C}, &b.c_fc_b},
+                                              {"mlp.c_proj.weight", {C, 4 * C}, &b.mlp_c_proj_w},
+                                              {"mlp.c_proj.bias", {C}, &b.mlp_c_proj_b}}) {
+      t.name = h + t.name;
+      out.push_back(std::move(t));
+    }
+  }
+  out.push_back({"transformer.ln_f.weight", {C}, &v.ln_f_w});
+  out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
+  return out;
+}
+
+// The forward's activations for (B, T), in buffer order; views in a.
+std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a) {
+  const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T;
+  a.h.assign(sz(std::max(cfg.n_layer, 0)), BlockActs{});
+  std::vector<Part> out = {{&a.encoded, BT * C}};
+  for (BlockActs& l : a.h)
+    out.insert(out.end(), {{&l.ln_1, BT * C},
+                           {&l.ln_1_mean, BT},
+                           {&l.ln_1_rstd, BT},
+                           {&l.qkv, BT * 3 * C},
+                           {&l.atty, BT * C},
+                           {&l.att, int64_t(B) * NH * T * T},
+                           {&l.residual2, BT * C},
+                           {&l.ln_2, BT * C},
+                           {&l.ln_2_mean, BT},
+                           {&l.ln_2_rstd, BT},
+                           {&l.fch, BT * 4 * C},
+                           {&l.fch_gelu, BT * 4 * C},
+                           {&l.residual3, BT * C}});
+  out.insert(out.end(), {{&a.ln_f, BT * C},
+                         {&a.ln_f_mean, BT},
+                         {&a.ln_f_rstd, BT},
+                         {&a.logits, BT * V},
+                         {&a.probs, BT * V},
+                         {&a.losses, BT}});
+  return out;
+}
+
+// The backward's scratch for (B, T); views in d.
+std::vector<Part> act_grad_layout(const GPTConfig& cfg, int B, int T, GPTActGrads& d) {
+  const int64_t C = cfg.n_embd, V = cfg.vocab_size, BT = int64_t(B) * T;
+  const size_t scratch = kernels::attention_backward_scratch_max(B, T, cfg.n_embd, cfg.n_head);
+  return {{&d.residual, BT * C}, {&d.ln, BT * C},           {&d.qkv, BT * 3 * C}, {&d.atty, BT * C},
+          {&d.fch, BT * 4 * C},  {&d.fch_gelu, BT * 4 * C}, {&d.logits, BT * V},  {&d.scratch, int64_t(scratch)}};
+}
+
+// The KV cache and one position's activations; views in c.
+std::vector<Part> cache_layout(const GPTConfig& cfg, GPTCache& c) {
+  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size, S = cfg.block_size;
+  return {{&c.k, L * S * C}, {&c.v, L * S * C}, {&c.x, C},      {&c.ln, C},     {&c.qkv, 3 * C},      {&c.atty, C},
+          {&c.proj, C},      {&c.fch, 4 * C},   {&c.logits, V}, {&c.att, L * NH * S}, {&c.mean, 1}, {&c.rstd, 1}};
+}
+
+}  // namespace
+
+int64_t GPTConfig::num_parameters() const {
+  GPTParams views;
+  int64_t n = 0;
+  for (const ParamSlot& t : param_layout(*this, views)) n += shape_numel(t.shape);
+  return n;
+}
 
 std::vector<ParamTensor> param_tensors(const GPTConfig& cfg) {
-  const int V = cfg.vocab_size, C = cfg.n_embd;
+  GPTParams views;
   std::vector<ParamTensor> out;
   int64_t offset = 0;
-  auto add = [&](const std::string& name, Shape shape) {
-    const int64_t n = shape_numel(shape);
-    const bool decay = shape.size() >= 2;
-    out.push_back({name, std::move(shape), offset, n, decay});
+  for (ParamSlot& t : param_layout(cfg, views)) {
+    const int64_t n = shape_numel(t.shape);
+    const bool decay = t.shape.size() >= 2;
+    out.push_back({std::move(t.name), std::move(t.shape), offset, n, decay});
     offset += n;
-  };
-  add("transformer.wte.weight", {V, C});
-  add("transformer.wpe.weight", {cfg.block_size, C});
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    const std::string h = "transformer.h." + std::to_string(l) + ".";
-    add(h + "ln_1.weight", {C});
-    add(h + "ln_1.bias", {C});
-    add(h + "attn.c_attn.weight", {3 * C, C});
-    add(h + "attn.c_attn.bias", {3 * C});
-    add(h + "attn.c_proj.weight", {C, C});
-    add(h + "attn.c_proj.bias", {C});
-    add(h + "ln_2.weight", {C});
-    add(h + "ln_2.bias", {C});
-    add(h + "mlp.c_fc.weight", {4 * C, C});
-    add(h + "mlp.c_fc.bias", {4 * C});
-    add(h + "mlp.c_proj.weight", {C, 4 * C});
-    add(h + "mlp.c_proj.bias", {C});
   }
-  add("transformer.ln_f.weight", {C});
-  add("transformer.ln_f.bias", {C});
   return out;
 }
 
 GPTParams param_views(float* base, const GPTConfig& cfg) {
-  // Walks the same order as param_tensors.
-  const int64_t V = cfg.vocab_size, C = cfg.n_embd;
-  float* p = base;
-  auto take = [&p](int64_t n) {
-    float* at = p;
-    p += n;
-    return at;
-  };
   GPTParams v;
-  v.wte = take(V * C);
-  v.wpe = take(int64_t(cfg.block_size) * C);
-  v.h.resize(sz(cfg.n_layer));
-  for (BlockParams& b : v.h) {
-    b.ln_1_w = take(C);
-    b.ln_1_b = take(C);
-    b.c_attn_w = take(3 * C * C);
-    b.c_attn_b = take(3 * C);
-    b.attn_c_proj_w = take(C * C);
-    b.attn_c_proj_b = take(C);
-    b.ln_2_w = take(C);
-    b.ln_2_b = take(C);
-    b.c_fc_w = take(4 * C * C);
-    b.c_fc_b = take(4 * C);
-    b.mlp_c_proj_w = take(4 * C * C);
-    b.mlp_c_proj_b = take(C);
+  float* at = base;
+  for (const ParamSlot& t : param_layout(cfg, v)) {
+    *t.view = at;
+    at += shape_numel(t.shape);
   }
-  v.ln_f_w = take(C);
-  v.ln_f_b = take(C);
   return v;
 }
 
@@ -146,13 +212,9 @@ GPTParams param_views(float* base, const GPTConfig& cfg) {
 
 GPT::GPT(const GPTConfig& config) : config_(config) {
   config_.validate();
+  check_memory(config_, 1, 1);
   tensors_ = param_tensors(config_);
   const int64_t n = config_.num_parameters();
-  if (memory_bytes(config_, 1, 1) > kMaxModelBytes)
-    throw InputError("this model has " + num(n) + " parameters: with their gradients and AdamW's moments it needs " +
-                         num(memory_bytes(config_, 1, 1) >> 20) + " MiB, more than the limit of " +
-                         num(kMaxModelBytes >> 20) + " MiB",
-                     "n_embd");
   params_.assign(sz(n), 0.0f);
   grads_.assign(sz(n), 0.0f);
   p_ = param_views(params_.data(), config_);
@@ -180,12 +242,36 @@ void GPT::init_weights(uint64_t seed) {
 }
 
 int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T) {
-  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size;
-  const int64_t BT = int64_t(B) * T;
-  const int64_t per_layer = BT * C * 6 + BT * 4 + BT * 3 * C + int64_t(B) * NH * T * T + BT * 4 * C * 2;
-  const int64_t acts = BT * C + L * per_layer + BT * C + 2 * BT + 2 * BT * V + BT;
-  const int64_t grads = BT * C * 3 + BT * 3 * C + BT * 4 * C * 2 + BT * V + T;
-  return 4 * (4 * cfg.num_parameters() + acts + grads);
+  GPTActs a;
+  GPTActGrads d;
+  GPTCache c;
+  const int64_t floats = 4 * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a)) +
+                         floats_of(act_grad_layout(cfg, B, T, d)) + floats_of(cache_layout(cfg, c));
+  const int64_t ints = 2 * int64_t(B) * T;  // ids and targets
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
+}
+
+void GPT::check_memory(const GPTConfig& cfg, int B, int T) {
+  const int64_t model = memory_bytes(cfg, 1, 1);
+  if (model > kMaxModelBytes)
+    throw InputError("this model has " + num(cfg.num_parameters()) +
+                         " parameters: with their gradients and AdamW's moments it needs " + num(model >> 20) +
+                         " MiB, more than the limit of " + num(kMaxModelBytes >> 20) + " MiB",
+                     "n_embd");
+  const int64_t batch = memory_bytes(cfg, B, T);
+  if (batch > kMaxModelBytes)
+    throw InputError("a batch of " + num(B) + " sequences of " + num(T) + " tokens needs " + num(batch >> 20) +
+                         " MiB for this model, more than the limit of " + num(kMaxModelBytes >> 20) +
+                         " MiB: use a smaller batch_size or block_size",
+                     "batch_size");
+}
+
+int64_t GPT::allocated_bytes() const {
+  int64_t floats = 0;
+  for (const std::vector<float>* v : {&params_, &grads_, &act_buffer_, &grad_buffer_, &cache_buffer_})
+    floats += static_cast<int64_t>(v->capacity());
+  const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
 }
 
 void GPT::reserve(int B, int T) {
@@ -194,62 +280,11 @@ void GPT::reserve(int B, int T) {
   if (B <= B_alloc_ && T <= T_alloc_) return;
   B = std::max(B, B_alloc_);
   T = std::max(T, T_alloc_);
-  if (memory_bytes(config_, B, T) > kMaxModelBytes)
-    throw InputError("a batch of " + num(B) + " sequences of " + num(T) + " tokens needs " +
-                         num(memory_bytes(config_, B, T) >> 20) + " MiB for this model, more than the limit of " +
-                         num(kMaxModelBytes >> 20) + " MiB: use a smaller batch_size or block_size",
-                     "batch_size");
-  const int64_t C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size;
-  const int64_t BT = int64_t(B) * T;
-
-  // Sizes first, in one list, so the buffer is one allocation and the views are carved in order.
-  const int64_t per_layer = 3 * BT * C + 2 * BT + BT * 3 * C + int64_t(B) * NH * T * T + 2 * BT * C + 2 * BT +
-                            2 * BT * 4 * C;
-  act_buffer_.assign(sz(BT * C + config_.n_layer * per_layer + BT * C + 2 * BT + 2 * BT * V + BT), 0.0f);
-  float* p = act_buffer_.data();
-  auto take = [&p](int64_t n) {
-    float* at = p;
-    p += n;
-    return at;
-  };
-  encoded_ = take(BT * C);
-  acts_.assign(sz(config_.n_layer), BlockActs{});
-  for (BlockActs& a : acts_) {
-    a.ln_1 = take(BT * C);
-    a.ln_1_mean = take(BT);
-    a.ln_1_rstd = take(BT);
-    a.qkv = take(BT * 3 * C);
-    a.atty = take(BT * C);
-    a.att = take(int64_t(B) * NH * T * T);
-    a.residual2 = take(BT * C);
-    a.ln_2 = take(BT * C);
-    a.ln_2_mean = take(BT);
-    a.ln_2_rstd = take(BT);
-    a.fch = take(BT * 4 * C);
-    a.fch_gelu = take(BT * 4 * C);
-    a.residual3 = take(BT * C);
-  }
-  ln_f_ = take(BT * C);
-  ln_f_mean_ = take(BT);
-  ln_f_rstd_ = take(BT);
-  logits_ = take(BT * V);
-  probs_ = take(BT * V);
-  losses_ = take(BT);
-
-  const int64_t scratch = static_cast<int64_t>(kernels::attention_backward_scratch(B, T, int(C), int(NH)));
-  grad_buffer_.assign(sz(3 * BT * C + BT * 3 * C + 2 * BT * 4 * C + BT * V + scratch), 0.0f);
-  p = grad_buffer_.data();
-  d_residual_ = take(BT * C);
-  d_ln_ = take(BT * C);
-  d_qkv_ = take(BT * 3 * C);
-  d_atty_ = take(BT * C);
-  d_fch_ = take(BT * 4 * C);
-  d_fch_gelu_ = take(BT * 4 * C);
-  d_logits_ = take(BT * V);
-  d_scratch_ = take(scratch);
-
-  ids_.assign(sz(BT), 0);
-  targets_.assign(sz(BT), 0);
+  check_memory(config_, B, T);
+  carve(act_buffer_, act_layout(config_, B, T, a_));
+  carve(grad_buffer_, act_grad_layout(config_, B, T, d_));
+  ids_.assign(sz(int64_t(B) * T), 0);
+  targets_.assign(sz(int64_t(B) * T), 0);
   B_alloc_ = B;
   T_alloc_ = T;
   B_ = T_ = 0;
@@ -277,32 +312,33 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   std::copy(ids, ids + BT, ids_.begin());
   if (targets) std::copy(targets, targets + BT, targets_.begin());
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
-  kernels::encoder_forward(encoded_, ids_.data(), p_.wte, p_.wpe, B, T, C);  // (B, T, C)
-  const float* residual = encoded_;
+  k.encoder_forward(a_.encoded, ids_.data(), p_.wte, p_.wpe, B, T, C);      // (B, T, C)
+  const float* residual = a_.encoded;
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
-    BlockActs& a = acts_[sz(l)];
-    kernels::layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C);
-    kernels::matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);     // (B, T, 3C)
-    kernels::attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);               // (B, T, C)
-    kernels::matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
-    kernels::residual_forward(a.residual2, residual, a.residual2, BT * C);            // x + attn(…)
-    kernels::layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C);
-    kernels::matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);         // (B, T, 4C)
-    kernels::gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
-    kernels::matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
-    kernels::residual_forward(a.residual3, a.residual2, a.residual3, BT * C);         // x + mlp(…)
+    BlockActs& a = a_.h[sz(l)];
+    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C);
+    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);  // (B, T, 3C)
+    k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);            // (B, T, C)
+    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
+    k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
+    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C);
+    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);      // (B, T, 4C)
+    k.gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
+    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
+    k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
     residual = a.residual3;
   }
-  kernels::layernorm_forward(ln_f_, ln_f_mean_, ln_f_rstd_, residual, p_.ln_f_w, p_.ln_f_b, BT, C);
-  kernels::matmul_forward(logits_, ln_f_, p_.wte, nullptr, BT, C, V);                 // (B, T, V)
+  k.layernorm_forward(a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT, C);
+  k.matmul_forward(a_.logits, a_.ln_f, p_.wte, nullptr, BT, C, V);          // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
-  kernels::crossentropy_forward(losses_, probs_, logits_, targets_.data(), BT, V);
+  k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
   // The mean in float, summed in order (as autograd's cross_entropy).
   float sum = 0.0f;
-  for (int i = 0; i < BT; ++i) sum += losses_[i];
+  for (int i = 0; i < BT; ++i) sum += a_.losses[i];
   return sum / static_cast<float>(BT);
 }
 
@@ -313,81 +349,59 @@ void GPT::backward() {
     throw InputError("backward needs a forward pass with targets first", "targets");
   const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
   auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
 
   // loss = mean(losses): each row's dloss is 1/(B·T)
-  zero(d_logits_, int64_t(BT) * V);
-  kernels::crossentropy_backward(d_logits_, probs_, targets_.data(), 1.0f / static_cast<float>(BT), BT, V);
+  zero(d_.logits, int64_t(BT) * V);
+  k.crossentropy_backward(d_.logits, a_.probs, targets_.data(), 1.0f / static_cast<float>(BT), BT, V);
   // logits = ln_f · wteᵀ (the tied lm_head)
-  zero(d_ln_, int64_t(BT) * C);
-  kernels::matmul_backward(d_ln_, g_.wte, nullptr, d_logits_, ln_f_, p_.wte, BT, C, V);
-  const float* last = config_.n_layer ? acts_.back().residual3 : encoded_;
-  zero(d_residual_, int64_t(BT) * C);
-  kernels::layernorm_backward(d_residual_, g_.ln_f_w, g_.ln_f_b, d_ln_, last, p_.ln_f_w, ln_f_mean_, ln_f_rstd_, BT,
-                              C);
+  zero(d_.ln, int64_t(BT) * C);
+  k.matmul_backward(d_.ln, g_.wte, nullptr, d_.logits, a_.ln_f, p_.wte, BT, C, V);
+  const float* last = config_.n_layer ? a_.h.back().residual3 : a_.encoded;
+  zero(d_.residual, int64_t(BT) * C);
+  k.layernorm_backward(d_.residual, g_.ln_f_w, g_.ln_f_b, d_.ln, last, p_.ln_f_w, a_.ln_f_mean, a_.ln_f_rstd, BT,
+                       C);
 
   for (int l = config_.n_layer - 1; l >= 0; --l) {
     const BlockParams& w = p_.h[sz(l)];
     const BlockParams& dw = g_.h[sz(l)];
-    const BlockActs& a = acts_[sz(l)];
-    const float* residual = l == 0 ? encoded_ : acts_[sz(l - 1)].residual3;
-    // d_residual_ holds ∂L/∂residual3. residual3 = residual2 + mlp.c_proj(fch_gelu): the
-    // projection's output gradient is d_residual_ itself, and it flows on to residual2 unchanged.
-    zero(d_fch_gelu_, int64_t(BT) * 4 * C);
-    kernels::matmul_backward(d_fch_gelu_, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_residual_, a.fch_gelu,
-                             w.mlp_c_proj_w, BT, 4 * C, C);
-    zero(d_fch_, int64_t(BT) * 4 * C);
-    kernels::gelu_backward(d_fch_, a.fch, d_fch_gelu_, BT * 4 * C);
-    zero(d_ln_, int64_t(BT) * C);
-    kernels::matmul_backward(d_ln_, dw.c_fc_w, dw.c_fc_b, d_fch_, a.ln_2, w.c_fc_w, BT, C, 4 * C);
+    const BlockActs& a = a_.h[sz(l)];
+    const float* residual = l == 0 ? a_.encoded : a_.h[sz(l - 1)].residual3;
+    // d_.residual holds ∂L/∂residual3. residual3 = residual2 + mlp.c_proj(fch_gelu): the
+    // projection's output gradient is d_.residual itself, and it flows on to residual2 unchanged.
+    zero(d_.fch_gelu, int64_t(BT) * 4 * C);
+    k.matmul_backward(d_.fch_gelu, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_.residual, a.fch_gelu, w.mlp_c_proj_w, BT,
+                      4 * C, C);
+    zero(d_.fch, int64_t(BT) * 4 * C);
+    k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    zero(d_.ln, int64_t(BT) * C);
+    k.matmul_backward(d_.ln, dw.c_fc_w, dw.c_fc_b, d_.fch, a.ln_2, w.c_fc_w, BT, C, 4 * C);
     // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
-    kernels::layernorm_backward(d_residual_, dw.ln_2_w, dw.ln_2_b, d_ln_, a.residual2, w.ln_2_w, a.ln_2_mean,
-                                a.ln_2_rstd, BT, C);
+    k.layernorm_backward(d_.residual, dw.ln_2_w, dw.ln_2_b, d_.ln, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd, BT,
+                         C);
     // residual2 = residual + attn.c_proj(atty)
-    zero(d_atty_, int64_t(BT) * C);
-    kernels::matmul_backward(d_atty_, dw.attn_c_proj_w, dw.attn_c_proj_b, d_residual_, a.atty, w.attn_c_proj_w, BT,
-                             C, C);
-    zero(d_qkv_, int64_t(BT) * 3 * C);
-    kernels::attention_backward(d_qkv_, d_scratch_, d_atty_, a.qkv, a.att, B, T, C, NH, opt);
-    zero(d_ln_, int64_t(BT) * C);
-    kernels::matmul_backward(d_ln_, dw.c_attn_w, dw.c_attn_b, d_qkv_, a.ln_1, w.c_attn_w, BT, C, 3 * C);
-    kernels::layernorm_backward(d_residual_, dw.ln_1_w, dw.ln_1_b, d_ln_, residual, w.ln_1_w, a.ln_1_mean,
-                                a.ln_1_rstd, BT, C);
+    zero(d_.atty, int64_t(BT) * C);
+    k.matmul_backward(d_.atty, dw.attn_c_proj_w, dw.attn_c_proj_b, d_.residual, a.atty, w.attn_c_proj_w, BT, C, C);
+    zero(d_.qkv, int64_t(BT) * 3 * C);
+    k.attention_backward(d_.qkv, d_.scratch, d_.atty, a.qkv, a.att, B, T, C, NH, opt);
+    zero(d_.ln, int64_t(BT) * C);
+    k.matmul_backward(d_.ln, dw.c_attn_w, dw.c_attn_b, d_.qkv, a.ln_1, w.c_attn_w, BT, C, 3 * C);
+    k.layernorm_backward(d_.residual, dw.ln_1_w, dw.ln_1_b, d_.ln, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd, BT,
+                         C);
   }
-  kernels::encoder_backward(g_.wte, g_.wpe, d_residual_, ids_.data(), B, T, C);
+  k.encoder_backward(g_.wte, g_.wpe, d_.residual, ids_.data(), B, T, C);
 }
 
 // ---------------------------------------------------------------- the KV cache
 
 void GPT::cache_reset() {
-  const int64_t C = config_.n_embd, L = config_.n_layer, NH = config_.n_head, V = config_.vocab_size;
-  const int64_t S = config_.block_size;
-  if (cache_k_.empty()) {
-    cache_k_.assign(sz(L * S * C), 0.0f);
-    cache_v_.assign(sz(L * S * C), 0.0f);
-    cache_buf_.assign(sz(C + C + 3 * C + C + C + 4 * C + V + L * NH * S + 2), 0.0f);
-    float* p = cache_buf_.data();
-    auto take = [&p](int64_t n) {
-      float* at = p;
-      p += n;
-      return at;
-    };
-    c_x_ = take(C);
-    c_ln_ = take(C);
-    c_qkv_ = take(3 * C);
-    c_atty_ = take(C);
-    c_proj_ = take(C);
-    c_fch_ = take(4 * C);
-    c_logits_ = take(V);
-    c_att_ = take(L * NH * S);
-    c_mean_ = take(1);
-    c_rstd_ = take(1);
-  }
+  if (cache_buffer_.empty()) carve(cache_buffer_, cache_layout(config_, c_));
   cache_len_ = 0;
 }
 
 const float* GPT::cache_step(int token) {
-  if (cache_k_.empty()) cache_reset();
+  if (cache_buffer_.empty()) cache_reset();
   if (cache_len_ >= config_.block_size)
     throw InputError("the KV cache is full: it holds block_size = " + num(config_.block_size) +
                          " positions (crop the context and start again)",
@@ -396,40 +410,41 @@ const float* GPT::cache_step(int token) {
   const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size;
   const int pos = cache_len_;  // the stepper's base: the number of cached positions
   const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
   // Position pos alone, with the same kernels as the full forward (N = 1 row).
-  kernels::encoder_forward(c_x_, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
+  k.encoder_forward(c_.x, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
-    float* k_cache = cache_k_.data() + int64_t(l) * S * C;
-    float* v_cache = cache_v_.data() + int64_t(l) * S * C;
-    kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_1_w, w.ln_1_b, 1, C);
-    kernels::matmul_forward(c_qkv_, c_ln_, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
-    std::memcpy(k_cache + int64_t(pos) * C, c_qkv_ + C, sizeof(float) * sz(C));
-    std::memcpy(v_cache + int64_t(pos) * C, c_qkv_ + 2 * C, sizeof(float) * sz(C));
-    float* att = c_att_ + int64_t(l) * NH * S;
-    kernels::attention_decode(c_atty_, att, c_qkv_, k_cache, v_cache, pos, C, NH, opt);
-    kernels::matmul_forward(c_proj_, c_atty_, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
-    kernels::residual_forward(c_x_, c_x_, c_proj_, C);
-    kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, w.ln_2_w, w.ln_2_b, 1, C);
-    kernels::matmul_forward(c_fch_, c_ln_, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
-    kernels::gelu_forward(c_fch_, c_fch_, 4 * C);
-    kernels::matmul_forward(c_proj_, c_fch_, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
-    kernels::residual_forward(c_x_, c_x_, c_proj_, C);
+    float* k_cache = c_.k + int64_t(l) * S * C;
+    float* v_cache = c_.v + int64_t(l) * S * C;
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1, C);
+    k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
+    std::memcpy(k_cache + int64_t(pos) * C, c_.qkv + C, sizeof(float) * sz(C));
+    std::memcpy(v_cache + int64_t(pos) * C, c_.qkv + 2 * C, sizeof(float) * sz(C));
+    float* att = c_.att + int64_t(l) * NH * S;
+    k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, C, NH, opt);
+    k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
+    k.residual_forward(c_.x, c_.x, c_.proj, C);
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1, C);
+    k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
+    k.gelu_forward(c_.fch, c_.fch, 4 * C);
+    k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
+    k.residual_forward(c_.x, c_.x, c_.proj, C);
   }
-  kernels::layernorm_forward(c_ln_, c_mean_, c_rstd_, c_x_, p_.ln_f_w, p_.ln_f_b, 1, C);
-  kernels::matmul_forward(c_logits_, c_ln_, p_.wte, nullptr, 1, C, V);
+  k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1, C);
+  k.matmul_forward(c_.logits, c_.ln, p_.wte, nullptr, 1, C, V);
   cache_len_ = pos + 1;
-  return c_logits_;
+  return c_.logits;
 }
 
 const float* GPT::cache_attention(int layer) const {
-  return c_att_ + int64_t(layer) * config_.n_head * config_.block_size;
+  return c_.att + int64_t(layer) * config_.n_head * config_.block_size;
 }
 const float* GPT::cache_keys(int layer) const {
-  return cache_k_.data() + int64_t(layer) * config_.block_size * config_.n_embd;
+  return c_.k + int64_t(layer) * config_.block_size * config_.n_embd;
 }
 const float* GPT::cache_values(int layer) const {
-  return cache_v_.data() + int64_t(layer) * config_.block_size * config_.n_embd;
+  return c_.v + int64_t(layer) * config_.block_size * config_.n_embd;
 }
 
 }  // namespace ap

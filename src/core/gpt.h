@@ -14,7 +14,9 @@
 // named views (GPTParams); the gradients in a second buffer of the same layout. Activations are
 // allocated once for a given (batch, T) by reserve(); forward() and backward() then allocate
 // nothing. Each layer has an explicit forward and backward kernel (kernels.h); backward adds (+=)
-// into the gradients, so zero_grad() comes first.
+// into the gradients, so zero_grad() comes first. Each buffer's layout is written once (gpt.cpp:
+// the parameters' names and shapes, the activations', their gradients', the KV cache's), and the
+// count, the views, the named tensors and memory_bytes() all come from it.
 //
 // The attention options of the stepper apply: mask strict (query t sees keys ≤ t) or inclusive
 // (the tutorials' exercise j ≥ i + base: query t sees keys < t, and position 0 sees nothing, so
@@ -45,7 +47,8 @@ constexpr int kMaxHeads = 64;
 constexpr int kMaxBlockSize = 1024;
 constexpr int kMaxModelVocab = 8192;
 constexpr int kMaxBatch = 1024;
-// Parameters, their gradients, AdamW's two moments and the activations of one (batch, T), in bytes.
+// What GPT::memory_bytes counts (parameters, their gradients, AdamW's two moments, the activations
+// of one (batch, T) and their gradients, the KV cache), in bytes.
 constexpr int64_t kMaxModelBytes = int64_t(1) << 30;
 
 struct GPTConfig {
@@ -126,6 +129,43 @@ struct BlockActs {
   float* fch_gelu;   // (B, T, 4C)
   float* residual3;  // (B, T, C) = residual2 + mlp.c_proj(fch_gelu): the block's output
 };
+// The forward's activations for (B, T): views into one buffer (GPT::reserve).
+struct GPTActs {
+  float* encoded;    // (B, T, C) = wte[ids] + wpe
+  std::vector<BlockActs> h;
+  float* ln_f;       // (B, T, C)
+  float* ln_f_mean;  // (B, T)
+  float* ln_f_rstd;  // (B, T)
+  float* logits;     // (B, T, V)
+  float* probs;      // (B, T, V)
+  float* losses;     // (B, T)
+};
+// The backward's scratch, reused by every layer: views into a second buffer.
+struct GPTActGrads {
+  float* residual;  // (B, T, C): ∂L/∂ the residual stream
+  float* ln;        // (B, T, C): ∂L/∂ a LayerNorm's output
+  float* qkv;       // (B, T, 3C)
+  float* atty;      // (B, T, C)
+  float* fch;       // (B, T, 4C)
+  float* fch_gelu;  // (B, T, 4C)
+  float* logits;    // (B, T, V)
+  float* scratch;   // attention_backward's scratch (the largest any tier needs)
+};
+// The KV cache and one position's activations (GPT::cache_reset): views into one buffer.
+struct GPTCache {
+  float* k;       // (n_layer, block_size, C): the cached keys
+  float* v;       // (n_layer, block_size, C): the cached values
+  float* x;       // (C): the residual stream
+  float* ln;      // (C)
+  float* qkv;     // (3C)
+  float* atty;    // (C)
+  float* proj;    // (C)
+  float* fch;     // (4C)
+  float* logits;  // (V)
+  float* att;     // (n_layer, NH, block_size): each layer's weights of the last step
+  float* mean;    // (1)
+  float* rstd;    // (1)
+};
 
 class GPT {
  public:
@@ -153,8 +193,17 @@ class GPT {
   // block_size). forward() reserves on its own when needed; call this first to keep every
   // training step free of allocation. Throws InputError if the memory would pass kMaxModelBytes.
   void reserve(int B, int T);
-  // Bytes the parameters, gradients, AdamW moments and activations for (B, T) take.
+  // The bytes a model of this config takes once reserve(B, T) and cache_reset() have run, with an
+  // AdamW over its parameters: parameters, gradients, AdamW's m and v, the activations of (B, T)
+  // and their gradients (with the attention scratch of whichever tier needs most), the ids and
+  // targets, and the KV cache. From the same layouts that allocate them (gpt.cpp).
   static int64_t memory_bytes(const GPTConfig& config, int B, int T);
+  // Throws InputError when memory_bytes(config, B, T) passes kMaxModelBytes: naming n_embd when the
+  // model alone (B = T = 1) does, batch_size when the batch does. What the constructor (for 1, 1)
+  // and reserve() check.
+  static void check_memory(const GPTConfig& config, int B, int T);
+  // The bytes this model's buffers hold now (their capacity): memory_bytes without AdamW's m and v.
+  int64_t allocated_bytes() const;
 
   // The forward pass over ids (B, T). With targets (B, T), also the losses; returns their mean
   // (NaN without targets, or when the model diverged). Throws InputError for an id outside
@@ -168,10 +217,10 @@ class GPT {
   // What the last forward computed (its B and T).
   int batch() const { return B_; }
   int seq_len() const { return T_; }
-  const float* logits() const { return logits_; }                       // (B, T, V)
-  const float* losses() const { return losses_; }                       // (B, T)
-  const float* attention_weights(int layer) const { return acts_[layer].att; }  // (B, NH, T, T)
-  const float* qkv(int layer) const { return acts_[layer].qkv; }        // (B, T, 3C)
+  const float* logits() const { return a_.logits; }                       // (B, T, V)
+  const float* losses() const { return a_.losses; }                       // (B, T)
+  const float* attention_weights(int layer) const { return a_.h[layer].att; }  // (B, NH, T, T)
+  const float* qkv(int layer) const { return a_.h[layer].qkv; }           // (B, T, 3C)
 
   // ---------------------------------------------------------------- the KV cache
   // Empties the cache (allocated on first use: 2·n_layer·block_size·C floats).
@@ -196,35 +245,19 @@ class GPT {
   std::vector<float> params_, grads_;
   GPTParams p_, g_;
 
-  // Activations for (B_alloc, T_alloc), one buffer with named views; gradient scratch likewise.
+  // Activations for (B_alloc, T_alloc), one buffer with named views; their gradients likewise.
   int B_alloc_ = 0, T_alloc_ = 0;
   std::vector<float> act_buffer_, grad_buffer_;
+  GPTActs a_{};
+  GPTActGrads d_{};
   std::vector<int> ids_, targets_;  // (B, T) of the last forward
-  float* encoded_ = nullptr;        // (B, T, C)
-  std::vector<BlockActs> acts_;
-  float* ln_f_ = nullptr;           // (B, T, C)
-  float* ln_f_mean_ = nullptr;      // (B, T)
-  float* ln_f_rstd_ = nullptr;      // (B, T)
-  float* logits_ = nullptr;         // (B, T, V)
-  float* probs_ = nullptr;          // (B, T, V)
-  float* losses_ = nullptr;         // (B, T)
-  // gradient scratch, reused by every layer
-  float* d_residual_ = nullptr;     // (B, T, C): ∂L/∂ the residual stream
-  float* d_ln_ = nullptr;           // (B, T, C)
-  float* d_qkv_ = nullptr;          // (B, T, 3C)
-  float* d_atty_ = nullptr;         // (B, T, C)
-  float* d_fch_ = nullptr;          // (B, T, 4C)
-  float* d_fch_gelu_ = nullptr;     // (B, T, 4C)
-  float* d_logits_ = nullptr;       // (B, T, V)
-  float* d_scratch_ = nullptr;      // attention_backward's scratch
   int B_ = 0, T_ = 0;
   bool has_targets_ = false;
 
-  // KV cache: keys and values (n_layer, block_size, C), and one position's activations.
-  std::vector<float> cache_k_, cache_v_, cache_buf_;
+  // KV cache (allocated by the first cache_reset).
+  std::vector<float> cache_buffer_;
+  GPTCache c_{};
   int cache_len_ = 0;
-  float *c_x_ = nullptr, *c_ln_ = nullptr, *c_qkv_ = nullptr, *c_atty_ = nullptr, *c_proj_ = nullptr,
-        *c_fch_ = nullptr, *c_logits_ = nullptr, *c_att_ = nullptr, *c_mean_ = nullptr, *c_rstd_ = nullptr;
 };
 
 }  // namespace ap

@@ -1,6 +1,7 @@
 // kernels_fast_impl.h — the fast kernels, written once against simd.h's vector type V and compiled
 // once per instruction set (kernels_fast_{avx512,avx2,sse2,simd128,scalar}.cpp), each in its own
-// namespace ap::kernels::fast::AP_FAST_NS. Internal: included only by those files.
+// namespace ap::kernels::fast::AP_FAST_NS with its own table of them (`table`, a kernels::Kernels
+// named AP_FAST_NAME). Internal: included only by those files.
 //
 // What is in it:
 //  - exp_v: Cephes' expf (the reference exp_f32's polynomial) on vectors; erf_v: a rational
@@ -69,7 +70,6 @@ constexpr int RB = 16;
 constexpr float kInfF = __builtin_inff();
 AP_INLINE int visible(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
 AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
-AP_INLINE int imax(int a, int b) { return a > b ? a : b; }
 AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
 
 // ---------------------------------------------------------------- exp, erf
@@ -516,7 +516,7 @@ void attention_head(float* out, int ldo, float* att, bool keep, const float* q, 
 
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
   const int hs = C / NH, C3 = 3 * C;
-  if (!head_fits(T, hs)) return reference::attention_forward(out, att, qkv, B, T, C, NH, opt);
+  if (!head_fits(T, hs)) return kernels::reference.attention_forward(out, att, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
@@ -531,7 +531,7 @@ size_t attention_forward_infer_scratch(int, int T, int, int) { return zu(MR) * T
 void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
                              AttnOptions opt) {
   const int hs = C / NH, C3 = 3 * C;
-  if (!head_fits(T, hs)) return reference::attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
+  if (!head_fits(T, hs)) return kernels::reference.attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
@@ -545,7 +545,7 @@ size_t attention_backward_scratch(int, int T, int, int) { return zu(RB) * T; }
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
                         int T, int C, int NH, AttnOptions opt) {
   const int hs = C / NH, C3 = 3 * C;
-  if (!head_fits(T, hs)) return reference::attention_backward(dqkv, scratch, dout, qkv, att, B, T, C, NH, opt);
+  if (!head_fits(T, hs)) return kernels::reference.attention_backward(dqkv, scratch, dout, qkv, att, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   const int Tp = round_up(T, NR);
   float* vt = workspace();  // (hs, Tp): Vᵀ
@@ -838,15 +838,9 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
     const VT upd = V::add(V::div(mhat, V::add(V::sqrt(vhat), e)), V::mul(wd, p));
     V::store(params + i, V::sub(p, V::mul(lrv, upd)));
   }
-  for (; i < n; ++i) {
-    const float g = grads[i];
-    const float mi = beta1 * m[i] + (1.0f - beta1) * g;
-    const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    const float mhat = mi / bias1, vhat = vi / bias2;
-    params[i] -= lr * (mhat / (__builtin_sqrtf(vhat) + eps) + weight_decay * params[i]);
-  }
+  if (i < n)  // the last n mod W: the reference itself
+    kernels::reference.adamw_update(params + i, m + i, v + i, grads + i, n - i, lr, beta1, beta2, eps, weight_decay,
+                                    bias1, bias2);
 }
 
 // For the tests: the vector exp and erf on n floats.
@@ -861,18 +855,16 @@ void erf_n(float* out, const float* x, int n) {
   if (i < n) V::store_partial(out + i, erf_v(V::load_partial(x + i, n - i)), n - i);
 }
 
-const Table& table() {
-  static const Table t = {
-      AP_FAST_NAME,       encoder_forward,        encoder_backward,   layernorm_forward,
-      layernorm_backward, matmul_forward,         matmul_backward,    attention_forward,
-      attention_forward_infer_scratch, attention_forward_infer, attention_backward_scratch,
-      attention_backward, attention_decode,       gelu_forward,       gelu_backward,
-      residual_forward,   residual_backward,      crossentropy_forward, crossentropy_backward,
-      sum_squares,        scale_inplace,          adamw_update,       exp_n,
-      erf_n,
-  };
+constexpr Kernels make_table() {
+  Kernels t{};
+  t.name = AP_FAST_NAME;
+#define AP_SET(f) t.f = f;
+  AP_KERNEL_NAMES(AP_SET)
+#undef AP_SET
   return t;
 }
+
+const Kernels table = make_table();
 
 }  // namespace ap::kernels::fast::AP_FAST_NS
 

@@ -1,15 +1,16 @@
-// kernels_ref.cpp — the reference tier of kernels.h: scalar, fixed summation order, the core's own
-// exp/log/erf, so the same bits natively and in wasm. The row arithmetic of attention is the
-// stepper's (attention.cpp): scores summed over the head dimension in order, times 1/√hs, the
-// softmax of ops.h over the visible keys (hidden keys would add exact zeros), context summed over
-// keys in order. A head's weights are therefore bit-identical to the trace of its q, k, v.
+// kernels_ref.cpp — the reference tier of kernels.h (the table kernels::reference): scalar, fixed
+// summation order, the core's own exp/log/erf, so the same bits natively and in wasm. The row
+// arithmetic of attention is the stepper's (attention.cpp): scores summed over the head dimension
+// in order, times 1/√hs, the softmax of ops.h over the visible keys (hidden keys would add exact
+// zeros), context summed over keys in order. A head's weights are therefore bit-identical to the
+// trace of its q, k, v.
 #include <cmath>
 #include <cstring>
 
 #include "kernels.h"
 #include "ops.h"
 
-namespace ap::kernels::reference {
+namespace ap::kernels {
 
 namespace {
 
@@ -39,8 +40,6 @@ void attend_row(float* out, float* att, const float* q, const float* k, const fl
     for (int i = 0; i < hs; ++i) out[i] += a * vj[i];
   }
 }
-
-}  // namespace
 
 void encoder_forward(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C) {
   for (int b = 0; b < B; ++b)
@@ -111,7 +110,10 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
   }
 }
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
+// Every query row of every head through attend_row. keep: the weights go to att (B,NH,T,T);
+// otherwise att is one row (T), reused (attention_forward_infer's scratch).
+void attention_rows(float* out, float* att, bool keep, const float* qkv, int B, int T, int C, int NH,
+                    AttnOptions opt) {
   const int hs = C / NH, C3 = 3 * C;
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
@@ -119,26 +121,21 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
       for (int h = 0; h < NH; ++h) {
         const float* base = qkv + idx(b, static_cast<size_t>(T) * C3);
         const float* q = base + idx(t, C3) + h * hs;
-        float* a = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
+        float* a = keep ? att + ((static_cast<size_t>(b) * NH + h) * T + t) * T : att;
         attend_row(out + idx(b * T + t, C) + h * hs, a, q, base + C + h * hs, base + 2 * C + h * hs, C3,
                    visible_keys(t, opt.mask), T, hs, scale, opt.stable_softmax);
       }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
+  attention_rows(out, att, true, qkv, B, T, C, NH, opt);
 }
 
 size_t attention_forward_infer_scratch(int, int T, int, int) { return static_cast<size_t>(T); }
 
 void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
                              AttnOptions opt) {
-  // attention_forward's arithmetic, the weights of one row at a time in scratch (T)
-  const int hs = C / NH, C3 = 3 * C;
-  const float scale = head_scale(hs);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < T; ++t)
-      for (int h = 0; h < NH; ++h) {
-        const float* base = qkv + idx(b, static_cast<size_t>(T) * C3);
-        attend_row(out + idx(b * T + t, C) + h * hs, scratch, base + idx(t, C3) + h * hs, base + C + h * hs,
-                   base + 2 * C + h * hs, C3, visible_keys(t, opt.mask), T, hs, scale, opt.stable_softmax);
-      }
+  attention_rows(out, scratch, false, qkv, B, T, C, NH, opt);
 }
 
 size_t attention_backward_scratch(int, int T, int, int) { return static_cast<size_t>(T); }
@@ -242,4 +239,25 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
   }
 }
 
-}  // namespace ap::kernels::reference
+void exp_n(float* out, const float* x, int n) {
+  for (int i = 0; i < n; ++i) out[i] = exp_f32(x[i]);
+}
+
+void erf_n(float* out, const float* x, int n) {
+  for (int i = 0; i < n; ++i) out[i] = erf_f32(x[i]);
+}
+
+constexpr Kernels make_table() {
+  Kernels t{};
+  t.name = "reference";
+#define AP_SET(f) t.f = f;
+  AP_KERNEL_NAMES(AP_SET)
+#undef AP_SET
+  return t;
+}
+
+}  // namespace
+
+const Kernels reference = make_table();
+
+}  // namespace ap::kernels

@@ -23,7 +23,7 @@ namespace ap {
 
 // ---------------------------------------------------------------- scalar helpers
 
-// e^x in float32, within 2 ulp of the exact value over the whole float range (tests/test_ops.cpp
+// e^x in float32, within 2 ulp of the exact value over the whole float range (tests/test_softmax.cpp
 // checks it); +∞ above 88.7228, 0 below -103.97, NaN for NaN. Deterministic on every platform.
 float exp_f32(float x);
 // ln x in float32, within 2 ulp over the whole float range (Cephes' logf, subnormals included);

@@ -31,18 +31,19 @@ void AdamW::step(float* params, const float* grads, float lr) {
   // The bias corrections in double, then rounded once: 1 − β^t loses its digits in float for large t.
   const float bias1 = static_cast<float>(1.0 - pow_int(config_.beta1, t_));
   const float bias2 = static_cast<float>(1.0 - pow_int(config_.beta2, t_));
+  const kernels::Kernels& k = kernels::active();
   for (const ParamTensor& t : tensors_)
-    kernels::adamw_update(params + t.offset, m_.data() + t.offset, v_.data() + t.offset, grads + t.offset, t.numel,
-                          lr, config_.beta1, config_.beta2, config_.eps, t.decay ? config_.weight_decay : 0.0f,
-                          bias1, bias2);
+    k.adamw_update(params + t.offset, m_.data() + t.offset, v_.data() + t.offset, grads + t.offset, t.numel, lr,
+                   config_.beta1, config_.beta2, config_.eps, t.decay ? config_.weight_decay : 0.0f, bias1, bias2);
 }
 
 float clip_grad_norm(float* grads, int64_t n, float max_norm) {
-  const double norm = std::sqrt(kernels::sum_squares(grads, n));
+  const kernels::Kernels& k = kernels::active();
+  const double norm = std::sqrt(k.sum_squares(grads, n));
   const float normf = static_cast<float>(norm);
   if (!std::isfinite(norm)) return normf;
   if (max_norm > 0.0f && norm > max_norm)
-    kernels::scale_inplace(grads, static_cast<float>(max_norm / (norm + 1e-6)), n);
+    k.scale_inplace(grads, static_cast<float>(max_norm / (norm + 1e-6)), n);
   return normf;
 }
 

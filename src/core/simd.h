@@ -27,6 +27,38 @@
 #error "define one AP_SIMD_* before including simd.h"
 #endif
 
+#if defined(AP_SIMD_AVX512) || defined(AP_SIMD_AVX2) || defined(AP_SIMD_SSE2)
+// The operations the three x86 widths spell alike, P##_<op>_ps with P = _mm, _mm256 or _mm512 (BITS
+// the register's width, for the integer casts): written once, expanded in each width's V below.
+// reduce128_add / reduce128_max end every reduce_add / reduce_max: the four lanes of a __m128 in
+// the order (0 + 2) + (1 + 3).
+#define AP_SIMD_X86_REDUCE128(OP)                                               \
+  static float reduce128_##OP(__m128 q) {                                       \
+    q = _mm_##OP##_ps(q, _mm_movehl_ps(q, q));                                  \
+    q = _mm_##OP##_ss(q, _mm_shuffle_ps(q, q, 1));                              \
+    return _mm_cvtss_f32(q);                                                    \
+  }
+#define AP_SIMD_X86_COMMON(P, BITS)                                             \
+  static T zero() { return P##_setzero_ps(); }                                  \
+  static T set1(float x) { return P##_set1_ps(x); }                             \
+  static T load(const float* p) { return P##_loadu_ps(p); }                     \
+  static void store(float* p, T v) { P##_storeu_ps(p, v); }                     \
+  static T add(T a, T b) { return P##_add_ps(a, b); }                           \
+  static T sub(T a, T b) { return P##_sub_ps(a, b); }                           \
+  static T mul(T a, T b) { return P##_mul_ps(a, b); }                           \
+  static T div(T a, T b) { return P##_div_ps(a, b); }                           \
+  static T max(T a, T b) { return P##_max_ps(a, b); }                           \
+  static T min(T a, T b) { return P##_min_ps(a, b); }                           \
+  static T sqrt(T a) { return P##_sqrt_ps(a); }                                 \
+  /* 2^n for integral n in [-126, 127] held as floats */                        \
+  static T exp2i(T n) {                                                         \
+    const auto e = P##_add_epi32(P##_cvttps_epi32(n), P##_set1_epi32(127));     \
+    return P##_castsi##BITS##_ps(P##_slli_epi32(e, 23));                        \
+  }                                                                             \
+  AP_SIMD_X86_REDUCE128(add)                                                    \
+  AP_SIMD_X86_REDUCE128(max)
+#endif
+
 // Each ISA's V lives in its own namespace (ap::simd::avx512::V, …): the static members of V have
 // the same names and parameters in every ISA (set1(float), zero(), …), and the return type is not
 // part of a mangled name, so one shared name would be an ODR violation — the linker keeps one
@@ -39,51 +71,24 @@ struct V {
   using T = __m512;
   using Mask = __mmask16;
   static constexpr int W = 16;
-  static constexpr bool kFma = true;
-  static T zero() { return _mm512_setzero_ps(); }
-  static T set1(float x) { return _mm512_set1_ps(x); }
-  static T load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  AP_SIMD_X86_COMMON(_mm512, 512)
   static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
   static T load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
   static void store_partial(float* p, T v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
-  static T add(T a, T b) { return _mm512_add_ps(a, b); }
-  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
-  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm512_div_ps(a, b); }
   static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm512_max_ps(a, b); }
-  static T min(T a, T b) { return _mm512_min_ps(a, b); }
-  static T sqrt(T a) { return _mm512_sqrt_ps(a); }
-  static T abs(T a) { return _mm512_abs_ps(a); }
+  // The high and the low 256 bits, then 128, then reduce128_*.
+  static __m256 high256(T a) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)); }
   static float reduce_add(T a) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), high256(a));
+    return reduce128_add(_mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
   }
   static float reduce_max(T a) {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
-    __m128 q = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a), high256(a));
+    return reduce128_max(_mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
   }
   static Mask gt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static Mask lt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-  static Mask is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static T select(Mask m, T a, T b) { return _mm512_mask_blend_ps(m, b, a); }  // m ? a : b
-  // 2^n for integral n in [-126, 127] held as floats.
-  static T exp2i(T n) {
-    const __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
-  }
-  static T copysign(T mag, T sgn) {  // |mag| with the sign of sgn
-    const __m512i s = _mm512_set1_epi32(INT32_MIN);
-    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(s, _mm512_castps_si512(mag)),
-                                               _mm512_and_si512(s, _mm512_castps_si512(sgn))));
-  }
 };
 }  // namespace avx512
 using avx512::V;
@@ -94,49 +99,22 @@ struct V {
   using T = __m256;
   using Mask = __m256;
   static constexpr int W = 8;
-  static constexpr bool kFma = true;
-  static T zero() { return _mm256_setzero_ps(); }
-  static T set1(float x) { return _mm256_set1_ps(x); }
-  static T load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  AP_SIMD_X86_COMMON(_mm256, 256)
   static __m256i first(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
   static T load_partial(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
   static void store_partial(float* p, T v, int n) { _mm256_maskstore_ps(p, first(n), v); }
-  static T add(T a, T b) { return _mm256_add_ps(a, b); }
-  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
-  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm256_div_ps(a, b); }
   static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm256_max_ps(a, b); }
-  static T min(T a, T b) { return _mm256_min_ps(a, b); }
-  static T sqrt(T a) { return _mm256_sqrt_ps(a); }
-  static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static float reduce_add(T a) {
-    __m128 q = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
+    return reduce128_add(_mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)));
   }
   static float reduce_max(T a) {
-    __m128 q = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
+    return reduce128_max(_mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)));
   }
   static Mask gt(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static Mask lt(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-  static Mask is_nan(T a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static T select(Mask m, T a, T b) { return _mm256_blendv_ps(b, a, m); }
-  static T exp2i(T n) {
-    const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
-  }
-  static T copysign(T mag, T sgn) {
-    const __m256 s = _mm256_set1_ps(-0.0f);
-    return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sgn));
-  }
 };
 }  // namespace avx2
 using avx2::V;
@@ -147,11 +125,7 @@ struct V {
   using T = __m128;
   using Mask = __m128;
   static constexpr int W = 4;
-  static constexpr bool kFma = false;
-  static T zero() { return _mm_setzero_ps(); }
-  static T set1(float x) { return _mm_set1_ps(x); }
-  static T load(const float* p) { return _mm_loadu_ps(p); }
-  static void store(float* p, T v) { _mm_storeu_ps(p, v); }
+  AP_SIMD_X86_COMMON(_mm, 128)
   static T load_partial(const float* p, int n) {
     float b[4] = {0, 0, 0, 0};
     std::memcpy(b, p, sizeof(float) * n);
@@ -162,37 +136,12 @@ struct V {
     _mm_storeu_ps(b, v);
     std::memcpy(p, b, sizeof(float) * n);
   }
-  static T add(T a, T b) { return _mm_add_ps(a, b); }
-  static T sub(T a, T b) { return _mm_sub_ps(a, b); }
-  static T mul(T a, T b) { return _mm_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm_div_ps(a, b); }
   static T fmadd(T a, T b, T c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
-  static T max(T a, T b) { return _mm_max_ps(a, b); }
-  static T min(T a, T b) { return _mm_min_ps(a, b); }
-  static T sqrt(T a) { return _mm_sqrt_ps(a); }
-  static T abs(T a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
-  static float reduce_add(T a) {
-    T q = _mm_add_ps(a, _mm_movehl_ps(a, a));
-    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
-  }
-  static float reduce_max(T a) {
-    T q = _mm_max_ps(a, _mm_movehl_ps(a, a));
-    q = _mm_max_ss(q, _mm_shuffle_ps(q, q, 1));
-    return _mm_cvtss_f32(q);
-  }
+  static float reduce_add(T a) { return reduce128_add(a); }
+  static float reduce_max(T a) { return reduce128_max(a); }
   static Mask gt(T a, T b) { return _mm_cmpgt_ps(a, b); }
   static Mask lt(T a, T b) { return _mm_cmplt_ps(a, b); }
-  static Mask is_nan(T a) { return _mm_cmpunord_ps(a, a); }
   static T select(Mask m, T a, T b) { return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b)); }
-  static T exp2i(T n) {
-    const __m128i e = _mm_add_epi32(_mm_cvttps_epi32(n), _mm_set1_epi32(127));
-    return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
-  }
-  static T copysign(T mag, T sgn) {
-    const __m128 s = _mm_set1_ps(-0.0f);
-    return _mm_or_ps(_mm_andnot_ps(s, mag), _mm_and_ps(s, sgn));
-  }
 };
 }  // namespace sse2
 using sse2::V;
@@ -203,7 +152,6 @@ struct V {
   using T = v128_t;
   using Mask = v128_t;
   static constexpr int W = 4;
-  static constexpr bool kFma = false;
   static T zero() { return wasm_f32x4_splat(0.0f); }
   static T set1(float x) { return wasm_f32x4_splat(x); }
   static T load(const float* p) { return wasm_v128_load(p); }
@@ -230,7 +178,6 @@ struct V {
   static T max(T a, T b) { return wasm_f32x4_pmax(b, a); }
   static T min(T a, T b) { return wasm_f32x4_pmin(b, a); }
   static T sqrt(T a) { return wasm_f32x4_sqrt(a); }
-  static T abs(T a) { return wasm_f32x4_abs(a); }
   static float reduce_add(T a) {
     const T q = wasm_f32x4_add(a, wasm_i32x4_shuffle(a, a, 2, 3, 2, 3));
     return wasm_f32x4_extract_lane(q, 0) + wasm_f32x4_extract_lane(q, 1);
@@ -242,15 +189,10 @@ struct V {
   }
   static Mask gt(T a, T b) { return wasm_f32x4_gt(a, b); }
   static Mask lt(T a, T b) { return wasm_f32x4_lt(a, b); }
-  static Mask is_nan(T a) { return wasm_f32x4_ne(a, a); }
   static T select(Mask m, T a, T b) { return wasm_v128_bitselect(a, b, m); }
   static T exp2i(T n) {
     const T e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127));
     return wasm_i32x4_shl(e, 23);
-  }
-  static T copysign(T mag, T sgn) {
-    const T s = wasm_i32x4_splat(INT32_MIN);
-    return wasm_v128_or(wasm_v128_andnot(mag, s), wasm_v128_and(sgn, s));
   }
 };
 }  // namespace simd128
@@ -262,7 +204,6 @@ struct V {
   using T = float;
   using Mask = bool;
   static constexpr int W = 1;
-  static constexpr bool kFma = false;
   static T zero() { return 0.0f; }
   static T set1(float x) { return x; }
   static T load(const float* p) { return *p; }
@@ -277,12 +218,10 @@ struct V {
   static T max(T a, T b) { return a > b ? a : b; }  // b if either is NaN, as maxps
   static T min(T a, T b) { return a < b ? a : b; }
   static T sqrt(T a) { return __builtin_sqrtf(a); }
-  static T abs(T a) { return __builtin_fabsf(a); }
   static float reduce_add(T a) { return a; }
   static float reduce_max(T a) { return a; }
   static Mask gt(T a, T b) { return a > b; }
   static Mask lt(T a, T b) { return a < b; }
-  static Mask is_nan(T a) { return a != a; }
   static T select(Mask m, T a, T b) { return m ? a : b; }
   static T exp2i(T n) {
     const uint32_t bits = static_cast<uint32_t>(static_cast<int>(n) + 127) << 23;
@@ -290,7 +229,6 @@ struct V {
     std::memcpy(&f, &bits, sizeof f);
     return f;
   }
-  static T copysign(T mag, T sgn) { return __builtin_copysignf(mag, sgn); }
 };
 }  // namespace scalar
 using scalar::V;
@@ -298,3 +236,6 @@ using scalar::V;
 #endif
 
 }  // namespace ap::simd
+
+#undef AP_SIMD_X86_COMMON
+#undef AP_SIMD_X86_REDUCE128

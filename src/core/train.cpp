@@ -65,6 +65,18 @@ std::string text_fingerprint(const std::string& bytes) {
   return buf;
 }
 
+CharTokenizer data_tokenizer(const DataSpec& data) {
+  return CharTokenizer::from_text(data.task.empty() ? data.text : task_info(data.task).alphabet);
+}
+
+int64_t run_memory_bytes(GPTConfig model, const TrainConfig& train, const DataSpec& data) {
+  train.validate();
+  model.vocab_size = data_tokenizer(data).vocab_size();
+  model.validate();
+  GPT::check_memory(model, train.batch_size, model.block_size);
+  return GPT::memory_bytes(model, train.batch_size, model.block_size);
+}
+
 void Trainer::setup_data(const std::string& text, const GPTConfig& model) {
   const std::vector<int> tokens = tokenizer_->encode(text, "text");
   data_ = split_dataset(tokens, model.block_size);
@@ -81,16 +93,14 @@ Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data
   train_.validate();
   std::string text;
   if (!task_.empty()) {
-    const TaskInfo& info = task_info(task_);
     n_chars_ = data.n_chars;
     text = generate_task_text(task_, derive_seed(train_.seed, kTextStream), n_chars_);
-    tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_text(info.alphabet));
   } else {
     text_name_ = data.name;
     fingerprint_ = text_fingerprint(data.text);
-    tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_text(data.text));
     text = data.text;
   }
+  tokenizer_ = std::make_unique<CharTokenizer>(data_tokenizer(data));
   model.vocab_size = tokenizer_->vocab_size();
   model.validate();
   setup_data(text, model);

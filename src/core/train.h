@@ -61,6 +61,16 @@ struct DataSpec {
   std::string name;                   // the text's name for messages and metadata (a file name)
 };
 
+// The tokenizer of a run on this data: a task's fixed alphabet, or the text's characters
+// (InputError, field "text", for invalid UTF-8 or more characters than a vocabulary holds).
+CharTokenizer data_tokenizer(const DataSpec& data);
+
+// The bytes a new run takes: GPT::memory_bytes at batch_size × block_size with the data's
+// vocabulary. Throws the InputError a Trainer of this spec would for the training config, the
+// data's vocabulary, the model's config and its memory (GPT::check_memory); the text's length is
+// not checked (the data split is not made).
+int64_t run_memory_bytes(GPTConfig model, const TrainConfig& train, const DataSpec& data);
+
 // 64-bit FNV-1a of bytes, as 16 hex digits: how a checkpoint recognises the text it was trained on.
 std::string text_fingerprint(const std::string& bytes);
 

@@ -489,12 +489,17 @@ test('bad input: a message beside each field, nothing starts, nothing crashes; a
   await expect(page.locator('#tr-f-n_head')).toBeFocused(); // the first field at fault
   for (const [k, v] of [['n_embd', '64'], ['lr', '0.003'], ['steps', '5'], ['block_size', '16'], ['batch_size', '4'], ['seed', '1']]) await page.locator(`#tr-f-${k}`).fill(v);
   await expect(page.locator('.tr-field.has-error')).toHaveCount(0);
-  // too big a model for the page
+  // too big a model: the core's estimate (asked of the worker) and its message, with the sizes
   await page.locator('#tr-f-n_layer').fill('8');
   await page.locator('#tr-f-n_embd').fill('256');
   await page.locator('#tr-f-block_size').fill('128');
   await page.locator('#tr-f-batch_size').fill('64');
-  await expect(page.locator('#tr-err-model')).toContainText('MB in the browser');
+  await expect(page.locator('#tr-err-model')).toHaveText(
+    'a batch of 64 sequences of 128 tokens needs 1381 MiB for this model, more than the limit of 1024 MiB: use a smaller batch_size or block_size');
+  await expect(page.locator('#tr-start')).toBeEnabled(); // answered: Start says what to fix
+  await page.locator('#tr-start').click();
+  await expect(page.locator('#tr-alert')).toContainText('Some settings need fixing first');
+  await expect(app(page)).toHaveAttribute('data-train', 'idle');
   await page.locator('#tr-preset-tiny').click();
   await page.locator('#tr-f-batch_size').fill('4');
   await expect(page.locator('#tr-err-model')).toHaveText('');

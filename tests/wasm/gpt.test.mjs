@@ -376,6 +376,27 @@ test('bad specs: each refused with the key at fault', () => {
   assert.throws(() => gpt.create(42), TypeError);
 });
 
+test('memoryEstimate: the core\'s bytes and limit for a run spec, its message past the limit, no run made', () => {
+  const before = gpt.module.heap_bytes_in_use();
+  const tiny = gpt.memoryEstimate({ task: 'copy' });
+  assert.deepEqual(Object.keys(tiny), ['bytes', 'limit']);
+  assert.equal(tiny.limit, 2 ** 30);
+  // what create allocates for it: the parameters four times (weights, gradients, AdamW's m and v) and more
+  assert.ok(tiny.bytes > 4 * 4 * 108352 && tiny.bytes < 64 * 2 ** 20, String(tiny.bytes));
+  assert.equal(gpt.memoryEstimate({ task: 'copy', batch_size: 32 }).bytes > tiny.bytes, true);
+  assert.equal(gpt.memoryEstimate(JSON.stringify({ task: 'copy' })).bytes, tiny.bytes);
+  assert.ok(gpt.memoryEstimate({ text: '注意力就是你所需要的。', block_size: 8 }).bytes > 0);
+  assert.equal(gpt.module.heap_bytes_in_use(), before);
+  throwsGpt(() => gpt.memoryEstimate({ n_layer: 8, n_embd: 256, block_size: 128, batch_size: 64 }), 'batch_size',
+    /^a batch of 64 sequences of 128 tokens needs \d+ MiB for this model, more than the limit of 1024 MiB: use a smaller batch_size or block_size$/);
+  throwsGpt(() => gpt.memoryEstimate({ n_layer: 32, n_embd: 1024, n_head: 16 }), 'n_embd', /^this model has \d+ parameters: .* more than the limit of 1024 MiB$/);
+  throwsGpt(() => gpt.memoryEstimate({ n_head: 3 }), 'n_head', /n_head must divide n_embd/);
+  throwsGpt(() => gpt.memoryEstimate({ colour: 1 }), 'colour');
+  assert.throws(() => gpt.memoryEstimate({ text: new Uint8Array([0x61]) }), TypeError);
+  // create refuses the same spec with the same words
+  throwsGpt(() => gpt.create({ n_layer: 8, n_embd: 256, block_size: 128, batch_size: 64 }), 'batch_size', /^a batch of 64 sequences/);
+});
+
 test('bad text: empty, too short, invalid UTF-8 (with its byte offset), a lone surrogate, too many characters', () => {
   const spec = { n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 2 };
   throwsGpt(() => gpt.create({ ...spec, text: '' }), 'text', /empty/);

@@ -92,6 +92,7 @@ async function both(native, session, call) {
     case 'head_spec': w = session.head_spec(call.layer, call.head); break;
     case 'tasks': w = M.gpt_tasks_json(); break;
     case 'kernels': w = M.gpt_set_kernels(call.tier); break;
+    case 'memory': w = M.gpt_memory_json(JSON.stringify(call.spec)); break;
     default: throw new Error(`no wasm twin for ${call.call}`);
   }
   return { native: n, wasm: w };
@@ -182,6 +183,9 @@ test('the same errors and the same divergence, word for word', { skip }, async (
       { call: 'create', spec: { task: 'copy', text: 'hello' } },
       { call: 'create', spec: { lr: 'fast' } },
       { call: 'kernels', tier: 'turbo' },
+      { call: 'memory', spec: { n_layer: 8, n_embd: 256, block_size: 128, batch_size: 64 } },
+      { call: 'memory', spec: { n_layer: 32, n_embd: 1024, n_head: 16 } },
+      { call: 'memory', spec: { n_head: 3 } },
     ];
     for (const call of bad) {
       const r = await same(native, session, call, JSON.stringify(call));
@@ -213,6 +217,12 @@ test('the same errors and the same divergence, word for word', { skip }, async (
     assert.equal(JSON.parse(n).ok, false);
     await same(native, session, { call: 'info' }, 'info after a failed load');
     await same(native, session, { call: 'tasks' });
+    // The memory estimate: the same bytes on both sides (the attention scratch is the largest of
+    // every tier, so the number does not depend on the instruction set).
+    for (const spec of [{}, { preset: 'small', batch_size: 4 }, { text: 'hello, world', block_size: 8 }]) {
+      const r = await same(native, session, { call: 'memory', spec }, `memory ${JSON.stringify(spec)}`);
+      assert.equal(r.limit, 2 ** 30);
+    }
   } finally {
     native.close();
     session.delete();

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  defaultState, validate, readField, runSpec, encodeHash, decodeHash, applyPreset, presetOf, estimateBytes, utf8Bytes, codePoints,
+  defaultState, validate, readField, runSpec, encodeHash, decodeHash, applyPreset, presetOf, memorySpec, withMemory, utf8Bytes,
+  codePoints,
 } from '../../web/train/config.js';
 import { experimentSentence, compareTrain, lastCommonVal } from '../../web/train/experiments.js';
 
@@ -38,7 +39,7 @@ test('each field: empty, not a number, not whole, out of range — with the rang
   assert.deepEqual(readField('sample_every', '0'), { value: 0 });
 });
 
-test('cross-field rules: n_head divides n_embd; the text is long enough; the model fits the page', () => {
+test('cross-field rules: n_head divides n_embd; the text is long enough', () => {
   const s = defaultState();
   s.fields.n_head = '5';
   assert.deepEqual(validate(s).errors.n_head, { key: 'err.divides', params: { n_head: 5, n_embd: 64 } });
@@ -53,12 +54,35 @@ test('cross-field rules: n_head divides n_embd; the text is long enough; the mod
   assert.equal(validate(txt).errors.text.params.n, 129);
   txt.text = 'é'.repeat(600_000); // 1.2 MB of UTF-8
   assert.equal(validate(txt).errors.text.key, 'err.textBig');
-  const big = applyPreset(defaultState(), 'small');
-  big.fields = { ...big.fields, n_layer: '8', n_embd: '256', batch_size: '64' };
-  assert.equal(validate(big).errors.model.key, 'err.tooBig');
-  assert.ok(estimateBytes({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 64, batch_size: 16 }) < 64 * 2 ** 20);
   assert.equal(utf8Bytes('aé注😀'), 1 + 2 + 3 + 4);
   assert.equal(codePoints('a😀b'), 3);
+});
+
+test('the memory is the core\'s: what to ask it, and its answer in the validation', () => {
+  const s = defaultState();
+  const v = validate(s);
+  const spec = memorySpec(s, v);
+  assert.deepEqual(spec, { preset: 'tiny', n_layer: 2, n_head: 4, n_embd: 64, block_size: 64, batch_size: 16, task: 'copy' });
+  // nothing to ask while a field the memory depends on is wrong; other fields do not matter
+  assert.equal(memorySpec(s, validate({ ...s, fields: { ...s.fields, n_head: '5' } })), null);
+  assert.equal(memorySpec(s, validate({ ...s, fields: { ...s.fields, batch_size: '' } })), null);
+  assert.deepEqual(memorySpec(s, validate({ ...s, fields: { ...s.fields, lr: 'fast' } })), spec);
+  const txt = { ...defaultState(), task: 'text', text: 'x'.repeat(130), text_name: 'x.txt' };
+  const { task, ...model } = spec;
+  assert.equal(task, 'copy');
+  assert.deepEqual(memorySpec(txt, validate(txt)), { ...model, text: txt.text, text_name: 'x.txt' });
+  // unanswered: pending, not ok; answered: ok, or the core's message beside the model (or the text)
+  assert.deepEqual(withMemory(v, null, undefined), v);
+  const pending = withMemory(v, spec, undefined);
+  assert.equal(pending.ok, false);
+  assert.equal(pending.memory, 'pending');
+  assert.deepEqual(Object.keys(pending.errors), []);
+  assert.equal(withMemory(v, spec, { bytes: 16634680, limit: 2 ** 30 }).ok, true);
+  const message = 'a batch of 64 sequences of 128 tokens needs 1381 MiB for this model, more than the limit of 1024 MiB: use a smaller batch_size or block_size';
+  const big = withMemory(v, spec, { error: { message, field: 'batch_size' } });
+  assert.equal(big.ok, false);
+  assert.deepEqual(big.errors.model, { key: 'err.core', params: { message } });
+  assert.equal(withMemory(v, spec, { error: { message: 'the text has 9000 distinct characters', field: 'text' } }).errors.text.key, 'err.core');
 });
 
 test('the permalink: only what differs, round trips, keeps bad values as typed, never throws', () => {

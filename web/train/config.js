@@ -4,7 +4,9 @@
 //
 // The state keeps every field as the TEXT the learner typed (fields.n_embd = '64'), so a bad
 // value stays on screen with its message, as in the stepper; validate(state) turns the texts into
-// numbers and a message per field. Nothing starts until validate() has no errors.
+// numbers and a message per field. The model's memory is the core's to say (GPT::memory_bytes and
+// its limit, in the worker): memorySpec(state, v) is what to ask it, and withMemory(v, spec,
+// answer) adds its answer to the validation. Nothing starts until that has no errors.
 //
 // Permalink:  #task=copy&preset=tiny&steps=300&seed=7&mask=inclusive&lang=zh …
 //   readable key=value pairs (course authors write them by hand); only values that differ from
@@ -13,7 +15,7 @@
 //   user's own text is carried only while it is short (MAX_LINK_TEXT characters).
 //
 // Limits (the page's, within the core's): see FIELDS; text ≤ MAX_TEXT_BYTES of UTF-8; the model's
-// estimated memory ≤ MAX_MODEL_MB (parameters, AdamW's moments, activations and their gradients).
+// memory: the core's limit (kMaxModelBytes, 1 GiB), with the core's message past it.
 
 export const TASKS = ['copy', 'reverse', 'sort', 'induction', 'sums', 'grammar'];
 export const SOURCES = [...TASKS, 'text'];
@@ -23,7 +25,6 @@ export const PRESETS = {
 };
 export const MAX_TEXT_BYTES = 1_000_000;
 export const MAX_LINK_TEXT = 2000;
-export const MAX_MODEL_MB = 400;
 /** The stepper's own limit on a matrix's rows (web/stepper/state.js MAX_DIM): maps' prompts stay within it. */
 export const STEPPER_MAX_ROWS = 64;
 
@@ -155,16 +156,10 @@ export function codePoints(s, cap = Infinity) {
   return n;
 }
 
-/** Estimated bytes of a model in training: parameters ×4 (weights, gradients, AdamW's m and v), activations and their gradients. */
-export function estimateBytes({ n_layer: L, n_head: NH, n_embd: C, block_size: T, batch_size: B }, V = 96) {
-  const P = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
-  const acts = L * (18 * B * T * C + 2 * B * NH * T * T) + 3 * B * T * C + 2 * B * T * V;
-  return 4 * (4 * P + 2 * acts);
-}
-
 /**
  * Validates a state. Returns {ok, errors: {field: {key, params}}, values: {field: number}}.
- * Fields: the FIELDS keys, plus 'text' (the user's text) and 'model' (the memory estimate).
+ * Fields: the FIELDS keys, plus 'text' (the user's text); 'model' (the memory) comes from the core
+ * (withMemory).
  */
 export function validate(state) {
   const errors = {};
@@ -186,11 +181,35 @@ export function validate(state) {
       if (n < need) errors.text = { key: 'err.textShort', params: { n, need, block_size: values.block_size } };
     }
   }
-  if (MODEL_FIELDS.every((k) => values[k] !== undefined) && values.batch_size !== undefined && !errors.n_head) {
-    const mb = estimateBytes(values) / 2 ** 20;
-    if (mb > MAX_MODEL_MB) errors.model = { key: 'err.tooBig', params: { mb: Math.round(mb), max: MAX_MODEL_MB } };
-  }
   return { ok: Object.keys(errors).length === 0, errors, values };
+}
+
+/**
+ * What to ask the core about the memory of a validated state (the worker's 'memory' request: the
+ * run spec's model, batch and data, which are what the memory depends on), or null while one of
+ * those fields has an error.
+ */
+export function memorySpec(state, v) {
+  if ([...MODEL_FIELDS, 'batch_size', 'text'].some((k) => v.errors[k])) return null;
+  const { n_layer, n_head, n_embd, block_size, batch_size } = v.values;
+  const spec = { preset: 'tiny', n_layer, n_head, n_embd, block_size, batch_size };
+  if (state.task === 'text') { spec.text = state.text; spec.text_name = state.text_name || 'text'; } else spec.task = state.task;
+  return spec;
+}
+
+/**
+ * The validation v with the core's answer about memorySpec's memory: undefined while unanswered
+ * (then not ok, memory 'pending': nothing may start yet), {bytes, limit}, or {error: {message,
+ * field}}: the core's message, beside the text when the core names it, else beside the model
+ * ('model', error key 'err.core'). Without a spec (null), v as it is.
+ */
+export function withMemory(v, spec, answer) {
+  if (!spec) return v;
+  if (answer === undefined) return { ...v, ok: false, memory: 'pending' };
+  if (!answer.error) return { ...v, memory: 'ok' };
+  const at = answer.error.field === 'text' ? 'text' : 'model';
+  const errors = { ...v.errors, [at]: { key: 'err.core', params: { message: answer.error.message } } };
+  return { ...v, ok: false, memory: 'error', errors };
 }
 
 /** The core's run spec (gpt_json.h) for a valid state, with optional overrides (experiments). */

@@ -6,7 +6,7 @@
 // another to refresh or act (a checkpoint's upload pauses the training, a reset clears the maps).
 //
 // Limits: browser only (location, history). It renders nothing; main.js's render() is ctx.render.
-import { validate, runSpec, encodeHash } from './config.js';
+import { validate, runSpec, encodeHash, memorySpec, withMemory } from './config.js';
 import { createI18n } from './i18n.js';
 import { NEWLINE_MARK, toField, fromField } from './fields.js';
 
@@ -41,6 +41,7 @@ export function newRuntime() {
  */
 export function createContext({ app, state, worker, startExpWorker, render }) {
   let lastValid = { key: null, text: null, result: null };
+  let memory = { key: null, answer: undefined }; // the worker's answer for the memorySpec `key`
   let hashTimer = 0;
   let expWorker = null;
   const ctx = {
@@ -69,13 +70,22 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     },
 
     /**
-     * validate(state), remembered while the fields, the task and the text are the same: the page
-     * asks several times per keystroke, and a long text costs a pass over it each time.
+     * validate(state) with the core's memory answer (withMemory), remembered while the fields, the
+     * task and the text are the same: the page asks several times per keystroke, and a long text
+     * costs a pass over it each time. The core is in the worker: settings with a new memorySpec
+     * send one 'memory' request, and until it is answered the result is pending (not ok: Start
+     * waits).
      */
     validated() {
       const s = ctx.state;
       const key = JSON.stringify([s.fields, s.task, s.mask, s.softmax]);
-      if (lastValid.key !== key || lastValid.text !== s.text) lastValid = { key, text: s.text, result: validate(s) };
+      if (lastValid.key !== key || lastValid.text !== s.text) {
+        const v = validate(s);
+        const spec = memorySpec(s, v);
+        const mkey = spec && JSON.stringify(spec);
+        if (mkey && mkey !== memory.key) askMemory(spec, mkey);
+        lastValid = { key, text: s.text, result: withMemory(v, spec, memory.answer) };
+      }
       return lastValid.result;
     },
 
@@ -128,6 +138,19 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     /** The page's link with the current state. */
     linkUrl: () => `${location.href.split('#')[0]}${encodeHash(ctx.state)}`,
   };
+  /** Asks the worker for the core's memory figure of `spec`; its answer refreshes what depends on it. */
+  function askMemory(spec, key) {
+    const asked = { key, answer: undefined };
+    memory = asked;
+    worker.call('memory', { spec }).catch((e) => ({ error: { message: e.message, field: e.field } })).then((answer) => {
+      if (memory !== asked) return; // the settings changed since: a newer request is out
+      asked.answer = answer;
+      lastValid.key = null; // validate again, with the answer
+      ctx.sections.data.refresh();
+      ctx.sections.training.refresh();
+      ctx.sections.experiments.refresh();
+    });
+  }
   return ctx;
 }
 

@@ -80,7 +80,7 @@ const en = {
   'err.textEmpty': 'The text is empty: paste some, or upload a file.',
   'err.textBig': 'The text has {bytes} bytes of UTF-8; the page takes at most {max}.',
   'err.textShort': 'The text has {n} characters; a block_size of {block_size} needs at least {need} (one window for training and one for validation).',
-  'err.tooBig': 'This model would need about {mb} MB in the browser (weights, AdamW’s moments, activations); the page allows {max} MB. Lower n_layer, n_embd, block_size or the batch size.',
+  'err.core': '{message}', // the core's own message (the model's memory past its limit)
   'err.fileBig': '{name} has {bytes} bytes; the page takes at most {max}.',
   'err.fileUtf8': '{name} is not valid UTF-8 (the first bad byte is at offset {at}). Save it as UTF-8 and try again.',
   'err.promptEmpty': 'Type a prompt of at least one character.',
@@ -302,7 +302,7 @@ const zh = {
   'err.textEmpty': '文本为空：请粘贴文本或上传文件。',
   'err.textBig': '文本的 UTF-8 编码有 {bytes} 字节；本页最多接受 {max} 字节。',
   'err.textShort': '文本只有 {n} 个字符；block_size 为 {block_size} 时至少需要 {need} 个（训练和验证各需一个窗口）。',
-  'err.tooBig': '这个模型在浏览器中大约需要 {mb} MB（权重、AdamW 的动量、激活值）；本页上限为 {max} MB。请减小 n_layer、n_embd、block_size 或批大小。',
+  'err.core': '{message}',
   'err.fileBig': '{name} 有 {bytes} 字节；本页最多接受 {max} 字节。',
   'err.fileUtf8': '{name} 不是有效的 UTF-8（第一个错误字节位于偏移 {at}）。请另存为 UTF-8 后再试。',
   'err.promptEmpty': '请输入至少一个字符的提示。',

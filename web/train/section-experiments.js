@@ -143,8 +143,9 @@ export class ExperimentsSection extends Section {
     const { t } = this.ctx;
     const ex = this.rt.exp;
     const running = ex && (ex.status === 'running' || ex.status === 'starting');
-    dom.mask.disabled = running;
-    dom.softmax.disabled = running;
+    const pending = this.ctx.validated().memory === 'pending'; // the core has not answered for these settings yet
+    dom.mask.disabled = running || pending;
+    dom.softmax.disabled = running || pending;
     dom.stop.disabled = !running;
     this.ctx.app.dataset.exp = ex ? ex.status : 'none';
     let status = '';

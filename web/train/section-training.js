@@ -243,9 +243,10 @@ export class TrainingSection extends Section {
     if (!dom.start) return;
     const { t } = this.ctx;
     const st = rt.status;
-    const valid = this.ctx.validated().ok;
+    const pending = this.ctx.validated().memory === 'pending'; // the core has not answered for these settings yet
+    const valid = this.ctx.validated().ok || pending;
     this.ctx.app.dataset.train = st;
-    dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training';
+    dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training' || pending;
     dom.start.textContent = rt.info ? t('train.restart') : t('train.start');
     dom.pause.disabled = st !== 'training';
     dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;

@@ -11,18 +11,21 @@
 //                   step: the steps done; val: the validation loss after them, or null)
 //                   elapsed, tokens_per_sec, sample, diverged, divergence, done}
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
-// Ops: init → {tasks, kernels}; create {run, spec, sample} → info (the old run of that name is
-// freed); start {runs} (trains those runs, interleaved, until each is done, diverged or paused);
-// pause {runs}; free {run}; set_sample {run, sample}; info {run}; maps {run, prompt} → {tokens, T, n_layer, n_head,
-// weights (L,NH,T,T), specs [L][NH]}; gen_start {run, spec} / gen_next {run} → the core's step
-// info with logits, full_logits, cache_attention, cache_keys, cache_values; save {run} → {bytes};
-// load {run, bytes, text} → info (on failure the run that was there stays).
+// Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
+// run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
+// info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
+// each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
+// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH]};
+// gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
+// cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
+// (on failure the run that was there stays).
 import { loadGpt } from '../gpt.js';
 
 const CHUNK_MS = 60;
 const SAMPLE_TOKENS = 40;
 
 let gpt = null;
+let loading = null; // loadGpt's promise: requests that arrive while it loads wait for the same one
 /** name → {run, spec, info, sample: {prompt, every}, training, chunk, elapsed, tokens, evalEvery, steps} */
 const runs = new Map();
 let looping = false;
@@ -70,9 +73,11 @@ function genInfo(s) {
 
 const ops = {
   async init() {
-    if (!gpt) gpt = await loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
+    loading ??= loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
+    gpt = await loading;
     return { tasks: gpt.tasks() };
   },
+  memory({ spec }) { return gpt.memoryEstimate(spec); },
   create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
     free(name);
