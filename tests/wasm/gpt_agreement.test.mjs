@@ -14,7 +14,7 @@
 //    grow with training. The first 20 losses of the tiny preset agree within FAST_LOSS_TOLERANCE
 //    (see below), and the greedy text is the same.
 // Native side: build/gpt (or $AP_GPT). Without it these tests are skipped with a message; in CI
-// (CI set) a source tree that has the gpt CLI (src/cli/gpt_main.cpp) but no binary fails instead.
+// (CI set) a source tree that has the gpt CLI (src/cli/gpt/main.cpp) but no binary fails instead.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -37,11 +37,11 @@ const FAST_LOSS_TOLERANCE = 1e-5;
 
 const GPT = process.env.AP_GPT ? resolve(process.env.AP_GPT) : join(ROOT, 'build', 'gpt');
 const haveGpt = existsSync(GPT);
-const cliInTree = existsSync(join(ROOT, 'src', 'cli', 'gpt_main.cpp'));
+const cliInTree = existsSync(join(ROOT, 'src', 'cli', 'gpt', 'main.cpp'));
 const skip = haveGpt ? false : `no native gpt CLI at ${GPT}: build it (scripts/build native) or set AP_GPT`;
 
 if (!haveGpt && cliInTree && process.env.CI) {
-  test('native gpt CLI is present', () => assert.fail(`${GPT} not found, yet src/cli/gpt_main.cpp exists: build it or set AP_GPT`));
+  test('native gpt CLI is present', () => assert.fail(`${GPT} not found, yet src/cli/gpt/main.cpp exists: build it or set AP_GPT`));
 }
 
 /** `gpt api` as a child process: call(obj) sends one line and resolves to the answer line. */
