@@ -21,9 +21,12 @@
 #include "api/json.h"
 #include "api/safetensors.h"
 #include "core/attention.h"
+#include "input_error_util.h"
 
 namespace st = ap::safetensors;
 using ap::json::Value;
+using input_error_util::Error;
+using input_error_util::error_of;
 
 namespace {
 
@@ -37,20 +40,6 @@ std::string le64(uint64_t n) {
 
 // A file with this header text (as given, not padded) and data.
 std::string assemble(const std::string& header, const std::string& data) { return le64(header.size()) + header + data; }
-
-struct Error {
-  std::string field, message;
-};
-
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const ap::InputError& e) {
-    return {e.field, e.what()};
-  }
-  return {"", "no error"};
-}
 
 Error read_error(const std::string& bytes) {
   return error_of([&] { st::read_file(bytes, kLimits); });
