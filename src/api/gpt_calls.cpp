@@ -38,7 +38,7 @@ constexpr size_t kMaxPath = 4096;
 // The caller's reader of a file named by `key`; its errors are answered with that key as field.
 std::string read_through(const std::function<std::string(const std::string&)>& read, const std::string& path,
                          const char* key) {
-  if (!read) throw InputError("this build reads no files (" + path + "): load checkpoint bytes instead", "path");
+  if (!read) throw InputError("this build reads no files (" + path + "): give the bytes to the session's load", key);
   try {
     return read(path);
   } catch (const InputError& e) {
@@ -58,7 +58,7 @@ std::string save(GptSession& s, const GptCallArgs& a) {
   const std::string bytes = s.save();
   if (bytes.empty()) throw InputError(s.last_error(), "checkpoint");
   if (!a.files.write_checkpoint)
-    throw InputError("this build writes no files (" + path + "): take the checkpoint's bytes instead", "path");
+    throw InputError("this build writes no files (" + path + "): take the bytes from the session's save", "path");
   try {
     a.files.write_checkpoint(path, bytes);
   } catch (const InputError& e) {
