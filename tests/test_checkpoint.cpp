@@ -5,7 +5,8 @@
 //    little-endian data;
 //  - resuming through the bytes continues bit for bit: N steps, save, load, M steps gives the
 //    losses of an uninterrupted N + M run of the same seed;
-//  - writes are atomic: a failing write or rename leaves the old file whole and no temporary file;
+//  - writes are atomic: a failing write or rename leaves the old file whole and no temporary file
+//    (file_io.h, whose bounded read is tested here too);
 //  - every corruption gets an error that names the byte, the tensor or the metadata key, and a
 //    failed load overwrites nothing.
 #include <catch2/catch.hpp>
@@ -28,8 +29,13 @@
 #include <vector>
 
 #include "api/checkpoint.h"
+#include "api/file_io.h"
 #include "api/gpt_session.h"
 #include "api/json.h"
+#include "input_error_util.h"
+
+using input_error_util::Error;
+using input_error_util::error_of;
 
 namespace {
 
@@ -200,17 +206,8 @@ TEST_CASE("Checkpoint: resuming from the bytes continues bit for bit", "[checkpo
 
 namespace {
 
-struct Error {
-  std::string field, message;
-};
-
 Error load_error(const std::string& bytes, const ap::GPTConfig* expected = nullptr) {
-  try {
-    ap::load_checkpoint(bytes, expected);
-  } catch (const ap::InputError& e) {
-    return {e.field, e.what()};
-  }
-  return {"", "no error"};
+  return error_of([&] { ap::load_checkpoint(bytes, expected); });
 }
 
 uint64_t header_length(const std::string& bytes) {
@@ -628,12 +625,7 @@ TEST_CASE("Checkpoint: non-finite weights, a negative second moment and an untie
   CHECK(e.field == "lm_head.weight");
   // The writer refuses what the reader would refuse, so every file it writes can be read.
   s.m[5] = std::numeric_limits<float>::infinity();
-  e = Error{};
-  try {
-    ap::save_checkpoint(s);
-  } catch (const ap::InputError& x) {
-    e = {x.field, x.what()};
-  }
+  e = error_of([&] { ap::save_checkpoint(s); });
   CHECK(e.field == "optimizer.exp_avg.transformer.wte.weight");
   CHECK_THAT(e.message, Catch::Contains("holds inf at element [0, 5]") && Catch::Contains("not saved"));
 }
@@ -655,19 +647,6 @@ TEST_CASE("Checkpoint: another config than the one expected is refused with both
 }
 
 // ---------------------------------------------------------------- files
-
-namespace {
-
-Error file_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ap::InputError& e) {
-    return {e.field, e.what()};
-  }
-  return {"", "no error"};
-}
-
-}  // namespace
 
 TEST_CASE("Checkpoint files: written atomically, read back, errors name the path", "[checkpoint][file]") {
   TempDir dir;
@@ -699,7 +678,7 @@ TEST_CASE("Checkpoint files: written atomically, read back, errors name the path
     low.rlim_cur = static_cast<rlim_t>(new_bytes.size() / 2);
     auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);  // write() then fails with EFBIG
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &low) == 0);
-    const Error e = file_error([&] { ap::write_checkpoint_file(path, new_bytes); });
+    const Error e = error_of([&] { ap::write_checkpoint_file(path, new_bytes); });
     ::setrlimit(RLIMIT_FSIZE, &saved);
     std::signal(SIGXFSZ, old_handler);
     CHECK(e.field == "path");
@@ -712,7 +691,7 @@ TEST_CASE("Checkpoint files: written atomically, read back, errors name the path
     const std::string target = (dir.path / "taken").string();
     std::filesystem::create_directory(target);
     std::ofstream(dir.path / "taken" / "keep.txt") << "mine";
-    const Error e = file_error([&] { ap::write_checkpoint_file(target, new_bytes); });
+    const Error e = error_of([&] { ap::write_checkpoint_file(target, new_bytes); });
     CHECK(e.field == "path");
     CHECK_THAT(e.message, Catch::Contains("cannot replace " + target) && Catch::Contains("unchanged"));
     CHECK(slurp(dir.path / "taken" / "keep.txt") == "mine");
@@ -720,25 +699,47 @@ TEST_CASE("Checkpoint files: written atomically, read back, errors name the path
   }
   SECTION("a directory that does not exist, a file that does not exist, a directory to read") {
     const std::string nowhere = (dir.path / "no" / "such" / "dir" / "x.safetensors").string();
-    Error e = file_error([&] { ap::write_checkpoint_file(nowhere, new_bytes); });
+    Error e = error_of([&] { ap::write_checkpoint_file(nowhere, new_bytes); });
     CHECK(e.field == "path");
     CHECK_THAT(e.message, Catch::Contains(nowhere) && Catch::Contains("No such file or directory"));
-    e = file_error([&] { ap::read_checkpoint_file(nowhere); });
+    e = error_of([&] { ap::read_checkpoint_file(nowhere); });
     CHECK(e.field == "path");
     CHECK_THAT(e.message, Catch::Contains("cannot open " + nowhere) && Catch::Contains("No such file or directory"));
-    e = file_error([&] { ap::read_checkpoint_file(dir.path.string()); });
+    e = error_of([&] { ap::read_checkpoint_file(dir.path.string()); });
     CHECK_THAT(e.message, Catch::Contains(dir.path.string()) && Catch::Contains("not a regular file"));
-    e = file_error([&] { ap::write_checkpoint_file("", new_bytes); });
+    e = error_of([&] { ap::write_checkpoint_file("", new_bytes); });
     CHECK(e.field == "path");
   }
   SECTION("a corrupted file fails to load and stays as it was") {
     const std::string bad = with_float(old_bytes, byte_of(old_bytes, "transformer.ln_f.weight", 1), std::numeric_limits<float>::infinity());
     ap::write_checkpoint_file(path, bad);
-    const Error e = file_error([&] { ap::load_checkpoint(ap::read_checkpoint_file(path)); });
+    const Error e = error_of([&] { ap::load_checkpoint(ap::read_checkpoint_file(path)); });
     CHECK(e.field == "transformer.ln_f.weight");
     CHECK(slurp(path) == bad);
     CHECK(dir.names() == std::vector<std::string>{"run.safetensors"});
   }
+}
+
+TEST_CASE("file_io: a bounded read, an atomic write, the parent folder", "[file]") {
+  // Beyond what the checkpoint files above show: the read's limit and what it refuses, an empty path.
+  TempDir dir;
+  const std::string path = (dir.path / "f.bin").string(), folder = dir.path.string();
+  ap::write_file_atomic(path, std::string("ab\0c", 4));
+  CHECK(ap::read_file(path, 4, "a test") == std::string("ab\0c", 4));
+  Error e = error_of([&] { ap::read_file(path, 3, "a test"); });
+  CHECK(e.field == "path");
+  CHECK(e.message == path + " is 4 bytes, more than the limit of 3 for a test");
+  e = error_of([&] { ap::read_file(folder, 100, "a test"); });
+  CHECK(e.message == "cannot read " + folder + ": not a regular file");
+  e = error_of([&] { ap::write_file_atomic("", "x"); });
+  CHECK(e.field == "path");
+  CHECK(e.message == "no file name given");
+  ap::write_file_atomic(path, "");
+  CHECK(ap::read_file(path, 0, "a test").empty());
+  CHECK(dir.names() == std::vector<std::string>{"f.bin"});
+  CHECK(ap::parent_dir("x.bin") == ".");
+  CHECK(ap::parent_dir("/x.bin") == "/");
+  CHECK(ap::parent_dir("a/b/x.bin") == "a/b");
 }
 
 TEST_CASE("Checkpoint: a session that fails to load keeps the run it had", "[checkpoint]") {

@@ -7,13 +7,19 @@
 //  - answers write float32 values with float32's shortest digits (create/info: "lr":0.001, not a
 //    double's 17 digits; a generation step's max_abs_diff likewise);
 //  - gpt_memory_json is GPT::memory_bytes of the run create would make (the data's vocabulary,
-//    batch_size × block_size), and create's error past the limit.
+//    batch_size × block_size), and create's error past the limit;
+//  - call_json (gpt_calls.h), the calls' table: a line answered as the method would, the "unknown
+//    call" message listing the table's names in order, the files reached only through the
+//    FileAccess given (without one refused, named by the key that names the file; a reader's
+//    error answered with that key).
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "api/gpt_calls.h"
 #include "api/gpt_session.h"
+#include "core/attention.h"
 #include "core/gpt.h"
 #include "json_test_util.h"
 
@@ -92,4 +98,45 @@ TEST_CASE("gpt_memory_json: the bytes of the run create would make, and create's
   CHECK(jt::parse(ap::gpt_memory_json(R"({"n_layer":32,"n_embd":1024,"n_head":16})")).find("field")->str == "n_embd");
   CHECK(jt::parse(ap::gpt_memory_json(R"({"colour":1})")).find("field")->str == "colour");
   CHECK(jt::parse(ap::gpt_memory_json("[")).find("ok")->b == false);
+}
+
+TEST_CASE("call_json: the calls' table, and files only through the caller's FileAccess", "[gpt][api]") {
+  ap::GptSession a, b;
+  CHECK(ap::call_json(a, "{\"call\":\"create\",\"spec\":" + spec() + "}") == b.create(spec()));
+  CHECK(ap::call_json(a, R"({"call":"train","n":2})") == b.train(2));
+
+  std::string names;
+  for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
+  CHECK(names == "create, load, info, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
+                 "attention_maps, save, tasks, kernels, memory");
+  const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
+  CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
+
+  // No FileAccess: a call that names a file is refused, naming the key; the run stays.
+  jt::Value r = jt::parse(ap::call_json(a, R"({"call":"load","path":"x.safetensors","text_path":"t.txt"})"));
+  CHECK(r.find("field")->str == "text_path");
+  CHECK(r.find("error")->str.find("reads no files (t.txt)") != std::string::npos);
+  r = jt::parse(ap::call_json(a, R"({"call":"save","path":"x.safetensors"})"));
+  CHECK(r.find("field")->str == "path");
+  CHECK(ap::call_json(a, R"({"call":"info"})") == b.info());
+
+  // Through a FileAccess: save writes, load reads; a reader's error is answered with its key.
+  std::string file;
+  ap::FileAccess files;
+  files.write_checkpoint = [&](const std::string& path, const std::string& bytes) {
+    if (path != "m.safetensors") throw ap::InputError("no room", "somewhere");
+    file = bytes;
+  };
+  files.read_checkpoint = [&](const std::string&) { return file; };
+  files.read_text = [](const std::string& path) -> std::string { throw ap::InputError("cannot read " + path, ""); };
+  r = jt::parse(ap::call_json(a, R"({"call":"save","path":"m.safetensors"})", files));
+  CHECK(r.find("ok")->b);
+  CHECK(file == b.save());
+  r = jt::parse(ap::call_json(a, R"({"call":"save","path":"elsewhere"})", files));
+  CHECK(r.find("error")->str == "no room");
+  CHECK(r.find("field")->str == "path");
+  r = jt::parse(ap::call_json(a, R"({"call":"load","path":"m.safetensors","text_path":"t.txt"})", files));
+  CHECK(r.find("error")->str == "cannot read t.txt");
+  CHECK(r.find("field")->str == "text_path");
+  CHECK(ap::call_json(a, R"({"call":"load","path":"m.safetensors"})", files) == b.load(file, ""));
 }

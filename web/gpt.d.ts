@@ -288,6 +288,8 @@ export interface GptSessionHandle {
   /** null on failure: last_error() says why. */
   save(): Uint8Array | null;
   last_error(): string;
+  /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
+  call_json(line: string): string;
   delete(): void;
   isDeleted(): boolean;
 }

@@ -111,15 +111,9 @@ Value trace_object(const AttentionTrace& tr) {
   for (const auto& [key, tensor] : used)
     if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
   t.set("mask", matrix_value(tr.mask));
-  t.set("heads", per_head(opt.n_head, {{"q", &tr.q},
-                                         {"k", &tr.k},
-                                         {"v", &tr.v},
-                                         {"scores", &tr.scores},
-                                         {"scaled", &tr.scaled},
-                                         {"masked", &tr.masked},
-                                         {"weights", &tr.weights},
-                                         {"weight_row_sums", &tr.weight_row_sums},
-                                         {"context", &tr.context}}));
+  t.set("heads", per_head(opt.n_head, {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}, {"scores", &tr.scores},
+                                       {"scaled", &tr.scaled}, {"masked", &tr.masked}, {"weights", &tr.weights},
+                                       {"weight_row_sums", &tr.weight_row_sums}, {"context", &tr.context}}));
   t.set("concat", matrix_value(tr.concat));
   t.set("out", matrix_value(tr.out));
   t.set("empty_rows", rows_value(tr.empty_rows));
@@ -211,12 +205,8 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   const std::pair<const char*, const Tensor*> top[] = {{"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"concat", &g.d_concat}};
   for (const auto& [key, t] : top)
     if (!t->empty()) out.set(key, matrix_value(*t));
-  out.set("heads", per_head(tr.options.n_head, {{"context", &g.d_context},
-                                                {"weights", &g.d_weights},
-                                                {"v", &g.d_v},
-                                                {"scaled", &g.d_scaled},
-                                                {"scores", &g.d_scores},
-                                                {"q", &g.d_q},
+  out.set("heads", per_head(tr.options.n_head, {{"context", &g.d_context}, {"weights", &g.d_weights}, {"v", &g.d_v},
+                                                {"scaled", &g.d_scaled}, {"scores", &g.d_scores}, {"q", &g.d_q},
                                                 {"k", &g.d_k}}));
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},

@@ -1,50 +1,46 @@
-// checkpoint.cpp — the safetensors reader and writer of checkpoint.h.
+// checkpoint.cpp — the GPT's checkpoint (checkpoint.h) on the safetensors container
+// (safetensors.h): which tensors a config needs, the metadata, and the checks of what is read.
 //
-// The writer is deterministic (the same state gives the same bytes: the header's keys in a fixed
-// order, floats written by format_float, data bytes assembled explicitly in little-endian order,
-// whatever the host). The reader trusts nothing: it checks the header length against the file and
-// the limit, reads the header with the project's strict JSON reader (no repeated key, valid UTF-8),
-// reads and checks the metadata, derives from the config the exact list of tensors and shapes a
-// checkpoint must hold, checks every entry against it and the offsets against the data, and only
-// then allocates (so memory never exceeds the file's size) and copies the values, checking each.
-// Every error is an InputError whose message names the byte, tensor or metadata key at fault.
+// The writer is deterministic (the same state gives the same bytes: the metadata's keys in a fixed
+// order, floats written by format_float; safetensors.h writes the data little-endian whatever the
+// host). The reader trusts nothing and goes in steps: the container (safetensors::read_header), the
+// metadata (format first, then every key), the config it gives against an expected one, every
+// tensor entry against the exact list and shapes that config needs (checked as the container is
+// read, so the first fault in header order is the one named), and only then the values, each
+// checked (finite; a second moment ≥ 0; lm_head bitwise equal to wte). Memory never exceeds the
+// file's size. Every error is an InputError whose message names the byte, tensor or metadata key.
 #include "checkpoint.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#ifndef __EMSCRIPTEN__
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
-
 #include "../core/number_text.h"
 #include "../core/tokenizer.h"
 #include "../core/utf8.h"
+#include "file_io.h"
 #include "gpt_json.h"
 #include "json.h"
+#include "safetensors.h"
 
 namespace ap {
 
 using json::Value;
+using safetensors::quoted;
 
 namespace {
 
-constexpr const char* kMeta = "__metadata__";
+constexpr const char* kMeta = safetensors::kMetadataKey;
 constexpr size_t kMaxTextName = 1024;
+const safetensors::Limits kLimits{kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"};
 
 template <class Int>
 std::string num(Int v) {
   return std::to_string(v);
 }
 
-// A name from the file, shortened for a message (it may be huge).
-std::string quoted(const std::string& s) { return "\"" + json::excerpt(s, 80) + "\""; }
 std::string field_name(const std::string& s) { return json::excerpt(s, 200); }
 
 [[noreturn]] void fail(const std::string& message, const std::string& field = "checkpoint") {
@@ -96,16 +92,13 @@ std::vector<TensorSlot> tensor_slots(const GPTConfig& c) {
   return out;
 }
 
-std::string shape_text(const std::vector<uint64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + num(s[i]);
-  return out + "]";
+// The state's floats that a slot holds (lm_head: wte's, in params).
+const std::vector<float>& values_of(const TrainState& s, Store store) {
+  return store == Store::m ? s.m : store == Store::v ? s.v : s.params;
 }
-std::string shape_text(const Shape& s) {
-  std::vector<uint64_t> u;
-  for (int d : s) u.push_back(static_cast<uint64_t>(d));
-  return shape_text(u);
-}
+
+std::vector<uint64_t> dims(const Shape& s) { return std::vector<uint64_t>(s.begin(), s.end()); }
+std::string shape_text(const Shape& s) { return safetensors::shape_text(dims(s)); }
 
 // Element `flat` of a tensor of shape s as "[i, j]".
 std::string element_text(const Shape& s, int64_t flat) {
@@ -114,37 +107,7 @@ std::string element_text(const Shape& s, int64_t flat) {
     idx[k] = static_cast<uint64_t>(flat % s[k]);
     flat /= s[k];
   }
-  return shape_text(idx);
-}
-
-// ---------------------------------------------------------------- bytes
-
-void put_u64_le(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
-}
-
-uint64_t get_u64_le(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-void put_f32_le(char* out, const float* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &src[i], 4);
-    out[4 * i + 0] = static_cast<char>(u & 0xFF);
-    out[4 * i + 1] = static_cast<char>((u >> 8) & 0xFF);
-    out[4 * i + 2] = static_cast<char>((u >> 16) & 0xFF);
-    out[4 * i + 3] = static_cast<char>((u >> 24) & 0xFF);
-  }
-}
-
-float get_f32_le(const unsigned char* p) {
-  const uint32_t u = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return safetensors::shape_text(idx);
 }
 
 uint32_t bits(float f) {
@@ -305,10 +268,7 @@ TrainState read_metadata(const Value& meta) {
     bool known = false;
     for (const char* k : kMetaKeys) known = known || m.first == k;
     if (!known) fail(std::string(kMeta) + " has an unknown key " + quoted(m.first), kMeta);
-    if (!m.second.is_string())
-      fail(meta_field(m.first) + " must be a string (safetensors metadata maps strings to strings), got " +
-               json::excerpt(m.second.dump(), 24),
-           meta_field(m.first));
+    safetensors::check_metadata_value(m.first, m.second);
   }
   for (const char* k : kMetaKeys)
     if (!meta.find(k)) fail(std::string(kMeta) + " has no \"" + k + "\"", meta_field(k));
@@ -374,32 +334,10 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   return out;
 }
 
-// The byte offset in `text` of a 1-based line and column (the column counts characters).
-size_t offset_of(const std::string& text, int line, int column) {
-  size_t i = 0;
-  for (int l = 1; l < line && i < text.size(); ++i)
-    if (text[i] == '\n') ++l;
-  for (int c = 1; c < column && i < text.size(); ++c) {
-    ++i;
-    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
-  }
-  return i;
-}
+// ---------------------------------------------------------------- the tensors and their values
 
-// A whole number in [0, 2^53] from the header, or fail naming the tensor and what it is.
-uint64_t header_uint(const Value& v, const std::string& tensor, const char* what) {
-  if (!v.is_number() || std::floor(v.as_number()) != v.as_number() || v.as_number() < 0 ||
-      v.as_number() > 9007199254740992.0)
-    fail("tensor " + quoted(tensor) + ": " + what + " must be whole numbers ≥ 0, got " + json::excerpt(v.dump(), 24),
-         field_name(tensor));
-  return static_cast<uint64_t>(v.as_number());
-}
-
-struct Entry {
-  const TensorSlot* slot;
-  uint64_t begin, end;  // into the data
-};
-
+// Values a checkpoint may hold: finite, and a second moment ≥ 0. `data_start + begin` is the file
+// byte of x[0], for the message.
 void check_finite(const TensorSlot& t, const float* x, uint64_t data_start, uint64_t begin) {
   for (int64_t i = 0; i < t.numel; ++i) {
     const bool bad = !std::isfinite(x[i]) || (t.store == Store::v && x[i] < 0.0f);
@@ -414,6 +352,96 @@ void check_finite(const TensorSlot& t, const float* x, uint64_t data_start, uint
              ": AdamW's second moment is a mean of squares and cannot be negative",
          t.name);
   }
+}
+
+void check_expected(const GPTConfig& c, const GPTConfig* expected) {
+  if (expected && *expected != c)
+    fail("this checkpoint's model " + config_json(c).dump() + " is not the expected " + config_json(*expected).dump() +
+             " (" + config_difference(c, *expected) + ")",
+         meta_field("config"));
+}
+
+// Every tensor entry against the config's list: the names, F32, the shapes, none missing (the
+// container checks the offsets between). Returns the entries in header order, with their slots.
+std::vector<std::pair<safetensors::TensorInfo, const TensorSlot*>> check_tensors(const safetensors::Header& h,
+                                                                                 const GPTConfig& c,
+                                                                                 const std::vector<TensorSlot>& slots) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < slots.size(); ++i) index.emplace(slots[i].name, i);
+  std::vector<bool> seen(slots.size(), false);
+  std::vector<const TensorSlot*> order;  // the slot of each entry, in header order
+  const std::string config_words = "n_layer " + num(c.n_layer) + ", n_embd " + num(c.n_embd) + ", vocab_size " +
+                                   num(c.vocab_size) + ", block_size " + num(c.block_size);
+  safetensors::Expect expect;
+  expect.name = [&](const std::string& name) {
+    const auto it = index.find(name);
+    if (it == index.end()) {
+      std::string why = "this config (" + config_words + ") has no such tensor";
+      if (name.rfind("transformer.h.", 0) == 0 || name.rfind("optimizer.exp_avg", 0) == 0)
+        why += " (its layers are 0 to " + num(c.n_layer - 1) + ")";
+      fail("the header lists an unknown tensor " + quoted(name) + ": " + why, field_name(name));
+    }
+    seen[it->second] = true;
+    order.push_back(&slots[it->second]);
+  };
+  expect.dtype = [&](const std::string& name, const Value& dtype) {
+    if (!dtype.is_string() || dtype.as_string() != "F32")
+      fail("tensor " + quoted(name) + " has dtype " + json::excerpt(dtype.dump(), 24) +
+               ": this format stores F32 only (float32, little-endian)",
+           name);
+  };
+  expect.shape = [&](const std::string& name, const std::vector<uint64_t>& shape) {
+    const TensorSlot& slot = *order.back();
+    if (shape != dims(slot.shape))
+      fail("tensor " + quoted(name) + " has shape " + safetensors::shape_text(shape) + ", but this checkpoint's config (" +
+               config_words + ") needs " + shape_text(slot.shape) + " = [" + slot.dims + "]",
+           name);
+  };
+  expect.all_read = [&] {
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (!seen[i])
+        fail("the checkpoint has no tensor " + quoted(slots[i].name) + " (" + shape_text(slots[i].shape) +
+                 "), which this config (" + config_words + ") needs",
+             slots[i].name);
+  };
+  std::vector<safetensors::TensorInfo> tensors = safetensors::read_tensors(h, kLimits, expect);
+  std::vector<std::pair<safetensors::TensorInfo, const TensorSlot*>> out;
+  out.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) out.emplace_back(std::move(tensors[i]), order[i]);
+  return out;
+}
+
+// The weights and AdamW's moments, in header order, each checked; then lm_head against wte. The
+// entries are proven to tile the file, so this allocates at most its size.
+void copy_values(const std::string& bytes, const safetensors::Header& h,
+                 const std::vector<std::pair<safetensors::TensorInfo, const TensorSlot*>>& tensors,
+                 const TensorSlot& wte, TrainState& s) {
+  const int64_t P = s.model.num_parameters();
+  s.params.assign(static_cast<size_t>(P), 0.0f);
+  s.m.assign(static_cast<size_t>(P), 0.0f);
+  s.v.assign(static_cast<size_t>(P), 0.0f);
+  std::vector<float> lm_head;
+  uint64_t lm_head_begin = 0;
+  for (const auto& [info, slot] : tensors) {
+    float* dst;
+    if (slot->store == Store::lm_head) {
+      lm_head.resize(static_cast<size_t>(slot->numel));
+      lm_head_begin = info.begin;
+      dst = lm_head.data();
+    } else {
+      dst = (slot->store == Store::params ? s.params : slot->store == Store::m ? s.m : s.v).data() + slot->offset;
+    }
+    safetensors::read_f32(bytes, h, info, dst);
+    check_finite(*slot, dst, h.data_start, info.begin);
+  }
+  for (int64_t i = 0; i < wte.numel; ++i)
+    if (bits(lm_head[static_cast<size_t>(i)]) != bits(s.params[static_cast<size_t>(wte.offset + i)]))
+      fail("tensor \"lm_head.weight\" differs from \"transformer.wte.weight\" at element " +
+               element_text(wte.shape, i) + " (byte " + num(h.data_start + lm_head_begin + 4 * static_cast<uint64_t>(i)) +
+               "): " + format_float(lm_head[static_cast<size_t>(i)]) + " vs " +
+               format_float(s.params[static_cast<size_t>(wte.offset + i)]) +
+               "; the output head is tied to the token embedding, so the two must be equal",
+           "lm_head.weight");
 }
 
 }  // namespace
@@ -439,224 +467,35 @@ std::string save_checkpoint(const TrainState& s) {
     fail(std::string(e.what()) + ": not saved", e.field);
   }
   const std::vector<TensorSlot> slots = tensor_slots(s.model);
+  std::vector<safetensors::TensorData> tensors;
   for (const TensorSlot& t : slots) {
-    if (t.store == Store::lm_head) continue;
-    const std::vector<float>& src = t.store == Store::params ? s.params : t.store == Store::m ? s.m : s.v;
-    try {
-      check_finite(t, src.data() + t.offset, 0, 0);
-    } catch (const InputError& e) {
-      const std::string message = e.what();
-      fail(message.substr(0, message.find(" (byte")) + ": not saved", t.name);
+    const float* src = values_of(s, t.store).data() + t.offset;
+    if (t.store != Store::lm_head) {
+      try {
+        check_finite(t, src, 0, 0);
+      } catch (const InputError& e) {
+        const std::string message = e.what();
+        fail(message.substr(0, message.find(" (byte")) + ": not saved", t.name);
+      }
     }
+    tensors.push_back({t.name, "F32", dims(t.shape), src, nullptr});
   }
-
-  Value header = Value::object();
-  header.set(kMeta, meta);
-  uint64_t offset = 0;
-  for (const TensorSlot& t : slots) {
-    Value e = Value::object();
-    e.set("dtype", "F32");
-    Value shape = Value::array();
-    for (int d : t.shape) shape.push(d);
-    e.set("shape", shape);
-    Value offsets = Value::array();
-    offsets.push(static_cast<long long>(offset));
-    offset += 4 * static_cast<uint64_t>(t.numel);
-    offsets.push(static_cast<long long>(offset));
-    e.set("data_offsets", offsets);
-    header.set(t.name, e);
-  }
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  if (text.size() > kMaxCheckpointHeader)
-    fail("the header would be " + num(text.size()) + " bytes, more than the limit of " + num(kMaxCheckpointHeader));
-  const uint64_t total = 8 + text.size() + offset;
-  if (total > kMaxCheckpointBytes)
-    fail("the checkpoint would be " + num(total) + " bytes, more than the limit of " + num(kMaxCheckpointBytes));
-
-  std::string out;
-  out.reserve(total);
-  put_u64_le(out, text.size());
-  out += text;
-  const size_t data_start = out.size();
-  out.resize(total);
-  uint64_t at = 0;
-  for (const TensorSlot& t : slots) {
-    const std::vector<float>& src =
-        t.store == Store::m ? s.m : t.store == Store::v ? s.v : s.params;  // lm_head: wte's values
-    put_f32_le(&out[data_start + at], src.data() + t.offset, t.numel);
-    at += 4 * static_cast<uint64_t>(t.numel);
-  }
-  return out;
+  return safetensors::write_file(meta, tensors, kLimits);
 }
 
 // ---------------------------------------------------------------- reading
 
 TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) {
-  const uint64_t size = bytes.size();
-  if (size > kMaxCheckpointBytes)
-    fail("the file is " + num(size) + " bytes, more than the limit of " + num(kMaxCheckpointBytes) +
-         " for a checkpoint");
-  if (size < 8)
-    fail("the file is " + num(size) + " bytes: it ends at byte " + num(size) +
-         ", inside the 8-byte header length (bytes 0 to 7) that starts a safetensors file (truncated)");
-  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
-  const uint64_t n = get_u64_le(b);
-  if (n > kMaxCheckpointHeader)
-    fail("the header length (bytes 0 to 7, little-endian) is " + num(n) + " bytes, more than the limit of " +
-         num(kMaxCheckpointHeader) + ": not a checkpoint, or a corrupted one");
-  if (n < 2)
-    fail("the header length (bytes 0 to 7, little-endian) is " + num(n) +
-         " bytes: too short for a JSON header");
-  if (8 + n > size)
-    fail("the header length (bytes 0 to 7) says the JSON header takes bytes 8 to " + num(8 + n - 1) +
-         ", but the file ends at byte " + num(size) + " (truncated, or not a safetensors file)");
-  const std::string text = bytes.substr(8, n);
-  const std::string where_header = "the header (bytes 8 to " + num(8 + n - 1) + ")";
-  Value header;
-  try {
-    header = json::parse(text);
-  } catch (const json::JsonError& e) {
-    fail(where_header + " is not valid JSON, at byte " + num(8 + offset_of(text, e.line, e.column)) + ": " + e.what());
-  }
-  if (!header.is_object()) fail(where_header + " is JSON but not an object of tensors");
-  const Value* meta = header.find(kMeta);
+  const safetensors::Header h = safetensors::read_header(bytes, kLimits);
+  const Value* meta = h.metadata();
   if (!meta)
     fail("the header has no \"__metadata__\": this safetensors file is not an Attention Playground checkpoint",
          kMeta);
-
-  TrainState s = read_metadata(*meta);
-  if (expected && *expected != s.model)
-    fail("this checkpoint's model " + config_json(s.model).dump() + " is not the expected " +
-             config_json(*expected).dump() + " (" + config_difference(s.model, *expected) + ")",
-         meta_field("config"));
-
+  TrainState s = read_metadata(*meta);  // the config, the training state, the data source
+  check_expected(s.model, expected);
   const std::vector<TensorSlot> slots = tensor_slots(s.model);
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < slots.size(); ++i) index.emplace(slots[i].name, i);
-  std::vector<bool> seen(slots.size(), false);
-  std::vector<Entry> entries;
-  entries.reserve(slots.size());
-  const uint64_t data_start = 8 + n, data_size = size - data_start;
-  const std::string config_words = "n_layer " + num(s.model.n_layer) + ", n_embd " + num(s.model.n_embd) +
-                                   ", vocab_size " + num(s.model.vocab_size) + ", block_size " +
-                                   num(s.model.block_size);
-
-  // Pass 1: every entry against the config's list, the offsets against the data. No allocation
-  // that the file's size does not bound.
-  uint64_t pos = 0;
-  for (const auto& member : header.members()) {
-    const std::string& name = member.first;
-    if (name == kMeta) continue;
-    const auto it = index.find(name);
-    if (it == index.end()) {
-      std::string why = "this config (" + config_words + ") has no such tensor";
-      if (name.rfind("transformer.h.", 0) == 0 || name.rfind("optimizer.exp_avg", 0) == 0)
-        why += " (its layers are 0 to " + num(s.model.n_layer - 1) + ")";
-      fail("the header lists an unknown tensor " + quoted(name) + ": " + why, field_name(name));
-    }
-    const TensorSlot& slot = slots[it->second];
-    seen[it->second] = true;
-    const Value& e = member.second;
-    if (!e.is_object())
-      fail("tensor " + quoted(name) + ": its header entry must be an object {dtype, shape, data_offsets}", name);
-    for (const auto& k : e.members())
-      if (k.first != "dtype" && k.first != "shape" && k.first != "data_offsets")
-        fail("tensor " + quoted(name) + " has an unknown key " + quoted(k.first) + " in its header entry", name);
-    const Value* dtype = e.find("dtype");
-    const Value* shape = e.find("shape");
-    const Value* offsets = e.find("data_offsets");
-    if (!dtype || !shape || !offsets)
-      fail("tensor " + quoted(name) + " has no \"" + (!dtype ? "dtype" : !shape ? "shape" : "data_offsets") +
-               "\" in its header entry",
-           name);
-    if (!dtype->is_string() || dtype->as_string() != "F32")
-      fail("tensor " + quoted(name) + " has dtype " + json::excerpt(dtype->dump(), 24) +
-               ": this format stores F32 only (float32, little-endian)",
-           name);
-    if (!shape->is_array() || shape->size() > 8)
-      fail("tensor " + quoted(name) + ": \"shape\" must be an array of at most 8 dimensions", name);
-    std::vector<uint64_t> dims;
-    for (const Value& d : shape->items()) dims.push_back(header_uint(d, name, "\"shape\"'s dimensions"));
-    bool same = dims.size() == slot.shape.size();
-    for (size_t i = 0; same && i < dims.size(); ++i) same = dims[i] == static_cast<uint64_t>(slot.shape[i]);
-    if (!same)
-      fail("tensor " + quoted(name) + " has shape " + shape_text(dims) + ", but this checkpoint's config (" +
-               config_words + ") needs " + shape_text(slot.shape) + " = [" + slot.dims + "]",
-           name);
-    if (!offsets->is_array() || offsets->size() != 2)
-      fail("tensor " + quoted(name) + ": \"data_offsets\" must be [begin, end]", name);
-    const uint64_t begin = header_uint((*offsets)[0], name, "\"data_offsets\"");
-    const uint64_t end = header_uint((*offsets)[1], name, "\"data_offsets\"");
-    const std::string offsets_text = "data_offsets [" + num(begin) + ", " + num(end) + "]";
-    if (end < begin) fail("tensor " + quoted(name) + ": its " + offsets_text + " end before they begin", name);
-    const uint64_t want = 4 * static_cast<uint64_t>(slot.numel);
-    if (end - begin != want)
-      fail("tensor " + quoted(name) + ": its " + offsets_text + " hold " + num(end - begin) + " bytes, but F32 " +
-               shape_text(slot.shape) + " needs " + num(want),
-           name);
-    if (begin != pos) {
-      const Entry* previous = entries.empty() ? nullptr : &entries.back();
-      const std::string prev = previous ? "the previous tensor " + quoted(previous->slot->name) : "the data";
-      if (begin > pos)
-        fail("tensor " + quoted(name) + ": its " + offsets_text + " leave a gap of " + num(begin - pos) +
-                 " bytes after " + prev + " (which ends at data offset " + num(pos) +
-                 "): the tensors must tile the data in header order",
-             name);
-      if (previous && end <= previous->begin)
-        fail("tensor " + quoted(name) + ": its " + offsets_text + " come before those of " + prev +
-                 " (out of order): the tensors must tile the data in header order",
-             name);
-      fail("tensor " + quoted(name) + ": its " + offsets_text + " overlap " + prev + " (which ends at data offset " +
-               num(pos) + ")",
-           name);
-    }
-    if (end > data_size)
-      fail("tensor " + quoted(name) + ": its " + offsets_text + " run to byte " + num(data_start + end) +
-               " of the file, but the file ends at byte " + num(size) + " (truncated)",
-           name);
-    entries.push_back({&slot, begin, end});
-    pos = end;
-  }
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (!seen[i])
-      fail("the checkpoint has no tensor " + quoted(slots[i].name) + " (" + shape_text(slots[i].shape) +
-               "), which this config (" + config_words + ") needs",
-           slots[i].name);
-  if (pos != data_size)
-    fail("the file has " + num(data_size - pos) + " bytes after the last tensor's data (bytes " +
-         num(data_start + pos) + " to " + num(size - 1) + "): trailing bytes, not part of any tensor");
-
-  // Pass 2: the values. The sizes are proven to tile the file, so this allocates at most its size.
-  const int64_t P = s.model.num_parameters();
-  s.params.assign(static_cast<size_t>(P), 0.0f);
-  s.m.assign(static_cast<size_t>(P), 0.0f);
-  s.v.assign(static_cast<size_t>(P), 0.0f);
-  std::vector<float> lm_head;
-  uint64_t lm_head_begin = 0;
-  for (const Entry& e : entries) {
-    const TensorSlot& t = *e.slot;
-    float* dst;
-    if (t.store == Store::lm_head) {
-      lm_head.resize(static_cast<size_t>(t.numel));
-      lm_head_begin = e.begin;
-      dst = lm_head.data();
-    } else {
-      dst = (t.store == Store::params ? s.params : t.store == Store::m ? s.m : s.v).data() + t.offset;
-    }
-    const unsigned char* src = b + data_start + e.begin;
-    for (int64_t i = 0; i < t.numel; ++i) dst[i] = get_f32_le(src + 4 * i);
-    check_finite(t, dst, data_start, e.begin);
-  }
-  const TensorSlot& wte = slots.front();
-  for (int64_t i = 0; i < wte.numel; ++i)
-    if (bits(lm_head[static_cast<size_t>(i)]) != bits(s.params[static_cast<size_t>(wte.offset + i)]))
-      fail("tensor \"lm_head.weight\" differs from \"transformer.wte.weight\" at element " +
-               element_text(wte.shape, i) + " (byte " + num(data_start + lm_head_begin + 4 * static_cast<uint64_t>(i)) +
-               "): " + format_float(lm_head[static_cast<size_t>(i)]) + " vs " +
-               format_float(s.params[static_cast<size_t>(wte.offset + i)]) +
-               "; the output head is tied to the token embedding, so the two must be equal",
-           "lm_head.weight");
+  const auto tensors = check_tensors(h, s.model, slots);
+  copy_values(bytes, h, tensors, slots.front(), s);
   return s;
 }
 
@@ -673,99 +512,12 @@ std::string read_checkpoint_file(const std::string& path) {
 
 #else
 
-namespace {
-
-std::string sys_error(const std::string& what, const std::string& path, int err) {
-  return what + " " + path + ": " + std::strerror(err);
-}
-
-}  // namespace
-
 void write_checkpoint_file(const std::string& path, const std::string& bytes) {
   if (path.empty()) fail("no file name given for the checkpoint", "path");
-  // The temporary file sits beside the target, so the rename stays on one file system (atomic).
-  static unsigned counter = 0;
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = path + ".tmp-" + std::to_string(static_cast<long>(getpid())) + "-" + std::to_string(counter++);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) fail(sys_error("cannot write", temp, errno), "path");
-  }
-  if (fd < 0) fail(sys_error("cannot write", temp, EEXIST), "path");
-  auto abandon = [&](const std::string& what, int err) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    fail(sys_error(what, temp, err) + " (" + path + " is unchanged)", "path");
-  };
-  // A file being replaced keeps its permissions (a checkpoint made private stays private).
-  struct stat old;
-  if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd, old.st_mode & 07777) != 0)
-    abandon("cannot set the permissions of", errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      abandon("cannot write", errno);
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) abandon("cannot flush", errno);
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) abandon("cannot close", errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    fail(sys_error("cannot replace", path, err) + " (it is unchanged)", "path");
-  }
-  // Make the rename itself durable: flush the directory's entry (best effort).
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  write_file_atomic(path, bytes);
 }
 
-std::string read_checkpoint_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(sys_error("cannot open", path, errno), "path");
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(sys_error("cannot read", path, err), "path");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("cannot read " + path + ": not a regular file", "path");
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointBytes) {
-    ::close(fd);
-    fail(path + " is " + num(static_cast<uint64_t>(st.st_size)) + " bytes, more than the limit of " +
-             num(kMaxCheckpointBytes) + " for a checkpoint",
-         "path");
-  }
-  std::string out(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t r = ::read(fd, &out[done], out.size() - done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail(sys_error("cannot read", path, err), "path");
-    }
-    if (r == 0) break;  // the file shrank while reading: load_checkpoint reports the truncation
-    done += static_cast<size_t>(r);
-  }
-  out.resize(done);
-  ::close(fd);
-  return out;
-}
+std::string read_checkpoint_file(const std::string& path) { return read_file(path, kMaxCheckpointBytes, "a checkpoint"); }
 
 #endif
 

@@ -1,10 +1,10 @@
 // checkpoint.h — the GPT's one checkpoint format: safetensors, with nanoGPT's names.
 //
-// Layout (https://github.com/huggingface/safetensors, "format"): 8 bytes little-endian u64 N, then
-// N bytes of a JSON header (UTF-8, padded with spaces to a multiple of 8), then the raw
-// little-endian data. The header maps "__metadata__" (first) to a string→string map and each
-// tensor name to {"dtype":"F32","shape":[…],"data_offsets":[begin,end]}: byte offsets into the
-// data, which the tensors tile exactly, in header order (no gap, no overlap, nothing after).
+// The container is safetensors (safetensors.h: 8 bytes little-endian u64 N, N bytes of a JSON
+// header padded with spaces to a multiple of 8, then the raw little-endian data; the header maps
+// "__metadata__" (first) to a string→string map and each tensor name to {"dtype":"F32","shape":[…],
+// "data_offsets":[begin,end]}, offsets that the tensors tile exactly, in header order). This unit
+// says which tensors and which metadata a checkpoint holds, and checks them.
 //
 // Tensors, all F32, in this order:
 //   the model under nanoGPT's state-dict names and layouts (gpt.h's param_tensors: e.g.
@@ -37,9 +37,9 @@
 // header ≤ kMaxCheckpointHeader bytes; the file ≤ kMaxCheckpointBytes. docs/checkpoint.md has
 // the whole story.
 //
-// write_checkpoint_file writes atomically: a temporary file in the same directory
-// ("<path>.tmp-<pid>-<n>"), fsync'd, then renamed over the target (and the directory fsync'd), so
-// an interrupted write leaves the old checkpoint whole; on failure the temporary file is removed.
+// write_checkpoint_file writes atomically (file_io.h's write_file_atomic: a temporary file in the
+// same directory, "<path>.tmp-<pid>-<n>", fsync'd, then renamed over the target), so an
+// interrupted write leaves the old checkpoint whole; on failure the temporary file is removed.
 #pragma once
 
 #include <cstdint>

@@ -21,12 +21,63 @@ const std::set<std::string> kRunKeys = {
 
 const char* mask_name(MaskVariant m) { return m == MaskVariant::strict ? "strict" : "inclusive"; }
 
-Value f32(float f) { return Value::f32(f); }
+// A config's numbers under their JSON keys, in the order they are written and read: a whole
+// number (`whole`) or a float32 (`real`, written with its shortest digits), checked in [lo, hi].
+// The writer, the key list and the reader of each config walk one table.
+template <class Config>
+struct NumberField {
+  const char* key;
+  int Config::*whole;
+  float Config::*real;
+  double lo, hi;
+};
 
-const Value& required(const Value& v, const std::string& key, const std::string& where) {
-  const Value* x = v.find(key);
-  if (!x) throw InputError(where + " has no \"" + key + "\"", where + "." + key);
-  return *x;
+const NumberField<GPTConfig> kConfigSizes[] = {
+    {"vocab_size", &GPTConfig::vocab_size, nullptr, 1, kMaxModelVocab},
+    {"block_size", &GPTConfig::block_size, nullptr, 1, kMaxBlockSize},
+    {"n_layer", &GPTConfig::n_layer, nullptr, 1, kMaxLayers},
+    {"n_head", &GPTConfig::n_head, nullptr, 1, kMaxHeads},
+    {"n_embd", &GPTConfig::n_embd, nullptr, 1, kMaxEmbd}};  // then "mask" and "softmax"
+
+const NumberField<TrainConfig> kTrainFields[] = {  // the seed is not here: see gpt_json.h
+    {"batch_size", &TrainConfig::batch_size, nullptr, 1, kMaxBatch},
+    {"steps", &TrainConfig::steps, nullptr, 1, kMaxSteps},
+    {"lr", nullptr, &TrainConfig::lr, 0, 10},
+    {"min_lr", nullptr, &TrainConfig::min_lr, 0, 10},
+    {"warmup_steps", &TrainConfig::warmup_steps, nullptr, 0, kMaxSteps},
+    {"weight_decay", nullptr, &TrainConfig::weight_decay, 0, 10},
+    {"beta1", nullptr, &TrainConfig::beta1, 0, 1},
+    {"beta2", nullptr, &TrainConfig::beta2, 0, 1},
+    {"grad_clip", nullptr, &TrainConfig::grad_clip, 0, 1e6},
+    {"eval_interval", &TrainConfig::eval_interval, nullptr, 1, kMaxSteps},
+    {"eval_batches", &TrainConfig::eval_batches, nullptr, 1, 1024}};
+
+template <class Config, size_t N>
+void write_numbers(Value& v, const Config& c, const NumberField<Config> (&fields)[N]) {
+  for (const NumberField<Config>& f : fields) {
+    if (f.whole) v.set(f.key, c.*f.whole);
+    else v.set(f.key, Value::f32(c.*f.real));
+  }
+}
+
+// An object with exactly the fields' keys and `more`, every one required (`where` names it in
+// messages and fields); then the fields' numbers, each checked.
+template <class Config, size_t N>
+void read_numbers(const Value& v, Config& c, const NumberField<Config> (&fields)[N], const std::string& where,
+                  const std::vector<std::string>& more = {}) {
+  std::vector<std::string> keys;
+  for (const NumberField<Config>& f : fields) keys.push_back(f.key);
+  keys.insert(keys.end(), more.begin(), more.end());
+  if (!v.is_object()) throw InputError(where + " must be a JSON object", where);
+  reject_unknown_keys(v, std::set<std::string>(keys.begin(), keys.end()), where);
+  for (const std::string& key : keys)
+    if (!v.find(key)) throw InputError(where + " has no \"" + key + "\"", where + "." + key);
+  for (const NumberField<Config>& f : fields) {
+    if (f.whole)
+      c.*f.whole = static_cast<int>(read_int(v, f.key, 0, static_cast<long long>(f.lo), static_cast<long long>(f.hi)));
+    else
+      c.*f.real = read_float(v, f.key, 0, f.lo, f.hi);
+  }
 }
 
 }  // namespace
@@ -77,27 +128,15 @@ RunSpec read_run_spec(const Value& s) {
 
 Value config_json(const GPTConfig& c) {
   Value v = Value::object();
-  v.set("vocab_size", c.vocab_size);
-  v.set("block_size", c.block_size);
-  v.set("n_layer", c.n_layer);
-  v.set("n_head", c.n_head);
-  v.set("n_embd", c.n_embd);
+  write_numbers(v, c, kConfigSizes);
   v.set("mask", mask_name(c.mask));
   v.set("softmax", c.stable_softmax ? "stable" : "naive");
   return v;
 }
 
 GPTConfig read_config(const Value& v, const std::string& where) {
-  if (!v.is_object()) throw InputError(where + " must be a JSON object", where);
-  reject_unknown_keys(v, {"vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mask", "softmax"}, where);
-  for (const char* k : {"vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mask", "softmax"})
-    required(v, k, where);
   GPTConfig c;
-  c.vocab_size = static_cast<int>(read_int(v, "vocab_size", 0, 1, kMaxModelVocab));
-  c.block_size = static_cast<int>(read_int(v, "block_size", 0, 1, kMaxBlockSize));
-  c.n_layer = static_cast<int>(read_int(v, "n_layer", 0, 1, kMaxLayers));
-  c.n_head = static_cast<int>(read_int(v, "n_head", 0, 1, kMaxHeads));
-  c.n_embd = static_cast<int>(read_int(v, "n_embd", 0, 1, kMaxEmbd));
+  read_numbers(v, c, kConfigSizes, where, {"mask", "softmax"});
   c.mask = read_mask(v);
   c.stable_softmax = read_choice(v, "softmax", {"stable", "naive"}) == "stable";
   c.validate();
@@ -106,39 +145,13 @@ GPTConfig read_config(const Value& v, const std::string& where) {
 
 Value train_config_json(const TrainConfig& t) {
   Value v = Value::object();
-  v.set("batch_size", t.batch_size);
-  v.set("steps", t.steps);
-  v.set("lr", f32(t.lr));
-  v.set("min_lr", f32(t.min_lr));
-  v.set("warmup_steps", t.warmup_steps);
-  v.set("weight_decay", f32(t.weight_decay));
-  v.set("beta1", f32(t.beta1));
-  v.set("beta2", f32(t.beta2));
-  v.set("grad_clip", f32(t.grad_clip));
-  v.set("eval_interval", t.eval_interval);
-  v.set("eval_batches", t.eval_batches);
+  write_numbers(v, t, kTrainFields);
   return v;
 }
 
 TrainConfig read_train_config(const Value& v, const std::string& where) {
-  static const std::vector<std::string> keys = {"batch_size",   "steps", "lr",    "min_lr",    "warmup_steps",
-                                                "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval",
-                                                "eval_batches"};
-  if (!v.is_object()) throw InputError(where + " must be a JSON object", where);
-  reject_unknown_keys(v, std::set<std::string>(keys.begin(), keys.end()), where);
-  for (const std::string& k : keys) required(v, k, where);
   TrainConfig t;
-  t.batch_size = static_cast<int>(read_int(v, "batch_size", 0, 1, kMaxBatch));
-  t.steps = static_cast<int>(read_int(v, "steps", 0, 1, kMaxSteps));
-  t.lr = read_float(v, "lr", 0, 0, 10);
-  t.min_lr = read_float(v, "min_lr", 0, 0, 10);
-  t.warmup_steps = static_cast<int>(read_int(v, "warmup_steps", 0, 0, kMaxSteps));
-  t.weight_decay = read_float(v, "weight_decay", 0, 0, 10);
-  t.beta1 = read_float(v, "beta1", 0, 0, 1);
-  t.beta2 = read_float(v, "beta2", 0, 0, 1);
-  t.grad_clip = read_float(v, "grad_clip", 0, 0, 1e6);
-  t.eval_interval = static_cast<int>(read_int(v, "eval_interval", 0, 1, kMaxSteps));
-  t.eval_batches = static_cast<int>(read_int(v, "eval_batches", 0, 1, 1024));
+  read_numbers(v, t, kTrainFields, where);
   t.validate();
   return t;
 }

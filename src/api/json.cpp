@@ -1,6 +1,7 @@
 // json.cpp — reader and writer for json.h.
 #include "json.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,28 +35,41 @@ void write_double(std::string& out, double v) {
   out += buf;
 }
 
+// The two-character escapes: a character and the letter after its backslash. The writer writes
+// these (other control characters as \u00XX); the reader reads them, and "\/" (RFC 8259).
+constexpr std::pair<char, char> kEscapes[] = {{'"', '"'}, {'\\', '\\'}, {'\n', 'n'}, {'\r', 'r'},
+                                              {'\t', 't'}, {'\b', 'b'},   {'\f', 'f'}};
+
+// A byte → table: escape_letters()[c] is the letter after the backslash for c (0: none);
+// unescape_letters()[e] the character that "\e" stands for (0: not an escape).
+constexpr std::array<char, 256> escape_letters() {
+  std::array<char, 256> t{};
+  for (const auto& p : kEscapes) t[static_cast<unsigned char>(p.first)] = p.second;
+  return t;
+}
+constexpr std::array<char, 256> unescape_letters() {
+  std::array<char, 256> t{};
+  for (const auto& p : kEscapes) t[static_cast<unsigned char>(p.second)] = p.first;
+  t['/'] = '/';
+  return t;
+}
+constexpr std::array<char, 256> kEscapeLetter = escape_letters(), kUnescaped = unescape_letters();
+
 void write_string(std::string& out, const std::string& text) {
   // Strings built from bad input (a message quoting it) may hold invalid UTF-8; JSON must not.
   const std::string sanitized = utf8_valid(text) ? std::string() : utf8_sanitize(text);
   const std::string& s = sanitized.empty() ? text : sanitized;
   out += '"';
   for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
+    if (const char e = kEscapeLetter[c]) {
+      out += '\\';
+      out += e;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
     }
   }
   out += '"';
@@ -221,17 +235,6 @@ class Reader {
     return u;
   }
 
-  static void utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) { out += static_cast<char>(cp); return; }
-    if (cp < 0x800) { out += static_cast<char>(0xC0 | (cp >> 6)); }
-    else {
-      if (cp < 0x10000) { out += static_cast<char>(0xE0 | (cp >> 12)); }
-      else { out += static_cast<char>(0xF0 | (cp >> 18)); out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)); }
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    }
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-
   std::string string() {
     ++pos_;  // opening quote
     std::string out;
@@ -243,29 +246,22 @@ class Reader {
       if (c != '\\') { out += c; continue; }
       if (pos_ >= s_.size()) fail("unterminated string");
       const char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          unsigned cp = hex4();
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (!consume("\\u")) fail("lone surrogate in \\u escape");
-            const unsigned lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) fail("bad surrogate pair in \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail("lone surrogate in \\u escape");
-          }
-          utf8(out, cp);
-          break;
+      if (e == 'u') {
+        unsigned cp = hex4();
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (!consume("\\u")) fail("lone surrogate in \\u escape");
+          const unsigned lo = hex4();
+          if (lo < 0xDC00 || lo > 0xDFFF) fail("bad surrogate pair in \\u escape");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          fail("lone surrogate in \\u escape");
         }
-        default: pos_ -= 2; fail("bad escape: a backslash before " + shown_char(s_, pos_ + 1));
+        utf8_append(out, cp);  // a scalar value: the surrogates are refused above
+      } else if (const char c = kUnescaped[static_cast<unsigned char>(e)]) {
+        out += c;
+      } else {
+        pos_ -= 2;
+        fail("bad escape: a backslash before " + shown_char(s_, pos_ + 1));
       }
     }
   }

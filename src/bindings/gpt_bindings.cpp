@@ -1,5 +1,6 @@
 // gpt_bindings.cpp — the Embind layer of the GPT module (web/gen/gpt_core.mjs), and nothing else:
-// it exposes GptSession (src/api/gpt_session.h) and the functions of no session.
+// it exposes GptSession (src/api/gpt_session.h) and the functions of no session; call_json
+// (src/api/gpt_calls.h) as a method: one `gpt api` call line → its answer, without files.
 //
 // GptSession is an Embind class: JS makes one with `new M.GptSession()` and must `.delete()` it
 // (web/gpt.js's run.free() does). A class rather than integer handles because a run is an object
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../api/gpt_calls.h"
 #include "../api/gpt_session.h"
 
 namespace {
@@ -30,12 +32,11 @@ val copy_floats(const std::vector<float>& v) {
   return val::global("Float32Array").new_(emscripten::typed_memory_view(v.size(), v.data()));
 }
 
-val logits(const GptSession& s) { return copy_floats(s.logits()); }
-val full_logits(const GptSession& s) { return copy_floats(s.full_logits()); }
-val attention_weights(const GptSession& s) { return copy_floats(s.attention_weights()); }
-val cache_attention(const GptSession& s) { return copy_floats(s.cache_attention()); }
-val cache_keys(const GptSession& s) { return copy_floats(s.cache_keys()); }
-val cache_values(const GptSession& s) { return copy_floats(s.cache_values()); }
+// A session's float result (one of its accessors) as a Float32Array.
+template <const std::vector<float>& (GptSession::*result)() const>
+val floats(const GptSession& s) {
+  return copy_floats((s.*result)());
+}
 
 val save(GptSession& s) {
   const std::string bytes = s.save();
@@ -70,12 +71,13 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("run_prompt", &GptSession::run_prompt)
       .function("head_spec", &GptSession::head_spec)
       .function("attention_maps_json", &GptSession::attention_maps_json)
-      .function("logits", &logits)
-      .function("full_logits", &full_logits)
-      .function("attention_weights", &attention_weights)
-      .function("cache_attention", &cache_attention)
-      .function("cache_keys", &cache_keys)
-      .function("cache_values", &cache_values)
+      .function("logits", &floats<&GptSession::logits>)
+      .function("full_logits", &floats<&GptSession::full_logits>)
+      .function("attention_weights", &floats<&GptSession::attention_weights>)
+      .function("cache_attention", &floats<&GptSession::cache_attention>)
+      .function("cache_keys", &floats<&GptSession::cache_keys>)
+      .function("cache_values", &floats<&GptSession::cache_values>)
       .function("save", &save)
-      .function("last_error", &last_error);
+      .function("last_error", &last_error)
+      .function("call_json", emscripten::select_overload<std::string(GptSession&, const std::string&)>(&ap::call_json));
 }

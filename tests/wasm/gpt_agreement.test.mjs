@@ -6,12 +6,15 @@
 //    run_prompt, attention_maps, head_spec and info are byte-identical, for the tiny preset and
 //    for a user's text with the inclusive mask; so are the errors; and the checkpoint bytes that
 //    each side saves are identical, and each loads the other's.
+//  - The calls' table (src/api/gpt_calls.h), which both sides share: the wasm session's
+//    call_json(line) answers every line as `gpt api` does, malformed calls and their messages
+//    included, but for the calls that name files, which the wasm module refuses.
 //  - Fast kernels (AVX-512/AVX2 with FMA natively, SIMD128 in wasm): the summation order and
 //    fused multiply-adds differ, so the numbers may differ in the last bits, and the differences
 //    grow with training. The first 20 losses of the tiny preset agree within FAST_LOSS_TOLERANCE
 //    (see below), and the greedy text is the same.
 // Native side: build/gpt (or $AP_GPT). Without it these tests are skipped with a message; in CI
-// (CI set) a source tree that has the gpt CLI (src/cli/gpt_main.cpp) but no binary fails instead.
+// (CI set) a source tree that has the gpt CLI (src/cli/gpt/main.cpp) but no binary fails instead.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -34,11 +37,11 @@ const FAST_LOSS_TOLERANCE = 1e-5;
 
 const GPT = process.env.AP_GPT ? resolve(process.env.AP_GPT) : join(ROOT, 'build', 'gpt');
 const haveGpt = existsSync(GPT);
-const cliInTree = existsSync(join(ROOT, 'src', 'cli', 'gpt_main.cpp'));
+const cliInTree = existsSync(join(ROOT, 'src', 'cli', 'gpt', 'main.cpp'));
 const skip = haveGpt ? false : `no native gpt CLI at ${GPT}: build it (scripts/build native) or set AP_GPT`;
 
 if (!haveGpt && cliInTree && process.env.CI) {
-  test('native gpt CLI is present', () => assert.fail(`${GPT} not found, yet src/cli/gpt_main.cpp exists: build it or set AP_GPT`));
+  test('native gpt CLI is present', () => assert.fail(`${GPT} not found, yet src/cli/gpt/main.cpp exists: build it or set AP_GPT`));
 }
 
 /** `gpt api` as a child process: call(obj) sends one line and resolves to the answer line. */
@@ -58,10 +61,15 @@ class NativeApi {
   }
 
   call(obj) {
+    return this.send(JSON.stringify(obj));
+  }
+
+  /** One line as it is (it may be malformed). */
+  send(line) {
     if (this.exited) return Promise.reject(new Error(this.exited));
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      this.child.stdin.write(JSON.stringify(obj) + '\n');
+      this.child.stdin.write(line + '\n');
     });
   }
 
@@ -223,6 +231,39 @@ test('the same errors and the same divergence, word for word', { skip }, async (
       const r = await same(native, session, { call: 'memory', spec }, `memory ${JSON.stringify(spec)}`);
       assert.equal(r.limit, 2 ** 30);
     }
+  } finally {
+    native.close();
+    session.delete();
+    M.gpt_set_kernels('fast');
+  }
+});
+
+test('call_json: the wasm session answers `gpt api` lines as gpt api does, malformed ones included', { skip }, async () => {
+  const native = new NativeApi();
+  const session = new M.GptSession();
+  const small = { n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 2, n_chars: 1000, seed: 5 };
+  const lines = [
+    { call: 'kernels', tier: 'reference' }, { call: 'info' }, 'not json', '[1, 2]', '{}', { call: null }, { call: 7 },
+    { call: 'frobnicate' }, { call: 'x'.repeat(65) }, { call: 'train' }, { call: 'train', n: 2, extra: 1 },
+    { call: 'train', n: 1.5 }, { call: 'train', n: 1e12 }, { call: 'head_spec', layer: 0 }, { call: 'run_prompt' },
+    { call: 'create', spec: { colour: 'red' } }, { call: 'create', spec: small }, { call: 'train', n: 3 }, { call: 'evaluate' },
+    { call: 'sample', spec: { prompt: 'abc=', greedy: true, max_new_tokens: 5 } }, { call: 'sample', spec: 'x' },
+    { call: 'generate_start', spec: { prompt: 'ab', seed: 2 } }, { call: 'generate_next' },
+    { call: 'run_prompt', prompt: 'abc=ab' }, { call: 'head_spec', layer: 0, head: 1 }, { call: 'attention_maps' },
+    { call: 'tasks' }, { call: 'kernels', tier: 'turbo' }, { call: 'save' }, { call: 'load' }, { call: 'load', path: 5 },
+    { call: 'info', x: 1 }, { call: 'info' },
+  ].map((c) => (typeof c === 'string' ? c : JSON.stringify(c)));
+  try {
+    for (const line of lines) assert.equal(session.call_json(line), await native.send(line), line);
+    // The calls that name files: read and written natively, refused by the wasm module (it has none).
+    const load = JSON.parse(session.call_json(JSON.stringify({ call: 'load', path: 'x.safetensors' })));
+    assert.equal(load.ok, false);
+    assert.equal(load.field, 'path');
+    assert.match(load.error, /reads no files \(x\.safetensors\)/);
+    const save = JSON.parse(session.call_json(JSON.stringify({ call: 'save', path: 'x.safetensors' })));
+    assert.equal(save.field, 'path');
+    assert.match(save.error, /writes no files \(x\.safetensors\)/);
+    await same(native, session, { call: 'info' }, 'info after the refused file calls');
   } finally {
     native.close();
     session.delete();

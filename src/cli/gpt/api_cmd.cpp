@@ -1,0 +1,42 @@
+// api_cmd.cpp — `gpt api`: one JSON call per line of stdin, one answer per line of stdout, through
+// the calls' table (src/api/gpt_calls.h) — the wasm module's answers, natively, with files: load
+// reads a checkpoint (and a text run's text), save writes one atomically.
+#include <iostream>
+#include <string>
+
+#include "../../api/checkpoint.h"
+#include "../../api/gpt_calls.h"
+#include "../../api/gpt_session.h"
+#include "commands.h"
+#include "common.h"
+
+namespace ap::gpt_cli {
+
+namespace {
+
+int cmd_api() {
+  FileAccess files;
+  files.read_checkpoint = read_checkpoint_file;
+  files.read_text = read_text_file;  // a CliError is an InputError: answered with "text_path"
+  files.write_checkpoint = write_checkpoint_file;
+  GptSession session;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::cout << call_json(session, line, files) << "\n" << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_api(CLI::App& app) {
+  CLI::App* api = app.add_subcommand(
+      "api", "read one JSON call per line on stdin, answer one JSON line each (the wasm module's answers)");
+  std::string calls;
+  for (const GptCall& c : gpt_calls()) calls += std::string(calls.empty() ? "" : ", ") + (*c.example ? c.example : c.name);
+  api->footer("Calls: " + calls + ". See docs/gpt.md.");
+  return {api, cmd_api};
+}
+
+}  // namespace ap::gpt_cli

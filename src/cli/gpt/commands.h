@@ -1,0 +1,30 @@
+// commands.h — the `gpt` CLI's commands. Each add_* adds its subcommand, with its options, to the
+// app (in the order the help lists them) and returns how to run it once parsed.
+//   train_cmd.cpp   train, resume (the training loop, Ctrl-C, the checkpoints)
+//   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
+//   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace ap::gpt_cli {
+
+struct Command {
+  CLI::App* sub;
+  std::function<int()> run;                 // the exit status; throws CliError or InputError
+  const std::string* text_file = nullptr;  // its --text: an error about "text" names that file
+};
+
+Command add_tasks(CLI::App& app);
+Command add_train(CLI::App& app);
+Command add_resume(CLI::App& app);
+Command add_sample(CLI::App& app);
+Command add_eval(CLI::App& app);
+Command add_inspect(CLI::App& app);
+Command add_attention(CLI::App& app);
+Command add_logits(CLI::App& app);
+Command add_api(CLI::App& app);
+
+}  // namespace ap::gpt_cli

@@ -1,0 +1,126 @@
+// common.cpp — the `gpt` CLI's shared helpers (see common.h).
+#include "common.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "../../api/checkpoint.h"
+#include "../../api/file_io.h"
+#include "../../api/json.h"
+
+namespace ap::gpt_cli {
+
+std::string with_commas(long long n) {
+  std::string s = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string json_quoted(const std::string& s) { return json::Value(s).dump(); }
+
+namespace {
+
+std::string read_file(const std::string& path, size_t max_bytes, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw CliError("cannot read " + std::string(what) + " " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw CliError("cannot read " + std::string(what) + " " + path + ": it is a directory");
+  if (static_cast<unsigned long long>(st.st_size) > max_bytes)
+    throw CliError(std::string(what) + " " + path + " has " + with_commas(st.st_size) + " bytes, more than the limit of " +
+                   with_commas(static_cast<long long>(max_bytes)));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw CliError("cannot read " + std::string(what) + " " + path + ": " + std::strerror(errno));
+  std::string out((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw CliError("cannot read " + std::string(what) + " " + path);
+  return out;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) { return read_file(path, kMaxTextBytes, "the text file"); }
+
+// Refuses early (before minutes of training) an output whose directory does not exist or cannot
+// be written; the checkpoint writer reports anything else.
+void check_writable(const std::string& path, const char* what) {
+  const std::string dir = parent_dir(path);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw CliError("cannot write " + std::string(what) + " " + path + ": the folder " + dir + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw CliError("cannot write " + std::string(what) + " " + path + ": the folder " + dir + " is not writable");
+  struct stat target {};
+  if (::stat(path.c_str(), &target) == 0 && S_ISDIR(target.st_mode))
+    throw CliError("cannot write " + std::string(what) + " " + path + ": it is a directory");
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  Checkpoint c;
+  try {
+    c.bytes = read_checkpoint_file(path);
+  } catch (const InputError& e) {
+    throw CliError(e.what());
+  }
+  // The core's messages about a file's insides name the tensor or byte; the file's path comes first.
+  try {
+    c.state = load_checkpoint(c.bytes);
+  } catch (const InputError& e) {
+    throw CliError(path + ": " + e.what());
+  }
+  return c;
+}
+
+LoadedModel load_model(const std::string& path) {
+  LoadedModel m;
+  m.state = read_checkpoint(path).state;
+  m.model = std::make_unique<GPT>(m.state.model);
+  std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
+  m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
+  return m;
+}
+
+void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids) {
+  if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
+  const int S = m.state.model.block_size;
+  if (static_cast<int>(ids.size()) > S)
+    throw InputError("the prompt has " + std::to_string(ids.size()) + " characters; the model sees at most block_size = " +
+                         std::to_string(S),
+                     "prompt");
+}
+
+std::string run_text(const std::string& file, const TrainState& s, const std::string& text_file) {
+  if (text_file.empty()) return "";
+  if (!s.task.empty())
+    throw InputError(file + " was trained on the " + s.task + " task, which it regenerates: --text does not apply",
+                     "text");
+  return read_text_file(text_file);
+}
+
+std::string describe_config(const GPTConfig& c) {
+  return std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer, " : " layers, ") + std::to_string(c.n_head) + (c.n_head == 1 ? " head of " : " heads of ") +
+         std::to_string(c.head_dim()) + ", n_embd " + std::to_string(c.n_embd) + ", block_size " +
+         std::to_string(c.block_size) + ", vocab " + std::to_string(c.vocab_size) +
+         (c.mask == MaskVariant::strict ? "" : ", mask inclusive") + (c.stable_softmax ? "" : ", naive softmax");
+}
+
+std::string describe_data(const TrainState& s) {
+  if (!s.task.empty()) return "the " + s.task + " task (" + with_commas(s.n_chars) + " characters)";
+  return "the text " + json_quoted(s.text_name);
+}
+
+}  // namespace ap::gpt_cli

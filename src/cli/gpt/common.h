@@ -1,0 +1,65 @@
+// common.h — what the `gpt` CLI's commands share: its errors and exit status, the formatting of
+// numbers and texts in its messages, reading the user's text file, refusing early an output that
+// cannot be written, and reading a checkpoint (the file's path before the core's message).
+// Limits: a --text file of at most 64 MiB (the run spec's limit for "text").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../core/attention.h"
+#include "../../core/gpt.h"
+#include "../../core/tokenizer.h"
+#include "../../core/train.h"
+
+namespace ap::gpt_cli {
+
+constexpr size_t kMaxTextBytes = size_t(1) << 26;  // 64 MiB: the run spec's limit for "text"
+constexpr int kExitError = 1, kExitUsage = 2, kExitDiverged = 3;
+
+// An error the CLI itself finds (a file it cannot read), reported like the core's InputError but
+// with no field, and with its exit status.
+struct CliError : InputError {
+  CliError(const std::string& message, int code = kExitError) : InputError(message, ""), code(code) {}
+  int code;
+};
+
+std::string with_commas(long long n);   // 104,960
+std::string fixed(double v, int digits);  // printf's %.*f
+std::string json_quoted(const std::string& s);  // a text as a JSON string: how messages show characters
+
+// The user's text (at most kMaxTextBytes). Throws CliError.
+std::string read_text_file(const std::string& path);
+// Refuses (CliError) an output whose folder does not exist or cannot be written, or that is a folder.
+void check_writable(const std::string& path, const char* what);
+
+// A checkpoint's bytes and what they hold. Throws CliError: the file's errors, and the core's
+// about its insides after the path ("a.safetensors: tensor …").
+struct Checkpoint {
+  std::string bytes;
+  TrainState state;
+};
+Checkpoint read_checkpoint(const std::string& path);
+
+// A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
+// samples without its text).
+struct LoadedModel {
+  TrainState state;
+  std::unique_ptr<GPT> model;
+  std::unique_ptr<CharTokenizer> tok;
+};
+LoadedModel load_model(const std::string& path);
+void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids);
+
+// The text a run trains or evaluates on: the --text file's, checked against the checkpoint (a
+// task run regenerates its own, so --text does not apply), or "" without --text.
+std::string run_text(const std::string& file, const TrainState& s, const std::string& text_file);
+
+// "2 layers, 4 heads of 16, n_embd 64, block_size 64, vocab 12", and "the copy task (100,000
+// characters)" or "the text \"notes.txt\"".
+std::string describe_config(const GPTConfig& c);
+std::string describe_data(const TrainState& s);
+
+}  // namespace ap::gpt_cli

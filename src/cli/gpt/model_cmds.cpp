@@ -1,0 +1,331 @@
+// model_cmds.cpp — the commands that read a model: `gpt tasks` (no model: the built-in tasks),
+// `sample`, `eval`, `inspect`, `attention` (maps, or one head's stepper spec) and `logits`.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "../../api/checkpoint.h"
+#include "../../api/gpt_json.h"
+#include "../../api/gpt_session.h"
+#include "../../api/json.h"
+#include "../../api/safetensors.h"
+#include "../../api/spec.h"
+#include "../../core/generate.h"
+#include "../../core/kernels.h"
+#include "../../core/number_text.h"
+#include "commands.h"
+#include "common.h"
+
+namespace ap::gpt_cli {
+
+namespace {
+
+using json::Value;
+
+// ---------------------------------------------------------------- sample, eval
+
+struct SampleArgs {
+  std::string file, prompt;
+  long long max_new_tokens = 200, top_k = 0, seed = 1;
+  double temperature = 1.0;
+  bool greedy = false, json = false;
+};
+
+int cmd_sample(const SampleArgs& a) {
+  LoadedModel m = load_model(a.file);
+  const std::vector<int> ids = m.tok->encode(a.prompt, "prompt");
+  SampleOptions o;
+  auto check = [](long long v, long long lo, long long hi, const char* field) {
+    if (v < lo || v > hi)
+      throw InputError(std::string(field) + " is " + std::to_string(v) + ": it must be between " + std::to_string(lo) +
+                           " and " + std::to_string(hi),
+                       field);
+  };
+  check(a.max_new_tokens, 0, kMaxNewTokens, "max_new_tokens");
+  check(a.top_k, 0, m.state.model.vocab_size, "top_k");
+  check(a.seed, 0, 1LL << 53, "seed");
+  o.max_new_tokens = static_cast<int>(a.max_new_tokens);
+  o.temperature = static_cast<float>(a.temperature);
+  o.top_k = static_cast<int>(a.top_k);
+  o.greedy = a.greedy;
+  o.seed = static_cast<uint64_t>(a.seed);
+  Generator g(*m.model, ids, o);  // validates the options and the prompt
+  if (a.json) {
+    for (int i = 0; i < o.max_new_tokens; ++i) g.next();
+    const std::vector<int>& out = g.tokens();
+    const std::vector<int> fresh(out.begin() + static_cast<std::ptrdiff_t>(ids.size()), out.end());
+    Value v = Value::object();
+    v.set("text", m.tok->decode(out));
+    v.set("new_text", m.tok->decode(fresh));
+    v.set("tokens", token_labels(*m.tok, out));
+    std::cout << spec::ok(std::move(v)).dump() << "\n";
+    return 0;
+  }
+  // The text as it comes, one character at a time.
+  std::cout << a.prompt << std::flush;
+  for (int i = 0; i < o.max_new_tokens; ++i) std::cout << m.tok->token_text(g.next()) << std::flush;
+  std::cout << "\n";
+  return 0;
+}
+
+struct EvalArgs {
+  std::string file, text_file;
+  bool json = false;
+};
+
+int cmd_eval(const EvalArgs& a) {
+  const TrainState s = read_checkpoint(a.file).state;
+  const std::string text = run_text(a.file, s, a.text_file);
+  if (a.text_file.empty() && s.task.empty())
+    throw InputError(a.file + " was trained on the text " + json_quoted(s.text_name) +
+                         ": give it with --text FILE (its last tenth is the validation split)",
+                     "text");
+  Trainer t(s, text);
+  const float val = t.evaluate();
+  if (a.json) {
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(t.steps_done()));
+    v.set("val_loss", Value::f32(val));
+    std::cout << spec::ok(std::move(v)).dump() << "\n";
+    return 0;
+  }
+  std::string line = "val_loss " + fixed(val, 4) + " at step " + std::to_string(t.steps_done()) + " over " +
+                     with_commas(static_cast<long long>(t.dataset().val.size())) + " validation tokens of " +
+                     describe_data(s);
+  if (!s.task.empty()) line += "; the task's loss floor is " + fixed(task_info(s.task).loss_floor, 4);
+  std::cout << line << "\n";
+  return 0;
+}
+
+// ---------------------------------------------------------------- inspect
+
+int cmd_inspect(const std::string& file, bool json) {
+  const Checkpoint ck = read_checkpoint(file);
+  const TrainState& s = ck.state;
+  // The file has passed load_checkpoint, so its container is known to be sound.
+  const safetensors::File st = safetensors::read_file(ck.bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
+  const GPTConfig& c = s.model;
+  const CharTokenizer tok = CharTokenizer::from_chars(s.vocab);
+  std::vector<int> all(static_cast<size_t>(tok.vocab_size()));
+  for (int i = 0; i < tok.vocab_size(); ++i) all[static_cast<size_t>(i)] = i;
+  auto meta = [&](const char* key) {
+    for (const auto& [k, v] : st.metadata)
+      if (k == key) return v;
+    return std::string();
+  };
+  if (json) {
+    Value v = Value::object();
+    v.set("file", file);
+    v.set("bytes", static_cast<long long>(ck.bytes.size()));
+    v.set("format", meta("format"));
+    v.set("format_version", meta("format_version"));
+    v.set("config", config_json(c));
+    v.set("n_params", static_cast<long long>(c.num_parameters()));
+    v.set("data", data_source_json(s));
+    v.set("vocab", token_labels(tok, all));
+    v.set("step", static_cast<long long>(s.step));
+    v.set("steps", s.train.steps);
+    v.set("val_loss", s.last_val_loss < 0 ? Value() : Value::f32(s.last_val_loss));
+    v.set("train", train_config_json(s.train));
+    v.set("seed", std::to_string(s.train.seed));
+    Value list = Value::array();
+    for (const safetensors::TensorInfo& e : st.tensors) {
+      Value& t = list.push(Value::object());
+      t.set("name", e.name);
+      t.set("dtype", e.dtype);
+      Value shape = Value::array();
+      for (uint64_t d : e.shape) shape.push(static_cast<long long>(d));
+      t.set("shape", std::move(shape));
+    }
+    v.set("tensors", std::move(list));
+    std::cout << spec::ok(std::move(v)).dump() << "\n";
+    return 0;
+  }
+  const GPTConfig tiny = GPTConfig::tiny(c.vocab_size), small = GPTConfig::small(c.vocab_size);
+  auto same_shape = [&](const GPTConfig& p) {
+    return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size;
+  };
+  const std::string preset = same_shape(tiny) ? " (the tiny preset)" : same_shape(small) ? " (the small preset)" : "";
+  std::string vocab = tok.decode(all);
+  if (tok.vocab_size() > 100) {
+    std::vector<int> head(all.begin(), all.begin() + 100);
+    vocab = json_quoted(tok.decode(head)) + " and " + std::to_string(tok.vocab_size() - 100) + " more";
+  } else {
+    vocab = json_quoted(vocab);
+  }
+  const TrainConfig& t = s.train;
+  std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.bytes.size())) << " bytes, "
+            << meta("format") << " version " << meta("format_version") << ")\n"
+            << "model       " << describe_config(c) << "; mask " << (c.mask == MaskVariant::strict ? "strict" : "inclusive")
+            << ", softmax " << (c.stable_softmax ? "stable" : "naive") << "\n"
+            << "parameters  " << with_commas(c.num_parameters()) << preset << "\n"
+            << "data        " << describe_data(s)
+            << (s.task.empty() ? " (fingerprint " + s.text_fingerprint + ")" : std::string()) << "\n"
+            << "vocab       " << tok.vocab_size() << " characters: " << vocab << "\n"
+            << "step        " << s.step << " of " << t.steps
+            << (s.last_val_loss >= 0 ? "; last val_loss measured " + fixed(s.last_val_loss, 4)
+                                     : std::string("; never evaluated"))
+            << "\n"
+            << "training    batch_size " << t.batch_size << ", lr " << format_float(t.lr) << " (warm-up "
+            << t.warmup_steps << " steps, cosine to " << format_float(t.min_lr) << "), weight_decay "
+            << format_float(t.weight_decay) << ", beta1 " << format_float(t.beta1) << ", beta2 "
+            << format_float(t.beta2) << ", grad_clip " << format_float(t.grad_clip) << ", eval every "
+            << t.eval_interval << " steps (at most " << t.eval_batches << " batches), seed " << t.seed << "\n"
+            << "tensors     " << st.tensors.size() << "\n";
+  size_t wide = 0;
+  for (const safetensors::TensorInfo& e : st.tensors) wide = std::max(wide, e.name.size());
+  for (const safetensors::TensorInfo& e : st.tensors)
+    std::cout << "  " << e.name << std::string(wide - e.name.size() + 2, ' ') << e.dtype << "  "
+              << safetensors::shape_text(e.shape) << "\n";
+  return 0;
+}
+
+// ---------------------------------------------------------------- attention, logits, tasks
+
+int cmd_attention(const std::string& file, const std::string& prompt, const std::string& head) {
+  // The reference kernels: the stepper's arithmetic, so `attention trace` reproduces a head's
+  // weights from its spec to the last bit.
+  kernels::set_tier(kernels::Tier::reference);
+  LoadedModel m = load_model(file);
+  const std::vector<int> ids = m.tok->encode(prompt, "prompt");
+  check_prompt_length(m, ids);
+  const int T = static_cast<int>(ids.size());
+  const GPTConfig& c = m.state.model;
+  m.model->forward(ids.data(), nullptr, 1, T);
+  if (!head.empty()) {
+    // Counted from 1, as the training page labels its maps ("layer 2, head 3"); the JSON arrays
+    // and the API's head_spec count from 0.
+    const size_t dot = head.find('.');
+    const int layer = std::stoi(head.substr(0, dot)), h = std::stoi(head.substr(dot + 1));
+    if (layer < 1 || layer > c.n_layer)
+      throw InputError("layer " + std::to_string(layer) + " does not exist: the model has layers 1 to " +
+                           std::to_string(c.n_layer) + " (counting from 1)",
+                       "layer");
+    if (h < 1 || h > c.n_head)
+      throw InputError("head " + std::to_string(h) + " does not exist: each layer has heads 1 to " +
+                           std::to_string(c.n_head) + " (counting from 1)",
+                       "head");
+    std::cout << head_spec(*m.model, layer - 1, h - 1).dump() << "\n";
+    return 0;
+  }
+  std::cout << spec::ok(attention_maps_json(*m.tok, ids, c.n_layer, c.n_head,
+                                            [&](int l) { return m.model->attention_weights(l); }))
+                   .dump()
+            << "\n";
+  return 0;
+}
+
+int cmd_logits(const std::string& file, const std::string& prompt) {
+  LoadedModel m = load_model(file);
+  const std::vector<int> ids = m.tok->encode(prompt, "prompt");
+  check_prompt_length(m, ids);
+  const int T = static_cast<int>(ids.size()), V = m.state.model.vocab_size;
+  m.model->forward(ids.data(), nullptr, 1, T);
+  Value v = Value::object();
+  v.set("tokens", token_labels(*m.tok, ids));
+  v.set("logits", spec::matrix_value(m.model->logits(), T, V));
+  std::cout << spec::ok(std::move(v)).dump() << "\n";
+  return 0;
+}
+
+int cmd_tasks(bool json) {
+  if (json) {
+    std::cout << gpt_tasks_json() << "\n";
+    return 0;
+  }
+  size_t wide = 0;
+  for (const TaskInfo& t : task_infos()) wide = std::max(wide, t.name.size());
+  const std::string indent(wide + 2, ' ');
+  for (const TaskInfo& t : task_infos()) {
+    std::cout << t.name << std::string(wide + 2 - t.name.size(), ' ') << json_quoted(t.example) << "   loss floor "
+              << fixed(t.loss_floor, 4) << " nats/character\n"
+              << indent << t.description << "\n"
+              << indent << "attention: " << t.attention << "\n";
+  }
+  return 0;
+}
+
+// A checkpoint and a prompt: what attention and logits take.
+struct PromptArgs {
+  std::string file, prompt, head;
+};
+
+CLI::App* add_prompt_command(CLI::App& app, const char* name, const char* about, PromptArgs& a) {
+  CLI::App* sub = app.add_subcommand(name, about);
+  sub->add_option("file", a.file, "the checkpoint")->required();
+  sub->add_option("-p,--prompt", a.prompt, "the text to run (at most block_size characters)")->required();
+  return sub;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- options
+
+Command add_tasks(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* tasks = app.add_subcommand("tasks", "the built-in tasks: an example line, what attention learns, the loss floor");
+  tasks->add_flag("--json", *json, "print gpt_tasks_json (the wasm module's answer)");
+  return {tasks, [json] { return cmd_tasks(*json); }};
+}
+
+Command add_sample(CLI::App& app) {
+  auto a = std::make_shared<SampleArgs>();
+  CLI::App* sample = app.add_subcommand("sample", "generate text from a checkpoint, one character at a time (KV cache)");
+  sample->add_option("file", a->file, "the checkpoint")->required();
+  sample->add_option("-p,--prompt", a->prompt, "the text to continue (characters the model knows)")->required();
+  sample->add_option("-n,--max-new-tokens", a->max_new_tokens, "characters to generate (default 200)");
+  sample->add_option("-t,--temperature", a->temperature, "divide the logits by this before sampling (default 1)");
+  sample->add_option("-k,--top-k", a->top_k, "sample among the k most likely characters only (default 0: all)");
+  sample->add_flag("-g,--greedy", a->greedy, "always take the most likely character");
+  sample->add_option("--seed", a->seed, "the sampling seed (default 1)");
+  sample->add_flag("--json", a->json, "print {\"ok\":true,\"text\",\"new_text\",\"tokens\"}");
+  return {sample, [a] { return cmd_sample(*a); }};
+}
+
+Command add_eval(CLI::App& app) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* eval = app.add_subcommand("eval", "the validation loss of a checkpoint");
+  eval->add_option("file", a->file, "the checkpoint")->required();
+  eval->add_option("--text", a->text_file, "the text a text run was trained on");
+  eval->add_flag("--json", a->json, "print {\"ok\":true,\"step\",\"val_loss\"}");
+  return {eval, [a] { return cmd_eval(*a); }, &a->text_file};
+}
+
+Command add_inspect(CLI::App& app) {
+  auto file = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* inspect = app.add_subcommand("inspect", "a checkpoint's config, vocabulary, step and every tensor's name and shape");
+  inspect->add_option("file", *file, "the checkpoint")->required();
+  inspect->add_flag("--json", *json, "the same as JSON");
+  return {inspect, [file, json] { return cmd_inspect(*file, *json); }};
+}
+
+Command add_attention(CLI::App& app) {
+  auto a = std::make_shared<PromptArgs>();
+  CLI::App* attention = add_prompt_command(
+      app, "attention", "every layer's and head's attention weights for a prompt as JSON, or one head's stepper spec", *a);
+  attention->add_option("--head", a->head,
+                        "LAYER.HEAD (from 1, as the training page's maps, e.g. 2.3): print that head's Q, K, V "
+                        "as a stepper spec; "
+                        "`attention trace` then reproduces its weights")
+      ->check(
+          [](const std::string& s) {
+            const size_t dot = s.find('.');
+            const bool ok = dot != std::string::npos && dot > 0 && dot + 1 < s.size() && dot <= 4 &&
+                            s.size() - dot - 1 <= 4 &&
+                            s.find_first_not_of("0123456789") == dot && s.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+            return ok ? std::string() : "--head is LAYER.HEAD, counting from 1, such as 2.3 (layer 2, head 3); got \"" + s + "\"";
+          },
+          "LAYER.HEAD");
+  attention->footer("Runs the reference kernels (the stepper's arithmetic). Example: gpt attention m.safetensors "
+                    "--prompt \"cabej=\" --head 2.1 | attention trace");
+  return {attention, [a] { return cmd_attention(a->file, a->prompt, a->head); }};
+}
+
+Command add_logits(CLI::App& app) {
+  auto a = std::make_shared<PromptArgs>();
+  CLI::App* logits = add_prompt_command(app, "logits", "the logits at every position of a prompt, as JSON", *a);
+  return {logits, [a] { return cmd_logits(a->file, a->prompt); }};
+}
+
+}  // namespace ap::gpt_cli

@@ -1,0 +1,311 @@
+// train_cmd.cpp — `gpt train` and `gpt resume`: the run's header, the training loop with its
+// progress, CSV log and checkpoints every --checkpoint-interval, Ctrl-C (save the last completed
+// step, exit 130; 143 for SIGTERM) and divergence (exit 3, nothing written).
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include <sys/stat.h>
+
+#include "../../api/checkpoint.h"
+#include "../../api/gpt_json.h"
+#include "../../api/json.h"
+#include "../../core/kernels.h"
+#include "../../core/number_text.h"
+#include "commands.h"
+#include "common.h"
+#include "progress.h"
+
+namespace ap::gpt_cli {
+
+namespace {
+
+using json::Value;
+
+// ---------------------------------------------------------------- the training loop
+
+struct RunOutput {
+  std::string out;          // the checkpoint
+  std::string log;          // CSV, or empty
+  bool append_log = false;  // resume continues a log
+  int checkpoint_interval = 500;
+  bool quiet = false;
+};
+
+void save(Trainer& t, const std::string& path) { write_checkpoint_file(path, save_checkpoint(t.state())); }
+
+int train_loop(Trainer& t, const RunOutput& o, Display& display, CsvLog& log) {
+  const int64_t total = t.config().steps;
+  const int64_t first = t.steps_done();
+  const auto start = Clock::now();
+  double train_seconds = 0.0;
+  int64_t trained_steps = 0;
+  int64_t saved_step = -1;  // the step of the checkpoint this process last wrote
+
+  Progress p;
+  p.total = total;
+  p.val_loss = t.last_val_loss();
+
+  auto throughput = [&] { return train_seconds > 0 ? double(trained_steps) * double(t.tokens_per_step()) / train_seconds : 0.0; };
+  auto interrupted = [&]() -> int {
+    display.finish();
+    const int sig = pending_signal();
+    save(t, o.out);
+    std::cerr << "gpt: " << (sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated") << " after step " << t.steps_done()
+              << " of " << total << "; saved it to " << o.out << ". Continue with: gpt resume " << o.out << "\n";
+    return 128 + sig;
+  };
+
+  if (first == 0) {
+    // The initial weights: a model that knows nothing scores about ln(vocab_size).
+    if (pending_signal()) return interrupted();
+    p.val_loss = t.evaluate();
+    p.evaluated = true;
+    p.step = 0;
+    p.elapsed = seconds_since(start);
+    log.row(0, nullptr, p.val_loss, nullptr, nullptr, 0, p.elapsed);
+    display.line(p);
+  }
+
+  while (t.steps_done() < total) {
+    if (pending_signal()) return interrupted();
+    const auto t0 = Clock::now();
+    const StepResult r = t.step();
+    train_seconds += seconds_since(t0);
+    p.step = r.step;
+    p.loss = r.loss;
+    p.lr = r.lr;
+    p.grad_norm = r.grad_norm;
+    p.elapsed = seconds_since(start);
+    if (r.diverged) {
+      display.finish();
+      log.row(p.step, &r.loss, -1.0f, &r.lr, std::isfinite(r.loss) ? &r.grad_norm : nullptr, throughput(), p.elapsed);
+      std::cerr << "gpt: " << t.divergence_message() << "\n";
+      std::cerr << "gpt: step " << p.step << " is the log's last row. ";
+      struct stat st {};
+      if (saved_step >= 0)
+        std::cerr << "Nothing more was written: " << o.out << " holds step " << saved_step
+                  << ", the last checkpoint of this run.\n";
+      else if (::stat(o.out.c_str(), &st) == 0)
+        std::cerr << "Nothing was written: " << o.out << " is as it was before this run.\n";
+      else
+        std::cerr << "No checkpoint was written.\n";
+      return kExitDiverged;
+    }
+    ++trained_steps;
+    p.tokens_per_s = throughput();
+    const int64_t done = t.steps_done();
+    const bool eval = done % t.config().eval_interval == 0 || done == total;
+    float val = -1.0f;
+    p.evaluated = eval && !pending_signal();
+    if (p.evaluated) {
+      val = t.evaluate();
+      p.val_loss = val;
+    }
+    p.elapsed = seconds_since(start);
+    p.remaining = p.elapsed / double(done - first) * double(total - done);
+    log.row(done, &r.loss, val, &r.lr, &r.grad_norm, p.tokens_per_s, p.elapsed);
+    display.bar(p);  // first: a kept line redraws the bar as it now is
+    if (eval || done == first + 1) display.line(p);
+    if (o.checkpoint_interval > 0 && done % o.checkpoint_interval == 0 && done != total && !pending_signal()) {
+      save(t, o.out);
+      saved_step = done;
+    }
+  }
+  display.finish();
+  save(t, o.out);
+  display.message("saved " + o.out + " (step " + std::to_string(t.steps_done()) + ", val_loss " +
+                  fixed(t.last_val_loss(), 4) + ")");
+  return 0;
+}
+
+// Trains from t.steps_done() to t.config().steps. Returns the exit status.
+int run_training(Trainer& t, const RunOutput& o) {
+  SignalGuard signals;
+  Display display(o.quiet);
+  CsvLog log(o.log, o.append_log);
+  try {
+    return train_loop(t, o, display, log);
+  } catch (...) {
+    display.finish();  // an error (a checkpoint that cannot be written) starts on a line of its own
+    throw;
+  }
+}
+
+void print_run_header(const Trainer& t, Display& d, const std::string& verb) {
+  const GPTConfig& c = t.model().config();
+  const TrainState s = t.state();
+  const TrainConfig& tc = t.config();
+  d.message(verb + " a GPT of " + describe_config(c) + " (" + with_commas(t.model().num_parameters()) +
+            " parameters) on " + describe_data(s) + ": " + with_commas(static_cast<long long>(t.dataset().train.size())) +
+            " training and " + with_commas(static_cast<long long>(t.dataset().val.size())) + " validation tokens");
+  d.message("steps " + std::to_string(t.steps_done()) + " → " + std::to_string(tc.steps) + " of " +
+            std::to_string(tc.batch_size) + "×" + std::to_string(c.block_size) + " tokens, lr " +
+            format_float(tc.lr) + " (warm-up " + std::to_string(tc.warmup_steps) + ", cosine to " +
+            format_float(tc.min_lr) + "), seed " + std::to_string(tc.seed) + ", kernels " + kernels::tier_name());
+  std::string floor = "a model that knows nothing scores ln " + std::to_string(c.vocab_size) + " = " +
+                      fixed(std::log(double(c.vocab_size)), 4);
+  if (!s.task.empty()) floor += "; a perfect one " + fixed(task_info(s.task).loss_floor, 4) + " (the task's loss floor)";
+  d.message(floor);
+}
+
+void check_interval(int checkpoint_interval) {
+  if (checkpoint_interval < 0)
+    throw InputError("checkpoint_interval is " + std::to_string(checkpoint_interval) +
+                         ": it must be 0 (only at the end) or more",
+                     "checkpoint_interval");
+}
+
+// The header, then the run: train and resume alike, once the trainer is built.
+int train_and_save(Trainer& t, const std::string& verb, const RunOutput& o) {
+  Display d(o.quiet);
+  print_run_header(t, d, verb);
+  return run_training(t, o);
+}
+
+// ---------------------------------------------------------------- train
+
+struct TrainArgs {
+  std::string out, task, text_file, preset, mask, softmax, log;
+  long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
+  long long steps = 0, batch_size = 0, warmup_steps = 0, eval_interval = 0, eval_batches = 0, seed = 0;
+  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+  int checkpoint_interval = 500;
+  bool quiet = false;
+};
+
+int cmd_train(const TrainArgs& a, CLI::App* sub) {
+  SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
+  Value spec = Value::object();
+  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
+  if (given("--preset")) spec.set("preset", a.preset);
+  if (given("--n-layer")) spec.set("n_layer", a.n_layer);
+  if (given("--n-head")) spec.set("n_head", a.n_head);
+  if (given("--n-embd")) spec.set("n_embd", a.n_embd);
+  if (given("--block-size")) spec.set("block_size", a.block_size);
+  if (given("--mask")) spec.set("mask", a.mask);
+  if (given("--softmax")) spec.set("softmax", a.softmax);
+  if (given("--task")) spec.set("task", a.task);
+  if (given("--n-chars")) spec.set("n_chars", a.n_chars);
+  if (given("--steps")) spec.set("steps", a.steps);
+  if (given("--batch-size")) spec.set("batch_size", a.batch_size);
+  if (given("--lr")) spec.set("lr", a.lr);
+  if (given("--min-lr")) spec.set("min_lr", a.min_lr);
+  if (given("--warmup-steps")) spec.set("warmup_steps", a.warmup_steps);
+  if (given("--weight-decay")) spec.set("weight_decay", a.weight_decay);
+  if (given("--grad-clip")) spec.set("grad_clip", a.grad_clip);
+  if (given("--eval-interval")) spec.set("eval_interval", a.eval_interval);
+  if (given("--eval-batches")) spec.set("eval_batches", a.eval_batches);
+  if (given("--seed")) spec.set("seed", a.seed);
+  if (!a.text_file.empty()) {
+    spec.set("text", read_text_file(a.text_file));
+    spec.set("text_name", a.text_file);
+  }
+  const RunSpec r = read_run_spec(spec);
+  check_interval(a.checkpoint_interval);
+  check_writable(a.out, "the checkpoint");
+  Trainer t(r.model, r.train, r.data);
+  return train_and_save(t, "training", {a.out, a.log, false, a.checkpoint_interval, a.quiet});
+}
+
+// ---------------------------------------------------------------- resume
+
+struct ResumeArgs {
+  std::string file, text_file, out, log;
+  long long steps = 0;
+  int checkpoint_interval = 500;
+  bool quiet = false;
+};
+
+int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
+  SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
+  TrainState s = read_checkpoint(a.file).state;
+  if (sub->get_option("--steps")->count()) {
+    if (a.steps <= s.step)
+      throw InputError("--steps is the run's new total, and " + a.file + " is already at step " +
+                           std::to_string(s.step) + ": give more than " + std::to_string(s.step),
+                       "steps");
+    if (a.steps > kMaxSteps)
+      throw InputError("steps is " + std::to_string(a.steps) + ": it must be between 1 and " + std::to_string(kMaxSteps),
+                       "steps");
+    s.train.steps = static_cast<int>(a.steps);
+    s.train.validate();
+  } else if (s.step >= s.train.steps) {
+    throw InputError("the run in " + a.file + " is complete (step " + std::to_string(s.step) + " of " +
+                         std::to_string(s.train.steps) + "): give --steps with a new total to train further",
+                     "steps");
+  }
+  const std::string text = run_text(a.file, s, a.text_file);
+  check_interval(a.checkpoint_interval);
+  const std::string out = a.out.empty() ? a.file : a.out;
+  check_writable(out, "the checkpoint");
+  Trainer t(s, text);
+  return train_and_save(t, "resuming", {out, a.log, true, a.checkpoint_interval, a.quiet});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- options
+
+Command add_train(CLI::App& app) {
+  const TrainConfig dflt;
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* train = app.add_subcommand("train", "train a new model and save it as a safetensors checkpoint");
+  train->add_option("-o,--output", a->out, "the checkpoint to write (FILE.safetensors)")->required();
+  auto* o_task = train->add_option("--task", a->task,
+                                   "a built-in task: copy (default), reverse, sort, induction, sums, grammar (see gpt tasks)");
+  auto* o_text = train->add_option("--text", a->text_file, "train on a UTF-8 text file instead (at most 64 MiB)");
+  o_task->excludes(o_text);
+  train->add_option("--n-chars", a->n_chars, "a task's length in characters (default 100000)");
+  train->add_option("--preset", a->preset,
+                    "tiny (default: 2 layers, n_embd 64, 4 heads, block_size 64) or small (4, 128, 4, 128)");
+  train->add_option("--n-layer", a->n_layer, "blocks, instead of the preset's");
+  train->add_option("--n-head", a->n_head, "attention heads per block (must divide n_embd)");
+  train->add_option("--n-embd", a->n_embd, "embedding width C");
+  train->add_option("--block-size", a->block_size, "the longest context T");
+  train->add_option("--mask", a->mask, "strict (default: query t sees keys ≤ t) or inclusive (keys < t: exercise 2)");
+  train->add_option("--softmax", a->softmax, "stable (default) or naive (no max subtracted: exercise 3)");
+  train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
+  train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");
+  train->add_option("--lr", a->lr, "peak learning rate (default " + format_float(dflt.lr) + ")");
+  train->add_option("--min-lr", a->min_lr, "where the cosine ends (default lr/10, at most 0.0001)");
+  train->add_option("--warmup-steps", a->warmup_steps, "linear warm-up (default steps/10, at most 100)");
+  train->add_option("--weight-decay", a->weight_decay,
+                    "AdamW's decay of the matrices (default " + format_float(dflt.weight_decay) + ")");
+  train->add_option("--grad-clip", a->grad_clip,
+                    "clip the gradients' global norm to this (default " + format_float(dflt.grad_clip) + "; 0: off)");
+  train->add_option("--eval-interval", a->eval_interval,
+                    "steps between validation losses (default " + std::to_string(dflt.eval_interval) + ")");
+  train->add_option("--eval-batches", a->eval_batches,
+                    "at most this many validation batches (default " + std::to_string(dflt.eval_batches) + ")");
+  train->add_option("--seed", a->seed, "seeds the weights, the batches and a task's text (default " +
+                                           std::to_string(dflt.seed) + ")");
+  train->add_option("--checkpoint-interval", a->checkpoint_interval,
+                    "save every N steps (default 500; 0: only at the end)");
+  train->add_option("--log", a->log, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
+  train->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
+  train->footer(
+      "On a terminal a progress bar shows step, loss, validation loss, tokens/s, elapsed and remaining time; "
+      "elsewhere a line is printed at every evaluation. Ctrl-C saves a checkpoint of the last completed step, "
+      "then stops (gpt resume continues it). A non-finite loss stops training with exit status 3 and writes "
+      "nothing: the last checkpoint stays as it was.");
+  return {train, [a, train] { return cmd_train(*a, train); }, &a->text_file};
+}
+
+Command add_resume(CLI::App& app) {
+  auto a = std::make_shared<ResumeArgs>();
+  CLI::App* resume = app.add_subcommand("resume", "continue training from a checkpoint, exactly as if never stopped");
+  resume->add_option("file", a->file, "the checkpoint (FILE.safetensors)")->required();
+  resume->add_option("--steps", a->steps, "the run's new total of steps (default: the total it was started with)");
+  resume->add_option("--text", a->text_file, "the text a text run was trained on (checked by its fingerprint)");
+  resume->add_option("-o,--output", a->out, "where to save (default: the checkpoint itself, replaced atomically)");
+  resume->add_option("--log", a->log, "append to (or start) a CSV log");
+  resume->add_option("--checkpoint-interval", a->checkpoint_interval, "save every N steps (default 500; 0: only at the end)");
+  resume->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
+  resume->footer("Ctrl-C saves a checkpoint of the last completed step, then stops.");
+  return {resume, [a, resume] { return cmd_resume(*a, resume); }, &a->text_file};
+}
+
+}  // namespace ap::gpt_cli

@@ -1,0 +1,26 @@
+// input_error_util.h — what an InputError says, for the tests of the code that throws it
+// (header-only): error_of(f) runs f and returns the error's {field, message}, or {"", "no error"}
+// when f throws nothing. Any other exception passes through (a test then fails on it).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/attention.h"
+
+namespace input_error_util {
+
+struct Error {
+  std::string field, message;
+};
+
+inline Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ap::InputError& e) {
+    return {e.field, e.what()};
+  }
+  return {"", "no error"};
+}
+
+}  // namespace input_error_util
