@@ -28,7 +28,7 @@
 // ≤ 1024 × 1024. Calls run on the calling thread: a trace near the limits takes a noticeable
 // time and builds a large object, so keep course examples small or run them in a worker.
 
-import { NON_FINITE, reviveNonFinite } from './non-finite.js';
+import { readAnswer } from './non-finite.js';
 
 export { GptError } from './gpt-error.js';
 
@@ -117,21 +117,15 @@ const NUMERIC_FIELDS = new Set(['loss', 'analytic', 'numeric', 'abs_error', 'rel
  * @param {string} text
  */
 function answer(text) {
-  let r;
-  try {
-    r = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`attention core returned text that is not JSON: ${String(text).slice(0, 200)}`);
-  }
-  if (r && NON_FINITE.test(text)) reviveNonFinite(r, NUMERIC_FIELDS);
-  if (!r || r.ok !== true) {
-    throw new AttentionError(r && typeof r.error === 'string' ? r.error : 'attention core failed', {
+  return readAnswer(text, {
+    core: 'attention core',
+    numericFields: NUMERIC_FIELDS,
+    failure: (r) => new AttentionError(r && typeof r.error === 'string' ? r.error : 'attention core failed', {
       field: r?.field ?? '',
       row: r?.row ?? 0,
       column: r?.column ?? 0,
-    });
-  }
-  return r;
+    }),
+  });
 }
 
 function toSpecText(spec) {

@@ -32,7 +32,7 @@
 // The module needs WebAssembly SIMD128.
 
 import { GptError } from './gpt-error.js';
-import { NON_FINITE, reviveNonFinite } from './non-finite.js';
+import { readAnswer } from './non-finite.js';
 
 export { GptError };
 
@@ -41,16 +41,11 @@ const NUMERIC_FIELDS = new Set(['val_loss', 'max_abs_diff']);
 
 /** Parses an answer of the core, drops its "ok", throws GptError for {"ok":false,…}. */
 function answer(text) {
-  let r;
-  try {
-    r = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`GPT core returned text that is not JSON: ${String(text).slice(0, 200)}`);
-  }
-  if (!r || r.ok !== true) {
-    throw new GptError(r && typeof r.error === 'string' ? r.error : 'GPT core failed', { field: r?.field ?? '' });
-  }
-  if (NON_FINITE.test(text)) reviveNonFinite(r, NUMERIC_FIELDS);
+  const r = readAnswer(text, {
+    core: 'GPT core',
+    numericFields: NUMERIC_FIELDS,
+    failure: (e) => new GptError(e && typeof e.error === 'string' ? e.error : 'GPT core failed', { field: e?.field ?? '' }),
+  });
   delete r.ok;
   return r;
 }

@@ -1,7 +1,8 @@
-// non-finite.js — the core's JSON writes ±∞ and NaN as the strings "inf", "-inf" and "nan" (JSON
-// has no such numbers); these turn them back into numbers, in place, after a plain JSON.parse.
-// Shared by attention.js (the stepper's core) and gpt.js (the GPT's). Only array elements and the
-// scalar fields named in `numericFields` are touched, so option values and messages stay strings.
+// non-finite.js — reading the cores' JSON answers, shared by attention.js (the stepper's core) and
+// gpt.js (the GPT's): readAnswer parses one, throws the caller's error for {"ok":false,…}, and turns
+// the strings "inf", "-inf" and "nan" back into numbers (the core's JSON writes ±∞ and NaN so: JSON
+// has no such numbers), in place, after a plain JSON.parse. Only array elements and the scalar
+// fields named in `numericFields` are touched, so option values and messages stay strings.
 // (A walk after JSON.parse: a reviver function would be called for every number of a trace, which
 // costs more than the parse itself.)
 
@@ -35,4 +36,23 @@ export function reviveNonFinite(v, numericFields) {
     }
   }
   return v;
+}
+
+/**
+ * Parses a JSON answer of a core: {"ok":true,…} comes back with its non-finite strings revived;
+ * {"ok":false,…} (or an answer without "ok") throws failure(r), the caller's error for it.
+ * @param {string} text the core's answer
+ * @param {{core: string, numericFields: Set<string>, failure: (r: any) => Error}} o
+ *   core: the core's name for the message when the text is not JSON
+ */
+export function readAnswer(text, { core, numericFields, failure }) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${core} returned text that is not JSON: ${String(text).slice(0, 200)}`);
+  }
+  if (!r || r.ok !== true) throw failure(r);
+  if (NON_FINITE.test(text)) reviveNonFinite(r, numericFields);
+  return r;
 }
