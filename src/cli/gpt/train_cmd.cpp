@@ -168,12 +168,11 @@ int train_and_save(Trainer& t, const std::string& verb, const RunOutput& o) {
 // ---------------------------------------------------------------- train
 
 struct TrainArgs {
-  std::string out, task, text_file, preset, mask, softmax, log;
+  RunOutput run;
+  std::string task, text_file, preset, mask, softmax;
   long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
   long long steps = 0, batch_size = 0, warmup_steps = 0, eval_interval = 0, eval_batches = 0, seed = 0;
   double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
-  int checkpoint_interval = 500;
-  bool quiet = false;
 };
 
 int cmd_train(const TrainArgs& a, CLI::App* sub) {
@@ -204,19 +203,18 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
     spec.set("text_name", a.text_file);
   }
   const RunSpec r = read_run_spec(spec);
-  check_interval(a.checkpoint_interval);
-  check_writable(a.out, "the checkpoint");
+  check_interval(a.run.checkpoint_interval);
+  check_writable(a.run.out, "the checkpoint");
   Trainer t(r.model, r.train, r.data);
-  return train_and_save(t, "training", {a.out, a.log, false, a.checkpoint_interval, a.quiet});
+  return train_and_save(t, "training", a.run);
 }
 
 // ---------------------------------------------------------------- resume
 
 struct ResumeArgs {
-  std::string file, text_file, out, log;
+  RunOutput run;  // out empty: the checkpoint itself
+  std::string file, text_file;
   long long steps = 0;
-  int checkpoint_interval = 500;
-  bool quiet = false;
 };
 
 int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
@@ -238,22 +236,35 @@ int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
                      "steps");
   }
   const std::string text = run_text(a.file, s, a.text_file);
-  check_interval(a.checkpoint_interval);
-  const std::string out = a.out.empty() ? a.file : a.out;
-  check_writable(out, "the checkpoint");
+  check_interval(a.run.checkpoint_interval);
+  RunOutput o = a.run;
+  if (o.out.empty()) o.out = a.file;
+  o.append_log = true;
+  check_writable(o.out, "the checkpoint");
   Trainer t(s, text);
-  return train_and_save(t, "resuming", {out, a.log, true, a.checkpoint_interval, a.quiet});
+  return train_and_save(t, "resuming", o);
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- options
 
+namespace {
+
+// The options train and resume share: how often to save, the CSV log, and quiet.
+void add_saving_options(CLI::App* sub, RunOutput& o, const std::string& log_help) {
+  sub->add_option("--checkpoint-interval", o.checkpoint_interval, "save every N steps (default 500; 0: only at the end)");
+  sub->add_option("--log", o.log, log_help);
+  sub->add_flag("-q,--quiet", o.quiet, "print nothing but errors");
+}
+
+}  // namespace
+
 Command add_train(CLI::App& app) {
   const TrainConfig dflt;
   auto a = std::make_shared<TrainArgs>();
   CLI::App* train = app.add_subcommand("train", "train a new model and save it as a safetensors checkpoint");
-  train->add_option("-o,--output", a->out, "the checkpoint to write (FILE.safetensors)")->required();
+  train->add_option("-o,--output", a->run.out, "the checkpoint to write (FILE.safetensors)")->required();
   auto* o_task = train->add_option("--task", a->task,
                                    "a built-in task: copy (default), reverse, sort, induction, sums, grammar (see gpt tasks)");
   auto* o_text = train->add_option("--text", a->text_file, "train on a UTF-8 text file instead (at most 64 MiB)");
@@ -282,10 +293,7 @@ Command add_train(CLI::App& app) {
                     "at most this many validation batches (default " + std::to_string(dflt.eval_batches) + ")");
   train->add_option("--seed", a->seed, "seeds the weights, the batches and a task's text (default " +
                                            std::to_string(dflt.seed) + ")");
-  train->add_option("--checkpoint-interval", a->checkpoint_interval,
-                    "save every N steps (default 500; 0: only at the end)");
-  train->add_option("--log", a->log, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
-  train->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
+  add_saving_options(train, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
   train->footer(
       "On a terminal a progress bar shows step, loss, validation loss, tokens/s, elapsed and remaining time; "
       "elsewhere a line is printed at every evaluation. Ctrl-C saves a checkpoint of the last completed step, "
@@ -300,10 +308,8 @@ Command add_resume(CLI::App& app) {
   resume->add_option("file", a->file, "the checkpoint (FILE.safetensors)")->required();
   resume->add_option("--steps", a->steps, "the run's new total of steps (default: the total it was started with)");
   resume->add_option("--text", a->text_file, "the text a text run was trained on (checked by its fingerprint)");
-  resume->add_option("-o,--output", a->out, "where to save (default: the checkpoint itself, replaced atomically)");
-  resume->add_option("--log", a->log, "append to (or start) a CSV log");
-  resume->add_option("--checkpoint-interval", a->checkpoint_interval, "save every N steps (default 500; 0: only at the end)");
-  resume->add_flag("-q,--quiet", a->quiet, "print nothing but errors");
+  resume->add_option("-o,--output", a->run.out, "where to save (default: the checkpoint itself, replaced atomically)");
+  add_saving_options(resume, a->run, "append to (or start) a CSV log");
   resume->footer("Ctrl-C saves a checkpoint of the last completed step, then stops.");
   return {resume, [a, resume] { return cmd_resume(*a, resume); }, &a->text_file};
 }
