@@ -10,18 +10,25 @@ import { validate, runSpec, encodeHash, memorySpec, withMemory } from './config.
 import { createI18n } from './i18n.js';
 import { NEWLINE_MARK, toField, fromField } from './fields.js';
 
-/** Everything that is not the learner's choices: the run, its curves, the views' data. */
-export function newRuntime() {
+/** A run's own fields, as before its first step (a reset puts them back). */
+export function newRun() {
   return {
-    tasks: [],
-    status: 'loading', // loading | idle | starting | training | paused | done | diverged | error
     info: null, // the main run's info (config, train, vocab, step, …)
     runSpecKey: '', // the state the run was made from (to tell when the form has changed)
     series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null },
     step: 0, steps: 0, elapsed: 0, tps: 0, lastLoss: null, lastVal: null,
     divergence: '',
-    message: null, // {kind: 'error' | 'info', text}
     samples: [],
+  };
+}
+
+/** Everything that is not the learner's choices: the run, its curves, the views' data. */
+export function newRuntime() {
+  return {
+    tasks: [],
+    status: 'loading', // loading | idle | starting | training | paused | done | diverged | error
+    ...newRun(),
+    message: null, // {kind: 'error' | 'info', text}
     errors: {}, // core errors by field, shown beside the field until it changes
     exp: null, // {kind, labels, runs: [series, series], status, sentence, steps}
     maps: null, mapsError: '',

@@ -12,6 +12,7 @@ import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
 import { el, statusLine, setText, hide } from '../ui.js';
 import { LossChart } from './chart.js';
 import { Section } from './section.js';
+import { newRun } from './context.js';
 import { button, buttonBar, fmtInt, fmtLoss, fmtTime, idEl } from './fields.js';
 
 const STATS = ['step', 'loss', 'val', 'tps', 'elapsed'];
@@ -171,18 +172,7 @@ export class TrainingSection extends Section {
 
   /** Forgets the run: its info, curves, figures and samples. */
   resetRun() {
-    const { rt } = this;
-    rt.info = null;
-    rt.series = { steps: [], train: [], valSteps: [], val: [], divergedAt: null };
-    rt.step = 0;
-    rt.steps = 0;
-    rt.elapsed = 0;
-    rt.tps = 0;
-    rt.lastLoss = null;
-    rt.lastVal = null;
-    rt.divergence = '';
-    rt.samples = [];
-    rt.runSpecKey = '';
+    Object.assign(this.rt, newRun());
     this.updateChart();
   }
 
