@@ -321,11 +321,12 @@ export interface AttentionCoreModule {
   heap_bytes_in_use(): number;
 }
 
-/** Options for {@link loadAttention}, passed to the Emscripten factory. */
+/** Options for {@link loadAttention} (and loadGpt), passed to the Emscripten factory. */
 export interface LoadOptions {
-  /** The bytes of web/gen/attention_core.wasm. Required in Node, where the web build cannot fetch it. */
+  /** The bytes of the module's .wasm file (web/gen/attention_core.wasm, or gpt_core.wasm for
+   * loadGpt). Required in Node, where the web build cannot fetch it. */
   wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Where to find the .wasm file (default: next to attention_core.mjs). */
+  /** Where to find the .wasm file (default: next to its .mjs in web/gen/). */
   locateFile?: (path: string, prefix: string) => string;
 }
 

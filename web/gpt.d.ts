@@ -303,13 +303,8 @@ export interface GptCoreModule {
   heap_bytes_in_use(): number;
 }
 
-/** Options for {@link loadGpt}, passed to the Emscripten factory. */
-export interface LoadGptOptions {
-  /** The bytes of web/gen/gpt_core.wasm. Required in Node, where the web build cannot fetch it. */
-  wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Where to find the .wasm file (default: next to gpt_core.mjs). */
-  locateFile?: (path: string, prefix: string) => string;
-}
+/** Options for {@link loadGpt}: the same as loadAttention's, for web/gen/gpt_core.wasm. */
+export type LoadGptOptions = import('./attention.js').LoadOptions;
 
 /** Loads the GPT's wasm module (web/gen/gpt_core.mjs) and returns the API. Call once and keep the result. */
 export function loadGpt(options?: LoadGptOptions): Promise<Gpt>;
