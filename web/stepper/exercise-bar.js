@@ -284,6 +284,27 @@ function exResult(ctx, cells) {
   };
 }
 
+/**
+ * The learner's result as last checked (the marks on the cells: what the last 'exercise' event
+ * said, or what the restored answers were checked to), without checking again: {id, ready, total,
+ * right, wrong, empty, solved, revealed, tol}, empty counting the cells not marked; null without an
+ * exercise or before its trace.
+ */
+export function exerciseNow(ctx) {
+  const x = ctx.state.exercise;
+  if (!x || !ctx.ex || !ctx.trace) return null;
+  const res = exAllKeys(ctx).map((k) => ctx.ex.results[k]);
+  const n = (...st) => res.filter((r) => st.includes(r)).length;
+  return {
+    id: x.id,
+    ready: EXERCISE_IDS.includes(x.id),
+    total: res.length, right: n('right'), wrong: n('wrong', 'invalid'), empty: res.length - n('right', 'wrong', 'invalid'),
+    solved: res.length > 0 && n('right') === res.length,
+    revealed: !!ctx.ex.revealed,
+    tol: { ...x.tol },
+  };
+}
+
 function exResultText(ctx) {
   const { t, dom, ex } = ctx;
   if (!dom.exResult) return;

@@ -29,6 +29,9 @@
 //   ctl.on(...) returns an unsubscribe function; another event name throws
 //   ctl.exerciseOpen()    → true while an exercise is being worked on (not solved, answers not
 //                           shown): its answers are hidden from the page
+//   ctl.exerciseResult()  → the learner's result as last checked, without the cells: {id, ready,
+//                           total, right, wrong, empty, solved, revealed, tol} (empty: the cells
+//                           not marked yet), or null without an exercise
 //   ctl.destroy()         → removes the DOM and every listener
 //
 // The component renders into `root` (light DOM). Its stylesheet is web/stepper/stepper.css, which
@@ -51,7 +54,7 @@ import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } fr
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
 import { showExplain, placeExplain } from './explain-box.js';
-import { exerciseData, exerciseBar, exCheck, quizzing } from './exercise-bar.js';
+import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
 
 export { defaultState, validateState };
 export { LARGE_T } from './context.js';
@@ -101,6 +104,8 @@ export async function mountStepper(root, options = {}) {
     getState: () => getState(ctx),
     /** An exercise is being worked on (not solved, answers not shown): its answers are hidden. */
     exerciseOpen: () => quizzing(ctx),
+    /** The learner's result as last checked ({id, total, right, wrong, empty, solved, revealed, …}), or null. */
+    exerciseResult: () => exerciseNow(ctx),
     setState(s) {
       const next = validateState(s);
       if (explicitLang && !(s && s.lang)) next.lang = ctx.state.lang;
