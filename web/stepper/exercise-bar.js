@@ -10,24 +10,27 @@
 import { el, hide, setText } from '../ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
-import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
 import { STEPS, biases, userChange } from './context.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
 export const exKey = (p, i, j) => `${p}:${i}:${j}`;
 
-/** The learner's work on the current exercise, loaded from localStorage when it changes. */
+/** The answer store of this stepper (mountStepper's answerStore, else localStorage). */
+const store = (ctx) => ctx.answerStore ?? localAnswers;
+
+/** The learner's work on the current exercise, loaded from the answer store when it changes. */
 export function exerciseData(ctx) {
   const x = ctx.state.exercise;
   if (!x) { ctx.ex = null; return null; }
-  if (!ctx.ex || ctx.ex.id !== x.id) ctx.ex = { id: x.id, ...loadAnswers(x.id), results: {}, checkedKey: null, pendingCheck: false };
+  if (!ctx.ex || ctx.ex.id !== x.id) ctx.ex = { id: x.id, ...readAnswers(store(ctx).load(x.id)), results: {}, checkedKey: null, pendingCheck: false };
   if (ctx.ex.checked && !ctx.ex.checkedKey) ctx.ex.pendingCheck = true; // check the restored answers once the trace is there
   return ctx.ex;
 }
 
 function exSave(ctx) {
   const { ex } = ctx;
-  if (ex) saveAnswers(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed });
+  if (ex) store(ctx).save(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed });
 }
 
 /** The learner is at work: questions in the cells, later steps covered. */
@@ -336,7 +339,7 @@ function exReveal(ctx) {
 
 function exReset(ctx) {
   if (!ctx.ex) return;
-  clearAnswers(ctx.ex.id);
+  store(ctx).clear(ctx.ex.id);
   ctx.ex = { id: ctx.ex.id, answers: {}, hints: {}, checked: false, revealed: false, results: {}, checkedKey: null, pendingCheck: false };
   for (const v of ctx.views.values()) for (const inp of v.fig.querySelectorAll('input.aps-answer')) inp.value = '';
   ctx.paint();

@@ -13,6 +13,9 @@
 //     lang,         // optional 'en' | 'zh' (default: state.lang, else localStorage
 //                   //   'attention-playground.lang', else 'en')
 //     attention,    // optional: an API already loaded with loadAttention() (shared by instances)
+//     answerStore,  // optional: where an exercise's answers are kept, {load(id) → record | null,
+//                   //   save(id, record), clear(id)} (record: exercise.js's readAnswers);
+//                   //   default localStorage, key 'attention-playground.exercise.<id>'
 //   });
 //   ctl.getState()        → a deep copy of the current state (plain JSON; see state.js)
 //   ctl.setState(state)   → replaces the state (validated) and re-renders; emits no 'change'
@@ -80,6 +83,7 @@ export async function mountStepper(root, options = {}) {
   const explicitLang = options.lang === 'en' || options.lang === 'zh' ? options.lang : null;
   state.lang = explicitLang ?? (options.state && ['en', 'zh'].includes(options.state.lang) ? options.state.lang : storedLang() ?? 'en');
   const ctx = createContext({ api, root, id: `aps${++instanceCount}-`, embed: !!options.embed, state });
+  ctx.answerStore = options.answerStore ?? null;
   ctx.render = () => render(ctx);
   ctx.compute = () => compute(ctx);
   ctx.schedule = () => schedule(ctx);
