@@ -19,7 +19,7 @@ import { deflateRawSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readActivity } from '../web/scorm/activity.js';
-import { buildPackage, LAUNCH } from '../web/scorm/package.js';
+import { buildPackage, packageName, LAUNCH } from '../web/scorm/package.js';
 import { zip } from '../web/scorm/zip.js';
 
 const web = fileURLToPath(new URL('../web/', import.meta.url));
@@ -72,7 +72,7 @@ try {
   if (e.code === 'ENOENT') fail(`${e.path.replace(web, 'web/')} is missing${e.path.includes('/gen/') ? ': build the wasm core first (scripts/build wasm)' : ''}`);
   throw e;
 }
-const out = opt.out ?? `${activity.title.replace(/[^\w\u4e00-\u9fff-]+/g, '-').replace(/^-+|-+$/g, '') || 'attention'}.zip`;
+const out = opt.out ?? packageName(activity.title);
 const bytes = zip(files, { deflateRaw: (b) => new Uint8Array(deflateRawSync(b, { level: 9 })) });
 await writeFile(out, bytes);
 console.log(`${out}: SCORM 1.2, "${activity.title}", ${activity.exercises.length} exercise${activity.exercises.length === 1 ? '' : 's'} (${activity.exercises.map((e) => e.id).join(', ')}); ${files.length} files, ${(bytes.length / 1024).toFixed(0)} kB; launch ${LAUNCH}`);

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test as base, expect, BOOT_MS } from './fixtures.mjs';
 import { startHost } from './hosts.mjs';
+import { ready } from './stepper-helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXERCISES = ['exercise=identity-softmax', 'exercise=naive-1000'];
@@ -20,7 +21,7 @@ const EXERCISES = ['exercise=identity-softmax', 'exercise=naive-1000'];
 // The LMS: scorm-again's runtime as window.API; what it holds at each commit and finish is kept
 // in localStorage ('lms.record') and loaded back at the next launch (entry = resume after a
 // suspend). lmsEvents: every commit and finish with the status and score at that moment.
-const LMS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>LMS</title><link rel="icon" href="data:,">
+const lmsPage = (launch) => `<!doctype html><html><head><meta charset="utf-8"><title>LMS</title><link rel="icon" href="data:,">
 <script src="/scorm-again/scorm12.js"></script>
 <script>
   const kept = JSON.parse(localStorage.getItem('lms.record') || 'null');
@@ -36,12 +37,12 @@ const LMS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>LMS</t
   API.on('LMSCommit', () => keep('commit'));
   API.on('LMSFinish', () => keep('finish'));
 </script></head>
-<body><h1>A course in an LMS</h1><iframe id="sco" title="Activity" src="/course/scorm/player.html" width="1200" height="900"></iframe></body></html>`;
+<body><h1>A course in an LMS</h1><iframe id="sco" title="Activity" src="${launch}" width="1200" height="900"></iframe></body></html>`;
 
 const test = base.extend({
   lms: async ({}, use) => {
     const host = await startHost({
-      pages: { '/lms.html': LMS_PAGE, '/blank.html': '<!doctype html><title>elsewhere</title><link rel="icon" href="data:,">' },
+      pages: { '/lms.html': lmsPage('/course/scorm/player.html'), '/blank.html': '<!doctype html><title>elsewhere</title><link rel="icon" href="data:,">' },
       folders: { '/course/': pkg.dir, '/scorm-again/': path.join(ROOT, 'node_modules/scorm-again/dist') },
     });
     await use(host);
@@ -208,4 +209,42 @@ test('the command names the exercise at fault, and writes nothing', async () => 
   expect(err?.status).toBe(1);
   expect(String(err.stderr)).toContain('exercise 2 ("preset=causal-4&exercise=mine") names no exercise');
   expect(fs.existsSync(out)).toBe(false);
+});
+
+test('the author mode downloads the same package: it runs in the LMS', async ({ page }) => {
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('two-token');
+  await page.locator('select[data-key="exercise"]').selectOption('custom');
+  // nothing asked yet: no package, and the author is told why
+  await page.getByRole('button', { name: 'Download as a SCORM package' }).click();
+  await expect(page.locator('.aps-exercise-result')).toHaveText('Pick the cells to ask first: a package needs at least one question.');
+  await page.locator('figure[data-panel="scores"] td[data-r="1"][data-c="0"]').click();
+  await expect(page.locator('.aps-exercise')).toContainText('1 cell asked.');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as a SCORM package' }).click()]);
+  expect(download.suggestedFilename()).toBe('Exercise.zip');
+  await expect(page.locator('.aps-exercise-result')).toContainText('Exercise.zip');
+  const zip = path.join(pkg.tmp, 'author.zip');
+  await download.saveAs(zip);
+  expect(execFileSync('unzip', ['-tq', zip], { encoding: 'utf8' })).toMatch(/^No errors detected/);
+  const dir = path.join(pkg.tmp, 'author');
+  execFileSync('unzip', ['-q', zip, '-d', dir]);
+  expect(fs.readFileSync(path.join(dir, 'imsmanifest.xml'), 'utf8')).toContain('adlcp:scormtype="sco" href="scorm/player.html"');
+  // a learner in the LMS: S[2,1] = q2·k1 = 0
+  const host = await startHost({
+    pages: { '/lms.html': lmsPage('/author/scorm/player.html') },
+    folders: { '/author/': dir, '/scorm-again/': path.join(ROOT, 'node_modules/scorm-again/dist') },
+  });
+  try {
+    await page.goto(host.url('/lms.html'));
+    const sco = page.frameLocator('#sco');
+    const cell = sco.locator('figure[data-panel="scores"] td[data-r="1"][data-c="0"] input.aps-answer');
+    await expect(cell).toBeVisible({ timeout: BOOT_MS });
+    await expect(sco.getByText('Exercise 1 of 1')).toBeVisible();
+    await cell.fill('0');
+    await sco.getByRole('button', { name: 'Check answers' }).click();
+    await expect(sco.locator('.aps-exercise-result')).toContainText('All 1 right');
+    await expect.poll(async () => (await events(page)).at(-1)).toEqual({ event: 'commit', status: 'passed', raw: '100' });
+  } finally {
+    await host.close();
+  }
 });

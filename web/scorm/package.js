@@ -3,7 +3,7 @@
 // stepper, the core and its wasm, and nothing else of the site), the player page with the
 // activity written into it, and imsmanifest.xml (one organization, one item, one SCO resource
 // listing every file). The caller reads the site's files and zips the result (zip.js):
-// scripts/scorm.mjs in Node.
+// scripts/scorm.mjs in Node, download.js in the browser.
 //
 // Limits: the manifest names the SCORM 1.2 namespaces but the package does not carry the ADL/IMS
 // schema files (.xsd), which LMSs do not need; an ADL conformance suite that asks for them will.
@@ -21,11 +21,12 @@ const JS_REFS = [
 ];
 const HTML_REFS = [/\b(?:src|href)=(["'])([^"':#?]+)\1/g];  // <script src>, <link href>
 
-// The text without its comments (whole-line // comments, block comments, HTML comments): examples
-// in comments are not references.
+// The text without its comments (line and block comments, HTML comments): examples in comments
+// are not references.
 function code(text, html) {
   if (html) return text.replace(/<!--[\s\S]*?-->/g, '');
-  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  // a // comment: at a line's start or after a space, and followed by one (not a URL's '://')
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/(\s.*)?$/gm, '$1');
 }
 
 /** The relative references in a file's text (paths as written); `html`: a page's src/href. */
@@ -79,6 +80,11 @@ export function identifier(activity) {
   for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
   const slug = activity.title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
   return `attention-${slug ? slug + '-' : ''}${h.toString(16).padStart(8, '0')}`;
+}
+
+/** The package's file name for a title: 'Softmax by hand' → 'Softmax-by-hand.zip'. */
+export function packageName(title) {
+  return `${String(title).replace(/[^\w\u4e00-\u9fff-]+/g, '-').replace(/^-+|-+$/g, '') || 'attention'}.zip`;
 }
 
 /** imsmanifest.xml for an activity whose package holds `files` (without the manifest). */

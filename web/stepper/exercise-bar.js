@@ -11,7 +11,8 @@ import { el, hide, setText } from '../ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
 import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
-import { STEPS, biases, userChange } from './context.js';
+import { STEPS, biases, userChange, getState } from './context.js';
+import { encodeState } from './permalink.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
 export const exKey = (p, i, j) => `${p}:${i}:${j}`;
@@ -96,6 +97,7 @@ export function exerciseBar(ctx) {
     dom.exAsked = el('p', 'aps-exercise-tol');
     bar.append(dom.exAsked);
     button('ex.try', t('exercise.try'), () => { ctx.authoring = false; exerciseData(ctx); ctx.render(); }, true);
+    button('ex.scorm', t('exercise.scorm'), () => scormDownload(ctx));
   } else {
     button('ex.check', t('exercise.check'), () => exCheck(ctx, true), true);
     button('ex.reveal', t('exercise.reveal'), () => exReveal(ctx));
@@ -113,6 +115,26 @@ export function exerciseBar(ctx) {
     bar.append(why);
   }
   return bar;
+}
+
+/**
+ * The exercise as a SCORM 1.2 package for an LMS (web/scorm/download.js, loaded now: the same
+ * package as `npm run scorm`), its one exercise the state's permalink; the outcome in the bar.
+ */
+async function scormDownload(ctx) {
+  const { t, dom } = ctx;
+  const x = ctx.state.exercise;
+  if (!x?.ask?.length) { setText(dom.exResult, t('exercise.scorm.empty')); return; }
+  setText(dom.exResult, t('exercise.scorm.busy'));
+  try {
+    const { downloadScorm } = await import('../scorm/download.js');
+    const title = EXERCISE_IDS.includes(x.id) ? t(`exercise.${x.id}.title`) : t('exercise.custom.title');
+    const spec = encodeState(getState(ctx)).replace(/^#/, '');
+    const { name, size } = await downloadScorm({ title, lang: ctx.state.lang, exercises: [spec] });
+    setText(dom.exResult, t('exercise.scorm.done', { name, kb: Math.round(size / 1024) }));
+  } catch (e) {
+    setText(dom.exResult, t('exercise.scorm.failed', { error: e?.message ?? String(e) }));
+  }
 }
 
 /** The author's tolerance: decimals and a relative error (written to the bar's tolerance line). */
