@@ -42,7 +42,11 @@ const lmsPage = (launch) => `<!doctype html><html><head><meta charset="utf-8"><t
 const test = base.extend({
   lms: async ({}, use) => {
     const host = await startHost({
-      pages: { '/lms.html': lmsPage('/course/scorm/player.html'), '/blank.html': '<!doctype html><title>elsewhere</title><link rel="icon" href="data:,">' },
+      pages: {
+        '/lms.html': lmsPage('/course/scorm/player.html'),
+        // an LMS that opens the SCO in a window of its own: the API is found through window.opener
+        '/lms-window.html': lmsPage('about:blank').replace('<iframe', '<button type="button" id="open">Open the activity</button><iframe')
+          .replace('</body>', '<script>document.getElementById("open").onclick = () => window.open("/course/scorm/player.html", "sco");</script></body>'), '/blank.html': '<!doctype html><title>elsewhere</title><link rel="icon" href="data:,">' },
       folders: { '/course/': pkg.dir, '/scorm-again/': path.join(ROOT, 'node_modules/scorm-again/dist') },
     });
     await use(host);
@@ -133,6 +137,18 @@ test('in an LMS (scorm-again): status, score and answers reach the runtime; a re
   expect(r.suspend_data.length).toBeLessThanOrEqual(4096);
 });
 
+test('an LMS that opens the activity in a new window: the API is found through the opener', async ({ page, lms }) => {
+  await page.goto(lms.url('/lms-window.html'));
+  const [sco] = await Promise.all([page.waitForEvent('popup'), page.getByRole('button', { name: 'Open the activity' }).click()]);
+  await expect(sco.getByText(/^Connected to the course \(LMS\)/)).toBeVisible({ timeout: BOOT_MS });
+  await expect(answer(sco, 0, 0)).toBeVisible({ timeout: BOOT_MS });
+  await fillAndCheck(sco, { '0,0': '0.6698', '0,1': '0.3302', '1,0': '0.3302', '1,1': '0.6698' });
+  await expect.poll(async () => (await events(page)).at(-1)).toEqual({ event: 'commit', status: 'incomplete', raw: '50' });
+  // closing the window finishes the session
+  await sco.close({ runBeforeUnload: true });
+  await expect.poll(async () => (await events(page)).at(-1)).toEqual({ event: 'finish', status: 'incomplete', raw: '50' });
+});
+
 test('without an LMS the package is a plain page, and says so once', async ({ page, lms }) => {
   await page.goto(lms.url('/course/scorm/player.html'));
   await expect(answer(page, 0, 0)).toBeVisible({ timeout: BOOT_MS });
@@ -142,6 +158,15 @@ test('without an LMS the package is a plain page, and says so once', async ({ pa
   await expect(page.getByText('Score: 50 % · not finished yet')).toBeVisible();
   await expect(page.getByText(/^No LMS found/)).toHaveCount(1);
   await expect(page).toHaveTitle('Softmax <by hand> & NaN');
+  // the learner switches the stepper to Chinese: the page's own words follow
+  await page.locator('[data-key="lang.zh"]').click();
+  await expect(page.getByText(/^没有找到 LMS/)).toHaveCount(1);
+  await expect(page.getByText('第 1 个练习，共 2 个')).toBeVisible();
+  await expect(page.getByText('得分：50 % · 尚未完成')).toBeVisible();
+  await page.getByRole('button', { name: '下一个 →' }).click();
+  await expect(page.getByText('第 2 个练习，共 2 个')).toBeVisible();
+  await expect(page.locator('.aps-exercise-title')).toHaveText(/1000/);
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh');
 });
 
 test('the manifest: what SCORM 1.2 content packaging asks, and every file of the package listed', async ({ page, lms }) => {

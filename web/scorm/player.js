@@ -37,7 +37,9 @@ try {
   activity = readActivity({ exercises: [] });
   activity.problems.unshift(`the activity is not JSON: ${e.message}`);
 }
-const { t } = translator(STRINGS, activity.lang);
+// the page's language: the activity's, then the learner's choice in the stepper
+let lang = activity.lang;
+const t = (key, params) => translator(STRINGS, lang).t(key, params);
 const started = Date.now();
 
 /** What the LMS keeps between visits: {v, at, answers: {id: record}, results: {id: {right, total, solved}}}. */
@@ -45,11 +47,12 @@ function readSuspend(text) {
   let o = null;
   try { o = JSON.parse(text); } catch { o = null; }
   const ok = o && typeof o === 'object' && o.v === 1;
-  const answers = {};
-  const results = {};
+  const answers = Object.create(null); // keyed by exercise ids, which are the author's text
+  const results = Object.create(null);
+  const own = (obj, id) => (obj && typeof obj === 'object' && Object.hasOwn(obj, id) ? obj[id] : null);
   for (const { id } of activity.exercises) {
-    if (ok && o.answers?.[id]) answers[id] = readAnswers(o.answers[id]);
-    const r = ok ? o.results?.[id] : null;
+    if (ok && own(o.answers, id)) answers[id] = readAnswers(own(o.answers, id));
+    const r = ok ? own(o.results, id) : null;
     if (r && Number.isInteger(r.right) && Number.isInteger(r.total) && r.total > 0 && r.right >= 0 && r.right <= r.total) {
       results[id] = { right: r.right, total: r.total, solved: r.solved === true };
     }
@@ -78,10 +81,21 @@ function scoreOf(results) {
 
 const allSolved = (results) => activity.exercises.length > 0 && activity.exercises.every(({ id }) => results[id]?.solved);
 
-/** The LMS line: one sentence, set once (an error replaces it). */
+/** The LMS line: one sentence, set once (an error replaces it); kept to be said again in another language. */
+let said = null;
 function say(key, params, isError = false) {
+  said = { key, params };
   $('sp-lms').textContent = t(key, params);
   $('sp-lms').classList.toggle('is-error', isError);
+}
+
+/** The page's own words, in the current language. */
+function label() {
+  document.documentElement.lang = lang;
+  $('sp-nav').setAttribute('aria-label', t('nav.label'));
+  $('sp-prev').textContent = t('nav.prev');
+  $('sp-next').textContent = t('nav.next');
+  if (said) $('sp-lms').textContent = t(said.key, said.params);
 }
 
 /** The LMS side: connects, reads back, writes; a plain page when there is no LMS. */
@@ -109,12 +123,9 @@ function connect() {
 }
 
 async function main() {
-  document.documentElement.lang = activity.lang === 'zh' ? 'zh' : 'en';
   document.title = activity.title;
   $('sp-title').textContent = activity.title;
-  $('sp-nav').setAttribute('aria-label', t('nav.label'));
-  $('sp-prev').textContent = t('nav.prev');
-  $('sp-next').textContent = t('nav.next');
+  label();
   if (activity.problems.length) {
     $('sp-problems').hidden = false;
     $('sp-problems').textContent = activity.problems.join(' · ');
@@ -164,11 +175,11 @@ async function main() {
     save: (id, record) => { kept.answers[id] = readAnswers(record); },
     clear: (id) => { delete kept.answers[id]; },
   } : undefined;
-  const stateAt = (i) => ({ ...stateFromHash('#' + activity.exercises[i].spec, attention), lang: activity.lang });
+  const stateAt = (i) => ({ ...stateFromHash('#' + activity.exercises[i].spec, attention), lang });
   let at = kept.at;
   const root = $('sp-stepper');
   root.replaceChildren();
-  const controller = await mountStepper(root, { state: stateAt(at), embed: true, lang: activity.lang, attention, answerStore });
+  const controller = await mountStepper(root, { state: stateAt(at), embed: true, lang, attention, answerStore });
   const showPosition = () => {
     $('sp-pos').textContent = t('nav.pos', { i: at + 1, n: activity.exercises.length });
     $('sp-prev').disabled = at === 0;
@@ -184,6 +195,13 @@ async function main() {
   };
   $('sp-prev').addEventListener('click', () => { if (at > 0) go(at - 1); });
   $('sp-next').addEventListener('click', () => { if (at < activity.exercises.length - 1) go(at + 1); });
+  controller.on('change', (state) => {
+    if (state.lang === lang || !['en', 'zh'].includes(state.lang)) return;
+    lang = state.lang;
+    label();
+    showPosition();
+    showScore();
+  });
   controller.on('exercise', (r) => {
     // the learner may pick another exercise in the stepper's own menu: only the activity's count
     if (!r || r.id !== activity.exercises[at].id || !r.total) return;
