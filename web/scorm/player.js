@@ -170,9 +170,11 @@ async function main() {
     return;
   }
   // the answers: in the LMS's suspend_data when there is one, else the stepper's localStorage
+  // (only the activity's exercises: one the learner picks in the stepper's own menu is not kept)
+  const ids = new Set(activity.exercises.map((e) => e.id));
   const answerStore = session ? {
     load: (id) => kept.answers[id] ?? null,
-    save: (id, record) => { kept.answers[id] = readAnswers(record); },
+    save: (id, record) => { if (ids.has(id)) kept.answers[id] = readAnswers(record); },
     clear: (id) => { delete kept.answers[id]; },
   } : undefined;
   const stateAt = (i) => ({ ...stateFromHash('#' + activity.exercises[i].spec, attention), lang });
