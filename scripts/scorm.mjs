@@ -42,7 +42,7 @@ try {
 }
 const { values: opt, positionals } = args;
 if (opt.help) {
-  console.log((await readFile(fileURLToPath(import.meta.url), 'utf8')).split('\n').slice(1, 17).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log((await readFile(fileURLToPath(import.meta.url), 'utf8')).split('\n').slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
 if (opt.lang && !['en', 'zh'].includes(opt.lang)) fail(`--lang: "${opt.lang}" is not en or zh`);
