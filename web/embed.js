@@ -9,35 +9,42 @@
 // Height: posted to the parent window on every size change as
 //   {type: 'attention-stepper:height', height: <CSS px>, href: location.href}
 // (web/embed-resize.js, on the parent page, sets the iframe's height from it).
+// Results: only when the author names the course's origin, #…&report-to=https://course.example
+// (several separated by spaces), the learner's result goes to the parent at each check, reveal and
+// reset of an exercise, addressed to that origin (the browser delivers it to no other):
+//   {type: 'attention-stepper:exercise', id, total, right, wrong, empty, solved, revealed, reset,
+//    score}                                 (score = right / total; never the expected values)
+// and the parent may ask for the current one with {type: 'attention-stepper:request-result'}: the
+// answer goes to a named origin only, and only if the request came from it. Without report-to,
+// nothing but the height is posted. (web/embed-results.js is the course page's side.)
 import { el } from './ui.js';
-import { sharedAttention, presetState, applySpec, refreshTrace, PLAYGROUND_URL } from './attention-stepper.js';
+import { sharedAttention, refreshTrace, PLAYGROUND_URL } from './attention-stepper.js';
 import { mountStepper } from './stepper/stepper.js';
-import { defaultState, validateState } from './stepper/state.js';
-import { decodeState, bindPermalink, encodeState } from './stepper/permalink.js';
+import { validateState } from './stepper/state.js';
+import { bindPermalink, encodeState } from './stepper/permalink.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
-import { EXERCISES, withReadyExercise } from './stepper/exercise.js';
+import { stateFromHash, reportOrigins, reportSuffix, resultMessage, REQUEST_RESULT_TYPE } from './embed-state.js';
 
 const root = document.getElementById('stepper');
 const openLink = document.getElementById('open-playground');
 
-/** #preset=…&lang=… → a spec for applySpec (or null when the hash has none of those keys). */
-export function hashSpec(hash) {
-  const p = new URLSearchParams(String(hash).replace(/^#/, ''));
-  const spec = {};
-  const opts = {};
-  const num = (v) => (/^\d+$/.test(v) ? Number(v) : v);
-  const bool = (v) => (v === '' || v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v);
-  for (const [k, v] of p) {
-    if (k === 'preset' || k === 'lang' || k === 'mode' || k === 'view') spec[k] = v;
-    else if (k === 'exercise' || k === 'ask' || k === 'tolerance') spec[k] = v;
-    else if (k === 'seed' || k === 'step' || k === 'head') spec[k] = num(v);
-    else if (k === 'n-head' || k === 'n_head') opts.n_head = num(v);
-    else if (k === 'base') opts.base = num(v);
-    else if (k === 'causal' || k === 'scale') opts[k] = bool(v);
-    else if (k === 'mask' || k === 'softmax') opts[k] = v;
-  }
-  if (Object.keys(opts).length) spec.options = opts;
-  return Object.keys(spec).length ? spec : null;
+/** The origins the author named (report-to): the only ones results are posted to. */
+const origins = reportOrigins(location.hash);
+const suffix = reportSuffix(origins);
+let controller = null;
+/** Origins that asked for the result before the stepper was up: answered once it is. */
+const asked = new Set();
+
+/**
+ * The result to the named origins. The browser delivers it only if the parent is at that origin
+ * (the guarantee); where the browser tells the parent's origin (location.ancestorOrigins), a parent
+ * that is not named is not even addressed.
+ */
+function postResult(r) {
+  if (window.parent === window) return;
+  const parentOrigin = location.ancestorOrigins?.[0];
+  const msg = resultMessage(r);
+  for (const o of origins) if (!parentOrigin || parentOrigin === o) window.parent.postMessage(msg, o);
 }
 
 function postHeight() {
@@ -57,23 +64,17 @@ async function main() {
     postHeight();
     return;
   }
-  let state = decodeState(location.hash, { validate: validateState });
-  if (!state) {
-    const spec = hashSpec(location.hash);
-    state = defaultState();
-    if (spec?.preset) state = presetState(spec.preset, attention) ?? state;
-    else if (EXERCISES[spec?.exercise]) state = withReadyExercise(state, spec.exercise, attention);
-    if (spec) state = applySpec(state, { ...spec, preset: undefined }, attention);
-  }
+  const state = stateFromHash(location.hash, attention);
   document.documentElement.lang = state.lang === 'zh' ? 'zh' : 'en';
   root.replaceChildren();
   const toolSlot = el('div');
   const body = el('div');
   root.append(toolSlot, body);
-  const controller = await mountStepper(body, { state, embed: true, lang: state.lang, attention });
-  const link = bindPermalink(controller, { validate: validateState, restore: false });
-  // write the state into the hash now, so the iframe's URL is a permalink from the start
-  history.replaceState(history.state, '', encodeState(controller.getState()));
+  controller = await mountStepper(body, { state, embed: true, lang: state.lang, attention });
+  const link = bindPermalink(controller, { validate: validateState, restore: false, suffix });
+  // write the state into the hash now, so the iframe's URL is a permalink from the start (with
+  // report-to kept: a reload of the frame reports to the same course)
+  history.replaceState(history.state, '', encodeState(controller.getState()) + suffix);
   const playgroundLink = () => PLAYGROUND_URL + encodeState(controller.getState());
   if (params.get('tools') !== 'none') {
     attachShareTools(toolSlot, controller, { link: playgroundLink, panelRoot: body });
@@ -86,15 +87,28 @@ async function main() {
     syncOpen();
     document.documentElement.lang = controller.getState().lang === 'zh' ? 'zh' : 'en';
   });
+  if (origins.length) controller.on('exercise', postResult);
+  for (const o of asked) answerRequest(o);
+  asked.clear();
   window.__stepper = { controller, link };
   postHeight();
 }
 
+/** The current result, to the origin that asked (a named one: the listener checked). */
+function answerRequest(origin) {
+  window.parent.postMessage(resultMessage(controller.exerciseResult()), origin);
+}
+
 new ResizeObserver(postHeight).observe(document.documentElement);
 window.addEventListener('message', (e) => {
-  if (e.source === window.parent && e.data?.type === 'attention-stepper:request-height') {
+  if (e.source !== window.parent || window.parent === window) return;
+  if (e.data?.type === 'attention-stepper:request-height') {
     postHeight.last = undefined;
     postHeight();
+  } else if (e.data?.type === REQUEST_RESULT_TYPE && origins.includes(e.origin)) {
+    // to the asker only, and only if it is a named origin; before the stepper is up, once it is
+    if (controller) answerRequest(e.origin);
+    else asked.add(e.origin);
   }
 });
 main();

@@ -1,4 +1,4 @@
-// csp.spec.mjs — the playground, the iframe embed and the example course page under the strict
+// csp.spec.mjs — the playground, the iframe embed and the example course pages under the strict
 // Content-Security-Policy a course platform can keep, sent as a real response header on every
 // response (Playwright's page.route adds it), in the page and in its iframes. Any
 // 'securitypolicyviolation' event or console error fails the test.
@@ -61,6 +61,19 @@ test('the example course page under the strict CSP header: two elements and an i
   // the iframe was resized from its message (CSSOM style, allowed)
   await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);
   await page.locator('#stepper-identity').evaluate((el) => el.setAttribute('height', '400'));
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
+test('the quiz page with a gradebook under the strict CSP header: a result reaches it from its iframe', async ({ page }) => {
+  const violations = await strict(page);
+  await page.goto('/examples/results.html');
+  const frame = page.frameLocator('#quiz-softmax');
+  const answer = frame.locator('figure[data-panel="weights"] td[data-r="0"][data-c="0"] input.aps-answer');
+  await expect(answer).toBeVisible({ timeout: BOOT_MS });
+  await answer.fill('0.6698');
+  await frame.getByRole('button', { name: 'Check answers' }).click();
+  await expect(page.locator('#gradebook tr[data-frame="quiz-softmax"] td').nth(1)).toHaveText('1');
   await page.waitForLoadState('networkidle');
   expect(violations).toEqual([]);
 });

@@ -84,6 +84,7 @@ export function createContext({ api, root, id, embed, state }) {
     // current exercise (answers, hint levels, results; kept in localStorage per exercise id)
     authoring: false,
     ex: null,
+    answerStore: null, // where the exercise's answers are kept (mountStepper's answerStore; null: localStorage)
     shown: {}, // panel → the matrix it shows now (the values the answers are checked against)
     // the verbs, installed by mountStepper (see the top of this file)
     render: null, compute: null, schedule: null, paint: null, showExplain: null, buildSpec: null,

@@ -10,24 +10,28 @@
 import { el, hide, setText } from '../ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
-import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, loadAnswers, saveAnswers, clearAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
-import { STEPS, biases, userChange } from './context.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
+import { STEPS, biases, userChange, getState } from './context.js';
+import { encodeState } from './permalink.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
 export const exKey = (p, i, j) => `${p}:${i}:${j}`;
 
-/** The learner's work on the current exercise, loaded from localStorage when it changes. */
+/** The answer store of this stepper (mountStepper's answerStore, else localStorage). */
+const store = (ctx) => ctx.answerStore ?? localAnswers;
+
+/** The learner's work on the current exercise, loaded from the answer store when it changes. */
 export function exerciseData(ctx) {
   const x = ctx.state.exercise;
   if (!x) { ctx.ex = null; return null; }
-  if (!ctx.ex || ctx.ex.id !== x.id) ctx.ex = { id: x.id, ...loadAnswers(x.id), results: {}, checkedKey: null, pendingCheck: false };
+  if (!ctx.ex || ctx.ex.id !== x.id) ctx.ex = { id: x.id, ...readAnswers(store(ctx).load(x.id)), results: {}, checkedKey: null, pendingCheck: false };
   if (ctx.ex.checked && !ctx.ex.checkedKey) ctx.ex.pendingCheck = true; // check the restored answers once the trace is there
   return ctx.ex;
 }
 
 function exSave(ctx) {
   const { ex } = ctx;
-  if (ex) saveAnswers(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed });
+  if (ex) store(ctx).save(ex.id, { answers: ex.answers, hints: ex.hints, checked: ex.checked, revealed: ex.revealed });
 }
 
 /** The learner is at work: questions in the cells, later steps covered. */
@@ -93,6 +97,7 @@ export function exerciseBar(ctx) {
     dom.exAsked = el('p', 'aps-exercise-tol');
     bar.append(dom.exAsked);
     button('ex.try', t('exercise.try'), () => { ctx.authoring = false; exerciseData(ctx); ctx.render(); }, true);
+    button('ex.scorm', t('exercise.scorm'), () => scormDownload(ctx));
   } else {
     button('ex.check', t('exercise.check'), () => exCheck(ctx, true), true);
     button('ex.reveal', t('exercise.reveal'), () => exReveal(ctx));
@@ -110,6 +115,26 @@ export function exerciseBar(ctx) {
     bar.append(why);
   }
   return bar;
+}
+
+/**
+ * The exercise as a SCORM 1.2 package for an LMS (web/scorm/download.js, loaded now: the same
+ * package as `npm run scorm`), its one exercise the state's permalink; the outcome in the bar.
+ */
+async function scormDownload(ctx) {
+  const { t, dom } = ctx;
+  const x = ctx.state.exercise;
+  if (!x?.ask?.length) { setText(dom.exResult, t('exercise.scorm.empty')); return; }
+  setText(dom.exResult, t('exercise.scorm.busy'));
+  try {
+    const { downloadScorm } = await import('../scorm/download.js');
+    const title = EXERCISE_IDS.includes(x.id) ? t(`exercise.${x.id}.title`) : t('exercise.custom.title');
+    const spec = encodeState(getState(ctx)).replace(/^#/, '');
+    const { name, size } = await downloadScorm({ title, lang: ctx.state.lang, exercises: [spec] });
+    setText(dom.exResult, t('exercise.scorm.done', { name, kb: Math.round(size / 1024) }));
+  } catch (e) {
+    setText(dom.exResult, t('exercise.scorm.failed', { error: e?.message ?? String(e) }));
+  }
 }
 
 /** The author's tolerance: decimals and a relative error (written to the bar's tolerance line). */
@@ -284,6 +309,27 @@ function exResult(ctx, cells) {
   };
 }
 
+/**
+ * The learner's result as last checked (the marks on the cells: what the last 'exercise' event
+ * said, or what the restored answers were checked to), without checking again: {id, ready, total,
+ * right, wrong, empty, solved, revealed, tol}, empty counting the cells not marked; null without an
+ * exercise or before its trace.
+ */
+export function exerciseNow(ctx) {
+  const x = ctx.state.exercise;
+  if (!x || !ctx.ex || !ctx.trace) return null;
+  const res = exAllKeys(ctx).map((k) => ctx.ex.results[k]);
+  const n = (...st) => res.filter((r) => st.includes(r)).length;
+  return {
+    id: x.id,
+    ready: EXERCISE_IDS.includes(x.id),
+    total: res.length, right: n('right'), wrong: n('wrong', 'invalid'), empty: res.length - n('right', 'wrong', 'invalid'),
+    solved: res.length > 0 && n('right') === res.length,
+    revealed: !!ctx.ex.revealed,
+    tol: { ...x.tol },
+  };
+}
+
 function exResultText(ctx) {
   const { t, dom, ex } = ctx;
   if (!dom.exResult) return;
@@ -315,7 +361,7 @@ function exReveal(ctx) {
 
 function exReset(ctx) {
   if (!ctx.ex) return;
-  clearAnswers(ctx.ex.id);
+  store(ctx).clear(ctx.ex.id);
   ctx.ex = { id: ctx.ex.id, answers: {}, hints: {}, checked: false, revealed: false, results: {}, checkedKey: null, pendingCheck: false };
   for (const v of ctx.views.values()) for (const inp of v.fig.querySelectorAll('input.aps-answer')) inp.value = '';
   ctx.paint();

@@ -189,23 +189,28 @@ export function customId(state, ask) {
   return `custom-${h.toString(16).padStart(8, '0')}`;
 }
 
-// ───────────── the learner's answers in localStorage (one key per exercise) ─────────────
+// ───────────── the learner's answers (one record per exercise) ─────────────
+// A record is {answers: {"panel:r:c": text}, hints: {"panel:r:c": 0…3}, checked, revealed}. The
+// stepper keeps them in an answer store: by default localStorage (one key per exercise); a page
+// may give its own (mountStepper's answerStore: the SCORM player keeps them in the LMS).
 
-/** {answers: {"panel:r:c": text}, hints: {"panel:r:c": 0…3}, checked: boolean, revealed: boolean} */
+/** Anything → a clean record of answers (junk becomes an empty one). */
+export function readAnswers(o) {
+  const answers = {};
+  const hints = {};
+  if (!isObj(o)) return { answers, hints, checked: false, revealed: false };
+  for (const [k, v] of Object.entries(isObj(o.answers) ? o.answers : {})) if (/^[\w]+:\d+:\d+$/.test(k) && typeof v === 'string' && v.length <= 100) answers[k] = v;
+  for (const [k, v] of Object.entries(isObj(o.hints) ? o.hints : {})) if (/^[\w]+:\d+:\d+$/.test(k) && Number.isInteger(v) && v >= 0 && v <= 3) hints[k] = v;
+  return { answers, hints, checked: o.checked === true, revealed: o.revealed === true };
+}
+
+/** The record kept in localStorage for an exercise (an empty one when there is none). */
 export function loadAnswers(id) {
-  const empty = { answers: {}, hints: {}, checked: false, revealed: false };
   try {
     const raw = globalThis.localStorage?.getItem(STORAGE_PREFIX + id);
-    if (!raw) return empty;
-    const o = JSON.parse(raw);
-    if (!isObj(o)) return empty;
-    const answers = {};
-    const hints = {};
-    for (const [k, v] of Object.entries(isObj(o.answers) ? o.answers : {})) if (/^[\w]+:\d+:\d+$/.test(k) && typeof v === 'string' && v.length <= 100) answers[k] = v;
-    for (const [k, v] of Object.entries(isObj(o.hints) ? o.hints : {})) if (/^[\w]+:\d+:\d+$/.test(k) && Number.isInteger(v) && v >= 0 && v <= 3) hints[k] = v;
-    return { answers, hints, checked: o.checked === true, revealed: o.revealed === true };
+    return readAnswers(raw ? JSON.parse(raw) : null);
   } catch {
-    return empty;
+    return readAnswers(null);
   }
 }
 
@@ -218,3 +223,6 @@ export function saveAnswers(id, data) {
 export function clearAnswers(id) {
   try { globalThis.localStorage?.removeItem(STORAGE_PREFIX + id); } catch { /* nothing to clear */ }
 }
+
+/** The default answer store: {load(id) → a record, save(id, record), clear(id)} on localStorage. */
+export const localAnswers = { load: loadAnswers, save: saveAnswers, clear: clearAnswers };

@@ -152,10 +152,11 @@ export const WRITE_DELAY = 150;
  * keystroke: with a long hash it costs 5–25 ms of the main thread each time, and browsers throttle
  * pages that call it too often.
  * @param {{getState(): object, setState(s: object): void, on(ev: string, fn: Function): any}} controller
- * @param {{validate?: Function, restore?: boolean}} [options]
+ * @param {{validate?: Function, restore?: boolean, suffix?: string}} [options] suffix: kept after
+ *   the state in the hash ('&report-to=…': the page's own parameters, which the state does not hold)
  * @returns {{restored: boolean, url(): string, copy(): Promise<boolean>, destroy(): void}}
  */
-export function bindPermalink(controller, { validate, restore = true } = {}) {
+export function bindPermalink(controller, { validate, restore = true, suffix = '' } = {}) {
   let lastHash = null;
   let restored = false;
   if (restore) {
@@ -174,7 +175,7 @@ export function bindPermalink(controller, { validate, restore = true } = {}) {
     timer = 0;
     let state;
     try { state = controller.getState(); } catch { return; }
-    const hash = encodeState(state);
+    const hash = encodeState(state) + suffix;
     if (hash === location.hash) return;
     lastHash = hash;
     history.replaceState(history.state, '', hash);

@@ -13,6 +13,9 @@
 //     lang,         // optional 'en' | 'zh' (default: state.lang, else localStorage
 //                   //   'attention-playground.lang', else 'en')
 //     attention,    // optional: an API already loaded with loadAttention() (shared by instances)
+//     answerStore,  // optional: where an exercise's answers are kept, {load(id) → record | null,
+//                   //   save(id, record), clear(id)} (record: exercise.js's readAnswers);
+//                   //   default localStorage, key 'attention-playground.exercise.<id>'
 //   });
 //   ctl.getState()        → a deep copy of the current state (plain JSON; see state.js)
 //   ctl.setState(state)   → replaces the state (validated) and re-renders; emits no 'change'
@@ -29,6 +32,9 @@
 //   ctl.on(...) returns an unsubscribe function; another event name throws
 //   ctl.exerciseOpen()    → true while an exercise is being worked on (not solved, answers not
 //                           shown): its answers are hidden from the page
+//   ctl.exerciseResult()  → the learner's result as last checked, without the cells: {id, ready,
+//                           total, right, wrong, empty, solved, revealed, tol} (empty: the cells
+//                           not marked yet), or null without an exercise
 //   ctl.destroy()         → removes the DOM and every listener
 //
 // The component renders into `root` (light DOM). Its stylesheet is web/stepper/stepper.css, which
@@ -51,7 +57,7 @@ import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } fr
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
 import { showExplain, placeExplain } from './explain-box.js';
-import { exerciseData, exerciseBar, exCheck, quizzing } from './exercise-bar.js';
+import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
 
 export { defaultState, validateState };
 export { LARGE_T } from './context.js';
@@ -77,6 +83,7 @@ export async function mountStepper(root, options = {}) {
   const explicitLang = options.lang === 'en' || options.lang === 'zh' ? options.lang : null;
   state.lang = explicitLang ?? (options.state && ['en', 'zh'].includes(options.state.lang) ? options.state.lang : storedLang() ?? 'en');
   const ctx = createContext({ api, root, id: `aps${++instanceCount}-`, embed: !!options.embed, state });
+  ctx.answerStore = options.answerStore ?? null;
   ctx.render = () => render(ctx);
   ctx.compute = () => compute(ctx);
   ctx.schedule = () => schedule(ctx);
@@ -101,6 +108,8 @@ export async function mountStepper(root, options = {}) {
     getState: () => getState(ctx),
     /** An exercise is being worked on (not solved, answers not shown): its answers are hidden. */
     exerciseOpen: () => quizzing(ctx),
+    /** The learner's result as last checked ({id, total, right, wrong, empty, solved, revealed, …}), or null. */
+    exerciseResult: () => exerciseNow(ctx),
     setState(s) {
       const next = validateState(s);
       if (explicitLang && !(s && s.lang)) next.lang = ctx.state.lang;
