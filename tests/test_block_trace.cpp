@@ -8,9 +8,11 @@
 //    the fast tier agrees within float rounding;
 //  - the surprisal of a text is the forward's own loss: one window's mean is GPT::forward's
 //    return value, bit for bit; a long text is read in windows that overlap by one token;
+//  - the validation windows' surprisal averages to Trainer::evaluate()'s loss, bit for bit;
 //  - the heads' mean and the attention rollout against a float64 computation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -170,6 +172,39 @@ TEST_CASE("Surprisal is the forward's own loss, window by window", "[inspect]") 
     for (size_t i = 0; i < w.losses.size(); ++i) CHECK(w.losses[i] == m.losses()[i]);
   }
   CHECK_THAT(error_of([&] { ap::text_surprisal(m, {3}); }), Catch::StartsWith("text: the text has 1 token"));
+}
+
+TEST_CASE("The validation windows' surprisal averages to the validation loss, bit for bit", "[inspect]") {
+  ap::GPTConfig c = ap::GPTConfig::tiny(0);
+  c.block_size = 16;
+  ap::TrainConfig t;
+  t.batch_size = 4;
+  t.steps = 5;
+  t.warmup_steps = 1;
+  t.eval_batches = 3;
+  ap::DataSpec d;
+  d.task = "copy";
+  d.n_chars = 2000;
+  ap::Trainer tr(c, t, d);
+  for (int i = 0; i < 3; ++i) tr.step();
+  float loss = 0.0f;
+  const auto windows = ap::validation_surprisal(tr, &loss);
+  CHECK(loss == tr.evaluate());
+  REQUIRE(windows.size() == 12);  // 3 batches of 4
+  const auto& val = tr.dataset().val;
+  for (const auto& w : windows) {
+    REQUIRE(w.tokens.size() == 17);
+    CHECK(std::equal(w.tokens.begin(), w.tokens.end(), val.begin() + w.offset));
+    // each window's losses are the forward's own over that window alone
+    const float l = tr.model().forward(w.tokens.data(), w.tokens.data() + 1, 1, 16);
+    CHECK(w.mean == Approx(l).epsilon(1e-6));
+  }
+  // a model loaded without its text cannot score its validation windows
+  d.task.clear();
+  d.text = std::string(300, 'a') + std::string(300, 'b');
+  ap::Trainer text_run(c, t, d);
+  ap::Trainer alone(text_run.state());
+  CHECK_THAT(error_of([&] { ap::validation_surprisal(alone, &loss); }), Catch::StartsWith("text:"));
 }
 
 TEST_CASE("The heads' mean and the attention rollout", "[inspect]") {

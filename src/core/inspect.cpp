@@ -36,6 +36,39 @@ float surprisal_mean(const std::vector<SurprisalWindow>& windows) {
   return count ? static_cast<float>(sum / static_cast<double>(count)) : 0.0f;
 }
 
+std::vector<SurprisalWindow> validation_surprisal(Trainer& trainer, float* loss) {
+  if (!trainer.has_data())
+    throw InputError("this model was loaded without the text it was trained on: give the text again to score "
+                     "its validation windows",
+                     "text");
+  GPT& m = trainer.model();
+  const std::vector<int>& val = trainer.dataset().val;
+  // The batches Trainer makes (train.cpp): the same windows, the same order, the same sums.
+  const ValidationBatches batches(val, trainer.config().batch_size, m.config().block_size, trainer.config().eval_batches);
+  const int B = batches.batch_size(), T = batches.block_size();
+  std::vector<int> inputs(static_cast<size_t>(B) * T), targets(inputs.size());
+  std::vector<SurprisalWindow> out;
+  double sum = 0.0;
+  for (int i = 0; i < batches.num_batches(); ++i) {
+    batches.batch(i, inputs.data(), targets.data(), val);
+    sum += m.forward(inputs.data(), targets.data(), B, T);
+    for (int b = 0; b < B; ++b) {
+      SurprisalWindow w;
+      w.offset = batches.offsets()[static_cast<size_t>(i) * B + b];
+      const int* in = inputs.data() + static_cast<size_t>(b) * T;
+      w.tokens.assign(in, in + T);
+      w.tokens.push_back(targets[static_cast<size_t>(b) * T + T - 1]);
+      w.losses.assign(m.losses() + static_cast<size_t>(b) * T, m.losses() + static_cast<size_t>(b + 1) * T);
+      float s = 0.0f;
+      for (float l : w.losses) s += l;
+      w.mean = s / static_cast<float>(T);
+      out.push_back(std::move(w));
+    }
+  }
+  *loss = static_cast<float>(sum / batches.num_batches());
+  return out;
+}
+
 void head_mean(float* out, const float* weights, int L, int NH, int T) {
   const size_t TT = static_cast<size_t>(T) * T;
   for (int l = 0; l < L; ++l) {

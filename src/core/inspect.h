@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gpt.h"
+#include "train.h"
 
 namespace ap {
 
@@ -41,6 +42,11 @@ std::vector<SurprisalWindow> text_surprisal(GPT& model, const std::vector<int>& 
 
 // The mean of −log p over every predicted token of the windows (double sum, then float).
 float surprisal_mean(const std::vector<SurprisalWindow>& windows);
+
+// The validation windows Trainer::evaluate() scores (offsets into the validation data), and in
+// *loss their mean as evaluate() computes it: the same value, bit for bit. Throws InputError
+// (field "text") for a model loaded without its text.
+std::vector<SurprisalWindow> validation_surprisal(Trainer& trainer, float* loss);
 
 // head_mean out (L, T, T) from weights (L, NH, T, T).
 void head_mean(float* out, const float* weights, int L, int NH, int T);
