@@ -69,12 +69,65 @@ export interface SampleSpec {
   max_new_tokens?: number;
   /** > 0 (default 1); ignored when greedy. */
   temperature?: number;
-  /** Keep the k most likely tokens (default 0: all). */
+  /** Keep the k most likely tokens (default 0: all; ties with the k-th are kept too). */
   top_k?: number;
+  /** Then keep the smallest set of the most likely whose probabilities reach p: (0, 1] (default 1: all). */
+  top_p?: number;
   /** Take the most likely token (the lowest id among ties). */
   greedy?: boolean;
   /** Integer 0 … 2^53 (default 1). */
   seed?: number;
+}
+
+/** The input of {@link GptRun.nextToken}. */
+export interface NextTokenSpec {
+  /** The text whose next token is predicted (its last block_size characters). Absent: the last prompt's logits, reshaped without running the model. */
+  prompt?: string;
+  /** > 0, at most 100 (default 1). */
+  temperature?: number;
+  /** 0 … vocabulary size (default 0: all). */
+  top_k?: number;
+  /** (0, 1] (default 1: all). */
+  top_p?: number;
+  greedy?: boolean;
+  /** How many of the most likely tokens to list, 1 … 8192 (default 10; at most the vocabulary). */
+  show?: number;
+}
+
+/** One token of a {@link NextToken} answer. */
+export interface NextTokenEntry {
+  id: number;
+  /** The token's text (a space is " ", a newline "\n"). */
+  text: string;
+  logit: number;
+  /** The probability it is drawn with: 0 when top-k or top-p dropped it. */
+  p: number;
+  /** Its probability after the temperature, before top-k and top-p. */
+  p_full: number;
+  kept: boolean;
+}
+
+/** The result of {@link GptRun.nextToken}: the distribution the next token would be drawn from. */
+export interface NextToken {
+  /** The context's tokens. */
+  tokens: string[];
+  vocab_size: number;
+  /** The options answered. */
+  temperature: number;
+  top_k: number;
+  top_p: number;
+  greedy: boolean;
+  /** Tokens that may be drawn. */
+  kept: number;
+  /** Σ p_full over the kept tokens; dropped_mass = the rest (what top-k and top-p took away). */
+  kept_mass: number;
+  dropped_mass: number;
+  /** Of the distribution drawn from, and of the full one (after the temperature), in nats. */
+  entropy: number;
+  entropy_full: number;
+  max_logit: number;
+  /** The `show` most likely tokens, most likely first, kept or not. */
+  top: NextTokenEntry[];
 }
 
 /** One built-in task. */
@@ -226,6 +279,8 @@ export interface GptRun {
   generateNext(): GenerateStep;
   /** One forward pass over the prompt; then headSpec() reads its heads. */
   runPrompt(prompt: string): PromptMaps;
+  /** The next-token distribution under temperature, top-k and top-p. */
+  nextToken(spec: NextTokenSpec | string): NextToken;
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
   headSpec(layer: number, head: number): HeadSpec;
   /** The checkpoint as the bytes of a .safetensors file. */
@@ -279,6 +334,7 @@ export interface GptSessionHandle {
   run_prompt(prompt: string): string;
   head_spec(layer: number, head: number): string;
   attention_maps_json(): string;
+  next_token(spec: string): string;
   logits(): Float32Array;
   full_logits(): Float32Array;
   attention_weights(): Float32Array;

@@ -7,6 +7,7 @@
 #include "../core/kernels.h"
 #include "checkpoint.h"
 #include "gpt_json.h"
+#include "gpt_predict.h"
 #include "json.h"
 #include "spec.h"
 
@@ -28,14 +29,13 @@ Value floats(const std::vector<float>& v) {
 }
 
 SampleOptions read_sample_spec(const Value& s, std::string& prompt) {
-  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "greedy", "seed"}, "sampling spec");
+  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "top_p", "greedy", "seed"},
+                      "sampling spec");
   if (!get(s, "prompt")) throw InputError("the sampling spec needs a \"prompt\"", "prompt");
   prompt = read_string(s, "prompt", "", 1 << 20);
   SampleOptions o;
+  static_cast<NextTokenOptions&>(o) = read_next_token_options(s);
   o.max_new_tokens = static_cast<int>(read_int(s, "max_new_tokens", o.max_new_tokens, 0, kMaxNewTokens));
-  o.temperature = read_float(s, "temperature", o.temperature, 1e-6, 100.0);
-  o.top_k = static_cast<int>(read_int(s, "top_k", 0, 0, kMaxModelVocab));
-  o.greedy = read_bool(s, "greedy", false);
   o.seed = static_cast<uint64_t>(read_int(s, "seed", 1, 0, 1LL << 53));
   return o;
 }
@@ -100,6 +100,7 @@ void GptSession::start(const RunSpec& r) {
   auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
   generator_.reset();
   prompt_ids_.clear();
+  next_ids_.clear();
   trainer_ = std::move(t);
 }
 
@@ -129,6 +130,7 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
     auto t = std::make_unique<Trainer>(s, text);
     generator_.reset();
     prompt_ids_.clear();
+    next_ids_.clear();
     trainer_ = std::move(t);
     return info_value();
   });
@@ -170,6 +172,7 @@ std::string GptSession::train(int n) {
                        "steps");
     generator_.reset();  // the weights change: a cache would be stale
     prompt_ids_.clear();
+    next_ids_.clear();
     std::vector<float> losses, lrs, norms;
     for (int i = 0; i < n; ++i) {
       const StepResult r = trainer_->step();
