@@ -17,6 +17,7 @@
 #include <functional>
 #include <vector>
 
+#include "input_error_util.h"
 #include "core/block_trace.h"
 #include "core/inspect.h"
 #include "core/kernels.h"
@@ -44,14 +45,7 @@ bool same_bits(const std::vector<float>& a, const float* b) {
   return true;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ap::InputError& e) {
-    return e.field + ": " + e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::function<void()>& f) { return input_error_util::described(f); }
 
 }  // namespace
 

@@ -130,3 +130,81 @@ TEST_CASE("sample with top_p draws the text generate() draws", "[gpt][api][next_
   CHECK(tiny.find("text")->str == greedy.find("text")->str);
   CHECK(call(s, R"({"call":"sample","spec":{"prompt":"ab","top_p":-1}})").find("field")->str == "top_p");
 }
+
+TEST_CASE("A generation step tells what its token was drawn from, and which number drew it", "[gpt][api][next_token]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}").find("ok")->b);
+  REQUIRE(call(s, R"({"call":"train","n":5})").find("ok")->b);
+  const jt::Value first = call(s, R"({"call":"generate_start","spec":{"prompt":"ab","temperature":1.3,"top_k":6,"top_p":0.7,"seed":5}})");
+  REQUIRE(first.find("ok")->b);
+  CHECK(first.find("draw") == nullptr);  // the prompt's step drew nothing
+  for (int i = 0; i < 6; ++i) {
+    const jt::Value g = call(s, R"({"call":"generate_next"})");
+    REQUIRE(g.find("ok")->b);
+    const jt::Value& draw = *g.find("draw");
+    const jt::Value& dist = *g.find("distribution");
+    CHECK(draw.find("token")->num == g.find("token")->num);
+    CHECK(dist.find("temperature")->num == Approx(1.3));
+    CHECK(dist.find("top_k")->num == 6);
+    CHECK(dist.find("top_p")->num == Approx(0.7));
+    CHECK(draw.find("kept")->num == dist.find("kept")->num);
+    // the coin is u·S and falls in the drawn token's segment
+    const double u = draw.find("u")->num, sum = draw.find("sum")->num, coin = draw.find("coin")->num;
+    CHECK(u >= 0);
+    CHECK(u < 1);
+    CHECK(static_cast<float>(coin) == static_cast<float>(static_cast<float>(u) * static_cast<float>(sum)));
+    CHECK(draw.find("from")->num <= coin);
+    CHECK(coin < draw.find("to")->num);
+    // the drawn token is a kept one of the distribution, with the probability the draw says
+    bool found = false;
+    for (const jt::Value& t : dist.find("top")->arr)
+      if (t.find("id")->num == draw.find("token")->num) {
+        found = true;
+        CHECK(t.find("kept")->b);
+        CHECK(t.find("p")->num == draw.find("p")->num);
+        CHECK((draw.find("to")->num - draw.find("from")->num) / sum == Approx(t.find("p")->num).epsilon(1e-4));
+      }
+    CHECK(found);  // at most 6 (plus ties) are kept, and 16 are listed
+  }
+  // greedy: no number drawn, the most likely token with probability 1
+  REQUIRE(call(s, R"({"call":"generate_start","spec":{"prompt":"ab","greedy":true}})").find("ok")->b);
+  const jt::Value g = call(s, R"({"call":"generate_next"})");
+  CHECK(g.find("draw")->find("greedy")->b);
+  CHECK(g.find("draw")->find("u")->num == 0);
+  CHECK(g.find("draw")->find("p")->num == 1);
+  CHECK(g.find("distribution")->find("top")->arr[0].find("id")->num == g.find("token")->num);
+}
+
+TEST_CASE("surprisal: a text's −log p per token, and the validation windows' mean is the validation loss", "[gpt][api][inspect]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}").find("ok")->b);
+  REQUIRE(call(s, R"({"call":"train","n":5})").find("ok")->b);
+  // the validation windows: their mean is what evaluate() says, to the last bit of its JSON
+  const jt::Value v = call(s, R"({"call":"surprisal","spec":{"validation":true}})");
+  REQUIRE(v.find("ok")->b);
+  const jt::Value e = call(s, R"({"call":"evaluate"})");
+  CHECK(v.find("mean")->str == e.find("val_loss")->str);
+  // a text: 19 characters (18 predictions) in windows of block_size 8 predictions overlapping by one token
+  const jt::Value t = call(s, R"({"call":"surprisal","spec":{"text":"abc=abc\ncab=cab\nbca"}})");
+  REQUIRE(t.find("ok")->b);
+  CHECK(t.find("count")->num == 18);
+  const auto& w = t.find("windows")->arr;
+  REQUIRE(w.size() == 3);
+  CHECK(w[1].find("offset")->num == 8);
+  CHECK(w[1].find("tokens")->arr.front().str == w[0].find("tokens")->arr.back().str);
+  double sum = 0;
+  for (const jt::Value& x : w)
+    for (const jt::Value& l : x.find("losses")->arr) {
+      CHECK(l.num > 0);
+      sum += l.num;
+    }
+  CHECK(t.find("mean")->num == Approx(sum / 18).epsilon(1e-5));
+  // each token's −log p is the model's: the first window's mean is GPT::forward's loss over it
+  ap::GPT& m = s.trainer()->model();
+  const std::vector<int> ids = s.trainer()->tokenizer().encode("abc=abc\nc", "text");
+  CHECK(static_cast<float>(w[0].find("mean")->num) == m.forward(ids.data(), ids.data() + 1, 1, 8));
+  CHECK(call(s, R"({"call":"surprisal","spec":{"text":"a"}})").find("field")->str == "text");
+  CHECK(call(s, R"({"call":"surprisal","spec":{"text":"aZ"}})").find("field")->str == "text");
+  CHECK(call(s, R"({"call":"surprisal","spec":{}})").find("field")->str == "text");
+  CHECK(call(s, R"({"call":"surprisal","spec":{"text":"ab","validation":true}})").find("field")->str == "text");
+}

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <vector>
 
+#include "input_error_util.h"
 #include "core/generate.h"
 #include "core/kernels.h"
 #include "core/next_token.h"
@@ -32,14 +33,7 @@ std::vector<float> test_logits() {
   return l;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ap::InputError& e) {
-    return e.field + ": " + e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::function<void()>& f) { return input_error_util::described(f); }
 
 // float64 softmax of l / T
 std::vector<double> softmax64(const std::vector<float>& l, double T) {

@@ -107,6 +107,32 @@ export interface NextTokenEntry {
   kept: boolean;
 }
 
+/** How a generation step drew its token: the kept tokens' weights laid end to end in id order, [0, sum); coin = u · sum falls in the token's segment [from, to). */
+export interface NextTokenDraw {
+  token: number;
+  /** Its probability when drawn (to − from) / sum; 1 for greedy. */
+  p: number;
+  /** The uniform number in [0, 1) (0 for greedy: none drawn). */
+  u: number;
+  coin: number;
+  sum: number;
+  from: number;
+  to: number;
+  kept: number;
+  greedy: boolean;
+}
+
+/** The result of {@link GptRun.surprisal}. */
+export interface Surprisal {
+  /** Windows of up to block_size predictions; a text's overlap by one token (each window's first token is context only). */
+  windows: { offset: number; tokens: string[]; losses: number[]; mean: number }[];
+  /** Predicted tokens in all. */
+  count: number;
+  /** The mean −log p over them: for the validation windows, the validation loss evaluate() gives. */
+  mean: number;
+  step: number;
+}
+
 /** The result of {@link GptRun.nextToken}: the distribution the next token would be drawn from. */
 export interface NextToken {
   /** The context's tokens. */
@@ -228,6 +254,10 @@ export interface GenerateStep {
   tokens: string[];
   /** max |logits − full_logits|: 0, or float rounding. */
   max_abs_diff: number;
+  /** After a draw (not the prompt's step): how the token was drawn. */
+  draw?: NextTokenDraw;
+  /** After a draw: the distribution it was drawn from (its options, the 16 most likely tokens). */
+  distribution?: Omit<NextToken, 'tokens' | 'vocab_size'>;
   /** The logits predicting the next token, from the cache (V). */
   logits: Float32Array;
   /** The same from a full forward pass over the context (V). */
@@ -281,6 +311,8 @@ export interface GptRun {
   runPrompt(prompt: string): PromptMaps;
   /** The next-token distribution under temperature, top-k and top-p. */
   nextToken(spec: NextTokenSpec | string): NextToken;
+  /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
+  surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
   headSpec(layer: number, head: number): HeadSpec;
   /** The checkpoint as the bytes of a .safetensors file. */
@@ -335,6 +367,7 @@ export interface GptSessionHandle {
   head_spec(layer: number, head: number): string;
   attention_maps_json(): string;
   next_token(spec: string): string;
+  surprisal(spec: string): string;
   logits(): Float32Array;
   full_logits(): Float32Array;
   attention_weights(): Float32Array;

@@ -314,6 +314,17 @@ class GptRun {
     return answer(s.next_token(toSpecText(spec, 'nextToken(spec)')));
   }
 
+  /**
+   * −log p of every token of a text, or of the validation windows: spec {text} or {validation: true}
+   * → {windows: [{offset, tokens, losses, mean}], count, mean, step}. For the validation windows,
+   * mean is the validation loss evaluate() gives.
+   */
+  surprisal(spec) {
+    const s = this.#s();
+    if (spec && typeof spec === 'object' && typeof spec.text === 'string') checkUnicode(spec.text, 'text');
+    return answer(s.surprisal(toSpecText(spec, 'surprisal(spec)')));
+  }
+
   /** The stepper spec of one head for the last runPrompt: {Q, K, V, n_head: 1, causal: true, mask, softmax}. */
   headSpec(layer, head) {
     const s = this.#s();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "../core/gpt.h"
+#include "../core/inspect.h"
 #include "gpt_json.h"
 #include "gpt_session.h"
 #include "spec.h"
@@ -89,6 +90,44 @@ std::string GptSession::next_token(const std::string& spec_json) {
     Value v = distribution_json(d, o, tok);
     v.set("tokens", token_labels(tok, next_ids_));
     v.set("vocab_size", c.vocab_size);
+    return v;
+  });
+}
+
+std::string GptSession::surprisal(const std::string& spec_json) {
+  return guarded([&] {
+    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    const Value s = json::parse(spec_json);
+    reject_unknown_keys(s, {"text", "validation"}, "surprisal spec");
+    const bool validation = read_bool(s, "validation", false);
+    if (validation == (get(s, "text") != nullptr))
+      throw InputError("the surprisal spec needs either a \"text\" or \"validation\": true", "text");
+    const CharTokenizer& tok = trainer_->tokenizer();
+    float mean = 0.0f;
+    std::vector<SurprisalWindow> windows;
+    if (validation) {
+      windows = validation_surprisal(*trainer_, &mean);
+    } else {
+      windows = text_surprisal(trainer_->model(), tok.encode(read_string(s, "text", "", kMaxSurprisalText), "text"));
+      mean = surprisal_mean(windows);
+    }
+    Value list = Value::array();
+    long long count = 0;
+    for (const SurprisalWindow& w : windows) {
+      Value& o = list.push(Value::object());
+      o.set("offset", static_cast<long long>(w.offset));
+      o.set("tokens", token_labels(tok, w.tokens));
+      Value losses = Value::array();
+      for (float l : w.losses) losses.push(Value::f32(l));
+      o.set("losses", std::move(losses));
+      o.set("mean", Value::f32(w.mean));
+      count += static_cast<long long>(w.losses.size());
+    }
+    Value v = Value::object();
+    v.set("windows", std::move(list));
+    v.set("count", count);
+    v.set("mean", Value::f32(mean));
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
     return v;
   });
 }

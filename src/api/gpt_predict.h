@@ -11,8 +11,15 @@
 //     With "prompt", the model runs once over its last block_size tokens and the session keeps that
 //     position's logits; without it, the kept logits are reshaped again (no forward pass: what a
 //     slider costs). Training, create and load forget them.
+//   surprisal(spec)   spec {"text": T} or {"validation": true} → {"windows":[{"offset","tokens"
+//                     (labels, n + 1),"losses" (n: −log p of tokens[1 …], nats),"mean"}],"count",
+//                     "mean","step"}: inspect.h's windows. For a text (at most 65,536 bytes, at
+//                     least two characters) windows of block_size predictions overlapping by one
+//                     token, mean the mean −log p over every predicted token; for the validation
+//                     windows, mean is the validation loss evaluate() gives, bit for bit.
 // Errors name the field: "prompt" (empty, unknown character, or none run yet), "temperature",
-// "top_k", "top_p", "show", "logits" (a diverged model).
+// "top_k", "top_p", "show", "logits" (a diverged model), "text" (surprisal: none, too short,
+// unknown character, a model loaded without its text for the validation windows).
 #pragma once
 
 #include "../core/next_token.h"
@@ -20,6 +27,8 @@
 #include "json.h"
 
 namespace ap {
+
+constexpr size_t kMaxSurprisalText = size_t(1) << 16;  // bytes
 
 // The options of a spec's "temperature", "top_k", "top_p", "greedy" (absent: 1, 0, 1, false), each
 // in its JSON range; NextTokenOptions::validate checks them against the vocabulary.

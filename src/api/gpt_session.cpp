@@ -1,6 +1,7 @@
 // gpt_session.cpp — the GPT run behind JSON text (see gpt_session.h).
 #include "gpt_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -19,6 +20,7 @@ using namespace spec;
 namespace {
 
 constexpr int kMaxTrainCall = 100000;
+constexpr int kDrawShow = 16;  // a generation step lists the 16 most likely tokens it drew from
 
 Value f32_or_null(float f) { return f < 0.0f ? Value() : Value::f32(f); }
 
@@ -253,6 +255,11 @@ Value GptSession::step_info() {
   v.set("generated", generator_->generated());
   v.set("tokens", token_labels(tok, ctx));
   v.set("max_abs_diff", Value::f32(diff));
+  if (generator_->generated() > 0) {  // what the last token was drawn from, and how
+    const NextTokenOptions& o = generator_->options();
+    v.set("draw", draw_json(generator_->last_draw()));
+    v.set("distribution", distribution_json(next_token_distribution(generator_->last_logits(), o, std::min(kDrawShow, c.vocab_size)), o, tok));
+  }
   return v;
 }
 

@@ -28,12 +28,17 @@
 //   generate_next()         one more token through the cache → step info:
 //                            {"token","text","base","cache_length","rebuilt","tokens" (context labels),
 //                             "max_abs_diff"} — max_abs_diff: |cached logits − full forward's
-//                            logits| over the vocabulary, for the same context
+//                            logits| over the vocabulary, for the same context; after a draw also
+//                            "draw" (the token's probability p, the uniform u, coin = u·S, its
+//                            segment [from, to) of S in id order: gpt_predict.h) and
+//                            "distribution" (next_token's answer for the logits and options it
+//                            was drawn with, the 16 most likely)
 //   run_prompt(prompt)      one forward pass over the prompt (its last block_size characters) →
 //                            {"tokens","T","n_layer","n_head"}; then attention_weights() is
 //                            (n_layer, n_head, T, T) and head_spec(l, h) the stepper's spec
 //   next_token(spec)        the next-token distribution of a prompt under temperature, top-k and
 //                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
+//   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
@@ -85,6 +90,7 @@ class GptSession {
   std::string head_spec(int layer, int head);
   std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
   std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
+  std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
 
   // Flat results (row-major float32).
   const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step

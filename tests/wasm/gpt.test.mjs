@@ -236,6 +236,20 @@ test('nextToken: the distribution of a prompt, reshaped by temperature, top-k an
   });
 });
 
+test('surprisal: the validation windows average to the validation loss; a text is scored token by token', () => {
+  withRun(SMALL, (run) => {
+    run.train(10);
+    const v = run.surprisal({ validation: true });
+    assert.equal(v.mean, run.evaluate().val_loss);
+    const t = run.surprisal({ text: 'abc=abc\ncab=cab' });
+    assert.equal(t.count, 14);
+    const all = t.windows.flatMap((w) => w.losses);
+    assert.ok(Math.abs(all.reduce((a, b) => a + b, 0) / all.length - t.mean) < 1e-5);
+    assert.throws(() => run.surprisal({ text: 'a' }), (e) => e.field === 'text');
+    assert.throws(() => run.surprisal({ text: 'a\ud800' }), (e) => e.field === 'text');
+  });
+});
+
 test('sample with top_p: seeded draws repeat, and p near 0 gives the greedy text', () => {
   withRun(SMALL, (run) => {
     run.train(20);
