@@ -130,7 +130,7 @@ test('the next-token section at phone, laptop and projector widths: no horizonta
 
 test('generation: each new token carries its probability; choosing one shows what it was drawn from and the draw', async ({ page }, testInfo) => {
   await trained(page, '#steps=60&batch_size=4&sample_every=0&gen_prompt=cabej%3D&gen_max=4&gen_greedy=false&gen_temperature=1.3&gen_top_k=6&gen_top_p=0.8');
-  const gen = page.getByRole('region', { name: '6 · Generation with the KV cache' });
+  const gen = page.getByRole('region', { name: '7 · Generation with the KV cache' });
   await gen.getByRole('button', { name: 'Run the prompt' }).click();
   for (let n = 1; n <= 3; n++) {
     await gen.getByRole('button', { name: 'Next token' }).click();

@@ -168,6 +168,7 @@ export class TrainingSection extends Section {
     this.ctx.sections.maps.clear();
     this.ctx.sections.generation.reset();
     this.ctx.sections.next.reset();
+    this.ctx.sections.surprisal.reset();
     this.ctx.refreshRun();
   }
 

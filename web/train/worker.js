@@ -17,6 +17,7 @@
 // each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
 // {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH]};
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
+// surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays).
@@ -121,6 +122,7 @@ const ops = {
     return { transfer: [weights.buffer], value: { tokens: res.tokens, T: res.T, n_layer: res.n_layer, n_head: res.n_head, weights, specs } };
   },
   next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
+  surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
   gen_start({ run: name, spec }) {
     const g = genInfo(need(name).run.generateStart(spec));
     return { transfer: transfers(g), value: g };
