@@ -9,9 +9,16 @@
 //   W4  greedy generation of 256 tokens with the tiny model: without a cache (nanoGPT: the context
 //       cropped to the last 64 tokens, a full forward per token) and with the KV cache (block 257).
 //       "W4_gen256_… min_us=… med_us=… tok/s_med=…".
+//   W5  the next-token panel's slider: one control change → the distribution the page shows
+//       (next_token_distribution over logits whose order is already sorted, the 16 most likely
+//       listed), for the tiny model's 65 tokens (its own logits) and for GPT-2's 50,257 (N(0, 3²)
+//       logits), over a sweep of 200 changes (temperature 0.05 … 3 in top-k 40 mode, then top-p
+//       0.05 … 1): "W5_next_token_V… first_us=… med_us=… max_us=… per_frame_60Hz=…%" —
+//       first_us includes sorting the logits (a new prompt), per_frame is the median's share of a
+//       16.7 ms frame. The JSON of 16 entries and the worker's message are not included.
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
-//   build/ap_bench_gpt [--quick] [--only w3,w4] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs;
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5 (default w3,w4)] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs;
 //   AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
@@ -23,6 +30,7 @@
 #include "bench_clock.h"
 #include "core/gpt.h"
 #include "core/kernels.h"
+#include "core/next_token.h"
 #include "core/optim.h"
 #include "core/rng.h"
 
@@ -117,11 +125,45 @@ void gen_bench(const std::string& name, int n_new, int trials, F run) {
   std::fflush(stdout);
 }
 
+// A sweep of slider positions over logits (V) whose order is sorted first (a new prompt).
+void next_token_bench(const std::string& name, const std::vector<float>& logits) {
+  const int V = static_cast<int>(logits.size()), changes = 200;
+  std::vector<ap::NextTokenOptions> sweep(changes);
+  for (int i = 0; i < changes; ++i) {
+    ap::NextTokenOptions& o = sweep[static_cast<size_t>(i)];
+    if (i < changes / 2) {
+      o.temperature = 0.05f + 2.95f * static_cast<float>(i) / (changes / 2 - 1);
+      o.top_k = std::min(40, V);
+    } else {
+      o.temperature = 1.0f;
+      o.top_p = 0.05f + 0.95f * static_cast<float>(i - changes / 2) / (changes / 2 - 1);
+    }
+  }
+  ap::NextTokenLogits l;
+  const double t0 = bench::now();
+  l.set(logits.data(), V);
+  ap::NextTokenDistribution d = ap::next_token_distribution(l, sweep[0], 16);
+  const double first = seconds_since(t0);
+  std::vector<double> ts;
+  for (int rep = 0; rep < 3; ++rep)
+    for (const ap::NextTokenOptions& o : sweep) {
+      const double t1 = bench::now();
+      d = ap::next_token_distribution(l, o, 16);
+      ts.push_back(seconds_since(t1));
+      g_sink = d.kept;
+    }
+  std::sort(ts.begin(), ts.end());
+  const double md = ts[ts.size() / 2];
+  std::printf("%-28s first_us=%10.2f med_us=%10.2f max_us=%10.2f per_frame_60Hz=%6.2f%% (changes=%zu)\n", name.c_str(),
+              first * 1e6, md * 1e6, ts.back() * 1e6, md / (1.0 / 60.0) * 100.0, ts.size());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, with_ref = false;
-  std::string only = "w3,w4";
+  std::string only = "w3,w4";  // W5 only when asked (--only w5): the peers' table reads W3 and W4
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -151,6 +193,18 @@ int main(int argc, char** argv) {
       ap::GPT m257(c257);
       m257.init_weights(0);
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
+    }
+    if (only.find("w5") != std::string::npos && tier == K::Tier::fast) {  // no kernel in it: one tier
+      ap::GPT m(ap::GPTConfig::tiny(65));
+      m.init_weights(0);
+      std::vector<int> prompt(32);
+      for (int i = 0; i < 32; ++i) prompt[static_cast<size_t>(i)] = (i * 7) % 65;
+      m.forward(prompt.data(), nullptr, 1, 32);
+      next_token_bench("W5_next_token_V65", std::vector<float>(m.logits() + 31 * 65, m.logits() + 32 * 65));
+      ap::Rng rng(5);
+      std::vector<float> big(50257);
+      for (float& x : big) x = 3.0f * rng.normal();
+      next_token_bench("W5_next_token_V50257", big);
     }
   }
   K::set_tier(K::Tier::fast);

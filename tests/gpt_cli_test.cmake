@@ -208,6 +208,19 @@ if(PART STREQUAL "train")
   set(first "${out}")
   expect_run("sample seeded again" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 0.8 --top-k 5 --seed 9)
   expect_equal("the same seed gives the same text" "${out}" "${first}")
+  expect_run("sample --top-p 1 draws what no --top-p draws" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 0.8 --top-k 5 --top-p 1 --seed 9)
+  expect_equal("top-p 1 keeps every token" "${out}" "${first}")
+  expect_run("sample top-p seeded" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 1.5 --top-p 0.7 --seed 9)
+  set(top_p_text "${out}")
+  expect_run("sample top-p seeded again" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 1.5 --top-p 0.7 --seed 9)
+  expect_equal("the same seed gives the same top-p text" "${out}" "${top_p_text}")
+  expect_run("sample greedy, 30" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --greedy)
+  set(greedy30 "${out}")
+  expect_run("sample top-p near 0" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 1.5 --top-p 1e-9 --seed 9)
+  expect_equal("top-p near 0 keeps the most likely token alone: the greedy text" "${out}" "${greedy30}")
+  expect_run("sample top-p --json" 0 "^\\{\"ok\":true" ${GPT} sample a.safetensors --prompt "abc=" -n 30 --temperature 1.5 --top-p 0.7 --seed 9 --json)
+  string(JSON top_p_json GET "${out}" text)
+  expect_equal("--json gives the text the stream gives" "${top_p_json}\n" "${top_p_text}")
   expect_run("sample past block_size (the context is cropped)" 0 "^abc=" ${GPT} sample a.safetensors --prompt "abc=" -n 40 --greedy)
   expect_run("sample --json" 0 "^\\{\"ok\":true,\"text\":\"abc=[^\"]*\",\"new_text\":\"[^\"]*\",\"tokens\":\\[\"a\",\"b\",\"c\",\"=\"" ${GPT} sample a.safetensors --prompt "abc=" -n 5 --json)
   string(JSON n_tokens LENGTH "${out}" tokens)
@@ -219,6 +232,8 @@ if(PART STREQUAL "train")
   expect_run("empty prompt" 1 "gpt: --prompt: the prompt is empty" sh -c "'${GPT}' sample a.safetensors --prompt ''")
   expect_run("temperature 0" 1 "gpt: --temperature: temperature is 0: it must be above 0" ${GPT} sample a.safetensors --prompt a --temperature 0)
   expect_run("top-k above the vocabulary" 1 "gpt: --top-k: top_k is 13: it must be between 0 and 12" ${GPT} sample a.safetensors --prompt a --top-k 13)
+  expect_run("top-p 0" 1 "gpt: --top-p: top_p is 0: it must be above 0 and at most 1" ${GPT} sample a.safetensors --prompt a --top-p 0)
+  expect_run("top-p above 1" 1 "gpt: --top-p: top_p is 1.5: it must be above 0 and at most 1" ${GPT} sample a.safetensors --prompt a --top-p 1.5)
   expect_run("negative max-new-tokens" 1 "max_new_tokens is -1" ${GPT} sample a.safetensors --prompt a -n -1)
 
   expect_run("logits" 0 "^\\{\"ok\":true,\"tokens\":\\[\"a\",\"b\",\"c\"\\],\"logits\":\\[\\[" ${GPT} logits a.safetensors --prompt abc)
@@ -385,7 +400,10 @@ if(PART STREQUAL "api")
     "not json"
     "{\"call\":\"kernels\",\"tier\":\"turbo\"}"
     "{\"call\":\"create\",\"spec\":{\"n_head\":3}}"
-    "{\"call\":\"info\"}")
+    "{\"call\":\"info\"}"
+    "{\"call\":\"next_token\",\"spec\":{\"prompt\":\"abc=\",\"show\":3}}"
+    "{\"call\":\"next_token\",\"spec\":{\"top_k\":2,\"top_p\":0.5,\"temperature\":2}}"
+    "{\"call\":\"next_token\",\"spec\":{\"top_p\":0}}")
   expect_answer("api tasks" "${answer_0}" "^\\{\"ok\":true,\"tasks\":\\[\\{\"name\":\"copy\"")
   expect_answer("api info before create" "${answer_1}" "^\\{\"ok\":false,\"error\":\"no model yet: create or load one first\",\"field\":\"model\"")
   expect_answer("api create" "${answer_2}" "^\\{\"ok\":true,\"config\":\\{\"vocab_size\":12,\"block_size\":16,\"n_layer\":1,\"n_head\":2,\"n_embd\":16,")
@@ -408,6 +426,9 @@ if(PART STREQUAL "api")
   expect_answer("api bad spec" "${answer_18}" "n_embd is 64, which 3 heads cannot share equally.*\"field\":\"n_head\"")
   # A refused create leaves the session's model as it was.
   expect_answer("api model survives a bad create" "${answer_19}" "^\\{\"ok\":true,.*\"step\":3,")
+  expect_answer("api next_token" "${answer_20}" "^\\{\"ok\":true,\"temperature\":1,\"top_k\":0,\"top_p\":1,\"greedy\":false,\"kept\":12,.*\"top\":\\[\\{\"id\":[0-9]+,\"text\":\"[^\"]*\",\"logit\":[-0-9.e]+,\"p\":[0-9.e-]+,\"p_full\":[0-9.e-]+,\"kept\":true\\},\\{.*\\},\\{[^]]*\\}\\],\"tokens\":\\[\"a\",\"b\",\"c\",\"=\"\\],\"vocab_size\":12\\}$")
+  expect_answer("api next_token reshaped" "${answer_21}" "^\\{\"ok\":true,\"temperature\":2,\"top_k\":2,\"top_p\":0.5,\"greedy\":false,\"kept\":[12],")
+  expect_answer("api next_token bad top_p" "${answer_22}" "top_p is 0: it must be above 0 and at most 1.*\"field\":\"top_p\"")
 
   # A head's stepper spec, traced by `attention`, gives the session's attention map for that head.
   string(JSON spec GET "${answer_9}" spec)

@@ -108,7 +108,7 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   std::string names;
   for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
   CHECK(names == "create, load, info, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
-                 "attention_maps, save, tasks, kernels, memory");
+                 "attention_maps, next_token, surprisal, save, tasks, kernels, memory");
   const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
   CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
 

@@ -69,12 +69,91 @@ export interface SampleSpec {
   max_new_tokens?: number;
   /** > 0 (default 1); ignored when greedy. */
   temperature?: number;
-  /** Keep the k most likely tokens (default 0: all). */
+  /** Keep the k most likely tokens (default 0: all; ties with the k-th are kept too). */
   top_k?: number;
+  /** Then keep the smallest set of the most likely whose probabilities reach p: (0, 1] (default 1: all). */
+  top_p?: number;
   /** Take the most likely token (the lowest id among ties). */
   greedy?: boolean;
   /** Integer 0 … 2^53 (default 1). */
   seed?: number;
+}
+
+/** The input of {@link GptRun.nextToken}. */
+export interface NextTokenSpec {
+  /** The text whose next token is predicted (its last block_size characters). Absent: the last prompt's logits, reshaped without running the model. */
+  prompt?: string;
+  /** > 0, at most 100 (default 1). */
+  temperature?: number;
+  /** 0 … vocabulary size (default 0: all). */
+  top_k?: number;
+  /** (0, 1] (default 1: all). */
+  top_p?: number;
+  greedy?: boolean;
+  /** How many of the most likely tokens to list, 1 … 8192 (default 10; at most the vocabulary). */
+  show?: number;
+}
+
+/** One token of a {@link NextToken} answer. */
+export interface NextTokenEntry {
+  id: number;
+  /** The token's text (a space is " ", a newline "\n"). */
+  text: string;
+  logit: number;
+  /** The probability it is drawn with: 0 when top-k or top-p dropped it. */
+  p: number;
+  /** Its probability after the temperature, before top-k and top-p. */
+  p_full: number;
+  kept: boolean;
+}
+
+/** How a generation step drew its token: the kept tokens' weights laid end to end in id order, [0, sum); coin = u · sum falls in the token's segment [from, to). */
+export interface NextTokenDraw {
+  token: number;
+  /** Its probability when drawn (to − from) / sum; 1 for greedy. */
+  p: number;
+  /** The uniform number in [0, 1) (0 for greedy: none drawn). */
+  u: number;
+  coin: number;
+  sum: number;
+  from: number;
+  to: number;
+  kept: number;
+  greedy: boolean;
+}
+
+/** The result of {@link GptRun.surprisal}. */
+export interface Surprisal {
+  /** Windows of up to block_size predictions; a text's overlap by one token (each window's first token is context only). */
+  windows: { offset: number; tokens: string[]; losses: number[]; mean: number }[];
+  /** Predicted tokens in all. */
+  count: number;
+  /** The mean −log p over them: for the validation windows, the validation loss evaluate() gives. */
+  mean: number;
+  step: number;
+}
+
+/** The result of {@link GptRun.nextToken}: the distribution the next token would be drawn from. */
+export interface NextToken {
+  /** The context's tokens. */
+  tokens: string[];
+  vocab_size: number;
+  /** The options answered. */
+  temperature: number;
+  top_k: number;
+  top_p: number;
+  greedy: boolean;
+  /** Tokens that may be drawn. */
+  kept: number;
+  /** Σ p_full over the kept tokens; dropped_mass = the rest (what top-k and top-p took away). */
+  kept_mass: number;
+  dropped_mass: number;
+  /** Of the distribution drawn from, and of the full one (after the temperature), in nats. */
+  entropy: number;
+  entropy_full: number;
+  max_logit: number;
+  /** The `show` most likely tokens, most likely first, kept or not. */
+  top: NextTokenEntry[];
 }
 
 /** One built-in task. */
@@ -175,6 +254,10 @@ export interface GenerateStep {
   tokens: string[];
   /** max |logits − full_logits|: 0, or float rounding. */
   max_abs_diff: number;
+  /** After a draw (not the prompt's step): how the token was drawn. */
+  draw?: NextTokenDraw;
+  /** After a draw: the distribution it was drawn from (its options, the 16 most likely tokens). */
+  distribution?: Omit<NextToken, 'tokens' | 'vocab_size'>;
   /** The logits predicting the next token, from the cache (V). */
   logits: Float32Array;
   /** The same from a full forward pass over the context (V). */
@@ -226,6 +309,10 @@ export interface GptRun {
   generateNext(): GenerateStep;
   /** One forward pass over the prompt; then headSpec() reads its heads. */
   runPrompt(prompt: string): PromptMaps;
+  /** The next-token distribution under temperature, top-k and top-p. */
+  nextToken(spec: NextTokenSpec | string): NextToken;
+  /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
+  surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
   headSpec(layer: number, head: number): HeadSpec;
   /** The checkpoint as the bytes of a .safetensors file. */
@@ -279,6 +366,8 @@ export interface GptSessionHandle {
   run_prompt(prompt: string): string;
   head_spec(layer: number, head: number): string;
   attention_maps_json(): string;
+  next_token(spec: string): string;
+  surprisal(spec: string): string;
   logits(): Float32Array;
   full_logits(): Float32Array;
   attention_weights(): Float32Array;

@@ -262,7 +262,7 @@ class GptRun {
     return { step, val_loss };
   }
 
-  /** Text from a prompt: spec {prompt, max_new_tokens, temperature, top_k, greedy, seed} → {text, new_text, tokens}. */
+  /** Text from a prompt: spec {prompt, max_new_tokens, temperature, top_k, top_p, greedy, seed} → {text, new_text, tokens}. */
   sample(spec) {
     const s = this.#s();
     const { text, new_text, tokens } = answer(s.sample(toSpecText(spec, 'sample(spec)')));
@@ -301,6 +301,28 @@ class GptRun {
     const r = answer(s.run_prompt(checkUnicode(prompt, 'prompt')));
     r.weights = s.attention_weights();
     return r;
+  }
+
+  /**
+   * The next-token distribution: spec {prompt?, temperature, top_k, top_p, greedy, show} →
+   * {tokens, vocab_size, temperature, top_k, top_p, greedy, kept, kept_mass, dropped_mass, entropy,
+   * entropy_full, max_logit, top: [{id, text, logit, p, p_full, kept}]}. With a prompt the model
+   * runs over it once; without one the last prompt's logits are reshaped (what a slider costs).
+   */
+  nextToken(spec) {
+    const s = this.#s();
+    return answer(s.next_token(toSpecText(spec, 'nextToken(spec)')));
+  }
+
+  /**
+   * −log p of every token of a text, or of the validation windows: spec {text} or {validation: true}
+   * → {windows: [{offset, tokens, losses, mean}], count, mean, step}. For the validation windows,
+   * mean is the validation loss evaluate() gives.
+   */
+  surprisal(spec) {
+    const s = this.#s();
+    if (spec && typeof spec === 'object' && typeof spec.text === 'string') checkUnicode(spec.text, 'text');
+    return answer(s.surprisal(toSpecText(spec, 'surprisal(spec)')));
   }
 
   /** The stepper spec of one head for the last runPrompt: {Q, K, V, n_head: 1, causal: true, mask, softmax}. */

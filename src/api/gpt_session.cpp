@@ -1,12 +1,14 @@
 // gpt_session.cpp — the GPT run behind JSON text (see gpt_session.h).
 #include "gpt_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "../core/kernels.h"
 #include "checkpoint.h"
 #include "gpt_json.h"
+#include "gpt_predict.h"
 #include "json.h"
 #include "spec.h"
 
@@ -18,6 +20,7 @@ using namespace spec;
 namespace {
 
 constexpr int kMaxTrainCall = 100000;
+constexpr int kDrawShow = 16;  // a generation step lists the 16 most likely tokens it drew from
 
 Value f32_or_null(float f) { return f < 0.0f ? Value() : Value::f32(f); }
 
@@ -28,14 +31,13 @@ Value floats(const std::vector<float>& v) {
 }
 
 SampleOptions read_sample_spec(const Value& s, std::string& prompt) {
-  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "greedy", "seed"}, "sampling spec");
+  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "top_p", "greedy", "seed"},
+                      "sampling spec");
   if (!get(s, "prompt")) throw InputError("the sampling spec needs a \"prompt\"", "prompt");
   prompt = read_string(s, "prompt", "", 1 << 20);
   SampleOptions o;
+  static_cast<NextTokenOptions&>(o) = read_next_token_options(s);
   o.max_new_tokens = static_cast<int>(read_int(s, "max_new_tokens", o.max_new_tokens, 0, kMaxNewTokens));
-  o.temperature = read_float(s, "temperature", o.temperature, 1e-6, 100.0);
-  o.top_k = static_cast<int>(read_int(s, "top_k", 0, 0, kMaxModelVocab));
-  o.greedy = read_bool(s, "greedy", false);
   o.seed = static_cast<uint64_t>(read_int(s, "seed", 1, 0, 1LL << 53));
   return o;
 }
@@ -100,6 +102,7 @@ void GptSession::start(const RunSpec& r) {
   auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
   generator_.reset();
   prompt_ids_.clear();
+  next_ids_.clear();
   trainer_ = std::move(t);
 }
 
@@ -129,6 +132,7 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
     auto t = std::make_unique<Trainer>(s, text);
     generator_.reset();
     prompt_ids_.clear();
+    next_ids_.clear();
     trainer_ = std::move(t);
     return info_value();
   });
@@ -170,6 +174,7 @@ std::string GptSession::train(int n) {
                        "steps");
     generator_.reset();  // the weights change: a cache would be stale
     prompt_ids_.clear();
+    next_ids_.clear();
     std::vector<float> losses, lrs, norms;
     for (int i = 0; i < n; ++i) {
       const StepResult r = trainer_->step();
@@ -250,6 +255,11 @@ Value GptSession::step_info() {
   v.set("generated", generator_->generated());
   v.set("tokens", token_labels(tok, ctx));
   v.set("max_abs_diff", Value::f32(diff));
+  if (generator_->generated() > 0) {  // what the last token was drawn from, and how
+    const NextTokenOptions& o = generator_->options();
+    v.set("draw", draw_json(generator_->last_draw()));
+    v.set("distribution", distribution_json(next_token_distribution(generator_->last_logits(), o, std::min(kDrawShow, c.vocab_size)), o, tok));
+  }
   return v;
 }
 

@@ -22,16 +22,23 @@
 //   train(n)                up to n steps (stops at divergence) → {"step" (steps done after),
 //                            "losses","lrs","grad_norms" (one per step done),"diverged","divergence"}
 //   evaluate()              → {"step","val_loss"}
-//   sample(spec)            {"prompt","max_new_tokens","temperature","top_k","greedy","seed"} →
+//   sample(spec)            {"prompt","max_new_tokens","temperature","top_k","top_p","greedy","seed"} →
 //                            {"text" (prompt + new), "new_text", "tokens" (labels)}
 //   generate_start(spec)    the same spec: runs the prompt through the KV cache → step info
 //   generate_next()         one more token through the cache → step info:
 //                            {"token","text","base","cache_length","rebuilt","tokens" (context labels),
 //                             "max_abs_diff"} — max_abs_diff: |cached logits − full forward's
-//                            logits| over the vocabulary, for the same context
+//                            logits| over the vocabulary, for the same context; after a draw also
+//                            "draw" (the token's probability p, the uniform u, coin = u·S, its
+//                            segment [from, to) of S in id order: gpt_predict.h) and
+//                            "distribution" (next_token's answer for the logits and options it
+//                            was drawn with, the 16 most likely)
 //   run_prompt(prompt)      one forward pass over the prompt (its last block_size characters) →
 //                            {"tokens","T","n_layer","n_head"}; then attention_weights() is
 //                            (n_layer, n_head, T, T) and head_spec(l, h) the stepper's spec
+//   next_token(spec)        the next-token distribution of a prompt under temperature, top-k and
+//                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
+//   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
@@ -49,6 +56,7 @@
 #include <vector>
 
 #include "../core/generate.h"
+#include "../core/next_token.h"
 #include "../core/train.h"
 
 namespace ap {
@@ -81,6 +89,8 @@ class GptSession {
   std::string run_prompt(const std::string& prompt);
   std::string head_spec(int layer, int head);
   std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
+  std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
+  std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
 
   // Flat results (row-major float32).
   const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step
@@ -106,6 +116,8 @@ class GptSession {
   std::unique_ptr<Generator> generator_;
   std::vector<float> logits_, full_logits_, maps_, cache_att_, cache_k_, cache_v_;
   std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
+  NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
+  std::vector<int> next_ids_;
   std::string last_error_;
 };
 

@@ -71,6 +71,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("run_prompt", &GptSession::run_prompt)
       .function("head_spec", &GptSession::head_spec)
       .function("attention_maps_json", &GptSession::attention_maps_json)
+      .function("next_token", &GptSession::next_token)
+      .function("surprisal", &GptSession::surprisal)
       .function("logits", &floats<&GptSession::logits>)
       .function("full_logits", &floats<&GptSession::full_logits>)
       .function("attention_weights", &floats<&GptSession::attention_weights>)

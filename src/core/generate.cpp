@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 
 #include "ops.h"
 
@@ -20,50 +19,17 @@ void SampleOptions::validate(int vocab_size) const {
   if (max_new_tokens < 0 || max_new_tokens > kMaxNewTokens)
     throw InputError("max_new_tokens is " + num(max_new_tokens) + ": it must be between 0 and " + num(kMaxNewTokens),
                      "max_new_tokens");
-  if (!greedy && !(std::isfinite(temperature) && temperature > 0.0f && temperature <= 100.0f)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", temperature);
-    throw InputError(std::string("temperature is ") + buf + ": it must be above 0 and at most 100 (or sample greedily)",
-                     "temperature");
-  }
-  if (top_k < 0 || top_k > vocab_size)
-    throw InputError("top_k is " + num(top_k) + ": it must be between 0 (all tokens) and the vocabulary size " +
-                         num(vocab_size),
-                     "top_k");
+  NextTokenOptions::validate(vocab_size);
 }
 
-int sample_token(const float* logits, int V, const SampleOptions& opt, Rng& rng, float* scratch) {
-  for (int v = 0; v < V; ++v)
-    if (!std::isfinite(logits[v]))
-      throw InputError("the logits are not finite (logit " + num(v) +
-                           " is not a number or infinite): the model has diverged",
-                       "logits");
-  if (opt.greedy) return static_cast<int>(std::max_element(logits, logits + V) - logits);
-  const float inv_t = 1.0f / opt.temperature;
-  float threshold = -INFINITY;
-  if (opt.top_k > 0 && opt.top_k < V) {
-    std::copy(logits, logits + V, scratch);
-    std::nth_element(scratch, scratch + (opt.top_k - 1), scratch + V, std::greater<float>());
-    threshold = scratch[opt.top_k - 1];  // the k-th largest logit: keep those ≥ it
-  }
-  float maxv = -INFINITY;
-  for (int v = 0; v < V; ++v)
-    if (logits[v] >= threshold) maxv = std::max(maxv, logits[v]);
-  float sum = 0.0f;
-  for (int v = 0; v < V; ++v) {
-    scratch[v] = logits[v] >= threshold ? exp_f32((logits[v] - maxv) * inv_t) : 0.0f;
-    sum += scratch[v];
-  }
-  const float coin = rng.uniform01() * sum;
-  float cdf = 0.0f;
-  int last = 0;
-  for (int v = 0; v < V; ++v) {
-    if (scratch[v] == 0.0f) continue;
-    cdf += scratch[v];
-    last = v;
-    if (coin < cdf) return v;
-  }
-  return last;  // rounding: coin landed at the very top
+int sample_token(const float* logits, int V, const NextTokenOptions& opt, Rng& rng, NextTokenDraw* draw) {
+  NextTokenLogits l;
+  l.set(logits, V);
+  KeptWeights w;
+  kept_weights(w, l, opt);
+  const NextTokenDraw d = draw_token(w, opt.greedy, rng);
+  if (draw) *draw = d;
+  return d.token;
 }
 
 Generator::Generator(GPT& model, const std::vector<int>& prompt, const SampleOptions& opt)
@@ -71,7 +37,6 @@ Generator::Generator(GPT& model, const std::vector<int>& prompt, const SampleOpt
   opt_.validate(model.config().vocab_size);
   if (prompt.empty()) throw InputError("the prompt is empty: give at least one character to start from", "prompt");
   tokens_ = prompt;
-  scratch_.assign(static_cast<size_t>(model.config().vocab_size), 0.0f);
   const int S = model.config().block_size;
   const int n = static_cast<int>(prompt.size());
   const int from = n > S ? n - S : 0;
@@ -85,7 +50,10 @@ void Generator::run(const int* ids, int n) {
 
 int Generator::next() {
   const int V = model_.config().vocab_size, S = model_.config().block_size;
-  const int tok = sample_token(logits_, V, opt_, rng_, scratch_.data());
+  drawn_from_.set(logits_, V);
+  kept_weights(weights_, drawn_from_, opt_);
+  draw_ = draw_token(weights_, opt_.greedy, rng_);
+  const int tok = draw_.token;
   tokens_.push_back(tok);
   ++generated_;
   rebuilt_ = model_.cache_length() >= S;
@@ -94,6 +62,11 @@ int Generator::next() {
   else
     logits_ = model_.cache_step(tok);
   return tok;
+}
+
+void Generator::set_options(const NextTokenOptions& o) {
+  o.validate(model_.config().vocab_size);
+  static_cast<NextTokenOptions&>(opt_) = o;
 }
 
 std::vector<int> Generator::context() const {

@@ -1,5 +1,5 @@
-// generate.h — text from the GPT, one token at a time through its KV cache: greedy, temperature
-// and top-k sampling, seeded.
+// generate.h — text from the GPT, one token at a time through its KV cache: greedy, temperature,
+// top-k and top-p sampling, seeded.
 //
 // A Generator first runs the prompt through the cache (cache_step per token; base = 0, 1, 2, …),
 // then each next() picks a token from the current logits, appends it, and runs it at the next
@@ -10,35 +10,38 @@
 // block_size tokens (rebuilt() says so): the logits always equal a full forward pass over the
 // cropped context, and a step past block_size costs as much as one without a cache.
 //
-// Sampling (sample_token): greedy takes the argmax (the lowest id among ties); otherwise the
-// logits are divided by the temperature, all but the top_k largest are dropped (top_k 0: none),
-// and a token is drawn from their softmax with one uniform number from the Rng, scanning ids in
-// order. The same seed gives the same text on one build.
-// Errors: InputError naming the field ("prompt", "temperature", "top_k", "max_new_tokens").
+// Sampling (sample_token, next_token.h): greedy takes the argmax (the lowest id among ties);
+// otherwise the logits are divided by the temperature, all but the top_k largest are dropped
+// (top_k 0: none), then all but the smallest set of the most likely whose probabilities reach
+// top_p (1: none), and a token is drawn from what is left with one uniform number from the Rng,
+// scanning ids in order. The same seed gives the same text on one build; without top-p, the same
+// text as before top-p existed. The options may change between two tokens (set_options): each
+// draw is made with those of its moment, and last_draw() tells what it was made of.
+// Errors: InputError naming the field ("prompt", "temperature", "top_k", "top_p",
+// "max_new_tokens").
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "gpt.h"
+#include "next_token.h"
 #include "rng.h"
 
 namespace ap {
 
 constexpr int kMaxNewTokens = 65536;
 
-struct SampleOptions {
+// temperature, top_k, top_p and greedy (NextTokenOptions), and how much and from which seed.
+struct SampleOptions : NextTokenOptions {
   int max_new_tokens = 200;
-  float temperature = 1.0f;  // > 0; ignored when greedy
-  int top_k = 0;             // keep the k most likely tokens; 0: keep all
-  bool greedy = false;
   uint64_t seed = 1;
   void validate(int vocab_size) const;
 };
 
-// The next token from logits (V). scratch: V floats. Throws InputError (field "logits") when the
-// logits are not finite (a diverged model).
-int sample_token(const float* logits, int V, const SampleOptions& opt, Rng& rng, float* scratch);
+// The next token from logits (V); draw (if given) gets what the draw was made of. Throws
+// InputError (field "logits") when the logits are not finite (a diverged model).
+int sample_token(const float* logits, int V, const NextTokenOptions& opt, Rng& rng, NextTokenDraw* draw = nullptr);
 
 class Generator {
  public:
@@ -46,6 +49,12 @@ class Generator {
   Generator(GPT& model, const std::vector<int>& prompt, const SampleOptions& opt);
   // Samples the next token, appends it and runs it; returns it.
   int next();
+  // The sampling options of the next draws (max_new_tokens and seed stay). Throws InputError.
+  void set_options(const NextTokenOptions& o);
+  const SampleOptions& options() const { return opt_; }
+  // What the last next() drew from: the logits it read (V), and the draw.
+  const NextTokenLogits& last_logits() const { return drawn_from_; }
+  const NextTokenDraw& last_draw() const { return draw_; }
   // The logits (V) that predict the next token: those of the last position run.
   const float* logits() const { return logits_; }
   // Every token so far: the prompt (whole), then the generated ones.
@@ -65,7 +74,9 @@ class Generator {
   SampleOptions opt_;
   Rng rng_;
   std::vector<int> tokens_;
-  std::vector<float> scratch_;
+  NextTokenLogits drawn_from_;
+  KeptWeights weights_;
+  NextTokenDraw draw_;
   const float* logits_ = nullptr;
   bool rebuilt_ = false;
   int generated_ = 0;

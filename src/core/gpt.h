@@ -221,6 +221,7 @@ class GPT {
   const float* losses() const { return a_.losses; }                       // (B, T)
   const float* attention_weights(int layer) const { return a_.h[layer].att; }  // (B, NH, T, T)
   const float* qkv(int layer) const { return a_.h[layer].qkv; }           // (B, T, 3C)
+  const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- the KV cache
   // Empties the cache (allocated on first use: 2·n_layer·block_size·C floats).

@@ -196,6 +196,71 @@ test('train(n): a diverging run stops at a named step, keeps its last good weigh
   });
 });
 
+test('nextToken: the distribution of a prompt, reshaped by temperature, top-k and top-p without running the model again', () => {
+  withRun(SMALL, (run) => {
+    run.train(20);
+    const full = run.nextToken({ prompt: 'abc=', show: 100 });
+    const V = full.vocab_size;
+    assert.equal(full.top.length, V);
+    assert.deepEqual(full.tokens, ['a', 'b', 'c', '=']);
+    const sum = full.top.reduce((s, t) => s + t.p, 0);
+    assert.ok(Math.abs(sum - 1) < 1e-5, `probabilities sum to ${sum}`);
+    for (let i = 1; i < V; i++) assert.ok(full.top[i].p <= full.top[i - 1].p);
+    assert.equal(full.dropped_mass, 0);
+    assert.equal(full.kept, V);
+    // The probabilities are the softmax of the logits (float64 here, float32 in the core).
+    const z = full.top.reduce((s, t) => s + Math.exp(t.logit - full.max_logit), 0);
+    for (const t of full.top) assert.ok(Math.abs(t.p - Math.exp(t.logit - full.max_logit) / z) < 1e-5);
+    // A hotter temperature flattens: more entropy. Reshaping needs no prompt and equals asking again with it.
+    const hot = run.nextToken({ temperature: 3, show: 5 });
+    assert.ok(hot.entropy > full.entropy);
+    assert.deepEqual(run.nextToken({ prompt: 'abc=', temperature: 3, show: 5 }), hot);
+    // top-k 2: two tokens (or more on a tie) carry everything; the rest is the dropped mass.
+    const k2 = run.nextToken({ top_k: 2, show: V });
+    const kept = k2.top.filter((t) => t.kept);
+    assert.equal(kept.length, k2.kept);
+    assert.ok(k2.kept >= 2);
+    assert.ok(Math.abs(kept.reduce((s, t) => s + t.p, 0) - 1) < 1e-5);
+    assert.ok(Math.abs(k2.kept_mass + k2.dropped_mass - 1) < 1e-5);
+    assert.ok(Math.abs(k2.dropped_mass - k2.top.filter((t) => !t.kept).reduce((s, t) => s + t.p_full, 0)) < 1e-5);
+    // top-p: the smallest prefix whose mass reaches p.
+    const p = run.nextToken({ top_p: 0.5, show: V });
+    const prefix = p.top.slice(0, p.kept);
+    assert.ok(prefix.reduce((s, t) => s + t.p_full, 0) >= 0.5 - 1e-6);
+    assert.ok(prefix.slice(0, -1).reduce((s, t) => s + t.p_full, 0) < 0.5);
+    assert.throws(() => run.nextToken({ top_p: 0 }), (e) => e.field === 'top_p');
+    assert.throws(() => run.nextToken({ prompt: '' }), (e) => e.field === 'prompt');
+    // Training changes the weights: the prompt must be given again.
+    run.train(1);
+    assert.throws(() => run.nextToken({}), (e) => e.field === 'prompt');
+  });
+});
+
+test('surprisal: the validation windows average to the validation loss; a text is scored token by token', () => {
+  withRun(SMALL, (run) => {
+    run.train(10);
+    const v = run.surprisal({ validation: true });
+    assert.equal(v.mean, run.evaluate().val_loss);
+    const t = run.surprisal({ text: 'abc=abc\ncab=cab' });
+    assert.equal(t.count, 14);
+    const all = t.windows.flatMap((w) => w.losses);
+    assert.ok(Math.abs(all.reduce((a, b) => a + b, 0) / all.length - t.mean) < 1e-5);
+    assert.throws(() => run.surprisal({ text: 'a' }), (e) => e.field === 'text');
+    assert.throws(() => run.surprisal({ text: 'a\ud800' }), (e) => e.field === 'text');
+  });
+});
+
+test('sample with top_p: seeded draws repeat, and p near 0 gives the greedy text', () => {
+  withRun(SMALL, (run) => {
+    run.train(20);
+    const a = run.sample({ prompt: 'abc=', temperature: 1.5, top_p: 0.7, seed: 9, max_new_tokens: 30 });
+    assert.deepEqual(run.sample({ prompt: 'abc=', temperature: 1.5, top_p: 0.7, seed: 9, max_new_tokens: 30 }), a);
+    const tiny = run.sample({ prompt: 'abc=', temperature: 1.5, top_p: 1e-9, seed: 9, max_new_tokens: 30 });
+    assert.equal(tiny.text, run.sample({ prompt: 'abc=', greedy: true, max_new_tokens: 30 }).text);
+    assert.throws(() => run.sample({ prompt: 'ab', top_p: 2 }), (e) => e.field === 'top_p');
+  });
+});
+
 test('sample: greedy is deterministic, seeded sampling repeats, and greedy equals the cache steps', () => {
   withRun(SMALL, (run) => {
     run.train(40);

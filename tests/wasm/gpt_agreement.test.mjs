@@ -98,6 +98,8 @@ async function both(native, session, call) {
     case 'run_prompt': w = session.run_prompt(call.prompt); break;
     case 'attention_maps': w = session.attention_maps_json(); break;
     case 'head_spec': w = session.head_spec(call.layer, call.head); break;
+    case 'next_token': w = session.next_token(JSON.stringify(call.spec)); break;
+    case 'surprisal': w = session.surprisal(JSON.stringify(call.spec)); break;
     case 'tasks': w = M.gpt_tasks_json(); break;
     case 'kernels': w = M.gpt_set_kernels(call.tier); break;
     case 'memory': w = M.gpt_memory_json(JSON.stringify(call.spec)); break;
@@ -141,6 +143,11 @@ for (const c of REFERENCE_CASES) {
       const greedy = await same(native, session, { call: 'sample', spec: { prompt: c.prompt, greedy: true, max_new_tokens: 40 } });
       assert.equal(greedy.ok, true);
       await same(native, session, { call: 'sample', spec: { prompt: c.prompt, temperature: 0.8, top_k: 5, seed: 11, max_new_tokens: 40 } });
+      await same(native, session, { call: 'sample', spec: { prompt: c.prompt, temperature: 1.3, top_p: 0.8, seed: 11, max_new_tokens: 40 } });
+      await same(native, session, { call: 'next_token', spec: { prompt: c.prompt, temperature: 0.9, show: 8 } });
+      await same(native, session, { call: 'next_token', spec: { temperature: 1.7, top_k: 4, top_p: 0.6, show: 8 } });
+      await same(native, session, { call: 'surprisal', spec: { text: c.prompt } });
+      await same(native, session, { call: 'surprisal', spec: { validation: true } });
       await same(native, session, { call: 'generate_start', spec: { prompt: c.prompt, seed: 3 } });
       for (let i = 0; i < 5; i++) await same(native, session, { call: 'generate_next' }, `generate_next ${i + 1}`);
       await same(native, session, { call: 'run_prompt', prompt: c.prompt });

@@ -43,17 +43,18 @@ export const FIELDS = {
   // attention maps and generation
   gen_temperature: { kind: 'float', min: 0.01, max: 10, group: 'gen' },
   gen_top_k: { kind: 'int', min: 0, max: 8192, group: 'gen' },
+  gen_top_p: { kind: 'float', min: 0.01, max: 1, group: 'gen' },
   gen_seed: { kind: 'int', min: 0, max: 2 ** 53, group: 'gen' },
   gen_max: { kind: 'int', min: 1, max: 1000, group: 'gen' },
 };
 export const MODEL_FIELDS = ['n_layer', 'n_head', 'n_embd', 'block_size'];
 export const TRAIN_FIELDS = ['lr', 'batch_size', 'steps', 'seed', 'eval_interval', 'sample_every'];
-export const GEN_FIELDS = ['gen_temperature', 'gen_top_k', 'gen_seed', 'gen_max'];
+export const GEN_FIELDS = ['gen_temperature', 'gen_top_k', 'gen_top_p', 'gen_seed', 'gen_max'];
 
 const DEFAULT_FIELDS = {
   ...Object.fromEntries(Object.entries(PRESETS.tiny).map(([k, v]) => [k, String(v)])),
   lr: '0.003', batch_size: '16', steps: '2000', seed: '1337', eval_interval: '25', sample_every: '50',
-  gen_temperature: '1', gen_top_k: '0', gen_seed: '1', gen_max: '24',
+  gen_temperature: '1', gen_top_k: '0', gen_top_p: '1', gen_seed: '1', gen_max: '24',
 };
 
 export function defaultState() {
@@ -67,6 +68,7 @@ export function defaultState() {
     fields: { ...DEFAULT_FIELDS },
     prompt: '', // attention maps ('' = the task's example)
     gen_prompt: '', // generation ('' = the task's example up to its '=')
+    next_prompt: '', // the next-token panel ('' = the generation's prompt)
     gen_greedy: true,
     lang: 'en',
   };
@@ -91,7 +93,7 @@ export function cleanState(obj) {
       else if (typeof v === 'number' && Number.isFinite(v)) s.fields[k] = String(v);
     }
   }
-  for (const k of ['prompt', 'gen_prompt']) if (typeof obj[k] === 'string' && obj[k].length <= 1000) s[k] = obj[k];
+  for (const k of ['prompt', 'gen_prompt', 'next_prompt']) if (typeof obj[k] === 'string' && obj[k].length <= 1000) s[k] = obj[k];
   if (typeof obj.gen_greedy === 'boolean') s.gen_greedy = obj.gen_greedy;
   if (['en', 'zh'].includes(obj.lang)) s.lang = obj.lang;
   return s;
@@ -227,7 +229,7 @@ export function runSpec(state, values, over = {}) {
 
 // ───────────────────────────── permalink ─────────────────────────────
 
-const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'gen_greedy', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
+const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'next_prompt', 'gen_greedy', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
 
 /** The hash for a state: only what differs from the defaults. */
 export function encodeHash(state) {
@@ -249,6 +251,7 @@ export function encodeHash(state) {
   }
   if (state.prompt) put('prompt', state.prompt);
   if (state.gen_prompt) put('gen_prompt', state.gen_prompt);
+  if (state.next_prompt) put('next_prompt', state.next_prompt);
   if (state.gen_greedy !== d.gen_greedy) put('gen_greedy', String(state.gen_greedy));
   if (state.lang !== d.lang) put('lang', state.lang);
   return parts.length ? `#${parts.join('&')}` : '';
@@ -278,7 +281,7 @@ export function decodeHash(hash) {
     if (got.preset === 'tiny' || got.preset === 'small') st = applyPreset(st, got.preset);
     const obj = { ...st, fields: { ...st.fields } };
     if (SOURCES.includes(got.task)) obj.task = got.task;
-    for (const k of ['mask', 'softmax', 'lang', 'prompt', 'gen_prompt', 'text', 'text_name']) if (got[k] !== undefined) obj[k] = got[k];
+    for (const k of ['mask', 'softmax', 'lang', 'prompt', 'gen_prompt', 'next_prompt', 'text', 'text_name']) if (got[k] !== undefined) obj[k] = got[k];
     if (got.gen_greedy !== undefined) obj.gen_greedy = got.gen_greedy !== 'false' && got.gen_greedy !== '0';
     for (const k of Object.keys(FIELDS)) if (got[k] !== undefined) obj.fields[k] = got[k].slice(0, 40);
     const clean = cleanState(obj);

@@ -58,7 +58,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     rt: newRuntime(),
     worker,
     render,
-    /** The sections by name (main.js fills it): data, training, experiments, maps, generation, checkpoints. */
+    /** The sections by name (main.js fills it): data, training, experiments, maps, next, surprisal, generation, checkpoints. */
     sections: {},
     /** The last hash the page wrote or read (a hashchange to it is the page's own). */
     lastHash: location.hash,
@@ -105,6 +105,8 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     mapsPrompt: () => ctx.state.prompt || defaultPrompt(ctx),
     /** The generation's prompt in the field's form: the learner's, else the task's default. */
     genPrompt: () => ctx.state.gen_prompt || defaultGenPrompt(ctx),
+    /** The next-token panel's prompt in the field's form: the learner's, else the generation's. */
+    nextPrompt: () => ctx.state.next_prompt || ctx.genPrompt(),
 
     /** The samples during training: the generation's prompt, every N steps. */
     sampleSpec(values) {
@@ -128,7 +130,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
 
     /** Every section that depends on the run (cheap: each writes only what changed). */
     refreshRun() {
-      for (const k of ['training', 'maps', 'generation', 'checkpoints']) ctx.sections[k].refresh();
+      for (const k of ['training', 'maps', 'next', 'surprisal', 'generation', 'checkpoints']) ctx.sections[k].refresh();
     },
 
     /** Writes the state into the link (replaceState, at most one write per 150 ms of typing). */

@@ -3,10 +3,14 @@
 // new row outlined and labelled), each step's `base` and the one query row that attends over
 // base + 1 keys (its weights per head, as numbers), and beside it the largest difference between
 // the logits computed with the cache and those of a full forward pass over the same context
-// (0, or float rounding: ≤ 1e-5 is marked as agreeing, in text). Every number comes from the core
+// (0, or float rounding: ≤ 1e-5 is marked as agreeing, in text). Each generated token carries the
+// probability it was drawn with; choosing one shows the distribution it was drawn from (its
+// temperature, top-k and top-p, the bars) and the draw (the uniform number, the coin, the token's
+// segment). Every number comes from the core
 // (the worker's gen_start / gen_next answers); this file only lays them out.
 import { heat, tokenLabel } from './maps.js';
 import { el } from '../ui.js';
+import { barsTable, fillBars, factsText, pct } from './next-bars.js';
 
 export const KV_TOLERANCE = 1e-5;
 
@@ -72,6 +76,7 @@ export class KvView {
     this.model = null; // {n_layer, n_head, n_embd, vocab}
     this.promptLength = 0;
     this.allText = '';
+    this.selected = -1; // the step whose draw is shown (-1: the newest)
   }
 
   get root() { return this._root; }
@@ -85,6 +90,7 @@ export class KvView {
     this.history = [];
     this.last = null;
     this.allText = '';
+    this.selected = -1;
     this.root.replaceChildren();
   }
 
@@ -92,6 +98,7 @@ export class KvView {
   start(g, model, prompt) {
     this.model = model;
     this.history = [];
+    this.selected = -1;
     this.promptLength = g.cache_length;
     this.allText = prompt;
     this.layer = Math.min(this.layer, model.n_layer - 1);
@@ -101,9 +108,41 @@ export class KvView {
   /** One more token's answer. */
   push(g, first = false) {
     if (!first) this.allText += g.text;
-    this.history.push({ n: this.history.length, token: first ? null : g.text, base: g.base, keys: g.base + 1, diff: g.max_abs_diff, rebuilt: g.rebuilt });
+    this.history.push({ n: this.history.length, token: first ? null : g.text, base: g.base, keys: g.base + 1, diff: g.max_abs_diff, rebuilt: g.rebuilt,
+      draw: g.draw ?? null, distribution: g.distribution ?? null });
     this.last = g;
     this.render();
+  }
+
+  /** The step whose draw is shown: the one chosen, else the newest that drew. */
+  shownDraw() {
+    const chosen = this.history[this.selected];
+    if (chosen?.draw) return chosen;
+    for (let i = this.history.length - 1; i >= 0; i--) if (this.history[i].draw) return this.history[i];
+    return null;
+  }
+
+  /** What the shown step's token was drawn from, and the draw. */
+  drawView() {
+    const { t } = this.opts;
+    const s = this.shownDraw();
+    if (!s) return null;
+    const d = s.draw;
+    const a = { ...s.distribution, vocab_size: this.model.vocab?.length ?? '' };
+    const box = el('section', 'tr-kv-draw');
+    box.setAttribute('aria-labelledby', 'tr-kv-draw-h');
+    const h = el('h4', 'tr-h4', t('kv.drawTitle', { n: s.n, tok: tokenLabel(s.token), p: pct(d.p) }));
+    h.id = 'tr-kv-draw-h';
+    box.append(h, el('p', 'tr-next-facts', factsText(t, a)));
+    const f = (x) => Number(x.toPrecision(5));
+    box.append(el('p', 'tr-kv-explain', d.greedy ? t('kv.drawGreedy', { tok: tokenLabel(s.token) })
+      : t('kv.drawExplain', { u: f(d.u), sum: f(d.sum), coin: f(d.coin), tok: tokenLabel(s.token), from: f(d.from), to: f(d.to), kept: d.kept })));
+    const table = barsTable(t, t('kv.drawTable', { n: s.n }));
+    fillBars(table, t, a, d.token);
+    const sc = el('div', 'tr-scroll');
+    sc.append(table);
+    box.append(sc);
+    return box;
   }
 
   render() {
@@ -245,8 +284,20 @@ export class KvView {
     for (const s of this.history) {
       const tr = el('tr');
       const okRow = s.diff <= KV_TOLERANCE;
-      tr.append(el('td', 'tr-num', String(s.n)), el('td', 'tr-mono', s.token == null ? t('kv.promptRow') : tokenLabel(s.token)),
-        el('td', 'tr-num', String(s.base)), el('td', 'tr-num', String(s.keys)));
+      const tokCell = el('td', 'tr-mono');
+      if (s.token == null) tokCell.textContent = t('kv.promptRow');
+      else if (!s.draw) tokCell.textContent = tokenLabel(s.token);
+      else {
+        // the token with the probability it was drawn with: a button that shows what it was drawn from
+        const b = el('button', 'tr-kv-drawn', `${tokenLabel(s.token)} ${pct(s.draw.p)}`);
+        b.type = 'button';
+        b.setAttribute('aria-pressed', String(s === this.shownDraw()));
+        b.setAttribute('aria-label', t('kv.drawnLabel', { n: s.n, tok: tokenLabel(s.token), p: pct(s.draw.p) }));
+        b.addEventListener('click', () => { this.selected = s.n; this.render(); document.querySelector(`.tr-kv-drawn[data-n="${s.n}"]`)?.focus(); });
+        b.dataset.n = String(s.n);
+        tokCell.append(b);
+      }
+      tr.append(el('td', 'tr-num', String(s.n)), tokCell, el('td', 'tr-num', String(s.base)), el('td', 'tr-num', String(s.keys)));
       const d = el('td', `tr-num ${okRow ? 'is-ok' : 'is-bad'}`, `${diffText(s.diff)} ${okRow ? '✓' : '✗'}`);
       d.dataset.diff = String(s.diff);
       tr.append(d);
@@ -256,6 +307,8 @@ export class KvView {
     ht.append(hhead, hb);
     hs.append(ht);
     hist.append(hs);
+    const drawBox = this.drawView();
+    if (drawBox) hist.append(drawBox);
     // the newest step in view, in the next frame (its layout is done then anyway: no extra one now)
     requestAnimationFrame(() => { hs.scrollTop = hs.scrollHeight; });
 

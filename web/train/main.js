@@ -6,11 +6,11 @@
 //
 // This file only wires the page: it reads the state (the link, else the defaults and the
 // remembered language), makes the context the sections share (context.js), renders the header,
-// the six sections and the footer, routes the workers' events to their sections, follows the
+// the eight sections and the footer, routes the workers' events to their sections, follows the
 // link, and starts the worker. The sections, one module each, a class with the same interface
 // (new XSection(ctx); render() → element, mounted() if it needs the document, refresh(),
 // onMessage(m) for a worker's events): section-data.js, section-training.js, section-experiments.js, section-maps.js,
-// section-generation.js, section-checkpoints.js. Their pieces: config.js (the state, per-field
+// section-next-token.js, section-surprisal.js, section-generation.js, section-checkpoints.js. Their pieces: config.js (the state, per-field
 // validation, the run spec, the permalink), fields.js (the form's pieces), client.js (requests to
 // the worker), chart.js (uPlot loss charts), maps.js (attention maps, stepper links), kv.js (the
 // KV-cache view), experiments.js (the experiment's sentence), i18n.js (English and 中文),
@@ -27,6 +27,8 @@ import { DataSection } from './section-data.js';
 import { TrainingSection } from './section-training.js';
 import { ExperimentsSection } from './section-experiments.js';
 import { MapsSection } from './section-maps.js';
+import { NextTokenSection } from './section-next-token.js';
+import { SurprisalSection } from './section-surprisal.js';
 import { GenerationSection } from './section-generation.js';
 import { CheckpointsSection } from './section-checkpoints.js';
 
@@ -45,6 +47,8 @@ const sections = {
   training: new TrainingSection(ctx),
   experiments: new ExperimentsSection(ctx),
   maps: new MapsSection(ctx),
+  next: new NextTokenSection(ctx),
+  surprisal: new SurprisalSection(ctx),
   generation: new GenerationSection(ctx),
   checkpoints: new CheckpointsSection(ctx),
 };
@@ -146,6 +150,7 @@ try {
   // the prompts the learner left empty: the task's defaults, known now
   sections.maps.followTask();
   sections.generation.followTask();
+  sections.next.followTask();
   sections.data.refresh();
   ctx.refreshRun();
 } catch (e) {

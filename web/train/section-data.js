@@ -36,6 +36,7 @@ export class DataSection extends Section {
       // prompts that were the old task's defaults follow the new task
       this.ctx.sections.maps.followTask();
       this.ctx.sections.generation.followTask();
+      this.ctx.sections.next.followTask();
       this.dom.textBox.hidden = this.ctx.state.task !== 'text';
       this.refreshTaskAbout();
       this.ctx.formChanged();

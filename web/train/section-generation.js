@@ -1,5 +1,5 @@
 // section-generation.js — the training page's "generation" section (#tr-gen): a prompt and the
-// sampling options (greedy, or temperature and top-k; the seed; how many tokens), then one token
+// sampling options (greedy, or temperature, top-k and top-p; the seed; how many tokens), then one token
 // at a time (Next) or one every 350 ms (Play), with the KV cache made visible (kv.js). Generation
 // needs a model and waits while it trains.
 //
@@ -69,7 +69,7 @@ export class GenerationSection extends Section {
     const v = this.ctx.validated().values;
     const greedy = this.ctx.state.gen_greedy;
     const out = { prompt: fromField(this.ctx.genPrompt()), max_new_tokens: v.gen_max ?? 24, greedy, seed: v.gen_seed ?? 1 };
-    if (!greedy) { out.temperature = v.gen_temperature ?? 1; out.top_k = v.gen_top_k ?? 0; }
+    if (!greedy) { out.temperature = v.gen_temperature ?? 1; out.top_k = v.gen_top_k ?? 0; out.top_p = v.gen_top_p ?? 1; }
     return out;
   }
 
@@ -138,7 +138,7 @@ export class GenerationSection extends Section {
     dom.next.disabled = !can || !rt.gen.active || rt.gen.playing || rt.gen.generated >= rt.gen.max;
     dom.play.disabled = !can || !rt.gen.active || (!rt.gen.playing && rt.gen.generated >= rt.gen.max);
     dom.play.textContent = rt.gen.playing ? t('gen.stop') : t('gen.play');
-    for (const k of ['gen_temperature', 'gen_top_k']) {
+    for (const k of ['gen_temperature', 'gen_top_k', 'gen_top_p']) {
       const inp = document.getElementById(`tr-f-${k}`);
       if (inp) inp.disabled = this.ctx.state.gen_greedy;
     }

@@ -167,6 +167,8 @@ export class TrainingSection extends Section {
     rt.maps = null;
     this.ctx.sections.maps.clear();
     this.ctx.sections.generation.reset();
+    this.ctx.sections.next.reset();
+    this.ctx.sections.surprisal.reset();
     this.ctx.refreshRun();
   }
 

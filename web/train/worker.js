@@ -16,6 +16,8 @@
 // info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
 // each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
 // {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH]};
+// next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
+// surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays).
@@ -64,7 +66,7 @@ const copy = (a) => (a ? Float32Array.from(a) : new Float32Array(0));
 function genInfo(s) {
   const out = {
     token: s.token, text: s.text, base: s.base, cache_length: s.cache_length, rebuilt: s.rebuilt,
-    generated: s.generated, tokens: s.tokens, max_abs_diff: s.max_abs_diff,
+    generated: s.generated, tokens: s.tokens, max_abs_diff: s.max_abs_diff, draw: s.draw, distribution: s.distribution,
     logits: copy(s.logits), full_logits: copy(s.full_logits), cache_attention: copy(s.cache_attention),
     cache_keys: copy(s.cache_keys), cache_values: copy(s.cache_values),
   };
@@ -119,6 +121,8 @@ const ops = {
     const weights = copy(res.weights);
     return { transfer: [weights.buffer], value: { tokens: res.tokens, T: res.T, n_layer: res.n_layer, n_head: res.n_head, weights, specs } };
   },
+  next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
+  surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
   gen_start({ run: name, spec }) {
     const g = genInfo(need(name).run.generateStart(spec));
     return { transfer: transfers(g), value: g };

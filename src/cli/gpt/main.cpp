@@ -6,7 +6,7 @@
 //   gpt tasks                                the built-in tasks
 //   gpt train -o FILE.safetensors [options]  a new run; checkpoints every --checkpoint-interval
 //   gpt resume FILE.safetensors [--steps N]  continue a run (bit for bit as if never stopped)
-//   gpt sample FILE --prompt TEXT            text from the model (greedy, temperature, top-k)
+//   gpt sample FILE --prompt TEXT            text from the model (greedy, temperature, top-k, top-p)
 //   gpt eval FILE                            the validation loss
 //   gpt inspect FILE                         config, vocabulary, step, every tensor's name and shape
 //   gpt attention FILE --prompt TEXT [--head L.H]   attention maps, or one head's stepper spec (L, H from 1)

@@ -27,7 +27,7 @@ using json::Value;
 struct SampleArgs {
   std::string file, prompt;
   long long max_new_tokens = 200, top_k = 0, seed = 1;
-  double temperature = 1.0;
+  double temperature = 1.0, top_p = 1.0;
   bool greedy = false, json = false;
 };
 
@@ -47,6 +47,7 @@ int cmd_sample(const SampleArgs& a) {
   o.max_new_tokens = static_cast<int>(a.max_new_tokens);
   o.temperature = static_cast<float>(a.temperature);
   o.top_k = static_cast<int>(a.top_k);
+  o.top_p = static_cast<float>(a.top_p);
   o.greedy = a.greedy;
   o.seed = static_cast<uint64_t>(a.seed);
   Generator g(*m.model, ids, o);  // validates the options and the prompt
@@ -276,6 +277,9 @@ Command add_sample(CLI::App& app) {
   sample->add_option("-n,--max-new-tokens", a->max_new_tokens, "characters to generate (default 200)");
   sample->add_option("-t,--temperature", a->temperature, "divide the logits by this before sampling (default 1)");
   sample->add_option("-k,--top-k", a->top_k, "sample among the k most likely characters only (default 0: all)");
+  sample->add_option("--top-p", a->top_p,
+                     "sample among the smallest set of the most likely characters whose probabilities reach p, after "
+                     "--top-k (default 1: all)");
   sample->add_flag("-g,--greedy", a->greedy, "always take the most likely character");
   sample->add_option("--seed", a->seed, "the sampling seed (default 1)");
   sample->add_flag("--json", a->json, "print {\"ok\":true,\"text\",\"new_text\",\"tokens\"}");
