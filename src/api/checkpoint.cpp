@@ -331,6 +331,9 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("mask", a.mask == MaskVariant::strict ? "strict" : "inclusive",
       b.mask == MaskVariant::strict ? "strict" : "inclusive");
   add("softmax", a.stable_softmax ? "stable" : "naive", b.stable_softmax ? "stable" : "naive");
+  add("activation", activation_name(a.activation), activation_name(b.activation));
+  add("ln_eps", format_float(a.ln_eps), format_float(b.ln_eps));
+  add("bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
   return out;
 }
 
