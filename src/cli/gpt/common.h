@@ -41,7 +41,12 @@ struct Checkpoint {
   std::string bytes;
   TrainState state;
 };
+// Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
+// its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks): its bytes are
+// then the model-only checkpoint `gpt import` writes.
 Checkpoint read_checkpoint(const std::string& path);
+// nanoGPT's ckpt.pt as a model-only state; `meta` its meta.pkl, or "" to look for one as above.
+TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta);
 
 // A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
 // samples without its text).

@@ -121,13 +121,18 @@ int cmd_inspect(const std::string& file, bool json) {
     v.set("format_version", meta("format_version"));
     v.set("config", config_json(c));
     v.set("n_params", static_cast<long long>(c.num_parameters()));
-    v.set("data", data_source_json(s));
-    v.set("vocab", token_labels(tok, all));
-    v.set("step", static_cast<long long>(s.step));
-    v.set("steps", s.train.steps);
-    v.set("val_loss", s.last_val_loss < 0 ? Value() : Value::f32(s.last_val_loss));
-    v.set("train", train_config_json(s.train));
-    v.set("seed", std::to_string(s.train.seed));
+    if (s.model_only()) {  // a model trained elsewhere: no training state
+      v.set("source", s.source);
+      v.set("vocab", token_labels(tok, all));
+    } else {
+      v.set("data", data_source_json(s));
+      v.set("vocab", token_labels(tok, all));
+      v.set("step", static_cast<long long>(s.step));
+      v.set("steps", s.train.steps);
+      v.set("val_loss", s.last_val_loss < 0 ? Value() : Value::f32(s.last_val_loss));
+      v.set("train", train_config_json(s.train));
+      v.set("seed", std::to_string(s.train.seed));
+    }
     Value list = Value::array();
     for (const safetensors::TensorInfo& e : st.tensors) {
       Value& t = list.push(Value::object());
@@ -158,8 +163,12 @@ int cmd_inspect(const std::string& file, bool json) {
             << meta("format") << " version " << meta("format_version") << ")\n"
             << "model       " << describe_config(c) << "; mask " << (c.mask == MaskVariant::strict ? "strict" : "inclusive")
             << ", softmax " << (c.stable_softmax ? "stable" : "naive") << "\n"
-            << "parameters  " << with_commas(c.num_parameters()) << preset << "\n"
-            << "data        " << describe_data(s)
+            << "parameters  " << with_commas(c.num_parameters()) << preset << "\n";
+  if (s.model_only()) {
+    std::cout << "source      " << s.source << " (a model only: no training state)\n"
+              << "vocab       " << tok.vocab_size() << " characters: " << vocab << "\n";
+  } else {
+    std::cout << "data        " << describe_data(s)
             << (s.task.empty() ? " (fingerprint " + s.text_fingerprint + ")" : std::string()) << "\n"
             << "vocab       " << tok.vocab_size() << " characters: " << vocab << "\n"
             << "step        " << s.step << " of " << t.steps
@@ -170,8 +179,9 @@ int cmd_inspect(const std::string& file, bool json) {
             << t.warmup_steps << " steps, cosine to " << format_float(t.min_lr) << "), weight_decay "
             << format_float(t.weight_decay) << ", beta1 " << format_float(t.beta1) << ", beta2 "
             << format_float(t.beta2) << ", grad_clip " << format_float(t.grad_clip) << ", eval every "
-            << t.eval_interval << " steps (at most " << t.eval_batches << " batches), seed " << t.seed << "\n"
-            << "tensors     " << st.tensors.size() << "\n";
+            << t.eval_interval << " steps (at most " << t.eval_batches << " batches), seed " << t.seed << "\n";
+  }
+  std::cout << "tensors     " << st.tensors.size() << "\n";
   size_t wide = 0;
   for (const safetensors::TensorInfo& e : st.tensors) wide = std::max(wide, e.name.size());
   for (const safetensors::TensorInfo& e : st.tensors)
