@@ -101,13 +101,17 @@ struct Archive {
     if (s.s != "float32" && s.s != "bfloat16" && s.s != "float16")
       fail(name, "tensor " + tensor + " is " + s.s + ": a model's weights are read from float32, bfloat16 or float16");
     const int size = pickle::dtype_size(s.s);
+    // Sizes, strides and the storage within what a file can hold (no overflow below).
+    const int64_t big = int64_t(1) << 40;
+    if (s.i > static_cast<int64_t>(bytes.size()) || t.offset > big)
+      fail(name, "tensor " + tensor + " claims a storage of " + std::to_string(s.i) + " elements at offset " +
+                     std::to_string(t.offset) + ", more than the file holds");
     int64_t numel = 1, last = t.offset;
     for (size_t d = 0; d < t.shape.size(); ++d) {
-      if (t.shape[d] > (int64_t(1) << 40)) fail(name, "tensor " + tensor + " has an absurd size " + shape_text(t.shape));
+      if (t.shape[d] > big || t.stride[d] > big || (t.shape[d] && numel > big / t.shape[d]))
+        fail(name, "tensor " + tensor + " has an absurd size " + shape_text(t.shape) + " or stride");
       numel *= t.shape[d];
-      if (t.shape[d] == 0) numel = 0;
-      last += (t.shape[d] - 1) * t.stride[d];
-      if (numel > (int64_t(1) << 40)) fail(name, "tensor " + tensor + " has an absurd size " + shape_text(t.shape));
+      if (t.shape[d]) last += (t.shape[d] - 1) * t.stride[d];
     }
     if (numel > 0 && last >= s.i)
       fail(name, "tensor " + tensor + " " + shape_text(t.shape) + " reaches element " + std::to_string(last) +
@@ -225,6 +229,10 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   TrainState& s = out.state;
   s.model = config_of(p, need_key(p, top, "model_args", name, "the checkpoint"), name);
   std::map<std::string, const Object*> tensors = tensors_of(p, *p.get(top, "model"), name);
+  // Before allocating: the weights must fit in the file (2 bytes each at least, bfloat16's).
+  if (static_cast<uint64_t>(s.model.num_parameters()) * 2 > bytes.size())
+    fail(name, "model_args (" + args_text(s.model) + ") describe " + std::to_string(s.model.num_parameters()) +
+                   " parameters, more than a file of " + std::to_string(bytes.size()) + " bytes holds");
   s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.0f);
   for (const ParamTensor& t : param_tensors(s.model)) {
     const auto it = tensors.find(t.name);
