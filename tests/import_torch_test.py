@@ -167,6 +167,18 @@ def main():
         check_logits(gpt, out, model, prompt, name + " imported")
         run([sys.executable, os.path.join(HERE, "..", "scripts", "gpt_torch.py"), out, "--prompt", prompt, "--check",
              "--gpt", gpt])
+        # the other commands that read a model take the ckpt.pt as it is
+        info = json.loads(run([gpt, "inspect", ckpt, "--json"]).stdout)
+        want = dict(n_layer=2, n_head=4, n_embd=32, block_size=16, vocab_size=len(CHARS))
+        if any(info["config"][k] != v for k, v in want.items()) or info["config"].get("bias", True) != bias or \
+                info["source"] != "nanoGPT out-shakespeare-char/ckpt.pt, iter 250" or "".join(info["vocab"]) != "".join(CHARS):
+            failures.append(f"{name}: inspect says {info}")
+        spec = json.loads(run([gpt, "attention", ckpt, "--prompt", prompt, "--head", "2.3"]).stdout)
+        if len(spec["Q"]) != len(prompt):
+            failures.append(f"{name}: attention --head gave {len(spec['Q'])} rows of Q for {len(prompt)} tokens")
+        for cmd in (["resume", ckpt, "--steps", "10"], ["eval", out]):
+            if "holds a model only" not in run([gpt] + cmd, expect=1).stderr:
+                failures.append(f"{name}: {cmd[0]} of a model-only file is not refused as such")
 
     # ---------------------------------------------------------------- refusals
     good = os.path.join(work, "f32_bias", "out-shakespeare-char", "ckpt.pt")

@@ -260,7 +260,10 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   if (!tensors.empty())
     fail(name, "the state dict holds a tensor " + tensors.begin()->first +
                    " that nanoGPT's GPT (with these model_args: " + args_text(s.model) + ") does not have");
-  s.source = "nanoGPT " + name;
+  // where it came from: the file's folder and name (out-shakespeare-char/ckpt.pt), not the whole path
+  size_t cut = name.rfind('/');
+  if (cut != std::string::npos && cut > 0) cut = name.rfind('/', cut - 1);
+  s.source = "nanoGPT " + (cut == std::string::npos ? name : name.substr(cut + 1));
   if (const Object* iter = p.get(top, "iter_num"); iter && iter->kind == Kind::integer)
     s.source += ", iter " + std::to_string(iter->i);
   if (const Object* config = p.get(top, "config"); config && config->kind == Kind::dict)

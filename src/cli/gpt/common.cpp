@@ -109,12 +109,14 @@ Checkpoint read_checkpoint(const std::string& path) {
   } catch (const InputError& e) {
     throw CliError(e.what());
   }
+  c.file_bytes = c.bytes.size();
   // A model trained elsewhere (nanoGPT's ckpt.pt) is read as the model-only file `gpt import`
   // would write.
   if (is_torch_zip(c.bytes)) {
     try {
       c.state = import_model(path, c.bytes, "");
       c.bytes = save_checkpoint(c.state);
+      c.imported = "nanoGPT's ckpt.pt";
     } catch (const CliError&) {
       throw;
     } catch (const InputError& e) {
@@ -129,6 +131,12 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw CliError(path + ": " + e.what());
   }
   return c;
+}
+
+void require_training_state(const std::string& file, const TrainState& s, const char* what) {
+  if (s.model_only())
+    throw CliError(file + " holds a model only (" + s.source + "), with no training state or data to " + what +
+                   ": sample from it, look at its attention or logits, or train a new run");
 }
 
 LoadedModel load_model(const std::string& path) {

@@ -38,13 +38,18 @@ void check_writable(const std::string& path, const char* what);
 // A checkpoint's bytes and what they hold. Throws CliError: the file's errors, and the core's
 // about its insides after the path ("a.safetensors: tensor …").
 struct Checkpoint {
-  std::string bytes;
+  std::string bytes;     // a safetensors checkpoint (for a ckpt.pt: the model-only file it converts to)
   TrainState state;
+  uint64_t file_bytes = 0;  // the file's size
+  std::string imported;  // what the file was, if converted ("nanoGPT's ckpt.pt"); empty otherwise
 };
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks): its bytes are
 // then the model-only checkpoint `gpt import` writes.
 Checkpoint read_checkpoint(const std::string& path);
+// Refuses (CliError) a model-only file (an imported model) for a command that needs a run's
+// training state and data: `what` is what the command does ("resume").
+void require_training_state(const std::string& file, const TrainState& s, const char* what);
 // nanoGPT's ckpt.pt as a model-only state; `meta` its meta.pkl, or "" to look for one as above.
 TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta);
 

@@ -75,6 +75,7 @@ struct EvalArgs {
 
 int cmd_eval(const EvalArgs& a) {
   const TrainState s = read_checkpoint(a.file).state;
+  require_training_state(a.file, s, "evaluate");
   const std::string text = run_text(a.file, s, a.text_file);
   if (a.text_file.empty() && s.task.empty())
     throw InputError(a.file + " was trained on the text " + json_quoted(s.text_name) +
@@ -116,7 +117,8 @@ int cmd_inspect(const std::string& file, bool json) {
   if (json) {
     Value v = Value::object();
     v.set("file", file);
-    v.set("bytes", static_cast<long long>(ck.bytes.size()));
+    v.set("bytes", static_cast<long long>(ck.file_bytes));
+    if (!ck.imported.empty()) v.set("imported", ck.imported);
     v.set("format", meta("format"));
     v.set("format_version", meta("format_version"));
     v.set("config", config_json(c));
@@ -159,8 +161,11 @@ int cmd_inspect(const std::string& file, bool json) {
     vocab = json_quoted(vocab);
   }
   const TrainConfig& t = s.train;
-  std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.bytes.size())) << " bytes, "
-            << meta("format") << " version " << meta("format_version") << ")\n"
+  std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.file_bytes)) << " bytes, "
+            << (ck.imported.empty() ? meta("format") + " version " + meta("format_version")
+                                    : ck.imported + ", read as a model-only " + meta("format") + " version " +
+                                          meta("format_version"))
+            << ")\n"
             << "model       " << describe_config(c) << "; mask " << (c.mask == MaskVariant::strict ? "strict" : "inclusive")
             << ", softmax " << (c.stable_softmax ? "stable" : "naive") << "\n"
             << "parameters  " << with_commas(c.num_parameters()) << preset << "\n";
