@@ -30,16 +30,12 @@ import subprocess
 import sys
 import zipfile
 
-try:
-    import torch
-except ImportError:
-    print("import_torch: skipped: PyTorch is not installed for " + sys.executable +
-          " (Debian: apt-get install python3-torch)")
-    sys.exit(77)
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
-import gpt_torch  # noqa: E402  (the independent PyTorch GPT, nanoGPT's module names)
+# The independent PyTorch GPT (nanoGPT's module names). Without PyTorch it says so and exits 77,
+# which ctest reports as skipped.
+import gpt_torch  # noqa: E402
+import torch  # noqa: E402
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll: Speak, speak.\n"
 CHARS = sorted(set(TEXT))

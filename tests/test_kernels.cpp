@@ -529,8 +529,9 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       });
     }
 
-  for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
-    Vec x = random_vec(g, n, -7.0f, 7.0f);
+  // An activation's inputs: uniform in (−lim, lim), and for n > 10 the signed zeros, ±30 and a tiny one.
+  auto activation_inputs = [&](int n, float lim) {
+    Vec x = random_vec(g, n, -lim, lim);
     if (n > 10) {
       x[0] = 0.0f;
       x[1] = -0.0f;
@@ -538,6 +539,10 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       x[3] = -30.0f;
       x[4] = 1e-8f;
     }
+    return x;
+  };
+  for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
+    const Vec x = activation_inputs(n, 7.0f);
     const Vec dout = random_vec(g, n), d0 = random_vec(g, n);
     Vec ro(n), rd = d0;
     R.gelu_forward(ro.data(), x.data(), n);
@@ -566,14 +571,7 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
   // GPT-2's GELU (the tanh approximation): the reference's formula x·σ(2u) on vectors, exp within
   // 4 ulp and u's few roundings, magnified by |2u| in e^(−2u)
   for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
-    Vec x = random_vec(g, n, -9.0f, 9.0f);
-    if (n > 10) {
-      x[0] = 0.0f;
-      x[1] = -0.0f;
-      x[2] = 30.0f;
-      x[3] = -30.0f;
-      x[4] = 1e-8f;
-    }
+    const Vec x = activation_inputs(n, 9.0f);
     const Vec dout = random_vec(g, n), d0 = random_vec(g, n);
     Vec ro(n), rd = d0;
     R.gelu_new_forward(ro.data(), x.data(), n);

@@ -734,19 +734,30 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
   }
 }
 
-// ---------------------------------------------------------------- GELU (exact, erf)
+// ---------------------------------------------------------------- GELU (exact, erf; GPT-2's tanh)
+// An elementwise activation on vectors (the tail a partial vector): out = f(x); dinp += f'(x)·dout.
+
+template <class F>
+AP_INLINE void map_forward(float* out, const float* inp, int N, F f) {
+  int i = 0;
+  for (; i + W <= N; i += W) V::store(out + i, f(V::load(inp + i)));
+  if (i < N) V::store_partial(out + i, f(V::load_partial(inp + i, N - i)), N - i);
+}
+
+template <class G>
+AP_INLINE void map_backward(float* dinp, const float* inp, const float* dout, int N, G grad) {
+  int i = 0;
+  for (; i + W <= N; i += W) V::store(dinp + i, V::fmadd(grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
+  if (i < N) {
+    const int n = N - i;
+    V::store_partial(
+        dinp + i, V::fmadd(grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n), V::load_partial(dinp + i, n)), n);
+  }
+}
 
 void gelu_forward(float* out, const float* inp, int N) {
   const VT half = V::set1(0.5f), one = V::set1(1.0f), s2 = V::set1(0.70710678118654752f);
-  int i = 0;
-  for (; i + W <= N; i += W) {
-    const VT x = V::load(inp + i);
-    V::store(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))));
-  }
-  if (i < N) {
-    const VT x = V::load_partial(inp + i, N - i);
-    V::store_partial(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))), N - i);
-  }
+  map_forward(out, inp, N, [&](VT x) { return V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))); });
 }
 
 AP_INLINE VT gelu_grad(VT x) {  // Φ(x) + x·φ(x)
@@ -756,36 +767,17 @@ AP_INLINE VT gelu_grad(VT x) {  // Φ(x) + x·φ(x)
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
-  int i = 0;
-  for (; i + W <= N; i += W)
-    V::store(dinp + i, V::fmadd(gelu_grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
-  if (i < N) {
-    const int n = N - i;
-    V::store_partial(dinp + i,
-                     V::fmadd(gelu_grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n),
-                              V::load_partial(dinp + i, n)),
-                     n);
-  }
+  map_backward(dinp, inp, dout, N, [](VT x) { return gelu_grad(x); });
 }
 
-// ---------------------------------------------------------------- GELU (GPT-2's tanh approximation)
-// The reference's formula, x·σ(2u) = x / (1 + e^(−2u)), u = √(2/π)(x + 0.044715x³), on vectors.
-
+// GPT-2's: the reference's formula, x·σ(2u) = x / (1 + e^(−2u)), u = √(2/π)(x + 0.044715x³).
 AP_INLINE VT gelu_new_sigma(VT x) {  // σ(2u)
   const VT u = V::mul(V::set1(0.7978845608028654f), V::add(x, V::mul(V::set1(0.044715f), V::mul(x, V::mul(x, x)))));
   return V::div(V::set1(1.0f), V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), u))));
 }
 
 void gelu_new_forward(float* out, const float* inp, int N) {
-  int i = 0;
-  for (; i + W <= N; i += W) {
-    const VT x = V::load(inp + i);
-    V::store(out + i, V::mul(x, gelu_new_sigma(x)));
-  }
-  if (i < N) {
-    const VT x = V::load_partial(inp + i, N - i);
-    V::store_partial(out + i, V::mul(x, gelu_new_sigma(x)), N - i);
-  }
+  map_forward(out, inp, N, [](VT x) { return V::mul(x, gelu_new_sigma(x)); });
 }
 
 AP_INLINE VT gelu_new_grad(VT x) {  // σ + x·σ(1 − σ)·2u′
@@ -795,16 +787,7 @@ AP_INLINE VT gelu_new_grad(VT x) {  // σ + x·σ(1 − σ)·2u′
 }
 
 void gelu_new_backward(float* dinp, const float* inp, const float* dout, int N) {
-  int i = 0;
-  for (; i + W <= N; i += W)
-    V::store(dinp + i, V::fmadd(gelu_new_grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
-  if (i < N) {
-    const int n = N - i;
-    V::store_partial(dinp + i,
-                     V::fmadd(gelu_new_grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n),
-                              V::load_partial(dinp + i, n)),
-                     n);
-  }
+  map_backward(dinp, inp, dout, N, [](VT x) { return gelu_new_grad(x); });
 }
 
 // ---------------------------------------------------------------- cross-entropy
