@@ -139,6 +139,84 @@ def evil_zip(path, data_pkl):
         z.writestr("archive/version", "3\n")
 
 
+# ---------------------------------------------------------------- Hugging Face's GPT-2 layout
+
+HF_VOCAB = 300
+CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def write_hf(folder, model, dtype, prefix, config):
+    """model.safetensors in HF's GPT-2 layout (Conv1D weights in × out, the mask buffers, no lm_head)
+    and its config.json; the model PyTorch runs gets the weights as stored."""
+    os.makedirs(folder, exist_ok=True)
+    tensors = []
+    bs = config["n_positions"]
+    for k, v in model.state_dict().items():
+        if k == "lm_head.weight":
+            continue  # tied to wte: HF's files leave it out
+        name = prefix + k[len("transformer."):]
+        tensors.append((name, (v.t() if k.endswith(CONV1D) else v).contiguous().to(dtype)))
+        if k.endswith("attn.c_proj.bias"):
+            tensors.append((name.replace("c_proj.bias", "bias"), torch.tril(torch.ones(bs, bs)).view(1, 1, bs, bs)))
+            tensors.append((name.replace("c_proj.bias", "masked_bias"), torch.tensor(-1e4)))
+    names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, t in tensors:
+        raw = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f)
+    with torch.no_grad():
+        for k, p in model.state_dict().items():
+            p.copy_(p.to(dtype).float())
+    return os.path.join(folder, "model.safetensors")
+
+
+def hf_cases(gpt, work):
+    ids = [5, 299, 17, 42, 0, 256, 3, 77, 150, 9]
+    config = {"model_type": "gpt2", "n_layer": 2, "n_head": 4, "n_embd": 32, "n_positions": 16, "n_ctx": 16,
+              "vocab_size": HF_VOCAB, "layer_norm_epsilon": 1e-6, "activation_function": "gelu_new", "n_inner": None}
+    for n, (name, dtype, prefix) in enumerate([("hf_f32", torch.float32, ""), ("hf_f16_prefixed", torch.float16, "transformer.")]):
+        cfg = dict(n_layer=2, n_head=4, n_embd=32, block_size=16, vocab_size=HF_VOCAB, mask="strict",
+                   softmax="stable", activation="gelu_new", ln_eps=1e-6)
+        torch.manual_seed(20 + n)
+        model = gpt_torch.GPT(cfg)
+        with torch.no_grad():
+            for pname, p in model.named_parameters():
+                p.copy_(1.0 + 0.2 * torch.randn_like(p) if "ln_" in pname and pname.endswith("weight")
+                        else 0.3 * torch.randn_like(p))
+        model.eval()
+        file = write_hf(os.path.join(work, name), model, dtype, prefix, config)
+        ours = json.loads(run([gpt, "logits", file, "--ids", ",".join(map(str, ids))]).stdout)
+        with torch.no_grad():
+            theirs = model(torch.tensor([ids]))[0].double()
+        diff = (torch.tensor(ours["logits"], dtype=torch.float64) - theirs).abs().max().item()
+        print(f"{name}: max |gpt − PyTorch| = {diff:.3g} (largest |logit| {theirs.abs().max().item():.3g})")
+        if not diff <= TOLERANCE:
+            failures.append(f"{name}: logits differ by {diff}")
+        info = json.loads(run([gpt, "inspect", file, "--json"]).stdout)
+        if info["config"].get("activation") != "gelu_new" or info["vocab"] is not None:
+            failures.append(f"{name}: inspect says {info['config']}, vocab {info['vocab']}")
+    folder = os.path.join(work, "hf_f32")
+    for key, value, needle in [("activation_function", "relu", "\"activation_function\" is \"relu\""),
+                               ("n_positions", 32, "has shape [16, 32] but"),
+                               ("model_type", "llama", "only GPT-2's")]:
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict(config, **{key: value}), f)
+        refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], needle, "config " + key)
+    os.remove(os.path.join(folder, "config.json"))
+    refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], "needs its config.json",
+            "no config.json")
+    refused(gpt, ["sample", os.path.join(work, "hf_f16_prefixed", "model.safetensors"), "--prompt", "a"],
+            "give token ids instead", "sample without a tokenizer")
+
+
 def main():
     gpt, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.makedirs(work, exist_ok=True)
@@ -175,6 +253,8 @@ def main():
         for cmd in (["resume", ckpt, "--steps", "10"], ["eval", out]):
             if "holds a model only" not in run([gpt] + cmd, expect=1).stderr:
                 failures.append(f"{name}: {cmd[0]} of a model-only file is not refused as such")
+
+    hf_cases(gpt, work)
 
     # ---------------------------------------------------------------- refusals
     good = os.path.join(work, "f32_bias", "out-shakespeare-char", "ckpt.pt")

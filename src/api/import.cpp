@@ -8,7 +8,10 @@
 
 #include "../core/number_text.h"
 #include "../core/tokenizer.h"
+#include "checkpoint.h"
+#include "json.h"
 #include "pickle.h"
+#include "safetensors.h"
 #include "zip.h"
 
 namespace ap {
@@ -33,6 +36,14 @@ std::string shape_text(const std::vector<Int>& s) {
 }
 
 std::vector<int64_t> wide(const Shape& s) { return std::vector<int64_t>(s.begin(), s.end()); }
+
+// Where a model came from, for its source line: the file's folder and name
+// (out-shakespeare-char/ckpt.pt), not the whole path.
+std::string short_name(const std::string& path) {
+  size_t cut = path.rfind('/');
+  if (cut != std::string::npos && cut > 0) cut = path.rfind('/', cut - 1);
+  return cut == std::string::npos ? path : path.substr(cut + 1);
+}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -260,10 +271,7 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   if (!tensors.empty())
     fail(name, "the state dict holds a tensor " + tensors.begin()->first +
                    " that nanoGPT's GPT (with these model_args: " + args_text(s.model) + ") does not have");
-  // where it came from: the file's folder and name (out-shakespeare-char/ckpt.pt), not the whole path
-  size_t cut = name.rfind('/');
-  if (cut != std::string::npos && cut > 0) cut = name.rfind('/', cut - 1);
-  s.source = "nanoGPT " + (cut == std::string::npos ? name : name.substr(cut + 1));
+  s.source = "nanoGPT " + short_name(name);
   if (const Object* iter = p.get(top, "iter_num"); iter && iter->kind == Kind::integer)
     s.source += ", iter " + std::to_string(iter->i);
   if (const Object* config = p.get(top, "config"); config && config->kind == Kind::dict)
@@ -323,12 +331,162 @@ void set_meta_vocab(TrainState& s, const std::string& bytes, const std::string& 
   }
 }
 
+// ---------------------------------------------------------------- Hugging Face GPT-2
+
+namespace {
+
+const char* const kConv1D[] = {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
+
+int config_int(const json::Value& c, const char* key, const std::string& where, bool required = true, int fallback = 0) {
+  const json::Value* v = c.find(key);
+  if (!v) {
+    if (required) fail(where, std::string("has no \"") + key + "\"");
+    return fallback;
+  }
+  if (!v->is_number() || v->as_number() != std::floor(v->as_number()) || v->as_number() < 1 ||
+      v->as_number() > double(1 << 30))
+    fail(where, std::string("\"") + key + "\" is " + json::excerpt(v->dump(), 24) + ", not a count ≥ 1");
+  return static_cast<int>(v->as_number());
+}
+
+GPTConfig hf_config(const std::string& text, const std::string& where) {
+  json::Value c;
+  try {
+    c = json::parse(text);
+  } catch (const json::JsonError& e) {
+    fail(where, std::string("not valid JSON: ") + e.what());
+  }
+  if (!c.is_object()) fail(where, "must be a JSON object");
+  if (const json::Value* t = c.find("model_type"); t && !(t->is_string() && t->as_string() == "gpt2"))
+    fail(where, "\"model_type\" is " + json::excerpt(t->dump(), 40) + ": only GPT-2's (\"gpt2\") is read");
+  GPTConfig g;
+  g.n_layer = config_int(c, "n_layer", where);
+  g.n_head = config_int(c, "n_head", where);
+  g.n_embd = config_int(c, "n_embd", where);
+  g.block_size = config_int(c, "n_positions", where, c.find("n_ctx") == nullptr, config_int(c, "n_ctx", where, false));
+  g.vocab_size = config_int(c, "vocab_size", where);
+  if (const json::Value* inner = c.find("n_inner"); inner && !inner->is_null() &&
+                                                     !(inner->is_number() && inner->as_number() == 4.0 * g.n_embd))
+    fail(where, "\"n_inner\" is " + json::excerpt(inner->dump(), 24) + ": the playground's MLP is 4·n_embd wide");
+  const json::Value* act = c.find("activation_function");
+  const std::string a = act && act->is_string() ? act->as_string() : act ? act->dump() : "gelu_new";
+  if (a == "gelu_new" || a == "gelu_pytorch_tanh") g.activation = Activation::gelu_new;
+  else if (a == "gelu") g.activation = Activation::gelu;
+  else fail(where, "\"activation_function\" is " + json::excerpt(act->dump(), 40) +
+                       ": the playground's GPT has gelu_new (GPT-2's tanh approximation) and gelu (exact)");
+  if (const json::Value* eps = c.find("layer_norm_epsilon")) {
+    if (!eps->is_number() || !(eps->as_number() > 0) || eps->as_number() > 0.1)
+      fail(where, "\"layer_norm_epsilon\" is " + json::excerpt(eps->dump(), 24) + ": it must be in (0, 0.1]");
+    g.ln_eps = static_cast<float>(eps->as_number());
+  }
+  g.bias = true;
+  try {
+    g.validate();
+  } catch (const InputError& e) {
+    fail(where, e.what());
+  }
+  return g;
+}
+
+}  // namespace
+
+bool is_foreign_safetensors(const std::string& bytes) {
+  try {
+    const safetensors::Header h = safetensors::read_header(bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "file"});
+    const json::Value* meta = h.metadata();
+    const json::Value* format = meta && meta->is_object() ? meta->find("format") : nullptr;
+    return !(format && format->is_string() && format->as_string() == kCheckpointFormat);
+  } catch (const InputError&) {
+    return false;  // not a safetensors file at all: the checkpoint reader says why
+  }
+}
+
+TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_text, const std::string& name,
+                          const std::string& config_name) {
+  const safetensors::Limits limits{kMaxCheckpointHeader, kMaxCheckpointBytes, name};
+  TrainState s;
+  s.model = hf_config(config_text, config_name);
+  const GPTConfig& c = s.model;
+  const safetensors::Header h = safetensors::read_header(bytes, limits);
+  const std::vector<safetensors::TensorInfo> infos = safetensors::read_tensors(h, limits);
+  if (static_cast<uint64_t>(c.num_parameters()) * 2 > bytes.size())
+    fail(name, config_name + " describes " + std::to_string(c.num_parameters()) + " parameters, more than a file of " +
+                   std::to_string(bytes.size()) + " bytes holds");
+  std::map<std::string, const safetensors::TensorInfo*> by_name;
+  for (const safetensors::TensorInfo& t : infos) {
+    std::string key = t.name;
+    if (key.rfind("transformer.", 0) == 0) key = key.substr(12);
+    if (ends_with(key, ".attn.bias") || ends_with(key, ".attn.masked_bias")) continue;  // the mask buffers
+    by_name["transformer." + key] = &t;  // nanoGPT's names have the prefix
+  }
+  // One tensor's values as float32, in the file's (row-major) order.
+  auto values = [&](const safetensors::TensorInfo& t) {
+    const std::string dtype = t.dtype == "F32" ? "float32" : t.dtype == "F16" ? "float16" : t.dtype == "BF16" ? "bfloat16" : "";
+    if (dtype.empty())
+      fail(name, "tensor " + t.name + " is " + t.dtype + ": a model's weights are read from F32, F16 or BF16");
+    const int size = pickle::dtype_size(dtype);
+    std::vector<float> out(static_cast<size_t>((t.end - t.begin) / static_cast<uint64_t>(size)));
+    const char* p = bytes.data() + h.data_start + t.begin;
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = element(p + i * static_cast<size_t>(size), dtype);
+      if (!std::isfinite(out[i]))
+        fail(name, "tensor " + t.name + " holds " + format_float(out[i]) + " at element " + std::to_string(i) +
+                       ": a model's weights must be finite");
+    }
+    return out;
+  };
+  const std::string words = "n_layer " + std::to_string(c.n_layer) + ", n_embd " + std::to_string(c.n_embd) +
+                            ", n_positions " + std::to_string(c.block_size) + ", vocab_size " +
+                            std::to_string(c.vocab_size);
+  s.params.assign(static_cast<size_t>(c.num_parameters()), 0.0f);
+  for (const ParamTensor& p : param_tensors(c)) {
+    const auto it = by_name.find(p.name);
+    const std::string hf = p.name.substr(12);  // HF's name, without "transformer."
+    if (it == by_name.end())
+      fail(name, "there is no tensor " + hf + ", which " + config_name + " (" + words + ") needs");
+    bool conv = false;
+    for (const char* suffix : kConv1D) conv = conv || ends_with(p.name, suffix);
+    std::vector<uint64_t> want(p.shape.begin(), p.shape.end());
+    if (conv) std::swap(want[0], want[1]);  // Conv1D: in × out
+    if (it->second->shape != want)
+      fail(name, "tensor " + it->second->name + " has shape " + safetensors::shape_text(it->second->shape) + " but " +
+                     config_name + " (" + words + ") gives " + safetensors::shape_text(want) +
+                     (conv ? " (Conv1D: in × out)" : ""));
+    const std::vector<float> v = values(*it->second);
+    float* dst = s.params.data() + p.offset;
+    if (conv) {  // (in, out) → (out, in)
+      const size_t in = want[0], out = want[1];
+      for (size_t i = 0; i < in; ++i)
+        for (size_t o = 0; o < out; ++o) dst[o * in + i] = v[i * out + o];
+    } else {
+      std::copy(v.begin(), v.end(), dst);
+    }
+    by_name.erase(it);
+  }
+  if (const auto head = by_name.find("transformer.lm_head.weight"); head != by_name.end()) {
+    const ParamTensor wte = param_tensors(c).front();
+    if (head->second->shape != std::vector<uint64_t>(wte.shape.begin(), wte.shape.end()) ||
+        !std::equal(s.params.begin() + wte.offset, s.params.begin() + wte.offset + wte.numel, values(*head->second).begin()))
+      fail(name, "lm_head.weight differs from wte.weight: the playground's GPT ties its output head to the token "
+                 "embedding, as GPT-2 does");
+    by_name.erase(head);
+  }
+  if (!by_name.empty())
+    fail(name, "the file holds a tensor " + by_name.begin()->second->name + " that GPT-2 (with " + config_name + ": " +
+                   words + ") does not have");
+  s.source = "Hugging Face GPT-2 " + short_name(name);
+  return s;
+}
+
 void require_vocab(const TrainState& s, const std::string& name) {
   if (!s.vocab.empty()) return;
-  fail(name, "no meta.pkl: without one nanoGPT uses GPT-2's BPE tokenizer (vocab_size " +
-                 std::to_string(s.model.vocab_size) +
-                 "), which this version cannot read yet; give the meta.pkl of a character-level model (nanoGPT's "
-                 "data/shakespeare_char/meta.pkl)");
+  const std::string bpe = "GPT-2's BPE tokenizer (vocab_size " + std::to_string(s.model.vocab_size) +
+                          "), which this version cannot read yet";
+  if (s.source.rfind("nanoGPT", 0) == 0)
+    fail(name, "no meta.pkl: without one nanoGPT uses " + bpe +
+                   "; give the meta.pkl of a character-level model (nanoGPT's data/shakespeare_char/meta.pkl), or "
+                   "token ids (gpt logits --ids)");
+  fail(name, "this model reads text with " + bpe + ": give token ids instead (gpt logits --ids)");
 }
 
 }  // namespace ap

@@ -18,6 +18,16 @@
 //     unpickler): one character per id, in code-point order (nanoGPT's sorted(set(text))), its
 //     size equal to vocab_size. Without one, nanoGPT uses GPT-2's BPE tokenizer, which this
 //     version does not have: require_vocab refuses the model with that message.
+//
+// A Hugging Face GPT-2-family model.safetensors (gpt2, distilgpt2, gpt2-medium, their fine-tunes)
+// with its config.json: HF's names ("h.0.attn.c_attn.weight", "wte.weight"), with or without
+// "transformer."; Conv1D weights stored in × out, transposed here to nanoGPT's out × in; the
+// attention's "attn.bias"/"attn.masked_bias" buffers ignored; lm_head.weight, if there, equal to
+// wte; F32, F16 and BF16 read as float32. config.json gives n_layer, n_head, n_embd, n_positions
+// (block_size), vocab_size, layer_norm_epsilon and activation_function ("gelu_new" or
+// "gelu_pytorch_tanh": the tanh GELU; "gelu": the exact one; any other refused by name);
+// model_type, if given, must be "gpt2", n_inner null or 4·n_embd. The vocabulary is GPT-2's BPE,
+// which this version does not have: the model takes token ids (gpt logits --ids).
 // Errors are InputError, field the file's name, the message naming the record, tensor, key or byte.
 #pragma once
 
@@ -39,6 +49,14 @@ NanoGptImport import_nanogpt(const std::string& ckpt, const std::string& name);
 
 // The character vocabulary of a nanoGPT meta.pkl, for the imported model (its vocab_size must agree).
 void set_meta_vocab(TrainState& s, const std::string& meta_pkl, const std::string& name);
+
+// True for a safetensors file that is not this project's checkpoint (its metadata has no
+// "format": "attention-playground-gpt"), such as Hugging Face's.
+bool is_foreign_safetensors(const std::string& bytes);
+
+// A model-only state (vocab empty: GPT-2's BPE).
+TrainState import_hf_gpt2(const std::string& safetensors, const std::string& config_json, const std::string& name,
+                          const std::string& config_name);
 
 // Refuses a model without a vocabulary (no meta.pkl), saying what to give.
 void require_vocab(const TrainState& s, const std::string& name);

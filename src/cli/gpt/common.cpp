@@ -95,10 +95,7 @@ TrainState import_model(const std::string& path, const std::string& bytes, const
         break;
       }
   }
-  if (!meta_path.empty()) {
-    set_meta_vocab(im.state, read_file(meta_path, kMaxTextBytes, "the meta.pkl"), meta_path);
-  }
-  require_vocab(im.state, path);
+  if (!meta_path.empty()) set_meta_vocab(im.state, read_file(meta_path, kMaxTextBytes, "the meta.pkl"), meta_path);
   return std::move(im.state);
 }
 
@@ -110,13 +107,24 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw CliError(e.what());
   }
   c.file_bytes = c.bytes.size();
-  // A model trained elsewhere (nanoGPT's ckpt.pt) is read as the model-only file `gpt import`
-  // would write.
-  if (is_torch_zip(c.bytes)) {
+  // A model trained elsewhere: nanoGPT's ckpt.pt, or Hugging Face's GPT-2 safetensors with the
+  // config.json beside it. With a character vocabulary it is read as the model-only file `gpt
+  // import` writes; without one (GPT-2's BPE) it takes token ids only.
+  const bool zip = is_torch_zip(c.bytes);
+  if (zip || is_foreign_safetensors(c.bytes)) {
     try {
-      c.state = import_model(path, c.bytes, "");
-      c.bytes = save_checkpoint(c.state);
-      c.imported = "nanoGPT's ckpt.pt";
+      if (zip) {
+        c.state = import_model(path, c.bytes, "");
+        c.imported = "nanoGPT's ckpt.pt";
+      } else {
+        const std::string config = parent_dir(path) + "/config.json";
+        if (!file_exists(config))
+          throw CliError(path + " is not an Attention Playground checkpoint; read as Hugging Face's GPT-2, it needs "
+                         "its config.json beside it (" + config + " does not exist)");
+        c.state = import_hf_gpt2(c.bytes, read_file(config, kMaxTextBytes, "the config.json"), path, config);
+        c.imported = "Hugging Face's GPT-2 safetensors";
+      }
+      c.bytes = c.state.vocab.empty() ? std::string() : save_checkpoint(c.state);
     } catch (const CliError&) {
       throw;
     } catch (const InputError& e) {
@@ -139,12 +147,19 @@ void require_training_state(const std::string& file, const TrainState& s, const 
                    ": sample from it, look at its attention or logits, or train a new run");
 }
 
-LoadedModel load_model(const std::string& path) {
+LoadedModel load_model(const std::string& path, bool need_tokenizer) {
   LoadedModel m;
   m.state = read_checkpoint(path).state;
+  if (need_tokenizer) {
+    try {
+      require_vocab(m.state, path);
+    } catch (const InputError& e) {
+      throw CliError(e.what());
+    }
+  }
   m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
   std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
-  m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
+  if (!m.state.vocab.empty()) m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
   return m;
 }
 

@@ -44,8 +44,9 @@ struct Checkpoint {
   std::string imported;  // what the file was, if converted ("nanoGPT's ckpt.pt"); empty otherwise
 };
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
-// its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks): its bytes are
-// then the model-only checkpoint `gpt import` writes.
+// its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
+// Face's GPT-2 model.safetensors (with config.json beside it): bytes are then the model-only
+// checkpoint `gpt import` writes, or empty for a model without a character vocabulary.
 Checkpoint read_checkpoint(const std::string& path);
 // Refuses (CliError) a model-only file (an imported model) for a command that needs a run's
 // training state and data: `what` is what the command does ("resume").
@@ -55,12 +56,14 @@ TrainState import_model(const std::string& path, const std::string& bytes, const
 
 // A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
 // samples without its text).
+// need_tokenizer: refuse (CliError) a model without a character vocabulary (GPT-2's BPE), which
+// takes token ids only; otherwise tok is null for such a model.
 struct LoadedModel {
   TrainState state;
   std::unique_ptr<GPT> model;
   std::unique_ptr<CharTokenizer> tok;
 };
-LoadedModel load_model(const std::string& path);
+LoadedModel load_model(const std::string& path, bool need_tokenizer = true);
 void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids);
 
 // The text a run trains or evaluates on: the --text file's, checked against the checkpoint (a
