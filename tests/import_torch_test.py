@@ -19,7 +19,13 @@ REDUCE on a callable a state dict never calls, and a meta.pkl that runs os.syste
 name and the marker file each tries to create does not exist afterwards (while Python's own
 pickle.loads of the same bytes does create it: the pickles really are malicious); a truncated
 zip; absurd sizes; a missing storage record; shapes that disagree with model_args; a
-checkpoint without meta.pkl. Exits 77 (skipped) where PyTorch is not installed.
+checkpoint without meta.pkl (which still runs from token ids: logits --ids).
+Hugging Face's GPT-2 layout too: model.safetensors with HF's names (with and without
+"transformer."), Conv1D weights in × out, the mask buffers, gelu_new and ε 1e-6, in F32 and F16,
+with its config.json: `gpt logits --ids` equals the PyTorch model's within 1e-4; an unknown
+activation_function or model_type, shapes against the config and a missing config.json are
+refused, and so are sample, attention and import (no GPT-2 tokenizer yet).
+Exits 77 (skipped) where PyTorch is not installed (gpt_torch's own check).
 """
 import collections
 import io
@@ -213,8 +219,11 @@ def hf_cases(gpt, work):
     os.remove(os.path.join(folder, "config.json"))
     refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], "needs its config.json",
             "no config.json")
-    refused(gpt, ["sample", os.path.join(work, "hf_f16_prefixed", "model.safetensors"), "--prompt", "a"],
-            "give token ids instead", "sample without a tokenizer")
+    hf = os.path.join(work, "hf_f16_prefixed", "model.safetensors")
+    refused(gpt, ["sample", hf, "--prompt", "a"], "give token ids instead", "sample without a tokenizer")
+    refused(gpt, ["attention", hf, "--prompt", "a"], "give token ids instead", "attention without a tokenizer")
+    refused(gpt, ["import", hf, "-o", os.path.join(work, "hf.safetensors")], "cannot be imported yet",
+            "import without a tokenizer")
 
 
 def main():
@@ -330,6 +339,9 @@ def main():
     with open(lonely, "wb") as f:
         f.write(data)
     refused(gpt, ["logits", lonely, "--prompt", "a"], "no meta.pkl", "no meta.pkl")
+    refused(gpt, ["import", lonely, "-o", os.path.join(evil, "m.safetensors")], "no meta.pkl", "import without meta.pkl")
+    if len(json.loads(run([gpt, "logits", lonely, "--ids", "1,2,3"]).stdout)["logits"]) != 3:
+        failures.append("no meta.pkl: logits --ids does not give 3 rows")
 
     if failures:
         sys.exit("import_torch: FAILED:\n" + "\n".join(failures))

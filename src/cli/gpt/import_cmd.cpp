@@ -37,6 +37,10 @@ int cmd_import(const ImportArgs& a) {
     } else if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) {  // a pickle: PROTO
       if (!meta.empty()) throw CliError("two meta.pkl files given (" + meta + " and " + f + ")");
       meta = f;
+    } else if (is_foreign_safetensors(bytes)) {
+      throw CliError(f + " is a safetensors file from elsewhere (Hugging Face's GPT-2?): it reads text with GPT-2's BPE "
+                         "tokenizer, which this version does not have, so it cannot be imported yet (gpt logits --ids "
+                         "runs it from token ids)");
     } else {
       throw CliError(f + " is neither a PyTorch checkpoint (a zip, such as nanoGPT's ckpt.pt) nor a pickle (meta.pkl)");
     }
@@ -46,6 +50,7 @@ int cmd_import(const ImportArgs& a) {
   TrainState s;
   try {
     s = import_model(ckpt, ckpt_bytes, meta);
+    require_vocab(s, ckpt);  // the project's format keeps a character vocabulary
   } catch (const CliError&) {
     throw;
   } catch (const InputError& e) {
