@@ -648,6 +648,35 @@ TEST_CASE("Checkpoint: another config than the one expected is refused with both
                  Catch::Contains("n_embd 8 vs 16, mask strict vs inclusive"));
 }
 
+TEST_CASE("Checkpoint: a model-only file (an imported model) round-trips; training keys and resuming are refused",
+          "[checkpoint]") {
+  ap::TrainState s = ap::load_checkpoint(good_checkpoint());
+  s.model.activation = ap::Activation::gelu_new;  // what a model from elsewhere may hold
+  s.model.bias = false;
+  s.model.ln_eps = 1e-6f;
+  s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.25f);
+  s.m.clear();
+  s.v.clear();
+  s.source = "nanoGPT out/ckpt.pt, iter 5";
+  const std::string bytes = ap::save_checkpoint(s);
+  CHECK(ap::save_checkpoint(ap::load_checkpoint(bytes)) == bytes);
+  const ap::TrainState back = ap::load_checkpoint(bytes);
+  CHECK(back.model_only());
+  CHECK(back.source == s.source);
+  CHECK(back.model == s.model);
+  CHECK(same_bits(back.params, s.params));
+  CHECK(back.m.empty());
+  CHECK(bytes.find("optimizer.") == std::string::npos);
+  CHECK(bytes.find("\\\"activation\\\":\\\"gelu_new\\\"") != std::string::npos);
+  // a training key in a model-only file, a model-only file without its source's text
+  Error e = load_error(with_meta(bytes, "step", "3"));
+  CHECK(e.field == "__metadata__");
+  CHECK_THAT(e.message, Catch::Contains("unknown key \"step\"") && Catch::Contains("model-only"));
+  e = load_error(with_meta(bytes, "source", ""));
+  CHECK(e.field == "__metadata__.source");
+  CHECK_THROWS_WITH(ap::Trainer(back), Catch::Contains("holds a model only (nanoGPT out/ckpt.pt, iter 5)"));
+}
+
 // ---------------------------------------------------------------- files
 
 TEST_CASE("Checkpoint files: written atomically, read back, errors name the path", "[checkpoint][file]") {
