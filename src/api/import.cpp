@@ -119,7 +119,8 @@ struct Archive {
                      std::to_string(t.offset) + ", more than the file holds");
     int64_t numel = 1, last = t.offset;
     for (size_t d = 0; d < t.shape.size(); ++d) {
-      if (t.shape[d] > big || t.stride[d] > big || (t.shape[d] && numel > big / t.shape[d]))
+      if (t.shape[d] > big || t.stride[d] > big || (t.shape[d] && numel > big / t.shape[d]) ||
+          (t.shape[d] > 1 && t.stride[d] > 0 && t.shape[d] - 1 > big / t.stride[d]))
         fail(name, "tensor " + tensor + " has an absurd size " + shape_text(t.shape) + " or stride");
       numel *= t.shape[d];
       if (t.shape[d]) last += (t.shape[d] - 1) * t.stride[d];
