@@ -159,6 +159,7 @@ LoadedModel load_model(const std::string& path, bool need_tokenizer) {
   }
   m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
   std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
+  std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
   if (!m.state.vocab.empty()) m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
   return m;
 }

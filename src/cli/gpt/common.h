@@ -59,7 +59,7 @@ TrainState import_model(const std::string& path, const std::string& bytes, const
 // need_tokenizer: refuse (CliError) a model without a character vocabulary (GPT-2's BPE), which
 // takes token ids only; otherwise tok is null for such a model.
 struct LoadedModel {
-  TrainState state;
+  TrainState state;  // without its params (moved into the model)
   std::unique_ptr<GPT> model;
   std::unique_ptr<CharTokenizer> tok;
 };
