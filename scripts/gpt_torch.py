@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpt_torch.py — take an Attention Playground checkpoint to PyTorch.
 
-Loads a checkpoint written by `gpt train` (safetensors, nanoGPT's names; docs/checkpoint.md)
+Loads a checkpoint written by `gpt train` or `gpt import` (safetensors, nanoGPT's names;
+docs/checkpoint.md; the config's optional activation, ln_eps and bias are honoured)
 into the PyTorch GPT below — nanoGPT's model.py in a few dozen lines, with nanoGPT's module
 names, so `load_state_dict(strict=True)` takes the file's tensors as they are — and runs a
 prompt through it.
@@ -52,8 +53,9 @@ class CausalSelfAttention(nn.Module):
         self.n_head, self.n_embd = cfg["n_head"], cfg["n_embd"]
         self.inclusive = cfg["mask"] == "inclusive"  # also hide the diagonal: j >= i is masked
         self.stable = cfg["softmax"] == "stable"     # subtract the row max before exp
-        self.c_attn = nn.Linear(self.n_embd, 3 * self.n_embd)  # c_q, c_k, c_v stacked
-        self.c_proj = nn.Linear(self.n_embd, self.n_embd)
+        bias = cfg.get("bias", True)
+        self.c_attn = nn.Linear(self.n_embd, 3 * self.n_embd, bias=bias)  # c_q, c_k, c_v stacked
+        self.c_proj = nn.Linear(self.n_embd, self.n_embd, bias=bias)
 
     def forward(self, x):
         B, T, C = x.size()
@@ -81,19 +83,30 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.c_fc = nn.Linear(cfg["n_embd"], 4 * cfg["n_embd"])
-        self.c_proj = nn.Linear(4 * cfg["n_embd"], cfg["n_embd"])
+        bias = cfg.get("bias", True)
+        self.c_fc = nn.Linear(cfg["n_embd"], 4 * cfg["n_embd"], bias=bias)
+        self.c_proj = nn.Linear(4 * cfg["n_embd"], cfg["n_embd"], bias=bias)
+        # exact GELU (erf), nanoGPT's; or GPT-2's tanh approximation ("gelu_new")
+        self.approximate = "tanh" if cfg.get("activation", "gelu") == "gelu_new" else "none"
 
     def forward(self, x):
-        return self.c_proj(F.gelu(self.c_fc(x)))  # exact GELU (erf)
+        return self.c_proj(F.gelu(self.c_fc(x), approximate=self.approximate))
+
+
+def layer_norm(cfg):
+    """nn.LayerNorm with the config's ε, and without its bias when the config has none (nanoGPT's bias=False)."""
+    ln = nn.LayerNorm(cfg["n_embd"], eps=cfg.get("ln_eps", 1e-5))
+    if not cfg.get("bias", True):
+        ln.bias = None
+    return ln
 
 
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg["n_embd"], eps=1e-5)
+        self.ln_1 = layer_norm(cfg)
         self.attn = CausalSelfAttention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg["n_embd"], eps=1e-5)
+        self.ln_2 = layer_norm(cfg)
         self.mlp = MLP(cfg)
 
     def forward(self, x):
@@ -109,7 +122,7 @@ class GPT(nn.Module):
             wte=nn.Embedding(cfg["vocab_size"], C),
             wpe=nn.Embedding(cfg["block_size"], C),
             h=nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])]),
-            ln_f=nn.LayerNorm(C, eps=1e-5),
+            ln_f=layer_norm(cfg),
         ))
         self.lm_head = nn.Linear(C, cfg["vocab_size"], bias=False)
         self.transformer.wte.weight = self.lm_head.weight  # tied, as in nanoGPT

@@ -437,8 +437,10 @@ TEST_CASE("Checkpoint: bad metadata is refused naming its key", "[checkpoint][co
        "__metadata__.config.n_head", "n_head must divide n_embd"},
       {"config", R"({"vocab_size":12,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict"})",
        "__metadata__.config.softmax", "has no \"softmax\""},
-      {"config", R"({"vocab_size":12,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict","softmax":"stable","bias":true})",
-       "__metadata__.config.bias", "unknown key \"bias\""},
+      {"config", R"({"vocab_size":12,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict","softmax":"stable","dropout":0})",
+       "__metadata__.config.dropout", "unknown key \"dropout\""},
+      {"config", R"({"vocab_size":12,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict","softmax":"stable","activation":"relu"})",
+       "__metadata__.config.activation", "relu"},
       {"config", R"({"vocab_size":13,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict","softmax":"stable"})",
        "__metadata__.vocab", "12 characters but __metadata__.config has vocab_size 13"},
       {"train", R"({"batch_size":4})", "__metadata__.train.steps", "has no \"steps\""},
@@ -644,6 +646,35 @@ TEST_CASE("Checkpoint: another config than the one expected is refused with both
              Catch::Contains(R"({"vocab_size":12,"block_size":8,"n_layer":2,"n_head":2,"n_embd":8,"mask":"strict","softmax":"stable"})") &&
                  Catch::Contains(R"("n_embd":16,"mask":"inclusive")") &&
                  Catch::Contains("n_embd 8 vs 16, mask strict vs inclusive"));
+}
+
+TEST_CASE("Checkpoint: a model-only file (an imported model) round-trips; training keys and resuming are refused",
+          "[checkpoint]") {
+  ap::TrainState s = ap::load_checkpoint(good_checkpoint());
+  s.model.activation = ap::Activation::gelu_new;  // what a model from elsewhere may hold
+  s.model.bias = false;
+  s.model.ln_eps = 1e-6f;
+  s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.25f);
+  s.m.clear();
+  s.v.clear();
+  s.source = "nanoGPT out/ckpt.pt, iter 5";
+  const std::string bytes = ap::save_checkpoint(s);
+  CHECK(ap::save_checkpoint(ap::load_checkpoint(bytes)) == bytes);
+  const ap::TrainState back = ap::load_checkpoint(bytes);
+  CHECK(back.model_only());
+  CHECK(back.source == s.source);
+  CHECK(back.model == s.model);
+  CHECK(same_bits(back.params, s.params));
+  CHECK(back.m.empty());
+  CHECK(bytes.find("optimizer.") == std::string::npos);
+  CHECK(bytes.find("\\\"activation\\\":\\\"gelu_new\\\"") != std::string::npos);
+  // a training key in a model-only file, a model-only file without its source's text
+  Error e = load_error(with_meta(bytes, "step", "3"));
+  CHECK(e.field == "__metadata__");
+  CHECK_THAT(e.message, Catch::Contains("unknown key \"step\"") && Catch::Contains("model-only"));
+  e = load_error(with_meta(bytes, "source", ""));
+  CHECK(e.field == "__metadata__.source");
+  CHECK_THROWS_WITH(ap::Trainer(back), Catch::Contains("holds a model only (nanoGPT out/ckpt.pt, iter 5)"));
 }
 
 // ---------------------------------------------------------------- files

@@ -409,10 +409,17 @@ TEST_CASE("GPT equals the autograd oracle: loss and every parameter gradient", "
 TEST_CASE("GPT gradients match central finite differences, tensor by tensor", "[gpt][gradcheck]") {
   // For each tensor P, a random direction d inside P: (L(p + εd) − L(p − εd)) / 2ε ≈ ∇_P L · d.
   // The whole model runs in float32, so ε is large-ish and the tolerance is relative to |∇L·d|.
+  // The models from elsewhere too: GPT-2's tanh GELU, no biases (nanoGPT's bias=False), another ε.
   TierGuard guard(Tier::reference);
-  for (MaskVariant mask : {MaskVariant::strict, MaskVariant::inclusive}) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const MaskVariant mask = variant == 1 ? MaskVariant::inclusive : MaskVariant::strict;
     GPTConfig cfg = small_config(mask, true);
     cfg.n_layer = 1;
+    if (variant == 2) {
+      cfg.activation = ap::Activation::gelu_new;
+      cfg.bias = false;
+      cfg.ln_eps = 1e-3f;
+    }
     GPT m(cfg);
     randomize(m, 5, 0.3f);
     const int B = 2, T = 6;
@@ -425,7 +432,8 @@ TEST_CASE("GPT gradients match central finite differences, tensor by tensor", "[
     const std::vector<float> p0(m.params(), m.params() + m.num_parameters());
     ap::Rng r(99);
     for (const auto& t : m.tensors()) {
-      INFO("mask " << (mask == MaskVariant::strict ? "strict" : "inclusive") << ", " << t.name);
+      INFO("variant " << variant << ", mask " << (mask == MaskVariant::strict ? "strict" : "inclusive") << ", "
+                      << t.name);
       std::vector<float> d(static_cast<size_t>(t.numel));
       double analytic = 0;
       for (int64_t k = 0; k < t.numel; ++k) {
@@ -516,6 +524,59 @@ TEST_CASE("KV cache: logits with the cache equal the full forward's at every pos
         m.cache_reset();
         CHECK(m.cache_length() == 0);
       }
+  }
+}
+
+TEST_CASE("A model from elsewhere: gelu_new, no biases, another ε; inference only, then trainable", "[gpt][cache]") {
+  GPTConfig cfg = small_config(MaskVariant::strict, true);
+  cfg.activation = ap::Activation::gelu_new;
+  cfg.bias = false;
+  cfg.ln_eps = 1e-3f;
+  GPTConfig with_bias = cfg;
+  with_bias.bias = true;
+  // no bias tensors: 2 LayerNorm biases and 4 Linear biases per layer, and ln_f's
+  const int64_t C = cfg.n_embd;
+  CHECK(with_bias.num_parameters() - cfg.num_parameters() == cfg.n_layer * (2 * C + 3 * C + C + 4 * C + C) + C);
+  for (const auto& t : ap::param_tensors(cfg)) CHECK(t.name.find(".bias") == std::string::npos);
+  for (Tier tier : {Tier::reference, Tier::fast}) {
+    TierGuard guard(tier);
+    INFO("tier " << ap::kernels::tier_name());
+    GPT train(cfg), infer(cfg, ap::ModelUse::infer);
+    randomize(train, 7, 0.3f);
+    std::copy(train.params(), train.params() + train.num_parameters(), infer.params());
+    const int T = cfg.block_size;
+    const auto ids = random_tokens(T, cfg.vocab_size, 8);
+    train.forward(ids.data(), nullptr, 1, T);
+    infer.forward(ids.data(), nullptr, 1, T);
+    bool same = true;
+    for (int64_t i = 0; i < int64_t(T) * cfg.vocab_size; ++i) same = same && train.logits()[i] == infer.logits()[i];
+    CHECK(same);
+    CHECK(GPT::memory_bytes(cfg, 1, T, ap::ModelUse::infer) < GPT::memory_bytes(cfg, 1, T));
+    // the KV cache with the tanh GELU and no biases
+    infer.cache_reset();
+    double worst = 0;
+    for (int t = 0; t < T; ++t) {
+      const float* l = infer.cache_step(ids[static_cast<size_t>(t)]);
+      for (int v = 0; v < cfg.vocab_size; ++v)
+        worst = std::max(worst, std::fabs(double(l[v]) - train.logits()[int64_t(t) * cfg.vocab_size + v]));
+    }
+    if (tier == Tier::reference)
+      CHECK(worst == 0.0);
+    else
+      CHECK(worst <= 1e-5);
+    // inference computes no loss until made trainable
+    const auto targets = random_tokens(T, cfg.vocab_size, 9);
+    CHECK_THROWS_WITH(infer.forward(ids.data(), targets.data(), 1, T), Catch::Contains("opened for inference"));
+    CHECK_THROWS_WITH(infer.backward(), Catch::Contains("opened for inference"));
+    infer.make_trainable();
+    train.zero_grad();
+    infer.zero_grad();
+    CHECK(infer.forward(ids.data(), targets.data(), 1, T) == train.forward(ids.data(), targets.data(), 1, T));
+    train.backward();
+    infer.backward();
+    bool grads_same = true;
+    for (int64_t i = 0; i < train.num_parameters(); ++i) grads_same = grads_same && train.grads()[i] == infer.grads()[i];
+    CHECK(grads_same);
   }
 }
 

@@ -474,7 +474,10 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
                 b = random_vec(g, C), dout = random_vec(g, size_t(N) * C);
       const Vec dx0 = random_vec(g, size_t(N) * C), dw0 = random_vec(g, C), db0 = random_vec(g, C);
       Vec ro(size_t(N) * C), rm(N), rr(N);
-      R.layernorm_forward(ro.data(), rm.data(), rr.data(), x.data(), w.data(), b.data(), N, C);
+      R.layernorm_forward(ro.data(), rm.data(), rr.data(), x.data(), w.data(), b.data(), N, C, 1e-5f);
+      // no bias (nanoGPT's bias=False) and another ε: the same row arithmetic
+      Vec rnb(size_t(N) * C), rnbm(N), rnbr(N);
+      R.layernorm_forward(rnb.data(), rnbm.data(), rnbr.data(), x.data(), w.data(), nullptr, N, C, 1e-3f);
       Vec rdx = dx0, rdw = dw0, rdb = db0;
       R.layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), rm.data(), rr.data(),
                            N, C);
@@ -502,9 +505,15 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       for_each_isa([&](const K::Kernels& F, const std::string& isa) {
         const std::string tag = isa + " N=" + std::to_string(N) + " C=" + std::to_string(C);
         Vec o(ro.size()), m(N), r(N);
-        F.layernorm_forward(o.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+        F.layernorm_forward(o.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C, 1e-5f);
         expect_close("layernorm_forward out " + tag, o.data(), ro.data(), o.size(),
                      [&](size_t i) { return 2 * sum_tol(C) * mo[i]; });
+        Vec onb(ro.size()), mnb(N), rnbf(N);
+        F.layernorm_forward(onb.data(), mnb.data(), rnbf.data(), x.data(), w.data(), nullptr, N, C, 1e-3f);
+        expect_close("layernorm_forward no bias, eps 1e-3 " + tag, onb.data(), rnb.data(), onb.size(),
+                     [&](size_t i) { return 2 * sum_tol(C) * mo[i]; });
+        expect_close("layernorm_forward rstd eps 1e-3 " + tag, rnbf.data(), rnbr.data(), N,
+                     [&](size_t i) { return 2 * sum_tol(C) * rnbr[i]; });
         expect_close("layernorm_forward mean " + tag, m.data(), rm.data(), N,
                      [&](size_t i) { return sum_tol(C) * mmr[i]; });
         expect_close("layernorm_forward rstd " + tag, r.data(), rr.data(), N,
@@ -520,8 +529,9 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       });
     }
 
-  for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
-    Vec x = random_vec(g, n, -7.0f, 7.0f);
+  // An activation's inputs: uniform in (−lim, lim), and for n > 10 the signed zeros, ±30 and a tiny one.
+  auto activation_inputs = [&](int n, float lim) {
+    Vec x = random_vec(g, n, -lim, lim);
     if (n > 10) {
       x[0] = 0.0f;
       x[1] = -0.0f;
@@ -529,6 +539,10 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
       x[3] = -30.0f;
       x[4] = 1e-8f;
     }
+    return x;
+  };
+  for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
+    const Vec x = activation_inputs(n, 7.0f);
     const Vec dout = random_vec(g, n), d0 = random_vec(g, n);
     Vec ro(n), rd = d0;
     R.gelu_forward(ro.data(), x.data(), n);
@@ -550,6 +564,45 @@ TEST_CASE("fast kernels: layernorm, GELU, cross-entropy", "[kernels]") {
         // Φ's 2.6e-7, x·φ's exp error (x²/2 rounded: ≈ (x² + 8)·u relative), the final sum
         return (2.6e-7 + std::fabs(xx) * pdf * (xx * xx + 8) * kU) * std::fabs(dout[i]) +
                4 * kU * (std::fabs(d0[i]) + 2 * std::fabs(dout[i]));
+      });
+    });
+  }
+
+  // GPT-2's GELU (the tanh approximation): the reference's formula x·σ(2u) on vectors, exp within
+  // 4 ulp and u's few roundings, magnified by |2u| in e^(−2u)
+  for (int n : {1, 3, 15, 16, 17, 100, 1000, 4099}) {
+    const Vec x = activation_inputs(n, 9.0f);
+    const Vec dout = random_vec(g, n), d0 = random_vec(g, n);
+    Vec ro(n), rd = d0;
+    R.gelu_new_forward(ro.data(), x.data(), n);
+    R.gelu_new_backward(rd.data(), x.data(), dout.data(), n);
+    // against float64's ½x(1 + tanh(u)), written x / (1 + e^(−2u)) so that float64 itself does not
+    // cancel for negative x: the reference is close to the exact function
+    for (int i = 0; i < n; ++i) {
+      const double xx = x[i], u = 0.7978845608028654 * (xx + 0.044715 * xx * xx * xx);
+      const double exact = xx / (1.0 + std::exp(-2.0 * u));
+      CHECK(std::fabs(ro[i] - exact) <= (16 + 16 * std::fabs(u)) * kU * std::fabs(exact) + 1e-37);
+    }
+    auto uof = [&](size_t i) {
+      const double xx = x[i];
+      return std::fabs(0.7978845608028654 * (xx + 0.044715 * xx * xx * xx));
+    };
+    for_each_isa([&](const K::Kernels& F, const std::string& isa) {
+      const std::string tag = isa + " n=" + std::to_string(n);
+      Vec o(n);
+      F.gelu_new_forward(o.data(), x.data(), n);
+      expect_close("gelu_new_forward " + tag, o.data(), ro.data(), n,
+                   [&](size_t i) { return (16 + 16 * uof(i)) * kU * std::fabs(ro[i]) + 1e-37; });
+      Vec io = x;
+      F.gelu_new_forward(io.data(), io.data(), n);
+      expect_equal("gelu_new_forward in place " + tag, io.data(), o.data(), n);
+      Vec d = d0;
+      F.gelu_new_backward(d.data(), x.data(), dout.data(), n);
+      expect_close("gelu_new_backward " + tag, d.data(), rd.data(), n, [&](size_t i) {
+        const double xx = x[i], u = uof(i), s = 1.0 / (1.0 + std::exp(-2.0 * 0.7978845608028654 * (xx + 0.044715 * xx * xx * xx)));
+        const double du = 0.7978845608028654 * (1 + 3 * 0.044715 * xx * xx);
+        const double mag = s + std::fabs(xx) * s * (1 - s) * 2 * du;
+        return (32 + 32 * u) * kU * mag * std::fabs(dout[i]) + 4 * kU * (std::fabs(d0[i]) + 2 * mag * std::fabs(dout[i]));
       });
     });
   }

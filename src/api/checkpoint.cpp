@@ -78,13 +78,14 @@ std::string dims_of(const std::string& name) {
 }
 
 // Header order: the model (nanoGPT's state_dict order), lm_head, then AdamW's m and v.
-std::vector<TensorSlot> tensor_slots(const GPTConfig& c) {
+std::vector<TensorSlot> tensor_slots(const GPTConfig& c, bool moments) {
   const std::vector<ParamTensor> params = param_tensors(c);
   std::vector<TensorSlot> out;
   out.reserve(3 * params.size() + 1);
   for (const ParamTensor& p : params) out.push_back({p.name, p.shape, dims_of(p.name), Store::params, p.offset, p.numel});
   const ParamTensor& wte = params.front();
   out.push_back({"lm_head.weight", wte.shape, dims_of("lm_head.weight"), Store::lm_head, wte.offset, wte.numel});
+  if (!moments) return out;
   for (const ParamTensor& p : params)
     out.push_back({"optimizer.exp_avg." + p.name, p.shape, dims_of(p.name), Store::m, p.offset, p.numel});
   for (const ParamTensor& p : params)
@@ -132,18 +133,25 @@ bool parse_u64(const std::string& s, uint64_t& out) {
 
 // ---------------------------------------------------------------- metadata
 
-const char* const kMetaKeys[] = {"format", "format_version", "config", "train", "vocab", "data",
-                                 "step",   "seed",           "rng_state", "adam_t", "val_loss"};
+const std::vector<std::string> kMetaKeys = {"format", "format_version", "config", "train", "vocab", "data",
+                                             "step",   "seed",           "rng_state", "adam_t", "val_loss"};
+// A model-only file's (an imported model: no training state).
+const std::vector<std::string> kModelMetaKeys = {"format", "format_version", "config", "vocab", "source"};
+constexpr size_t kMaxSource = 1024;
 
 Value metadata(const TrainState& s) {
   Value m = Value::object();
   m.set("format", kCheckpointFormat);
   m.set("format_version", std::to_string(kCheckpointFormatVersion));
   m.set("config", config_json(s.model).dump());
-  m.set("train", train_config_json(s.train).dump());
+  if (!s.model_only()) m.set("train", train_config_json(s.train).dump());
   Value vocab = Value::array();
   for (char32_t c : s.vocab) vocab.push(utf8_encode(c));
   m.set("vocab", vocab.dump());
+  if (s.model_only()) {
+    m.set("source", s.source);
+    return m;
+  }
   m.set("data", data_source_json(s).dump());
   m.set("step", num(static_cast<int64_t>(s.step)));
   m.set("seed", num(static_cast<uint64_t>(s.train.seed)));
@@ -264,13 +272,19 @@ TrainState read_metadata(const Value& meta) {
     fail(meta_field("format") + " is " + json::excerpt(format->dump(), 40) + ", not \"" + kCheckpointFormat +
              "\": this safetensors file is not an Attention Playground checkpoint",
          meta_field("format"));
+  // A model-only file (what the importer writes) says where it came from instead of its training.
+  const bool model_only = meta.find("source") != nullptr;
+  const std::vector<std::string>& keys = model_only ? kModelMetaKeys : kMetaKeys;
   for (const auto& m : meta.members()) {
     bool known = false;
-    for (const char* k : kMetaKeys) known = known || m.first == k;
-    if (!known) fail(std::string(kMeta) + " has an unknown key " + quoted(m.first), kMeta);
+    for (const std::string& k : keys) known = known || m.first == k;
+    if (!known)
+      fail(std::string(kMeta) + " has an unknown key " + quoted(m.first) +
+               (model_only ? " (a model-only file, with \"source\", holds no training state)" : ""),
+           kMeta);
     safetensors::check_metadata_value(m.first, m.second);
   }
-  for (const char* k : kMetaKeys)
+  for (const std::string& k : keys)
     if (!meta.find(k)) fail(std::string(kMeta) + " has no \"" + k + "\"", meta_field(k));
   const std::string& version = meta.find("format_version")->as_string();
   if (version != std::to_string(kCheckpointFormatVersion)) {
@@ -284,14 +298,21 @@ TrainState read_metadata(const Value& meta) {
   TrainState s;
   const Value config = parse_meta_json("config", meta.find("config")->as_string());
   s.model = in_metadata("config", [&] { return read_config(config, meta_field("config")); });
-  const Value train = parse_meta_json("train", meta.find("train")->as_string());
-  s.train = in_metadata("train", [&] { return read_train_config(train, meta_field("train")); });
-  s.train.seed = meta_u64(meta, "seed");
   s.vocab = read_vocab(parse_meta_json("vocab", meta.find("vocab")->as_string()));
   if (static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
     fail(meta_field("vocab") + " has " + num(s.vocab.size()) + " characters but " + meta_field("config") +
              " has vocab_size " + num(s.model.vocab_size),
          meta_field("vocab"));
+  if (model_only) {
+    s.source = meta.find("source")->as_string();
+    if (s.source.empty() || s.source.size() > kMaxSource)
+      fail(meta_field("source") + " must say where the model came from, in 1 to " + num(kMaxSource) + " bytes",
+           meta_field("source"));
+    return s;
+  }
+  const Value train = parse_meta_json("train", meta.find("train")->as_string());
+  s.train = in_metadata("train", [&] { return read_train_config(train, meta_field("train")); });
+  s.train.seed = meta_u64(meta, "seed");
   read_data(parse_meta_json("data", meta.find("data")->as_string()), s);
 
   const uint64_t step = meta_u64(meta, "step");
@@ -331,6 +352,9 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("mask", a.mask == MaskVariant::strict ? "strict" : "inclusive",
       b.mask == MaskVariant::strict ? "strict" : "inclusive");
   add("softmax", a.stable_softmax ? "stable" : "naive", b.stable_softmax ? "stable" : "naive");
+  add("activation", activation_name(a.activation), activation_name(b.activation));
+  add("ln_eps", format_float(a.ln_eps), format_float(b.ln_eps));
+  add("bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
   return out;
 }
 
@@ -418,8 +442,10 @@ void copy_values(const std::string& bytes, const safetensors::Header& h,
                  const TensorSlot& wte, TrainState& s) {
   const int64_t P = s.model.num_parameters();
   s.params.assign(static_cast<size_t>(P), 0.0f);
-  s.m.assign(static_cast<size_t>(P), 0.0f);
-  s.v.assign(static_cast<size_t>(P), 0.0f);
+  if (!s.model_only()) {
+    s.m.assign(static_cast<size_t>(P), 0.0f);
+    s.v.assign(static_cast<size_t>(P), 0.0f);
+  }
   std::vector<float> lm_head;
   uint64_t lm_head_begin = 0;
   for (const auto& [info, slot] : tensors) {
@@ -451,8 +477,9 @@ void copy_values(const std::string& bytes, const safetensors::Header& h,
 std::string save_checkpoint(const TrainState& s) {
   s.model.validate();
   const int64_t P = s.model.num_parameters();
-  if (static_cast<int64_t>(s.params.size()) != P || static_cast<int64_t>(s.m.size()) != P ||
-      static_cast<int64_t>(s.v.size()) != P)
+  const int64_t moments = s.model_only() ? 0 : P;  // a model-only file has none
+  if (static_cast<int64_t>(s.params.size()) != P || static_cast<int64_t>(s.m.size()) != moments ||
+      static_cast<int64_t>(s.v.size()) != moments)
     fail("the state holds " + num(s.params.size()) + " parameters and moments of " + num(s.m.size()) + " and " +
          num(s.v.size()) + ", but its config needs " + num(P) + " each: not saved");
   if (static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
@@ -466,7 +493,7 @@ std::string save_checkpoint(const TrainState& s) {
   } catch (const InputError& e) {
     fail(std::string(e.what()) + ": not saved", e.field);
   }
-  const std::vector<TensorSlot> slots = tensor_slots(s.model);
+  const std::vector<TensorSlot> slots = tensor_slots(s.model, !s.model_only());
   std::vector<safetensors::TensorData> tensors;
   for (const TensorSlot& t : slots) {
     const float* src = values_of(s, t.store).data() + t.offset;
@@ -493,7 +520,7 @@ TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) 
          kMeta);
   TrainState s = read_metadata(*meta);  // the config, the training state, the data source
   check_expected(s.model, expected);
-  const std::vector<TensorSlot> slots = tensor_slots(s.model);
+  const std::vector<TensorSlot> slots = tensor_slots(s.model, !s.model_only());
   const auto tensors = check_tensors(h, s.model, slots);
   copy_values(bytes, h, tensors, slots.front(), s);
   return s;

@@ -62,14 +62,17 @@ void write_numbers(Value& v, const Config& c, const NumberField<Config> (&fields
 
 // An object with exactly the fields' keys and `more`, every one required (`where` names it in
 // messages and fields); then the fields' numbers, each checked.
+// `optional` keys are allowed and may be absent.
 template <class Config, size_t N>
 void read_numbers(const Value& v, Config& c, const NumberField<Config> (&fields)[N], const std::string& where,
-                  const std::vector<std::string>& more = {}) {
+                  const std::vector<std::string>& more = {}, const std::vector<std::string>& optional = {}) {
   std::vector<std::string> keys;
   for (const NumberField<Config>& f : fields) keys.push_back(f.key);
   keys.insert(keys.end(), more.begin(), more.end());
   if (!v.is_object()) throw InputError(where + " must be a JSON object", where);
-  reject_unknown_keys(v, std::set<std::string>(keys.begin(), keys.end()), where);
+  std::set<std::string> allowed(keys.begin(), keys.end());
+  allowed.insert(optional.begin(), optional.end());
+  reject_unknown_keys(v, allowed, where);
   for (const std::string& key : keys)
     if (!v.find(key)) throw InputError(where + " has no \"" + key + "\"", where + "." + key);
   for (const NumberField<Config>& f : fields) {
@@ -87,9 +90,9 @@ RunSpec read_run_spec(const Value& s) {
   RunSpec r;
   const std::string preset = read_choice(s, "preset", {"tiny", "small"});
   r.model = GPTConfig::preset(preset, 1);
-  r.model.n_layer = static_cast<int>(read_int(s, "n_layer", r.model.n_layer, 1, kMaxLayers));
+  r.model.n_layer = static_cast<int>(read_int(s, "n_layer", r.model.n_layer, 1, kMaxRunLayers));
   r.model.n_head = static_cast<int>(read_int(s, "n_head", r.model.n_head, 1, kMaxHeads));
-  r.model.n_embd = static_cast<int>(read_int(s, "n_embd", r.model.n_embd, 1, kMaxEmbd));
+  r.model.n_embd = static_cast<int>(read_int(s, "n_embd", r.model.n_embd, 1, kMaxRunEmbd));
   r.model.block_size = static_cast<int>(read_int(s, "block_size", r.model.block_size, 1, kMaxBlockSize));
   r.model.mask = read_mask(s);
   r.model.stable_softmax = read_choice(s, "softmax", {"stable", "naive"}) == "stable";
@@ -126,19 +129,30 @@ RunSpec read_run_spec(const Value& s) {
   return r;
 }
 
+const char* activation_name(Activation a) { return a == Activation::gelu_new ? "gelu_new" : "gelu"; }
+
 Value config_json(const GPTConfig& c) {
   Value v = Value::object();
   write_numbers(v, c, kConfigSizes);
   v.set("mask", mask_name(c.mask));
   v.set("softmax", c.stable_softmax ? "stable" : "naive");
+  // What models from elsewhere need, written when not the tiny GPT's defaults.
+  const GPTConfig d;
+  if (c.activation != d.activation) v.set("activation", activation_name(c.activation));
+  if (c.ln_eps != d.ln_eps) v.set("ln_eps", Value::f32(c.ln_eps));
+  if (c.bias != d.bias) v.set("bias", c.bias);
   return v;
 }
 
 GPTConfig read_config(const Value& v, const std::string& where) {
   GPTConfig c;
-  read_numbers(v, c, kConfigSizes, where, {"mask", "softmax"});
+  read_numbers(v, c, kConfigSizes, where, {"mask", "softmax"}, {"activation", "ln_eps", "bias"});
   c.mask = read_mask(v);
   c.stable_softmax = read_choice(v, "softmax", {"stable", "naive"}) == "stable";
+  if (v.find("activation"))
+    c.activation = read_choice(v, "activation", {"gelu", "gelu_new"}) == "gelu_new" ? Activation::gelu_new : Activation::gelu;
+  c.ln_eps = read_float(v, "ln_eps", c.ln_eps, 1e-12, 0.1);
+  c.bias = read_bool(v, "bias", c.bias);
   c.validate();
   return c;
 }

@@ -12,7 +12,9 @@
 //           "beta2", "grad_clip", "eval_interval", "eval_batches", "seed"
 // Unknown keys, and "task" with "text", are refused by name.
 //
-// A config as JSON: {"vocab_size","block_size","n_layer","n_head","n_embd","mask","softmax"}.
+// A config as JSON: {"vocab_size","block_size","n_layer","n_head","n_embd","mask","softmax"}, and
+// "activation" ("gelu" | "gelu_new"), "ln_eps", "bias" (true | false) when not the defaults (gelu,
+// 1e-5, true), so that the tiny GPT's configs and checkpoints stay as they were.
 // A head's stepper spec: the q, k, v of one head for the last forward pass (one sequence) as the
 // stepper's Q, K, V mode, with the model's mask and softmax, so that `attention trace` (or the
 // page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"}.
@@ -38,6 +40,7 @@ struct RunSpec {
 RunSpec read_run_spec(const json::Value& spec);
 
 json::Value config_json(const GPTConfig& c);
+const char* activation_name(Activation a);
 // All keys required; `where` prefixes messages and fields ("config", "__metadata__.config").
 GPTConfig read_config(const json::Value& v, const std::string& where);
 // TrainConfig without the seed (a 64-bit integer; checkpoints keep it as a decimal string).

@@ -61,11 +61,15 @@ void GPTConfig::validate() const {
     throw InputError("n_embd is " + num(n_embd) + ", which " + num(n_head) +
                          " heads cannot share equally (n_head must divide n_embd)",
                      "n_head");
+  if (!(ln_eps > 0.0f && ln_eps <= 0.1f))
+    throw InputError("ln_eps is " + std::to_string(ln_eps) + ": LayerNorm's epsilon must be above 0 and at most 0.1",
+                     "ln_eps");
 }
 
 bool GPTConfig::operator==(const GPTConfig& o) const {
   return vocab_size == o.vocab_size && block_size == o.block_size && n_layer == o.n_layer && n_head == o.n_head &&
-         n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax;
+         n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax && activation == o.activation &&
+         ln_eps == o.ln_eps && bias == o.bias;
 }
 
 // ---------------------------------------------------------------- the layouts
@@ -103,7 +107,8 @@ struct ParamSlot {
   float** view;
 };
 
-// The parameters in nanoGPT's state-dict order (without lm_head, tied to wte); views in v.
+// The parameters in nanoGPT's state-dict order (without lm_head, tied to wte; without the biases
+// when cfg.bias is false, their views left null); views in v.
 std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
   const int V = cfg.vocab_size, C = cfg.n_embd;
   v.h.resize(sz(std::max(cfg.n_layer, 0)));
@@ -124,17 +129,25 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
                                               {"mlp.c_fc.bias", {4 * C}, &b.c_fc_b},
                                               {"mlp.c_proj.weight", {C, 4 * C}, &b.mlp_c_proj_w},
                                               {"mlp.c_proj.bias", {C}, &b.mlp_c_proj_b}}) {
+      if (!cfg.bias && t.shape.size() == 1 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) {
+        *t.view = nullptr;
+        continue;
+      }
       t.name = h + t.name;
       out.push_back(std::move(t));
     }
   }
   out.push_back({"transformer.ln_f.weight", {C}, &v.ln_f_w});
-  out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
+  if (cfg.bias)
+    out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
+  else
+    v.ln_f_b = nullptr;
   return out;
 }
 
-// The forward's activations for (B, T), in buffer order; views in a.
-std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a) {
+// The forward's activations for (B, T), in buffer order; views in a. Inference keeps no loss:
+// probs and losses stay null.
+std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, ModelUse use) {
   const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T;
   a.h.assign(sz(std::max(cfg.n_layer, 0)), BlockActs{});
   std::vector<Part> out = {{&a.encoded, BT * C}};
@@ -152,12 +165,9 @@ std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a) {
                            {&l.fch, BT * 4 * C},
                            {&l.fch_gelu, BT * 4 * C},
                            {&l.residual3, BT * C}});
-  out.insert(out.end(), {{&a.ln_f, BT * C},
-                         {&a.ln_f_mean, BT},
-                         {&a.ln_f_rstd, BT},
-                         {&a.logits, BT * V},
-                         {&a.probs, BT * V},
-                         {&a.losses, BT}});
+  out.insert(out.end(), {{&a.ln_f, BT * C}, {&a.ln_f_mean, BT}, {&a.ln_f_rstd, BT}, {&a.logits, BT * V}});
+  if (use == ModelUse::train) out.insert(out.end(), {{&a.probs, BT * V}, {&a.losses, BT}});
+  else a.probs = a.losses = nullptr;
   return out;
 }
 
@@ -210,15 +220,35 @@ GPTParams param_views(float* base, const GPTConfig& cfg) {
 
 // ---------------------------------------------------------------- the model
 
-GPT::GPT(const GPTConfig& config) : config_(config) {
+GPT::GPT(const GPTConfig& config, ModelUse use) : config_(config), use_(use), opened_(use == ModelUse::infer) {
   config_.validate();
-  check_memory(config_, 1, 1);
+  check_memory(config_, 1, 1, use_, limit());
   tensors_ = param_tensors(config_);
   const int64_t n = config_.num_parameters();
   params_.assign(sz(n), 0.0f);
-  grads_.assign(sz(n), 0.0f);
   p_ = param_views(params_.data(), config_);
+  if (use_ == ModelUse::train) {
+    grads_.assign(sz(n), 0.0f);
+    g_ = param_views(grads_.data(), config_);
+  }
+}
+
+void GPT::make_trainable() {
+  if (use_ == ModelUse::train) return;
+  const int B = std::max(B_alloc_, 1), T = std::max(T_alloc_, 1);
+  check_memory(config_, B, T, ModelUse::train, limit());
+  grads_.assign(params_.size(), 0.0f);
   g_ = param_views(grads_.data(), config_);
+  use_ = ModelUse::train;
+  if (B_alloc_ > 0) {  // the training layouts: probs, losses, targets and the backward's scratch
+    B_alloc_ = T_alloc_ = 0;
+    reserve(B, T);
+  }
+}
+
+void GPT::activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const {
+  if (config_.activation == Activation::gelu_new) k.gelu_new_forward(out, inp, N);
+  else k.gelu_forward(out, inp, N);
 }
 
 void GPT::init_weights(uint64_t seed) {
@@ -241,27 +271,29 @@ void GPT::init_weights(uint64_t seed) {
   }
 }
 
-int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T) {
+int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use) {
   GPTActs a;
   GPTActGrads d;
   GPTCache c;
-  const int64_t floats = 4 * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a)) +
-                         floats_of(act_grad_layout(cfg, B, T, d)) + floats_of(cache_layout(cfg, c));
-  const int64_t ints = 2 * int64_t(B) * T;  // ids and targets
+  const bool train = use == ModelUse::train;
+  const int64_t floats = (train ? 4 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
+                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) + floats_of(cache_layout(cfg, c));
+  const int64_t ints = (train ? 2 : 1) * int64_t(B) * T;  // ids (and targets)
   return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
 }
 
-void GPT::check_memory(const GPTConfig& cfg, int B, int T) {
-  const int64_t model = memory_bytes(cfg, 1, 1);
-  if (model > kMaxModelBytes)
-    throw InputError("this model has " + num(cfg.num_parameters()) +
-                         " parameters: with their gradients and AdamW's moments it needs " + num(model >> 20) +
-                         " MiB, more than the limit of " + num(kMaxModelBytes >> 20) + " MiB",
+void GPT::check_memory(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t limit) {
+  const int64_t model = memory_bytes(cfg, 1, 1, use);
+  if (model > limit)
+    throw InputError("this model has " + num(cfg.num_parameters()) + " parameters: " +
+                         (use == ModelUse::train ? "with their gradients and AdamW's moments it needs "
+                                                 : "for inference (with its KV cache) it needs ") +
+                         num(model >> 20) + " MiB, more than the limit of " + num(limit >> 20) + " MiB",
                      "n_embd");
-  const int64_t batch = memory_bytes(cfg, B, T);
-  if (batch > kMaxModelBytes)
+  const int64_t batch = memory_bytes(cfg, B, T, use);
+  if (batch > limit)
     throw InputError("a batch of " + num(B) + " sequences of " + num(T) + " tokens needs " + num(batch >> 20) +
-                         " MiB for this model, more than the limit of " + num(kMaxModelBytes >> 20) +
+                         " MiB for this model, more than the limit of " + num(limit >> 20) +
                          " MiB: use a smaller batch_size or block_size",
                      "batch_size");
 }
@@ -280,11 +312,13 @@ void GPT::reserve(int B, int T) {
   if (B <= B_alloc_ && T <= T_alloc_) return;
   B = std::max(B, B_alloc_);
   T = std::max(T, T_alloc_);
-  check_memory(config_, B, T);
-  carve(act_buffer_, act_layout(config_, B, T, a_));
-  carve(grad_buffer_, act_grad_layout(config_, B, T, d_));
+  check_memory(config_, B, T, use_, limit());
+  carve(act_buffer_, act_layout(config_, B, T, a_, use_));
   ids_.assign(sz(int64_t(B) * T), 0);
-  targets_.assign(sz(int64_t(B) * T), 0);
+  if (use_ == ModelUse::train) {
+    carve(grad_buffer_, act_grad_layout(config_, B, T, d_));
+    targets_.assign(sz(int64_t(B) * T), 0);
+  }
   B_alloc_ = B;
   T_alloc_ = T;
   B_ = T_ = 0;
@@ -303,6 +337,8 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   check_range(B, 1, kMaxBatch, "batch_size", "the batch size");
   check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
   check_ids(ids, B * T, "ids");
+  if (targets && use_ != ModelUse::train)
+    throw InputError("this model was opened for inference: it computes no loss until made trainable", "targets");
   if (targets) check_ids(targets, B * T, "targets");
   reserve(B, T);
   B_ = B;
@@ -313,6 +349,7 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   if (targets) std::copy(targets, targets + BT, targets_.begin());
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
+  const float eps = config_.ln_eps;
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
   k.encoder_forward(a_.encoded, ids_.data(), p_.wte, p_.wpe, B, T, C);      // (B, T, C)
@@ -320,19 +357,19 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
     BlockActs& a = a_.h[sz(l)];
-    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C);
+    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C, eps);
     k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);  // (B, T, 3C)
     k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);            // (B, T, C)
     k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
     k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
-    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C);
+    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C, eps);
     k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);      // (B, T, 4C)
-    k.gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
+    activation_forward(k, a.fch_gelu, a.fch, BT * 4 * C);
     k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
     k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
     residual = a.residual3;
   }
-  k.layernorm_forward(a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT, C);
+  k.layernorm_forward(a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT, C, eps);
   k.matmul_forward(a_.logits, a_.ln_f, p_.wte, nullptr, BT, C, V);          // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
@@ -345,6 +382,8 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
 void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
 
 void GPT::backward() {
+  if (use_ != ModelUse::train)
+    throw InputError("this model was opened for inference: make it trainable before a backward pass", "targets");
   if (!has_targets_)
     throw InputError("backward needs a forward pass with targets first", "targets");
   const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
@@ -374,7 +413,8 @@ void GPT::backward() {
     k.matmul_backward(d_.fch_gelu, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_.residual, a.fch_gelu, w.mlp_c_proj_w, BT,
                       4 * C, C);
     zero(d_.fch, int64_t(BT) * 4 * C);
-    k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    if (config_.activation == Activation::gelu_new) k.gelu_new_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    else k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
     zero(d_.ln, int64_t(BT) * C);
     k.matmul_backward(d_.ln, dw.c_fc_w, dw.c_fc_b, d_.fch, a.ln_2, w.c_fc_w, BT, C, 4 * C);
     // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
@@ -411,13 +451,14 @@ const float* GPT::cache_step(int token) {
   const int pos = cache_len_;  // the stepper's base: the number of cached positions
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
+  const float eps = config_.ln_eps;
   // Position pos alone, with the same kernels as the full forward (N = 1 row).
   k.encoder_forward(c_.x, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
     float* k_cache = c_.k + int64_t(l) * S * C;
     float* v_cache = c_.v + int64_t(l) * S * C;
-    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1, C);
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1, C, eps);
     k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
     std::memcpy(k_cache + int64_t(pos) * C, c_.qkv + C, sizeof(float) * sz(C));
     std::memcpy(v_cache + int64_t(pos) * C, c_.qkv + 2 * C, sizeof(float) * sz(C));
@@ -425,13 +466,13 @@ const float* GPT::cache_step(int token) {
     k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, C, NH, opt);
     k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
-    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1, C);
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1, C, eps);
     k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
-    k.gelu_forward(c_.fch, c_.fch, 4 * C);
+    activation_forward(k, c_.fch, c_.fch, 4 * C);
     k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
   }
-  k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1, C);
+  k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1, C, eps);
   k.matmul_forward(c_.logits, c_.ln, p_.wte, nullptr, 1, C, V);
   cache_len_ = pos + 1;
   return c_.logits;

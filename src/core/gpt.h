@@ -7,6 +7,12 @@
 //   logits = ln_f(x) · wteᵀ                                      # (B, T, V), lm_head tied to wte
 //   loss   = mean cross-entropy of logits against the next tokens
 //
+// The config also covers the models trained elsewhere that the importer opens (api/import.h):
+// nanoGPT's bias=False (no biases in the Linear layers and LayerNorms), GPT-2's GELU ("gelu_new",
+// the tanh approximation), another LayerNorm ε, and sizes up to GPT-2's (vocabulary 50,304,
+// n_embd 1,600, 48 layers, block_size 1,024). The tiny presets keep the defaults (exact GELU,
+// ε 1e-5, biases on).
+//
 // c_attn holds the tutorials' c_q, c_k and c_v stacked (rows 0…C, C…2C, 2C…3C of a (3C, C)
 // weight, PyTorch's Linear layout out × in), so a checkpoint is nanoGPT's state dict as is.
 //
@@ -27,6 +33,10 @@
 // cache holds at most block_size positions (the learned position embeddings stop there); what to
 // do past that is the caller's choice (generate() in generate.h crops the context).
 //
+// A model is made for training (gradients, and room for AdamW's moments, counted by memory_bytes)
+// or for inference only (ModelUse::infer: an opened model, without gradients or the backward's
+// scratch; make_trainable() adds them for fine-tuning).
+//
 // Limits: see GPTConfig::validate() and the constants below. Errors are InputError (attention.h)
 // naming the field at fault.
 #pragma once
@@ -41,15 +51,36 @@
 
 namespace ap {
 
-constexpr int kMaxLayers = 32;
-constexpr int kMaxEmbd = 1024;
+// A model's sizes (GPTConfig::validate): up to GPT-2's (GPT-2 XL has 48 layers of n_embd 1,600;
+// nanoGPT pads GPT-2's 50,257 tokens to 50,304).
+constexpr int kMaxLayers = 48;
+constexpr int kMaxEmbd = 1600;
 constexpr int kMaxHeads = 64;
 constexpr int kMaxBlockSize = 1024;
-constexpr int kMaxModelVocab = 8192;
+constexpr int kMaxModelVocab = 50304;
 constexpr int kMaxBatch = 1024;
+// A new run's sizes (the run spec, the training page's form, `gpt train`): the tiny GPT's range.
+constexpr int kMaxRunLayers = 32;
+constexpr int kMaxRunEmbd = 1024;
 // What GPT::memory_bytes counts (parameters, their gradients, AdamW's two moments, the activations
-// of one (batch, T) and their gradients, the KV cache), in bytes.
+// of one (batch, T) and their gradients, the KV cache), in bytes: the limit of a model made for
+// training.
 constexpr int64_t kMaxModelBytes = int64_t(1) << 30;
+// The limit of an opened model (ModelUse::infer, and make_trainable): in wasm, what the 4 GiB a
+// wasm32 module can address leaves for the model beside the runtime (GPT-2 medium, 355M
+// parameters, takes about 1.6 GiB for inference); natively, GPT-2 XL's inference with room to spare.
+#ifdef __EMSCRIPTEN__
+constexpr int64_t kMaxOpenBytes = int64_t(3) << 30;
+#else
+constexpr int64_t kMaxOpenBytes = int64_t(32) << 30;
+#endif
+
+// The MLP's activation: the exact GELU (nn.GELU(), nanoGPT's) or GPT-2's tanh approximation
+// (Hugging Face's "gelu_new"; PyTorch's GELU(approximate="tanh")).
+enum class Activation { gelu, gelu_new };
+
+// What a model is made for: training (gradients; AdamW's moments counted beside it) or inference.
+enum class ModelUse { train, infer };
 
 struct GPTConfig {
   int vocab_size = 65;
@@ -59,6 +90,9 @@ struct GPTConfig {
   int n_embd = 64;
   MaskVariant mask = MaskVariant::strict;
   bool stable_softmax = true;
+  Activation activation = Activation::gelu;
+  float ln_eps = 1e-5f;  // LayerNorm's ε
+  bool bias = true;      // biases in the Linear layers and LayerNorms (nanoGPT's bias=False: none)
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
   // parameters at vocab 65: W3's tiny model).
@@ -71,7 +105,7 @@ struct GPTConfig {
   int head_dim() const { return n_embd / n_head; }
   int64_t num_parameters() const;
   // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
-  // n_head.
+  // n_head, ln_eps not in (0, 0.1].
   void validate() const;
   bool operator==(const GPTConfig& o) const;
   bool operator!=(const GPTConfig& o) const { return !(*this == o); }
@@ -86,10 +120,12 @@ struct ParamTensor {
   bool decay;        // AdamW's weight decay applies: matrices (dim ≥ 2), not biases and LayerNorm
 };
 
-// The tensors of a config in buffer order (nanoGPT's state_dict order, without lm_head, tied to wte).
+// The tensors of a config in buffer order (nanoGPT's state_dict order, without lm_head, tied to wte;
+// without the biases when config.bias is false).
 std::vector<ParamTensor> param_tensors(const GPTConfig& config);
 
-// Named views into a flat buffer (parameters, gradients, or an optimiser's moments).
+// Named views into a flat buffer (parameters, gradients, or an optimiser's moments). The biases are
+// null when config.bias is false.
 struct BlockParams {
   float* ln_1_w;         // (C)
   float* ln_1_b;         // (C)
@@ -170,8 +206,9 @@ struct GPTCache {
 class GPT {
  public:
   // Validates the config (InputError) and allocates the parameters (zeros: call init_weights or
-  // load them) and their gradients.
-  explicit GPT(const GPTConfig& config);
+  // load them) and, for training, their gradients. The memory limit: kMaxModelBytes for training,
+  // kMaxOpenBytes for inference.
+  explicit GPT(const GPTConfig& config, ModelUse use = ModelUse::train);
 
   // nanoGPT's initialisation from a seed: weights N(0, 0.02) (the residual projections
   // attn.c_proj and mlp.c_proj N(0, 0.02/√(2·n_layer))), biases 0, LayerNorm weight 1 and bias 0.
@@ -180,6 +217,10 @@ class GPT {
   void init_weights(uint64_t seed);
 
   const GPTConfig& config() const { return config_; }
+  ModelUse use() const { return use_; }
+  // An inference model becomes trainable (fine-tuning): its gradients are allocated, the memory
+  // checked for training at the activations reserved so far against kMaxOpenBytes.
+  void make_trainable();
   int64_t num_parameters() const { return static_cast<int64_t>(params_.size()); }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   float* params() { return params_.data(); }
@@ -193,15 +234,18 @@ class GPT {
   // block_size). forward() reserves on its own when needed; call this first to keep every
   // training step free of allocation. Throws InputError if the memory would pass kMaxModelBytes.
   void reserve(int B, int T);
-  // The bytes a model of this config takes once reserve(B, T) and cache_reset() have run, with an
-  // AdamW over its parameters: parameters, gradients, AdamW's m and v, the activations of (B, T)
-  // and their gradients (with the attention scratch of whichever tier needs most), the ids and
-  // targets, and the KV cache. From the same layouts that allocate them (gpt.cpp).
-  static int64_t memory_bytes(const GPTConfig& config, int B, int T);
-  // Throws InputError when memory_bytes(config, B, T) passes kMaxModelBytes: naming n_embd when the
+  // The bytes a model of this config takes once reserve(B, T) and cache_reset() have run. For
+  // training, with an AdamW over its parameters: parameters, gradients, AdamW's m and v, the
+  // activations of (B, T) and their gradients (with the attention scratch of whichever tier needs
+  // most), the ids and targets, and the KV cache. For inference: the parameters, the forward's
+  // activations of (B, T) without the loss's probabilities, the ids, and the KV cache. From the
+  // same layouts that allocate them (gpt.cpp).
+  static int64_t memory_bytes(const GPTConfig& config, int B, int T, ModelUse use = ModelUse::train);
+  // Throws InputError when memory_bytes(config, B, T, use) passes `limit`: naming n_embd when the
   // model alone (B = T = 1) does, batch_size when the batch does. What the constructor (for 1, 1)
   // and reserve() check.
-  static void check_memory(const GPTConfig& config, int B, int T);
+  static void check_memory(const GPTConfig& config, int B, int T, ModelUse use = ModelUse::train,
+                           int64_t limit = kMaxModelBytes);
   // The bytes this model's buffers hold now (their capacity): memory_bytes without AdamW's m and v.
   int64_t allocated_bytes() const;
 
@@ -211,7 +255,8 @@ class GPT {
   float forward(const int* ids, const int* targets, int B, int T);
   // Sets every parameter gradient to 0.
   void zero_grad();
-  // ∂(mean loss)/∂(every parameter), added into grads(); needs the last forward to have had targets.
+  // ∂(mean loss)/∂(every parameter), added into grads(); needs the last forward to have had targets
+  // and a model made for training (InputError otherwise).
   void backward();
 
   // What the last forward computed (its B and T).
@@ -240,8 +285,13 @@ class GPT {
  private:
   void check_ids(const int* ids, int n, const char* field) const;
   kernels::AttnOptions attn_options() const { return {config_.mask, config_.stable_softmax}; }
+  int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
+  // The activation's forward kernel of the tier k.
+  void activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const;
 
   GPTConfig config_;
+  ModelUse use_;
+  bool opened_ = false;  // made for inference (then perhaps made trainable): the open limit applies
   std::vector<ParamTensor> tensors_;
   std::vector<float> params_, grads_;
   GPTParams p_, g_;

@@ -31,7 +31,9 @@
 //    OC or N), layernorm (K = C, twice that for the normalised output and dinp), attention scores
 //    (K = hs) and contexts (K = the visible keys).
 //  - exp within 4 ulp of exp_f32 (both within 2 ulp of e^x); erf within 5e-7 of erf_f32 (a
-//    rational approximation, as PyTorch's vectorised erf), so GELU within 2.6e-7·|x| + 4u·|gelu|.
+//    rational approximation, as PyTorch's vectorised erf), so GELU within 2.6e-7·|x| + 4u·|gelu|;
+//    gelu_new (x / (1 + e^(−2u)), the same formula as the reference) within 16u·(1 + |u|)·|gelu_new|
+//    (exp's error grows with |2u|), and its backward within 32u·(1 + |u|) of its magnitude.
 //  - softmax weights: relative error ≤ 2·δs + 4·(n+8)·u, δs the scores' bound above; exact zeros
 //    where masked and on empty rows, NaN where the naive softmax overflows, as the reference.
 // Results can differ between instruction sets (and so between native and wasm builds) within
@@ -70,10 +72,11 @@ struct Kernels {
   // dwte (V,C) += Σ dout over the positions of each id; dwpe (T,C) += Σ_b dout
   void (*encoder_backward)(float* dwte, float* dwpe, const float* dout, const int* ids, int B, int T, int C);
 
-  // -------------------------------------------------------------- layernorm (eps 1e-5, as PyTorch)
-  // out (N,C) = (inp − mean)·rstd·w + b per row; mean (N), rstd (N) kept for the backward
+  // -------------------------------------------------------------- layernorm
+  // out (N,C) = (inp − mean)·rstd·w + b per row, rstd = 1/√(var + eps) (PyTorch's and GPT-2's eps:
+  // 1e-5); b (C) or null (no bias); mean (N), rstd (N) kept for the backward
   void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
-                            int N, int C);
+                            int N, int C, float eps);
   void (*layernorm_backward)(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                              const float* mean, const float* rstd, int N, int C);
 
@@ -111,6 +114,10 @@ struct Kernels {
   // Exact GELU, out = x·Φ(x) = ½x(1 + erf(x/√2)), as nn.GELU() (not the tanh approximation)
   void (*gelu_forward)(float* out, const float* inp, int N);
   void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int N);
+  // GPT-2's tanh approximation ("gelu_new"), out = ½x(1 + tanh(√(2/π)(x + 0.044715x³))), as
+  // x·σ(2u) (ops.h); in place allowed, as gelu_forward
+  void (*gelu_new_forward)(float* out, const float* inp, int N);
+  void (*gelu_new_backward)(float* dinp, const float* inp, const float* dout, int N);
   // out (N) = a + b
   void (*residual_forward)(float* out, const float* a, const float* b, int N);
   // da (N) += dout; db (N) += dout
@@ -149,8 +156,8 @@ struct Kernels {
   X(encoder_forward) X(encoder_backward) X(layernorm_forward) X(layernorm_backward) X(matmul_forward)           \
   X(matmul_backward) X(attention_forward) X(attention_forward_infer_scratch) X(attention_forward_infer)         \
   X(attention_backward_scratch) X(attention_backward) X(attention_decode) X(gelu_forward) X(gelu_backward)      \
-  X(residual_forward) X(residual_backward) X(crossentropy_forward) X(crossentropy_backward) X(sum_squares)      \
-  X(scale_inplace) X(adamw_update) X(exp_n) X(erf_n)
+  X(gelu_new_forward) X(gelu_new_backward) X(residual_forward) X(residual_backward) X(crossentropy_forward)     \
+  X(crossentropy_backward) X(sum_squares) X(scale_inplace) X(adamw_update) X(exp_n) X(erf_n)
 
 namespace detail {
 #define AP_KERNEL_INDEX(f) f,

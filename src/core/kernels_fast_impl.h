@@ -649,7 +649,7 @@ void residual_backward(float* da, float* db, const float* dout, int N) {
 // ---------------------------------------------------------------- layernorm
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
-                       int C) {
+                       int C, float eps) {
   const float invC = 1.0f / static_cast<float>(C);
   for (int n = 0; n < N; ++n) {
     const float* x = inp + zu(n) * C;
@@ -670,12 +670,17 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
     float var = V::reduce_add(s);
     for (; c < C; ++c) var += (x[c] - m) * (x[c] - m);
     var *= invC;
-    const float r = 1.0f / __builtin_sqrtf(var + 1e-5f);
+    const float r = 1.0f / __builtin_sqrtf(var + eps);
     const VT rv = V::set1(r);
     c = 0;
-    for (; c + W <= C; c += W)
-      V::store(o + c, V::fmadd(V::mul(V::sub(V::load(x + c), mv), rv), V::load(w + c), V::load(b + c)));
-    for (; c < C; ++c) o[c] = (x[c] - m) * r * w[c] + b[c];
+    if (b) {
+      for (; c + W <= C; c += W)
+        V::store(o + c, V::fmadd(V::mul(V::sub(V::load(x + c), mv), rv), V::load(w + c), V::load(b + c)));
+      for (; c < C; ++c) o[c] = (x[c] - m) * r * w[c] + b[c];
+    } else {
+      for (; c + W <= C; c += W) V::store(o + c, V::mul(V::mul(V::sub(V::load(x + c), mv), rv), V::load(w + c)));
+      for (; c < C; ++c) o[c] = (x[c] - m) * r * w[c];
+    }
     mean[n] = m;
     rstd[n] = r;
   }
@@ -729,19 +734,30 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
   }
 }
 
-// ---------------------------------------------------------------- GELU (exact, erf)
+// ---------------------------------------------------------------- GELU (exact, erf; GPT-2's tanh)
+// An elementwise activation on vectors (the tail a partial vector): out = f(x); dinp += f'(x)·dout.
+
+template <class F>
+AP_INLINE void map_forward(float* out, const float* inp, int N, F f) {
+  int i = 0;
+  for (; i + W <= N; i += W) V::store(out + i, f(V::load(inp + i)));
+  if (i < N) V::store_partial(out + i, f(V::load_partial(inp + i, N - i)), N - i);
+}
+
+template <class G>
+AP_INLINE void map_backward(float* dinp, const float* inp, const float* dout, int N, G grad) {
+  int i = 0;
+  for (; i + W <= N; i += W) V::store(dinp + i, V::fmadd(grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
+  if (i < N) {
+    const int n = N - i;
+    V::store_partial(
+        dinp + i, V::fmadd(grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n), V::load_partial(dinp + i, n)), n);
+  }
+}
 
 void gelu_forward(float* out, const float* inp, int N) {
   const VT half = V::set1(0.5f), one = V::set1(1.0f), s2 = V::set1(0.70710678118654752f);
-  int i = 0;
-  for (; i + W <= N; i += W) {
-    const VT x = V::load(inp + i);
-    V::store(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))));
-  }
-  if (i < N) {
-    const VT x = V::load_partial(inp + i, N - i);
-    V::store_partial(out + i, V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))), N - i);
-  }
+  map_forward(out, inp, N, [&](VT x) { return V::mul(V::mul(half, x), V::add(one, erf_v(V::mul(x, s2)))); });
 }
 
 AP_INLINE VT gelu_grad(VT x) {  // Φ(x) + x·φ(x)
@@ -751,16 +767,27 @@ AP_INLINE VT gelu_grad(VT x) {  // Φ(x) + x·φ(x)
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
-  int i = 0;
-  for (; i + W <= N; i += W)
-    V::store(dinp + i, V::fmadd(gelu_grad(V::load(inp + i)), V::load(dout + i), V::load(dinp + i)));
-  if (i < N) {
-    const int n = N - i;
-    V::store_partial(dinp + i,
-                     V::fmadd(gelu_grad(V::load_partial(inp + i, n)), V::load_partial(dout + i, n),
-                              V::load_partial(dinp + i, n)),
-                     n);
-  }
+  map_backward(dinp, inp, dout, N, [](VT x) { return gelu_grad(x); });
+}
+
+// GPT-2's: the reference's formula, x·σ(2u) = x / (1 + e^(−2u)), u = √(2/π)(x + 0.044715x³).
+AP_INLINE VT gelu_new_sigma(VT x) {  // σ(2u)
+  const VT u = V::mul(V::set1(0.7978845608028654f), V::add(x, V::mul(V::set1(0.044715f), V::mul(x, V::mul(x, x)))));
+  return V::div(V::set1(1.0f), V::add(V::set1(1.0f), exp_v(V::mul(V::set1(-2.0f), u))));
+}
+
+void gelu_new_forward(float* out, const float* inp, int N) {
+  map_forward(out, inp, N, [](VT x) { return V::mul(x, gelu_new_sigma(x)); });
+}
+
+AP_INLINE VT gelu_new_grad(VT x) {  // σ + x·σ(1 − σ)·2u′
+  const VT s = gelu_new_sigma(x);
+  const VT du = V::mul(V::set1(0.7978845608028654f), V::fmadd(V::set1(3.0f * 0.044715f), V::mul(x, x), V::set1(1.0f)));
+  return V::fmadd(V::mul(x, V::mul(s, V::sub(V::set1(1.0f), s))), V::mul(V::set1(2.0f), du), s);
+}
+
+void gelu_new_backward(float* dinp, const float* inp, const float* dout, int N) {
+  map_backward(dinp, inp, dout, N, [](VT x) { return gelu_new_grad(x); });
 }
 
 // ---------------------------------------------------------------- cross-entropy

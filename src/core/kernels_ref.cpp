@@ -67,8 +67,8 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* id
 }
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
-                       int C) {
-  ap::layernorm_forward(out, mean, rstd, inp, w, b, N, C, 1e-5f);
+                       int C, float eps) {
+  ap::layernorm_forward(out, mean, rstd, inp, w, b, N, C, eps);
 }
 
 void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
@@ -192,6 +192,12 @@ void attention_decode(float* out, float* att, const float* q, const float* k_cac
 void gelu_forward(float* out, const float* inp, int N) { ap::gelu_forward(out, inp, N); }
 
 void gelu_backward(float* dinp, const float* inp, const float* dout, int N) { ap::gelu_backward(dinp, inp, dout, N); }
+
+void gelu_new_forward(float* out, const float* inp, int N) { ap::gelu_new_forward(out, inp, N); }
+
+void gelu_new_backward(float* dinp, const float* inp, const float* dout, int N) {
+  ap::gelu_new_backward(dinp, inp, dout, N);
+}
 
 void residual_forward(float* out, const float* a, const float* b, int N) {
   for (int i = 0; i < N; ++i) out[i] = a[i] + b[i];

@@ -243,7 +243,10 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
     v /= static_cast<float>(C);
     const float r = 1.0f / std::sqrt(v + eps);
     float* on = out + static_cast<size_t>(n) * C;
-    for (int c = 0; c < C; ++c) on[c] = (xn[c] - m) * r * w[c] + b[c];
+    if (b)
+      for (int c = 0; c < C; ++c) on[c] = (xn[c] - m) * r * w[c] + b[c];
+    else
+      for (int c = 0; c < C; ++c) on[c] = (xn[c] - m) * r * w[c];
     mean[n] = m;
     rstd[n] = r;
   }
@@ -304,6 +307,30 @@ void gelu_backward(float* dx, const float* x, const float* dout, int N) {
     const float cdf = 0.5f * (1.0f + erf_f32(x[i] * 0.70710678118654752f));
     const float pdf = exp_f32(-0.5f * x[i] * x[i]) * 0.39894228040143268f;
     dx[i] += (cdf + x[i] * pdf) * dout[i];
+  }
+}
+
+namespace {
+constexpr float kGeluNewA = 0.7978845608028654f;  // √(2/π)
+constexpr float kGeluNewB = 0.044715f;
+}  // namespace
+
+void gelu_new_forward(float* out, const float* x, int N) {
+  for (int i = 0; i < N; ++i) {
+    const float v = x[i];
+    const float u = kGeluNewA * (v + kGeluNewB * v * v * v);
+    out[i] = v / (1.0f + exp_f32(-2.0f * u));
+  }
+}
+
+void gelu_new_backward(float* dx, const float* x, const float* dout, int N) {
+  // d/dx x·σ(2u) = σ + x·σ(1 − σ)·2u′, u′ = √(2/π)(1 + 3·0.044715x²)
+  for (int i = 0; i < N; ++i) {
+    const float v = x[i];
+    const float u = kGeluNewA * (v + kGeluNewB * v * v * v);
+    const float s = 1.0f / (1.0f + exp_f32(-2.0f * u));
+    const float du = kGeluNewA * (1.0f + 3.0f * kGeluNewB * v * v);
+    dx[i] += (s + v * s * (1.0f - s) * 2.0f * du) * dout[i];
   }
 }
 

@@ -68,6 +68,7 @@ void softmax_rows_backward(float* dx, const float* dy, const float* y, int rows,
 // ---------------------------------------------------------------- layers (for the GPT)
 
 // out (N,C) = (x − mean)·rstd·w + b over each row of x (N,C); keeps mean (N) and rstd (N).
+// b may be null (a LayerNorm without bias, nanoGPT's bias=False).
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
                        int C, float eps);
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
@@ -75,6 +76,11 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 // Exact GELU: out = x·Φ(x) = ½x(1 + erf(x/√2)), with the core's own erf (erf_f32).
 void gelu_forward(float* out, const float* x, int N);
 void gelu_backward(float* dx, const float* x, const float* dout, int N);
+// GPT-2's GELU, the tanh approximation ("gelu_new"): out = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³),
+// computed as x·σ(2u) = x / (1 + e^(−2u)) with the core's own exp (exp_f32): no cancellation for
+// either sign of x.
+void gelu_new_forward(float* out, const float* x, int N);
+void gelu_new_backward(float* dx, const float* x, const float* dout, int N);
 // out (N,C) = table[ids[n]] for table (V,C); ids must be in [0, V) (checked by the caller).
 void embedding_forward(float* out, const int* ids, const float* table, int N, int C);
 void embedding_backward(float* dtable, const float* dout, const int* ids, int N, int C);

@@ -109,6 +109,10 @@ Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data
 }
 
 Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train), task_(s.task), sampler_(0) {
+  if (s.model_only())
+    throw InputError("this file holds a model only (" + s.source +
+                         "), with no training state to resume: sample from it, or train a new run",
+                     "checkpoint");
   train_.validate();
   s.model.validate();
   tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(s.vocab));

@@ -98,6 +98,11 @@ struct TrainState {
   int64_t adam_t = 0;
   std::vector<float> params, m, v;  // flat, gpt.h's layout
   float last_val_loss = -1.0f;      // −1: never evaluated
+  // A model-only file (a model trained elsewhere, imported): where it came from ("nanoGPT
+  // ckpt.pt, iter 5000"); no training state (train, data, step, moments: defaults and empty).
+  // Empty for a run of this project.
+  std::string source;
+  bool model_only() const { return !source.empty(); }
 };
 
 class Trainer {
@@ -110,7 +115,8 @@ class Trainer {
   // text again (`text`: checked against the fingerprint, field "text") to train or evaluate.
   // Without it the model is loaded alone: it samples, generates and saves (state() keeps the
   // moments and the sampler untouched), and step() and evaluate() ask for the text (InputError,
-  // field "text"). Throws InputError.
+  // field "text"). A model-only state (an imported model) is refused: it has no training state to
+  // resume (field "checkpoint"). Throws InputError.
   Trainer(const TrainState& state, const std::string& text = "");
 
   // One training step (see above). After divergence, throws InputError (field "steps").

@@ -2,6 +2,7 @@
 // app (in the order the help lists them) and returns how to run it once parsed.
 //   train_cmd.cpp   train, resume (the training loop, Ctrl-C, the checkpoints)
 //   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
+//   import_cmd.cpp  import (nanoGPT's ckpt.pt → a model-only checkpoint)
 //   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
 #pragma once
 
@@ -25,6 +26,7 @@ Command add_eval(CLI::App& app);
 Command add_inspect(CLI::App& app);
 Command add_attention(CLI::App& app);
 Command add_logits(CLI::App& app);
+Command add_import(CLI::App& app);
 Command add_api(CLI::App& app);
 
 }  // namespace ap::gpt_cli

@@ -13,7 +13,9 @@
 
 #include "../../api/checkpoint.h"
 #include "../../api/file_io.h"
+#include "../../api/import.h"
 #include "../../api/json.h"
+#include "../../core/number_text.h"
 
 namespace ap::gpt_cli {
 
@@ -69,12 +71,66 @@ void check_writable(const std::string& path, const char* what) {
     throw CliError("cannot write " + std::string(what) + " " + path + ": it is a directory");
 }
 
+namespace {
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta) {
+  NanoGptImport im = import_nanogpt(bytes, path);
+  std::string meta_path = meta;
+  if (meta_path.empty()) {
+    // nanoGPT's layout: out-shakespeare-char/ckpt.pt and data/shakespeare_char/meta.pkl
+    const std::string dir = parent_dir(path);
+    std::vector<std::string> candidates = {dir + "/meta.pkl"};
+    if (!im.dataset.empty() && im.dataset.find("..") == std::string::npos)
+      candidates.insert(candidates.end(), {dir + "/../data/" + im.dataset + "/meta.pkl", "data/" + im.dataset + "/meta.pkl"});
+    for (const std::string& c : candidates)
+      if (file_exists(c)) {
+        meta_path = c;
+        break;
+      }
+  }
+  if (!meta_path.empty()) set_meta_vocab(im.state, read_file(meta_path, kMaxTextBytes, "the meta.pkl"), meta_path);
+  return std::move(im.state);
+}
+
 Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
   try {
     c.bytes = read_checkpoint_file(path);
   } catch (const InputError& e) {
     throw CliError(e.what());
+  }
+  c.file_bytes = c.bytes.size();
+  // A model trained elsewhere: nanoGPT's ckpt.pt, or Hugging Face's GPT-2 safetensors with the
+  // config.json beside it. With a character vocabulary it is read as the model-only file `gpt
+  // import` writes; without one (GPT-2's BPE) it takes token ids only.
+  const bool zip = is_torch_zip(c.bytes);
+  if (zip || is_foreign_safetensors(c.bytes)) {
+    try {
+      if (zip) {
+        c.state = import_model(path, c.bytes, "");
+        c.imported = "nanoGPT's ckpt.pt";
+      } else {
+        const std::string config = parent_dir(path) + "/config.json";
+        if (!file_exists(config))
+          throw CliError(path + " is not an Attention Playground checkpoint; read as Hugging Face's GPT-2, it needs "
+                         "its config.json beside it (" + config + " does not exist)");
+        c.state = import_hf_gpt2(c.bytes, read_file(config, kMaxTextBytes, "the config.json"), path, config);
+        c.imported = "Hugging Face's GPT-2 safetensors";
+      }
+      c.bytes = c.state.vocab.empty() ? std::string() : save_checkpoint(c.state);
+    } catch (const CliError&) {
+      throw;
+    } catch (const InputError& e) {
+      throw CliError(e.what());
+    }
+    return c;
   }
   // The core's messages about a file's insides name the tensor or byte; the file's path comes first.
   try {
@@ -85,12 +141,26 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-LoadedModel load_model(const std::string& path) {
+void require_training_state(const std::string& file, const TrainState& s, const char* what) {
+  if (s.model_only())
+    throw CliError(file + " holds a model only (" + s.source + "), with no training state or data to " + what +
+                   ": sample from it, look at its attention or logits, or train a new run");
+}
+
+LoadedModel load_model(const std::string& path, bool need_tokenizer) {
   LoadedModel m;
   m.state = read_checkpoint(path).state;
-  m.model = std::make_unique<GPT>(m.state.model);
+  if (need_tokenizer) {
+    try {
+      require_vocab(m.state, path);
+    } catch (const InputError& e) {
+      throw CliError(e.what());
+    }
+  }
+  m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
   std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
-  m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
+  std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
+  if (!m.state.vocab.empty()) m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
   return m;
 }
 
@@ -115,10 +185,13 @@ std::string describe_config(const GPTConfig& c) {
   return std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer, " : " layers, ") + std::to_string(c.n_head) + (c.n_head == 1 ? " head of " : " heads of ") +
          std::to_string(c.head_dim()) + ", n_embd " + std::to_string(c.n_embd) + ", block_size " +
          std::to_string(c.block_size) + ", vocab " + std::to_string(c.vocab_size) +
-         (c.mask == MaskVariant::strict ? "" : ", mask inclusive") + (c.stable_softmax ? "" : ", naive softmax");
+         (c.mask == MaskVariant::strict ? "" : ", mask inclusive") + (c.stable_softmax ? "" : ", naive softmax") +
+         (c.activation == Activation::gelu ? "" : ", GELU tanh (gelu_new)") + (c.bias ? "" : ", no biases") +
+         (c.ln_eps == 1e-5f ? "" : ", LayerNorm eps " + format_float(c.ln_eps));
 }
 
 std::string describe_data(const TrainState& s) {
+  if (s.model_only()) return s.source;
   if (!s.task.empty()) return "the " + s.task + " task (" + with_commas(s.n_chars) + " characters)";
   return "the text " + json_quoted(s.text_name);
 }

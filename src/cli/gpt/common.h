@@ -38,19 +38,32 @@ void check_writable(const std::string& path, const char* what);
 // A checkpoint's bytes and what they hold. Throws CliError: the file's errors, and the core's
 // about its insides after the path ("a.safetensors: tensor …").
 struct Checkpoint {
-  std::string bytes;
+  std::string bytes;     // a safetensors checkpoint (for a ckpt.pt: the model-only file it converts to)
   TrainState state;
+  uint64_t file_bytes = 0;  // the file's size
+  std::string imported;  // what the file was, if converted ("nanoGPT's ckpt.pt"); empty otherwise
 };
+// Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
+// its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
+// Face's GPT-2 model.safetensors (with config.json beside it): bytes are then the model-only
+// checkpoint `gpt import` writes, or empty for a model without a character vocabulary.
 Checkpoint read_checkpoint(const std::string& path);
+// Refuses (CliError) a model-only file (an imported model) for a command that needs a run's
+// training state and data: `what` is what the command does ("resume").
+void require_training_state(const std::string& file, const TrainState& s, const char* what);
+// nanoGPT's ckpt.pt as a model-only state; `meta` its meta.pkl, or "" to look for one as above.
+TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta);
 
 // A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
 // samples without its text).
+// need_tokenizer: refuse (CliError) a model without a character vocabulary (GPT-2's BPE), which
+// takes token ids only; otherwise tok is null for such a model.
 struct LoadedModel {
-  TrainState state;
+  TrainState state;  // without its params (moved into the model)
   std::unique_ptr<GPT> model;
   std::unique_ptr<CharTokenizer> tok;
 };
-LoadedModel load_model(const std::string& path);
+LoadedModel load_model(const std::string& path, bool need_tokenizer = true);
 void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids);
 
 // The text a run trains or evaluates on: the --text file's, checked against the checkpoint (a

@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fast", "reference"}));
   const std::vector<Command> commands = {add_tasks(app),   add_train(app),   add_resume(app),
                                          add_sample(app),  add_eval(app),    add_inspect(app),
-                                         add_attention(app), add_logits(app), add_api(app)};
+                                         add_attention(app), add_logits(app), add_import(app),
+                                         add_api(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -76,6 +76,7 @@ struct EvalArgs {
 
 int cmd_eval(const EvalArgs& a) {
   const TrainState s = read_checkpoint(a.file).state;
+  require_training_state(a.file, s, "evaluate");
   const std::string text = run_text(a.file, s, a.text_file);
   if (a.text_file.empty() && s.task.empty())
     throw InputError(a.file + " was trained on the text " + json_quoted(s.text_name) +
@@ -103,12 +104,18 @@ int cmd_eval(const EvalArgs& a) {
 int cmd_inspect(const std::string& file, bool json) {
   const Checkpoint ck = read_checkpoint(file);
   const TrainState& s = ck.state;
-  // The file has passed load_checkpoint, so its container is known to be sound.
-  const safetensors::File st = safetensors::read_file(ck.bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
   const GPTConfig& c = s.model;
-  const CharTokenizer tok = CharTokenizer::from_chars(s.vocab);
-  std::vector<int> all(static_cast<size_t>(tok.vocab_size()));
-  for (int i = 0; i < tok.vocab_size(); ++i) all[static_cast<size_t>(i)] = i;
+  // The file has passed load_checkpoint, so its container is known to be sound. A model without a
+  // character vocabulary (GPT-2's BPE: no bytes of ours) lists its tensors as read, from the config.
+  safetensors::File st;
+  if (!ck.bytes.empty())
+    st = safetensors::read_file(ck.bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
+  else
+    for (const ParamTensor& t : param_tensors(c)) st.tensors.push_back({t.name, "F32", {t.shape.begin(), t.shape.end()}, 0, 0});
+  const CharTokenizer tok = CharTokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
+  std::vector<int> all(s.vocab.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  const std::string no_vocab = "none: GPT-2's BPE tokenizer, which this version does not have (token ids only: gpt logits --ids)";
   auto meta = [&](const char* key) {
     for (const auto& [k, v] : st.metadata)
       if (k == key) return v;
@@ -117,18 +124,24 @@ int cmd_inspect(const std::string& file, bool json) {
   if (json) {
     Value v = Value::object();
     v.set("file", file);
-    v.set("bytes", static_cast<long long>(ck.bytes.size()));
+    v.set("bytes", static_cast<long long>(ck.file_bytes));
+    if (!ck.imported.empty()) v.set("imported", ck.imported);
     v.set("format", meta("format"));
     v.set("format_version", meta("format_version"));
     v.set("config", config_json(c));
     v.set("n_params", static_cast<long long>(c.num_parameters()));
-    v.set("data", data_source_json(s));
-    v.set("vocab", token_labels(tok, all));
-    v.set("step", static_cast<long long>(s.step));
-    v.set("steps", s.train.steps);
-    v.set("val_loss", s.last_val_loss < 0 ? Value() : Value::f32(s.last_val_loss));
-    v.set("train", train_config_json(s.train));
-    v.set("seed", std::to_string(s.train.seed));
+    if (s.model_only()) {  // a model trained elsewhere: no training state
+      v.set("source", s.source);
+      v.set("vocab", s.vocab.empty() ? Value() : token_labels(tok, all));
+    } else {
+      v.set("data", data_source_json(s));
+      v.set("vocab", token_labels(tok, all));
+      v.set("step", static_cast<long long>(s.step));
+      v.set("steps", s.train.steps);
+      v.set("val_loss", s.last_val_loss < 0 ? Value() : Value::f32(s.last_val_loss));
+      v.set("train", train_config_json(s.train));
+      v.set("seed", std::to_string(s.train.seed));
+    }
     Value list = Value::array();
     for (const safetensors::TensorInfo& e : st.tensors) {
       Value& t = list.push(Value::object());
@@ -148,19 +161,30 @@ int cmd_inspect(const std::string& file, bool json) {
   };
   const std::string preset = same_shape(tiny) ? " (the tiny preset)" : same_shape(small) ? " (the small preset)" : "";
   std::string vocab = tok.decode(all);
-  if (tok.vocab_size() > 100) {
+  if (s.vocab.empty()) {
+    vocab = no_vocab;
+  } else if (tok.vocab_size() > 100) {
     std::vector<int> head(all.begin(), all.begin() + 100);
     vocab = json_quoted(tok.decode(head)) + " and " + std::to_string(tok.vocab_size() - 100) + " more";
   } else {
     vocab = json_quoted(vocab);
   }
   const TrainConfig& t = s.train;
-  std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.bytes.size())) << " bytes, "
-            << meta("format") << " version " << meta("format_version") << ")\n"
+  std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.file_bytes)) << " bytes, "
+            << (ck.imported.empty() ? meta("format") + " version " + meta("format_version")
+                : ck.bytes.empty()  ? ck.imported
+                                    : ck.imported + ", read as a model-only " + meta("format") + " version " +
+                                          meta("format_version"))
+            << ")\n"
             << "model       " << describe_config(c) << "; mask " << (c.mask == MaskVariant::strict ? "strict" : "inclusive")
             << ", softmax " << (c.stable_softmax ? "stable" : "naive") << "\n"
-            << "parameters  " << with_commas(c.num_parameters()) << preset << "\n"
-            << "data        " << describe_data(s)
+            << "parameters  " << with_commas(c.num_parameters()) << preset << "\n";
+  if (s.model_only()) {
+    std::cout << "source      " << s.source << " (a model only: no training state)\n"
+              << "vocab       " << (s.vocab.empty() ? "" : std::to_string(tok.vocab_size()) + " characters: ") << vocab
+              << "\n";
+  } else {
+    std::cout << "data        " << describe_data(s)
             << (s.task.empty() ? " (fingerprint " + s.text_fingerprint + ")" : std::string()) << "\n"
             << "vocab       " << tok.vocab_size() << " characters: " << vocab << "\n"
             << "step        " << s.step << " of " << t.steps
@@ -171,8 +195,9 @@ int cmd_inspect(const std::string& file, bool json) {
             << t.warmup_steps << " steps, cosine to " << format_float(t.min_lr) << "), weight_decay "
             << format_float(t.weight_decay) << ", beta1 " << format_float(t.beta1) << ", beta2 "
             << format_float(t.beta2) << ", grad_clip " << format_float(t.grad_clip) << ", eval every "
-            << t.eval_interval << " steps (at most " << t.eval_batches << " batches), seed " << t.seed << "\n"
-            << "tensors     " << st.tensors.size() << "\n";
+            << t.eval_interval << " steps (at most " << t.eval_batches << " batches), seed " << t.seed << "\n";
+  }
+  std::cout << "tensors     " << st.tensors.size() << "\n";
   size_t wide = 0;
   for (const safetensors::TensorInfo& e : st.tensors) wide = std::max(wide, e.name.size());
   for (const safetensors::TensorInfo& e : st.tensors)
@@ -216,14 +241,36 @@ int cmd_attention(const std::string& file, const std::string& prompt, const std:
   return 0;
 }
 
-int cmd_logits(const std::string& file, const std::string& prompt) {
-  LoadedModel m = load_model(file);
-  const std::vector<int> ids = m.tok->encode(prompt, "prompt");
+// "15496,11,995" → ids (InputError, field "ids", naming the entry).
+std::vector<int> parse_ids(const std::string& text) {
+  std::vector<int> ids;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("--ids is a comma-separated list of token ids (such as 15496,11,995); entry " +
+                           std::to_string(ids.size() + 1) + " is " + json_quoted(item),
+                       "ids");
+    ids.push_back(std::stoi(item));
+    at = comma + 1;
+  }
+  return ids;
+}
+
+int cmd_logits(const std::string& file, const std::string& prompt, const std::string& id_text) {
+  if (prompt.empty() == id_text.empty())
+    throw CliError("give the input as --prompt TEXT or as --ids N,N,… (token ids), one of them", kExitUsage);
+  LoadedModel m = load_model(file, id_text.empty());
+  const std::vector<int> ids = id_text.empty() ? m.tok->encode(prompt, "prompt") : parse_ids(id_text);
   check_prompt_length(m, ids);
   const int T = static_cast<int>(ids.size()), V = m.state.model.vocab_size;
-  m.model->forward(ids.data(), nullptr, 1, T);
+  m.model->forward(ids.data(), nullptr, 1, T);  // checks each id against vocab_size
   Value v = Value::object();
-  v.set("tokens", token_labels(*m.tok, ids));
+  if (m.tok) v.set("tokens", token_labels(*m.tok, ids));
+  Value ids_value = Value::array();
+  for (int id : ids) ids_value.push(static_cast<long long>(id));
+  if (!id_text.empty()) v.set("ids", std::move(ids_value));
   v.set("logits", spec::matrix_value(m.model->logits(), T, V));
   std::cout << spec::ok(std::move(v)).dump() << "\n";
   return 0;
@@ -246,9 +293,9 @@ int cmd_tasks(bool json) {
   return 0;
 }
 
-// A checkpoint and a prompt: what attention and logits take.
+// A checkpoint and a prompt: what attention and logits take (logits also token ids).
 struct PromptArgs {
-  std::string file, prompt, head;
+  std::string file, prompt, head, ids;
 };
 
 CLI::App* add_prompt_command(CLI::App& app, const char* name, const char* about, PromptArgs& a) {
@@ -328,8 +375,13 @@ Command add_attention(CLI::App& app) {
 
 Command add_logits(CLI::App& app) {
   auto a = std::make_shared<PromptArgs>();
-  CLI::App* logits = add_prompt_command(app, "logits", "the logits at every position of a prompt, as JSON", *a);
-  return {logits, [a] { return cmd_logits(a->file, a->prompt); }};
+  CLI::App* logits = app.add_subcommand("logits", "the logits at every position of a prompt (or of token ids), as JSON");
+  logits->add_option("file", a->file, "the checkpoint")->required();
+  logits->add_option("-p,--prompt", a->prompt, "the text to run (at most block_size characters)");
+  logits->add_option("--ids", a->ids,
+                     "token ids instead of a prompt, comma-separated (for a model without a character vocabulary, "
+                     "such as GPT-2's)");
+  return {logits, [a] { return cmd_logits(a->file, a->prompt, a->ids); }};
 }
 
 }  // namespace ap::gpt_cli

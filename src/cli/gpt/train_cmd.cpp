@@ -220,6 +220,7 @@ struct ResumeArgs {
 int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
   SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
   TrainState s = read_checkpoint(a.file).state;
+  require_training_state(a.file, s, "resume");
   if (sub->get_option("--steps")->count()) {
     if (a.steps <= s.step)
       throw InputError("--steps is the run's new total, and " + a.file + " is already at step " +

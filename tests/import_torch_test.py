@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""import_torch_test.py — ctest `import_torch`: nanoGPT's ckpt.pt, written by PyTorch, read by `gpt`.
+
+    import_torch_test.py GPT WORKDIR
+
+Builds its own files with PyTorch (no network, no real weights): a nanoGPT-format checkpoint saved
+with torch.save — {"model": state dict with nanoGPT's names, "optimizer", "model_args", "iter_num",
+"best_val_loss", "config"} — with and without torch.compile's "_orig_mod." prefix, with and
+without bias, with and without the attention's mask buffer, in float32, bfloat16 and float16,
+and its dataset's meta.pkl (pickle's default protocol). For each:
+  - `gpt logits ckpt.pt` (the file read directly) equals an independent PyTorch model's logits
+    (scripts/gpt_torch.py's GPT, loaded with the same weights) within 1e-4;
+  - greedy generation through the KV cache (`gpt sample --greedy`), past block_size, equals
+    PyTorch's greedy loop that crops the context to block_size, as nanoGPT's generate() does;
+  - `gpt import ckpt.pt meta.pkl -o model.safetensors` writes a model-only file whose logits are
+    the same, and which scripts/gpt_torch.py --check loads.
+Then the refusals, each with its message: malicious pickles (GLOBAL os system, builtins.eval,
+REDUCE on a callable a state dict never calls, and a meta.pkl that runs os.system) are refused by
+name and the marker file each tries to create does not exist afterwards (while Python's own
+pickle.loads of the same bytes does create it: the pickles really are malicious); a truncated
+zip; absurd sizes; a missing storage record; shapes that disagree with model_args; a
+checkpoint without meta.pkl (which still runs from token ids: logits --ids).
+Hugging Face's GPT-2 layout too: model.safetensors with HF's names (with and without
+"transformer."), Conv1D weights in × out, the mask buffers, gelu_new and ε 1e-6, in F32 and F16,
+with its config.json: `gpt logits --ids` equals the PyTorch model's within 1e-4; an unknown
+activation_function or model_type, shapes against the config and a missing config.json are
+refused, and so are sample, attention and import (no GPT-2 tokenizer yet).
+Exits 77 (skipped) where PyTorch is not installed (gpt_torch's own check).
+"""
+import collections
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+# The independent PyTorch GPT (nanoGPT's module names). Without PyTorch it says so and exits 77,
+# which ctest reports as skipped.
+import gpt_torch  # noqa: E402
+import torch  # noqa: E402
+
+TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll: Speak, speak.\n"
+CHARS = sorted(set(TEXT))
+TOLERANCE = 1e-4
+failures = []
+
+
+def run(args, expect=0):
+    out = subprocess.run(args, capture_output=True, text=True, encoding="utf-8")
+    if out.returncode != expect:
+        sys.exit(f"$ {' '.join(args)}\n{out.stdout}{out.stderr}exit status {out.returncode}, expected {expect}")
+    return out
+
+
+def model_args(bias, block_size=16):
+    return dict(n_layer=2, n_head=4, n_embd=32, block_size=block_size, bias=bias, vocab_size=len(CHARS), dropout=0.0)
+
+
+def make_model(bias, seed):
+    a = model_args(bias)
+    cfg = dict(a, mask="strict", softmax="stable")
+    torch.manual_seed(seed)
+    m = gpt_torch.GPT(cfg)
+    with torch.no_grad():  # larger than nanoGPT's init, so that attention and the logits are far from uniform
+        for name, p in m.named_parameters():
+            p.copy_(1.0 + 0.2 * torch.randn_like(p) if "ln_" in name and name.endswith("weight")
+                    else 0.3 * torch.randn_like(p))
+    return m.eval(), cfg
+
+
+def write_ckpt(path, model, bias, dtype, prefix, mask_buffer, args=None):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.zero_grad()
+    model(torch.tensor([[0, 1, 2]])).sum().backward()
+    opt.step()  # real optimizer state (tensors) for the reader to skip; the weights move a little
+    sd = collections.OrderedDict()
+    for k, v in model.state_dict().items():
+        sd[prefix + k] = v.to(dtype)
+        if mask_buffer and k.endswith("attn.c_proj.bias" if bias else "attn.c_proj.weight"):
+            bs = model_args(bias)["block_size"]
+            sd[prefix + k.replace("c_proj.bias" if bias else "c_proj.weight", "bias")] = \
+                torch.tril(torch.ones(bs, bs)).view(1, 1, bs, bs)
+    ckpt = {"model": sd, "optimizer": opt.state_dict(), "model_args": args or model_args(bias), "iter_num": 250,
+            "best_val_loss": torch.tensor(1.2345),
+            "config": {"dataset": "shakespeare_char", "batch_size": 12, "learning_rate": 1e-3, "compile": True,
+                       "device": "cuda", "dtype": "bfloat16", "betas": (0.9, 0.99), "wandb_log": False}}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    torch.save(ckpt, path)
+    # the model PyTorch runs: the weights as stored (bfloat16 and float16 rounded), in float32
+    with torch.no_grad():
+        for k, p in model.state_dict().items():
+            p.copy_(p.to(dtype).float())
+
+
+def write_meta(path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        pickle.dump({"vocab_size": len(CHARS), "itos": dict(enumerate(CHARS)),
+                     "stoi": {c: i for i, c in enumerate(CHARS)}}, f)
+
+
+def check_logits(gpt, file, model, prompt, label):
+    ours = json.loads(run([gpt, "logits", file, "--prompt", prompt]).stdout)
+    ids = [CHARS.index(c) for c in prompt]
+    with torch.no_grad():
+        theirs = model(torch.tensor([ids]))[0].double()
+    diff = (torch.tensor(ours["logits"], dtype=torch.float64) - theirs).abs().max().item()
+    scale = theirs.abs().max().item()
+    print(f"{label}: max |gpt − PyTorch| = {diff:.3g} (largest |logit| {scale:.3g})")
+    if not diff <= TOLERANCE:
+        failures.append(f"{label}: logits differ by {diff}")
+    if scale < 1.0:
+        failures.append(f"{label}: the logits are tiny ({scale}), so the check proves little")
+
+
+def check_greedy(gpt, file, model, prompt, n, label):
+    out = json.loads(run([gpt, "sample", file, "--prompt", prompt, "--greedy", "--max-new-tokens", str(n),
+                          "--json"]).stdout)
+    ids = [CHARS.index(c) for c in prompt]
+    bs = model_args(True)["block_size"]
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model(torch.tensor([ids[-bs:]]))[0, -1].argmax()))
+    want = "".join(CHARS[i] for i in ids)
+    print(f"{label}: greedy {n} tokens past block_size {bs}: {'same' if out['text'] == want else 'DIFFERENT'}")
+    if out["text"] != want:
+        failures.append(f"{label}: greedy generation differs:\n  gpt   {out['text']!r}\n  torch {want!r}")
+
+
+def refused(gpt, args, needle, label):
+    out = run([gpt] + args, expect=1)
+    message = out.stderr.strip()
+    print(f"{label}: refused: {message}")
+    if needle not in message:
+        failures.append(f"{label}: the message does not say {needle!r}: {message}")
+
+
+def evil_zip(path, data_pkl):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", data_pkl)
+        z.writestr("archive/version", "3\n")
+
+
+# ---------------------------------------------------------------- Hugging Face's GPT-2 layout
+
+HF_VOCAB = 300
+CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def write_hf(folder, model, dtype, prefix, config):
+    """model.safetensors in HF's GPT-2 layout (Conv1D weights in × out, the mask buffers, no lm_head)
+    and its config.json; the model PyTorch runs gets the weights as stored."""
+    os.makedirs(folder, exist_ok=True)
+    tensors = []
+    bs = config["n_positions"]
+    for k, v in model.state_dict().items():
+        if k == "lm_head.weight":
+            continue  # tied to wte: HF's files leave it out
+        name = prefix + k[len("transformer."):]
+        tensors.append((name, (v.t() if k.endswith(CONV1D) else v).contiguous().to(dtype)))
+        if k.endswith("attn.c_proj.bias"):
+            tensors.append((name.replace("c_proj.bias", "bias"), torch.tril(torch.ones(bs, bs)).view(1, 1, bs, bs)))
+            tensors.append((name.replace("c_proj.bias", "masked_bias"), torch.tensor(-1e4)))
+    names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, t in tensors:
+        raw = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f)
+    with torch.no_grad():
+        for k, p in model.state_dict().items():
+            p.copy_(p.to(dtype).float())
+    return os.path.join(folder, "model.safetensors")
+
+
+def hf_cases(gpt, work):
+    ids = [5, 299, 17, 42, 0, 256, 3, 77, 150, 9]
+    config = {"model_type": "gpt2", "n_layer": 2, "n_head": 4, "n_embd": 32, "n_positions": 16, "n_ctx": 16,
+              "vocab_size": HF_VOCAB, "layer_norm_epsilon": 1e-6, "activation_function": "gelu_new", "n_inner": None}
+    for n, (name, dtype, prefix) in enumerate([("hf_f32", torch.float32, ""), ("hf_f16_prefixed", torch.float16, "transformer.")]):
+        cfg = dict(n_layer=2, n_head=4, n_embd=32, block_size=16, vocab_size=HF_VOCAB, mask="strict",
+                   softmax="stable", activation="gelu_new", ln_eps=1e-6)
+        torch.manual_seed(20 + n)
+        model = gpt_torch.GPT(cfg)
+        with torch.no_grad():
+            for pname, p in model.named_parameters():
+                p.copy_(1.0 + 0.2 * torch.randn_like(p) if "ln_" in pname and pname.endswith("weight")
+                        else 0.3 * torch.randn_like(p))
+        model.eval()
+        file = write_hf(os.path.join(work, name), model, dtype, prefix, config)
+        ours = json.loads(run([gpt, "logits", file, "--ids", ",".join(map(str, ids))]).stdout)
+        with torch.no_grad():
+            theirs = model(torch.tensor([ids]))[0].double()
+        diff = (torch.tensor(ours["logits"], dtype=torch.float64) - theirs).abs().max().item()
+        print(f"{name}: max |gpt − PyTorch| = {diff:.3g} (largest |logit| {theirs.abs().max().item():.3g})")
+        if not diff <= TOLERANCE:
+            failures.append(f"{name}: logits differ by {diff}")
+        info = json.loads(run([gpt, "inspect", file, "--json"]).stdout)
+        if info["config"].get("activation") != "gelu_new" or info["vocab"] is not None:
+            failures.append(f"{name}: inspect says {info['config']}, vocab {info['vocab']}")
+    folder = os.path.join(work, "hf_f32")
+    for key, value, needle in [("activation_function", "relu", "\"activation_function\" is \"relu\""),
+                               ("n_positions", 32, "has shape [16, 32] but"),
+                               ("model_type", "llama", "only GPT-2's")]:
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump(dict(config, **{key: value}), f)
+        refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], needle, "config " + key)
+    os.remove(os.path.join(folder, "config.json"))
+    refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], "needs its config.json",
+            "no config.json")
+    hf = os.path.join(work, "hf_f16_prefixed", "model.safetensors")
+    refused(gpt, ["sample", hf, "--prompt", "a"], "give token ids instead", "sample without a tokenizer")
+    refused(gpt, ["attention", hf, "--prompt", "a"], "give token ids instead", "attention without a tokenizer")
+    refused(gpt, ["import", hf, "-o", os.path.join(work, "hf.safetensors")], "cannot be imported yet",
+            "import without a tokenizer")
+
+
+def main():
+    gpt, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(work, exist_ok=True)
+    prompt = "Before we"
+    cases = [  # (name, bias, dtype, prefix, mask buffer)
+        ("f32_bias", True, torch.float32, "", True),
+        ("bf16_nobias_compiled", False, torch.bfloat16, "_orig_mod.", False),
+        ("f16_bias_compiled", True, torch.float16, "_orig_mod.", True),
+        ("f32_nobias", False, torch.float32, "", True),
+    ]
+    for n, (name, bias, dtype, prefix, buf) in enumerate(cases):
+        root = os.path.join(work, name)
+        ckpt = os.path.join(root, "out-shakespeare-char", "ckpt.pt")
+        model, _ = make_model(bias, seed=n + 1)
+        write_ckpt(ckpt, model, bias, dtype, prefix, buf)
+        meta = os.path.join(root, "data", "shakespeare_char", "meta.pkl")  # nanoGPT's layout
+        write_meta(meta)
+        check_logits(gpt, ckpt, model, prompt, name + " ckpt.pt")
+        check_greedy(gpt, ckpt, model, prompt, 40, name + " ckpt.pt")
+        out = os.path.join(root, "model.safetensors")
+        run([gpt, "import", ckpt, meta, "-o", out, "-q"])
+        check_logits(gpt, out, model, prompt, name + " imported")
+        run([sys.executable, os.path.join(HERE, "..", "scripts", "gpt_torch.py"), out, "--prompt", prompt, "--check",
+             "--gpt", gpt])
+        # the other commands that read a model take the ckpt.pt as it is
+        info = json.loads(run([gpt, "inspect", ckpt, "--json"]).stdout)
+        want = dict(n_layer=2, n_head=4, n_embd=32, block_size=16, vocab_size=len(CHARS))
+        if any(info["config"][k] != v for k, v in want.items()) or info["config"].get("bias", True) != bias or \
+                info["source"] != "nanoGPT out-shakespeare-char/ckpt.pt, iter 250" or "".join(info["vocab"]) != "".join(CHARS):
+            failures.append(f"{name}: inspect says {info}")
+        spec = json.loads(run([gpt, "attention", ckpt, "--prompt", prompt, "--head", "2.3"]).stdout)
+        if len(spec["Q"]) != len(prompt):
+            failures.append(f"{name}: attention --head gave {len(spec['Q'])} rows of Q for {len(prompt)} tokens")
+        for cmd in (["resume", ckpt, "--steps", "10"], ["eval", out]):
+            if "holds a model only" not in run([gpt] + cmd, expect=1).stderr:
+                failures.append(f"{name}: {cmd[0]} of a model-only file is not refused as such")
+
+    hf_cases(gpt, work)
+
+    # ---------------------------------------------------------------- refusals
+    good = os.path.join(work, "f32_bias", "out-shakespeare-char", "ckpt.pt")
+    meta = os.path.join(work, "f32_bias", "data", "shakespeare_char", "meta.pkl")
+    with open(good, "rb") as f:
+        data = f.read()
+    evil = os.path.join(work, "evil")
+    os.makedirs(evil, exist_ok=True)
+    attacks = [
+        ("GLOBAL os system", lambda cmd: b"\x80\x02cos\nsystem\nq\x00X" + len(cmd).to_bytes(4, "little") + cmd +
+         b"\x85R.", "os.system"),
+        ("builtins.eval", lambda cmd: b"\x80\x02cbuiltins\neval\nX" +
+         len(b"__import__('os').system('" + cmd + b"')").to_bytes(4, "little") +
+         b"__import__('os').system('" + cmd + b"')" + b"\x85R.", "builtins.eval"),
+        ("REDUCE on an unknown callable", lambda cmd: b"\x80\x02ctorch\nFloatStorage\nX" +
+         len(cmd).to_bytes(4, "little") + cmd + b"\x85R.", "REDUCE at byte"),
+    ]
+    for label, make, needle in attacks:
+        marker = os.path.join(evil, label.replace(" ", "_") + ".marker")
+        pkl = make(("touch " + marker).encode())
+        path = os.path.join(evil, label.replace(" ", "_") + ".pt")
+        evil_zip(path, pkl)
+        refused(gpt, ["logits", path, "--prompt", "a"], needle, label)
+        if os.path.exists(marker):
+            failures.append(f"{label}: the marker {marker} exists: something ran")
+        if label != "REDUCE on an unknown callable":  # Python's own unpickler does run it
+            pickle.loads(pkl)
+            if not os.path.exists(marker):
+                failures.append(f"{label}: Python's pickle did not create the marker: the test pickle is harmless")
+            os.remove(marker)
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch " + os.path.join(evil, "meta.marker"),))
+    evil_meta = os.path.join(evil, "meta.pkl")
+    with open(evil_meta, "wb") as f:
+        pickle.dump({"vocab_size": 3, "itos": Evil()}, f)
+    refused(gpt, ["import", good, evil_meta, "-o", os.path.join(evil, "m.safetensors")], "system", "evil meta.pkl")
+    if os.path.exists(os.path.join(evil, "meta.marker")):
+        failures.append("evil meta.pkl: its marker exists: something ran")
+
+    truncated = os.path.join(evil, "truncated.pt")
+    with open(truncated, "wb") as f:
+        f.write(data[:len(data) // 2])
+    refused(gpt, ["import", truncated, meta, "-o", os.path.join(evil, "m.safetensors")],
+            "no end-of-central-directory record", "truncated zip")
+
+    absurd = bytearray(data)
+    at = absurd.index(b"PK\x01\x02")  # the first central directory entry: its sizes
+    absurd[at + 20:at + 28] = (0x7FFFFFF0).to_bytes(4, "little") * 2
+    path = os.path.join(evil, "absurd.pt")
+    with open(path, "wb") as f:
+        f.write(absurd)
+    refused(gpt, ["import", path, meta, "-o", os.path.join(evil, "m.safetensors")], "past the end of the file",
+            "absurd sizes")
+
+    missing = os.path.join(evil, "missing.pt")
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(missing, "w", zipfile.ZIP_STORED) as dst:
+        for item in src.infolist():
+            if item.filename != "archive/data/0" and not item.filename.endswith("ckpt/data/0"):
+                dst.writestr(item.filename, src.read(item.filename))
+    refused(gpt, ["import", missing, meta, "-o", os.path.join(evil, "m.safetensors")], "there is no record",
+            "missing storage record")
+
+    model, _ = make_model(True, seed=9)
+    wrong = os.path.join(evil, "wrong", "ckpt.pt")
+    write_ckpt(wrong, model, True, torch.float32, "", False, args=model_args(True, block_size=32))
+    refused(gpt, ["import", wrong, meta, "-o", os.path.join(evil, "m.safetensors")],
+            "transformer.wpe.weight has shape (16, 32) but model_args", "shapes against model_args")
+
+    lonely = os.path.join(evil, "lonely", "ckpt.pt")
+    os.makedirs(os.path.dirname(lonely), exist_ok=True)
+    with open(lonely, "wb") as f:
+        f.write(data)
+    refused(gpt, ["logits", lonely, "--prompt", "a"], "no meta.pkl", "no meta.pkl")
+    refused(gpt, ["import", lonely, "-o", os.path.join(evil, "m.safetensors")], "no meta.pkl", "import without meta.pkl")
+    if len(json.loads(run([gpt, "logits", lonely, "--ids", "1,2,3"]).stdout)["logits"]) != 3:
+        failures.append("no meta.pkl: logits --ids does not give 3 rows")
+
+    if failures:
+        sys.exit("import_torch: FAILED:\n" + "\n".join(failures))
+    print("import_torch: ok")
+
+
+if __name__ == "__main__":
+    main()
