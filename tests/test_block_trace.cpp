@@ -3,7 +3,7 @@
 //  - every step of a position's trace equals, bit for bit, the reference forward's value at that
 //    position (encoded, ln_1 with its mean and rstd, q/k/v, each head's weights and context, the
 //    heads side by side, the residual sums, ln_2, c_fc, GELU, ln_f, the logits), for both masks
-//    and both softmaxes, at the first, a middle and the last position; the values the forward
+//    and both softmaxes, with and without GPT-2's gelu_new, biases and the default ε, at the first, a middle and the last position; the values the forward
 //    does not keep (x̂, the variance, c_proj's outputs) recombine into those it does, bit for bit;
 //    the fast tier agrees within float rounding;
 //  - the surprisal of a text is the forward's own loss: one window's mean is GPT::forward's
@@ -27,12 +27,18 @@
 namespace {
 
 // A model whose every parameter is N(0, scale): activations of every size, not the initial ones.
-ap::GPT random_model(ap::MaskVariant mask, bool stable, float scale = 0.3f) {
+// foreign: a model as imported from elsewhere (GPT-2's gelu_new, no biases, another ε).
+ap::GPT random_model(ap::MaskVariant mask, bool stable, float scale = 0.3f, bool foreign = false) {
   ap::GPTConfig c = ap::GPTConfig::tiny(13);
   c.block_size = 16;
   c.n_embd = 32;
   c.mask = mask;
   c.stable_softmax = stable;
+  if (foreign) {
+    c.activation = ap::Activation::gelu_new;
+    c.bias = false;
+    c.ln_eps = 1e-3f;
+  }
   ap::GPT m(c);
   ap::Rng rng(17);
   for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = scale * rng.normal();
@@ -54,15 +60,16 @@ TEST_CASE("A position's trace is the reference forward's values, bit for bit", "
   const std::vector<int> ids = {0, 5, 3, 12, 7, 7, 1, 9, 4, 2, 11, 6};
   const int T = static_cast<int>(ids.size());
   for (ap::MaskVariant mask : {ap::MaskVariant::strict, ap::MaskVariant::inclusive})
-    for (bool stable : {true, false}) {
-      ap::GPT m = random_model(mask, stable);
+    for (bool stable : {true, false})
+    for (bool foreign : {false, true}) {
+      ap::GPT m = random_model(mask, stable, 0.3f, foreign);
       const ap::GPTConfig& c = m.config();
       const int C = c.n_embd, NH = c.n_head, hs = C / NH, V = c.vocab_size;
       m.forward(ids.data(), nullptr, 1, T);
       const ap::GPTActs& a = m.acts();
       for (int p : {0, 5, T - 1}) {
         INFO("mask " << (mask == ap::MaskVariant::strict ? "strict" : "inclusive") << ", stable " << stable
-                     << ", position " << p);
+                     << ", foreign " << foreign << ", position " << p);
         const ap::BlockTrace tr = ap::block_trace(m, ids.data(), T, p);
         const size_t r = static_cast<size_t>(p) * C;
         CHECK(tr.token == ids[p]);
@@ -77,7 +84,7 @@ TEST_CASE("A position's trace is the reference forward's values, bit for bit", "
           CHECK(lt.ln_1.mean == b.ln_1_mean[p]);
           CHECK(lt.ln_1.rstd == b.ln_1_rstd[p]);
           CHECK(lt.ln_1.rstd == 1.0f / std::sqrt(lt.ln_1.var + tr.math.ln_eps));
-          for (int c2 = 0; c2 < C; ++c2) CHECK(lt.ln_1.out[c2] == lt.ln_1.xhat[c2] * w.ln_1_w[c2] + w.ln_1_b[c2]);
+          for (int c2 = 0; c2 < C; ++c2) CHECK(lt.ln_1.out[c2] == lt.ln_1.xhat[c2] * w.ln_1_w[c2] + (w.ln_1_b ? w.ln_1_b[c2] : 0.0f));
           CHECK(same_bits(lt.q, b.qkv + 3 * r));
           CHECK(same_bits(lt.k, b.qkv + 3 * r + C));
           CHECK(same_bits(lt.v, b.qkv + 3 * r + 2 * C));
@@ -125,13 +132,13 @@ TEST_CASE("Block trace: errors name the field; the activations", "[block_trace]"
   CHECK_THAT(error_of([&] { ap::block_trace(m, ids.data(), 3, -1); }), Catch::StartsWith("position:"));
   const std::vector<int> bad = {1, 99};
   CHECK_THAT(error_of([&] { ap::block_trace(m, bad.data(), 2, 0); }), Catch::StartsWith("ids: ids has 99 at position 1"));
-  CHECK(ap::block_math(m.config()).activation == ap::Activation::gelu_exact);
+  CHECK(ap::block_math(m.config()).activation == ap::Activation::gelu);
   CHECK(ap::block_math(m.config()).ln_eps == 1e-5f);
   // both activations against their float64 formulas
   std::vector<float> x = {-4.0f, -1.5f, -0.3f, 0.0f, 0.2f, 1.0f, 2.7f, 5.0f}, y(x.size());
-  ap::activation_forward(y.data(), x.data(), static_cast<int>(x.size()), ap::Activation::gelu_exact);
+  ap::activation_forward(y.data(), x.data(), static_cast<int>(x.size()), ap::Activation::gelu);
   for (size_t i = 0; i < x.size(); ++i) CHECK(y[i] == Approx(0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0)))).margin(1e-6));
-  ap::activation_forward(y.data(), x.data(), static_cast<int>(x.size()), ap::Activation::gelu_tanh);
+  ap::activation_forward(y.data(), x.data(), static_cast<int>(x.size()), ap::Activation::gelu_new);
   for (size_t i = 0; i < x.size(); ++i) {
     const double t = std::tanh(std::sqrt(2 / M_PI) * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
     CHECK(y[i] == Approx(0.5 * x[i] * (1 + t)).margin(1e-6));

@@ -9,26 +9,11 @@
 
 namespace ap {
 
-BlockMath block_math(const GPTConfig&) {
-  // Every config today: PyTorch's LayerNorm ε and the exact GELU (kernels.h). A config that
-  // names its own ε or activation is read here.
-  return BlockMath{1e-5f, Activation::gelu_exact};
-}
-
-const char* activation_name(Activation a) { return a == Activation::gelu_tanh ? "gelu_tanh" : "gelu"; }
+BlockMath block_math(const GPTConfig& config) { return BlockMath{config.ln_eps, config.activation}; }
 
 void activation_forward(float* out, const float* inp, int N, Activation a) {
-  if (a == Activation::gelu_exact) {
-    gelu_forward(out, inp, N);
-    return;
-  }
-  // GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))), tanh(y) = 1 − 2/(e^(2y) + 1)
-  for (int i = 0; i < N; ++i) {
-    const float x = inp[i];
-    const float y = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    const float t = 1.0f - 2.0f / (exp_f32(2.0f * y) + 1.0f);
-    out[i] = 0.5f * x * (1.0f + t);
-  }
+  if (a == Activation::gelu_new) kernels::reference.gelu_new_forward(out, inp, N);
+  else kernels::reference.gelu_forward(out, inp, N);
 }
 
 namespace {

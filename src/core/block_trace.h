@@ -13,11 +13,11 @@
 // with the per-position quantities the kernels do not keep (the variance, x̂, a head's scores and
 // c_proj's outputs before the residual sums) worked out with the kernels' own arithmetic. Every
 // step equals, bit for bit, the reference forward's value at that position (tests/
-// test_block_trace.cpp), and PyTorch's within float rounding (tests/gpt_torch_test.py).
+// test_block_trace.cpp); the forward itself is checked against PyTorch (tests/gpt_torch_test.py).
 //
-// The elementwise choices of a block — LayerNorm's ε and the MLP's activation — come from
-// block_math(config), the one place the trace reads them (today every model uses ε = 1e-5 and the
-// exact erf GELU, as the kernels do).
+// The elementwise choices of a block — LayerNorm's ε and the MLP's activation (exact GELU or
+// GPT-2's gelu_new) — come from block_math(config), the one place the trace reads them. A model
+// without biases (nanoGPT's bias=False) has null β and Linear biases, as in the forward.
 //
 // Limits: position < T ≤ block_size. The visible keys' k and v rows are kept only while
 // (visible keys) · n_embd · n_layer stays under kMaxTraceKV floats (the page's models always);
@@ -33,18 +33,14 @@ namespace ap {
 
 constexpr long long kMaxTraceKV = 1 << 21;
 
-enum class Activation { gelu_exact, gelu_tanh };
-
 // The block's elementwise choices.
 struct BlockMath {
   float ln_eps = 1e-5f;
-  Activation activation = Activation::gelu_exact;
+  Activation activation = Activation::gelu;  // gpt.h's
 };
 // Read from the model's config here and nowhere else in the trace.
 BlockMath block_math(const GPTConfig& config);
-// "gelu" (exact, nn.GELU()) or "gelu_tanh" (GPT-2's gelu_new).
-const char* activation_name(Activation a);
-// out (N) = the activation of inp (N) (exact: ops.h's gelu_forward, the kernels' own).
+// out (N) = the activation of inp (N): the reference kernels' gelu_forward or gelu_new_forward.
 void activation_forward(float* out, const float* inp, int N, Activation a);
 
 struct LayerNormTrace {
