@@ -65,7 +65,7 @@ Value draw_json(const NextTokenDraw& d) {
 
 std::string GptSession::next_token(const std::string& spec_json) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     const Value s = json::parse(spec_json);
     reject_unknown_keys(s, {"prompt", "temperature", "top_k", "top_p", "greedy", "show"}, "next_token spec");
     GPT& m = trainer_->model();
@@ -96,7 +96,7 @@ std::string GptSession::next_token(const std::string& spec_json) {
 
 std::string GptSession::surprisal(const std::string& spec_json) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     const Value s = json::parse(spec_json);
     reject_unknown_keys(s, {"text", "validation"}, "surprisal spec");
     const bool validation = read_bool(s, "validation", false);

@@ -142,8 +142,12 @@ std::string GptSession::info() const {
   return guarded([&] { return info_value(); });
 }
 
-Value GptSession::info_value() const {
+void GptSession::require_model() const {
   if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+}
+
+Value GptSession::info_value() const {
+  require_model();
   const TrainState s = trainer_->state();  // copies the weights: fine at these sizes
   const GPT& m = trainer_->model();
   Value v = Value::object();
@@ -168,7 +172,7 @@ Value GptSession::info_value() const {
 
 std::string GptSession::train(int n) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     if (n < 1 || n > kMaxTrainCall)
       throw InputError("train takes 1 to " + std::to_string(kMaxTrainCall) + " steps, got " + std::to_string(n),
                        "steps");
@@ -199,7 +203,7 @@ std::string GptSession::train(int n) {
 
 std::string GptSession::evaluate() {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     Value v = Value::object();
     v.set("step", static_cast<long long>(trainer_->steps_done()));
     v.set("val_loss", Value::f32(trainer_->evaluate()));
@@ -209,7 +213,7 @@ std::string GptSession::evaluate() {
 
 std::string GptSession::sample(const std::string& spec_json) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     std::string prompt;
     const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
     const CharTokenizer& tok = trainer_->tokenizer();
@@ -265,7 +269,7 @@ Value GptSession::step_info() {
 
 std::string GptSession::generate_start(const std::string& spec_json) {
   std::string out = guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     std::string prompt;
     const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
     const std::vector<int> ids = trainer_->tokenizer().encode(prompt, "prompt");
@@ -287,7 +291,7 @@ std::string GptSession::generate_next() {
 
 std::string GptSession::run_prompt(const std::string& prompt) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     const CharTokenizer& tok = trainer_->tokenizer();
     std::vector<int> ids = tok.encode(prompt, "prompt");
     if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
@@ -312,7 +316,7 @@ std::string GptSession::run_prompt(const std::string& prompt) {
 
 std::string GptSession::head_spec(int layer, int head) {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
     // Again over run_prompt's tokens: another call may have run the model since.
     GPT& m = trainer_->model();
@@ -325,7 +329,7 @@ std::string GptSession::head_spec(int layer, int head) {
 
 std::string GptSession::attention_maps_json() const {
   return guarded([&] {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
     const GPTConfig& c = trainer_->model().config();
     const size_t layer_floats = static_cast<size_t>(c.n_head) * prompt_ids_.size() * prompt_ids_.size();
@@ -337,7 +341,7 @@ std::string GptSession::attention_maps_json() const {
 std::string GptSession::save() {
   last_error_.clear();
   try {
-    if (!trainer_) throw InputError("no model yet: create or load one first", "model");
+    require_model();
     return save_checkpoint(trainer_->state());
   } catch (const std::exception& e) {
     last_error_ = e.what();

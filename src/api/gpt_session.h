@@ -111,6 +111,8 @@ class GptSession {
   json::Value info_value() const;
   json::Value step_info();
   void start(const RunSpec& r);  // a new Trainer replaces the current run only once it is built
+  // Every call that needs a model starts here: "no model yet" (field "model") before create or load.
+  void require_model() const;
 
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<Generator> generator_;
