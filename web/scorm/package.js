@@ -51,19 +51,22 @@ const NOT_PACKED = new Set(['gpt.js']);
 const followed = (path) => /\.(m?js|html)$/.test(path);
 
 /**
- * Every file the player needs, from its page: [path, …] in a stable order.
+ * Every file the player needs, from its page: [path, …] in a stable order. The same walk serves
+ * scripts/pack.mjs (the npm package and zip): other `entries` (pages, modules, any file) and
+ * another `skip` set (files the walk finds but does not take).
  * @param {(path: string) => Promise<string>} readText the site's file as text (for .html/.js/.mjs/.css)
+ * @param {{entries?: string[], skip?: Set<string>}} [options] default: the player page, without gpt.js
  */
-export async function collectFiles(readText) {
-  const seen = new Set([LAUNCH]);
-  const queue = [LAUNCH];
+export async function collectFiles(readText, { entries = [LAUNCH], skip = NOT_PACKED } = {}) {
+  const seen = new Set(entries);
+  const queue = [...entries];
   while (queue.length) {
     const path = queue.shift();
     if (!followed(path)) continue;
     const text = await readText(path);
     for (const ref of references(text, path.endsWith('.html'))) {
       const target = resolve(path, ref);
-      if (!target || /\.html$/.test(target) || NOT_PACKED.has(target) || seen.has(target)) continue;
+      if (!target || /\.html$/.test(target) || skip.has(target) || seen.has(target)) continue;
       seen.add(target);
       queue.push(target);
     }
