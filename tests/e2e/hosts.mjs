@@ -30,7 +30,8 @@ export async function startHost({ pages = {}, folders = {}, headers = {} } = {})
     if (Object.hasOwn(pages, p)) return send(200, TYPES['.html'], pages[p]);
     for (const [prefix, dir] of Object.entries(folders)) {
       if (!p.startsWith(prefix)) continue;
-      const file = path.resolve(dir, '.' + p.slice(prefix.length - 1));
+      // a folder's URL serves its index.html, as static hosts do
+      const file = path.resolve(dir, '.' + p.slice(prefix.length - 1) + (p.endsWith('/') ? 'index.html' : ''));
       if (!file.startsWith(path.resolve(dir) + path.sep)) return send(403, 'text/plain', 'outside');
       fs.readFile(file, (err, data) => (err ? send(404, 'text/plain', 'not found')
         : send(200, TYPES[path.extname(file)] || 'application/octet-stream', data)));
