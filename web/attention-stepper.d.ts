@@ -5,6 +5,7 @@
 // loosely as a record: it is versioned ("version": 1) and validated when set.
 
 import type { Attention, Trace } from './attention.js';
+import type { ExerciseResult } from './embed-results.js';
 
 /** The stepper's state: plain JSON (version, preset, mode, matrices, options, exercise, …). */
 export type StepperState = { version: 1; [key: string]: unknown };
@@ -21,16 +22,12 @@ export interface ExerciseCell {
   value?: number;
 }
 
-/** The learner's result at each check, reveal or reset ('stepper-exercise'). */
-export interface ExerciseDetail {
+/** The learner's result at each check, reveal or reset ('stepper-exercise'): the counts an iframe
+ *  posts (embed-results.d.ts), with the cells, the tolerance and the expected values. */
+export interface ExerciseDetail extends Omit<ExerciseResult, 'id' | 'reset' | 'score'> {
   id: string;
+  /** a ready-made exercise of the tutorials */
   ready: boolean;
-  total: number;
-  right: number;
-  wrong: number;
-  empty: number;
-  solved: boolean;
-  revealed: boolean;
   reset?: boolean;
   tol: { decimals?: number; rel?: number; abs?: number };
   cells: ExerciseCell[];
