@@ -130,18 +130,19 @@ In Node, pass the wasm bytes:
 /** Builds the package folder in outDir/attention-playground/ and returns {dir, version, files}. */
 export async function buildFolder(outDir) {
   const { version } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
+  const dir = path.join(outDir, NAME);
   let files;
   try {
     files = await packageFiles();
+    await rm(dir, { recursive: true, force: true });
+    for (const f of files) {
+      await mkdir(path.dirname(path.join(dir, f)), { recursive: true });
+      await cp(path.join(web, f), path.join(dir, f));
+    }
   } catch (e) {
+    // a clean clone has no web/gen/: say what to run rather than pack a package without its core
     if (e.code === 'ENOENT') fail(`${path.relative(root, e.path)} is missing${e.path.includes(`${path.sep}gen${path.sep}`) ? ': build the wasm core first (scripts/build wasm)' : ''}`);
     throw e;
-  }
-  const dir = path.join(outDir, NAME);
-  await rm(dir, { recursive: true, force: true });
-  for (const f of files) {
-    await mkdir(path.dirname(path.join(dir, f)), { recursive: true });
-    await cp(path.join(web, f), path.join(dir, f));
   }
   for (const f of DOCS) await cp(path.join(root, f), path.join(dir, f)).catch(() => fail(`${f} is missing`));
   await writeFile(path.join(dir, 'README.md'), readme(version));

@@ -124,3 +124,23 @@ test('a stale build is refused: the packed core must say the package\'s version'
   const v = ROOT_PKG.version.replace(/\./g, '\\.');
   assert.match(err.stderr, new RegExp(`wasm core says version ${v} but package\\.json says 0\\.99\\.0`));
 });
+
+test('a clean clone without the wasm build is refused with the command to run', () => {
+  // a copy of the repository whose web/ has everything but gen/ (the build's output)
+  const fake = path.join(tmp, 'unbuilt');
+  fs.mkdirSync(path.join(fake, 'web'), { recursive: true });
+  fs.mkdirSync(path.join(fake, 'scripts'));
+  for (const f of fs.readdirSync(path.join(ROOT, 'web'))) if (f !== 'gen') fs.symlinkSync(path.join(ROOT, 'web', f), path.join(fake, 'web', f));
+  for (const f of ['CHANGELOG.md', 'LICENSE', 'package.json']) fs.copyFileSync(path.join(ROOT, f), path.join(fake, f));
+  fs.copyFileSync(path.join(ROOT, 'scripts/pack.mjs'), path.join(fake, 'scripts/pack.mjs'));
+  const out = path.join(tmp, 'unbuilt-out');
+  let err;
+  try {
+    execFileSync(process.execPath, [path.join(fake, 'scripts/pack.mjs'), '--out', out], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, 'pack.mjs packed without the wasm core');
+  assert.match(err.stderr, /web\/gen\/attention_core\.mjs is missing: build the wasm core first \(scripts\/build wasm\)/);
+  assert.deepEqual(fs.readdirSync(out).filter((f) => /\.(tgz|zip)$/.test(f)), []);
+});
