@@ -5,7 +5,8 @@
 //   - the npm tarball under /deep/path/package/: <attention-stepper> computes the identity
 //     example, an exercise element asks, gpt.js computes from a module of the course page, and
 //     every file comes from the package's folder;
-//   - the zip's pages: the playground, the iframe embed page and the training page boot there;
+//   - the zip's pages: the playground (whose author mode zips a SCORM package from the package's
+//     own files), the iframe embed page and the training page boot there;
 //   - a Jupyter notebook (web/examples/notebook/lesson.ipynb) executed by Debian's
 //     `jupyter nbconvert --execute --to html` with the unzipped package beside it: its HTML, served
 //     over http, shows the stepper, the exercise and the iframe computing;
@@ -92,6 +93,17 @@ test('the zip, unpacked elsewhere: the playground, the iframe embed page and the
     await page.goto(host.url(`${base}index.html`));
     await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
     await expect(panelCells(page, 'weights')).toHaveText(IDENTITY);
+    // the author mode zips a SCORM package from the package's own files (scorm/player.html and
+    // what it loads must be there)
+    await page.locator('select[data-key="exercise"]').selectOption('custom');
+    await page.locator('figure[data-panel="scores"] td[data-r="1"][data-c="0"]').click();
+    await expect(page.locator('.aps-exercise')).toContainText('1 cell asked.');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as a SCORM package' }).click()]);
+    const scormZip = path.join(tmp, 'author-scorm.zip');
+    await download.saveAs(scormZip);
+    const listed = execFileSync('unzip', ['-Z1', scormZip], { encoding: 'utf8' });
+    expect(listed).toContain('scorm/player.html');
+    expect(listed).toContain('gen/attention_core.wasm');
     await page.goto(host.url(`${base}embed.html#preset=identity`));
     await expect(panelCells(page, 'weights')).toHaveText(IDENTITY, { timeout: BOOT_MS });
     await page.goto(host.url(`${base}train/`));
