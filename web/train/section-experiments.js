@@ -71,6 +71,7 @@ export class ExperimentsSection extends Section {
     const over = kind === 'mask' ? [{ mask: 'strict' }, { mask: 'inclusive' }] : [{ softmax: 'stable' }, { softmax: 'naive' }];
     const series = () => ({ steps: [], train: [], valSteps: [], val: [], divergedAt: null, divergence: '', done: false, step: 0 });
     rt.exp = { kind, labels, runs: [series(), series()], status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over, floor: this.ctx.taskInfo()?.loss_floor ?? null };
+    rt.exp.state = structuredClone(this.ctx.state); // the settings the pair is kept with (section-runs.js)
     this.chart?.destroy();
     this.chart = this.newChart(labels);
     this.refresh();
@@ -98,6 +99,7 @@ export class ExperimentsSection extends Section {
     rt.exp.status = 'stopped';
     rt.exp.sentence = experimentSentence(rt.exp, this.ctx.t);
     this.refresh();
+    await this.ctx.sections.runs.keepPair();
   }
 
   /** Both runs ended: the sentence. */
@@ -107,6 +109,7 @@ export class ExperimentsSection extends Section {
     ex.status = 'done';
     ex.sentence = experimentSentence(ex, this.ctx.t);
     this.refresh();
+    this.ctx.sections.runs.keepPair(); // both ended: the pair is kept
   }
 
   /** The experiments' worker's events: each run's progress, a crash. */
