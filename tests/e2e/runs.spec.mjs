@@ -79,6 +79,16 @@ test('a paused run survives a reload; resumed, its step count goes on and it is 
   // the worker's model and the kept checkpoint are at the same step
   const info = await page.evaluate(() => window.trainPage.worker.call('info', { run: 'main' }));
   expect(info.step).toBe(later);
+
+  // determinism: the same settings trained again without a pause or a reload give the same
+  // losses, bit for bit, over the steps the kept run has done (the checkpoint carries the
+  // optimiser's state and the data's position)
+  const kept = await rt(page, 'rt.series.train.slice()');
+  await page.locator('#tr-start').click(); // "Restart": a new run from the same form
+  await expect.poll(() => rt(page, 'rt.step'), { timeout: RUN_MS }).toBeGreaterThanOrEqual(later);
+  await page.locator('#tr-pause').click();
+  await expect(app(page)).toHaveAttribute('data-kept', '2');
+  expect(await rt(page, `rt.series.train.slice(0, ${later})`)).toEqual(kept.slice(0, later));
 });
 
 test('two kept runs overlaid on one chart; one downloaded (checkpoint and losses), one deleted', async ({ page }, testInfo) => {
