@@ -4,7 +4,7 @@
 // checkpoint's bytes read as the core's safetensors, the losses as CSV); an experiment's two runs
 // kept as one pair; a full quota (the browser's own quota error, through Chromium's DevTools
 // protocol) and a browser without IndexedDB each named in a visible message, the run staying in
-// the page; 中文 and the keyboard.
+// the page; another tab hearing of a keep and a delete; 中文 and the keyboard.
 //
 // Each test has a fresh browser context, so a fresh, empty IndexedDB. Every wait is on a state
 // (#app's data-train, data-kept, data-runs; the runtime), never on the clock.
@@ -89,6 +89,20 @@ test('a paused run survives a reload; resumed, its step count goes on and it is 
   await page.locator('#tr-pause').click();
   await expect(app(page)).toHaveAttribute('data-kept', '2');
   expect(await rt(page, `rt.series.train.slice(0, ${later})`)).toEqual(kept.slice(0, later));
+});
+
+test('another tab of the page lists a run kept or deleted in this one', async ({ page, context }) => {
+  await open(page, '#steps=6&batch_size=4&sample_every=0');
+  const other = await context.newPage();
+  await open(other, '#steps=6&batch_size=4&sample_every=0');
+  await expect(app(other)).toHaveAttribute('data-kept', '0');
+  await trainToEnd(page);
+  await expect(app(page)).toHaveAttribute('data-kept', '1');
+  await expect(app(other)).toHaveAttribute('data-kept', '1');
+  await expect(runItem(other, 'Run 1')).toContainText('finished · step 6 of 6');
+  await runItem(other, 'Run 1').getByRole('button', { name: 'Delete' }).click();
+  await expect(app(page)).toHaveAttribute('data-kept', '0');
+  await other.close();
 });
 
 test('two kept runs overlaid on one chart; one downloaded (checkpoint and losses), one deleted', async ({ page }, testInfo) => {

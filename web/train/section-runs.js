@@ -12,6 +12,8 @@
 // When the browser cannot keep a run (no IndexedDB, a full quota, another refusal) the section
 // says which run was not kept and why, in an alert; nothing is dropped without a word.
 //
+// Other tabs of the page hear of each keep and delete (a BroadcastChannel) and list again.
+//
 // Interface (every section's): render() → its element; mounted(); refresh(). Also boot() (opens
 // the store and lists the runs, once), keepMain() (the main run paused or ended), keepPair() (the
 // experiment ended or was stopped), and for tests chartPoints().
@@ -21,6 +23,8 @@ import { Section } from './section.js';
 import { button, buttonBar, fmtInt, fmtLoss, idEl } from './fields.js';
 import { openRunStore, storageEstimate, lossCsv, StoreError } from './run-store.js';
 
+/** The channel on which the page's tabs tell each other that the kept runs changed. */
+const CHANNEL = 'attention-playground-runs';
 /** The most runs overlaid on the chart. */
 const OVERLAY = 2;
 
@@ -45,6 +49,7 @@ export class RunsSection extends Section {
     this.message = null; // {kind: 'error' | 'info', text}
     this.estimate = null;
     this.booted = false;
+    this.channel = null;
     this.queue = Promise.resolve(); // keeps and deletes one after another
   }
 
@@ -55,6 +60,9 @@ export class RunsSection extends Section {
     try {
       this.store = await openRunStore();
       await this.reload();
+      // another tab of the page kept or deleted a run: list again
+      this.channel = globalThis.BroadcastChannel ? new BroadcastChannel(CHANNEL) : null;
+      if (this.channel) this.channel.onmessage = () => this.serial(async () => { await this.reload(); this.refresh(); });
     } catch (e) {
       this.storeError = e instanceof StoreError ? e : new StoreError('failed', e.message);
       this.message = { kind: 'error', text: this.ctx.t('runs.noStore', { reason: this.reason(this.storeError) }) };
@@ -189,6 +197,7 @@ export class RunsSection extends Section {
     }
     try {
       await this.store.put(items);
+      this.channel?.postMessage('kept');
       await this.reload();
       this.say('info', t('runs.kept', { name, size: kB(bytes) }));
     } catch (e) {
@@ -209,6 +218,7 @@ export class RunsSection extends Section {
       const name = m.pair ? this.pairName(m.pair.id) : this.nameOf(m);
       try {
         await this.store.remove(ids);
+        this.channel?.postMessage('deleted');
         // the main run goes on; if it is kept again, it is a new record
         if (ids.includes(this.rt.keepId)) this.rt.keepId = '';
         if (m.pair && this.rt.exp?.keepId === m.pair.id) this.rt.exp.keepId = '';
