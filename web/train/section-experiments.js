@@ -1,7 +1,8 @@
 // section-experiments.js — the training page's "experiments" section (#tr-exp): the tutorials'
 // two experiments from the form's settings and one seed (strict vs inclusive mask, stable vs
 // naive softmax), two runs trained side by side in a worker of their own, their curves overlaid,
-// and a sentence on what differed (experiments.js) when they end or are stopped.
+// and a sentence on what differed (experiments.js) when they end or are stopped; then the pair is
+// kept in the browser (section-runs.js keepPair).
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)

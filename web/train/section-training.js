@@ -2,6 +2,7 @@
 // Resume and Reset of the main run in the worker; its status, the note that the form has changed
 // since the model was made, the alert (a divergence in the core's words, or another message),
 // the figures (step, loss, validation loss, tokens/s, time), the live loss chart and the samples.
+// A run paused or ended is kept in the browser (section-runs.js keepMain).
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
@@ -188,6 +189,7 @@ export class TrainingSection extends Section {
       rt.status = 'paused';
       rt.message = { kind: 'error', text: m.error?.message ?? 'error' };
       this.refresh();
+      this.ctx.sections.runs.keepMain(); // paused by the error: kept as any paused run
     } else if (m.event === 'crash') {
       rt.status = 'error';
       rt.message = { kind: 'error', text: m.message };
