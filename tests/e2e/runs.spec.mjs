@@ -284,6 +284,14 @@ for (const width of [375, 1366, 1920]) {
     await page.getByLabel(/^Run 1/).check();
     await page.getByLabel(/^Run 3/).check();
     await expect(page.locator('#tr-runs-chart .uplot')).toBeVisible();
+    // a third tick replaces the first: two runs on the chart at most
+    await page.getByLabel(/^Run 2/).check();
+    await expect(page.getByLabel(/^Run 1/)).not.toBeChecked();
+    await expect(page.locator('#tr-runs-chart .u-legend')).not.toContainText('Run 1');
+    await expect(page.locator('#tr-runs-chart .u-legend')).toContainText('Run 2 · stable: training loss');
+    await expect.poll(() => page.evaluate(() => window.trainPage.keptChartPoints())).toBe(2 * (6 + 3));
+    await page.getByLabel(/^Run 1/).check();
+    await expect(page.getByLabel(/^Run 3/)).not.toBeChecked();
     expect(await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBeLessThanOrEqual(0);
     const outside = await page.evaluate(() => [...document.querySelectorAll('#tr-runs button, #tr-runs input')]
       .filter((e) => e.getBoundingClientRect().right > innerWidth + 1).map((e) => e.id));
