@@ -19,6 +19,7 @@ export function newRun() {
     step: 0, steps: 0, elapsed: 0, tps: 0, lastLoss: null, lastVal: null,
     divergence: '',
     samples: [],
+    keepId: '', runState: null, elapsedBase: 0, // the kept run's record (section-runs.js), the state it was made from, its time before a reload
   };
 }
 

@@ -10,7 +10,8 @@
 // link, and starts the worker. The sections, one module each, a class with the same interface
 // (new XSection(ctx); render() → element, mounted() if it needs the document, refresh(),
 // onMessage(m) for a worker's events): section-data.js, section-training.js, section-experiments.js, section-maps.js,
-// section-next-token.js, section-surprisal.js, section-generation.js, section-checkpoints.js. Their pieces: config.js (the state, per-field
+// section-next-token.js, section-surprisal.js, section-generation.js, section-checkpoints.js, section-runs.js
+// (the runs kept in the browser, run-store.js). Their pieces: config.js (the state, per-field
 // validation, the run spec, the permalink), fields.js (the form's pieces), client.js (requests to
 // the worker), chart.js (uPlot loss charts), maps.js (attention maps, stepper links), kv.js (the
 // KV-cache view), experiments.js (the experiment's sentence), i18n.js (English and 中文),
@@ -31,6 +32,7 @@ import { NextTokenSection } from './section-next-token.js';
 import { SurprisalSection } from './section-surprisal.js';
 import { GenerationSection } from './section-generation.js';
 import { CheckpointsSection } from './section-checkpoints.js';
+import { RunsSection } from './section-runs.js';
 
 const app = document.getElementById('app');
 const fromLink = decodeHash(location.hash);
@@ -51,6 +53,7 @@ const sections = {
   surprisal: new SurprisalSection(ctx),
   generation: new GenerationSection(ctx),
   checkpoints: new CheckpointsSection(ctx),
+  runs: new RunsSection(ctx),
 };
 ctx.sections = sections;
 
@@ -138,10 +141,12 @@ window.trainPage = {
   runtime: ctx.rt,
   chartPoints: () => sections.training.chartPoints(),
   expChartPoints: () => sections.experiments.chartPoints(),
+  keptChartPoints: () => sections.runs.chartPoints(),
   worker: ctx.worker,
 };
 
 render();
+sections.runs.boot(); // the kept runs, listed while the core loads
 try {
   const { tasks } = await ctx.worker.call('init');
   ctx.rt.tasks = tasks;

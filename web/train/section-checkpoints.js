@@ -5,7 +5,8 @@
 // starts its curve where it was saved.
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
-// refresh().
+// refresh(); adopt(info, …) (a model loaded into the main run becomes the page's run: an upload,
+// or a kept run resumed by section-runs.js).
 import { el, downloadBlob } from '../ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, fmtInt, idEl } from './fields.js';
@@ -55,7 +56,7 @@ export class CheckpointsSection extends Section {
   async upload(file) {
     const { rt } = this;
     const { t } = this.ctx;
-    const { training, data, generation } = this.ctx.sections;
+    const { training } = this.ctx.sections;
     rt.ckpt.message = { kind: 'info', text: t('ckpt.reading', { name: file.name }) };
     this.refresh();
     const wasTraining = rt.status === 'training';
@@ -65,30 +66,45 @@ export class CheckpointsSection extends Section {
       const { state } = this.ctx;
       const text = state.task === 'text' ? state.text : '';
       const info = await this.ctx.worker.call('load', { run: 'main', bytes, text, sample: { prompt: '', every: 0 } }, [bytes.buffer]);
-      // the new model: its config fills the form; its curve starts where it was saved
-      data.fromInfo(info);
-      training.resetRun();
-      rt.info = info;
-      rt.step = info.step;
-      rt.steps = info.steps;
-      rt.runSpecKey = this.ctx.specKey();
-      if (info.val_loss != null) { rt.series.valSteps.push(info.step); rt.series.val.push(info.val_loss); rt.lastVal = info.val_loss; }
-      rt.status = info.diverged ? 'diverged' : info.step >= info.steps ? 'done' : 'paused';
-      rt.divergence = info.divergence ?? '';
-      rt.loadedFrom = file.name;
-      rt.maps = null;
-      generation.reset();
-      // the sampling prompt goes with the loaded model's data
-      await this.ctx.worker.call('set_sample', { run: 'main', sample: this.ctx.sampleSpec(this.ctx.validated().values) }).catch(() => {});
-      this.ctx.render();
+      await this.adopt(info, { name: file.name });
       rt.ckpt.message = { kind: 'info', text: t('ckpt.loaded', { name: file.name, step: info.step, n: fmtInt(info.n_params) }) };
-      this.ctx.writeHash();
     } catch (e) {
       // the core's message; the model that was there stays
       rt.ckpt.message = { kind: 'error', text: t('ckpt.refused', { name: file.name }), detail: e.message };
       if (wasTraining) await training.resume();
     }
     this.refresh();
+  }
+
+  /**
+   * The model just loaded into the main run's worker becomes the page's run. The form shows
+   * `state` (a kept run's settings) or else the checkpoint's config; the curve is `kept`'s (a
+   * kept run's runtime fields: series, samples, figures, keepId) or else starts where the
+   * checkpoint was saved; the views start again for the new model.
+   */
+  async adopt(info, { name, state = null, kept = null }) {
+    const { rt } = this;
+    const { training, data, generation } = this.ctx.sections;
+    if (state) this.ctx.setState(state);
+    else data.fromInfo(info);
+    training.resetRun();
+    if (kept) Object.assign(rt, kept);
+    rt.info = info;
+    rt.step = info.step;
+    rt.steps = info.steps;
+    const key = this.ctx.specKey();
+    rt.runSpecKey = key === 'invalid' ? '' : key; // '' while the core's memory answer is pending: no "changed" note
+    rt.runState = structuredClone(this.ctx.state);
+    if (!kept && info.val_loss != null) { rt.series.valSteps.push(info.step); rt.series.val.push(info.val_loss); rt.lastVal = info.val_loss; }
+    rt.status = info.diverged ? 'diverged' : info.step >= info.steps ? 'done' : 'paused';
+    rt.divergence = info.divergence ?? '';
+    rt.loadedFrom = name;
+    rt.maps = null;
+    generation.reset();
+    // the sampling prompt goes with the loaded model's data
+    await this.ctx.worker.call('set_sample', { run: 'main', sample: this.ctx.sampleSpec(this.ctx.validated().values) }).catch(() => {});
+    this.ctx.render();
+    this.ctx.writeHash();
   }
 
   refresh() {

@@ -1,7 +1,8 @@
 // section-experiments.js — the training page's "experiments" section (#tr-exp): the tutorials'
 // two experiments from the form's settings and one seed (strict vs inclusive mask, stable vs
 // naive softmax), two runs trained side by side in a worker of their own, their curves overlaid,
-// and a sentence on what differed (experiments.js) when they end or are stopped.
+// and a sentence on what differed (experiments.js) when they end or are stopped; then the pair is
+// kept in the browser (section-runs.js keepPair).
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
@@ -71,6 +72,7 @@ export class ExperimentsSection extends Section {
     const over = kind === 'mask' ? [{ mask: 'strict' }, { mask: 'inclusive' }] : [{ softmax: 'stable' }, { softmax: 'naive' }];
     const series = () => ({ steps: [], train: [], valSteps: [], val: [], divergedAt: null, divergence: '', done: false, step: 0 });
     rt.exp = { kind, labels, runs: [series(), series()], status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over, floor: this.ctx.taskInfo()?.loss_floor ?? null };
+    rt.exp.state = structuredClone(this.ctx.state); // the settings the pair is kept with (section-runs.js)
     this.chart?.destroy();
     this.chart = this.newChart(labels);
     this.refresh();
@@ -98,6 +100,7 @@ export class ExperimentsSection extends Section {
     rt.exp.status = 'stopped';
     rt.exp.sentence = experimentSentence(rt.exp, this.ctx.t);
     this.refresh();
+    await this.ctx.sections.runs.keepPair();
   }
 
   /** Both runs ended: the sentence. */
@@ -107,6 +110,7 @@ export class ExperimentsSection extends Section {
     ex.status = 'done';
     ex.sentence = experimentSentence(ex, this.ctx.t);
     this.refresh();
+    this.ctx.sections.runs.keepPair(); // both ended: the pair is kept
   }
 
   /** The experiments' worker's events: each run's progress, a crash. */

@@ -2,6 +2,7 @@
 // Resume and Reset of the main run in the worker; its status, the note that the form has changed
 // since the model was made, the alert (a divergence in the core's words, or another message),
 // the figures (step, loss, validation loss, tokens/s, time), the live loss chart and the samples.
+// A run paused or ended is kept in the browser (section-runs.js keepMain).
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
@@ -100,6 +101,7 @@ export class TrainingSection extends Section {
       const info = await this.worker.call('create', { run: 'main', spec, sample: this.ctx.sampleSpec(v.values) });
       rt.info = info;
       rt.runSpecKey = this.ctx.specKey();
+      rt.runState = structuredClone(this.ctx.state);
       rt.steps = info.steps;
       rt.step = info.step;
       rt.series.valSteps.push(info.step);
@@ -140,6 +142,7 @@ export class TrainingSection extends Section {
     await this.worker.call('pause', { runs: ['main'] }).catch(() => {});
     if (rt.status === 'training') rt.status = 'paused';
     this.ctx.refreshRun();
+    await this.ctx.sections.runs.keepMain();
   }
 
   /** Resumes a paused run, with the samples' prompt as the form says now. */
@@ -186,6 +189,7 @@ export class TrainingSection extends Section {
       rt.status = 'paused';
       rt.message = { kind: 'error', text: m.error?.message ?? 'error' };
       this.refresh();
+      this.ctx.sections.runs.keepMain(); // paused by the error: kept as any paused run
     } else if (m.event === 'crash') {
       rt.status = 'error';
       rt.message = { kind: 'error', text: m.message };
@@ -206,7 +210,7 @@ export class TrainingSection extends Section {
     if (m.losses.length) rt.lastLoss = m.losses[m.losses.length - 1];
     rt.step = m.step;
     rt.steps = m.steps;
-    rt.elapsed = m.elapsed;
+    rt.elapsed = rt.elapsedBase + m.elapsed;
     rt.tps = m.tokens_per_sec;
     if (m.sample) rt.samples.unshift(m.sample);
     if (rt.samples.length > 8) rt.samples.length = 8;
@@ -216,6 +220,7 @@ export class TrainingSection extends Section {
       rt.status = 'diverged';
     } else if (m.done) rt.status = 'done';
     if (rt.info) rt.info.step = m.step;
+    if (m.done || m.diverged) this.ctx.sections.runs.keepMain(); // a finished run is kept
     this.updateChart();
     // Several messages can arrive before the frame: the refresh reads what they left, not the first one.
     if (m.done || m.diverged) this.runEnded = true;
