@@ -137,6 +137,26 @@ test('without autostart the lab waits for its Start button; with bad settings it
   await expect(b.locator('#tr-status')).toHaveText('Done: 12 steps.');
 });
 
+test('a run that diverges says where, in the core\'s words; a text alone makes the task "text"', async ({ page }) => {
+  await coursePage(page, `<gpt-lab id="lab" softmax="naive" lr="0.05" steps="200" batch-size="8" eval-interval="10" sample-every="0" sections="training" autostart></gpt-lab>
+<gpt-lab id="txt" text="the cat sat on the mat. the dog sat on the log. the cat saw the dog and the dog saw the cat." block-size="8" sections="data training"></gpt-lab>`);
+  const txt = page.locator('gpt-lab#txt');
+  await expect(txt).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
+  await expect(txt.locator('#tr-f-task')).toHaveValue('text');
+  await expect(txt.locator('#tr-f-text')).toHaveValue(/^the cat sat on the mat\./);
+  const lab = page.locator('gpt-lab#lab');
+  await expect(lab).toHaveAttribute('data-status', 'diverged', { timeout: RUN_MS });
+  const div = await events(page, 'lab', 'diverged');
+  expect(div).toHaveLength(1);
+  const { step, steps, message } = div[0];
+  expect(Number.isInteger(step) && step >= 1 && step <= 200).toBe(true);
+  expect(steps).toBe(200);
+  expect(message).toContain(`at step ${step}`);
+  expect(message).toContain('naive softmax');
+  expect(await events(page, 'lab', 'done')).toEqual([]);
+  await expect(lab.locator('#tr-alert')).toContainText(`diverged at step ${step}`);
+});
+
 test('removing the element terminates its worker; destroy() does the same and stays destroyed', async ({ page }) => {
   const workers = [];
   page.on('worker', (w) => workers.push(w));
