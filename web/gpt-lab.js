@@ -288,7 +288,7 @@ export class GptLabElement extends HTMLElement {
       return;
     }
     const shown = parseSections(this.getAttribute('sections'));
-    if (on(this.getAttribute('autostart')) || !shown.includes('training')) this.start();
+    if (on(this.getAttribute('autostart')) || !shown.includes('training')) this.start().catch(() => {}); // (destroyed meanwhile)
   }
 
   /** The sections the attribute names, in the page's order; the others are made but not shown. */
