@@ -5,19 +5,15 @@
 // A state comes from a permalink (#s=1.…, what "Copy link" gives) or from simple parameters
 // (#preset=causal-4&lang=zh&n-head=2&causal=true&mask=inclusive&base=1&scale=false&softmax=naive
 // &seed=3&view=step&step=2, and an exercise: exercise=…&ask=…&tolerance=…, as the element's
-// attributes). The origins come from `report-to=https://course.example` (several separated by
-// spaces): only exact origins (scheme, host, port; no path) are taken, anything else is reported
-// on the console and left out, so a typo never widens where results go.
+// attributes). The origins come from `report-to=https://course.example` (embed-origins.js).
 import { presetState, applySpec } from './attention-stepper.js';
 import { defaultState, validateState } from './stepper/state.js';
 import { decodeState } from './stepper/permalink.js';
 import { EXERCISES, withReadyExercise } from './stepper/exercise.js';
 import { RESULT_TYPE, REQUEST_RESULT_TYPE } from './embed-results.js';
 
-/** The hash key that names where results may be posted. */
-export const REPORT_KEY = 'report-to';
-/** At most this many origins in report-to. */
-const MAX_ORIGINS = 8;
+// where results may go: one module, shared with the lab's iframe page (lab-embed.js)
+export { REPORT_KEY, exactOrigin, reportOrigins, reportSuffix } from './embed-origins.js';
 
 /** #preset=…&lang=… → a spec for applySpec (or null when the hash has none of those keys). */
 export function hashSpec(hash) {
@@ -55,41 +51,6 @@ export function stateFromHash(hash, attention) {
   else if (EXERCISES[spec?.exercise]) state = withReadyExercise(state, spec.exercise, attention);
   if (spec) state = applySpec(state, { ...spec, preset: undefined }, attention);
   return state;
-}
-
-/** 'https://course.example' → itself; anything that is not exactly an http(s) origin → null. */
-export function exactOrigin(text) {
-  const s = String(text ?? '').trim().replace(/\/$/, '');
-  if (!/^https?:\/\/[^/?#\s]+$/i.test(s)) return null;
-  try {
-    const u = new URL(s);
-    return u.username || u.password ? null : u.origin; // 'https://x.example:443' → 'https://x.example'
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The origins named by report-to in a hash: a list of exact origins (empty when none is named).
- * @param {string} hash
- * @param {(message: string) => void} [warn] told of each value left out
- */
-export function reportOrigins(hash, warn = (m) => console.warn(m)) {
-  const p = new URLSearchParams(String(hash).replace(/^#/, ''));
-  const out = [];
-  for (const value of p.getAll(REPORT_KEY)) {
-    for (const part of value.split(/[\s,]+/).filter(Boolean)) {
-      const o = exactOrigin(part);
-      if (!o) warn(`${REPORT_KEY}: "${part.slice(0, 80)}" is not an origin (scheme://host[:port], no path): left out`);
-      else if (!out.includes(o) && out.length < MAX_ORIGINS) out.push(o);
-    }
-  }
-  return out;
-}
-
-/** The hash's report-to part, to keep when the page rewrites its hash ('' when there is none). */
-export function reportSuffix(origins) {
-  return origins.length ? `&${REPORT_KEY}=${origins.map(encodeURIComponent).join('%20')}` : '';
 }
 
 // the message types: one definition, in the course page's module (it has no side effects)

@@ -24,6 +24,8 @@ import { validateState } from './stepper/state.js';
 import { bindPermalink, encodeState } from './stepper/permalink.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
 import { stateFromHash, reportOrigins, reportSuffix, resultMessage, REQUEST_RESULT_TYPE } from './embed-state.js';
+import { postToOrigins } from './embed-origins.js';
+import { reportHeight } from './embed-height.js';
 
 const root = document.getElementById('stepper');
 const openLink = document.getElementById('open-playground');
@@ -35,24 +37,10 @@ let controller = null;
 /** Origins that asked for the result before the stepper was up: answered once it is. */
 const asked = new Set();
 
-/**
- * The result to the named origins. The browser delivers it only if the parent is at that origin
- * (the guarantee); where the browser tells the parent's origin (location.ancestorOrigins), a parent
- * that is not named is not even addressed.
- */
-function postResult(r) {
-  if (window.parent === window) return;
-  const parentOrigin = location.ancestorOrigins?.[0];
-  const msg = resultMessage(r);
-  for (const o of origins) if (!parentOrigin || parentOrigin === o) window.parent.postMessage(msg, o);
-}
-
-function postHeight() {
-  const h = Math.ceil(document.documentElement.getBoundingClientRect().height);
-  if (h === postHeight.last) return;
-  postHeight.last = h;
-  if (window.parent !== window) window.parent.postMessage({ type: 'attention-stepper:height', height: h, href: location.href }, '*');
-}
+/** The result to the named origins only (embed-origins.js). */
+const postResult = (r) => postToOrigins(resultMessage(r), origins);
+/** The height to the parent, on every change and when it asks (embed-height.js). */
+const postHeight = reportHeight();
 
 async function main() {
   const params = new URLSearchParams(location.hash.replace(/^#/, ''));
@@ -99,13 +87,9 @@ function answerRequest(origin) {
   window.parent.postMessage(resultMessage(controller.exerciseResult()), origin);
 }
 
-new ResizeObserver(postHeight).observe(document.documentElement);
 window.addEventListener('message', (e) => {
   if (e.source !== window.parent || window.parent === window) return;
-  if (e.data?.type === 'attention-stepper:request-height') {
-    postHeight.last = undefined;
-    postHeight();
-  } else if (e.data?.type === REQUEST_RESULT_TYPE && origins.includes(e.origin)) {
+  if (e.data?.type === REQUEST_RESULT_TYPE && origins.includes(e.origin)) {
     // to the asker only, and only if it is a named origin; before the stepper is up, once it is
     if (controller) answerRequest(e.origin);
     else asked.add(e.origin);

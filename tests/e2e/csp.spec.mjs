@@ -92,6 +92,20 @@ test('the training page under the strict CSP header: its worker, the GPT wasm, u
   expect(violations).toEqual([]);
 });
 
+test('the training lab under the strict CSP header: <gpt-lab> on a course page, and its iframe page trains and shows its maps', async ({ page }) => {
+  const violations = await strict(page);
+  await page.goto('/examples/lab.html');
+  await expect(page.locator('#lab-sums')).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
+  await expect(page.locator('#lab-copy')).toHaveAttribute('data-status', /training|done/, { timeout: BOOT_MS });
+  await expect(page.frameLocator('#frame-reverse').locator('gpt-lab')).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
+  await page.goto('/lab-embed.html#steps=6&batch-size=4&sections=training+maps&layer=2&head=4&autostart');
+  await expect(page.locator('gpt-lab')).toHaveAttribute('data-status', 'done', { timeout: RUN_MS });
+  await expect(page.locator('gpt-lab .tr-map')).toHaveCount(8);
+  await expect(page.locator('gpt-lab .tr-zoom-caption')).toContainText('Layer 2, head 4.');
+  await page.waitForLoadState('networkidle');
+  expect(violations).toEqual([]);
+});
+
 // The detector itself: an inline <style> is a violation it must see (no console fixture here: the
 // browser logs the violation as an error, on purpose).
 base('the violation detector sees an inline style', async ({ page }) => {

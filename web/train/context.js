@@ -64,6 +64,8 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     /** The last hash the page wrote or read (a hashchange to it is the page's own). */
     lastHash: location.hash,
     t: (k, p) => ctx.i18n.t(k, p),
+    /** The element with this id in the page's root (the document, or the shadow root of <gpt-lab>). */
+    byId: (id) => (app.getRootNode?.().getElementById ? app.getRootNode() : document).getElementById(id),
 
     /** A new state (a link): its language's translator with it. */
     setState(s) {

@@ -60,19 +60,22 @@ export function errorSpan(key, tag = 'p') {
   return err;
 }
 
-/** The message beside field `key` (#tr-err-key), its input's aria-invalid and its field's mark. */
-export function showFieldError(key, msg) {
-  const err = document.getElementById(`tr-err-${key}`);
+/**
+ * The message beside field `key` (#tr-err-key), its input's aria-invalid and its field's mark.
+ * `byId` finds an element by id in the page's root (ctx.byId; the document by default).
+ */
+export function showFieldError(key, msg, byId = (id) => document.getElementById(id)) {
+  const err = byId(`tr-err-${key}`);
   if (!err) return;
   if (err.textContent !== msg) err.textContent = msg;
-  const inp = document.getElementById(`tr-f-${key}`);
+  const inp = byId(`tr-f-${key}`);
   if (inp) { if (msg) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid'); }
   err.closest('.tr-field')?.classList.toggle('has-error', Boolean(msg));
 }
 
 /** A field whose message comes only from an action (the prompts): rt.errors[key], or none. */
 export function refreshFieldError(ctx, key) {
-  showFieldError(key, ctx.rt.errors[key] ?? '');
+  showFieldError(key, ctx.rt.errors[key] ?? '', ctx.byId);
 }
 
 /** A labelled text field for a number (FIELDS[key]), with its range and its message. */

@@ -188,7 +188,7 @@ export class KvView {
     layerSel.id = 'tr-kv-layer';
     for (let l = 0; l < L; l++) layerSel.append(new Option(t('maps.layer', { l: l + 1 }), String(l)));
     layerSel.value = String(this.layer);
-    layerSel.addEventListener('change', () => { this.layer = Number(layerSel.value); this.render(); document.getElementById('tr-kv-layer')?.focus(); });
+    layerSel.addEventListener('change', () => { this.layer = Number(layerSel.value); this.render(); this.root.querySelector('#tr-kv-layer')?.focus(); });
     const layerLab = el('label', 'aps-label', t('kv.layer'));
     layerLab.htmlFor = layerSel.id;
     const layerRow = el('div', 'tr-kv-layerrow');
@@ -293,7 +293,7 @@ export class KvView {
         b.type = 'button';
         b.setAttribute('aria-pressed', String(s === this.shownDraw()));
         b.setAttribute('aria-label', t('kv.drawnLabel', { n: s.n, tok: tokenLabel(s.token), p: pct(s.draw.p) }));
-        b.addEventListener('click', () => { this.selected = s.n; this.render(); document.querySelector(`.tr-kv-drawn[data-n="${s.n}"]`)?.focus(); });
+        b.addEventListener('click', () => { this.selected = s.n; this.render(); this.root.querySelector(`.tr-kv-drawn[data-n="${s.n}"]`)?.focus(); });
         b.dataset.n = String(s.n);
         tokCell.append(b);
       }

@@ -108,10 +108,10 @@ export class DataSection extends Section {
     const ms = el('fieldset', 'tr-fieldset');
     ms.append(el('legend', 'aps-legend', t('data.model')));
     const pw = this.choice('preset', [['tiny', 'tiny'], ['small', 'small'], ['custom', t('preset.custom')]], (v) => {
-      if (v === 'custom') { document.getElementById('tr-f-n_layer')?.focus(); return; }
+      if (v === 'custom') { this.ctx.byId('tr-f-n_layer')?.focus(); return; }
       this.ctx.state = applyPreset(this.ctx.state, v);
       for (const k of MODEL_FIELDS) {
-        const inp = document.getElementById(`tr-f-${k}`);
+        const inp = this.ctx.byId(`tr-f-${k}`);
         if (inp) inp.value = this.ctx.state.fields[k];
         delete this.rt.errors[k];
       }
@@ -185,7 +185,7 @@ export class DataSection extends Section {
       let msg = '';
       if (rt.errors[k]) msg = rt.errors[k];
       else if (v.errors[k]) msg = t(v.errors[k].key, { ...v.errors[k].params, name: k });
-      showFieldError(k, msg);
+      showFieldError(k, msg, this.ctx.byId);
     }
     // the preset buttons follow the four dimensions
     const p = presetOf(state.fields);

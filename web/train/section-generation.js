@@ -139,7 +139,7 @@ export class GenerationSection extends Section {
     dom.play.disabled = !can || !rt.gen.active || (!rt.gen.playing && rt.gen.generated >= rt.gen.max);
     dom.play.textContent = rt.gen.playing ? t('gen.stop') : t('gen.play');
     for (const k of ['gen_temperature', 'gen_top_k', 'gen_top_p']) {
-      const inp = document.getElementById(`tr-f-${k}`);
+      const inp = this.ctx.byId(`tr-f-${k}`);
       if (inp) inp.disabled = this.ctx.state.gen_greedy;
     }
     refreshFieldError(this.ctx, 'gen_prompt');

@@ -89,7 +89,7 @@ export class TrainingSection extends Section {
       const k = this.firstError(v);
       rt.message = { kind: 'error', text: t('train.fixFirst') };
       this.refresh();
-      document.getElementById(`tr-f-${k === 'model' ? 'n_embd' : k}`)?.focus();
+      this.ctx.byId(`tr-f-${k === 'model' ? 'n_embd' : k}`)?.focus();
       return;
     }
     this.resetRun();
@@ -125,11 +125,11 @@ export class TrainingSection extends Section {
     const map = { n_layer: 'n_layer', n_head: 'n_head', n_embd: 'n_embd', block_size: 'block_size', lr: 'lr', batch_size: 'batch_size',
       steps: 'steps', seed: 'seed', eval_interval: 'eval_interval', text: 'text', task: 'task', n_chars: 'task' };
     const field = map[e.field];
-    if (field && document.getElementById(`tr-err-${field}`)) {
+    if (field && this.ctx.byId(`tr-err-${field}`)) {
       rt.errors[field] = e.message;
       this.ctx.sections.data.refresh();
       rt.message = { kind: 'error', text: t('train.coreRefused') };
-      document.getElementById(`tr-f-${field}`)?.focus();
+      this.ctx.byId(`tr-f-${field}`)?.focus();
     } else {
       rt.message = { kind: 'error', text: e.message };
     }
