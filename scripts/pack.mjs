@@ -41,11 +41,12 @@ export const EXPORTS = {
   './attention.js': ['attention.js', 'attention.d.ts'],
   './gpt.js': ['gpt.js', 'gpt.d.ts'],
   './attention-stepper.js': ['attention-stepper.js', 'attention-stepper.d.ts'],
+  './gpt-lab.js': ['gpt-lab.js', 'gpt-lab.d.ts'],
   './embed-results.js': ['embed-results.js', 'embed-results.d.ts'],
   './embed-resize.js': ['embed-resize.js', null],
 };
 /** The pages shipped with the elements (not exports: a browser opens them by URL). */
-export const PAGES = ['index.html', 'embed.html', LAUNCH, 'train/index.html'];
+export const PAGES = ['index.html', 'embed.html', 'lab-embed.html', LAUNCH, 'train/index.html'];
 const NAME = 'attention-playground';
 /** Files beside package.json in the repository that the package carries as they are. */
 const DOCS = ['CHANGELOG.md', 'LICENSE'];

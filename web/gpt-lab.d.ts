@@ -8,7 +8,7 @@ export type GptLabStatus =
 
 /** The training page's sections, in its order (the `sections` attribute names some of them, or "all"). */
 export type GptLabSection =
-  | 'data' | 'training' | 'experiments' | 'maps' | 'next' | 'surprisal' | 'generation' | 'checkpoints';
+  | 'data' | 'training' | 'experiments' | 'maps' | 'next' | 'surprisal' | 'generation' | 'checkpoints' | 'runs';
 
 /**
  * The attributes a course page may set (all optional, all text). The run's are read as the

@@ -47,10 +47,16 @@ import { NextTokenSection } from './train/section-next-token.js';
 import { SurprisalSection } from './train/section-surprisal.js';
 import { GenerationSection } from './train/section-generation.js';
 import { CheckpointsSection } from './train/section-checkpoints.js';
+import { RunsSection } from './train/section-runs.js';
 
-/** The stylesheets of the shadow root, next to this file. */
-export const STYLESHEETS = ['./stepper/stepper.css', './gen/vendor/uplot.min.css', './train/train.css', './gpt-lab.css']
-  .map((p) => new URL(p, import.meta.url).href);
+/** The stylesheets of the shadow root, next to this file (each written as new URL('…',
+ * import.meta.url) so that the package's walk, scripts/pack.mjs, finds and ships it). */
+export const STYLESHEETS = [
+  new URL('./stepper/stepper.css', import.meta.url).href,
+  new URL('./gen/vendor/uplot.min.css', import.meta.url).href,
+  new URL('./train/train.css', import.meta.url).href,
+  new URL('./gpt-lab.css', import.meta.url).href,
+];
 /** The training page, where "copy link" points. */
 export const TRAIN_PAGE_URL = new URL('./train/index.html', import.meta.url).href;
 
@@ -58,6 +64,7 @@ export const TRAIN_PAGE_URL = new URL('./train/index.html', import.meta.url).hre
 export const SECTIONS = {
   data: DataSection, training: TrainingSection, experiments: ExperimentsSection, maps: MapsSection,
   next: NextTokenSection, surprisal: SurprisalSection, generation: GenerationSection, checkpoints: CheckpointsSection,
+  runs: RunsSection,
 };
 export const DEFAULT_SECTIONS = ['training', 'maps', 'generation'];
 const SECTION_ALIASES = { 'next-token': 'next', train: 'training', map: 'maps', gen: 'generation', checkpoint: 'checkpoints' };
@@ -204,6 +211,7 @@ export class GptLabElement extends HTMLElement {
     if (lab) {
       for (const off of lab.offs) off();
       lab.sections.generation.stop();
+      lab.sections.runs.destroy();
       for (const s of Object.values(lab.sections)) s.chart?.destroy();
       lab.ctx.worker.terminate();
       lab.expWorker?.terminate();
@@ -312,6 +320,7 @@ export class GptLabElement extends HTMLElement {
     ctx.app.replaceChildren(page);
     ctx.app.dataset.sections = shown.join(' ');
     for (const k of shown) sections[k].mounted?.();
+    if (shown.includes('runs')) sections.runs.boot(); // runs are kept only where the lesson shows them (once)
     for (const s of Object.values(sections)) s.refresh();
     if (focusId) root.getElementById(focusId)?.focus();
     if (ctx.rt.maps) this._zoom();

@@ -92,7 +92,8 @@ test('the sections attribute shows and hides sections; the styles stay on their 
   await lab.evaluate((e) => e.setAttribute('sections', 'maps data'));
   await expect(h2).toHaveText(['Data and model', 'Attention maps']);
   await lab.evaluate((e) => e.setAttribute('sections', 'all'));
-  await expect(h2).toHaveCount(8);
+  await expect(h2).toHaveCount(9); // … and the runs kept in this browser
+  await expect(lab.getByRole('heading', { name: /kept in this browser/ })).toBeVisible();
   await lab.evaluate((e) => e.setAttribute('sections', 'training'));
   await expect(h2).toHaveText(['Training']);
   // the course's rules for button and h2 do not reach the lab; the lab's do not reach the course

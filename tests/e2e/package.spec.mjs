@@ -58,11 +58,13 @@ test('the npm tarball, unpacked under a deep path: the elements and gpt.js compu
 <meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:">
 <title>A lesson</title><link rel="icon" href="data:,">
 <script type="module" src="package/attention-stepper.js"></script>
+<script type="module" src="package/gpt-lab.js"></script>
 <script type="module" src="lesson.js"></script></head>
 <body><h1>A lesson</h1>
 <attention-stepper id="identity" preset="identity" embed></attention-stepper>
 <attention-stepper id="exercise" exercise="identity-softmax" embed></attention-stepper>
-<p>GPT tasks: <output id="tasks">…</output></p></body></html>`);
+<p>GPT tasks: <output id="tasks">…</output></p>
+<gpt-lab id="lab" task="copy" steps="5" sections="training" autostart></gpt-lab></body></html>`);
   // a course page's own module: the GPT's API from the package, by relative URL
   fs.writeFileSync(path.join(deep, 'lesson.js'), `import { loadGpt } from './package/gpt.js';
 const gpt = await loadGpt();
@@ -74,6 +76,9 @@ document.getElementById('tasks').textContent = gpt.tasks().map((t) => t.name).jo
     await expect(panelCells(page.locator('#identity'), 'weights')).toHaveText(IDENTITY, { timeout: BOOT_MS });
     await expect(page.locator('#exercise').getByRole('button', { name: 'Check answers' })).toBeVisible();
     await expect(page.locator('#tasks')).toContainText('copy', { timeout: BOOT_MS });
+    // <gpt-lab> trains by itself (autostart): its worker and wasm come from the package too
+    await expect(page.locator('#lab')).toHaveAttribute('data-status', 'done', { timeout: BOOT_MS });
+    expect(seen).toContain('/deep/path/package/train/worker.js');
     expect(seen).toContain('/deep/path/package/gen/attention_core.wasm');
     expect(seen).toContain('/deep/path/package/gen/gpt_core.wasm');
     expect(seen).toContain('/deep/path/package/stepper/stepper.css');

@@ -34,6 +34,7 @@ test('the tarball holds the modules, types, wasm and page assets, and no tests, 
   const files = tarList();
   for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'attention.js', 'attention.d.ts', 'gpt.js', 'gpt.d.ts',
     'attention-stepper.js', 'attention-stepper.d.ts', 'embed-results.js', 'embed-results.d.ts', 'embed-resize.js',
+    'gpt-lab.js', 'gpt-lab.d.ts', 'gpt-lab.css', 'lab-embed.html',
     'gen/attention_core.mjs', 'gen/attention_core.wasm', 'gen/gpt_core.mjs', 'gen/gpt_core.wasm',
     'stepper/stepper.css', 'stepper/share.css', 'index.html', 'embed.html', 'scorm/player.html', 'train/index.html',
     'train/worker.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE']) {
@@ -57,7 +58,7 @@ test('package.json: the version, MIT, and every export and files entry exists', 
   assert.equal(pkg.scripts, undefined, 'the repository\'s scripts do not ship');
   assert.equal(pkg.dependencies, undefined);
   assert.equal(pkg.devDependencies, undefined);
-  for (const sub of ['.', './attention.js', './gpt.js', './attention-stepper.js']) assert.ok(pkg.exports[sub], `no export ${sub}`);
+  for (const sub of ['.', './attention.js', './gpt.js', './attention-stepper.js', './gpt-lab.js']) assert.ok(pkg.exports[sub], `no export ${sub}`);
   for (const [sub, target] of Object.entries(pkg.exports)) {
     for (const t of typeof target === 'string' ? [target] : Object.values(target)) {
       assert.ok(files.includes(t.replace(/^\.\//, '')), `export ${sub} → ${t} is not in the tarball`);

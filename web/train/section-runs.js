@@ -71,6 +71,12 @@ export class RunsSection extends Section {
     this.refresh();
   }
 
+  /** Stops listening to the page's other tabs (a <gpt-lab> that is destroyed). */
+  destroy() {
+    this.channel?.close();
+    this.channel = null;
+  }
+
   /** The list again from the store, and the browser's storage figures. */
   async reload() {
     this.kept = await this.store.list();
@@ -129,7 +135,7 @@ export class RunsSection extends Section {
   /** The main run paused or ended: its checkpoint, curve and settings are kept (its record replaced). */
   keepMain() {
     const { rt } = this;
-    if (!rt.info) return Promise.resolve();
+    if (!this.booted || !rt.info) return Promise.resolve(); // (a <gpt-lab> without this section keeps nothing)
     // everything is read now, with the save request sent now, before a resume can be asked
     rt.keepId ||= newId();
     const id = rt.keepId;
@@ -156,7 +162,7 @@ export class RunsSection extends Section {
   /** The experiment ended or was stopped: both runs, kept as one pair (both or neither). */
   keepPair() {
     const ex = this.rt.exp;
-    if (!ex || !ex.runs.length || !ex.state) return Promise.resolve();
+    if (!this.booted || !ex || !ex.runs.length || !ex.state) return Promise.resolve();
     const w = this.ctx.expWorker();
     const saving = [w.call('save', { run: 'a' }), w.call('save', { run: 'b' })];
     const runs = ex.runs.map((r) => ({ ...r, series: clone({ steps: r.steps, train: r.train, valSteps: r.valSteps, val: r.val, divergedAt: r.divergedAt }) }));
@@ -227,7 +233,7 @@ export class RunsSection extends Section {
       } catch (e) {
         this.say('error', this.ctx.t('runs.notDeleted', { name, message: e.message }));
       }
-      document.getElementById('tr-runs-h')?.focus();
+      this.ctx.byId('tr-runs-h')?.focus();
     });
   }
 
@@ -336,10 +342,10 @@ export class RunsSection extends Section {
     const sig = JSON.stringify([this.kept.map((x) => [x.id, x.saved]), this.picked, this.ctx.state.lang]);
     if (dom.list.dataset.sig !== sig) {
       dom.list.dataset.sig = sig;
-      const focusId = document.activeElement?.id;
+      const focusId = this.ctx.app.getRootNode().activeElement?.id; // (the page's document, or a <gpt-lab>'s shadow root)
       dom.list.replaceChildren(...this.items());
-      if (focusId && !document.getElementById(focusId)?.isConnected) document.getElementById('tr-runs-h')?.focus();
-      else if (focusId) document.getElementById(focusId)?.focus();
+      if (focusId && !this.ctx.byId(focusId)?.isConnected) this.ctx.byId('tr-runs-h')?.focus();
+      else if (focusId) this.ctx.byId(focusId)?.focus();
     }
     this.refreshChart();
   }
