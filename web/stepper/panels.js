@@ -8,9 +8,10 @@
 //     a selection selects (selected text shows in ink) and what Ctrl+C copies, and its cells take
 //     focus, hover, the arrow keys and the outlines of the cell arithmetic.
 //   - The canvas is painted in the frame of the edit; the table's text, classes and titles follow
-//     right after that frame is rendered (the next frame has them; panels far from the screen in
-//     the next idle periods, within 250 ms), and at once when anything could read them: a
-//     mousedown or a focus in the table, a selection starting, a copy, printing (flushPending).
+//     right after that frame is rendered (the next frame has them: within two frames of the edit;
+//     panels near the screen a frame later, far ones in the next idle periods, all within 250 ms),
+//     and at once when anything could read them: a mousedown or a focus in the table, a selection
+//     starting, a copy, printing (flushPending).
 //   - Geometry does not depend on the text: column widths are set from the numbers' widths
 //     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
 //     the table's cells line up without reading layout, and changing text never moves anything.
