@@ -6,7 +6,13 @@
 //   node bench/stepper_bench.mjs --n 200         # more edits
 //   node bench/stepper_bench.mjs --web /tmp/old  # another copy of web/ (a before/after comparison
 //                                                # in one sitting: check out the old web/ there)
-//   node bench/stepper_bench.mjs --profile       # + where the main thread's time goes (a trace)
+//   node bench/stepper_bench.mjs --profile       # + where the main thread's time goes (a Chromium
+//                                                # trace): wall and CPU time (the trace's thread
+//                                                # time, which other processes' load inflates far
+//                                                # less) per edit, over the whole run and from each
+//                                                # input event to the end of its frame;
+//                                                # AP_TRACE_OUT=file.json keeps the trace
+//   node bench/stepper_bench.mjs --cpu-profile   # + JS time per function (V8's sampling profiler)
 //   node bench/stepper_bench.mjs --width 1920    # another window width (default 1400 × 1000)
 //
 // What it does:
@@ -22,6 +28,9 @@
 //                                callbacks, style, layout, paint and commit are done; raster and
 //                                display follow on other threads). A rAF loop marks the frames;
 //                                a message posted during a frame runs right after its rendering.
+//        in frames               the frame holding the new numbers and the one holding the new
+//                                text of the tables, counted from the edit (1 = the first frame
+//                                after it), and how many edits had their text within two frames;
 //        edit → next frame's rAF this benchmark's first measure (from before the canvas repaint):
 //                                the rAF callback of the frame *after* the one holding the new
 //                                numbers. It adds up to one frame interval (16.7 ms at 60 Hz) to
@@ -44,6 +53,7 @@ const N = Number(arg('--n', 50));
 const WEB = arg('--web', 'web');
 const WIDTH = Number(arg('--width', 1400));
 const PROFILE = process.argv.includes('--profile');
+const CPU_PROFILE = process.argv.includes('--cpu-profile');
 const SIZE = 16;
 const HEADS = 4;
 /** A deterministic n × n matrix as text, 2 decimals in ±1. */
@@ -127,7 +137,9 @@ postMessage('ready');`,
       for (const f of due) f(now);
     };
     let looping = true;
+    let frameNo = 0; // frames begun so far
     const loop = () => nativeRaf(() => {
+      frameNo++;
       phase = 'raf';
       channel.port2.postMessage(0);
       if (looping) loop();
@@ -135,15 +147,16 @@ postMessage('ready');`,
     loop();
     await raf();
     /** Resolves with [frame rendered, next frame's rAF] for a mutation that just happened. */
-    const frameTimes = () => new Promise((resolve) => {
+    const frameTimes = (mark) => new Promise((resolve) => {
       const t = {};
-      const done = () => { if (t.rendered && t.nextRaf) resolve([t.rendered, t.nextRaf]); };
+      const rendered = (now) => { t.rendered = now; t.frame = frameNo; if (mark && counting) performance.mark(mark); done(); };
+      const done = () => { if (t.rendered && t.nextRaf) resolve([t.rendered, t.nextRaf, t.frame]); };
       // the next frame's rAF (the old measure)
       nativeRaf(() => { t.nextRaf = performance.now(); done(); });
-      if (phase === 'raf') afterRender.push((now) => { t.rendered = now; done(); }); // this frame
-      else nativeRaf(() => afterRender.push((now) => { t.rendered = now; done(); })); // the next one
+      if (phase === 'raf') afterRender.push(rendered); // this frame
+      else nativeRaf(() => afterRender.push(rendered)); // the next one
     });
-    const rows = { rendered: [], nextRaf: [], text: [], trace: [], core: [], status: [], loafScript: [], loafRender: [] };
+    const rows = { rendered: [], nextRaf: [], text: [], frames: [], textFrames: [], trace: [], core: [], status: [], loafScript: [], loafRender: [] };
     // Long animation frames (> 50 ms) of the edits: the script part and the style/layout/paint part
     let counting = false;
     const loaf = new PerformanceObserver((list) => {
@@ -171,7 +184,7 @@ postMessage('ready');`,
         if (tTrace) return;
         tTrace = performance.now();
         q00 = tr.heads[0].q[0][0];
-        shown(frameTimes());
+        shown(frameTimes('aps-frame'));
       });
       // the text of the tables (what screen readers read and a selection copies): the first
       // frame after S[1,1]'s text changed (on screen; S[1,1] = q1·k1 changes with W_q[1,1])
@@ -184,10 +197,12 @@ postMessage('ready');`,
         mo.observe(steps, { subtree: true, childList: true, characterData: true });
       });
       input.value = value;
+      const f0 = phase === 'raf' ? frameNo - 1 : frameNo; // the frame after the edit is f0 + 1
+      if (counting) performance.mark('aps-edit');
       const t0 = performance.now();
       input.dispatchEvent(new Event('input', { bubbles: true }));
-      const [t1, t2] = await painted;
-      const [t3] = await textShown;
+      const [t1, t2, f1] = await painted;
+      const [t3, , f3] = await textShown;
       off();
       if (q00 === null || q00 === lastQ) throw new Error(`edit ${i} did not change the trace`);
       lastQ = q00;
@@ -203,6 +218,8 @@ postMessage('ready');`,
         rows.rendered.push(t1 - t0);
         rows.nextRaf.push(t2 - t0);
         rows.text.push(t3 - t0);
+        rows.frames.push(f1 - f0);
+        rows.textFrames.push(f3 - f0);
         rows.trace.push(tTrace - t0);
         rows.core.push(c1 - c0);
         if (status) rows.status.push(Number(status[1]));
@@ -267,47 +284,86 @@ function profileOf(traceJson, edits) {
   const mainThreads = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
   const byThread = new Map();
   const open = new Map();
+  const marks = { 'aps-edit': [], 'aps-frame': [] };
   for (const e of events) {
+    if (marks[e.name] && e.cat?.includes('user_timing')) { marks[e.name].push(e.ts); continue; }
     const key = `${e.pid}:${e.tid}`;
     if (!mainThreads.has(key)) continue;
     let x = null;
-    if (e.ph === 'X' && e.dur !== undefined) x = { name: e.name, ts: e.ts, end: e.ts + e.dur };
+    if (e.ph === 'X' && e.dur !== undefined) x = { name: e.name, ts: e.ts, end: e.ts + e.dur, cpu: e.tdur ?? e.dur };
     else if (e.ph === 'B') { if (!open.has(key)) open.set(key, []); open.get(key).push(e); }
-    else if (e.ph === 'E') { const b = open.get(key)?.pop(); if (b) x = { name: b.name, ts: b.ts, end: e.ts }; }
+    else if (e.ph === 'E') { const b = open.get(key)?.pop(); if (b) x = { name: b.name, ts: b.ts, end: e.ts, cpu: b.tts !== undefined && e.tts !== undefined ? e.tts - b.tts : e.ts - b.ts }; }
     if (!x) continue;
     if (!byThread.has(key)) byThread.set(key, []);
     byThread.get(key).push(x);
   }
-  const self = new Map();
-  for (const list of byThread.values()) {
-    list.sort((a, b) => a.ts - b.ts || b.end - a.end);
-    const stack = [];
-    for (const x of list) {
-      while (stack.length && stack[stack.length - 1].end <= x.ts) stack.pop();
-      x.self = x.end - x.ts;
-      if (stack.length) stack[stack.length - 1].self -= Math.min(x.end, stack[stack.length - 1].end) - x.ts;
-      stack.push(x);
+  for (const list of byThread.values()) list.sort((a, b) => a.ts - b.ts || b.end - a.end);
+  /**
+   * Self time per event name of the events within [from, to] (clipped to it): wall time, or with
+   * cpu the thread's CPU time (the trace's tdur: what other processes' load does not inflate; a
+   * clipped event counts its CPU time in proportion).
+   */
+  const selfTimes = (from = -Infinity, to = Infinity, cpu = false) => {
+    const self = new Map();
+    for (const all of byThread.values()) {
+      const list = [];
+      for (const e of all) {
+        if (e.end <= from || e.ts >= to) continue;
+        const ts = Math.max(e.ts, from);
+        const end = Math.min(e.end, to);
+        const share = e.end > e.ts ? (end - ts) / (e.end - e.ts) : 1;
+        list.push({ name: e.name, ts, end, d: cpu ? e.cpu * share : end - ts });
+      }
+      const stack = [];
+      for (const x of list) {
+        while (stack.length && stack[stack.length - 1].end <= x.ts) stack.pop();
+        x.self = x.d;
+        if (stack.length) stack[stack.length - 1].self -= x.d;
+        stack.push(x);
+      }
+      for (const x of list) self.set(x.name, (self.get(x.name) ?? 0) + Math.max(0, x.self));
     }
-    for (const x of list) self.set(x.name, (self.get(x.name) ?? 0) + Math.max(0, x.self));
-  }
+    return self;
+  };
   const groups = {
-    'script (JS, wasm, GC)': ['FunctionCall', 'FireAnimationFrame', 'EventDispatch', 'TimerFire', 'RunMicrotasks', 'V8.Execute', 'v8.run', 'V8.GC_SCAVENGER', 'MinorGC', 'MajorGC', 'v8.callFunction', 'FireIdleCallback', 'MajorGC', 'BlinkGC.AtomicPhase', 'V8.GCScavenger', 'v8.compile', 'EvaluateScript'],
+    'script (JS, wasm, GC)': ['FunctionCall', 'FireAnimationFrame', 'EventDispatch', 'TimerFire', 'RunMicrotasks', 'V8.Execute', 'v8.run', 'V8.GC_SCAVENGER', 'MinorGC', 'MajorGC', 'v8.callFunction', 'FireIdleCallback', 'BlinkGC.AtomicPhase', 'V8.GCScavenger', 'v8.compile', 'EvaluateScript', 'HandlePostMessage'],
     'style (recalc)': ['UpdateLayoutTree', 'RecalculateStyles', 'ParseAuthorStyleSheet'],
     'layout': ['Layout', 'UpdateLayerTree'],
     'pre-paint, paint, layerize, commit': ['PrePaint', 'Paint', 'PaintImage', 'Layerize', 'Commit', 'UpdateLayer', 'CompositeLayers', 'PaintNonDefaultBackgroundColor'],
   };
-  const per = (ms) => ms / 1000 / edits;
-  const out = [];
-  let grouped = 0;
-  for (const [g, names] of Object.entries(groups)) {
-    const v = names.reduce((a, n) => a + (self.get(n) ?? 0), 0);
-    grouped += v;
-    out.push([g, per(v)]);
+  const summary = (self, n) => {
+    const per = (us) => us / 1000 / n;
+    const out = [];
+    let grouped = 0;
+    for (const [g, names] of Object.entries(groups)) {
+      const v = names.reduce((a, k) => a + (self.get(k) ?? 0), 0);
+      grouped += v;
+      out.push([g, per(v)]);
+    }
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    out.push(['other', per(total - grouped)]);
+    const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => [k, per(v)]);
+    return { groups: out, top, total: per(total) };
+  };
+  const all = summary(selfTimes(), edits);
+  all.cpu = summary(selfTimes(-Infinity, Infinity, true), edits);
+  // the critical path: from each edit's input event to the end of the frame holding its numbers
+  const windows = marks['aps-edit'].map((from, i) => [from, marks['aps-frame'][i]]).filter(([a, b]) => b > a);
+  let critical = null;
+  if (windows.length) {
+    const self = new Map();
+    const selfCpu = new Map();
+    let span = 0;
+    for (const [a, b] of windows) {
+      span += b - a;
+      for (const [k, v] of selfTimes(a, b)) self.set(k, (self.get(k) ?? 0) + v);
+      for (const [k, v] of selfTimes(a, b, true)) selfCpu.set(k, (selfCpu.get(k) ?? 0) + v);
+    }
+    critical = summary(self, windows.length);
+    critical.cpu = summary(selfCpu, windows.length);
+    critical.span = span / 1000 / windows.length;
   }
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
-  out.push(['other', per(total - grouped)]);
-  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([n, v]) => [n, per(v)]);
-  return { groups: out, top, total: per(total) };
+  return { ...all, critical };
 }
 
 async function main({ browser, url }) {
@@ -315,9 +371,19 @@ async function main({ browser, url }) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   let trace = null;
+  let cdp = null;
+  let cpu = null;
   const hooks = PROFILE ? {
-    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline'] }),
-    after: async () => { trace = await browser.stopTracing(); },
+    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] }),
+    after: async () => { trace = await browser.stopTracing(); if (process.env.AP_TRACE_OUT) (await import('node:fs')).writeFileSync(process.env.AP_TRACE_OUT, trace); },
+  } : CPU_PROFILE ? {
+    before: async () => {
+      cdp = await page.context().newCDPSession(page);
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+      await cdp.send('Profiler.start');
+    },
+    after: async () => { cpu = (await cdp.send('Profiler.stop')).profile; },
   } : {};
   const res = await measureEdits(page, url, hooks);
   const r = res.rows;
@@ -334,6 +400,14 @@ async function main({ browser, url }) {
   line('edit → frame rendered', r.rendered, 'input event → main thread done with the first frame holding the new numbers');
   line('edit → next frame\'s rAF (old)', r.nextRaf, 'the first measure (before the canvas repaint): + up to one frame interval');
   line('edit → text of the tables', r.text, 'input event → the frame after S[1,1]\'s text (screen readers, selection) changed');
+  const frames = (xs) => {
+    const n = new Map();
+    for (const x of xs) n.set(x, (n.get(x) ?? 0) + 1);
+    return [...n.entries()].sort((a, b) => a[0] - b[0]).map(([k, c]) => `${k}: ${c}`).join(', ');
+  };
+  console.log(`${'  in frames after the edit'.padEnd(34)}numbers ${frames(r.frames)}; text ${frames(r.textFrames)} (1 = the first frame after the edit)`);
+  const within2 = r.textFrames.filter((f) => f <= 2).length;
+  console.log(`${'  text within two frames'.padEnd(34)}${within2} of ${r.textFrames.length} edits (${(100 * within2 / r.textFrames.length).toFixed(0)}%)`);
   line('edit → trace event', r.trace, 'input event → the component\'s \'trace\' (frame wait + core + DOM)');
   line('core trace alone (wasm + JSON)', r.core, 'api.trace on the same spec, second core instance');
   if (r.status.length) line('component compute (its status)', r.status, 'the time the page itself reports (core + DOM update)');
@@ -346,12 +420,46 @@ async function main({ browser, url }) {
     line('long frame: style, layout, paint', r.loafRender, 'from the frame\'s renderStart to its end');
   }
 
+  if (cpu) {
+    // self time per function (the V8 sampling profiler, 0.1 ms), ms per edit
+    const byId = new Map(cpu.nodes.map((n) => [n.id, n]));
+    const parent = new Map();
+    for (const n of cpu.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const name = (n) => `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
+    const self = new Map();
+    const incl = new Map();
+    const dt = cpu.timeDeltas;
+    cpu.samples.forEach((id, i) => {
+      const d = (dt[i + 1] ?? 0) / 1000;
+      const key = name(byId.get(id));
+      self.set(key, (self.get(key) ?? 0) + d);
+      const seen = new Set();
+      for (let n = id; n !== undefined; n = parent.get(n)) {
+        const k = name(byId.get(n));
+        if (!seen.has(k)) { seen.add(k); incl.set(k, (incl.get(k) ?? 0) + d); }
+      }
+    });
+    console.log(`\nJS inclusive time during the edits (V8 sampling profiler), ms per edit:`);
+    for (const [k, v] of [...incl.entries()].filter(([k]) => !k.startsWith('(')).sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${k.padEnd(60)}${(v / (N + 3)).toFixed(2).padStart(8)}`);
+    console.log(`\nJS self time during the edits (V8 sampling profiler), ms per edit:`);
+    for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${k.padEnd(60)}${(v / (N + 3)).toFixed(2).padStart(8)}`);
+  }
   if (trace) {
     const prof = profileOf(trace.toString('utf8'), N + 3);
-    console.log(`\nMain thread during the edits (a Chromium trace; self time, ms per edit; total ${prof.total.toFixed(2)})`);
-    for (const [g, v] of prof.groups) console.log(`  ${g.padEnd(40)}${v.toFixed(2).padStart(8)}`);
-    console.log('  largest trace events:');
-    for (const [n, v] of prof.top) console.log(`    ${n.padEnd(38)}${v.toFixed(2).padStart(8)}`);
+    const table = (p) => {
+      const cpuOf = new Map([...p.cpu.groups, ...p.cpu.top]);
+      console.log(`  ${''.padEnd(40)}${'wall'.padStart(8)}${'CPU'.padStart(8)}`);
+      for (const [g, v] of p.groups) console.log(`  ${g.padEnd(40)}${v.toFixed(2).padStart(8)}${(cpuOf.get(g) ?? 0).toFixed(2).padStart(8)}`);
+      console.log('  largest trace events (by wall time):');
+      for (const [n, v] of p.top) console.log(`    ${n.padEnd(38)}${v.toFixed(2).padStart(8)}${cpuOf.has(n) ? cpuOf.get(n).toFixed(2).padStart(8) : ''}`);
+    };
+    console.log(`\nMain thread during the edits (a Chromium trace; self time, ms per edit; total ${prof.total.toFixed(2)} wall, ${prof.cpu.total.toFixed(2)} CPU)`);
+    table(prof);
+    const c = prof.critical;
+    if (c) {
+      console.log(`\nMain thread from the input event to the end of the frame with the new numbers (mean per edit ${c.span.toFixed(2)} ms; busy ${c.total.toFixed(2)} wall, ${c.cpu.total.toFixed(2)} CPU)`);
+      table(c);
+    }
   }
   if (process.argv.includes('--no-size')) return;
   console.log('\nTransfer size: every file the page loads, gzip -9');

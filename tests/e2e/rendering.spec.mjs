@@ -154,3 +154,48 @@ test('a panel waiting for its paint (just off screen, right after an edit) still
   expect(r.focused, `a cell of ${r.panel}`).toBe(true);
   await expect.poll(() => explainText(page)).toContain('Cell arithmetic');
 });
+
+test('after each keystroke the tables\' text (what screen readers read and a selection copies) becomes the new numbers: on screen, near it and far from it', async ({ page }) => {
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await ready(page);
+  // the benchmark's case: 16 × 16 x and weights, 4 heads, causal, W_o
+  await page.evaluate(() => {
+    const matrix = (seed) => {
+      let s = seed;
+      const rnd = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+      return Array.from({ length: 16 }, () => Array.from({ length: 16 }, () => rnd().toFixed(2)).join(' ')).join('\n');
+    };
+    const s = window.attentionStepper.getState();
+    window.attentionStepper.setState({ ...s, preset: 'custom', mode: 'x', use_W_o: true,
+      matrices: { ...s.matrices, x: matrix(1), W_q: matrix(2), W_k: matrix(3), W_v: matrix(4), W_o: matrix(5) },
+      options: { ...s.options, n_head: 4, causal: true, mask: 'strict', scale: true, softmax: 'stable' } });
+  });
+  const cells = (panel) => page.locator(`figure[data-panel="${panel}"] table.aps-mat:not(.aps-stats)`).first().getByRole('gridcell');
+  await expect(cells('scores')).toHaveCount(256);
+  // a user types into W_q[1,1] with the scores on screen: every keystroke is an edit
+  await page.locator('[data-matrix="W_q"] td[data-r="0"][data-c="0"]').dblclick();
+  await page.evaluate(() => document.querySelector('figure[data-panel="scores"]').scrollIntoView({ block: 'start' }));
+  await page.keyboard.press('Control+A');
+  /** The numbers of the panels as the core computes them for the state now, formatted as shown. */
+  const want = () => page.evaluate(async () => {
+    const { loadAttention } = await import('/attention.js');
+    const { formatNumber } = await import('/stepper/format.js');
+    const api = await loadAttention();
+    const s = window.attentionStepper.getState();
+    const tr = api.trace({ ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v, W_o: s.matrices.W_o });
+    const flat = (m) => m.flat().map((v) => formatNumber(v));
+    return { scores: flat(tr.heads[0].scores), weights: flat(tr.heads[0].weights), out: flat(tr.out), q: flat(tr.heads[0].q) };
+  });
+  let typed = '';
+  for (const key of ['3', '1', '4']) {
+    await page.keyboard.type(key);
+    typed += key;
+    await expect.poll(() => page.evaluate(() => window.attentionStepper.getState().matrices.W_q.split(/\s+/)[0])).toBe(typed);
+    await expect(cells('scores')).toHaveText((await want()).scores); // on screen
+  }
+  const w = await want();
+  // the panels near the screen and far from it follow (in the frames after, and in idle time)
+  await expect(cells('weights')).toHaveText(w.weights);
+  await expect(cells('out')).toHaveText(w.out);
+  await expect(cells('q')).toHaveText(w.q);
+});

@@ -8,9 +8,10 @@
 //     a selection selects (selected text shows in ink) and what Ctrl+C copies, and its cells take
 //     focus, hover, the arrow keys and the outlines of the cell arithmetic.
 //   - The canvas is painted in the frame of the edit; the table's text, classes and titles follow
-//     right after that frame is rendered (the next frame has them; panels far from the screen in
-//     the next idle periods, within 250 ms), and at once when anything could read them: a
-//     mousedown or a focus in the table, a selection starting, a copy, printing (flushPending).
+//     right after that frame is rendered (the next frame has them: within two frames of the edit;
+//     panels near the screen a frame later, far ones in the next idle periods, all within 250 ms),
+//     and at once when anything could read them: a mousedown or a focus in the table, a selection
+//     starting, a copy, printing (flushPending).
 //   - Geometry does not depend on the text: column widths are set from the numbers' widths
 //     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
 //     the table's cells line up without reading layout, and changing text never moves anything.
@@ -99,37 +100,53 @@ export function look(v, lo, hi, diverging) {
 }
 
 // ───────────── the shared queue of tables whose text follows their canvas ─────────────
-// The text of the panels near the screen is written right after the frame that shows their painted
-// numbers (a message posted from that frame's requestAnimationFrame runs once it is rendered); the
-// text of the others (not rendered: content-visibility) in the next idle periods. After 250 ms
-// everything is written even if no frame or idle period came (a hidden tab, a busy page).
+// The text of the panels on the screen is written right after the frame that shows their painted
+// numbers (a message posted from that frame's requestAnimationFrame runs once it is rendered), so
+// the next frame shows it: the accessible text is current within two frames of the edit. The
+// panels near the screen but not on it are painted and written right after that next frame (not
+// before it: their work would delay the text's frame); the others (not rendered:
+// content-visibility) in the next idle periods. After 250 ms everything is written even if no
+// frame or idle period came (a hidden tab, a busy page).
 const pending = new Set();
 let scheduled = false;
 let idleHandle = 0;
 let fallback = 0;
+let nearDeferred = false; // the last pass left the panels near the screen for this one
 const channel = typeof MessageChannel === 'function' ? new MessageChannel() : null;
 if (channel) channel.port1.onmessage = () => runPending(false);
 const idle = globalThis.requestIdleCallback ?? ((fn) => setTimeout(() => fn({ timeRemaining: () => 5, didTimeout: false }), 16));
 
+/** runPending(false) right after the next frame is rendered. */
+function afterNextFrame() {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => (channel ? channel.port2.postMessage(0) : setTimeout(() => runPending(false))));
+}
+
 function queueSync(view) {
   pending.add(view);
-  if (!scheduled) {
-    scheduled = true;
-    requestAnimationFrame(() => (channel ? channel.port2.postMessage(0) : setTimeout(() => runPending(false))));
-  }
+  afterNextFrame();
   if (!fallback) fallback = setTimeout(flushPending, 250);
 }
 
 function runPending(idleDeadline) {
   if (!idleDeadline) scheduled = false; else idleHandle = 0;
+  // after a frame: the panels on the screen first, alone; those near it after the next frame
+  // (once: while edits keep coming, they do not wait for a pause)
+  let onScreen = false;
+  if (!idleDeadline && !nearDeferred) for (const v of pending) if (v.visible) { onScreen = true; break; }
   for (const v of pending) {
-    if (!idleDeadline && !v.live) continue; // far from the screen: in an idle period
+    if (!idleDeadline && (!v.live || (onScreen && !v.visible))) continue; // later, or in an idle period
     if (idleDeadline && idleDeadline.timeRemaining() < 2) break;
     pending.delete(v);
     if (v.live) v.catchUp(); // near the screen: painted now, before it can scroll into view
     v.syncText();
   }
-  if (!pending.size) { clearTimeout(fallback); fallback = 0; }
+  if (!idleDeadline) nearDeferred = false;
+  if (!pending.size) { clearTimeout(fallback); fallback = 0; return; }
+  let near = false;
+  for (const v of pending) if (v.live) { near = true; break; }
+  if (near && !idleDeadline) { nearDeferred = onScreen; afterNextFrame(); }
   else if (!idleHandle) idleHandle = idle(runPending);
 }
 
@@ -635,8 +652,9 @@ export class MatrixView {
       // one copy onto the visible canvas (a bitmaprenderer transfer measured 3× slower: it gives
       // the offscreen canvas a new, cleared backing store every time)
       if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+      // 'copy': the picture replaces the pixels (no clear, no blending)
       const vis = this.canvas.getContext('2d');
-      vis.clearRect(0, 0, bw, bh);
+      if (vis.globalCompositeOperation !== 'copy') vis.globalCompositeOperation = 'copy';
       vis.drawImage(this.off, 0, 0);
     }
     this.painted = d;
