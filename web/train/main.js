@@ -31,6 +31,7 @@ import { NextTokenSection } from './section-next-token.js';
 import { SurprisalSection } from './section-surprisal.js';
 import { GenerationSection } from './section-generation.js';
 import { CheckpointsSection } from './section-checkpoints.js';
+import { OpenSection } from './section-open.js';
 
 const app = document.getElementById('app');
 const fromLink = decodeHash(location.hash);
@@ -45,6 +46,7 @@ const ctx = createContext({
 const sections = {
   data: new DataSection(ctx),
   training: new TrainingSection(ctx),
+  open: new OpenSection(ctx),
   experiments: new ExperimentsSection(ctx),
   maps: new MapsSection(ctx),
   next: new NextTokenSection(ctx),
@@ -60,6 +62,7 @@ function route(worker, name) {
   return worker;
 }
 route(ctx.worker, 'training');
+ctx.worker.on((m) => sections.open.onMessage(m)); // an opened model's reading progress
 
 // ───────────────────────────── the page ─────────────────────────────
 
