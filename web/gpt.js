@@ -247,10 +247,14 @@ export async function loadGpt(options = {}) {
       }
     },
 
-    /** What opening a model may still take, in bytes: {left, max} (in wasm, of the 4 GB it can address). */
+    /**
+     * Memory for opening a model, in bytes: {left, max, size}: what is left and the most there can
+     * be (in wasm, of the 4 GB it can address), and the module's memory now (its peak so far: wasm
+     * memory never shrinks).
+     */
     openMemory() {
       const { left, max } = M.open_memory();
-      return { left, max };
+      return { left, max, size: M.HEAPU8.buffer.byteLength };
     },
 
     /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
