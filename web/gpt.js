@@ -29,6 +29,8 @@
 // Limits (the core's): n_layer ≤ 32, n_embd ≤ 1024, n_head ≤ 64, block_size ≤ 1024, batch_size
 // ≤ 1024, vocabulary ≤ 8192 characters, text ≤ 64 MiB, 100,000 steps per train() call, 65,536 new
 // tokens per sample, the model's memory ≤ 1 GiB (memoryEstimate(spec) tells before a run is made).
+// An opened model (openModel): up to GPT-2's sizes, its memory within the 4 GB the module can
+// address (the model file under 2 GiB: one allocation's limit in wasm32).
 // The module needs WebAssembly SIMD128.
 
 import { GptError } from './gpt-error.js';

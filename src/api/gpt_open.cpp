@@ -89,7 +89,9 @@ int64_t open_memory_left() {
 #ifdef __EMSCRIPTEN__
   const struct mallinfo mi = mallinfo();
   const int64_t top = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sbrk(0)));
-  return static_cast<int64_t>(emscripten_get_heap_max()) - top + mi.fordblks;
+  // mallinfo's fields are int; in a module past 2 GiB they wrap: read back as the unsigned 32 bits
+  const int64_t free_bytes = static_cast<uint32_t>(mi.fordblks);
+  return static_cast<int64_t>(emscripten_get_heap_max()) - top + free_bytes;
 #else
   return kMaxOpenBytes;
 #endif

@@ -15,7 +15,7 @@
 // 'open_progress' events.
 import { el } from '../ui.js';
 import { Section } from './section.js';
-import { fmtInt, idEl } from './fields.js';
+import { fmtInt, idEl, filePicker } from './fields.js';
 
 const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt';
 
@@ -24,20 +24,8 @@ export class OpenSection extends Section {
     const { t } = this.ctx;
     const s = this.newCard({ id: 'tr-open', cls: 'tr-card tr-open', title: t('open.title'), headingId: 'tr-open-h', lede: t('open.lede') });
     const { dom } = this;
-    const file = el('input', 'tr-file-hidden');
-    file.type = 'file';
-    file.id = 'tr-open-file';
-    file.multiple = true;
-    file.accept = ACCEPT;
-    file.addEventListener('change', () => {
-      const files = [...(file.files ?? [])];
-      file.value = '';
-      if (files.length) this.open(files);
-    });
-    const pick = el('label', 'aps-btn aps-btn-primary tr-upload', t('open.choose'));
-    pick.htmlFor = file.id;
-    file.addEventListener('focus', () => pick.classList.add('is-focus'));
-    file.addEventListener('blur', () => pick.classList.remove('is-focus'));
+    const { input: file, label: pick } = filePicker('tr-open-file', t('open.choose'), ACCEPT, (files) => this.open(files),
+      { multiple: true, cls: 'aps-btn aps-btn-primary tr-upload' });
     const zone = el('div', 'tr-open-drop');
     zone.append(file, pick, el('span', 'tr-open-or', t('open.drop')));
     for (const ev of ['dragenter', 'dragover']) {
