@@ -8,6 +8,7 @@
 #include "api/pickle.h"
 #include "api/zip.h"
 #include "core/attention.h"
+#include "core/train.h"
 
 using ap::InputError;
 namespace pk = ap::pickle;
@@ -130,4 +131,30 @@ TEST_CASE("pickle: a state dict's values; anything else refused by name, nothing
   const pk::Pickle self = load("\x80\x02]q\x00h\x00\x61.");
   CHECK(self.top().items.size() == 1);
   CHECK(self.top().items[0] == self.root);
+}
+
+TEST_CASE("an opened model-only state: inference only, token ids without a vocabulary", "[import]") {
+  ap::TrainState s;
+  s.model = ap::GPTConfig::tiny(30);
+  s.source = "a test model";
+  const size_t n = static_cast<size_t>(s.model.num_parameters());
+  s.params.assign(n, 0.01f);
+  std::unique_ptr<ap::Trainer> t = ap::Trainer::open(std::move(s));
+  CHECK(s.params.empty());  // moved into the model, not copied
+  CHECK(t->opened());
+  CHECK(t->model().use() == ap::ModelUse::infer);
+  const ap::CharTokenizer& tok = t->tokenizer();
+  CHECK(tok.is_ids());
+  CHECK(tok.vocab_size() == 30);
+  CHECK(tok.encode("[1][2] 3,4\n29") == std::vector<int>{1, 2, 3, 4, 29});
+  CHECK(tok.decode(std::vector<int>{1, 29}) == "[1][29]");
+  CHECK_THAT(refusal([&] { tok.encode("[30]"); }), Catch::Contains("token id 30 at byte 1 of the prompt is outside the vocabulary: ids run from 0 to 29"));
+  CHECK_THAT(refusal([&] { tok.encode("[1]x"); }), Catch::Contains("give the prompt as token ids"));
+  CHECK_THAT(refusal([&] { t->step(); }), Catch::Contains("opened from a test model: it is for inference"));
+  CHECK_THAT(refusal([&] { t->evaluate(); }), Catch::Contains("for inference"));
+  const ap::TrainState back = t->state();
+  CHECK(back.params.size() == n);
+  CHECK(back.m.empty());
+  CHECK(back.source == "a test model");
+  CHECK(t->state_meta().params.empty());
 }

@@ -321,6 +321,13 @@ export interface GptRun {
   free(): void;
 }
 
+/** What {@link Gpt.openModel} opened: the model file's name, its format, and what the page should say about the files. */
+export interface OpenedModel {
+  name: string;
+  format: 'nanogpt' | 'huggingface' | 'playground';
+  notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'unused' | 'training_checkpoint'; file?: string }[];
+}
+
 /** The result of {@link Gpt.memoryEstimate}. */
 export interface MemoryEstimate {
   /** What the run would take, in bytes. */
@@ -348,6 +355,15 @@ export interface Gpt {
    * @throws {GptError} a corrupted or mismatched file, naming the byte, tensor or metadata key; nothing else changes.
    */
   load(bytes: Uint8Array | ArrayBuffer, text?: string | Uint8Array | ArrayBuffer): GptRun;
+  /**
+   * Opens a model trained elsewhere (nanoGPT's ckpt.pt + meta.pkl, a Hugging Face model.safetensors
+   * + config.json) or a .safetensors of this project, reading the model file in slices.
+   * @throws {GptError} field "memory" for a model that will not fit (before it is read), else the file's name.
+   */
+  openModel(files: Iterable<File | Blob & { name: string } | { name: string; data: Uint8Array | Blob }>,
+    options?: { onProgress?: (p: { loaded: number; total: number; name: string }) => void; chunkBytes?: number }): Promise<GptRun & { opened: OpenedModel }>;
+  /** Bytes left for opening a model, the most there can be, and the module's memory now. */
+  openMemory(): { left: number; max: number; size: number };
   /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use). For tests and tools. */
   readonly module: GptCoreModule;
 }
@@ -357,6 +373,10 @@ export interface GptSessionHandle {
   create(spec: string): string;
   create_with_text(spec: string, text: string | Uint8Array): string;
   load(bytes: Uint8Array, text: string | Uint8Array): string;
+  open_begin(spec: string, head: Uint8Array, config: Uint8Array): string;
+  open_view(offset: number, length: number): Uint8Array | null;
+  open_finish(spec: string, meta: Uint8Array, config: Uint8Array): string;
+  open_cancel(): void;
   info(): string;
   train(n: number): string;
   evaluate(): string;

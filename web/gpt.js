@@ -29,6 +29,8 @@
 // Limits (the core's): n_layer ≤ 32, n_embd ≤ 1024, n_head ≤ 64, block_size ≤ 1024, batch_size
 // ≤ 1024, vocabulary ≤ 8192 characters, text ≤ 64 MiB, 100,000 steps per train() call, 65,536 new
 // tokens per sample, the model's memory ≤ 1 GiB (memoryEstimate(spec) tells before a run is made).
+// An opened model (openModel): up to GPT-2's sizes, its memory within the 4 GB the module can
+// address (the model file under 2 GiB: one allocation's limit in wasm32).
 // The module needs WebAssembly SIMD128.
 
 import { GptError } from './gpt-error.js';
@@ -208,9 +210,119 @@ export async function loadGpt(options = {}) {
       return newRun((s) => s.load(data, t));
     },
 
+    /**
+     * Opens a model trained elsewhere, or a .safetensors of this project: files is a list of File
+     * or Blob objects with names, or {name, data: Uint8Array|Blob}: the model file (nanoGPT's
+     * ckpt.pt, a Hugging Face model.safetensors, or ours) and beside it meta.pkl, config.json and
+     * the tokenizer's files. The model file is read in slices of options.chunkBytes (16 MiB) into
+     * one buffer the core made for its size: no whole copy of it in JS. options.onProgress({loaded,
+     * total, name}) after each slice. Resolves to the run, whose info() has "opened" ({name, format,
+     * notes}), "tokenizer" ("characters" | "token_ids") and "source". Rejects with GptError naming
+     * the file (field: its name, "memory" for one that will not fit, refused before it is read).
+     */
+    async openModel(files, options = {}) {
+      const set = classifyFiles(files);
+      const chunk = options.chunkBytes ?? 16 << 20;
+      const onProgress = options.onProgress ?? (() => {});
+      const [meta, config] = await Promise.all([readSmall(set.meta), readSmall(set.config)]);
+      const model = set.model.blob;
+      const head = await modelHead(set.model);
+      const session = new M.GptSession();
+      try {
+        answer(session.open_begin(JSON.stringify({ name: set.model.name, size: model.size, config_name: set.config?.name ?? 'config.json' }), head, config));
+        for (let offset = 0; offset < model.size; offset += chunk) {
+          const bytes = new Uint8Array(await model.slice(offset, Math.min(model.size, offset + chunk)).arrayBuffer());
+          const view = session.open_view(offset, bytes.length); // made now: no growth since
+          if (view === null) throw new GptError(`${set.model.name} changed while it was read (byte ${offset})`, { field: set.model.name });
+          view.set(bytes);
+          onProgress({ loaded: offset + bytes.length, total: model.size, name: set.model.name });
+        }
+        const info = answer(session.open_finish(JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' }), meta, config));
+        info.opened.notes = openNotes(set, info);
+        const run = new GptRun(session, registry);
+        registry?.register(run, session, run);
+        run.opened = info.opened;
+        return run;
+      } catch (e) {
+        session.delete();
+        throw e;
+      }
+    },
+
+    /**
+     * Memory for opening a model, in bytes: {left, max, size}: what is left and the most there can
+     * be (in wasm, of the 4 GB it can address), and the module's memory now (its peak so far: wasm
+     * memory never shrinks).
+     */
+    openMemory() {
+      const { left, max } = M.open_memory();
+      return { left, max, size: M.HEAPU8.buffer.byteLength };
+    },
+
     /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
     module: M,
   };
+}
+
+// ------------------------------------------------------------------ opening a model's files
+const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
+const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);
+const SMALL_LIMIT = 64 << 20;
+
+/** The files by role: {model, meta, config, tokenizer: [], other: []}, each {name, blob}. */
+export function classifyFiles(files) {
+  const list = Array.from(files ?? [], (f) => {
+    const name = String(f?.name ?? '');
+    const data = f instanceof Blob ? f : f?.data;
+    const blob = data instanceof Blob ? data : isBytes(data) ? new Blob([data]) : null;
+    if (!name || !blob) throw new TypeError('openModel(files): each file must be a File, or {name, data: Uint8Array|Blob}');
+    return { name, blob };
+  });
+  const set = { model: null, meta: null, config: null, tokenizer: [], other: [] };
+  for (const f of list) {
+    const base = f.name.toLowerCase();
+    if (MODEL_FILE.test(base)) {
+      if (set.model) throw new GptError(`two model files: ${set.model.name} and ${f.name}; open one at a time`, { field: f.name });
+      set.model = f;
+    } else if (base.endsWith('.pkl')) set.meta = f;
+    else if (base === 'config.json') set.config = f;
+    else if (TOKENIZER_FILES.has(base)) set.tokenizer.push(f);
+    else set.other.push(f);
+  }
+  if (!set.model) {
+    const names = list.map((f) => f.name).join(', ');
+    throw new GptError(`no model file among ${names || 'the files'}: give a ckpt.pt, a model.safetensors or a .safetensors of this playground`, { field: 'model' });
+  }
+  return set;
+}
+
+async function readSmall(f) {
+  if (!f) return new Uint8Array(0);
+  if (f.blob.size > SMALL_LIMIT) throw new GptError(`${f.name} is ${f.blob.size} bytes: too large for this file`, { field: f.name });
+  return new Uint8Array(await f.blob.arrayBuffer());
+}
+
+// The first bytes of the model file: a safetensors header (8 bytes of length, then its JSON), by
+// which the core sizes the model before the file is read.
+async function modelHead(f) {
+  if (!/\.safetensors$/i.test(f.name) || f.blob.size < 8) return new Uint8Array(0);
+  const first = new DataView(await f.blob.slice(0, 8).arrayBuffer());
+  const n = first.getUint32(0, true) + first.getUint32(4, true) * 2 ** 32;
+  if (n > SMALL_LIMIT || 8 + n > f.blob.size) return new Uint8Array(0); // the core names the fault when it reads
+  return new Uint8Array(await f.blob.slice(0, 8 + n).arrayBuffer());
+}
+
+// What the page says about the files given: codes with the files they name.
+function openNotes(set, info) {
+  const notes = [];
+  const { format } = info.opened;
+  if (format === 'nanogpt' && !set.meta) notes.push({ code: 'no_meta' });
+  if (format !== 'nanogpt' && set.meta) notes.push({ code: 'unused', file: set.meta.name });
+  if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
+  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids' });
+  for (const f of [...(info.tokenizer === 'token_ids' ? [] : set.tokenizer), ...set.other]) notes.push({ code: 'unused', file: f.name });
+  if (format === 'playground' && !info.source) notes.push({ code: 'training_checkpoint' });
+  return notes;
 }
 
 /** One model with its data and optimiser state, in wasm memory until free(). */

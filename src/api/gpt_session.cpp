@@ -148,16 +148,19 @@ void GptSession::require_model() const {
 
 Value GptSession::info_value() const {
   require_model();
-  const TrainState s = trainer_->state();  // copies the weights: fine at these sizes
+  const TrainState s = trainer_->state_meta();  // without the weights
   const GPT& m = trainer_->model();
   Value v = Value::object();
   v.set("config", config_json(m.config()));
   v.set("train", train_config_json(s.train));
   v.set("seed", std::to_string(s.train.seed));
   v.set("data", data_json(s));
-  Value vocab = Value::array();
-  for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
+  Value vocab = Value::array();  // empty for token ids (an opened model without its vocabulary)
+  if (!trainer_->tokenizer().is_ids())
+    for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
   v.set("vocab", std::move(vocab));
+  v.set("tokenizer", trainer_->tokenizer().is_ids() ? "token_ids" : "characters");
+  v.set("source", s.source);  // where an opened model came from; "" for a run of this project
   v.set("n_params", static_cast<long long>(m.num_parameters()));
   v.set("step", static_cast<long long>(trainer_->steps_done()));
   v.set("steps", s.train.steps);

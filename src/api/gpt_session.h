@@ -40,6 +40,19 @@
 //                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
 //   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
+//   open_begin(spec, head, config)   opening a model file in slices (gpt_open.cpp): spec {"name",
+//                            "size", "config_name"}; head: the file's first bytes (a safetensors
+//                            header sizes the model), config: a Hugging Face config.json or "".
+//                            Refuses (field "memory") what will not fit, before reading; else
+//                            makes the buffer of `size` bytes → {"size","need","left"}
+//   open_buffer()           that buffer, for the caller to fill (the bindings' views of it)
+//   open_finish(spec, meta, config)  spec {"meta_name","config_name"}: reads the buffer (a ckpt.pt
+//                            with meta.pkl's bytes or "", a Hugging Face model.safetensors with its
+//                            config.json, or this project's file), frees it, and makes the run: an
+//                            opened model (model-only: inference, Trainer::open) or a training
+//                            checkpoint without its text → info with "opened": {"name","format"
+//                            ("nanogpt" | "huggingface" | "playground")}
+//   open_cancel()           frees the buffer
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
 //   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
@@ -100,6 +113,12 @@ class GptSession {
   const std::vector<float>& cache_keys() const { return cache_k_; }    // generation: (L, T_total, C)
   const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
 
+  std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json);
+  char* open_buffer() { return file_.data(); }
+  size_t open_size() const { return file_.size(); }
+  std::string open_finish(const std::string& spec_json, const std::string& meta, const std::string& config_json);
+  void open_cancel();
+
   std::string save();
   const std::string& last_error() const { return last_error_; }
 
@@ -121,6 +140,12 @@ class GptSession {
   NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
   std::vector<int> next_ids_;
   std::string last_error_;
+  std::string file_, file_name_;  // open_begin's buffer and the file's name
 };
+
+// What is left for opening a model, and the most there can be: in wasm the module's address space
+// (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_open.cpp).
+int64_t open_memory_left();
+int64_t open_memory_max();
 
 }  // namespace ap

@@ -479,6 +479,10 @@ TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_te
   return s;
 }
 
+GPTConfig hf_gpt2_config(const std::string& config_json, const std::string& config_name) {
+  return hf_config(config_json, config_name);
+}
+
 void require_vocab(const TrainState& s, const std::string& name) {
   if (!s.vocab.empty()) return;
   const std::string bpe = "GPT-2's BPE tokenizer (vocab_size " + std::to_string(s.model.vocab_size) +

@@ -58,6 +58,10 @@ bool is_foreign_safetensors(const std::string& bytes);
 TrainState import_hf_gpt2(const std::string& safetensors, const std::string& config_json, const std::string& name,
                           const std::string& config_name);
 
+// The config of a Hugging Face config.json, checked as import_hf_gpt2 checks it (before the
+// weights are read: what the page's "Open a model" sizes the memory by).
+GPTConfig hf_gpt2_config(const std::string& config_json, const std::string& config_name);
+
 // Refuses a model without a vocabulary (no meta.pkl), saying what to give.
 void require_vocab(const TrainState& s, const std::string& name);
 

@@ -47,6 +47,20 @@ val save(GptSession& s) {
 
 std::string last_error(const GptSession& s) { return s.last_error(); }
 
+val open_view(GptSession& s, double offset, double length) {
+  const double size = static_cast<double>(s.open_size());
+  if (!(offset >= 0 && length >= 0 && offset + length <= size)) return val::null();
+  auto* p = reinterpret_cast<unsigned char*>(s.open_buffer()) + static_cast<size_t>(offset);
+  return val(emscripten::typed_memory_view(static_cast<size_t>(length), p));
+}
+
+val open_memory() {
+  val v = val::object();
+  v.set("left", static_cast<double>(ap::open_memory_left()));
+  v.set("max", static_cast<double>(ap::open_memory_max()));
+  return v;
+}
+
 double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
@@ -56,6 +70,7 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
   emscripten::function("gpt_set_kernels", &ap::gpt_set_kernels);
   emscripten::function("gpt_memory_json", &ap::gpt_memory_json);
   emscripten::function("heap_bytes_in_use", &heap_bytes_in_use);
+  emscripten::function("open_memory", &open_memory);
 
   emscripten::class_<GptSession>("GptSession")
       .constructor<>()
@@ -79,6 +94,10 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("cache_attention", &floats<&GptSession::cache_attention>)
       .function("cache_keys", &floats<&GptSession::cache_keys>)
       .function("cache_values", &floats<&GptSession::cache_values>)
+      .function("open_begin", &GptSession::open_begin)
+      .function("open_view", &open_view)
+      .function("open_finish", &GptSession::open_finish)
+      .function("open_cancel", &GptSession::open_cancel)
       .function("save", &save)
       .function("last_error", &last_error)
       .function("call_json", emscripten::select_overload<std::string(GptSession&, const std::string&)>(&ap::call_json));

@@ -70,13 +70,47 @@ CharTokenizer CharTokenizer::from_chars(std::vector<char32_t> chars) {
   return CharTokenizer(std::move(chars));
 }
 
+CharTokenizer CharTokenizer::token_ids(int vocab_size) {
+  if (vocab_size < 1) throw InputError("the vocabulary is empty", "vocab");
+  CharTokenizer t(std::vector<char32_t>{});
+  t.n_ids_ = vocab_size;
+  return t;
+}
+
+// "[15496][11]", "15496 11" or "15496, 11" → ids, each checked against the vocabulary.
+std::vector<int> CharTokenizer::encode_ids(const std::string& text, const char* field) const {
+  const std::string what = field ? field : "input";
+  std::vector<int> ids;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == ',' || c == '[' || c == ']' || c == '\n' || c == '\t') { ++i; continue; }
+    if (c < '0' || c > '9')
+      throw InputError("this model has no vocabulary of characters (GPT-2's BPE tokens): give the " + what +
+                           " as token ids, like [15496][11][995] or 15496 11 995; byte " + std::to_string(i) +
+                           " (counting from 0) is " + describe_char(static_cast<unsigned char>(c)),
+                       field ? field : "");
+    long long v = 0;
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && v <= n_ids_) v = v * 10 + (text[i++] - '0');
+    if (v >= n_ids_)
+      throw InputError("token id " + text.substr(start, i - start) + " at byte " + std::to_string(start) + " of the " +
+                           what + " is outside the vocabulary: ids run from 0 to " + std::to_string(n_ids_ - 1),
+                       field ? field : "");
+    ids.push_back(static_cast<int>(v));
+  }
+  return ids;
+}
+
 int CharTokenizer::id_of(char32_t cp) const {
+  if (n_ids_ > 0) return -1;
   if (cp < 128) return ascii_[cp];
   const auto it = std::lower_bound(chars_.begin(), chars_.end(), cp);
   return it != chars_.end() && *it == cp ? static_cast<int>(it - chars_.begin()) : -1;
 }
 
 std::vector<int> CharTokenizer::encode(const std::string& utf8, const char* field) const {
+  if (n_ids_ > 0) return encode_ids(utf8, field);
   const std::vector<char32_t> cps = utf8_decode(utf8, field);
   std::vector<int> ids(cps.size());
   for (size_t i = 0; i < cps.size(); ++i) {
@@ -105,7 +139,10 @@ std::string CharTokenizer::decode(const int* ids, size_t n) const {
                            " (counting from 0) is outside the vocabulary: ids run from 0 to " +
                            std::to_string(vocab_size() - 1),
                        "ids");
-    utf8_append(out, chars_[ids[i]]);
+    if (n_ids_ > 0)
+      out += "[" + std::to_string(ids[i]) + "]";
+    else
+      utf8_append(out, chars_[ids[i]]);
   }
   return out;
 }

@@ -12,6 +12,11 @@
 // its character index and byte offset (both counting from 0):
 //   "Z" (U+005A) at character 3 (byte 3) of the prompt is not in the vocabulary of 27 characters
 // Limits: at most kMaxVocab distinct characters.
+//
+// A model opened without its vocabulary (a Hugging Face GPT-2 or a nanoGPT checkpoint without
+// meta.pkl: GPT-2's BPE, which this tokenizer is not) uses token_ids(V): text is its token ids,
+// written "[15496][11][995]" (encode also takes them separated by spaces or commas), and a
+// token's text is "[id]", so that a decoded text reads back to the same ids.
 #pragma once
 
 #include <cstddef>
@@ -35,8 +40,11 @@ class CharTokenizer {
   // A saved vocabulary, checked: non-empty, at most kMaxVocab, each a Unicode scalar value,
   // strictly increasing (sorted, no repeats). Errors: field "vocab".
   static CharTokenizer from_chars(std::vector<char32_t> chars);
+  // Token ids as text, for a vocabulary of V tokens this tokenizer cannot spell (see above).
+  static CharTokenizer token_ids(int vocab_size);
+  bool is_ids() const { return n_ids_ > 0; }
 
-  int vocab_size() const { return static_cast<int>(chars_.size()); }
+  int vocab_size() const { return n_ids_ > 0 ? n_ids_ : static_cast<int>(chars_.size()); }
   const std::vector<char32_t>& chars() const { return chars_; }
   // The id of a code point, or -1 if it is not in the vocabulary.
   int id_of(char32_t cp) const;
@@ -55,6 +63,8 @@ class CharTokenizer {
   explicit CharTokenizer(std::vector<char32_t> chars);
   std::vector<char32_t> chars_;  // sorted, distinct
   std::vector<int> ascii_;       // id of each code point < 128, or -1 (a fast path for encode)
+  int n_ids_ = 0;                // token_ids' vocabulary size; 0 for characters
+  std::vector<int> encode_ids(const std::string& text, const char* field) const;
 };
 
 }  // namespace ap

@@ -155,7 +155,33 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
   last_val_loss_ = s.last_val_loss;
 }
 
+std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
+  if (!s.model_only()) throw InputError("Trainer::open takes a model-only state", "checkpoint");
+  s.model.validate();
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->source_ = s.source;
+  t->has_data_ = false;
+  t->tokenizer_ = std::make_unique<CharTokenizer>(s.vocab.empty() ? CharTokenizer::token_ids(s.model.vocab_size)
+                                                                   : CharTokenizer::from_chars(s.vocab));
+  if (t->tokenizer_->vocab_size() != s.model.vocab_size)
+    throw InputError("the vocabulary has " + num(t->tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
+                         num(s.model.vocab_size),
+                     "vocab");
+  t->model_ = std::make_unique<GPT>(s.model, ModelUse::infer);
+  if (static_cast<int64_t>(s.params.size()) != t->model_->num_parameters())
+    throw InputError("the state holds " + num(static_cast<long long>(s.params.size())) + " parameters but the config needs " +
+                         num(t->model_->num_parameters()),
+                     "params");
+  std::copy(s.params.begin(), s.params.end(), t->model_->params());
+  std::vector<float>().swap(s.params);
+  return t;
+}
+
 void Trainer::require_data(const char* what) const {
+  if (!source_.empty())
+    throw InputError("this model was opened from " + source_ + ": it is for inference (maps, the stepper, generation), " +
+                         "with no training data or optimiser state to " + what,
+                     "model");
   if (!has_data_)
     throw InputError("this model was trained on the text \"" + text_name_ + "\": give the same text again to " + what,
                      "text");
@@ -207,7 +233,18 @@ float Trainer::evaluate() {
 }
 
 TrainState Trainer::state() const {
+  TrainState s = state_meta();
+  s.params.assign(model_->params(), model_->params() + model_->num_parameters());
+  if (opt_) {
+    s.m = opt_->m();
+    s.v = opt_->v();
+  }
+  return s;
+}
+
+TrainState Trainer::state_meta() const {
   TrainState s;
+  s.source = source_;
   s.model = model_->config();
   s.train = train_;
   s.task = task_;
@@ -217,10 +254,7 @@ TrainState Trainer::state() const {
   s.vocab = tokenizer_->chars();
   s.step = step_;
   s.sampler_state = sampler_.state();
-  s.adam_t = opt_->t();
-  s.params.assign(model_->params(), model_->params() + model_->num_parameters());
-  s.m = opt_->m();
-  s.v = opt_->v();
+  s.adam_t = opt_ ? opt_->t() : 0;
   s.last_val_loss = last_val_loss_;
   return s;
 }

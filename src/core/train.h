@@ -118,6 +118,13 @@ class Trainer {
   // field "text"). A model-only state (an imported model) is refused: it has no training state to
   // resume (field "checkpoint"). Throws InputError.
   Trainer(const TrainState& state, const std::string& text = "");
+  // A model-only state (a model trained elsewhere) opened for inference: its parameters move into
+  // a ModelUse::infer model (the state's copy is released: one copy, not two); its tokenizer is the
+  // state's vocabulary, or token ids when it has none (tokenizer.h). It samples, generates, shows
+  // attention and saves (a model-only file again); step() and evaluate() refuse (field "model").
+  static std::unique_ptr<Trainer> open(TrainState&& state);
+  bool opened() const { return !source_.empty(); }
+  const std::string& source() const { return source_; }
 
   // One training step (see above). After divergence, throws InputError (field "steps").
   StepResult step();
@@ -125,6 +132,8 @@ class Trainer {
   float evaluate();
   // The state to save; the moments and parameters are copied.
   TrainState state() const;
+  // The same without the parameters and moments (what info() shows): no copy of the weights.
+  TrainState state_meta() const;
 
   // False for a text run loaded without its text: the model alone, no data to train on.
   bool has_data() const { return has_data_; }
@@ -144,8 +153,10 @@ class Trainer {
  private:
   void setup_data(const std::string& text, const GPTConfig& model);
   void require_data(const char* what) const;
+  Trainer() : sampler_(0) {}  // open()'s
 
   TrainConfig train_;
+  std::string source_;  // an opened model's origin (TrainState::source); empty for a run
   std::string task_;
   long long n_chars_ = 0;
   std::string text_name_, fingerprint_;

@@ -20,6 +20,7 @@ export function newRun() {
     divergence: '',
     samples: [],
     keepId: '', runState: null, elapsedBase: 0, // the kept run's record (section-runs.js), the state it was made from, its time before a reload
+    opened: null, // an opened model's {name, format, notes} (section-open.js); null for a run made here
   };
 }
 
@@ -173,6 +174,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
  */
 function defaultPrompt(ctx) {
   const s = ctx.state;
+  if (ctx.rt.opened) return openedPrompt(ctx.rt.info, 16);
   if (s.task === 'text') return toField([...s.text].slice(0, 16).join(''));
   const ex = ctx.taskInfo()?.example ?? '';
   return ex ? NEWLINE_MARK + ex : '';
@@ -180,8 +182,27 @@ function defaultPrompt(ctx) {
 
 function defaultGenPrompt(ctx) {
   const s = ctx.state;
+  if (ctx.rt.opened) return openedPrompt(ctx.rt.info, 8);
   if (s.task === 'text') return toField([...s.text].slice(0, 8).join(''));
   const ex = ctx.taskInfo()?.example ?? '';
   const eq = ex.indexOf('=');
   return NEWLINE_MARK + (eq > 0 ? ex.slice(0, eq + 1) : ex.slice(0, Math.ceil(ex.length / 2)));
+}
+
+/**
+ * An opened model's default prompt: with characters, a line of Shakespeare spelled in its
+ * vocabulary (its characters that the model has, else its first letters); with token ids (GPT-2's
+ * tokens, no tokenizer yet), "Hello, world" in GPT-2's ids when the vocabulary is GPT-2's, else
+ * its first ids.
+ */
+function openedPrompt(info, n) {
+  if (info.tokenizer === 'token_ids') {
+    const V = info.config.vocab_size;
+    const ids = V >= 50257 ? [15496, 11, 995] : Array.from({ length: Math.min(4, V) }, (_, i) => i);
+    return ids.map((i) => `[${i}]`).join('');
+  }
+  const vocab = new Set(info.vocab);
+  const line = [...'ROMEO: To be, or not to be'].filter((c) => vocab.has(c)).slice(0, n);
+  if (line.length >= Math.min(4, n)) return toField(line.join(''));
+  return toField(info.vocab.filter((c) => c.trim()).slice(0, n).join(''));
 }

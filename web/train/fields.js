@@ -28,6 +28,29 @@ export function idEl(id, tag, cls, text) {
   return e;
 }
 
+/**
+ * A file picker: a visually hidden <input type=file> #id (it takes the focus, shown on its label)
+ * and the label that looks like a button. onFiles(files) gets the chosen files; the input is
+ * cleared so that the same file can be chosen again. Returns {input, label}.
+ */
+export function filePicker(id, text, accept, onFiles, { multiple = false, cls = 'aps-btn tr-upload' } = {}) {
+  const input = el('input', 'tr-file-hidden');
+  input.type = 'file';
+  input.id = id;
+  input.accept = accept;
+  input.multiple = multiple;
+  input.addEventListener('change', () => {
+    const files = [...(input.files ?? [])];
+    input.value = '';
+    if (files.length) onFiles(files);
+  });
+  const label = el('label', cls, text);
+  label.htmlFor = id;
+  input.addEventListener('focus', () => label.classList.add('is-focus'));
+  input.addEventListener('blur', () => label.classList.remove('is-focus'));
+  return { input, label };
+}
+
 /** A button #tr-KEY (data-action KEY). */
 export function button(text, key, onClick, cls = 'aps-btn') {
   const b = el('button', cls, text);

@@ -128,7 +128,7 @@ export class KvView {
     const s = this.shownDraw();
     if (!s) return null;
     const d = s.draw;
-    const a = { ...s.distribution, vocab_size: this.model.vocab?.length ?? '' };
+    const a = { ...s.distribution, vocab_size: this.model.vocab_size ?? this.model.vocab?.length ?? '' };
     const box = el('section', 'tr-kv-draw');
     box.setAttribute('aria-labelledby', 'tr-kv-draw-h');
     const h = el('h4', 'tr-h4', t('kv.drawTitle', { n: s.n, tok: tokenLabel(s.token), p: pct(d.p) }));
@@ -264,7 +264,7 @@ export class KvView {
     const vocab = this.model.vocab ?? [];
     for (const v of order) {
       const tr = el('tr');
-      tr.append(el('td', 'tr-mono', tokenLabel(vocab[v] ?? String(v))), el('td', 'tr-num', g.logits[v].toFixed(6)),
+      tr.append(el('td', 'tr-mono', tokenLabel(vocab[v] ?? `[${v}]`)), el('td', 'tr-num', g.logits[v].toFixed(6)),
         el('td', 'tr-num', g.full_logits[v].toFixed(6)), el('td', 'tr-num', diffText(Math.abs(g.logits[v] - g.full_logits[v]))));
       lb.append(tr);
     }

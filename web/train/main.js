@@ -33,6 +33,7 @@ import { SurprisalSection } from './section-surprisal.js';
 import { GenerationSection } from './section-generation.js';
 import { CheckpointsSection } from './section-checkpoints.js';
 import { RunsSection } from './section-runs.js';
+import { OpenSection } from './section-open.js';
 
 const app = document.getElementById('app');
 const fromLink = decodeHash(location.hash);
@@ -47,6 +48,7 @@ const ctx = createContext({
 const sections = {
   data: new DataSection(ctx),
   training: new TrainingSection(ctx),
+  open: new OpenSection(ctx),
   experiments: new ExperimentsSection(ctx),
   maps: new MapsSection(ctx),
   next: new NextTokenSection(ctx),
@@ -63,6 +65,7 @@ function route(worker, name) {
   return worker;
 }
 route(ctx.worker, 'training');
+ctx.worker.on((m) => sections.open.onMessage(m)); // an opened model's reading progress
 
 // ───────────────────────────── the page ─────────────────────────────
 

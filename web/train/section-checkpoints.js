@@ -9,7 +9,7 @@
 // or a kept run resumed by section-runs.js).
 import { el, downloadBlob } from '../ui.js';
 import { Section } from './section.js';
-import { button, buttonBar, fmtInt, idEl } from './fields.js';
+import { button, buttonBar, fmtInt, idEl, filePicker } from './fields.js';
 
 export class CheckpointsSection extends Section {
   render() {
@@ -17,20 +17,8 @@ export class CheckpointsSection extends Section {
     const s = this.newCard({ id: 'tr-ckpt', cls: 'tr-card tr-ckpt', title: t('ckpt.title'), headingId: 'tr-ckpt-h', lede: t('ckpt.lede') });
     const { dom } = this;
     dom.download = button(t('ckpt.download'), 'download', () => this.download(), 'aps-btn aps-btn-primary');
-    const file = el('input', 'tr-file-hidden');
-    file.type = 'file';
-    file.id = 'tr-upload-file';
-    file.accept = '.safetensors,application/octet-stream';
-    file.addEventListener('change', () => {
-      const f = file.files?.[0];
-      file.value = '';
-      if (f) this.upload(f);
-    });
-    const up = el('label', 'aps-btn tr-upload', t('ckpt.upload'));
-    up.htmlFor = file.id;
     // a label is not focusable: the file input itself takes the focus (visually hidden, focus shown on the label)
-    file.addEventListener('focus', () => up.classList.add('is-focus'));
-    file.addEventListener('blur', () => up.classList.remove('is-focus'));
+    const { input: file, label: up } = filePicker('tr-upload-file', t('ckpt.upload'), '.safetensors,application/octet-stream', (f) => this.upload(f[0]));
     dom.msg = idEl('tr-ckpt-msg', 'div', 'tr-ckpt-msg');
     dom.msg.setAttribute('role', 'status');
     s.append(buttonBar(dom.download, file, up), dom.msg, el('p', 'aps-hint', t('ckpt.hint')));

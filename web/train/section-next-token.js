@@ -85,7 +85,7 @@ export class NextTokenSection extends Section {
   }
 
   vocabSize() {
-    return this.rt.info?.vocab?.length ?? this.answer?.vocab_size ?? 1;
+    return this.rt.info?.config?.vocab_size ?? this.answer?.vocab_size ?? 1;
   }
 
   /** The top-k slider's range follows the vocabulary; the inactive mode's slider is hidden. */

@@ -251,7 +251,7 @@ export class TrainingSection extends Section {
     const texts = {
       loading: t('status.loading'), idle: valid ? t('status.idle') : t('status.invalid'), starting: t('status.starting'),
       training: t('status.training', { step: rt.step, steps: rt.steps }), paused: t('status.paused', { step: rt.step, steps: rt.steps }),
-      done: t('status.done', { steps: rt.step }), diverged: t('status.diverged', { step: rt.series.divergedAt ?? rt.step }), error: t('status.error'),
+      done: t('status.done', { steps: rt.step }), opened: t('status.opened', { name: rt.opened?.name ?? '' }), diverged: t('status.diverged', { step: rt.series.divergedAt ?? rt.step }), error: t('status.error'),
     };
     const statusText = (rt.loadedFrom && (st === 'paused' || st === 'done')) ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
     setText(dom.status, statusText);

@@ -20,7 +20,9 @@
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
-// (on failure the run that was there stays).
+// (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
+// openModel: the model file read in slices, each announced by {event: 'open_progress', run,
+// loaded, total, name}; on failure the run that was there stays).
 import { loadGpt } from '../gpt.js';
 
 const CHUNK_MS = 60;
@@ -136,6 +138,17 @@ const ops = {
     const bytes = r.run.save();
     const out = bytes instanceof Uint8Array ? bytes.slice() : new Uint8Array(bytes);
     return { transfer: [out.buffer], value: { bytes: out, info: describe(r) } };
+  },
+  async open({ run: name, files }) {
+    const run = await gpt.openModel(files, { onProgress: (p) => post({ event: 'open_progress', run: name, ...p }) });
+    free(name);
+    const r = { run, spec: null, sample: { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
+    runs.set(name, r);
+    const info = describe(r);
+    info.val_loss = num(info.val_loss);
+    r.steps = info.steps;
+    r.evalEvery = info.train.eval_interval;
+    return { ...info, opened: run.opened };
   },
   load({ run: name, bytes, text, sample }) {
     const run = gpt.load(bytes, text || undefined); // a bad file throws here: the current run stays

@@ -1,0 +1,192 @@
+// open-model.spec.mjs — the training page's "Open a model" in Chromium, as a learner uses it: the
+// files are written by the test in their own layouts (tests/lib/foreign-files.mjs: nanoGPT's
+// ckpt.pt + meta.pkl, a Hugging Face GPT-2 model.safetensors + config.json; CI has no network and
+// no real weights) and given by the file picker (setInputFiles) or dropped on the section (a
+// synthetic drop event carrying the files). Checked: the opened model's description; the next-
+// token bars and the maps' tokens equal the core's for the same file run in Node (gpt.js
+// openModel); greedy generation through the KV cache equals the core's; a checkpoint without
+// meta.pkl says so and shows token ids; a truncated ckpt.pt and a garbage file are refused naming
+// the file and the fault, and the model that was there stays; a model too large for the page is
+// refused before it is read, with both figures; a 12-layer × 12-head model (GPT-2 small's grid at
+// a tiny width) opens and its maps show all 144 heads, any of which opens in the stepper; 中文;
+// no horizontal overflow at 375, 1366 and 1920 px (screenshots in the test's output folder). Waits
+// are on states (#app's data-open, the sections' status lines), never on time.
+import { writeFileSync } from 'node:fs';
+import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { loadGptApi } from '../wasm/load.mjs';
+
+const app = (page) => page.locator('#app');
+const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
+const SMALL = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length };
+
+async function boot(page) {
+  await page.goto('/train/');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+}
+
+/** Writes {name: bytes} into the test's output folder; returns their paths. */
+function files(testInfo, set) {
+  return Object.entries(set).map(([name, bytes]) => {
+    const path = testInfo.outputPath(name);
+    writeFileSync(path, bytes);
+    return path;
+  });
+}
+
+/** Opens the files by the picker and waits for the answer ('opened' or 'refused'). */
+async function pick(page, paths, expected = 'opened') {
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  await expect(app(page)).toHaveAttribute('data-open', expected, { timeout: BOOT_MS });
+}
+
+/** Drops {name: bytes} on the section, as a file manager's drag and drop does. */
+async function drop(page, set, expected = 'opened') {
+  const payload = Object.entries(set).map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')]);
+  await page.locator('#tr-open').evaluate((section, list) => {
+    const dt = new DataTransfer();
+    for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+    section.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    section.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, payload);
+  await expect(app(page)).toHaveAttribute('data-open', expected, { timeout: BOOT_MS });
+}
+
+/** The same files opened by the core in Node. */
+async function nodeRun(set) {
+  const gpt = await loadGptApi();
+  return gpt.openModel(Object.entries(set).map(([name, data]) => ({ name, data })));
+}
+
+/** The next-token bars: token and logit, as the page shows them. */
+async function bars(page) {
+  const table = page.getByRole('table', { name: 'The most likely next tokens' });
+  await expect(table.locator('tbody tr').first()).toBeVisible();
+  return table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => ({ token: tr.children[0].textContent, logit: Number(tr.children[2].textContent) })));
+}
+
+const shown = (text) => text.replace(/\n/g, '↵').replace(/ /g, '␣');
+
+test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generation are the core’s', async ({ page }, testInfo) => {
+  const set = { 'ckpt.pt': nanoGptCkpt(SMALL, 5, { origMod: true }), 'meta.pkl': metaPkl(CHARS) };
+  await boot(page);
+  await pick(page, files(testInfo, set));
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('Opened ckpt.pt (nanoGPT checkpoint): 2 layers × 2 heads, n_embd 16, block_size 16, vocabulary 26');
+  await expect(msg).toContainText('Opened for inference');
+  await expect(page.locator('#tr-status, [data-status]').filter({ hasText: 'Opened ckpt.pt' }).first()).toBeVisible();
+  const node = await nodeRun(set);
+  try {
+    // the maps: the page's prompt (the opened model's default) through the model
+    await page.getByRole('button', { name: 'Show attention maps' }).click();
+    const maps = page.getByRole('region', { name: '4 · Attention maps' });
+    await expect(maps.getByText(/on \d+ characters: 2 layers × 2 heads/)).toBeVisible();
+    const prompt = await maps.getByRole('textbox', { name: 'Prompt' }).inputValue();
+    const text = prompt.replace(/↵/g, '\n');
+    const r = node.runPrompt(text);
+    await expect(page.getByRole('link', { name: /Layer 2, head 2: open in the Attention Stepper/ })).toHaveCount(1);
+    // the next-token bars for the next-token prompt: the core's logits, to the 3 decimals shown
+    const next = page.getByRole('region', { name: '5 · The next token' });
+    await expect(next.getByRole('status').filter({ hasText: 'The model at step' })).toBeVisible();
+    const nextPrompt = (await next.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
+    const got = await bars(page);
+    const want = node.nextToken({ prompt: nextPrompt, temperature: 1, top_k: 5, show: got.length }).top;
+    expect(got.length).toBeGreaterThan(3);
+    for (let i = 0; i < got.length; i++) {
+      expect(got[i].token, `bar ${i}`).toBe(shown(want[i].text));
+      expect(Math.abs(got[i].logit - want[i].logit), `bar ${i}`).toBeLessThanOrEqual(0.0005 + 1e-6);
+    }
+    expect(r.tokens.length).toBeGreaterThan(0);
+    // greedy generation through the KV cache: the page's tokens are the core's
+    const gen = page.getByRole('region', { name: '7 · Generation with the KV cache' });
+    const genPrompt = (await gen.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
+    await gen.locator('#tr-f-gen_greedy').check();
+    await gen.getByRole('button', { name: 'Run the prompt' }).click();
+    await expect(gen.getByText(/of \d+ new tokens/)).toBeVisible();
+    for (let i = 0; i < 3; i++) {
+      await gen.getByRole('button', { name: 'Next token' }).click();
+      await expect(gen.getByText(new RegExp(`^${i + 1} of \\d+ new tokens`))).toBeVisible();
+    }
+    const s = node.sample({ prompt: genPrompt, max_new_tokens: 3, greedy: true });
+    await expect(gen.locator('#tr-kv')).toContainText(shown(s.new_text));
+  } finally {
+    node.free();
+  }
+});
+
+test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids; bad files are refused by name', async ({ page }, testInfo) => {
+  const ckpt = nanoGptCkpt(SMALL, 5, { dtype: 'bfloat16' });
+  await boot(page);
+  await drop(page, { 'ckpt.pt': ckpt });
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('This checkpoint came without a meta.pkl');
+  await expect(msg).toContainText('token ids, written [15496][11][995]');
+  const got = await bars(page);
+  for (const b of got) expect(b.token).toMatch(/^\[\d+\]$/);
+  // a truncated checkpoint: refused naming the file and the fault; the model that was there stays
+  await pick(page, files(testInfo, { 'ckpt.pt': ckpt.slice(0, ckpt.length - 100) }), 'refused');
+  await expect(msg).toContainText('Could not open ckpt.pt');
+  await expect(msg).toContainText('ckpt.pt: no end-of-central-directory record');
+  await expect(msg).toContainText('The model you had is unchanged.');
+  expect((await bars(page)).length).toBe(got.length);
+  // garbage named .safetensors
+  await pick(page, files(testInfo, { 'weights.safetensors': new TextEncoder().encode('this is not a model at all, just some text') }), 'refused');
+  await expect(msg).toContainText('Could not open weights.safetensors');
+  await expect(msg.locator('.tr-core-msg')).toContainText('weights.safetensors');
+  // a Hugging Face model without its config.json
+  const hf = hfGpt2Files(SMALL, 2);
+  await pick(page, files(testInfo, { 'model.safetensors': hf.model }), 'refused');
+  await expect(msg).toContainText('config.json');
+});
+
+test('a model too large for the page is refused before it is read, with what it needs and what there is', async ({ page }, testInfo) => {
+  const hf = hfGpt2Files(SMALL, 2);
+  const config = { ...JSON.parse(new TextDecoder().decode(hf.config)), n_layer: 48, n_head: 25, n_embd: 1600, vocab_size: 50304, n_positions: 1024 };
+  await boot(page);
+  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': new TextEncoder().encode(JSON.stringify(config)) }), 'refused');
+  const core = page.locator('#tr-open-msg .tr-core-msg');
+  await expect(core).toContainText(/opening model\.safetensors needs about 6\.\d\d GiB \(the file's [\d.]+ (MiB|bytes) and the model's 6\.\d\d GiB\) but [\d.]+ GiB is left of the 4\.00 GiB this page can address/);
+  await expect(core).toContainText('so it was not read');
+});
+
+test('a 12-layer × 12-head model (GPT-2 small’s grid, tiny width): every head shows and opens; 中文; widths', async ({ page }, testInfo) => {
+  const hf = hfGpt2Files({ n_layer: 12, n_head: 12, n_embd: 24, block_size: 32, vocab_size: 50257 }, 7);
+  await boot(page);
+  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': new TextEncoder().encode('{}') }));
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('Opened model.safetensors (Hugging Face GPT-2): 12 layers × 12 heads, n_embd 24, block_size 32, vocabulary 50,257');
+  await expect(msg).toContainText('does not read GPT-2’s tokenizer files yet');
+  await page.getByRole('button', { name: 'Show attention maps' }).click();
+  await expect(page.getByText(/: 12 layers × 12 heads/)).toBeVisible();
+  await expect(page.getByRole('link', { name: /open in the Attention Stepper/ })).toHaveCount(144);
+  const last = page.getByRole('link', { name: 'Layer 12, head 12: open in the Attention Stepper' });
+  await last.scrollIntoViewIfNeeded();
+  const href = await last.getAttribute('href');
+  expect(href).toContain('index.html#s=');  // the stepper with this head's Q, K and V
+  // the next-token bars are GPT-2's ids ("Hello, world" as the default prompt)
+  const next = page.getByRole('region', { name: '5 · The next token' });
+  await expect(next.getByRole('textbox').first()).toHaveValue('[15496][11][995]');
+  for (const b of await bars(page)) expect(b.token).toMatch(/^\[\d+\]$/);
+  // widths, in English and in 中文
+  for (const lang of ['en', 'zh']) {
+    if (lang === 'zh') {
+      await page.locator('#tr-lang-zh').click();
+      await expect(page.locator('#tr-open')).toContainText('打开在别处训练的模型');
+      await expect(msg).toContainText('已打开 model.safetensors（Hugging Face GPT-2）');
+    }
+    for (const w of [375, 1366, 1920]) {
+      await page.setViewportSize({ width: w, height: 900 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${lang} ${w} px`).toBeLessThanOrEqual(0);
+      await page.locator('#tr-open').screenshot({ path: testInfo.outputPath(`open-${lang}-${w}.png`) });
+      if (lang === 'en') await page.locator('#tr-maps-section').screenshot({ path: testInfo.outputPath(`maps-12x12-${w}.png`) });
+    }
+  }
+});
+
+test('the picker is reachable with the keyboard', async ({ page }) => {
+  await boot(page);
+  const input = page.locator('#tr-open-file');
+  await input.focus();
+  await expect(page.locator('label[for="tr-open-file"]')).toHaveClass(/is-focus/);
+  await expect(input).toBeFocused();
+});

@@ -1,0 +1,100 @@
+// gpt_open.test.mjs — opening models trained elsewhere in the wasm module (gpt.js openModel, the
+// session's open_begin / open_view / open_finish): the same weights written as nanoGPT's ckpt.pt
+// and as Hugging Face's model.safetensors (Conv1D transposed, exact GELU) give the same logits;
+// a model saved from an opened one opens again with the same logits; the file buffer filled
+// through a view above 2 GiB (addresses past 2^31 through Embind) reads the same model; a model
+// too large is refused before its buffer is made, with both figures, and leaks nothing; an opened
+// model refuses training by name. Files are written by tests/lib/foreign-files.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadGptApi } from './load.mjs';
+import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+
+const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
+const CFG = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length };
+const PROMPT = 'ROMEO: To';
+
+const logitsOf = (run, prompt = PROMPT) => run.nextToken({ prompt, show: CFG.vocab_size }).top.map((x) => [x.id, x.logit]);
+
+test('one set of weights as ckpt.pt and as model.safetensors: the same logits, generation and maps', async () => {
+  const gpt = await loadGptApi();
+  const ck = await gpt.openModel([{ name: 'ckpt.pt', data: nanoGptCkpt(CFG, 9) }, { name: 'meta.pkl', data: metaPkl(CHARS) }]);
+  const hf = hfGpt2Files(CFG, 9, { activation: 'gelu' });
+  const st = await gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: hf.config }]);
+  try {
+    assert.equal(ck.info().source, 'nanoGPT ckpt.pt, iter 5000');
+    assert.deepEqual(ck.opened.notes, []);
+    assert.equal(st.info().tokenizer, 'token_ids');
+    const ids = ck.runPrompt(PROMPT).tokens.map((c) => `[${CHARS.indexOf(c)}]`).join('');
+    assert.deepEqual(logitsOf(st, ids), logitsOf(ck));
+    // greedy generation through the KV cache, past block_size
+    const a = ck.sample({ prompt: PROMPT, max_new_tokens: 30, greedy: true }).new_text;
+    const b = st.sample({ prompt: ids, max_new_tokens: 30, greedy: true }).new_text;
+    assert.equal(b, [...a].map((c) => `[${CHARS.indexOf(c)}]`).join(''));
+    assert.deepEqual(Array.from(st.runPrompt(ids).weights), Array.from(ck.runPrompt(PROMPT).weights));
+    // an opened model is for inference
+    assert.throws(() => ck.train(1), (e) => e.field === 'model' && /opened from nanoGPT ckpt\.pt, iter 5000: it is for inference/.test(e.message));
+    // saved (a model-only .safetensors) and opened again: the same logits
+    const again = await gpt.openModel([{ name: 'model-only.safetensors', data: ck.save() }]);
+    assert.equal(again.opened.format, 'playground');
+    assert.deepEqual(logitsOf(again), logitsOf(ck));
+    again.free();
+  } finally {
+    ck.free();
+    st.free();
+  }
+});
+
+test('the file buffer above 2 GiB: filled through a view at its address, the same model', async () => {
+  const gpt = await loadGptApi();
+  const M = gpt.module;
+  const set = [{ name: 'ckpt.pt', data: nanoGptCkpt(CFG, 4) }, { name: 'meta.pkl', data: metaPkl(CHARS) }];
+  const first = await gpt.openModel(set);
+  const want = logitsOf(first);
+  first.free();
+  // ballast: two buffers of 1.1 GB keep the next allocation above 2^31 (one allocation of more
+  // than 2 GiB is refused: Emscripten's sbrk takes a signed 32-bit increment)
+  const ballast = [new M.GptSession(), new M.GptSession()];
+  for (const s of ballast) {
+    const b = JSON.parse(s.open_begin(JSON.stringify({ name: 'ballast.pt', size: 1.1e9 }), new Uint8Array(0), new Uint8Array(0)));
+    assert.equal(b.ok, true, JSON.stringify(b));
+  }
+  try {
+    const ckpt = set[0].data;
+    const s = new M.GptSession();
+    try {
+      assert.equal(JSON.parse(s.open_begin(JSON.stringify({ name: 'ckpt.pt', size: ckpt.length }), new Uint8Array(0), new Uint8Array(0))).ok, true);
+      const view = s.open_view(0, ckpt.length);
+      assert.ok(view.byteOffset >= 2 ** 31, `the buffer is at ${view.byteOffset}`);
+      view.set(ckpt);
+      const info = JSON.parse(s.open_finish(JSON.stringify({}), set[1].data, new Uint8Array(0)));
+      assert.equal(info.ok, true, JSON.stringify(info));
+      const got = JSON.parse(s.next_token(JSON.stringify({ prompt: PROMPT, show: CFG.vocab_size }))).top.map((x) => [x.id, x.logit]);
+      assert.deepEqual(got, want);
+      assert.equal(s.open_view(0, 1), null); // freed once read
+    } finally {
+      s.delete();
+    }
+  } finally {
+    for (const s of ballast) s.delete();
+  }
+});
+
+test('too large: refused before the buffer is made, with what it needs and what is left; nothing leaks', async () => {
+  const gpt = await loadGptApi();
+  const hf = hfGpt2Files(CFG, 2);
+  const config = { ...JSON.parse(new TextDecoder().decode(hf.config)), n_layer: 48, n_head: 25, n_embd: 1600, vocab_size: 50304, n_positions: 1024 };
+  const before = gpt.module.heap_bytes_in_use();
+  await assert.rejects(
+    gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: new TextEncoder().encode(JSON.stringify(config)) }]),
+    (e) => e.field === 'memory' && /needs about 6\.\d\d GiB .* but [\d.]+ GiB is left of the 4\.00 GiB/.test(e.message),
+  );
+  // a header that declares more than the address space
+  const head = new TextEncoder().encode(JSON.stringify({ 'wte.weight': { dtype: 'F32', shape: [50304, 100000], data_offsets: [0, 4] } }));
+  const file = new Uint8Array(8 + head.length + 4);
+  new DataView(file.buffer).setUint32(0, head.length, true);
+  file.set(head, 8);
+  await assert.rejects(gpt.openModel([{ name: 'model.safetensors', data: file }]), (e) => e.field === 'memory');
+  assert.equal(gpt.module.heap_bytes_in_use(), before);
+  assert.ok(gpt.openMemory().max > 4e9);
+});

@@ -1,0 +1,148 @@
+// section-open.js — the training page's "Open a model" section (#tr-open): a model trained
+// elsewhere, by the file picker or dropped on the section: nanoGPT's ckpt.pt (with its meta.pkl),
+// a Hugging Face GPT-2 model.safetensors (with config.json and the tokenizer's files), or a
+// .safetensors of this playground (a model-only file, or a training checkpoint without its text).
+// The files go to the worker as File objects; it reads the model file in slices into the core's
+// memory (gpt.js openModel) and reports progress, shown here as a progress bar. Once open, the
+// model is the page's run: the maps, head → stepper, next-token bars, surprisal, generation and
+// download use it as they use a trained one; it is for inference, so the training section says
+// that Start makes a new model from the form instead. What is missing or unused among the files is
+// said (no meta.pkl: token ids; tokenizer files this version does not read yet). A file the core
+// refuses is named with the core's message (the byte, record or tensor at fault), and the model
+// that was there stays.
+//
+// Interface (every section's): render() → its element; refresh(); onMessage(m) for the worker's
+// 'open_progress' events.
+import { el } from '../ui.js';
+import { Section } from './section.js';
+import { fmtInt, idEl, filePicker } from './fields.js';
+
+const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt';
+
+export class OpenSection extends Section {
+  render() {
+    const { t } = this.ctx;
+    const s = this.newCard({ id: 'tr-open', cls: 'tr-card tr-open', title: t('open.title'), headingId: 'tr-open-h', lede: t('open.lede') });
+    const { dom } = this;
+    const { input: file, label: pick } = filePicker('tr-open-file', t('open.choose'), ACCEPT, (files) => this.open(files),
+      { multiple: true, cls: 'aps-btn aps-btn-primary tr-upload' });
+    const zone = el('div', 'tr-open-drop');
+    zone.append(file, pick, el('span', 'tr-open-or', t('open.drop')));
+    for (const ev of ['dragenter', 'dragover']) {
+      s.addEventListener(ev, (e) => {
+        if (![...(e.dataTransfer?.types ?? [])].includes('Files')) return;
+        e.preventDefault();
+        zone.classList.add('is-over');
+      });
+    }
+    s.addEventListener('dragleave', (e) => { if (!s.contains(e.relatedTarget)) zone.classList.remove('is-over'); });
+    s.addEventListener('drop', (e) => {
+      e.preventDefault();
+      zone.classList.remove('is-over');
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length) this.open(files);
+    });
+    dom.zone = zone;
+    dom.progressBox = el('div', 'tr-open-progress');
+    dom.progress = el('progress', 'tr-open-bar');
+    dom.progress.id = 'tr-open-bar';
+    dom.progressLabel = el('label', 'tr-open-bar-label');
+    dom.progressLabel.htmlFor = dom.progress.id;
+    dom.progressBox.append(dom.progressLabel, dom.progress);
+    dom.msg = idEl('tr-open-msg', 'div', 'tr-open-msg');
+    dom.msg.setAttribute('role', 'status');
+    s.append(zone, dom.progressBox, dom.msg, el('p', 'aps-hint', t('open.hint')));
+    return s;
+  }
+
+  /** Opens the files as the page's model (in the worker); the model that was there stays on failure. */
+  async open(files) {
+    const { rt } = this;
+    const { t } = this.ctx;
+    const { training, maps, generation, next, surprisal } = this.ctx.sections;
+    if (rt.opening) return;
+    const names = files.map((f) => f.name).join(', ');
+    rt.opening = { names, loaded: 0, total: 0, name: '' };
+    rt.openMessage = null;
+    this.ctx.app.dataset.open = 'reading';
+    this.refresh();
+    const wasTraining = rt.status === 'training';
+    try {
+      if (wasTraining) await training.pause();
+      generation.stop?.();
+      const info = await this.ctx.worker.call('open', { run: 'main', files });
+      training.resetRun();
+      rt.info = info;
+      rt.opened = info.opened;
+      rt.step = info.step;
+      rt.steps = info.steps;
+      rt.status = 'opened';
+      rt.loadedFrom = '';
+      rt.runSpecKey = '';
+      rt.maps = null;
+      maps.clear();
+      generation.reset();
+      next.reset();
+      surprisal.reset();
+      rt.openMessage = { kind: 'info', info };
+      rt.opening = null;
+      this.ctx.render(); // the prompts' fields follow the opened model's vocabulary
+      this.ctx.app.dataset.open = 'opened';
+    } catch (e) {
+      rt.openMessage = { kind: 'error', names, detail: e.message };
+      this.ctx.app.dataset.open = 'refused';
+      if (wasTraining) await training.resume();
+    }
+    rt.opening = null;
+    this.ctx.refreshRun();
+    this.refresh();
+  }
+
+  onMessage(m) {
+    if (m.event !== 'open_progress' || !this.rt.opening) return;
+    Object.assign(this.rt.opening, { loaded: m.loaded, total: m.total, name: m.name });
+    this.refreshProgress();
+  }
+
+  refreshProgress() {
+    const { rt, dom } = this;
+    const o = rt.opening;
+    dom.progressBox.hidden = !o;
+    if (!o) return;
+    const mb = (b) => (b / 1e6).toFixed(b < 1e7 ? 1 : 0);
+    if (o.total) {
+      dom.progress.max = o.total;
+      dom.progress.value = o.loaded;
+    } else dom.progress.removeAttribute('value'); // indeterminate until the first slice
+    dom.progressLabel.textContent = o.total
+      ? this.ctx.t('open.reading', { name: o.name, loaded: mb(o.loaded), total: mb(o.total) })
+      : this.ctx.t('open.starting', { names: o.names });
+  }
+
+  refresh() {
+    const { rt, dom } = this;
+    if (!dom.msg) return;
+    const { t } = this.ctx;
+    this.refreshProgress();
+    const m = rt.openMessage;
+    dom.msg.replaceChildren();
+    dom.msg.className = m ? `tr-open-msg is-${m.kind}` : 'tr-open-msg';
+    if (!m) return;
+    if (m.kind === 'error') {
+      dom.msg.append(el('p', '', t('open.refused', { names: m.names })), el('p', 'tr-core-msg', m.detail));
+      if (rt.info) dom.msg.append(el('p', 'aps-hint', t('open.kept')));
+      return;
+    }
+    if (rt.opened !== m.info.opened) return; // another model since (Start, a checkpoint)
+    const { info } = m;
+    const c = info.config;
+    dom.msg.append(el('p', '', t('open.opened', {
+      name: info.opened.name, format: t(`open.format.${info.opened.format}`), n_layer: c.n_layer, n_head: c.n_head,
+      n_embd: c.n_embd, block_size: c.block_size, vocab: fmtInt(c.vocab_size), n: fmtInt(info.n_params),
+    })));
+    const list = el('ul', 'tr-open-notes');
+    for (const n of info.opened.notes) list.append(el('li', '', t(`open.note.${n.code}`, { file: n.file ?? '' })));
+    if (info.source) list.append(el('li', '', t('open.note.inference')));
+    dom.msg.append(list);
+  }
+}
