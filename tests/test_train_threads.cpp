@@ -15,6 +15,7 @@
 
 #include "api/checkpoint.h"
 #include "core/train.h"
+#include "input_error_util.h"
 
 namespace {
 
@@ -63,16 +64,9 @@ Run train(int threads, int steps, ap::Trainer* t = nullptr) {
   return r;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ap::InputError& e) {
-    return e.field + ": " + e.what();
-  }
-  return "no error";
-}
-
 }  // namespace
+
+using input_error_util::described;
 
 TEST_CASE("Threads: one thread is the single-threaded step, bit for bit", "[train][threads]") {
   const Run plain = train(0, 12);  // never set_threads: the path every run took before threads
@@ -170,23 +164,23 @@ TEST_CASE("Threads: a checkpoint saved with n threads resumes with any m", "[tra
 
 TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[train][threads][errors]") {
   ap::Trainer t(tiny32(), quick(40), task("sort"));
-  CHECK(error_of([&] { t.set_threads(0); }).rfind("threads: threads is 0", 0) == 0);
-  CHECK(error_of([&] { t.set_threads(ap::kMaxThreads + 1); }).rfind("threads: ", 0) == 0);
+  CHECK(described([&] { t.set_threads(0); }).rfind("threads: threads is 0", 0) == 0);
+  CHECK(described([&] { t.set_threads(ap::kMaxThreads + 1); }).rfind("threads: ", 0) == 0);
   CHECK(t.threads() == 1);
   t.set_threads(16);  // more threads than the batch's 8 rows: 8 get a share
   CHECK_FALSE(t.step().diverged);
-  CHECK(error_of([&] { t.begin_step(9); }).rfind("threads: a step split 9 ways", 0) == 0);
-  CHECK(error_of([&] { (void)t.finish_step(); }).rfind("gradients: ", 0) == 0);
+  CHECK(described([&] { t.begin_step(9); }).rfind("threads: a step split 9 ways", 0) == 0);
+  CHECK(described([&] { (void)t.finish_step(); }).rfind("gradients: ", 0) == 0);
   const std::vector<float> g(static_cast<size_t>(t.model().num_parameters())), l(4 * 32);
-  CHECK(error_of([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
   t.begin_step(2);
-  CHECK(error_of([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
   t.own_shard();
-  CHECK(error_of([&] { t.add_shard(g.data(), 5, l.data(), int64_t(l.size())); }) ==
+  CHECK(described([&] { t.add_shard(g.data(), 5, l.data(), int64_t(l.size())); }) ==
         "gradients: share 1 has 5 gradients: the model has " + std::to_string(g.size()) + " parameters");
-  CHECK(error_of([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), 3); }) ==
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), 3); }) ==
         "losses: share 1 has 3 losses: its 4 rows of 32 tokens have 128");
-  CHECK(error_of([&] { (void)t.finish_step(); }) == "gradients: the step has 1 of its 2 shares");
+  CHECK(described([&] { (void)t.finish_step(); }) == "gradients: the step has 1 of its 2 shares");
   t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size()));
   CHECK_FALSE(t.finish_step().diverged);
   CHECK(t.steps_done() == 2);
