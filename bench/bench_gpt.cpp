@@ -1,5 +1,5 @@
 // bench_gpt.cpp — the tiny GPT (gpt.h) on the workloads W3 and W4 (bench/README.md), one
-// thread, float32, printing the same figures as the peers (bench/peers/torch_peer.py). A
+// thread (W3t: several), float32, printing the same figures as the peers (bench/peers/torch_peer.py). A
 // benchmark, not a test: it prints numbers and never fails on them.
 //
 //   W3  a training step (forward + backward + AdamW), char-level, vocab 65, batch 16: tiny (2
@@ -16,14 +16,25 @@
 //       0.05 … 1): "W5_next_token_V… first_us=… med_us=… max_us=… per_frame_60Hz=…%" —
 //       first_us includes sorting the logits (a new prompt), per_frame is the median's share of a
 //       16.7 ms frame. The JSON of 16 entries and the worker's message are not included.
+//   W3t data-parallel training (train.h's threads, natively; --only w3t): the Trainer's step on
+//       the same two models over a random 65-character text, batch 16, with 1 thread and with
+//       --threads N (default: the cores there are), 3 warm-up steps, then 20 (tiny) / 10 (small):
+//       "W3t_train_tiny_t1 … step_ms_med=… cpu_ms_med=…", the same for tN, then
+//       "W3t_train_tiny speedup_tN=… (wall medians) cpu_ratio=…" — cpu_ms is this process's CPU
+//       time per step over all its threads, so on a loaded machine the wall ratio is only
+//       indicative and cpu_ratio (tN's CPU per step over t1's, ≥ 1: the price of splitting)
+//       bounds what a quiet machine can give: at most N / cpu_ratio.
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5 (default w3,w4)] [--reference]     (wasm: build-wasm/ap_bench_gpt.cjs;
-//   AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t (default w3,w4)] [--reference] [--threads N]
+//   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -33,6 +44,7 @@
 #include "core/next_token.h"
 #include "core/optim.h"
 #include "core/rng.h"
+#include "core/train.h"
 
 namespace {
 
@@ -78,6 +90,55 @@ void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int s
   std::printf("%-28s params=%lld step_ms_min=%8.2f step_ms_med=%8.2f tok/s_med=%9.0f tok/s_best=%9.0f (steps=%d, loss %.3f)\n",
               name.c_str(), static_cast<long long>(model.num_parameters()), mn * 1e3, md * 1e3, B * T / md,
               B * T / mn, steps, loss);
+  std::fflush(stdout);
+}
+
+// This process's CPU time over all its threads, in seconds (natively; wall time in wasm).
+double process_cpu() {
+#if defined(__EMSCRIPTEN__)
+  return bench::now();
+#else
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+#endif
+}
+
+// The Trainer's step with `threads` threads: {wall median, CPU median} in ms, printed.
+std::pair<double, double> trainer_bench(const std::string& name, const ap::GPTConfig& cfg, int threads, int steps) {
+  ap::Rng rng(3);
+  ap::DataSpec data;
+  data.text.resize(200000);
+  for (char& c : data.text) c = static_cast<char>(' ' + rng.next_u64() % 65);
+  ap::TrainConfig tc;
+  tc.batch_size = 16;
+  tc.steps = 1000;
+  ap::Trainer t(cfg, tc, data);
+  t.set_threads(threads);
+  for (int i = 0; i < 3; ++i) t.step();
+  std::vector<double> wall, cpu;
+  for (int i = 0; i < steps; ++i) {
+    const double w0 = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const double c0 = process_cpu();
+    t.step();
+    cpu.push_back(process_cpu() - c0);
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - w0);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  const double wm = wall[wall.size() / 2] * 1e3, cm = cpu[cpu.size() / 2] * 1e3;
+  std::printf("%-28s params=%lld step_ms_min=%8.2f step_ms_med=%8.2f cpu_ms_med=%8.2f tok/s_med=%9.0f (steps=%d)\n",
+              name.c_str(), static_cast<long long>(t.model().num_parameters()), wall.front() * 1e3, wm, cm,
+              16.0 * cfg.block_size / (wm / 1e3), steps);
+  std::fflush(stdout);
+  return {wm, cm};
+}
+
+void threads_bench(const std::string& name, const ap::GPTConfig& cfg, int threads, int steps) {
+  const auto one = trainer_bench(name + "_t1", cfg, 1, steps);
+  const auto many = trainer_bench(name + "_t" + std::to_string(threads), cfg, threads, steps);
+  std::printf("%-28s speedup_t%d=%5.2f (wall medians) cpu_ratio=%5.2f\n", name.c_str(), threads, one.first / many.first,
+              many.second / one.second);
   std::fflush(stdout);
 }
 
@@ -163,13 +224,16 @@ void next_token_bench(const std::string& name, const std::vector<float>& logits)
 
 int main(int argc, char** argv) {
   bool quick = false, with_ref = false;
+  int threads = ap::hardware_threads() > 1 ? ap::hardware_threads() : 2;
   std::string only = "w3,w4";  // W5 only when asked (--only w5): the peers' table reads W3 and W4
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--reference") with_ref = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
   }
+  auto wants = [&](const char* w) { return ("," + only + ",").find(std::string(",") + w + ",") != std::string::npos; };
   namespace K = ap::kernels;
   std::printf("ap_bench_gpt: the tiny GPT, float32, one thread (%s, %s), fast tier: %s\n", quick ? "quick" : "full",
               bench::clock_name(),
@@ -179,11 +243,19 @@ int main(int argc, char** argv) {
   for (K::Tier tier : tiers) {
     K::set_tier(tier);
     const std::string sfx = tier == K::Tier::reference ? "_ref" : "";
-    if (only.find("w3") != std::string::npos) {
+    if (wants("w3")) {
       train_bench("W3_train_tiny" + sfx, ap::GPTConfig::tiny(65), 16, quick ? 5 : 30, quick ? 2 : 5);
       train_bench("W3_train_small" + sfx, ap::GPTConfig::small(65), 16, quick ? 3 : 15, quick ? 1 : 5);
     }
-    if (only.find("w4") != std::string::npos) {
+    if (wants("w3t")) {
+#if defined(__EMSCRIPTEN__)
+      std::printf("W3t: natively only (the page's workers: bench/train_bench.mjs)\n");
+#else
+      threads_bench("W3t_train_tiny" + sfx, ap::GPTConfig::tiny(65), threads, quick ? 5 : 20);
+      threads_bench("W3t_train_small" + sfx, ap::GPTConfig::small(65), threads, quick ? 3 : 10);
+#endif
+    }
+    if (wants("w4")) {
       const int N = 256, trials = quick ? 3 : 7;
       ap::GPT m64(ap::GPTConfig::tiny(65));
       m64.init_weights(0);
@@ -194,7 +266,7 @@ int main(int argc, char** argv) {
       m257.init_weights(0);
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
     }
-    if (only.find("w5") != std::string::npos && tier == K::Tier::fast) {  // no kernel in it: one tier
+    if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));
       m.init_weights(0);
       std::vector<int> prompt(32);

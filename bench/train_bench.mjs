@@ -3,7 +3,7 @@
 // A benchmark, not a test: it prints numbers and never fails on them.
 //
 //   npm run bench:train                    # 100 steps of the tiny preset on copy, batch 16
-//   node bench/train_bench.mjs --steps 300 --batch 8
+//   node bench/train_bench.mjs --steps 300 --batch 8 --workers 1,2
 //
 // What it does:
 //   1. starts its own static server (http-server from node_modules) on 127.0.0.1, a free port;
@@ -11,7 +11,8 @@
 //      GPT core, and sums gzip -9 of every file the page and its worker fetched (html, js, css,
 //      wasm): what a static host with gzip serves. The stepper's page is measured beside it, to
 //      show that it does not grow (the GPT is a module of its own);
-//   3. training: runs the tiny preset on the copy task in the page (its worker) and prints the
+//   3. training: runs the tiny preset on the copy task in the page (its worker), once per count of
+//      --workers (the page's Workers field; default 1 and 2), and prints the
 //      tokens/s the page reports, the wall time, and the page thread's long tasks (> 50 ms,
 //      Long Tasks API) and long animation frames while it trains: for each frame, the time of
 //      the page's own scripts (Long Animation Frames attribution: function@file) and of its
@@ -27,6 +28,7 @@ import { runPageBench, transfer } from './web_server.mjs';
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
 const STEPS = arg('steps', 100);
 const BATCH = arg('batch', 16);
+const WORKERS = (() => { const i = process.argv.indexOf('--workers'); return i > 0 ? process.argv[i + 1].split(',').map(Number) : [1, 2]; })();
 
 /**
  * In the page, before its scripts: the long tasks (> 50 ms, Long Tasks API) and the long animation
@@ -95,27 +97,36 @@ async function main({ browser, url }) {
     }
   }
 
-  // training in the page, alone
-  const page = await context.newPage();
-  await page.addInitScript(observeFrames);
-  await page.goto(`${url}/train/#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50`);
-  await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
-  const t0 = await page.evaluate(() => performance.now());
-  const w0 = Date.now();
-  await page.locator('#tr-start').click();
-  await page.waitForFunction(() => /done|diverged/.test(document.getElementById('app').dataset.train), null, { timeout: 3_600_000 });
-  const wall = (Date.now() - w0) / 1000;
-  const r = await page.evaluate(() => {
-    const rt = window.trainPage.runtime;
-    return { tps: rt.tps, elapsed: rt.elapsed, val: rt.series.val, steps: rt.step };
-  });
-  console.log(`\nTraining in the page: tiny preset, copy task, batch ${BATCH}, ${r.steps} steps (block_size 64: ${BATCH * 64} tokens a step)`);
-  console.log(`  tokens/s (the page's figure: training time in the worker)  ${Math.round(r.tps).toLocaleString('en-US')}`);
-  console.log(`  training time in the worker                              ${(r.elapsed / 1000).toFixed(1)} s`);
-  console.log(`  wall time from Start to done                             ${wall.toFixed(1)} s`);
-  console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
-  printFrames(await framesSince(page, t0));
-  await page.close();
+  // training in the page, alone, with each count of workers
+  const tps = [];
+  for (const workers of WORKERS) {
+    const page = await context.newPage();
+    await page.addInitScript(observeFrames);
+    await page.goto(`${url}/train/#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50`);
+    await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
+    await page.locator('#tr-workers').selectOption(String(workers));
+    const t0 = await page.evaluate(() => performance.now());
+    const w0 = Date.now();
+    await page.locator('#tr-start').click();
+    await page.waitForFunction(() => /done|diverged/.test(document.getElementById('app').dataset.train), null, { timeout: 3_600_000 });
+    const wall = (Date.now() - w0) / 1000;
+    const r = await page.evaluate(() => {
+      const rt = window.trainPage.runtime;
+      return { tps: rt.tps, elapsed: rt.elapsed, val: rt.series.val, steps: rt.step };
+    });
+    tps.push(r.tps);
+    console.log(`\nTraining in the page: tiny preset, copy task, batch ${BATCH}, ${r.steps} steps (block_size 64: ${BATCH * 64} tokens a step), ${workers} worker(s)`);
+    console.log(`  tokens/s (the page's figure: training time in the worker)  ${Math.round(r.tps).toLocaleString('en-US')}`);
+    console.log(`  training time in the worker                              ${(r.elapsed / 1000).toFixed(1)} s`);
+    console.log(`  wall time from Start to done                             ${wall.toFixed(1)} s`);
+    console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
+    printFrames(await framesSince(page, t0));
+    await page.close();
+  }
+  if (WORKERS.length > 1) {
+    console.log(`\nWorkers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
+      `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
+  }
 
   // training while the learner uses the page: types two fields, asks for the attention maps,
   // scrolls and points at a map (a run too long to end meanwhile; paused at the end)

@@ -336,6 +336,18 @@ if(PART STREQUAL "resume")
   file(SHA256 ${tmp}/split.safetensors after)
   expect_equal("resume -o leaves the original" "${after}" "${before}")
   expect_run("inspect the longer run" 0 "step +25 of 25" ${GPT} inspect longer.safetensors)
+
+  # Threads: --threads 1 is the default path of one core; the same count gives the same bytes;
+  # a run saved with 2 threads resumes with 1 or 3 (the count is not in the checkpoint).
+  expect_run("train with 1 thread" 0 ", 1 thread\n.*saved t1.safetensors \\(step 20" ${GPT} train -o t1.safetensors ${MODEL} ${LR} --steps 20 --threads 1)
+  expect_run("train with 2 threads" 0 ", 2 threads\n.*saved t2.safetensors \\(step 20" ${GPT} train -o t2.safetensors ${MODEL} ${LR} --steps 20 --threads 2)
+  expect_run("again with 2 threads" 0 "saved t2b.safetensors \\(step 20" ${GPT} train -o t2b.safetensors ${MODEL} ${LR} --steps 20 --threads 2)
+  file(SHA256 ${tmp}/t2.safetensors a)
+  file(SHA256 ${tmp}/t2b.safetensors b)
+  expect_equal("2 threads twice: the same checkpoint bytes" "${b}" "${a}")
+  expect_run("train 10 with 2 threads" 0 "saved s2.safetensors \\(step 10" ${GPT} train -o s2.safetensors ${MODEL} ${LR} --steps 10 --threads 2)
+  expect_run("resume with 3 threads" 0 "3 threads.*saved s2.safetensors \\(step 20" ${GPT} resume s2.safetensors --steps 20 --threads 3)
+  expect_run("bad --threads" 1 "gpt: --threads: threads is -2: it must be between 1 and 64" ${GPT} train -o x.safetensors ${MODEL} --steps 2 --threads -2)
 endif()
 
 # ==================================================================== a run on the user's text

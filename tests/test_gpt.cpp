@@ -25,6 +25,7 @@
 #include "core/kernels.h"
 #include "core/optim.h"
 #include "core/rng.h"
+#include "core/train.h"
 
 // ------------------------------------------------------------------ allocation counter
 // Replaces the global operator new for this test binary so that a test can assert that a
@@ -702,4 +703,24 @@ TEST_CASE("GPT training: same seed same losses; a training step allocates nothin
   run(b, false);
   CHECK(a == b);
   CHECK(a.back() < a.front());
+}
+
+TEST_CASE("Trainer threads: a data-parallel step allocates nothing either", "[gpt][train][threads]") {
+  ap::TrainConfig t;
+  t.batch_size = 6;
+  t.steps = 10;
+  t.warmup_steps = 1;
+  ap::DataSpec d;
+  d.task = "copy";
+  d.n_chars = 5000;
+  GPTConfig c = GPTConfig::tiny();
+  c.block_size = 16;
+  ap::Trainer tr(c, t, d);
+  tr.set_threads(3);
+  tr.step();  // the first step may touch what is reserved
+  g_allocations = 0;
+  g_count_allocations = true;
+  for (int s = 0; s < 3; ++s) tr.step();
+  g_count_allocations = false;
+  CHECK(g_allocations == 0);
 }

@@ -317,6 +317,18 @@ export interface GptRun {
   headSpec(layer: number, head: number): HeadSpec;
   /** The checkpoint as the bytes of a .safetensors file. */
   save(): Uint8Array;
+  /**
+   * Data-parallel training across workers: the next step's batch split `shares` ways (the same
+   * batch whatever the split). Then stepOwn(), the workers' GptShard.gradients, stepAdd for shares
+   * 1 … shares − 1 in order, stepFinish().
+   */
+  stepBegin(shares: number): StepBegin;
+  /** Share 0's forward and backward here; loss is the share's mean. */
+  stepOwn(): { loss: number };
+  /** The next share's gradients (n_params) and per-token losses (its rows · T). */
+  stepAdd(grads: Float32Array, losses: Float32Array): void;
+  /** Clips, applies AdamW; the answer of train(1). */
+  stepFinish(): TrainResult;
   /** Frees the run's wasm memory; a second call does nothing. */
   free(): void;
 }
@@ -326,6 +338,29 @@ export interface OpenedModel {
   name: string;
   format: 'nanogpt' | 'huggingface' | 'playground';
   notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'unused' | 'training_checkpoint'; file?: string }[];
+}
+
+/** The result of {@link GptRun.stepBegin}. */
+export interface StepBegin {
+  /** The step being taken, counted from 1. */
+  step: number;
+  shares: number;
+  T: number;
+  /** shares + 1 bounds: share k is rows rows[k] … rows[k+1] − 1 of the batch. */
+  rows: number[];
+  /** The batch, batch_size · T tokens each. */
+  ids: Int32Array;
+  targets: Int32Array;
+  /** The parameters every share uses. */
+  params: Float32Array;
+}
+
+/** A worker's share of a data-parallel step ({@link Gpt.shard}). */
+export interface GptShard {
+  /** Forward and backward of whole rows with these parameters, scaled to a batch of batchRows rows. */
+  gradients(params: Float32Array, ids: Int32Array, targets: Int32Array, batchRows: number):
+    { loss: number; rows: number; grads: Float32Array; losses: Float32Array };
+  free(): void;
 }
 
 /** The result of {@link Gpt.memoryEstimate}. */
@@ -364,6 +399,8 @@ export interface Gpt {
     options?: { onProgress?: (p: { loaded: number; total: number; name: string }) => void; chunkBytes?: number }): Promise<GptRun & { opened: OpenedModel }>;
   /** Bytes left for opening a model, the most there can be, and the module's memory now. */
   openMemory(): { left: number; max: number; size: number };
+  /** A worker's model of this config (a run's info().config) for data-parallel steps. */
+  shard(config: GptConfig): GptShard;
   /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use). For tests and tools. */
   readonly module: GptCoreModule;
 }
@@ -397,6 +434,17 @@ export interface GptSessionHandle {
   /** null on failure: last_error() says why. */
   save(): Uint8Array | null;
   last_error(): string;
+  step_begin(shares: number): string;
+  step_own(): string;
+  step_add(grads: Uint8Array, losses: Uint8Array): string;
+  step_finish(): string;
+  shard_model(config: string): string;
+  shard_gradients(params: Uint8Array, ids: Uint8Array, targets: Uint8Array, batchRows: number): string;
+  step_params(): Float32Array;
+  batch_ids(): Int32Array;
+  batch_targets(): Int32Array;
+  shard_grads(): Float32Array;
+  shard_losses(): Float32Array;
   /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
   call_json(line: string): string;
   delete(): void;

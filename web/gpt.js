@@ -121,6 +121,26 @@ function floats(list) {
   return Float32Array.from(list);
 }
 
+/** train()'s answer with its lists as Float32Array. */
+function stepsOf(r) {
+  return {
+    step: r.step,
+    losses: floats(r.losses),
+    lrs: floats(r.lrs),
+    grad_norms: floats(r.grad_norms),
+    diverged: r.diverged,
+    divergence: r.divergence,
+  };
+}
+
+/** A Float32Array's or Int32Array's bytes, for the core (no copy here; Embind copies them in). */
+function bytesOf(a, field) {
+  if (!(a instanceof Float32Array || a instanceof Int32Array)) {
+    throw new GptError(`${field} must be a Float32Array or Int32Array`, { field });
+  }
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
 /**
  * Loads the GPT's wasm module and returns the API. Call once and keep the result.
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
@@ -259,6 +279,21 @@ export async function loadGpt(options = {}) {
       return { left, max, size: M.HEAPU8.buffer.byteLength };
     },
 
+    /**
+     * A worker's share of data-parallel training: a model of this config (a run's info().config)
+     * that computes one share's gradients with the parameters it is given. free() when done.
+     */
+    shard(config) {
+      const session = new M.GptSession();
+      try {
+        answer(session.shard_model(JSON.stringify(config)));
+      } catch (e) {
+        session.delete();
+        throw e;
+      }
+      return new GptShard(session);
+    },
+
     /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
     module: M,
   };
@@ -357,15 +392,40 @@ class GptRun {
    */
   train(n) {
     const s = this.#s();
-    const r = answer(s.train(int32(n, 'steps', 'train(n): n')));
-    return {
-      step: r.step,
-      losses: floats(r.losses),
-      lrs: floats(r.lrs),
-      grad_norms: floats(r.grad_norms),
-      diverged: r.diverged,
-      divergence: r.divergence,
-    };
+    return stepsOf(answer(s.train(int32(n, 'steps', 'train(n): n'))));
+  }
+
+  /**
+   * Data-parallel training across workers (the training page's): the next step's batch split
+   * `shares` ways (1 … batch_size) → {step, shares, T, rows (shares + 1 bounds: share k is rows
+   * rows[k] … rows[k+1]), ids, targets (Int32Array, batch_size · T), params (Float32Array: the
+   * parameters every share uses)}. The batch is the same for a seed and step whatever the split.
+   * Then stepOwn() computes share 0 here while each worker's shard(config).gradients(…) computes
+   * its own; stepAdd(grads, losses) adds shares 1 … shares − 1 in order; stepFinish() clips, applies
+   * AdamW and answers as train(1).
+   */
+  stepBegin(shares) {
+    const s = this.#s();
+    const r = answer(s.step_begin(int32(shares, 'threads', 'stepBegin(shares): shares')));
+    r.ids = s.batch_ids();
+    r.targets = s.batch_targets();
+    r.params = s.step_params();
+    return r;
+  }
+
+  /** Share 0's forward and backward in this run: {loss} (the share's mean). */
+  stepOwn() {
+    return answer(this.#s().step_own());
+  }
+
+  /** Adds the next share's gradients (Float32Array, n_params) and per-token losses (Float32Array, its rows · T). */
+  stepAdd(grads, losses) {
+    answer(this.#s().step_add(bytesOf(grads, 'gradients'), bytesOf(losses, 'losses')));
+  }
+
+  /** Ends the step begun by stepBegin: train(1)'s answer. */
+  stepFinish() {
+    return stepsOf(answer(this.#s().step_finish()));
   }
 
   /** The mean loss over the validation windows: {step, val_loss}. */
@@ -456,6 +516,36 @@ class GptRun {
     if (!this.#session) return;
     this.#registry?.unregister(this);
     if (!this.#session.isDeleted()) this.#session.delete();
+    this.#session = null;
+  }
+}
+
+/** One worker's share of a data-parallel step (gpt.shard(config)): wasm memory until free(). */
+class GptShard {
+  #session;
+
+  constructor(session) {
+    this.#session = session;
+  }
+
+  /**
+   * Forward and backward of rows of the batch (ids, targets: Int32Array of whole rows of
+   * block_size) with these parameters (Float32Array, n_params), scaled to the whole batch's mean
+   * (batchRows rows) → {loss (the share's mean), rows, grads (Float32Array, n_params), losses
+   * (Float32Array, per token)}.
+   */
+  gradients(params, ids, targets, batchRows) {
+    const s = this.#session;
+    if (!s) throw new GptError('this shard was freed', { field: 'run' });
+    const r = answer(s.shard_gradients(bytesOf(params, 'params'), bytesOf(ids, 'ids'), bytesOf(targets, 'targets'),
+      int32(batchRows, 'batch_rows', 'gradients(…, batchRows): batchRows')));
+    r.grads = s.shard_grads();
+    r.losses = s.shard_losses();
+    return r;
+  }
+
+  free() {
+    if (this.#session && !this.#session.isDeleted()) this.#session.delete();
     this.#session = null;
   }
 }

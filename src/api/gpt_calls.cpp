@@ -101,6 +101,7 @@ const std::vector<GptCall>& gpt_calls() {
       {"kernels", {"tier"}, R"({"call":"kernels","tier":"reference"|"fast"})",
        [](GptSession&, A a) { return gpt_set_kernels(a.text("tier", 64)); }},
       {"memory", {"spec"}, R"({"call":"memory","spec":{…}})", [](GptSession&, A a) { return gpt_memory_json(a.spec_text()); }},
+      {"threads", {"n"}, R"({"call":"threads","n":N})", [](GptSession& s, A a) { return s.set_threads(a.whole("n")); }},
   };
   return calls;
 }

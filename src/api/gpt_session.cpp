@@ -100,6 +100,7 @@ GptSession::~GptSession() = default;
 
 void GptSession::start(const RunSpec& r) {
   auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
+  t->set_threads(threads_);
   generator_.reset();
   prompt_ids_.clear();
   next_ids_.clear();
@@ -130,11 +131,24 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
   return guarded([&] {
     const TrainState s = load_checkpoint(checkpoint_bytes);
     auto t = std::make_unique<Trainer>(s, text);
+    t->set_threads(threads_);
     generator_.reset();
     prompt_ids_.clear();
     next_ids_.clear();
     trainer_ = std::move(t);
     return info_value();
+  });
+}
+
+std::string GptSession::set_threads(int n) {
+  return guarded([&] {
+    if (trainer_) trainer_->set_threads(n);
+    else ThreadPool check(n);  // the count's errors, before any run
+    threads_ = n;
+    Value v = Value::object();
+    v.set("threads", n);
+    v.set("cores", hardware_threads());
+    return v;
   });
 }
 
@@ -179,9 +193,7 @@ std::string GptSession::train(int n) {
     if (n < 1 || n > kMaxTrainCall)
       throw InputError("train takes 1 to " + std::to_string(kMaxTrainCall) + " steps, got " + std::to_string(n),
                        "steps");
-    generator_.reset();  // the weights change: a cache would be stale
-    prompt_ids_.clear();
-    next_ids_.clear();
+    forget_caches();
     std::vector<float> losses, lrs, norms;
     for (int i = 0; i < n; ++i) {
       const StepResult r = trainer_->step();
@@ -193,15 +205,26 @@ std::string GptSession::train(int n) {
       lrs.push_back(r.lr);
       norms.push_back(r.grad_norm);
     }
-    Value v = Value::object();
-    v.set("step", static_cast<long long>(trainer_->steps_done()));
-    v.set("losses", floats(losses));
-    v.set("lrs", floats(lrs));
-    v.set("grad_norms", floats(norms));
-    v.set("diverged", trainer_->diverged());
-    v.set("divergence", trainer_->divergence_message());
-    return v;
+    return steps_answer(losses, lrs, norms);
   });
+}
+
+void GptSession::forget_caches() {
+  generator_.reset();  // the weights change: a cache would be stale
+  prompt_ids_.clear();
+  next_ids_.clear();
+}
+
+Value GptSession::steps_answer(const std::vector<float>& losses, const std::vector<float>& lrs,
+                               const std::vector<float>& norms) const {
+  Value v = Value::object();
+  v.set("step", static_cast<long long>(trainer_->steps_done()));
+  v.set("losses", floats(losses));
+  v.set("lrs", floats(lrs));
+  v.set("grad_norms", floats(norms));
+  v.set("diverged", trainer_->diverged());
+  v.set("divergence", trainer_->divergence_message());
+  return v;
 }
 
 std::string GptSession::evaluate() {

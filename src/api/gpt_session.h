@@ -53,6 +53,22 @@
 //                            checkpoint without its text → info with "opened": {"name","format"
 //                            ("nanogpt" | "huggingface" | "playground")}
 //   open_cancel()           frees the buffer
+// Data-parallel training across workers that each hold a session (the training page's; train.h's
+// step in parts; gpt_shards.cpp). The floats and ints go in as bytes (a Uint8Array over a
+// Float32Array's or Int32Array's buffer, little-endian) and come out through the accessors:
+//   step_begin(n)           the next step's batch, split n ways → {"step","shares","T","rows" (n + 1
+//                            share bounds)}; batch_ids(), batch_targets() (B·T), step_params()
+//                            (the parameters the shares must use)
+//   step_own()              share 0's forward and backward in this session → {"loss"}
+//   step_add(grads, losses) share k's (k = 1 … n − 1, in order) → {}
+//   step_finish()           → train(1)'s answer
+//   shard_model(config)     (in a worker) a model of this config, for shard_gradients → {"n_params"}
+//   shard_gradients(params, ids, targets, batch_rows)
+//                           one share with these parameters → {"loss","rows"}; shard_grads(),
+//                            shard_losses()
+//   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
+//                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
+//                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
 //   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
@@ -121,6 +137,20 @@ class GptSession {
 
   std::string save();
   const std::string& last_error() const { return last_error_; }
+  std::string set_threads(int n);
+  // gpt_shards.cpp (see above)
+  std::string step_begin(int n);
+  std::string step_own();
+  std::string step_add(const std::string& grads, const std::string& losses);
+  std::string step_finish();
+  std::string shard_model(const std::string& config_json);
+  std::string shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
+                              int batch_rows);
+  const std::vector<float>& step_params() const { return step_params_; }
+  const std::vector<int>& batch_ids() const;
+  const std::vector<int>& batch_targets() const;
+  const std::vector<float>& shard_grads() const { return shard_grads_; }
+  const std::vector<float>& shard_losses() const { return shard_losses_; }
 
   bool ready() const { return trainer_ != nullptr; }
   Trainer* trainer() { return trainer_.get(); }
@@ -129,6 +159,10 @@ class GptSession {
   // The bodies of info() and of a generation step's answer (they throw; the callers guard).
   json::Value info_value() const;
   json::Value step_info();
+  // train()'s answer for these steps (the diverging one's loss last, without its lr and norm)
+  json::Value steps_answer(const std::vector<float>& losses, const std::vector<float>& lrs,
+                           const std::vector<float>& norms) const;
+  void forget_caches();  // the weights change: the generator, the prompts
   void start(const RunSpec& r);  // a new Trainer replaces the current run only once it is built
   // Every call that needs a model starts here: "no model yet" (field "model") before create or load.
   void require_model() const;
@@ -141,6 +175,10 @@ class GptSession {
   std::vector<int> next_ids_;
   std::string last_error_;
   std::string file_, file_name_;  // open_begin's buffer and the file's name
+  int threads_ = 1;
+  std::vector<float> step_params_, shard_grads_, shard_losses_, shard_in_;
+  std::vector<int> shard_ids_, shard_targets_;
+  std::unique_ptr<GPT> shard_;  // shard_model's
 };
 
 // What is left for opening a model, and the most there can be: in wasm the module's address space

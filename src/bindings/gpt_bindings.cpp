@@ -12,7 +12,8 @@
 // text: Embind's std::string takes both). Float results come out as Float32Array and checkpoint
 // bytes as Uint8Array, each a copy made here with `new Float32Array(view)`: a view into the heap
 // would be detached by the next memory growth. save() returns null on failure; last_error() then
-// says why. heap_bytes_in_use() reports malloc's live bytes, for the leak test in tests/wasm/.
+// says why. The data-parallel calls (step_*, shard_*) take floats and ints as bytes (a Uint8Array
+// over the typed array's buffer) and give Float32Array / Int32Array copies. heap_bytes_in_use() reports malloc's live bytes, for the leak test in tests/wasm/.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -36,6 +37,16 @@ val copy_floats(const std::vector<float>& v) {
 template <const std::vector<float>& (GptSession::*result)() const>
 val floats(const GptSession& s) {
   return copy_floats((s.*result)());
+}
+
+val copy_ints(const std::vector<int>& v) {
+  return val::global("Int32Array").new_(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+// A session's int result as an Int32Array.
+template <const std::vector<int>& (GptSession::*result)() const>
+val ints(const GptSession& s) {
+  return copy_ints((s.*result)());
 }
 
 val save(GptSession& s) {
@@ -99,6 +110,17 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("open_finish", &GptSession::open_finish)
       .function("open_cancel", &GptSession::open_cancel)
       .function("save", &save)
+      .function("step_begin", &GptSession::step_begin)
+      .function("step_own", &GptSession::step_own)
+      .function("step_add", &GptSession::step_add)
+      .function("step_finish", &GptSession::step_finish)
+      .function("shard_model", &GptSession::shard_model)
+      .function("shard_gradients", &GptSession::shard_gradients)
+      .function("step_params", &floats<&GptSession::step_params>)
+      .function("batch_ids", &ints<&GptSession::batch_ids>)
+      .function("batch_targets", &ints<&GptSession::batch_targets>)
+      .function("shard_grads", &floats<&GptSession::shard_grads>)
+      .function("shard_losses", &floats<&GptSession::shard_losses>)
       .function("last_error", &last_error)
       .function("call_json", emscripten::select_overload<std::string(GptSession&, const std::string&)>(&ap::call_json));
 }

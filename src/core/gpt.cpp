@@ -226,11 +226,21 @@ GPT::GPT(const GPTConfig& config, ModelUse use) : config_(config), use_(use), op
   tensors_ = param_tensors(config_);
   const int64_t n = config_.num_parameters();
   params_.assign(sz(n), 0.0f);
+  n_params_ = n;
+  param_base_ = params_.data();
   p_ = param_views(params_.data(), config_);
   if (use_ == ModelUse::train) {
     grads_.assign(sz(n), 0.0f);
     g_ = param_views(grads_.data(), config_);
   }
+}
+
+GPT::GPT(ReplicaOf r)
+    : config_(r.owner->config_), use_(ModelUse::train), opened_(r.owner->opened_), tensors_(r.owner->tensors_),
+      p_(r.owner->p_), n_params_(r.owner->n_params_), param_base_(r.owner->param_base_) {
+  check_memory(config_, 1, 1, use_, limit());
+  grads_.assign(sz(n_params_), 0.0f);
+  g_ = param_views(grads_.data(), config_);
 }
 
 void GPT::make_trainable() {
@@ -255,7 +265,7 @@ void GPT::init_weights(uint64_t seed) {
   const float std_proj = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.n_layer));
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const ParamTensor& t = tensors_[i];
-    float* w = params_.data() + t.offset;
+    float* w = param_base_ + t.offset;
     const bool is_bias = t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
     const bool is_ln = t.name.find("ln_") != std::string::npos;
     if (is_ln && !is_bias) {
@@ -381,7 +391,7 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
 
 void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
 
-void GPT::backward() {
+void GPT::backward(int64_t loss_rows) {
   if (use_ != ModelUse::train)
     throw InputError("this model was opened for inference: make it trainable before a backward pass", "targets");
   if (!has_targets_)
@@ -391,9 +401,10 @@ void GPT::backward() {
   const kernels::Kernels& k = kernels::active();
   auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
 
-  // loss = mean(losses): each row's dloss is 1/(B·T)
+  // loss = mean(losses): each row's dloss is 1/(B·T) (of the whole batch, for a share of one)
+  const float rows = static_cast<float>(loss_rows > 0 ? loss_rows : int64_t(BT));
   zero(d_.logits, int64_t(BT) * V);
-  k.crossentropy_backward(d_.logits, a_.probs, targets_.data(), 1.0f / static_cast<float>(BT), BT, V);
+  k.crossentropy_backward(d_.logits, a_.probs, targets_.data(), 1.0f / rows, BT, V);
   // logits = ln_f · wteᵀ (the tied lm_head)
   zero(d_.ln, int64_t(BT) * C);
   k.matmul_backward(d_.ln, g_.wte, nullptr, d_.logits, a_.ln_f, p_.wte, BT, C, V);

@@ -209,6 +209,13 @@ class GPT {
   // load them) and, for training, their gradients. The memory limit: kMaxModelBytes for training,
   // kMaxOpenBytes for inference.
   explicit GPT(const GPTConfig& config, ModelUse use = ModelUse::train);
+  // A data-parallel replica (train.h's threads): it reads `owner`'s parameters in place (no copy;
+  // the owner must outlive it and keep its buffer), with gradients and activations of its own.
+  // Made for training; params() is the owner's buffer.
+  struct ReplicaOf {
+    GPT* owner;
+  };
+  explicit GPT(ReplicaOf replica);
 
   // nanoGPT's initialisation from a seed: weights N(0, 0.02) (the residual projections
   // attn.c_proj and mlp.c_proj N(0, 0.02/√(2·n_layer))), biases 0, LayerNorm weight 1 and bias 0.
@@ -221,10 +228,10 @@ class GPT {
   // An inference model becomes trainable (fine-tuning): its gradients are allocated, the memory
   // checked for training at the activations reserved so far against kMaxOpenBytes.
   void make_trainable();
-  int64_t num_parameters() const { return static_cast<int64_t>(params_.size()); }
+  int64_t num_parameters() const { return n_params_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
-  float* params() { return params_.data(); }
-  const float* params() const { return params_.data(); }
+  float* params() { return param_base_; }
+  const float* params() const { return param_base_; }
   float* grads() { return grads_.data(); }
   const float* grads() const { return grads_.data(); }
   const GPTParams& p() const { return p_; }
@@ -256,8 +263,10 @@ class GPT {
   // Sets every parameter gradient to 0.
   void zero_grad();
   // ∂(mean loss)/∂(every parameter), added into grads(); needs the last forward to have had targets
-  // and a model made for training (InputError otherwise).
-  void backward();
+  // and a model made for training (InputError otherwise). loss_rows is the count the mean divides
+  // by: 0 for this forward's B·T; a data-parallel share of a batch gives the whole batch's, so that
+  // the shares' gradients sum to the batch's.
+  void backward(int64_t loss_rows = 0);
 
   // What the last forward computed (its B and T).
   int batch() const { return B_; }
@@ -295,6 +304,8 @@ class GPT {
   std::vector<ParamTensor> tensors_;
   std::vector<float> params_, grads_;
   GPTParams p_, g_;
+  int64_t n_params_ = 0;
+  float* param_base_ = nullptr;  // params_.data(), or a replica's owner's
 
   // Activations for (B_alloc, T_alloc), one buffer with named views; their gradients likewise.
   int B_alloc_ = 0, T_alloc_ = 0;

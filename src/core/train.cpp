@@ -1,6 +1,7 @@
 // train.cpp — the Trainer (see train.h).
 #include "train.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -187,19 +188,37 @@ void Trainer::require_data(const char* what) const {
                      "text");
 }
 
-StepResult Trainer::step() {
+float shard_gradients(GPT& g, const int* ids, const int* targets, int rows, int T, int batch_rows) {
+  g.zero_grad();
+  const float loss = g.forward(ids, targets, rows, T);
+  if (std::isfinite(loss)) g.backward(int64_t(batch_rows) * T);
+  return loss;
+}
+
+void Trainer::check_can_step() {
   require_data("train it further");
   if (diverged_) throw InputError("training stopped: " + divergence_, "steps");
+}
+
+StepResult Trainer::step() {
+  check_can_step();
   GPT& m = *model_;
   const int B = train_.batch_size, T = m.config().block_size;
   StepResult r{step_ + 1, 0.0f, train_.schedule().at(step_), 0.0f, false};
   sampler_.sample(inputs_.data(), targets_.data(), data_.train, B, T);
-  m.zero_grad();
-  r.loss = m.forward(inputs_.data(), targets_.data(), B, T);
-  if (std::isfinite(r.loss)) {
-    m.backward();
-    r.grad_norm = clip_grad_norm(m.grads(), m.num_parameters(), train_.grad_clip);
+  if (!replicas_.empty()) {
+    r.loss = parallel_gradients();
+  } else {
+    m.zero_grad();
+    r.loss = m.forward(inputs_.data(), targets_.data(), B, T);
+    if (std::isfinite(r.loss)) m.backward();
   }
+  return apply(r);
+}
+
+StepResult Trainer::apply(StepResult r) {
+  GPT& m = *model_;
+  if (std::isfinite(r.loss)) r.grad_norm = clip_grad_norm(m.grads(), m.num_parameters(), train_.grad_clip);
   if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
     diverged_ = true;
     r.diverged = true;
@@ -217,6 +236,111 @@ StepResult Trainer::step() {
   opt_->step(m.params(), m.grads(), r.lr);
   ++step_;
   return r;
+}
+
+// ---------------------------------------------------------------- data-parallel steps
+
+void Trainer::set_threads(int n) {
+  if (n == threads_ && (n == 1 || pool_)) return;
+  auto pool = std::make_unique<ThreadPool>(n);  // checks n
+  std::vector<std::unique_ptr<GPT>> replicas;
+  const int B = train_.batch_size, T = model_->config().block_size, shares = std::min(n, B);
+  for (int k = 1; k < shares; ++k) {
+    replicas.push_back(std::make_unique<GPT>(GPT::ReplicaOf{model_.get()}));
+    replicas.back()->reserve(shard_row(B, shares, k + 1) - shard_row(B, shares, k), T);
+  }
+  threads_ = n;
+  pool_ = n > 1 ? std::move(pool) : nullptr;
+  replicas_ = std::move(replicas);
+}
+
+float Trainer::parallel_gradients() {
+  GPT& m = *model_;
+  const int B = train_.batch_size, T = m.config().block_size;
+  const int shares = static_cast<int>(replicas_.size()) + 1, threads = pool_->size();
+  auto share = [&](int k) -> GPT& { return k == 0 ? m : *replicas_[static_cast<size_t>(k - 1)]; };
+  auto grads = [&](int i) {
+    for (int k = i; k < shares; k += threads) {
+      const int r0 = shard_row(B, shares, k), rows = shard_row(B, shares, k + 1) - r0;
+      shard_gradients(share(k), inputs_.data() + int64_t(r0) * T, targets_.data() + int64_t(r0) * T, rows, T, B);
+    }
+  };
+  pool_->run(grads);
+  // The batch's mean, summed in row order as one thread sums it.
+  float sum = 0.0f;
+  for (int k = 0; k < shares; ++k) {
+    const float* l = share(k).losses();
+    const int n = (shard_row(B, shares, k + 1) - shard_row(B, shares, k)) * T;
+    for (int i = 0; i < n; ++i) sum += l[i];
+  }
+  const float loss = sum / static_cast<float>(B * T);
+  if (!std::isfinite(loss)) return loss;
+  // The gradients summed in share order (share 0's are the model's own), each thread a slice.
+  const int64_t np = m.num_parameters();
+  float* g = m.grads();
+  auto reduce = [&](int i) {
+    const int64_t a = np * i / threads, b = np * (i + 1) / threads;
+    for (const std::unique_ptr<GPT>& r : replicas_) {
+      const float* x = r->grads();
+      for (int64_t j = a; j < b; ++j) g[j] += x[j];
+    }
+  };
+  pool_->run(reduce);
+  return loss;
+}
+
+void Trainer::begin_step(int n) {
+  check_can_step();
+  const int B = train_.batch_size, T = model_->config().block_size;
+  if (n < 1 || n > B)
+    throw InputError("a step split " + num(n) + " ways needs 1 to batch_size = " + num(B) + " shares", "threads");
+  // A step begun and not finished (a worker failed) is begun again from the same batch.
+  if (parts_ > 0) sampler_.set_state(sampler_before_);
+  sampler_before_ = sampler_.state();
+  sampler_.sample(inputs_.data(), targets_.data(), data_.train, B, T);
+  batch_losses_.resize(static_cast<size_t>(B) * T);  // allocates once: the first split step
+  parts_ = n;
+  next_part_ = 0;
+}
+
+void Trainer::own_shard() {
+  if (parts_ < 1 || next_part_ != 0) throw InputError("no step is begun: begin_step first", "gradients");
+  const int B = train_.batch_size, T = model_->config().block_size, rows = shard_row(B, parts_, 1);
+  shard_gradients(*model_, inputs_.data(), targets_.data(), rows, T, B);
+  std::copy(model_->losses(), model_->losses() + int64_t(rows) * T, batch_losses_.begin());
+  next_part_ = 1;
+}
+
+void Trainer::add_shard(const float* grads, int64_t n_grads, const float* losses, int64_t n_losses) {
+  if (next_part_ < 1 || next_part_ >= parts_)
+    throw InputError("no share is awaited: begin_step and own_shard first, then shares 1 … n − 1 in order",
+                     "gradients");
+  GPT& m = *model_;
+  const int B = train_.batch_size, T = m.config().block_size;
+  const int r0 = shard_row(B, parts_, next_part_), rows = shard_row(B, parts_, next_part_ + 1) - r0;
+  if (n_grads != m.num_parameters())
+    throw InputError("share " + num(next_part_) + " has " + num(n_grads) + " gradients: the model has " +
+                         num(m.num_parameters()) + " parameters",
+                     "gradients");
+  if (n_losses != int64_t(rows) * T)
+    throw InputError("share " + num(next_part_) + " has " + num(n_losses) + " losses: its " + num(rows) +
+                         " rows of " + num(T) + " tokens have " + num(int64_t(rows) * T),
+                     "losses");
+  float* g = m.grads();
+  for (int64_t j = 0; j < n_grads; ++j) g[j] += grads[j];
+  std::copy(losses, losses + n_losses, batch_losses_.begin() + int64_t(r0) * T);
+  ++next_part_;
+}
+
+StepResult Trainer::finish_step() {
+  if (parts_ < 1 || next_part_ != parts_)
+    throw InputError("the step has " + num(next_part_) + " of its " + num(parts_) + " shares", "gradients");
+  parts_ = next_part_ = 0;
+  StepResult r{step_ + 1, 0.0f, train_.schedule().at(step_), 0.0f, false};
+  float sum = 0.0f;
+  for (float l : batch_losses_) sum += l;
+  r.loss = sum / static_cast<float>(batch_losses_.size());
+  return apply(r);
 }
 
 float Trainer::evaluate() {
@@ -253,7 +377,7 @@ TrainState Trainer::state_meta() const {
   s.text_fingerprint = fingerprint_;
   s.vocab = tokenizer_->chars();
   s.step = step_;
-  s.sampler_state = sampler_.state();
+  s.sampler_state = parts_ > 0 ? sampler_before_ : sampler_.state();  // a begun step is not done
   s.adam_t = opt_ ? opt_->t() : 0;
   s.last_val_loss = last_val_loss_;
   return s;

@@ -10,6 +10,17 @@
 // the same seed gives the same losses on one build, bit for bit, and a run resumed from a
 // checkpoint (state() / Trainer(state)) continues exactly as the uninterrupted run.
 //
+// Threads (set_threads): a step runs data-parallel over the batch. Share k of n takes the rows
+// [B·k/n, B·(k+1)/n) of the batch; each runs forward and backward on its own thread into its own
+// gradients (the model itself for share 0, a replica reading the same parameters for the others,
+// its activations reserved up front), the gradients are summed in share order, the loss is the
+// mean of the B·T per-token losses summed in order (as one thread does), then one AdamW step.
+// One thread is the single-threaded step, bit for bit; n threads give the same bits every run;
+// different counts agree within the fast tier's summation tolerance (the weight gradients' sums
+// over rows are split and regrouped), and the checkpoint does not record the count: a run saved
+// with n resumes with any. The same parts serve separate workers that each hold a model (the
+// page's): begin_step, shard_gradients in each worker, add_shard, finish_step.
+//
 // Divergence: a non-finite loss or gradient norm stops training. The step that found it applies
 // no update (the parameters stay those after the last good step), diverged() becomes true with a
 // message naming the step (counted from 1, as everywhere) and the likely cause (the naive softmax's overflow, or a learning rate
@@ -27,6 +38,7 @@
 #include "data.h"
 #include "gpt.h"
 #include "optim.h"
+#include "thread_pool.h"
 #include "tokenizer.h"
 
 namespace ap {
@@ -76,6 +88,16 @@ std::string text_fingerprint(const std::string& bytes);
 
 // Steps are counted from 1 everywhere (messages, the CLI's log, the page's chart): step k is the
 // k-th update; "after step k" is the model after k updates, and step 0 is the initial model.
+// The first row of share k of n over a batch of B rows (share k is rows [shard_row(B, n, k),
+// shard_row(B, n, k + 1))).
+inline int shard_row(int B, int n, int k) { return static_cast<int>(int64_t(B) * k / n); }
+
+// One share's forward and backward on g (a model, or a replica, with the step's parameters): zeroes
+// g's gradients, then computes the gradients of the whole batch's mean loss (batch_rows · T
+// tokens) from `rows` sequences of T tokens; g.losses() then holds their per-token losses. Returns
+// their mean; a non-finite one skips the backward (the step diverges). Throws InputError for bad ids.
+float shard_gradients(GPT& g, const int* ids, const int* targets, int rows, int T, int batch_rows);
+
 struct StepResult {
   int64_t step;     // this step's number, from 1; after a good step, steps_done() == step
   float loss;       // the batch's mean loss before the update
@@ -128,6 +150,26 @@ class Trainer {
 
   // One training step (see above). After divergence, throws InputError (field "steps").
   StepResult step();
+  // Threads for the next steps (1 … kMaxThreads; at most batch_size of them get rows): starts the
+  // pool and reserves the replicas' gradients and activations. Throws InputError (field "threads").
+  void set_threads(int n);
+  int threads() const { return threads_; }
+
+  // A step in parts, for workers that each hold a model of this config (the page's): begin_step(n)
+  // samples the step's batch (batch_ids(), batch_targets(): (B, T), the same for a seed and step
+  // whatever n is; share k is rows [shard_row(B, n, k), shard_row(B, n, k + 1))); own_shard()
+  // computes share 0 into model().grads() while the other workers compute theirs (shard_gradients
+  // on the same parameters); add_shard adds share k's gradients (num_parameters floats) and its
+  // per-token losses (its rows · T) for k = 1 … n − 1 in order; finish_step sums the losses in
+  // order, clips and applies AdamW, as step(). Throws InputError naming "threads", "gradients" or
+  // "losses" for a count out of range, a share of the wrong size or out of order, and what step()
+  // throws. A step begun and not finished is not in state(); begin_step again redoes its batch.
+  void begin_step(int n);
+  const std::vector<int>& batch_ids() const { return inputs_; }
+  const std::vector<int>& batch_targets() const { return targets_; }
+  void own_shard();
+  void add_shard(const float* grads, int64_t n_grads, const float* losses, int64_t n_losses);
+  StepResult finish_step();
   // Mean loss over the validation batches (deterministic; needs no gradient).
   float evaluate();
   // The state to save; the moments and parameters are copied.
@@ -154,6 +196,9 @@ class Trainer {
   void setup_data(const std::string& text, const GPTConfig& model);
   void require_data(const char* what) const;
   Trainer() : sampler_(0) {}  // open()'s
+  void check_can_step();
+  float parallel_gradients();        // the threads' shares of the sampled batch → the mean loss
+  StepResult apply(StepResult r);    // clipping, divergence, AdamW (step's end)
 
   TrainConfig train_;
   std::string source_;  // an opened model's origin (TrainState::source); empty for a run
@@ -167,6 +212,12 @@ class Trainer {
   std::unique_ptr<ValidationBatches> val_;
   BatchSampler sampler_;
   std::vector<int> inputs_, targets_;  // (B, T)
+  int threads_ = 1;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::unique_ptr<GPT>> replicas_;  // shares 1 … n − 1 of the threads
+  std::vector<float> batch_losses_;             // (B, T): begin_step … finish_step
+  int parts_ = 0, next_part_ = 0;               // begin_step's n, and the next share add_shard takes
+  uint64_t sampler_before_ = 0;                 // the sampler before the begun step
   int64_t step_ = 0;
   float last_val_loss_ = -1.0f;
   bool diverged_ = false;

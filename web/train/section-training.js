@@ -8,15 +8,21 @@
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
 // (the main worker's events: progress, a run stopped by an error, a crash), start(), pause(),
 // resume(), reset(), resetRun() (forgets the run's curves and figures) and chartPoints() (for
-// tests).
+// tests). The Workers field: how many workers share each step's batch (worker.js's data-parallel
+// training), 1 … the cores the browser reports (navigator.hardwareConcurrency, at most 16), the
+// cores by default; applied to the next steps as soon as it is chosen.
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
 import { el, statusLine, setText, hide } from '../ui.js';
 import { LossChart } from './chart.js';
 import { Section } from './section.js';
 import { newRun } from './context.js';
-import { button, buttonBar, fmtInt, fmtLoss, fmtTime, idEl } from './fields.js';
+import { button, buttonBar, fieldBox, fmtInt, fmtLoss, fmtTime, idEl } from './fields.js';
 
 const STATS = ['step', 'loss', 'val', 'tps', 'elapsed'];
+const MAX_WORKERS = 16; // worker.js's
+
+/** The cores the browser reports (at least 1). */
+const cores = () => Math.max(1, Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1));
 
 export class TrainingSection extends Section {
   /** @param {object} ctx the page's context (context.js) */
@@ -57,8 +63,38 @@ export class TrainingSection extends Section {
     dom.samples = idEl('tr-samples', 'ol', 'tr-sample-list');
     dom.samplesHint = el('p', 'aps-hint', '');
     samples.append(el('h3', 'tr-h3', t('samples.title')), dom.samplesHint, dom.samples);
-    s.append(buttonBar(dom.start, dom.pause, dom.resume, dom.reset), dom.status, dom.changed, dom.alert, stats, fig, samples);
+    s.append(buttonBar(dom.start, dom.pause, dom.resume, dom.reset), this.renderWorkers(), dom.status, dom.changed, dom.alert, stats, fig, samples);
     return s;
+  }
+
+  /** The Workers field: a choice of 1 … the cores (at least 2, so that the split can be seen anywhere). */
+  renderWorkers() {
+    const { t, state } = this.ctx;
+    const { dom } = this;
+    const most = Math.min(MAX_WORKERS, Math.max(2, cores()));
+    state.workers ??= Math.min(MAX_WORKERS, cores());
+    const lab = el('label', 'aps-label', t('train.workers'));
+    lab.htmlFor = 'tr-workers';
+    dom.workers = idEl('tr-workers', 'select', 'tr-input tr-workers');
+    for (let n = 1; n <= most; n++) {
+      const o = el('option', '', String(n));
+      o.value = String(n);
+      dom.workers.append(o);
+    }
+    dom.workers.value = String(state.workers);
+    dom.workersHint = idEl('tr-workers-hint', 'span', 'aps-hint', '');
+    dom.workers.setAttribute('aria-describedby', dom.workersHint.id);
+    dom.workers.addEventListener('change', () => {
+      state.workers = Number(dom.workers.value);
+      this.applyWorkers().catch((e) => { this.rt.message = { kind: 'error', text: e.message }; this.refresh(); });
+      this.refresh();
+    });
+    return fieldBox('workers', lab, dom.workers, dom.workersHint);
+  }
+
+  /** Tells the worker how many workers share each step. */
+  applyWorkers() {
+    return this.worker.call('workers', { n: this.ctx.state.workers });
   }
 
   /** The chart, once its box is in the document (it measures its width). */
@@ -98,6 +134,7 @@ export class TrainingSection extends Section {
     this.refresh();
     const spec = runSpec(this.ctx.state, v.values);
     try {
+      await this.applyWorkers();
       const info = await this.worker.call('create', { run: 'main', spec, sample: this.ctx.sampleSpec(v.values) });
       rt.info = info;
       rt.runSpecKey = this.ctx.specKey();
@@ -150,6 +187,7 @@ export class TrainingSection extends Section {
     const { rt } = this;
     if (rt.status !== 'paused') return;
     try {
+      await this.applyWorkers();
       await this.worker.call('set_sample', { run: 'main', sample: this.ctx.sampleSpec(this.ctx.validated().values) });
       await this.worker.call('start', { runs: ['main'] });
       rt.status = 'training';
@@ -248,6 +286,7 @@ export class TrainingSection extends Section {
     dom.pause.disabled = st !== 'training';
     dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
     dom.reset.disabled = !rt.info || st === 'starting';
+    setText(dom.workersHint, t('train.workersHint', { n: this.ctx.state.workers, cores: cores() }));
     const texts = {
       loading: t('status.loading'), idle: valid ? t('status.idle') : t('status.invalid'), starting: t('status.starting'),
       training: t('status.training', { step: rt.step, steps: rt.steps }), paused: t('status.paused', { step: rt.step, steps: rt.steps }),

@@ -22,7 +22,17 @@
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
 // openModel: the model file read in slices, each announced by {event: 'open_progress', run,
-// loaded, total, name}; on failure the run that was there stays).
+// loaded, total, name}; on failure the run that was there stays); workers {n} → {workers, cores}: how many workers
+// share each training step (below).
+//
+// Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
+// seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
+// n − 1 helper workers (shard-worker.js, started on first need and kept) compute the others with
+// the parameters they are sent; their gradients and losses come back as transferred ArrayBuffers
+// and are added in share order, then one AdamW step (gpt.js stepBegin … stepFinish). The same n
+// gives the same numbers every time; another n agrees within the fast tier's tolerance. A step is
+// whole before any other request touches the run (busy below), so pause, save and the rest see
+// the run between steps. The count is not in the checkpoint: a run saved with n resumes with any.
 import { loadGpt } from '../gpt.js';
 
 const CHUNK_MS = 60;
@@ -33,6 +43,12 @@ let loading = null; // loadGpt's promise: requests that arrive while it loads wa
 /** name → {run, spec, info, sample: {prompt, every}, training, chunk, elapsed, tokens, evalEvery, steps} */
 const runs = new Map();
 let looping = false;
+let workers = 1; // the workers sharing each step of this worker's runs (1: this one alone)
+const MAX_WORKERS = 16;
+/** The helpers: {worker, pending: Map id → {resolve, reject}}, started on first need. */
+const helpers = [];
+let helperId = 1;
+let busy = null; // a chunk of data-parallel steps under way: requests that touch a run wait for it
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 
@@ -75,6 +91,64 @@ function genInfo(s) {
   return out;
 }
 
+function helper(k) {
+  if (helpers[k]) return helpers[k];
+  const h = { worker: new Worker(new URL('./shard-worker.js', import.meta.url), { type: 'module' }), pending: new Map() };
+  const fail = (message) => {
+    for (const { reject } of h.pending.values()) reject(new Error(message));
+    h.pending.clear();
+    helpers[k] = null; // the next step starts another
+  };
+  h.worker.onmessage = (e) => {
+    const m = e.data;
+    const p = h.pending.get(m.id);
+    if (!p) return;
+    h.pending.delete(m.id);
+    if (m.ok) p.resolve(m.result);
+    else p.reject(Object.assign(new Error(m.error.message), { field: m.error.field }));
+  };
+  h.worker.onerror = (e) => { e.preventDefault?.(); fail(`a training helper worker stopped: ${e.message || 'it could not load'}`); };
+  helpers[k] = h;
+  return h;
+}
+
+function askHelper(k, msg, transfer) {
+  const h = helper(k);
+  const id = helperId++;
+  return new Promise((resolve, reject) => {
+    h.pending.set(id, { resolve, reject });
+    h.worker.postMessage({ id, ...msg }, transfer);
+  });
+}
+
+/** Up to n steps split over the workers: train(n)'s answer. */
+async function parallelSteps(r, n, shares) {
+  const config = r.info.config;
+  const losses = [], lrs = [], norms = [];
+  let res = null;
+  for (let i = 0; i < n; i++) {
+    const b = r.run.stepBegin(shares);
+    const { T, rows } = b;
+    const jobs = [];
+    for (let k = 1; k < shares; k++) {
+      const ids = b.ids.slice(rows[k] * T, rows[k + 1] * T);
+      const targets = b.targets.slice(rows[k] * T, rows[k + 1] * T);
+      const params = k === shares - 1 ? b.params : b.params.slice(); // each helper gets its own buffer
+      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares] },
+        [params.buffer, ids.buffer, targets.buffer]));
+    }
+    r.run.stepOwn(); // share 0 here, while the helpers compute theirs
+    const parts = await Promise.all(jobs);
+    for (const p of parts) r.run.stepAdd(p.grads, p.losses); // in share order
+    res = r.run.stepFinish();
+    losses.push(...res.losses);
+    lrs.push(...res.lrs);
+    norms.push(...res.grad_norms);
+    if (res.diverged) break;
+  }
+  return { ...res, losses: Float32Array.from(losses), lrs: Float32Array.from(lrs), grad_norms: Float32Array.from(norms) };
+}
+
 const ops = {
   async init() {
     loading ??= loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
@@ -82,6 +156,13 @@ const ops = {
     return { tasks: gpt.tasks() };
   },
   memory({ spec }) { return gpt.memoryEstimate(spec); },
+  workers({ n }) {
+    if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) {
+      throw Object.assign(new Error(`workers is ${n}: it must be a whole number from 1 to ${MAX_WORKERS}`), { field: 'workers' });
+    }
+    workers = n;
+    return { workers, cores: self.navigator?.hardwareConcurrency ?? 1 };
+  },
   create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
     free(name);
@@ -172,6 +253,7 @@ self.onmessage = async (e) => {
   if (!ops[op]) { post({ id, ok: false, error: { message: `unknown request ${op}`, field: '' } }); return; }
   try {
     if (!gpt) await ops.init(); // a second worker (the experiments') starts with its first request
+    while (busy && op !== 'pause' && op !== 'start' && op !== 'workers') await busy; // a step is whole first
     const out = await ops[op](args);
     if (out && out.transfer) post({ id, ok: true, result: out.value }, out.transfer);
     else post({ id, ok: true, result: out });
@@ -188,7 +270,7 @@ const yieldNow = () => new Promise((resolve) => {
 });
 
 /** One chunk of one run: up to the next evaluation, the next sample or the end, about CHUNK_MS. */
-function chunk(name, r) {
+async function chunk(name, r) {
   const info = r.info;
   const step = info.step;
   const left = r.steps - step;
@@ -198,7 +280,18 @@ function chunk(name, r) {
   const toSample = every > 0 ? every - (step % every) : Infinity;
   const n = Math.max(1, Math.min(r.chunk, left, toEval, toSample));
   const t0 = performance.now();
-  const res = r.run.train(n);
+  const shares = Math.min(workers, info.train.batch_size);
+  let res;
+  if (shares > 1) {
+    let done;
+    busy = new Promise((resolve) => { done = resolve; });
+    try {
+      res = await parallelSteps(r, n, shares);
+    } finally {
+      busy = null;
+      done();
+    }
+  } else res = r.run.train(n);
   const done = res.losses.length;
   const newStep = res.step;
   let val = null;
@@ -242,7 +335,7 @@ async function loop() {
       for (const [name, r] of active) {
         if (!r.training || runs.get(name) !== r) continue;
         try {
-          chunk(name, r);
+          await chunk(name, r);
         } catch (err) {
           r.training = false;
           post({ event: 'stopped', run: name, reason: 'error', error: errorOf(err) });

@@ -32,6 +32,7 @@ struct RunOutput {
   bool append_log = false;  // resume continues a log
   int checkpoint_interval = 500;
   bool quiet = false;
+  int threads = 0;  // 0: the cores there are
 };
 
 void save(Trainer& t, const std::string& path) { write_checkpoint_file(path, save_checkpoint(t.state())); }
@@ -144,7 +145,8 @@ void print_run_header(const Trainer& t, Display& d, const std::string& verb) {
   d.message("steps " + std::to_string(t.steps_done()) + " → " + std::to_string(tc.steps) + " of " +
             std::to_string(tc.batch_size) + "×" + std::to_string(c.block_size) + " tokens, lr " +
             format_float(tc.lr) + " (warm-up " + std::to_string(tc.warmup_steps) + ", cosine to " +
-            format_float(tc.min_lr) + "), seed " + std::to_string(tc.seed) + ", kernels " + kernels::tier_name());
+            format_float(tc.min_lr) + "), seed " + std::to_string(tc.seed) + ", kernels " + kernels::tier_name() +
+            ", " + std::to_string(t.threads()) + (t.threads() == 1 ? " thread" : " threads"));
   std::string floor = "a model that knows nothing scores ln " + std::to_string(c.vocab_size) + " = " +
                       fixed(std::log(double(c.vocab_size)), 4);
   if (!s.task.empty()) floor += "; a perfect one " + fixed(task_info(s.task).loss_floor, 4) + " (the task's loss floor)";
@@ -160,6 +162,7 @@ void check_interval(int checkpoint_interval) {
 
 // The header, then the run: train and resume alike, once the trainer is built.
 int train_and_save(Trainer& t, const std::string& verb, const RunOutput& o) {
+  t.set_threads(o.threads == 0 ? hardware_threads() : o.threads);  // a negative count is refused by name
   Display d(o.quiet);
   print_run_header(t, d, verb);
   return run_training(t, o);
@@ -257,6 +260,10 @@ void add_saving_options(CLI::App* sub, RunOutput& o, const std::string& log_help
   sub->add_option("--checkpoint-interval", o.checkpoint_interval, "save every N steps (default 500; 0: only at the end)");
   sub->add_option("--log", o.log, log_help);
   sub->add_flag("-q,--quiet", o.quiet, "print nothing but errors");
+  sub->add_option("--threads", o.threads,
+                  "threads sharing each step's batch (default: the cores there are, " +
+                      std::to_string(hardware_threads()) +
+                      " here); the same count gives the same bits, any count resumes any checkpoint");
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+// gpt_shards.cpp — GptSession's calls for a training step split across workers that each hold a
+// session (see gpt_session.h; the step in parts is train.h's). The main session samples the batch
+// and owns the run; a worker's session holds only a model of the same config (shard_model) and
+// computes one share's gradients with the parameters it is sent. Bytes are float32 or int32
+// little-endian (wasm and x86 both are).
+#include <cstring>
+
+#include "gpt_json.h"
+#include "gpt_session.h"
+#include "json.h"
+#include "spec.h"
+
+namespace ap {
+
+using json::Value;
+using namespace spec;
+
+namespace {
+
+// bytes → count values of 4 bytes each into out (its capacity reused), or InputError naming field.
+template <class T>
+void read_words(std::vector<T>& out, const std::string& bytes, const char* field) {
+  static_assert(sizeof(T) == 4, "float32 or int32");
+  if (bytes.size() % 4 != 0)
+    throw InputError(std::string(field) + " has " + std::to_string(bytes.size()) +
+                         " bytes: 4-byte values need a multiple of 4",
+                     field);
+  out.resize(bytes.size() / 4);
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+}
+
+const std::vector<int> kNoInts;
+
+}  // namespace
+
+const std::vector<int>& GptSession::batch_ids() const { return trainer_ ? trainer_->batch_ids() : kNoInts; }
+const std::vector<int>& GptSession::batch_targets() const {
+  return trainer_ ? trainer_->batch_targets() : kNoInts;
+}
+
+std::string GptSession::step_begin(int n) {
+  return guarded([&] {
+    require_model();
+    trainer_->begin_step(n);
+    const GPT& m = trainer_->model();
+    step_params_.assign(m.params(), m.params() + m.num_parameters());
+    const int B = trainer_->config().batch_size;
+    Value rows = Value::array();
+    for (int k = 0; k <= n; ++k) rows.push(static_cast<long long>(shard_row(B, n, k)));
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(trainer_->steps_done() + 1));
+    v.set("shares", n);
+    v.set("T", m.config().block_size);
+    v.set("rows", std::move(rows));
+    return v;
+  });
+}
+
+std::string GptSession::step_own() {
+  return guarded([&] {
+    require_model();
+    forget_caches();
+    trainer_->own_shard();
+    const GPT& m = trainer_->model();
+    double sum = 0.0;
+    const int n = m.batch() * m.seq_len();
+    for (int i = 0; i < n; ++i) sum += m.losses()[i];
+    Value v = Value::object();
+    v.set("loss", Value::f32(static_cast<float>(sum / n)));
+    return v;
+  });
+}
+
+std::string GptSession::step_add(const std::string& grads, const std::string& losses) {
+  return guarded([&] {
+    require_model();
+    read_words(shard_in_, grads, "gradients");
+    std::vector<float> l;
+    read_words(l, losses, "losses");
+    trainer_->add_shard(shard_in_.data(), static_cast<int64_t>(shard_in_.size()), l.data(),
+                        static_cast<int64_t>(l.size()));
+    return Value::object();
+  });
+}
+
+std::string GptSession::step_finish() {
+  return guarded([&] {
+    require_model();
+    forget_caches();
+    const StepResult r = trainer_->finish_step();
+    std::vector<float> lrs, norms;
+    if (!r.diverged) {
+      lrs.push_back(r.lr);
+      norms.push_back(r.grad_norm);
+    }
+    return steps_answer({r.loss}, lrs, norms);
+  });
+}
+
+std::string GptSession::shard_model(const std::string& config_json) {
+  return guarded([&] {
+    const GPTConfig c = read_config(json::parse(config_json), "config");
+    shard_ = std::make_unique<GPT>(c);
+    Value v = Value::object();
+    v.set("n_params", static_cast<long long>(shard_->num_parameters()));
+    return v;
+  });
+}
+
+std::string GptSession::shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
+                                        int batch_rows) {
+  return guarded([&] {
+    if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
+    GPT& g = *shard_;
+    const int T = g.config().block_size;
+    if (static_cast<int64_t>(params.size()) != 4 * g.num_parameters())
+      throw InputError("params has " + std::to_string(params.size()) + " bytes: the model's " +
+                           std::to_string(g.num_parameters()) + " parameters take " +
+                           std::to_string(4 * g.num_parameters()),
+                       "params");
+    std::memcpy(g.params(), params.data(), params.size());
+    read_words(shard_ids_, ids, "ids");
+    read_words(shard_targets_, targets, "targets");
+    const int64_t n = static_cast<int64_t>(shard_ids_.size());
+    if (n == 0 || n % T != 0 || static_cast<int64_t>(shard_targets_.size()) != n)
+      throw InputError("ids and targets must be whole rows of block_size = " + std::to_string(T) +
+                           " tokens, as many of each (got " + std::to_string(n) + " and " +
+                           std::to_string(shard_targets_.size()) + ")",
+                       "ids");
+    const int rows = static_cast<int>(n / T);
+    if (batch_rows < rows || batch_rows > kMaxBatch)
+      throw InputError("batch_rows is " + std::to_string(batch_rows) + ": it must be between this share's " +
+                           std::to_string(rows) + " rows and " + std::to_string(kMaxBatch),
+                       "batch_rows");
+    const float loss = ap::shard_gradients(g, shard_ids_.data(), shard_targets_.data(), rows, T, batch_rows);
+    shard_grads_.assign(g.grads(), g.grads() + g.num_parameters());
+    shard_losses_.assign(g.losses(), g.losses() + n);
+    Value v = Value::object();
+    v.set("loss", Value::f32(loss));
+    v.set("rows", rows);
+    return v;
+  });
+}
+
+}  // namespace ap

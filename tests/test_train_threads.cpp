@@ -1,0 +1,203 @@
+// test_train_threads.cpp — data-parallel training (train.h's threads, thread_pool.h):
+//  - one thread is the single-threaded step bit for bit (and so is a step split one way in parts);
+//  - the same thread count gives the same bits run after run;
+//  - two and three threads agree with one within the stated tolerance (below);
+//  - a step in parts (begin_step, shard_gradients in another model, add_shard, finish_step: the
+//    page's workers) gives the bits of the same count of threads;
+//  - a checkpoint saved with n threads resumes with any m, exactly as a run that changed count;
+//  - bad counts and shares out of order are refused by name; the pool rethrows a thread's error.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/checkpoint.h"
+#include "core/train.h"
+#include "input_error_util.h"
+
+namespace {
+
+ap::TrainConfig quick(int steps) {
+  ap::TrainConfig t;
+  t.batch_size = 8;
+  t.steps = steps;
+  t.warmup_steps = 2;
+  t.lr = 3e-3f;
+  t.min_lr = 3e-4f;
+  t.eval_batches = 2;
+  t.seed = 11;
+  return t;
+}
+
+ap::DataSpec task(const std::string& name) {
+  ap::DataSpec d;
+  d.task = name;
+  d.n_chars = 20000;
+  return d;
+}
+
+ap::GPTConfig tiny32() {
+  ap::GPTConfig c = ap::GPTConfig::tiny();
+  c.block_size = 32;
+  return c;
+}
+
+struct Run {
+  std::vector<float> losses, norms;
+  std::vector<float> params;
+};
+
+Run train(int threads, int steps, ap::Trainer* t = nullptr) {
+  ap::Trainer own(tiny32(), quick(40), task("sort"));
+  ap::Trainer& tr = t ? *t : own;
+  if (threads > 0) tr.set_threads(threads);
+  Run r;
+  for (int i = 0; i < steps; ++i) {
+    const ap::StepResult s = tr.step();
+    REQUIRE_FALSE(s.diverged);
+    r.losses.push_back(s.loss);
+    r.norms.push_back(s.grad_norm);
+  }
+  r.params = tr.state().params;
+  return r;
+}
+
+}  // namespace
+
+using input_error_util::described;
+
+TEST_CASE("Threads: one thread is the single-threaded step, bit for bit", "[train][threads]") {
+  const Run plain = train(0, 12);  // never set_threads: the path every run took before threads
+  const Run one = train(1, 12);
+  CHECK(plain.losses == one.losses);
+  CHECK(plain.norms == one.norms);
+  CHECK(plain.params == one.params);
+  // The same step in parts, split one way, is the same arithmetic.
+  ap::Trainer t(tiny32(), quick(40), task("sort"));
+  std::vector<float> losses;
+  for (int i = 0; i < 12; ++i) {
+    t.begin_step(1);
+    t.own_shard();
+    losses.push_back(t.finish_step().loss);
+  }
+  CHECK(losses == plain.losses);
+  CHECK(t.state().params == plain.params);
+}
+
+TEST_CASE("Threads: the same count gives the same bits every run", "[train][threads]") {
+  for (int n : {2, 3}) {
+    const Run a = train(n, 12), b = train(n, 12);
+    INFO(n << " threads");
+    CHECK(a.losses == b.losses);
+    CHECK(a.params == b.params);
+  }
+}
+
+// The tolerance. Each token's forward is row-wise (its loss does not depend on the split: the
+// first step's loss is the same bits), but the weight gradients are sums over the batch's rows,
+// and n shares regroup each sum into n partial sums added at the end: within the fast tier's
+// bound for a sum in another order, 2·(K+8)·u·Σ|terms| (kernels.h), K = B·T rows here. AdamW then
+// divides m by √v, so a gradient near zero can move its parameter's update by far more than its own
+// rounding; the runs drift apart slowly. Measured (AVX-512, this test's 12 steps of sort at batch
+// 8): the losses differ by at most 1.1e-7 relative, the gradient norms by 3.0e-6 relative and the
+// parameters by 1.3e-5 absolute (updates are lr ≈ 3e-3 each). The bounds below leave a factor of
+// 8–100: 1e-5 relative on the losses, 1e-4 relative on the gradient norms, 1e-4 absolute on the
+// parameters (3% of one step's update).
+TEST_CASE("Threads: two and three threads agree with one within the stated tolerance", "[train][threads]") {
+  const Run one = train(1, 12);
+  for (int n : {2, 3}) {
+    const Run many = train(n, 12);
+    INFO(n << " threads");
+    CHECK(many.losses[0] == one.losses[0]);  // the forward is row-wise: the same bits
+    float loss_rel = 0.0f, norm_rel = 0.0f, param_abs = 0.0f;
+    for (size_t i = 0; i < one.losses.size(); ++i) {
+      loss_rel = std::max(loss_rel, std::fabs(many.losses[i] - one.losses[i]) / one.losses[i]);
+      norm_rel = std::max(norm_rel, std::fabs(many.norms[i] - one.norms[i]) / one.norms[i]);
+    }
+    for (size_t i = 0; i < one.params.size(); ++i)
+      param_abs = std::max(param_abs, std::fabs(many.params[i] - one.params[i]));
+    INFO("losses within " << loss_rel << " relative, gradient norms " << norm_rel << ", parameters " << param_abs);
+    CHECK(loss_rel <= 1e-5f);
+    CHECK(norm_rel <= 1e-4f);
+    CHECK(param_abs <= 1e-4f);
+    CHECK(many.params != one.params);  // the split does change the sums' rounding: this compares something
+  }
+}
+
+TEST_CASE("Threads: a step in parts (the page's workers) gives the bits of as many threads", "[train][threads]") {
+  const Run threads = train(2, 8);
+  ap::Trainer main(tiny32(), quick(40), task("sort"));
+  ap::Trainer worker(tiny32(), quick(40), task("sort"));  // another worker's model: parameters sent each step
+  const int B = 8, T = 32;
+  std::vector<float> losses;
+  for (int i = 0; i < 8; ++i) {
+    main.begin_step(2);
+    main.own_shard();
+    ap::GPT& w = worker.model();
+    std::copy(main.model().params(), main.model().params() + w.num_parameters(), w.params());
+    const int r0 = ap::shard_row(B, 2, 1), rows = B - r0;
+    ap::shard_gradients(w, main.batch_ids().data() + r0 * T, main.batch_targets().data() + r0 * T, rows, T, B);
+    main.add_shard(w.grads(), w.num_parameters(), w.losses(), int64_t(rows) * T);
+    losses.push_back(main.finish_step().loss);
+  }
+  CHECK(losses == threads.losses);
+  CHECK(main.state().params == threads.params);
+}
+
+TEST_CASE("Threads: a checkpoint saved with n threads resumes with any m", "[train][threads]") {
+  // One run changes from 2 threads to 3 at step 6; another saves at step 6 with 2 threads and
+  // resumes from the checkpoint's bytes with 3: the same bits.
+  ap::Trainer a(tiny32(), quick(40), task("sort"));
+  train(2, 6, &a);
+  const std::string bytes = ap::save_checkpoint(a.state());
+  const Run rest = train(3, 6, &a);
+  ap::Trainer b(ap::load_checkpoint(bytes));
+  const Run resumed = train(3, 6, &b);
+  CHECK(resumed.losses == rest.losses);
+  CHECK(resumed.params == rest.params);
+  // and with 1 thread, within the tolerance of the test above
+  ap::Trainer c(ap::load_checkpoint(bytes));
+  const Run single = train(1, 6, &c);
+  for (size_t i = 0; i < rest.losses.size(); ++i) CHECK(std::fabs(single.losses[i] - rest.losses[i]) <= 1e-5f * rest.losses[i]);
+}
+
+TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[train][threads][errors]") {
+  ap::Trainer t(tiny32(), quick(40), task("sort"));
+  CHECK(described([&] { t.set_threads(0); }).rfind("threads: threads is 0", 0) == 0);
+  CHECK(described([&] { t.set_threads(ap::kMaxThreads + 1); }).rfind("threads: ", 0) == 0);
+  CHECK(t.threads() == 1);
+  t.set_threads(16);  // more threads than the batch's 8 rows: 8 get a share
+  CHECK_FALSE(t.step().diverged);
+  CHECK(described([&] { t.begin_step(9); }).rfind("threads: a step split 9 ways", 0) == 0);
+  CHECK(described([&] { (void)t.finish_step(); }).rfind("gradients: ", 0) == 0);
+  const std::vector<float> g(static_cast<size_t>(t.model().num_parameters())), l(4 * 32);
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
+  t.begin_step(2);
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
+  t.own_shard();
+  CHECK(described([&] { t.add_shard(g.data(), 5, l.data(), int64_t(l.size())); }) ==
+        "gradients: share 1 has 5 gradients: the model has " + std::to_string(g.size()) + " parameters");
+  CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), 3); }) ==
+        "losses: share 1 has 3 losses: its 4 rows of 32 tokens have 128");
+  CHECK(described([&] { (void)t.finish_step(); }) == "gradients: the step has 1 of its 2 shares");
+  t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size()));
+  CHECK_FALSE(t.finish_step().diverged);
+  CHECK(t.steps_done() == 2);
+}
+
+TEST_CASE("ThreadPool: every index runs once; a thread's error reaches the caller", "[threads]") {
+  ap::ThreadPool pool(4);
+  std::vector<int> hits(4, 0);
+  auto count = [&](int i) { hits[static_cast<size_t>(i)] += 1; };
+  for (int r = 0; r < 50; ++r) pool.run(count);
+  CHECK(hits == std::vector<int>(4, 50));
+  auto fail = [](int i) {
+    if (i == 2) throw std::runtime_error("share 2 failed");
+  };
+  CHECK_THROWS_WITH(pool.run(fail), "share 2 failed");
+  pool.run(count);  // and the pool still works
+  CHECK(hits[3] == 51);
+  CHECK(ap::hardware_threads() >= 1);
+}

@@ -1,0 +1,121 @@
+// gpt_shards.test.mjs — data-parallel training through the wasm API (web/gpt.js stepBegin,
+// stepOwn, stepAdd, stepFinish and gpt.shard(config).gradients), as the training page's workers
+// use it, here with the shares computed one after another in one module:
+//  - a step split one way is train(1), bit for bit;
+//  - split two ways, the same run twice gives the same bits, and the losses agree with one way
+//    within the tolerance of tests/test_train_threads.cpp (1e-5 relative; the first step's loss
+//    is the same bits: the forward is row-wise);
+//  - the batch is the same whatever the split; a run saved mid-way with two shares resumes with
+//    one or three;
+//  - shares of the wrong size, out of order, or with bytes that are not whole floats are refused
+//    by name, and the run stays usable.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadGptApi } from './load.mjs';
+
+const gpt = await loadGptApi();
+const SPEC = { task: 'sort', n_layer: 1, n_embd: 16, n_head: 2, block_size: 16, batch_size: 6, n_chars: 4000, seed: 3, steps: 40, warmup_steps: 2 };
+
+/** `steps` steps of `run`, each split `shares` ways over fresh shard models: the losses. */
+function splitSteps(run, shares, steps) {
+  const config = run.info().config;
+  const workers = Array.from({ length: shares - 1 }, () => gpt.shard(config));
+  const losses = [];
+  try {
+    for (let i = 0; i < steps; i++) {
+      const b = run.stepBegin(shares);
+      run.stepOwn();
+      for (let k = 1; k < shares; k++) {
+        const rows = [b.rows[k] * b.T, b.rows[k + 1] * b.T];
+        const r = workers[k - 1].gradients(b.params, b.ids.slice(...rows), b.targets.slice(...rows), b.rows[shares]);
+        assert.equal(r.grads.length, run.info().n_params);
+        assert.equal(r.losses.length, rows[1] - rows[0]);
+        run.stepAdd(r.grads, r.losses);
+      }
+      const res = run.stepFinish();
+      assert.equal(res.diverged, false);
+      losses.push(res.losses[0]);
+    }
+  } finally {
+    for (const w of workers) w.free();
+  }
+  return losses;
+}
+
+test('one share is train(1), bit for bit; the same split twice gives the same bits', () => {
+  const a = gpt.create(SPEC), b = gpt.create(SPEC), c = gpt.create(SPEC), d = gpt.create(SPEC);
+  try {
+    const plain = Array.from(a.train(8).losses);
+    assert.deepEqual(splitSteps(b, 1, 8), plain);
+    assert.deepEqual(b.save(), a.save());
+    const two = splitSteps(c, 2, 8), again = splitSteps(d, 2, 8);
+    assert.deepEqual(two, again);
+    assert.deepEqual(c.save(), d.save());
+    assert.equal(two[0], plain[0]); // the forward is row-wise
+    for (let i = 0; i < plain.length; i++) {
+      assert.ok(Math.abs(two[i] - plain[i]) <= 1e-5 * plain[i], `step ${i + 1}: ${two[i]} vs ${plain[i]}`);
+    }
+  } finally {
+    for (const r of [a, b, c, d]) r.free();
+  }
+});
+
+test('the batch is the same whatever the split; a run saved with two shares resumes with one or three', () => {
+  const a = gpt.create(SPEC), b = gpt.create(SPEC);
+  try {
+    const one = a.stepBegin(1), three = b.stepBegin(3);
+    assert.deepEqual(three.ids, one.ids);
+    assert.deepEqual(three.targets, one.targets);
+    assert.deepEqual(three.rows, [0, 2, 4, 6]);
+  } finally {
+    a.free();
+    b.free();
+  }
+  const run = gpt.create(SPEC);
+  try {
+    splitSteps(run, 2, 5);
+    const bytes = run.save();
+    const later = splitSteps(run, 3, 4);
+    for (const shares of [1, 3]) {
+      const resumed = gpt.load(bytes);
+      try {
+        assert.equal(resumed.info().step, 5);
+        const l = shares === 1 ? Array.from(resumed.train(4).losses) : splitSteps(resumed, 3, 4);
+        if (shares === 3) assert.deepEqual(l, later);
+        else for (let i = 0; i < 4; i++) assert.ok(Math.abs(l[i] - later[i]) <= 1e-5 * later[i]);
+      } finally {
+        resumed.free();
+      }
+    }
+  } finally {
+    run.free();
+  }
+});
+
+test('shares of the wrong size or out of order are refused by name; the run goes on', () => {
+  const run = gpt.create(SPEC);
+  const shard = gpt.shard(run.info().config);
+  try {
+    const n = run.info().n_params;
+    const b = run.stepBegin(2);
+    assert.throws(() => run.stepAdd(new Float32Array(n), new Float32Array(3 * 16)), { field: 'gradients', message: /no share is awaited/ });
+    run.stepOwn();
+    assert.throws(() => run.stepAdd(new Float32Array(5), new Float32Array(3 * 16)), { field: 'gradients', message: /share 1 has 5 gradients/ });
+    assert.throws(() => run.stepAdd(new Float32Array(n), new Float32Array(7)), { field: 'losses', message: /share 1 has 7 losses/ });
+    assert.throws(() => run.stepFinish(), { field: 'gradients', message: /1 of its 2 shares/ });
+    assert.throws(() => run.stepAdd([1, 2], new Float32Array(7)), { field: 'gradients' });
+    assert.throws(() => shard.gradients(new Float32Array(3), b.ids, b.targets, 6), { field: 'params', message: /params has 12 bytes/ });
+    assert.throws(() => shard.gradients(b.params, b.ids.slice(0, 5), b.targets.slice(0, 5), 6), { field: 'ids', message: /whole rows/ });
+    assert.throws(() => shard.gradients(b.params, b.ids, b.targets, 2), { field: 'batch_rows' });
+    assert.throws(() => run.stepBegin(7), { field: 'threads', message: /split 7 ways/ });
+    const r = shard.gradients(b.params, b.ids.slice(3 * 16), b.targets.slice(3 * 16), 6);
+    run.stepBegin(2); // a begun step begun again: the same batch
+    run.stepOwn();
+    run.stepAdd(r.grads, r.losses);
+    assert.equal(run.stepFinish().step, 1);
+    assert.throws(() => gpt.shard({ n_layer: 1 }), { field: /config/ });
+  } finally {
+    shard.free();
+    run.free();
+  }
+});

@@ -1,0 +1,39 @@
+// shard-worker.js — a helper of the training worker (worker.js) for data-parallel training: it
+// holds a model of the run's config (gpt.shard) and computes one share of each step's batch, with
+// the parameters it is sent, into gradients and per-token losses that it sends back. The training
+// worker sums the shares in a fixed order and applies AdamW; this worker keeps no training state.
+//
+// Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
+//   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
+//      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
+//   ← {id, ok: false, error: {message, field}} when the core refuses
+// A model is made for the first config it is sent and remade when the config changes.
+import { loadGpt } from '../gpt.js';
+
+let gpt = null;
+let shard = null;
+let shardConfig = '';
+
+async function gradients({ config, params, ids, targets, batchRows }) {
+  gpt ??= await loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
+  const key = JSON.stringify(config);
+  if (key !== shardConfig) {
+    shard?.free();
+    shard = null;
+    shard = gpt.shard(config);
+    shardConfig = key;
+  }
+  const r = shard.gradients(params, ids, targets, batchRows);
+  return { loss: r.loss, grads: r.grads, losses: r.losses };
+}
+
+self.onmessage = async (e) => {
+  const { id, op, ...args } = e.data ?? {};
+  try {
+    if (op !== 'gradients') throw new Error(`unknown request ${op}`);
+    const result = await gradients(args);
+    self.postMessage({ id, ok: true, result }, [result.grads.buffer, result.losses.buffer]);
+  } catch (err) {
+    self.postMessage({ id, ok: false, error: { message: err?.message ?? String(err), field: err?.field ?? '' } });
+  }
+};
