@@ -9,7 +9,7 @@
 // a new task).
 import { STEPPER_MAX_ROWS, codePoints } from './config.js';
 import { el, statusLine } from '../ui.js';
-import { MapsView } from './maps.js';
+import { ModelView } from './model-view.js';
 import { Section } from './section.js';
 import { button, promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
@@ -32,7 +32,7 @@ export class MapsSection extends Section {
     dom.box = idEl('tr-maps-box', 'div', 'tr-maps-box');
     s.append(p.row, p.err, p.hint, dom.status, dom.box);
     const opts = { t, lang: this.ctx.state.lang };
-    if (!this.view) this.view = new MapsView(dom.box, opts);
+    if (!this.view) this.view = new ModelView(dom.box, opts);
     else { this.view.root = dom.box; this.view.opts = opts; this.view.result = null; }
     return s;
   }
