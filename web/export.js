@@ -57,6 +57,8 @@ class Svg {
   }
 }
 const r2 = (v) => Math.round(v * 100) / 100;
+/** About how wide a line of text is at a font size (CJK characters count double): for the figure's width. */
+const textWidth = (s, size) => [...String(s)].reduce((w, ch) => w + (ch.codePointAt(0) > 0x2e80 ? 1 : 0.56), 0) * size;
 
 /** A token as a label: a newline, a space and a tab made visible. */
 export function tokenMark(s) {
@@ -130,7 +132,7 @@ export function mapsSvg({ title, subtitle = '', tokens, mask, maps, rows, cols, 
   const gridH = single ? side : rows.length * (side + gap) - gap;
   const ly = top + gridH + 34;
   heatLegend(svg, left, ly, Math.min(360, Math.max(240, gridW * 0.5)), labels.legend, labels.masked);
-  return svg.doc(Math.max(left + gridW + 40, left + 560), ly + 70);
+  return svg.doc(Math.max(left + gridW + 40, left + 560, 48 + textWidth(title, 24), 48 + textWidth(subtitle, 16)), ly + 70);
 }
 
 /**
@@ -153,7 +155,7 @@ export function barsSvg(answer, labels) {
     svg.text(x - 14, y + rowH / 2, tokenMark(e.text), { size: 18, anchor: 'end', mono: true, fill: e.kept ? INK : MUTED });
     svg.rect(x, y + 5, barW * e.p_full, rowH - 10, '#dbe4f3');
     if (e.kept) svg.rect(x, y + 5, barW * e.p, rowH - 10, '#2457a6');
-    svg.text(x + barW + 12, y + rowH / 2, e.kept ? `${(e.p * 100).toFixed(1)}%` : labels.dropped, { size: 15, fill: e.kept ? INK : MUTED });
+    svg.text(x + barW + 12, y + rowH / 2, e.kept ? `${(e.p * 100).toFixed(1)}%` : `${labels.dropped} (${(e.p_full * 100).toFixed(1)}%)`, { size: 15, fill: e.kept ? INK : MUTED });
     svg.text(x + barW + 190, y + rowH / 2, e.logit.toFixed(3), { size: 15, anchor: 'end', mono: true, fill: e.kept ? INK : MUTED });
   });
   const ly = top + answer.top.length * rowH + 24;
@@ -161,7 +163,7 @@ export function barsSvg(answer, labels) {
   svg.text(x + 26, ly + 7, labels.keptKey, { size: 14, fill: MUTED });
   svg.rect(x + 300, ly, 18, 14, '#dbe4f3');
   svg.text(x + 326, ly + 7, labels.fullKey, { size: 14, fill: MUTED });
-  return svg.doc(x + barW + 230, ly + 40);
+  return svg.doc(Math.max(x + barW + 230, 48 + textWidth(labels.title, 24), 48 + textWidth(labels.subtitle ?? '', 16)), ly + 40);
 }
 
 /** A round tick step for a range. */
