@@ -4,7 +4,7 @@
 // evaluation). A run that diverged gets a vertical marker with its step written beside it, so the
 // place is told by text and line style, not by colour alone. The chart follows its container's
 // width (ResizeObserver) and keeps its data when rebuilt. Beside it, PNG and SVG buttons save the
-// chart as a picture for slides (../export.js lossSvg: the same runs, overlays and markers, drawn
+// chart as a picture for slides (../figures.js lossSvg: the same runs, overlays and markers, drawn
 // from the numbers, with axis labels and a legend in text).
 //
 //   const c = new LossChart(el, { runs: [{ label: 'strict', color: '#2457a6' }], t });
@@ -12,7 +12,7 @@
 //   c.destroy();
 import uPlot from '../gen/vendor/uplot.mjs';
 import { el } from '../ui.js';
-import { exportButtons, lossSvg } from '../export.js';
+import { exportButtons } from '../export.js';
 
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
@@ -57,9 +57,10 @@ export class LossChart {
     return box;
   }
 
-  /** The chart as SVG text: every run's training and validation loss, divergence markers, legend. */
-  svg() {
+  /** The chart as SVG text (a promise: figures.js loads on the first save): every run's losses, divergence markers, legend. */
+  async svg() {
     const { t } = this;
+    const { lossSvg } = await import('../figures.js');
     return lossSvg(this.runs, {
       title: this.title || t('chart.figTitle'), subtitle: this.runs.length > 1 ? this.runs.map((r) => `${r.glyph} ${r.label}`).join('   ') : '',
       x: t('chart.step'), y: t('chart.loss'), train: t('chart.train'), val: t('chart.val'), diverged: `✕ ${t('chart.diverged', { step: '{step}' })}`,

@@ -13,7 +13,10 @@
 // 12 × 12 model with a 64-token prompt points as fast as a 1 × 1 one. Past the box's width the grid
 // scrolls inside its own box, with the layer and head labels sticky.
 import { el } from '../ui.js';
-import { exportButtons, mapsSvg } from '../export.js';
+import { exportButtons } from '../export.js';
+
+/** The figures' module, loaded on the first save (export.js). */
+const figures = () => import('../figures.js');
 import { drawMap, masked, stepperUrl, tokenLabel } from './maps.js';
 
 /** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */
@@ -323,19 +326,20 @@ export class ModelView {
     return { legend: t('mv.legend'), masked: t('mv.legendMasked'), queries: t('mv.queries'), keys: t('mv.keys') };
   }
 
-  /** The enlarged map as SVG text. */
-  svgMap(kind, l, h) {
+  /** The enlarged map as SVG text (a promise: figures.js is loaded on the first save). */
+  async svgMap(kind, l, h) {
     const { t } = this.opts;
     const r = this.result;
     if (!r) return '';
+    const { mapsSvg } = await figures();
     return mapsSvg({
       title: this.title(kind, l, h), subtitle: t('mv.figSubtitle', { step: r.step ?? 0, T: r.T }),
       tokens: r.tokens, mask: this.mask, maps: [{ row: 0, col: 0, ...this.source(kind, l, h) }], rows: [''], cols: [''], labels: this.figureLabels(),
     });
   }
 
-  /** The whole model view (every head, the means and the rollouts) as SVG text. */
-  svgModel() {
+  /** The whole model view (every head, the means and the rollouts) as SVG text (a promise, as svgMap). */
+  async svgModel() {
     const { t } = this.opts;
     const r = this.result;
     if (!r) return '';
@@ -347,6 +351,7 @@ export class ModelView {
       if (hasSum) SUMMARIES.forEach((s, i) => maps.push({ row: l, col: NH + i, ...this.source(s, l, 0) }));
     }
     const cols = [...Array.from({ length: NH }, (_, h) => t('maps.head', { h: h + 1 })), ...(hasSum ? SUMMARIES.map((s) => t(`mv.${s}`)) : [])];
+    const { mapsSvg } = await figures();
     return mapsSvg({
       title: t('mv.figTitle', { L, H: NH }), subtitle: `${t('mv.figSubtitle', { step: r.step ?? 0, T: r.T })} ${t('mv.figPrompt', { p: r.tokens.map(tokenLabel).join('') })}`,
       tokens: r.tokens, mask: this.mask, maps, rows: Array.from({ length: L }, (_, l) => t('maps.layer', { l: l + 1 })), cols, labels: this.figureLabels(),

@@ -15,7 +15,7 @@ import { el, segGroup, statusLine, setText, hide } from '../ui.js';
 import { Section } from './section.js';
 import { tokenLabel } from './maps.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
-import { exportButtons, barsSvg } from '../export.js';
+import { exportButtons } from '../export.js';
 import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
 /** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */
@@ -95,11 +95,12 @@ export class NextTokenSection extends Section {
     return s;
   }
 
-  /** The bars shown as SVG text (nothing before an answer). */
-  svg() {
+  /** The bars shown as SVG text (nothing before an answer; a promise: figures.js loads on the first save). */
+  async svg() {
     const a = this.answer;
     if (!a) return '';
     const { t } = this.ctx;
+    const { barsSvg } = await import('../figures.js');
     return barsSvg(a, {
       title: t('next.figTitle', { prompt: tail((a.tokens ?? []).map(tokenLabel).join('')) }), subtitle: factsText(t, a),
       p: t('next.col.p'), logit: t('next.col.logit'), dropped: t('next.figDropped'), keptKey: t('next.figKept'), fullKey: t('next.figFull'),
