@@ -103,3 +103,16 @@ export function exportButtons({ file, makeSvg, words, say, cls = 'aps-btn ap-exp
   }
   return box;
 }
+
+/** exportButtons in a bar: a lead text before them and, after them, the line that says what was saved. */
+export function exportBar({ lead, file, makeSvg, words, cls = 'ap-export-bar' }) {
+  const box = document.createElement('div');
+  box.className = cls;
+  const leadEl = document.createElement('span');
+  leadEl.textContent = lead;
+  const saved = document.createElement('span');
+  saved.className = 'ap-export-saved';
+  saved.setAttribute('role', 'status');
+  box.append(leadEl, exportButtons({ file, makeSvg, words, say: (x) => { saved.textContent = x; } }), saved);
+  return box;
+}

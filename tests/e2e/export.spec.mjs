@@ -5,16 +5,8 @@
 // 中文 labels in the 中文 page.
 // (The attention maps' and the model view's pictures: model-view.spec.mjs.)
 import { readFile } from 'node:fs/promises';
-import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
-
-const app = (page) => page.locator('#app');
-
-async function trained(page, hash) {
-  await page.goto(`/train/${hash}`);
-  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-start').click();
-  await expect(app(page)).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-}
+import { test, expect } from './fixtures.mjs';
+import { trained } from './train-helpers.mjs';
 
 /** Saves a figure by its group's SVG and PNG buttons; checks both; → the SVG's text content. */
 async function saveBoth(page, group, file, stated) {

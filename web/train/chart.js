@@ -11,8 +11,7 @@
 //   c.set(0, { steps: [1, 2, …], train: [2.5, …], valSteps: [0, 25, …], val: [2.49, …], divergedAt: null });
 //   c.destroy();
 import uPlot from '../gen/vendor/uplot.mjs';
-import { el } from '../ui.js';
-import { exportButtons } from '../export.js';
+import { exportBar } from '../export.js';
 
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
@@ -47,14 +46,10 @@ export class LossChart {
   /** The PNG and SVG buttons, with the line that says what was saved. */
   exportTools() {
     const { t } = this;
-    const box = el('div', 'tr-chart-tools');
-    const saved = el('span', 'tr-chart-saved');
-    saved.setAttribute('role', 'status');
-    box.append(el('span', '', t('chart.exportLead')), exportButtons({
-      file: 'loss-chart', makeSvg: () => this.svg(), say: (s) => { saved.textContent = s; },
+    return exportBar({
+      lead: t('chart.exportLead'), file: 'loss-chart', makeSvg: () => this.svg(), cls: 'tr-chart-tools',
       words: { png: 'PNG', svg: 'SVG', group: t('chart.exportGroup'), saved: t('export.saved') },
-    }), saved);
-    return box;
+    });
   }
 
   /** The chart as SVG text (a promise: figures.js loads on the first save): every run's losses, divergence markers, legend. */

@@ -13,7 +13,7 @@
 // 12 × 12 model with a 64-token prompt points as fast as a 1 × 1 one. Past the box's width the grid
 // scrolls inside its own box, with the layer and head labels sticky.
 import { el } from '../ui.js';
-import { exportButtons } from '../export.js';
+import { exportBar, exportButtons } from '../export.js';
 
 /** The figures' module, loaded on the first save (export.js). */
 const figures = () => import('../figures.js');
@@ -125,14 +125,10 @@ export class ModelView {
       el('span', 'tr-mv-scale'), document.createTextNode(` ${t('mv.keyScale')}`));
     this.pointedLine = el('p', 'tr-mv-pointed', t('mv.pointHint'));
     this.pointedLine.setAttribute('aria-live', 'polite');
-    this.savedLine = el('p', 'tr-mv-saved');
-    this.savedLine.setAttribute('role', 'status');
-    const say = (s) => { this.savedLine.textContent = s; };
-    const tools = el('div', 'tr-mv-tools');
-    tools.append(el('span', '', t('mv.exportAll')), exportButtons({
-      file: 'model-view', makeSvg: () => this.svgModel(), say,
+    const tools = exportBar({
+      lead: t('mv.exportAll'), file: 'model-view', makeSvg: () => this.svgModel(), cls: 'tr-mv-tools',
       words: { png: 'PNG', svg: 'SVG', group: t('mv.exportAllGroup'), saved: t('export.saved') },
-    }));
+    });
 
     const scroll = el('div', 'tr-mv-scroll');
     scroll.tabIndex = -1;
@@ -194,7 +190,7 @@ export class ModelView {
     scroll.append(grid);
     const notes = el('div', 'tr-mv-notes');
     if (hasSum) for (const s of SUMMARIES) notes.append(el('p', 'tr-mv-note', t(`mv.${s}Note`)));
-    view.append(strip, key, this.pointedLine, tools, this.savedLine, scroll, notes);
+    view.append(strip, key, this.pointedLine, tools, scroll, notes);
     this.zoomBox = el('figure', 'tr-zoom');
     this.root.append(view, this.zoomBox);
     this.zoom('head', 0, 0, grid.querySelector('.tr-map'));

@@ -15,7 +15,7 @@ import { el, segGroup, statusLine, setText, hide } from '../ui.js';
 import { Section } from './section.js';
 import { tokenLabel } from './maps.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
-import { exportButtons } from '../export.js';
+import { exportBar } from '../export.js';
 import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
 /** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */
@@ -83,13 +83,10 @@ export class NextTokenSection extends Section {
     dom.table = barsTable(t, t('next.table'));
     const scroll = el('div', 'tr-scroll');
     scroll.append(dom.table);
-    const tools = el('div', 'tr-chart-tools');
-    const saved = el('span', 'tr-chart-saved');
-    saved.setAttribute('role', 'status');
-    tools.append(el('span', '', t('next.exportLead')), exportButtons({
-      file: 'next-token', makeSvg: () => this.svg(), say: (x) => { saved.textContent = x; },
+    const tools = exportBar({
+      lead: t('next.exportLead'), file: 'next-token', makeSvg: () => this.svg(), cls: 'tr-chart-tools',
       words: { png: 'PNG', svg: 'SVG', group: t('next.exportGroup'), saved: t('export.saved') },
-    }), saved);
+    });
     s.append(p.row, p.err, p.hint, controls, dom.status, dom.facts, scroll, el('p', 'tr-hint tr-next-legend', t('next.legend')), tools);
     this.refreshControls();
     return s;
