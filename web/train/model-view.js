@@ -50,6 +50,7 @@ export class ModelView {
   set root(r) {
     this.ro.disconnect();
     this._root = r;
+    this.width = r.clientWidth || this.width; // now (the view is made with the first maps), then from the observer
     this.ro.observe(r);
   }
 
