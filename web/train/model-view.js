@@ -96,8 +96,8 @@ export class ModelView {
     const W = this.width || 600;
     const cz = zoomCell(W, T);
     const gridW = W >= BESIDE ? W - Math.max(288, (cz + 8) + T * cz + 26) - 16 : W;
-    const per = (gridW - 84) / ncol - 18;
-    const c = Math.max(T > 32 ? 2 : 3, Math.min(14, Math.floor(per / (T + 1))));
+    const per = (gridW - 72) / ncol - 16; // the layer's label; a map's padding, border and gap
+    const c = Math.max(2, Math.min(14, Math.floor(per / (T + 1))));
     const m = c >= 7 ? c + 4 : 0;
     const view = el('div', 'tr-mv');
     this.view = view;
