@@ -11,7 +11,9 @@
 //  - call_json (gpt_calls.h), the calls' table: a line answered as the method would, the "unknown
 //    call" message listing the table's names in order, the files reached only through the
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
-//    error answered with that key).
+//    error answered with that key);
+//  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
+//    and as flat arrays alike; before a prompt, the error names "prompt".
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
 #include <catch2/catch.hpp>
 
@@ -21,6 +23,7 @@
 #include "api/gpt_session.h"
 #include "core/attention.h"
 #include "core/gpt.h"
+#include "core/inspect.h"
 #include "json_test_util.h"
 
 namespace {
@@ -72,6 +75,45 @@ TEST_CASE("GptSession: float32 values keep float32's shortest digits", "[gpt][ap
   CHECK(diff.size() <= 16);
 }
 
+TEST_CASE("GptSession::attention_summary: the head means and the rollout of the last prompt's maps", "[gpt][api]") {
+  ap::GptSession s;
+  const std::string created = s.create(
+      R"({"n_layer":3,"n_embd":16,"n_head":2,"block_size":8,"batch_size":2,"eval_batches":1,"seed":3,"task":"copy","n_chars":2000})");
+  REQUIRE(jt::parse(created).find("ok")->b == true);
+  jt::Value v = jt::parse(s.attention_summary());
+  CHECK(v.find("ok")->b == false);
+  CHECK(v.find("field")->str == "prompt");
+  REQUIRE(jt::parse(s.run_prompt("abc=ab")).find("ok")->b == true);
+  v = jt::parse(s.attention_summary());
+  REQUIRE(v.find("ok")->b == true);
+  const int L = 3, NH = 2, T = 6;
+  CHECK(v.find("T")->num == T);
+  CHECK(v.find("n_layer")->num == L);
+  std::vector<float> mean(static_cast<size_t>(L) * T * T), roll(mean.size());
+  ap::head_mean(mean.data(), s.attention_weights().data(), L, NH, T);
+  ap::attention_rollout(roll.data(), mean.data(), L, T);
+  CHECK(s.attention_mean() == mean);
+  CHECK(s.attention_rollout() == roll);
+  const jt::Value& jm = *v.find("head_mean");
+  const jt::Value& jr = *v.find("rollout");
+  REQUIRE(jm.arr.size() == L);
+  REQUIRE(jr.arr.size() == L);
+  for (int l = 0; l < L; ++l)
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j) {
+        const size_t k = (static_cast<size_t>(l) * T + i) * T + j;
+        CHECK(static_cast<float>(jm.arr[l].arr[i].arr[j].num) == mean[k]);
+        CHECK(static_cast<float>(jr.arr[l].arr[i].arr[j].num) == roll[k]);
+      }
+  // each rollout row sums to 1 (the ½·I keeps every row's mass), and no key after the query
+  for (int i = 0; i < T; ++i) {
+    double sum = 0;
+    for (int j = 0; j < T; ++j) sum += roll[(static_cast<size_t>(L - 1) * T + i) * T + j];
+    CHECK(sum == Approx(1.0).epsilon(1e-5));
+    for (int j = i + 1; j < T; ++j) CHECK(roll[(static_cast<size_t>(L - 1) * T + i) * T + j] == 0.0f);
+  }
+}
+
 TEST_CASE("gpt_memory_json: the bytes of the run create would make, and create's error past the limit", "[gpt][api]") {
   const jt::Value m = jt::parse(ap::gpt_memory_json(spec(",\"text\":\"" + kText + "\"")));
   REQUIRE(m.find("ok")->b == true);
@@ -108,7 +150,7 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   std::string names;
   for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
   CHECK(names == "create, load, info, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
-                 "attention_maps, next_token, surprisal, save, tasks, kernels, memory");
+                 "attention_maps, attention_summary, next_token, surprisal, save, tasks, kernels, memory");
   const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
   CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
 

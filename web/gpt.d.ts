@@ -281,6 +281,17 @@ export interface PromptMaps {
   weights: Float32Array;
 }
 
+/** The result of {@link GptRun.attentionSummary}: the last runPrompt's maps summed up by the core. */
+export interface AttentionSummary {
+  tokens: string[];
+  T: number;
+  n_layer: number;
+  /** Each layer's heads averaged, (n_layer, T, T). */
+  head_mean: Float32Array;
+  /** Attention rollout up to each layer (Abnar and Zuidema 2020: ½·mean + ½·I, rows renormalised, multiplied layer by layer), (n_layer, T, T). */
+  rollout: Float32Array;
+}
+
 /** A head's q, k, v as the stepper's Q, K, V mode: `attention.trace(spec)` recomputes its weights. */
 export interface HeadSpec {
   Q: number[][];
@@ -309,6 +320,8 @@ export interface GptRun {
   generateNext(): GenerateStep;
   /** One forward pass over the prompt; then headSpec() reads its heads. */
   runPrompt(prompt: string): PromptMaps;
+  /** The last runPrompt's head means per layer and attention rollout, from the core. */
+  attentionSummary(): AttentionSummary;
   /** The next-token distribution under temperature, top-k and top-p. */
   nextToken(spec: NextTokenSpec | string): NextToken;
   /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
@@ -423,11 +436,14 @@ export interface GptSessionHandle {
   run_prompt(prompt: string): string;
   head_spec(layer: number, head: number): string;
   attention_maps_json(): string;
+  attention_summary(): string;
   next_token(spec: string): string;
   surprisal(spec: string): string;
   logits(): Float32Array;
   full_logits(): Float32Array;
   attention_weights(): Float32Array;
+  attention_mean(): Float32Array;
+  attention_rollout(): Float32Array;
   cache_attention(): Float32Array;
   cache_keys(): Float32Array;
   cache_values(): Float32Array;

@@ -476,6 +476,17 @@ class GptRun {
   }
 
   /**
+   * The last runPrompt's maps summed up by the core (reference order): {tokens, T, n_layer,
+   * head_mean (L, T, T): each layer's heads averaged, rollout (L, T, T): attention rollout up to
+   * each layer (Abnar and Zuidema 2020, the residual as ½·I)}.
+   */
+  attentionSummary() {
+    const s = this.#s();
+    const r = answer(s.attention_summary());
+    return { tokens: r.tokens, T: r.T, n_layer: r.n_layer, head_mean: s.attention_mean(), rollout: s.attention_rollout() };
+  }
+
+  /**
    * The next-token distribution: spec {prompt?, temperature, top_k, top_p, greedy, show} →
    * {tokens, vocab_size, temperature, top_k, top_p, greedy, kept, kept_mass, dropped_mass, entropy,
    * entropy_full, max_logit, top: [{id, text, logit, p, p_full, kept}]}. With a prompt the model

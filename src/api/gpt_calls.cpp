@@ -92,6 +92,7 @@ const std::vector<GptCall>& gpt_calls() {
          return s.head_spec(layer, head);
        }},
       {"attention_maps", {}, "", [](GptSession& s, A) { return s.attention_maps_json(); }},
+      {"attention_summary", {}, "", [](GptSession& s, A) { return s.attention_summary(); }},
       {"next_token", {"spec"}, R"({"call":"next_token","spec":{"prompt":P,"temperature":T,"top_k":K,"top_p":P}})",
        [](GptSession& s, A a) { return s.next_token(a.spec_text()); }},
       {"surprisal", {"spec"}, R"({"call":"surprisal","spec":{"text":T}|{"validation":true}})",

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "../core/inspect.h"
 #include "../core/kernels.h"
 #include "checkpoint.h"
 #include "gpt_json.h"
@@ -361,6 +362,32 @@ std::string GptSession::attention_maps_json() const {
     const size_t layer_floats = static_cast<size_t>(c.n_head) * prompt_ids_.size() * prompt_ids_.size();
     return ap::attention_maps_json(trainer_->tokenizer(), prompt_ids_, c.n_layer, c.n_head,
                                    [&](int l) { return maps_.data() + static_cast<size_t>(l) * layer_floats; });
+  });
+}
+
+std::string GptSession::attention_summary() {
+  return guarded([&] {
+    require_model();
+    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
+    const GPTConfig& c = trainer_->model().config();
+    const int T = static_cast<int>(prompt_ids_.size());
+    const size_t TT = static_cast<size_t>(T) * T;
+    mean_.assign(static_cast<size_t>(c.n_layer) * TT, 0.0f);
+    rollout_.assign(mean_.size(), 0.0f);
+    head_mean(mean_.data(), maps_.data(), c.n_layer, c.n_head, T);  // out is (L, T, T)
+    ap::attention_rollout(rollout_.data(), mean_.data(), c.n_layer, T);  // out is (L, T, T)
+    Value v = Value::object();
+    v.set("tokens", token_labels(trainer_->tokenizer(), prompt_ids_));
+    v.set("T", T);
+    v.set("n_layer", c.n_layer);
+    Value means = Value::array(), rolls = Value::array();
+    for (int l = 0; l < c.n_layer; ++l) {
+      means.push(matrix_value(mean_.data() + l * TT, T, T));
+      rolls.push(matrix_value(rollout_.data() + l * TT, T, T));
+    }
+    v.set("head_mean", std::move(means));
+    v.set("rollout", std::move(rolls));
+    return v;
   });
 }
 

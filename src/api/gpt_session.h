@@ -36,6 +36,10 @@
 //   run_prompt(prompt)      one forward pass over the prompt (its last block_size characters) →
 //                            {"tokens","T","n_layer","n_head"}; then attention_weights() is
 //                            (n_layer, n_head, T, T) and head_spec(l, h) the stepper's spec
+//   attention_summary()     run_prompt's maps summed up (inspect.h, reference order) →
+//                            {"tokens","T","n_layer","head_mean" (L matrices T×T: each layer's heads
+//                            averaged),"rollout" (L matrices: attention rollout up to each layer)};
+//                            then attention_mean() and attention_rollout() are the same (L, T, T)
 //   next_token(spec)        the next-token distribution of a prompt under temperature, top-k and
 //                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
 //   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
@@ -118,6 +122,7 @@ class GptSession {
   std::string run_prompt(const std::string& prompt);
   std::string head_spec(int layer, int head);
   std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
+  std::string attention_summary();          // run_prompt's head means and rollout (inspect.h) as JSON
   std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
   std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
 
@@ -125,6 +130,8 @@ class GptSession {
   const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step
   const std::vector<float>& full_logits() const { return full_logits_; }  // the same from a full forward
   const std::vector<float>& attention_weights() const { return maps_; }   // run_prompt: (L, NH, T, T)
+  const std::vector<float>& attention_mean() const { return mean_; }        // attention_summary: (L, T, T)
+  const std::vector<float>& attention_rollout() const { return rollout_; }  // attention_summary: (L, T, T)
   const std::vector<float>& cache_attention() const { return cache_att_; }  // generation: (L, NH, T_total)
   const std::vector<float>& cache_keys() const { return cache_k_; }    // generation: (L, T_total, C)
   const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
@@ -170,6 +177,7 @@ class GptSession {
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<Generator> generator_;
   std::vector<float> logits_, full_logits_, maps_, cache_att_, cache_k_, cache_v_;
+  std::vector<float> mean_, rollout_;  // attention_summary's
   std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
   NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
   std::vector<int> next_ids_;

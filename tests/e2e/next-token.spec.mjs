@@ -5,16 +5,8 @@
 // with the dropped probability and the entropy shown; a prompt with an unknown character gets the
 // core's message; 中文; no horizontal overflow at 375, 1366 and 1920 px (screenshots kept in the
 // test's output folder). Waits are on states (the facts line naming the options answered).
-import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
-
-const app = (page) => page.locator('#app');
-
-async function trained(page, hash) {
-  await page.goto(`/train/${hash}`);
-  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-start').click();
-  await expect(app(page)).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-}
+import { test, expect } from './fixtures.mjs';
+import { trained } from './train-helpers.mjs';
 
 /** The bars as the page shows them: token, kept, p and p before top-k/top-p (from the cell's title), logit. */
 async function bars(page) {

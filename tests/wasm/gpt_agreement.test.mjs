@@ -3,7 +3,7 @@
 // prints the session's answer verbatim, so the two can be compared as text.
 //  - Reference kernels (gpt.setKernels('reference'), {"call":"kernels","tier":"reference"}): the
 //    answers to create, train(20), evaluate, sample (greedy and seeded), the KV-cache steps,
-//    run_prompt, attention_maps, head_spec and info are byte-identical, for the tiny preset and
+//    run_prompt, attention_maps, attention_summary, head_spec and info are byte-identical, for the tiny preset and
 //    for a user's text with the inclusive mask; so are the errors; and the checkpoint bytes that
 //    each side saves are identical, and each loads the other's.
 //  - The calls' table (src/api/gpt_calls.h), which both sides share: the wasm session's
@@ -97,6 +97,7 @@ async function both(native, session, call) {
     case 'generate_next': w = session.generate_next(); break;
     case 'run_prompt': w = session.run_prompt(call.prompt); break;
     case 'attention_maps': w = session.attention_maps_json(); break;
+    case 'attention_summary': w = session.attention_summary(); break;
     case 'head_spec': w = session.head_spec(call.layer, call.head); break;
     case 'next_token': w = session.next_token(JSON.stringify(call.spec)); break;
     case 'surprisal': w = session.surprisal(JSON.stringify(call.spec)); break;
@@ -152,6 +153,7 @@ for (const c of REFERENCE_CASES) {
       for (let i = 0; i < 5; i++) await same(native, session, { call: 'generate_next' }, `generate_next ${i + 1}`);
       await same(native, session, { call: 'run_prompt', prompt: c.prompt });
       await same(native, session, { call: 'attention_maps' });
+      await same(native, session, { call: 'attention_summary' });
       await same(native, session, { call: 'head_spec', layer: c.layer, head: c.head });
       await same(native, session, { call: 'info' });
 

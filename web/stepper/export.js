@@ -15,6 +15,9 @@
 
 import { formatNumber } from './format.js';
 import { downloadBlob, downloadText } from '../ui.js';
+import { svgToPngBlob, xml } from '../export.js';
+
+export { svgToPngBlob };
 
 // the download helpers are ui.js's (both pages offer files the same way), exported here too
 export { downloadBlob, downloadText };
@@ -169,9 +172,6 @@ function isDark(css) {
 
 // ---- SVG panel ------------------------------------------------------------------------------
 
-function xml(s) {
-  return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
 
 /**
  * A panel (a title, a matrix, its heatmap colours) as a self-contained SVG: numbers are <text>
@@ -243,40 +243,6 @@ export function panelSVG({ title = '', matrix, subtitle = '', colors = null, row
 }
 
 // ---- browser-only -----------------------------------------------------------------------------
-
-/** The width and height attributes of an SVG text. */
-function svgSize(svg) {
-  const w = /<svg[^>]*\swidth="([\d.]+)"/.exec(svg);
-  const h = /<svg[^>]*\sheight="([\d.]+)"/.exec(svg);
-  return [w ? +w[1] : 300, h ? +h[1] : 150];
-}
-
-/**
- * Renders an SVG text to a PNG Blob (browser only): data: image → canvas → toBlob. A data: image
- * is allowed by `img-src 'self' data:` (a blob: one would need blob: in img-src too).
- * @param {string} svg
- * @param {{scale?: number}} [options] pixel ratio, default 2 (crisp on slides)
- * @returns {Promise<Blob>}
- */
-export async function svgToPngBlob(svg, { scale = 2 } = {}) {
-  const [w, h] = svgSize(svg);
-  const bytes = new TextEncoder().encode(svg);
-  let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-  const img = new Image();
-  img.decoding = 'async';
-  img.src = `data:image/svg+xml;base64,${btoa(bin)}`;
-  await img.decode();
-  const canvas = document.createElement('canvas');
-  canvas.width = Math.ceil(w * scale);
-  canvas.height = Math.ceil(h * scale);
-  const ctx = canvas.getContext('2d');
-  ctx.scale(scale, scale);
-  ctx.drawImage(img, 0, 0, w, h);
-  return new Promise((resolve, reject) => {
-    canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('canvas.toBlob gave no PNG'))), 'image/png');
-  });
-}
 
 /**
  * Exports one matrix in any format as a download (browser only).

@@ -56,6 +56,7 @@ import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION
 import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } from './controls.js';
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
+import { hookPrint } from './print.js';
 import { showExplain, placeExplain } from './explain-box.js';
 import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
 
@@ -97,6 +98,8 @@ export async function mountStepper(root, options = {}) {
   const onWide = () => placeExplain(ctx, wide);
   wide.addEventListener('change', onWide);
   ctx.wide = wide;
+  // printing: every step's panels shown, painted and written first (print.js)
+  const unhookPrint = hookPrint(ctx);
   // keyboard shortcuts for the steps (not while typing in a field or a grid)
   const onKey = (e) => onStepKey(ctx, e);
   root.addEventListener('keydown', onKey);
@@ -125,6 +128,7 @@ export async function mountStepper(root, options = {}) {
       if (ctx.raf) cancelAnimationFrame(ctx.raf);
       root.removeEventListener('keydown', onKey);
       wide.removeEventListener('change', onWide);
+      unhookPrint();
       destroyViews(ctx.views);
       ctx.visObs?.disconnect();
       ctx.events.clear();

@@ -3,12 +3,15 @@
 // a training loss (a line per step) and a validation loss (points joined by a dashed line at each
 // evaluation). A run that diverged gets a vertical marker with its step written beside it, so the
 // place is told by text and line style, not by colour alone. The chart follows its container's
-// width (ResizeObserver) and keeps its data when rebuilt.
+// width (ResizeObserver) and keeps its data when rebuilt. Beside it, PNG and SVG buttons save the
+// chart as a picture for slides (../figures.js lossSvg: the same runs, overlays and markers, drawn
+// from the numbers, with axis labels and a legend in text).
 //
 //   const c = new LossChart(el, { runs: [{ label: 'strict', color: '#2457a6' }], t });
 //   c.set(0, { steps: [1, 2, …], train: [2.5, …], valSteps: [0, 25, …], val: [2.49, …], divergedAt: null });
 //   c.destroy();
 import uPlot from '../gen/vendor/uplot.mjs';
+import { exportBar } from '../export.js';
 
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
@@ -36,6 +39,27 @@ export class LossChart {
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(el);
     this.build();
+    this.tools = this.exportTools();
+    el.after(this.tools);
+  }
+
+  /** The PNG and SVG buttons, with the line that says what was saved. */
+  exportTools() {
+    const { t } = this;
+    return exportBar({
+      lead: t('chart.exportLead'), file: 'loss-chart', makeSvg: () => this.svg(), cls: 'tr-chart-tools',
+      words: { png: 'PNG', svg: 'SVG', group: t('chart.exportGroup'), saved: t('export.saved') },
+    });
+  }
+
+  /** The chart as SVG text (a promise: figures.js loads on the first save): every run's losses, divergence markers, legend. */
+  async svg() {
+    const { t } = this;
+    const { lossSvg } = await import('../figures.js');
+    return lossSvg(this.runs, {
+      title: this.title || t('chart.figTitle'), subtitle: this.runs.length > 1 ? this.runs.map((r) => `${r.glyph} ${r.label}`).join('   ') : '',
+      x: t('chart.step'), y: t('chart.loss'), train: t('chart.train'), val: t('chart.val'), diverged: `✕ ${t('chart.diverged', { step: '{step}' })}`,
+    });
   }
 
   build() {
@@ -169,6 +193,7 @@ export class LossChart {
 
   destroy() {
     this.ro.disconnect();
+    this.tools?.remove();
     this.plot?.destroy();
     this.plot = null;
   }

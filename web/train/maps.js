@@ -1,38 +1,21 @@
-// maps.js — the attention maps of a prompt: one small heatmap per layer and head (rows: queries,
-// columns: keys, the prompt's characters on both axes), drawn on canvases so that a 64-token
-// prompt with many heads stays one cheap paint. Hovering or focusing a map shows it enlarged with
-// readable labels and the weight under the pointer; each map is a link that opens the Attention
-// Stepper (web/index.html) in Q, K, V mode with that head's q, k, v, through the stepper's own
-// permalink format (web/stepper/permalink.js), so the stepper recomputes the same weights with
-// all its cell arithmetic.
+// maps.js — drawing one attention map of a prompt (rows: queries, columns: keys, the prompt's
+// characters on both axes) on a canvas, so that a 64-token prompt with 12 × 12 heads stays a cheap
+// paint; and each head's link into the Attention Stepper (web/index.html) in Q, K, V mode with that
+// head's q, k, v, through the stepper's own permalink format (web/stepper/permalink.js), so the
+// stepper recomputes the same weights with all its cell arithmetic. The model view that lays the
+// maps out is model-view.js.
 //
 // Colour is not the only cue: masked keys are hatched (not just pale), each row's strongest key
-// carries a dot, and the enlarged view reads out the exact weight under the pointer.
+// carries a dot.
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 characters (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../stepper/permalink.js';
 import { el } from '../ui.js';
+import { heat, tokenMark } from '../export.js';
 
-// the stepper's sequential scale (ColorBrewer Blues, stepper.css h0…h8), interpolated
-const STOPS = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6', '#2171b5', '#08519c', '#08306b']
-  .map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
-
-export function heat(w) {
-  const x = Math.max(0, Math.min(1, w)) * (STOPS.length - 1);
-  const i = Math.min(STOPS.length - 2, Math.floor(x));
-  const f = x - i;
-  const a = STOPS[i];
-  const b = STOPS[i + 1];
-  return `rgb(${Math.round(a[0] + (b[0] - a[0]) * f)},${Math.round(a[1] + (b[1] - a[1]) * f)},${Math.round(a[2] + (b[2] - a[2]) * f)})`;
-}
-
-/** A token as a label: a newline, a space and a tab made visible. */
-export function tokenLabel(s) {
-  if (s === '\n') return '↵';
-  if (s === ' ') return '␣';
-  if (s === '\t') return '⇥';
-  return s;
-}
+// the colour scale and the token marks are export.js's (the pictures use the same)
+export { heat };
+export const tokenLabel = tokenMark;
 
 /** Whether key j is hidden from query i by the model's mask (base 0). */
 export const masked = (i, j, mask) => (mask === 'inclusive' ? j >= i : j > i);
@@ -126,155 +109,4 @@ function draw(canvas, { weights, offset, T, tokens, mask }, c, m) {
   }
 }
 
-/** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */
-const BESIDE = 960;
-
-/** The enlarged map's cell size for a box W px wide and T tokens. */
-function zoomCell(W, T) {
-  const avail = Math.max(200, Math.min(620, W - 24));
-  return Math.max(8, Math.min(26, Math.floor((avail - 24) / T)));
-}
-
-export class MapsView {
-  /** @param {{t: Function, lang: string}} opts */
-  constructor(root, opts) {
-    this.opts = opts;
-    this.result = null;
-    this.mask = 'strict';
-    this.zoomed = null;
-    this.width = 0;
-    // the box's width, kept up to date without asking for a layout in the middle of a render
-    this.ro = new ResizeObserver((entries) => { this.width = entries[entries.length - 1].contentRect.width; });
-    this.root = root;
-  }
-
-  get root() { return this._root; }
-  set root(r) {
-    this.ro.disconnect();
-    this._root = r;
-    this.ro.observe(r);
-  }
-
-  /** result: the worker's maps answer; mask: the model's. */
-  show(result, mask) {
-    this.result = result;
-    this.mask = mask;
-    this.render();
-  }
-
-  clear() {
-    this.result = null;
-    this.root.replaceChildren();
-  }
-
-  render() {
-    const { t, lang } = this.opts;
-    const r = this.result;
-    this.root.replaceChildren();
-    if (!r) return;
-    const { T, n_layer: L, n_head: NH, tokens, weights, specs } = r;
-    const pending = [];
-    const grid = el('div', 'tr-maps-grid');
-    grid.setAttribute('role', 'list');
-    // Cell size from the room there is: the enlarged map takes its width beside the grid (from
-    // BESIDE px; below it, under it), then a layer's heads share one row if each can have ~100 px,
-    // else half as many per row; at most ~170 px a map.
-    const W = this.width || 600;
-    const cz = zoomCell(W, T);
-    const gridW = W >= BESIDE ? W - Math.max(288, (cz + 8) + T * cz + 26) - 16 : W;
-    let perRow = NH;
-    let per = (gridW - (perRow - 1) * 10) / perRow - 12;
-    while (per < 100 && perRow > 1) {
-      perRow = Math.ceil(perRow / 2);
-      per = (gridW - (perRow - 1) * 10) / perRow - 12;
-    }
-    per = Math.min(170, per);
-    const c = Math.max(3, Math.min(14, Math.floor((per - 4) / (T + 1))));
-    const m = c >= 6 ? c + 4 : 0;
-    for (let l = 0; l < L; l++) {
-      const row = el('div', 'tr-maps-row');
-      row.setAttribute('role', 'listitem');
-      row.append(el('h4', 'tr-maps-layer', t('maps.layer', { l: l + 1 })));
-      const heads = el('div', 'tr-maps-heads');
-      for (let h = 0; h < NH; h++) {
-        const a = el('a', 'tr-map');
-        a.href = stepperUrl(specs[l][h], lang);
-        a.target = '_blank';
-        a.rel = 'noopener';
-        a.dataset.layer = String(l);
-        a.dataset.head = String(h);
-        a.setAttribute('aria-label', t('maps.open', { l: l + 1, h: h + 1 }));
-        const canvas = el('canvas', 'tr-map-canvas');
-        canvas.setAttribute('aria-hidden', 'true');
-        // its final size now (no reflow later); its pixels a few maps per frame (below)
-        canvas.style.width = `${m + T * c}px`;
-        canvas.style.height = `${m + T * c}px`;
-        pending.push(() => draw(canvas, { weights, offset: (l * NH + h) * T * T, T, tokens, mask: this.mask }, c, m));
-        a.append(canvas, el('span', 'tr-map-caption', t('maps.head', { h: h + 1 })));
-        const zoom = () => this.zoom(l, h, a);
-        a.addEventListener('mouseenter', zoom);
-        a.addEventListener('focus', zoom);
-        heads.append(a);
-      }
-      row.append(heads);
-      grid.append(row);
-    }
-    this.zoomBox = el('figure', 'tr-zoom');
-    this.root.append(grid, this.zoomBox);
-    this.zoom(0, 0, grid.querySelector('.tr-map'));
-    // Draw the small maps a few at a time, one batch per animation frame (≈ 8 ms of work each),
-    // so a model with many heads and a long prompt never holds the page's thread for long.
-    const token = (this.drawing = {});
-    const step = () => {
-      if (this.drawing !== token) return; // a newer render took over
-      const t0 = performance.now();
-      while (pending.length && performance.now() - t0 < 8) pending.shift()();
-      if (pending.length) requestAnimationFrame(step);
-    };
-    requestAnimationFrame(step);
-  }
-
-  /** Shows one head enlarged, with readable labels and a readout of the weight under the pointer. */
-  zoom(l, h, link) {
-    const { t } = this.opts;
-    const r = this.result;
-    if (!r || !this.zoomBox) return;
-    this.root.querySelectorAll('.tr-map.is-zoomed').forEach((x) => x.classList.remove('is-zoomed'));
-    link?.classList.add('is-zoomed');
-    this.zoomed = { l, h };
-    const { T, n_head: NH, tokens, weights } = r;
-    const offset = (l * NH + h) * T * T;
-    const c = zoomCell(this.width || 600, T);
-    const m = c + 8;
-    const box = this.zoomBox;
-    box.replaceChildren();
-    const cap = el('figcaption', 'tr-zoom-caption');
-    cap.append(el('strong', '', t('maps.zoomTitle', { l: l + 1, h: h + 1 })), document.createTextNode(` ${t('maps.axes')}`));
-    const scroll = el('div', 'tr-zoom-scroll');
-    const canvas = el('canvas', 'tr-zoom-canvas');
-    canvas.setAttribute('aria-hidden', 'true');
-    draw(canvas, { weights, offset, T, tokens, mask: this.mask }, c, m);
-    scroll.append(canvas);
-    // as wide as its map (its caption wraps), so the grid of small maps gets the rest (CSSOM)
-    box.style.width = this.width >= BESIDE ? `${Math.max(288, m + T * c + 26)}px` : '';
-    const readout = el('p', 'tr-zoom-readout', t('maps.readoutHint'));
-    readout.setAttribute('aria-live', 'polite');
-    canvas.addEventListener('mousemove', (e) => {
-      const rect = canvas.getBoundingClientRect();
-      const j = Math.floor((e.clientX - rect.left - m) / c);
-      const i = Math.floor((e.clientY - rect.top - m) / c);
-      if (i < 0 || j < 0 || i >= T || j >= T) { readout.textContent = t('maps.readoutHint'); return; }
-      const q = tokenLabel(tokens[i]);
-      const k = tokenLabel(tokens[j]);
-      readout.textContent = masked(i, j, this.mask)
-        ? t('maps.readoutMasked', { i: i + 1, q, j: j + 1, k })
-        : t('maps.readout', { i: i + 1, q, j: j + 1, k, w: weights[offset + i * T + j].toFixed(4) });
-    });
-    const open = el('a', 'aps-btn tr-zoom-open', t('maps.openBtn', { l: l + 1, h: h + 1 }));
-    open.href = link?.href ?? '#';
-    open.target = '_blank';
-    open.rel = 'noopener';
-    open.tabIndex = -1; // the small map is the keyboard's link; this one is for the mouse
-    box.append(cap, scroll, readout, open);
-  }
-}
+export { draw as drawMap };

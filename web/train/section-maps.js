@@ -1,6 +1,7 @@
 // section-maps.js — the training page's "attention maps" section (#tr-maps-section): a prompt
 // (the task's example by default), and the trained model's attention maps for it, one per layer
-// and head, each a link to the Attention Stepper (maps.js draws them). The prompt is checked here
+// and head with the mean over heads and the rollout (the model view, model-view.js, loaded with the
+// first maps; maps.js draws them), each head a link to the Attention Stepper. The prompt is checked here
 // (a model, not empty, at most the stepper's STEPPER_MAX_ROWS characters); the core checks the
 // rest (characters the model never saw) and its message goes beside the prompt.
 //
@@ -9,7 +10,6 @@
 // a new task).
 import { STEPPER_MAX_ROWS, codePoints } from './config.js';
 import { el, statusLine } from '../ui.js';
-import { MapsView } from './maps.js';
 import { Section } from './section.js';
 import { button, promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
@@ -17,7 +17,7 @@ export class MapsSection extends Section {
   /** @param {object} ctx the page's context (context.js) */
   constructor(ctx) {
     super(ctx);
-    this.view = null; // one view for the page's life: a render gives it the new box and the new words
+    this.view = null; // one view for the page's life (from the first maps): a render gives it the new box and the new words
   }
 
   render() {
@@ -31,10 +31,16 @@ export class MapsSection extends Section {
     dom.status = statusLine('tr-maps-status');
     dom.box = idEl('tr-maps-box', 'div', 'tr-maps-box');
     s.append(p.row, p.err, p.hint, dom.status, dom.box);
-    const opts = { t, lang: this.ctx.state.lang };
-    if (!this.view) this.view = new MapsView(dom.box, opts);
-    else { this.view.root = dom.box; this.view.opts = opts; this.view.result = null; }
+    this.viewOpts = { t, lang: this.ctx.state.lang };
+    if (this.view) { this.view.root = dom.box; this.view.opts = this.viewOpts; this.view.result = null; }
     return s;
+  }
+
+  /** The model view (model-view.js, loaded with the first maps: the page does not carry it before). */
+  async loadView() {
+    const { ModelView } = await import('./model-view.js');
+    if (!this.view) this.view = new ModelView(this.dom.box, this.viewOpts);
+    this.refresh();
   }
 
   /** The message beside the prompt (an action's: rt.errors.prompt). */
@@ -72,12 +78,13 @@ export class MapsSection extends Section {
     refreshFieldError(this.ctx, 'prompt');
     if (!rt.maps) {
       dom.status.textContent = rt.info ? t('maps.ready') : t('maps.noModel');
-      this.view.clear();
+      this.view?.clear();
       return;
     }
     const m = rt.maps;
     dom.status.textContent = t('maps.shown', { step: m.step, T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
-    if (this.view.result !== m) this.view.show(m, m.mask);
+    if (!this.view) this.loadView().catch((e) => this.fail(e.message));
+    else if (this.view.result !== m) this.view.show(m, m.mask);
   }
 
   /** No maps (the run was reset). */

@@ -15,7 +15,11 @@ import { el, segGroup, statusLine, setText, hide } from '../ui.js';
 import { Section } from './section.js';
 import { tokenLabel } from './maps.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
+import { exportBar } from '../export.js';
 import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
+
+/** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */
+const tail = (x) => ([...x].length > 40 ? `…${[...x].slice(-40).join('')}` : x);
 
 /** How many of the most likely tokens get a bar. */
 export const SHOW = 16;
@@ -79,9 +83,25 @@ export class NextTokenSection extends Section {
     dom.table = barsTable(t, t('next.table'));
     const scroll = el('div', 'tr-scroll');
     scroll.append(dom.table);
-    s.append(p.row, p.err, p.hint, controls, dom.status, dom.facts, scroll, el('p', 'tr-hint tr-next-legend', t('next.legend')));
+    const tools = exportBar({
+      lead: t('next.exportLead'), file: 'next-token', makeSvg: () => this.svg(), cls: 'tr-chart-tools',
+      words: { png: 'PNG', svg: 'SVG', group: t('next.exportGroup'), saved: t('export.saved') },
+    });
+    s.append(p.row, p.err, p.hint, controls, dom.status, dom.facts, scroll, el('p', 'tr-hint tr-next-legend', t('next.legend')), tools);
     this.refreshControls();
     return s;
+  }
+
+  /** The bars shown as SVG text (nothing before an answer; a promise: figures.js loads on the first save). */
+  async svg() {
+    const a = this.answer;
+    if (!a) return '';
+    const { t } = this.ctx;
+    const { barsSvg } = await import('../figures.js');
+    return barsSvg(a, {
+      title: t('next.figTitle', { prompt: tail((a.tokens ?? []).map(tokenLabel).join('')) }), subtitle: factsText(t, a),
+      p: t('next.col.p'), logit: t('next.col.logit'), dropped: t('next.figDropped'), keptKey: t('next.figKept'), fullKey: t('next.figFull'),
+    });
   }
 
   vocabSize() {

@@ -15,7 +15,8 @@
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
 // info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
 // each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
-// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH]};
+// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
+// mean (L,T,T), rollout (L,T,T)};
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
@@ -202,7 +203,10 @@ const ops = {
       specs.push(row);
     }
     const weights = copy(res.weights);
-    return { transfer: [weights.buffer], value: { tokens: res.tokens, T: res.T, n_layer: res.n_layer, n_head: res.n_head, weights, specs } };
+    const sum = r.run.attentionSummary();
+    const mean = copy(sum.head_mean);
+    const rollout = copy(sum.rollout);
+    return { transfer: [weights.buffer, mean.buffer, rollout.buffer], value: { tokens: res.tokens, T: res.T, n_layer: res.n_layer, n_head: res.n_head, weights, specs, mean, rollout } };
   },
   next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
   surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
