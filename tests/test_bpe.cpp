@@ -10,7 +10,7 @@
 //   exact round trips of any bytes. The comparison with a reference implementation on a large
 //   corpus is tests/bpe_reference_test.mjs;
 // - the display convention (visible_token) against tests/golden/token_labels.json, which the page's
-//   tokenLabel is tested on too.
+//   tokenLabel is tested on too; a model-only checkpoint that keeps its BPE.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "api/bpe_files.h"
+#include "api/checkpoint.h"
 #include "api/json.h"
 #include "core/bpe.h"
 #include "core/rng.h"
+#include "core/train.h"
 #include "core/unicode_classes.h"
 #include "input_error_util.h"
 
@@ -238,4 +240,38 @@ TEST_CASE("visible_token follows the table the page's tokenLabel is tested on", 
   const ap::json::Value& cases = *table.find("cases");
   REQUIRE(cases.size() >= 10);
   for (size_t i = 0; i < cases.size(); ++i) CHECK(ap::visible_token(cases[i][0].as_string()) == cases[i][1].as_string());
+}
+
+TEST_CASE("a model-only checkpoint keeps its BPE: vocabulary, merges, padding ids", "[bpe][checkpoint]") {
+  ap::TrainState s;
+  s.model = ap::GPTConfig::tiny(260);  // the tokenizer's 257 tokens padded to 260, as nanoGPT pads GPT-2's
+  s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.25f);
+  s.source = "Hugging Face GPT-2 test/model.safetensors";
+  s.bpe = ap::BpeTokenizer::build(toy_vocab({"ab"}), toy_merges({{"a", "b"}}), "v", "m");
+  const std::string bytes = ap::save_checkpoint(s);
+  const ap::TrainState back = ap::load_checkpoint(bytes);
+  REQUIRE(back.bpe);
+  CHECK(back.vocab.empty());
+  CHECK(back.bpe->tokens() == s.bpe->tokens());
+  CHECK(back.bpe->merges_text() == "#version: 0.2\na b\n");
+  CHECK(ap::save_checkpoint(back) == bytes);
+  const ap::Tokenizer tok = ap::tokenizer_of(back);
+  CHECK(tok.vocab_size() == 260);
+  CHECK(tok.encode("abc") == std::vector<int>{256, 'c'});
+  CHECK(tok.decode({256, 259, 'c'}) == "abc");  // a padding id decodes to nothing
+  CHECK(tok.token_text(259) == "<unused 259>");
+  CHECK(tok.token_text(0xF0) == "<0xF0>");
+  // A damaged merge in the file is named by its key and line.
+  std::string bad = bytes;
+  const size_t at = bad.find("\\na b\\n");
+  REQUIRE(at != std::string::npos);
+  bad[at + 4] = 'c';
+  CHECK(described([&] { ap::load_checkpoint(bad); }) ==
+        "__metadata__.bpe_merges: __metadata__.bpe_merges line 2: the merge \"ac\" is not a token of __metadata__.bpe_vocab");
+  // A model whose vocab_size is smaller than its tokenizer's is refused.
+  ap::TrainState small = s;
+  small.model = ap::GPTConfig::tiny(200);
+  small.params.assign(static_cast<size_t>(small.model.num_parameters()), 0.25f);
+  CHECK_THAT(described([&] { ap::save_checkpoint(small); }),
+             Contains("the model's vocab_size is 200 but its BPE tokenizer has 257 tokens"));
 }

@@ -108,6 +108,16 @@ Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data
   opt_ = std::make_unique<AdamW>(model_->tensors(), model_->num_parameters(), train_.adamw());
 }
 
+Tokenizer tokenizer_of(const TrainState& s) {
+  if (s.bpe) return Tokenizer::from_bpe(s.bpe, s.model.vocab_size);
+  Tokenizer t = Tokenizer::from_chars(s.vocab);
+  if (t.vocab_size() != s.model.vocab_size)
+    throw InputError("the vocabulary has " + num(t.vocab_size()) + " characters but the model's vocab_size is " +
+                         num(s.model.vocab_size),
+                     "vocab");
+  return t;
+}
+
 Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train), task_(s.task), sampler_(0) {
   if (s.model_only())
     throw InputError("this file holds a model only (" + s.source +
@@ -115,11 +125,7 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
                      "checkpoint");
   train_.validate();
   s.model.validate();
-  tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(s.vocab));
-  if (tokenizer_->vocab_size() != s.model.vocab_size)
-    throw InputError("the vocabulary has " + num(tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
-                         num(s.model.vocab_size),
-                     "vocab");
+  tokenizer_ = std::make_unique<Tokenizer>(tokenizer_of(s));
   std::string data_text;
   if (!task_.empty()) {
     n_chars_ = s.n_chars;
@@ -215,6 +221,7 @@ TrainState Trainer::state() const {
   s.text_name = text_name_;
   s.text_fingerprint = fingerprint_;
   s.vocab = tokenizer_->chars();
+  s.bpe = tokenizer_->bpe();
   s.step = step_;
   s.sampler_state = sampler_.state();
   s.adam_t = opt_->t();
