@@ -40,6 +40,12 @@
 //                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
 //   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
+//   encode(text)            the model's token ids of a text → {"ids","tokens" (labels: each token's
+//                            text, GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is
+//                            not a whole character)}
+//   decode(ids_json)        a JSON array of token ids → {"text" (invalid UTF-8, a character cut
+//                            between tokens, shown as U+FFFD), "tokens"}
+// info() also says "tokenizer": "characters" or "gpt2-bpe".
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
 //   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
@@ -91,6 +97,8 @@ class GptSession {
   std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
   std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
   std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
+  std::string encode(const std::string& text);
+  std::string decode(const std::string& ids_json);
 
   // Flat results (row-major float32).
   const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step

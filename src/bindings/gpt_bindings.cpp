@@ -73,6 +73,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("attention_maps_json", &GptSession::attention_maps_json)
       .function("next_token", &GptSession::next_token)
       .function("surprisal", &GptSession::surprisal)
+      .function("encode", &GptSession::encode)
+      .function("decode", &GptSession::decode)
       .function("logits", &floats<&GptSession::logits>)
       .function("full_logits", &floats<&GptSession::full_logits>)
       .function("attention_weights", &floats<&GptSession::attention_weights>)

@@ -26,12 +26,20 @@ export function heat(w) {
   return `rgb(${Math.round(a[0] + (b[0] - a[0]) * f)},${Math.round(a[1] + (b[1] - a[1]) * f)},${Math.round(a[2] + (b[2] - a[2]) * f)})`;
 }
 
-/** A token as a label: a newline, a space and a tab made visible. */
+/**
+ * A token as a label: every space, newline and tab made visible (␣ ↵ ⇥), so GPT-2's piece " the"
+ * shows as "␣the". The one convention; the CLI's is core/bpe.h's visible_token.
+ */
 export function tokenLabel(s) {
-  if (s === '\n') return '↵';
-  if (s === ' ') return '␣';
-  if (s === '\t') return '⇥';
-  return s;
+  return String(s).replace(/[ \n\t]/g, (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : '⇥'));
+}
+
+/** `s` cut to at most `w` px in ctx's font, ending in "…" when cut (at least its first character). */
+function fitText(ctx, s, w) {
+  const cs = [...s];
+  if (cs.length <= 1 || ctx.measureText(s).width <= w) return s;
+  while (cs.length > 1 && ctx.measureText(`${cs.join('')}…`).width > w) cs.pop();
+  return `${cs.join('')}…`;
 }
 
 /** Whether key j is hidden from query i by the model's mask (base 0). */
@@ -119,9 +127,9 @@ function draw(canvas, { weights, offset, T, tokens, mask }, c, m) {
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     for (let k = 0; k < T; k++) {
-      const label = tokenLabel(tokens[k]);
-      ctx.fillText(label, m / 2, m + k * c + c / 2); // queries, down the left
-      ctx.fillText(label, m + k * c + c / 2, m / 2); // keys, along the top
+      const label = tokenLabel(tokens[k]); // a BPE piece ("␣the") may be wider than its cell: cut with "…"
+      ctx.fillText(fitText(ctx, label, m - 2), m / 2, m + k * c + c / 2); // queries, down the left
+      ctx.fillText(fitText(ctx, label, c - 1), m + k * c + c / 2, m / 2); // keys, along the top
     }
   }
 }
