@@ -24,9 +24,18 @@ Hugging Face's GPT-2 layout too: model.safetensors with HF's names (with and wit
 "transformer."), Conv1D weights in × out, the mask buffers, gelu_new and ε 1e-6, in F32 and F16,
 with its config.json: `gpt logits --ids` equals the PyTorch model's within 1e-4; an unknown
 activation_function or model_type, shapes against the config and a missing config.json are
-refused, and so are sample, attention and import (no GPT-2 tokenizer yet).
+refused, and so are sample, attention and import without GPT-2's tokenizer files.
+GPT-2's tokenizer files (a small BPE trained here on a text with accents, Chinese and emoji): the
+HF model with vocab.json + merges.txt, or tokenizer.json with merges as pairs or as strings, beside
+it: `gpt logits --prompt TEXT` equals PyTorch's on the ids of a reference encoder (OpenAI's
+algorithm, written here on Python's `regex`), greedy generation past block_size equals PyTorch's
+decoded text, attention's tokens are the pieces, inspect names the tokenizer; `gpt import` keeps
+the tokenizer (the imported file alone generates the same); a nanoGPT ckpt.pt without meta.pkl,
+vocab_size padded past the tokenizer's, is imported with the tokenizer files; a malformed
+merges.txt and vocab.json are refused naming the line and the key.
 Exits 77 (skipped) where PyTorch is not installed (gpt_torch's own check).
 """
+import codecs
 import collections
 import io
 import json
@@ -220,10 +229,197 @@ def hf_cases(gpt, work):
     refused(gpt, ["logits", os.path.join(folder, "model.safetensors"), "--ids", "1,2"], "needs its config.json",
             "no config.json")
     hf = os.path.join(work, "hf_f16_prefixed", "model.safetensors")
-    refused(gpt, ["sample", hf, "--prompt", "a"], "give token ids instead", "sample without a tokenizer")
-    refused(gpt, ["attention", hf, "--prompt", "a"], "give token ids instead", "attention without a tokenizer")
-    refused(gpt, ["import", hf, "-o", os.path.join(work, "hf.safetensors")], "cannot be imported yet",
+    refused(gpt, ["sample", hf, "--prompt", "a"], "give its vocab.json and merges.txt", "sample without a tokenizer")
+    refused(gpt, ["attention", hf, "--prompt", "a"], "give its vocab.json and merges.txt", "attention without a tokenizer")
+    refused(gpt, ["import", hf, "-o", os.path.join(work, "hf.safetensors")], "give its vocab.json and merges.txt",
             "import without a tokenizer")
+
+
+# ---------------------------------------------------------------- GPT-2's tokenizer files
+
+PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+BPE_TEXT = TEXT * 3 + "Café, naïve: 1999 — 中文 😀 don't we'll 'tis\n\n  "
+
+
+def byte_symbols():
+    """GPT-2's bytes_to_unicode: printable bytes stand for themselves, the rest for 256 + k."""
+    keep = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    out, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + n)
+            n += 1
+    return out
+
+
+def train_bpe(text, n_merges):
+    """A tiny BPE trainer (most frequent adjacent pair within GPT-2's pre-tokens, ties by first seen):
+    vocab (token → id: the 256 byte symbols, then one token per merge) and the merges in rank order."""
+    import regex
+    sym = byte_symbols()
+    words = [[sym[b] for b in w.encode()] for w in regex.findall(PATTERN, text)]
+    vocab = {sym[b]: b for b in range(256)}
+    merges = []
+    for _ in range(n_merges):
+        counts = collections.Counter()
+        for w in words:
+            counts.update(zip(w, w[1:]))
+        if not counts:
+            break
+        best = max(counts, key=lambda p: counts[p])
+        merges.append(best)
+        vocab.setdefault(best[0] + best[1], len(vocab))
+        for w in words:
+            i = 0
+            while i < len(w) - 1:
+                if (w[i], w[i + 1]) == best:
+                    w[i:i + 2] = [best[0] + best[1]]
+                i += 1
+    return vocab, merges
+
+
+def reference_encode(text, vocab, merges):
+    """GPT-2's encode as OpenAI's encoder.py does it: pre-tokenize, map bytes, then repeatedly merge every
+    occurrence of the lowest-ranked pair, left to right."""
+    import regex
+    sym = byte_symbols()
+    ranks = {m: r for r, m in enumerate(merges)}
+    ids = []
+    for piece in regex.findall(PATTERN, text):
+        word = [sym[b] for b in piece.encode()]
+        while len(word) > 1:
+            pairs = set(zip(word, word[1:]))
+            best = min(pairs, key=lambda p: ranks.get(p, float("inf")))
+            if best not in ranks:
+                break
+            out, i = [], 0
+            while i < len(word):
+                if i < len(word) - 1 and (word[i], word[i + 1]) == best:
+                    out.append(word[i] + word[i + 1])
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            word = out
+        ids += [vocab[t] for t in word]
+    return ids
+
+
+def reference_decode(ids, vocab):
+    back = {v: k for k, v in byte_symbols().items()}
+    tokens = {i: t for t, i in vocab.items()}
+    return bytes(back[c] for i in ids for c in tokens.get(i, "")).decode("utf-8", errors="replace")
+
+
+def write_tokenizer(folder, vocab, merges, form):
+    if form == "files":
+        with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False)
+        with open(os.path.join(folder, "merges.txt"), "w", encoding="utf-8") as f:
+            f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    else:  # Hugging Face's tokenizer.json, merges as pairs (newer) or "a b" strings (older)
+        ms = [[a, b] for a, b in merges] if form == "json_pairs" else [f"{a} {b}" for a, b in merges]
+        with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump({"version": "1.0", "model": {"type": "BPE", "vocab": vocab, "merges": ms}}, f, ensure_ascii=False)
+
+
+def check_bpe_generation(gpt, file, model, vocab, merges, prompt, n, block_size, label):
+    """logits of a text prompt, and greedy generation past block_size, against PyTorch fed the reference ids."""
+    ids = reference_encode(prompt, vocab, merges)
+    ours = json.loads(run([gpt, "logits", file, "--prompt", prompt]).stdout)
+    with torch.no_grad():
+        theirs = model(torch.tensor([ids]))[0].double()
+    diff = (torch.tensor(ours["logits"], dtype=torch.float64) - theirs).abs().max().item()
+    print(f"{label}: prompt {prompt!r} is {len(ids)} tokens; max |gpt − PyTorch| = {diff:.3g}")
+    if not diff <= TOLERANCE:
+        failures.append(f"{label}: logits of the text prompt differ by {diff}")
+    out = json.loads(run([gpt, "sample", file, "--prompt", prompt, "--greedy", "--max-new-tokens", str(n),
+                          "--json"]).stdout)
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model(torch.tensor([ids[-block_size:]]))[0, -1].argmax()))
+    want = reference_decode(ids, vocab)
+    print(f"{label}: greedy {n} tokens past block_size {block_size}: {'same' if out['text'] == want else 'DIFFERENT'}")
+    if out["text"] != want:
+        failures.append(f"{label}: greedy generation differs:\n  gpt   {out['text']!r}\n  torch {want!r}")
+    if len(out["tokens"]) != len(ids):
+        failures.append(f"{label}: sample --json gave {len(out['tokens'])} token labels for {len(ids)} tokens")
+
+
+def bpe_cases(gpt, work):
+    try:
+        import regex  # noqa: F401  (GPT-2's own pattern module: the reference encoder's)
+    except ImportError:
+        failures.append("python3-regex is missing (scripts/setup installs it): the BPE cases cannot run")
+        return
+    vocab, merges = train_bpe(BPE_TEXT, HF_VOCAB - 256)
+    assert len(vocab) == HF_VOCAB, len(vocab)
+    prompt = "Before we proceed, Café 中文"
+    config = {"model_type": "gpt2", "n_layer": 2, "n_head": 4, "n_embd": 32, "n_positions": 32, "n_ctx": 32,
+              "vocab_size": HF_VOCAB, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"}
+    cfg = dict(n_layer=2, n_head=4, n_embd=32, block_size=32, vocab_size=HF_VOCAB, mask="strict", softmax="stable",
+               activation="gelu_new", ln_eps=1e-5)
+    torch.manual_seed(31)
+    model = gpt_torch.GPT(cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.3 * torch.randn_like(p))
+    model.eval()
+    for form in ("files", "json_pairs", "json_strings"):
+        folder = os.path.join(work, "hf_bpe_" + form)
+        file = write_hf(folder, model, torch.float32, "", config)
+        write_tokenizer(folder, vocab, merges, form)
+        check_bpe_generation(gpt, file, model, vocab, merges, prompt, 40, 32, "HF + " + form)
+    folder = os.path.join(work, "hf_bpe_files")
+    file = os.path.join(folder, "model.safetensors")
+    # Each token's text: its bytes, a byte that is no whole character (é and 中 split) as <0xC3>.
+    codecs.register_error("hexbyte", lambda e: ("".join(f"<0x{b:02X}>" for b in e.object[e.start:e.end]), e.end))
+    back, tokens = {c: b for b, c in byte_symbols().items()}, {i: t for t, i in vocab.items()}
+    piece = lambda i: bytes(back[c] for c in tokens[i]).decode("utf-8", errors="hexbyte")  # noqa: E731
+    info = json.loads(run([gpt, "inspect", file, "--json"]).stdout)
+    if info.get("tokenizer") != "gpt2-bpe" or info["vocab"] != [piece(i) for i in range(HF_VOCAB)]:
+        failures.append(f"HF + files: inspect says tokenizer {info.get('tokenizer')}, vocab {info['vocab'][250:260]}")
+    maps = json.loads(run([gpt, "attention", file, "--prompt", prompt]).stdout)
+    want = [piece(i) for i in reference_encode(prompt, vocab, merges)]
+    if maps["tokens"] != want:
+        failures.append(f"HF + files: attention's tokens {maps['tokens']} are not the pieces {want}")
+    # gpt import keeps the tokenizer: the model-only file alone generates the same.
+    alone = os.path.join(work, "hf_bpe_imported")
+    os.makedirs(alone, exist_ok=True)
+    out = os.path.join(alone, "gpt2-like.safetensors")
+    run([gpt, "import", file, os.path.join(folder, "config.json"), os.path.join(folder, "vocab.json"),
+         os.path.join(folder, "merges.txt"), "-o", out, "-q"])
+    check_bpe_generation(gpt, out, model, vocab, merges, prompt, 40, 32, "imported HF + tokenizer")
+    # nanoGPT's ckpt.pt without meta.pkl, vocab_size padded past the tokenizer's (as 50,304 pads 50,257).
+    args = dict(n_layer=2, n_head=4, n_embd=32, block_size=32, bias=True, vocab_size=HF_VOCAB + 4, dropout=0.0)
+    torch.manual_seed(32)
+    nano = gpt_torch.GPT(dict(n_layer=2, n_head=4, n_embd=32, block_size=32, vocab_size=HF_VOCAB + 4, mask="strict",
+                              softmax="stable"))
+    with torch.no_grad():
+        for p in nano.parameters():
+            p.copy_(0.3 * torch.randn_like(p))
+    nano.eval()
+    root = os.path.join(work, "nanogpt_bpe")
+    ckpt = os.path.join(root, "out", "ckpt.pt")
+    write_ckpt(ckpt, nano, True, torch.float32, "", False, args=args)
+    refused(gpt, ["sample", ckpt, "--prompt", "a"], "give its vocab.json and merges.txt", "ckpt.pt without a tokenizer")
+    nano_out = os.path.join(root, "model.safetensors")
+    run([gpt, "import", ckpt, os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"), "-o", nano_out, "-q"])
+    check_bpe_generation(gpt, nano_out, nano, vocab, merges, prompt, 40, 32, "nanoGPT ckpt.pt + GPT-2's tokenizer")
+    # Malformed tokenizer files are refused, naming the line or key.
+    bad = os.path.join(work, "hf_bpe_bad")
+    write_hf(bad, model, torch.float32, "", config)
+    write_tokenizer(bad, vocab, merges, "files")
+    with open(os.path.join(bad, "merges.txt"), "a", encoding="utf-8") as f:
+        f.write("oops\n")
+    refused(gpt, ["sample", os.path.join(bad, "model.safetensors"), "--prompt", "a"],
+            f"merges.txt line {len(merges) + 2}: \"oops\" is not a merge", "merges.txt with a bad line")
+    write_tokenizer(bad, dict(vocab, **{"x中": len(vocab)}), merges, "files")
+    refused(gpt, ["sample", os.path.join(bad, "model.safetensors"), "--prompt", "a"],
+            "vocab.json key \"x中\" holds \"中\" (U+4E2D), which is none of GPT-2's 256 byte symbols",
+            "vocab.json with a token outside the byte symbols")
 
 
 def main():
@@ -264,6 +460,7 @@ def main():
                 failures.append(f"{name}: {cmd[0]} of a model-only file is not refused as such")
 
     hf_cases(gpt, work)
+    bpe_cases(gpt, work)
 
     # ---------------------------------------------------------------- refusals
     good = os.path.join(work, "f32_bias", "out-shakespeare-char", "ckpt.pt")

@@ -150,7 +150,7 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   std::string names;
   for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
   CHECK(names == "create, load, info, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
-                 "attention_maps, attention_summary, next_token, surprisal, save, tasks, kernels, memory");
+                 "attention_maps, attention_summary, next_token, surprisal, save, tasks, kernels, memory, threads, encode, decode");
   const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
   CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
 
@@ -181,4 +181,21 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   CHECK(r.find("error")->str == "cannot read t.txt");
   CHECK(r.find("field")->str == "text_path");
   CHECK(ap::call_json(a, R"({"call":"load","path":"m.safetensors"})", files) == b.load(file, ""));
+}
+
+TEST_CASE("encode and decode: a model's token ids and texts, through the session and call_json", "[gpt][api]") {
+  ap::GptSession s;
+  CHECK(jt::parse(s.encode("a")).find("field")->str == "model");
+  REQUIRE(jt::parse(s.create(spec(",\"text\":\"" + kText + "\""))).find("ok")->b);
+  CHECK(jt::parse(s.info()).find("tokenizer")->str == "characters");
+  CHECK(s.encode("the dog") == R"({"ok":true,"ids":[21,9,6,0,5,16,8],"tokens":["t","h","e"," ","d","o","g"]})");
+  CHECK(s.decode("[21,9,6]") == R"({"ok":true,"text":"the","tokens":["t","h","e"]})");
+  CHECK(ap::call_json(s, R"({"call":"encode","text":"the dog"})") == s.encode("the dog"));
+  CHECK(ap::call_json(s, R"({"call":"decode","ids":[21,9,6]})") == s.decode("[21,9,6]"));
+  const jt::Value out = jt::parse(s.decode("[1,99]"));
+  CHECK(out.find("field")->str == "ids");
+  CHECK(out.find("error")->str.find("token id 99 at position 1") != std::string::npos);
+  CHECK(jt::parse(s.decode("[0.5]")).find("field")->str == "ids");
+  CHECK(jt::parse(s.decode("{}")).find("field")->str == "ids");
+  CHECK(jt::parse(s.encode("Z")).find("field")->str == "text");
 }

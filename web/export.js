@@ -29,12 +29,13 @@ export function xml(s) {
   return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** A token as a label: a newline, a space and a tab made visible. */
+/**
+ * A token as a label: every space, newline and tab made visible (␣ ↵ ⇥), so GPT-2's piece " the"
+ * shows as "␣the". The one convention (maps.js's tokenLabel); the CLI's is core/bpe.h's
+ * visible_token, both checked against tests/golden/token_labels.json.
+ */
 export function tokenMark(s) {
-  if (s === '\n') return '↵';
-  if (s === ' ') return '␣';
-  if (s === '\t') return '⇥';
-  return s;
+  return String(s).replace(/[ \n\t]/g, (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : '⇥'));
 }
 
 /** The width and height attributes of an SVG text. */

@@ -203,8 +203,10 @@ export interface RunInfo {
   data:
     | { task: TaskName; n_chars: number; description: string; example: string; attention: string; loss_floor: number }
     | { text_name: string; text_fingerprint: string };
-  /** The characters of the vocabulary, in id order. */
+  /** The tokens of the vocabulary as text, in id order: characters, or GPT-2's BPE pieces. */
   vocab: string[];
+  /** "characters" (the playground's tokenizer) or "gpt2-bpe" (GPT-2's byte-level BPE, a model trained elsewhere). */
+  tokenizer: 'characters' | 'gpt2-bpe';
   n_params: number;
   /** Steps done. */
   step: number;
@@ -328,6 +330,10 @@ export interface GptRun {
   surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
   headSpec(layer: number, head: number): HeadSpec;
+  /** The model's token ids of a text; tokens: each token's text (GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is not a whole character). */
+  encode(text: string): { ids: number[]; tokens: string[] };
+  /** The text of token ids (a character cut between tokens shows as U+FFFD); tokens as encode's. */
+  decode(ids: ArrayLike<number>): { text: string; tokens: string[] };
   /** The checkpoint as the bytes of a .safetensors file. */
   save(): Uint8Array;
   /**
@@ -439,6 +445,8 @@ export interface GptSessionHandle {
   attention_summary(): string;
   next_token(spec: string): string;
   surprisal(spec: string): string;
+  encode(text: string): string;
+  decode(ids_json: string): string;
   logits(): Float32Array;
   full_logits(): Float32Array;
   attention_weights(): Float32Array;

@@ -508,6 +508,20 @@ class GptRun {
     return answer(s.surprisal(toSpecText(spec, 'surprisal(spec)')));
   }
 
+  /** The model's token ids of a text: {ids, tokens} (tokens: each token's text, such as GPT-2's " the"). */
+  encode(text) {
+    const s = this.#s();
+    if (typeof text !== 'string') throw new TypeError('encode(text): text must be a string');
+    return answer(s.encode(checkUnicode(text, 'text')));
+  }
+
+  /** The text of token ids: {text, tokens}. */
+  decode(ids) {
+    const s = this.#s();
+    if (!Array.isArray(ids) && !ArrayBuffer.isView(ids)) throw new TypeError('decode(ids): ids must be an array of token ids');
+    return answer(s.decode(JSON.stringify(Array.from(ids))));
+  }
+
   /** The stepper spec of one head for the last runPrompt: {Q, K, V, n_head: 1, causal: true, mask, softmax}. */
   headSpec(layer, head) {
     const s = this.#s();

@@ -137,6 +137,10 @@ const std::vector<std::string> kMetaKeys = {"format", "format_version", "config"
                                              "step",   "seed",           "rng_state", "adam_t", "val_loss"};
 // A model-only file's (an imported model: no training state).
 const std::vector<std::string> kModelMetaKeys = {"format", "format_version", "config", "vocab", "source"};
+// A model-only file with GPT-2's BPE: its vocabulary (token strings in id order, as vocab.json's
+// keys) and merges (merges.txt's text) instead of "vocab".
+const std::vector<std::string> kBpeModelMetaKeys = {"format", "format_version", "config", "bpe_vocab", "bpe_merges",
+                                                    "source"};
 constexpr size_t kMaxSource = 1024;
 
 Value metadata(const TrainState& s) {
@@ -146,8 +150,14 @@ Value metadata(const TrainState& s) {
   m.set("config", config_json(s.model).dump());
   if (!s.model_only()) m.set("train", train_config_json(s.train).dump());
   Value vocab = Value::array();
-  for (char32_t c : s.vocab) vocab.push(utf8_encode(c));
-  m.set("vocab", vocab.dump());
+  if (s.bpe) {
+    for (const std::string& t : s.bpe->tokens()) vocab.push(t);
+    m.set("bpe_vocab", vocab.dump());
+    m.set("bpe_merges", s.bpe->merges_text());
+  } else {
+    for (char32_t c : s.vocab) vocab.push(utf8_encode(c));
+    m.set("vocab", vocab.dump());
+  }
   if (s.model_only()) {
     m.set("source", s.source);
     return m;
@@ -216,6 +226,20 @@ std::vector<char32_t> read_vocab(const Value& v) {
   return in_metadata("vocab", [&] { return CharTokenizer::from_chars(chars).chars(); });
 }
 
+// GPT-2's BPE of a model-only file: "bpe_vocab" (token strings, id order) and "bpe_merges".
+std::shared_ptr<const BpeTokenizer> read_bpe(const Value& v, const std::string& merges) {
+  const std::string where = meta_field("bpe_vocab");
+  if (!v.is_array()) fail(where + " must be a JSON array of token strings in id order", where);
+  std::vector<std::pair<std::string, long long>> tokens;
+  tokens.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      fail(where + ": entry " + num(i) + " (counting from 0) is " + json::excerpt(v[i].dump(), 40) + ", not a string", where);
+    tokens.emplace_back(v[i].as_string(), static_cast<long long>(i));
+  }
+  return BpeTokenizer::build(tokens, parse_bpe_merges(merges, meta_field("bpe_merges")), where, meta_field("bpe_merges"));
+}
+
 void read_data(const Value& v, TrainState& s) {
   const std::string where = meta_field("data");
   if (!v.is_object()) fail(where + " must be a JSON object", where);
@@ -274,7 +298,8 @@ TrainState read_metadata(const Value& meta) {
          meta_field("format"));
   // A model-only file (what the importer writes) says where it came from instead of its training.
   const bool model_only = meta.find("source") != nullptr;
-  const std::vector<std::string>& keys = model_only ? kModelMetaKeys : kMetaKeys;
+  const bool bpe = model_only && meta.find("bpe_vocab") != nullptr;
+  const std::vector<std::string>& keys = bpe ? kBpeModelMetaKeys : model_only ? kModelMetaKeys : kMetaKeys;
   for (const auto& m : meta.members()) {
     bool known = false;
     for (const std::string& k : keys) known = known || m.first == k;
@@ -298,8 +323,14 @@ TrainState read_metadata(const Value& meta) {
   TrainState s;
   const Value config = parse_meta_json("config", meta.find("config")->as_string());
   s.model = in_metadata("config", [&] { return read_config(config, meta_field("config")); });
-  s.vocab = read_vocab(parse_meta_json("vocab", meta.find("vocab")->as_string()));
-  if (static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
+  if (bpe) {
+    s.bpe = read_bpe(parse_meta_json("bpe_vocab", meta.find("bpe_vocab")->as_string()),
+                     meta.find("bpe_merges")->as_string());
+    in_metadata("bpe_vocab", [&] { return Tokenizer::from_bpe(s.bpe, s.model.vocab_size).vocab_size(); });
+  } else {
+    s.vocab = read_vocab(parse_meta_json("vocab", meta.find("vocab")->as_string()));
+  }
+  if (!bpe && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
     fail(meta_field("vocab") + " has " + num(s.vocab.size()) + " characters but " + meta_field("config") +
              " has vocab_size " + num(s.model.vocab_size),
          meta_field("vocab"));
@@ -482,7 +513,7 @@ std::string save_checkpoint(const TrainState& s) {
       static_cast<int64_t>(s.v.size()) != moments)
     fail("the state holds " + num(s.params.size()) + " parameters and moments of " + num(s.m.size()) + " and " +
          num(s.v.size()) + ", but its config needs " + num(P) + " each: not saved");
-  if (static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
+  if (!s.bpe && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
     fail("the state's vocabulary has " + num(s.vocab.size()) + " characters but its config's vocab_size is " +
              num(s.model.vocab_size) + ": not saved",
          "vocab");

@@ -103,6 +103,8 @@ const std::vector<GptCall>& gpt_calls() {
        [](GptSession&, A a) { return gpt_set_kernels(a.text("tier", 64)); }},
       {"memory", {"spec"}, R"({"call":"memory","spec":{…}})", [](GptSession&, A a) { return gpt_memory_json(a.spec_text()); }},
       {"threads", {"n"}, R"({"call":"threads","n":N})", [](GptSession& s, A a) { return s.set_threads(a.whole("n")); }},
+      {"encode", {"text"}, R"({"call":"encode","text":T})", [](GptSession& s, A a) { return s.encode(a.text("text", 1 << 24)); }},
+      {"decode", {"ids"}, R"({"call":"decode","ids":[N,…]})", [](GptSession& s, A a) { return s.decode(a.need("ids").dump()); }},
   };
   return calls;
 }

@@ -174,7 +174,7 @@ Value GptSession::info_value() const {
   if (!trainer_->tokenizer().is_ids())
     for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
   v.set("vocab", std::move(vocab));
-  v.set("tokenizer", trainer_->tokenizer().is_ids() ? "token_ids" : "characters");
+  v.set("tokenizer", trainer_->tokenizer().bpe() ? "gpt2-bpe" : trainer_->tokenizer().is_ids() ? "token_ids" : "characters");
   v.set("source", s.source);  // where an opened model came from; "" for a run of this project
   v.set("n_params", static_cast<long long>(m.num_parameters()));
   v.set("step", static_cast<long long>(trainer_->steps_done()));
@@ -402,6 +402,43 @@ std::string GptSession::save() {
     last_error_ = "unknown error";
   }
   return std::string();
+}
+
+std::string GptSession::encode(const std::string& text) {
+  return guarded([&] {
+    require_model();
+    const Tokenizer& tok = trainer_->tokenizer();
+    const std::vector<int> ids = tok.encode(text, "text");
+    Value out = Value::object();
+    Value list = Value::array();
+    for (int id : ids) list.push(id);
+    out.set("ids", std::move(list));
+    out.set("tokens", token_labels(tok, ids));
+    return out;
+  });
+}
+
+std::string GptSession::decode(const std::string& ids_json) {
+  return guarded([&] {
+    require_model();
+    const Value v = json::parse(ids_json);
+    if (!v.is_array()) throw InputError("ids must be a JSON array of token ids", "ids");
+    std::vector<int> ids;
+    ids.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double x = v[i].is_number() ? v[i].as_number() : -1.0;
+      if (!v[i].is_number() || x != std::floor(x) || x < 0 || x > 2147483647.0)
+        throw InputError("ids[" + std::to_string(i) + "] is " + json::excerpt(v[i].dump(), 24) +
+                             ", not a token id (a whole number ≥ 0)",
+                         "ids");
+      ids.push_back(static_cast<int>(x));
+    }
+    const Tokenizer& tok = trainer_->tokenizer();
+    Value out = Value::object();
+    out.set("text", tok.decode(ids));
+    out.set("tokens", token_labels(tok, ids));
+    return out;
+  });
 }
 
 }  // namespace ap

@@ -73,6 +73,12 @@
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
+//   encode(text)            the model's token ids of a text → {"ids","tokens" (labels: each token's
+//                            text, GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is
+//                            not a whole character)}
+//   decode(ids_json)        a JSON array of token ids → {"text" (invalid UTF-8, a character cut
+//                            between tokens, shown as U+FFFD), "tokens"}
+// info() also says "tokenizer": "characters", "gpt2-bpe" or "token_ids".
 // And three functions of no session:
 //   gpt_tasks_json()        {"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}
 //   gpt_set_kernels(tier)   "reference" | "fast" → {"kernels": the tier now in use ("reference",
@@ -125,6 +131,8 @@ class GptSession {
   std::string attention_summary();          // run_prompt's head means and rollout (inspect.h) as JSON
   std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
   std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
+  std::string encode(const std::string& text);
+  std::string decode(const std::string& ids_json);
 
   // Flat results (row-major float32).
   const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step

@@ -483,15 +483,25 @@ GPTConfig hf_gpt2_config(const std::string& config_json, const std::string& conf
   return hf_config(config_json, config_name);
 }
 
+void set_bpe_tokenizer(TrainState& s, std::shared_ptr<const BpeTokenizer> bpe, const std::string& name) {
+  if (!s.vocab.empty())
+    fail(name, "the model already has a character vocabulary (a meta.pkl): give GPT-2's tokenizer files or the "
+               "meta.pkl, not both");
+  if (bpe->vocab_size() > s.model.vocab_size)
+    fail(name, "the tokenizer has " + std::to_string(bpe->vocab_size()) + " tokens but the model's vocab_size is " +
+                   std::to_string(s.model.vocab_size) + ": it is not this model's tokenizer");
+  s.bpe = std::move(bpe);
+}
+
 void require_vocab(const TrainState& s, const std::string& name) {
-  if (!s.vocab.empty()) return;
+  if (!s.vocab.empty() || s.bpe) return;
   const std::string bpe = "GPT-2's BPE tokenizer (vocab_size " + std::to_string(s.model.vocab_size) +
-                          "), which this version cannot read yet";
+                          "): give its vocab.json and merges.txt, or its tokenizer.json (from Hugging Face's gpt2)";
   if (s.source.rfind("nanoGPT", 0) == 0)
     fail(name, "no meta.pkl: without one nanoGPT uses " + bpe +
-                   "; give the meta.pkl of a character-level model (nanoGPT's data/shakespeare_char/meta.pkl), or "
+                   "; or the meta.pkl of a character-level model (nanoGPT's data/shakespeare_char/meta.pkl); or "
                    "token ids (gpt logits --ids)");
-  fail(name, "this model reads text with " + bpe + ": give token ids instead (gpt logits --ids)");
+  fail(name, "this model reads text with " + bpe + "; or token ids (gpt logits --ids)");
 }
 
 }  // namespace ap

@@ -16,8 +16,8 @@
 //     is kept, to find the meta.pkl).
 //   - the vocabulary comes from the dataset's meta.pkl (`stoi`/`itos`, read by the same
 //     unpickler): one character per id, in code-point order (nanoGPT's sorted(set(text))), its
-//     size equal to vocab_size. Without one, nanoGPT uses GPT-2's BPE tokenizer, which this
-//     version does not have: require_vocab refuses the model with that message.
+//     size equal to vocab_size. Without one, nanoGPT uses GPT-2's BPE tokenizer (vocab_size
+//     50,304: GPT-2's 50,257 padded), given by set_bpe_tokenizer from its files (bpe_files.h).
 //
 // A Hugging Face GPT-2-family model.safetensors (gpt2, distilgpt2, gpt2-medium, their fine-tunes)
 // with its config.json: HF's names ("h.0.attn.c_attn.weight", "wte.weight"), with or without
@@ -27,10 +27,12 @@
 // (block_size), vocab_size, layer_norm_epsilon and activation_function ("gelu_new" or
 // "gelu_pytorch_tanh": the tanh GELU; "gelu": the exact one; any other refused by name);
 // model_type, if given, must be "gpt2", n_inner null or 4·n_embd. The vocabulary is GPT-2's BPE,
-// which this version does not have: the model takes token ids (gpt logits --ids).
+// from vocab.json + merges.txt or tokenizer.json (bpe_files.h, set_bpe_tokenizer); without them
+// the model takes token ids (gpt logits --ids).
 // Errors are InputError, field the file's name, the message naming the record, tensor, key or byte.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "../core/train.h"
@@ -62,7 +64,11 @@ TrainState import_hf_gpt2(const std::string& safetensors, const std::string& con
 // weights are read: what the page's "Open a model" sizes the memory by).
 GPTConfig hf_gpt2_config(const std::string& config_json, const std::string& config_name);
 
-// Refuses a model without a vocabulary (no meta.pkl), saying what to give.
+// Gives a model-only state GPT-2's BPE (its vocab_size may pad the tokenizer's: nanoGPT's 50,304).
+// Refused (field `name`): a state with a character vocabulary, a tokenizer larger than the model.
+void set_bpe_tokenizer(TrainState& s, std::shared_ptr<const BpeTokenizer> bpe, const std::string& name);
+
+// Refuses a model without a vocabulary (no meta.pkl, no BPE), saying what to give.
 void require_vocab(const TrainState& s, const std::string& name);
 
 }  // namespace ap

@@ -100,6 +100,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("attention_summary", &GptSession::attention_summary)
       .function("next_token", &GptSession::next_token)
       .function("surprisal", &GptSession::surprisal)
+      .function("encode", &GptSession::encode)
+      .function("decode", &GptSession::decode)
       .function("logits", &floats<&GptSession::logits>)
       .function("full_logits", &floats<&GptSession::full_logits>)
       .function("attention_weights", &floats<&GptSession::attention_weights>)

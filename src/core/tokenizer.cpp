@@ -1,4 +1,4 @@
-// tokenizer.cpp — the character tokenizer (see tokenizer.h).
+// tokenizer.cpp — a model's tokenizer: characters, or GPT-2's BPE (see tokenizer.h).
 #include "tokenizer.h"
 
 #include <algorithm>
@@ -23,11 +23,11 @@ std::string vocabulary_text(const std::vector<char32_t>& chars) {
 
 }  // namespace
 
-CharTokenizer::CharTokenizer(std::vector<char32_t> chars) : chars_(std::move(chars)), ascii_(128, -1) {
+Tokenizer::Tokenizer(std::vector<char32_t> chars) : chars_(std::move(chars)), ascii_(128, -1) {
   for (size_t i = 0; i < chars_.size() && chars_[i] < 128; ++i) ascii_[chars_[i]] = static_cast<int>(i);
 }
 
-CharTokenizer CharTokenizer::from_text(const std::string& utf8) {
+Tokenizer Tokenizer::from_text(const std::string& utf8) {
   if (utf8.empty()) throw InputError("the text is empty", "text");
   const std::vector<char32_t> cps = utf8_decode(utf8, "text");
   // A bitmap over every code point (136 KiB) finds the distinct ones in one pass, already sorted.
@@ -43,10 +43,10 @@ CharTokenizer CharTokenizer::from_text(const std::string& utf8) {
   chars.reserve(static_cast<size_t>(distinct));
   for (char32_t c = 0; c < 0x110000; ++c)
     if (seen[c]) chars.push_back(c);
-  return CharTokenizer(std::move(chars));
+  return Tokenizer(std::move(chars));
 }
 
-CharTokenizer CharTokenizer::from_chars(std::vector<char32_t> chars) {
+Tokenizer Tokenizer::from_chars(std::vector<char32_t> chars) {
   if (chars.empty()) throw InputError("the vocabulary is empty", "vocab");
   if (chars.size() > static_cast<size_t>(kMaxVocab))
     throw InputError("the vocabulary has " + std::to_string(chars.size()) + " characters, more than the limit of " +
@@ -67,18 +67,18 @@ CharTokenizer CharTokenizer::from_chars(std::vector<char32_t> chars) {
                            describe_char(chars[i - 1]),
                        "vocab");
   }
-  return CharTokenizer(std::move(chars));
+  return Tokenizer(std::move(chars));
 }
 
-CharTokenizer CharTokenizer::token_ids(int vocab_size) {
+Tokenizer Tokenizer::token_ids(int vocab_size) {
   if (vocab_size < 1) throw InputError("the vocabulary is empty", "vocab");
-  CharTokenizer t(std::vector<char32_t>{});
+  Tokenizer t(std::vector<char32_t>{});
   t.n_ids_ = vocab_size;
   return t;
 }
 
 // "[15496][11]", "15496 11" or "15496, 11" → ids, each checked against the vocabulary.
-std::vector<int> CharTokenizer::encode_ids(const std::string& text, const char* field) const {
+std::vector<int> Tokenizer::encode_ids(const std::string& text, const char* field) const {
   const std::string what = field ? field : "input";
   std::vector<int> ids;
   size_t i = 0;
@@ -102,14 +102,27 @@ std::vector<int> CharTokenizer::encode_ids(const std::string& text, const char* 
   return ids;
 }
 
-int CharTokenizer::id_of(char32_t cp) const {
-  if (n_ids_ > 0) return -1;
+Tokenizer Tokenizer::from_bpe(std::shared_ptr<const BpeTokenizer> bpe, int model_vocab) {
+  if (!bpe) throw InputError("no BPE tokenizer", "vocab");
+  if (model_vocab < bpe->vocab_size())
+    throw InputError("the model's vocab_size is " + std::to_string(model_vocab) + " but its BPE tokenizer has " +
+                         std::to_string(bpe->vocab_size()) + " tokens: the model has no row for the last ones",
+                     "vocab");
+  Tokenizer t(std::vector<char32_t>{});
+  t.bpe_ = std::move(bpe);
+  t.bpe_vocab_ = model_vocab;
+  return t;
+}
+
+int Tokenizer::id_of(char32_t cp) const {
+  if (n_ids_ > 0 || bpe_) return -1;
   if (cp < 128) return ascii_[cp];
   const auto it = std::lower_bound(chars_.begin(), chars_.end(), cp);
   return it != chars_.end() && *it == cp ? static_cast<int>(it - chars_.begin()) : -1;
 }
 
-std::vector<int> CharTokenizer::encode(const std::string& utf8, const char* field) const {
+std::vector<int> Tokenizer::encode(const std::string& utf8, const char* field) const {
+  if (bpe_) return bpe_->encode(utf8);
   if (n_ids_ > 0) return encode_ids(utf8, field);
   const std::vector<char32_t> cps = utf8_decode(utf8, field);
   std::vector<int> ids(cps.size());
@@ -130,7 +143,7 @@ std::vector<int> CharTokenizer::encode(const std::string& utf8, const char* fiel
   return ids;
 }
 
-std::string CharTokenizer::decode(const int* ids, size_t n) const {
+std::string Tokenizer::decode(const int* ids, size_t n) const {
   std::string out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -139,16 +152,22 @@ std::string CharTokenizer::decode(const int* ids, size_t n) const {
                            " (counting from 0) is outside the vocabulary: ids run from 0 to " +
                            std::to_string(vocab_size() - 1),
                        "ids");
-    if (n_ids_ > 0)
+    if (bpe_) {
+      if (ids[i] < bpe_->vocab_size()) out += bpe_->token_bytes(ids[i]);  // padding ids decode to nothing
+    } else if (n_ids_ > 0) {
       out += "[" + std::to_string(ids[i]) + "]";
-    else
+    } else {
       utf8_append(out, chars_[ids[i]]);
+    }
   }
   return out;
 }
 
-std::string CharTokenizer::decode(const std::vector<int>& ids) const { return decode(ids.data(), ids.size()); }
+std::string Tokenizer::decode(const std::vector<int>& ids) const { return decode(ids.data(), ids.size()); }
 
-std::string CharTokenizer::token_text(int id) const { return decode(&id, 1); }
+std::string Tokenizer::token_text(int id) const {
+  if (bpe_ && id >= bpe_->vocab_size() && id < vocab_size()) return "<unused " + std::to_string(id) + ">";
+  return bpe_ ? bpe_piece_text(decode(&id, 1)) : decode(&id, 1);
+}
 
 }  // namespace ap

@@ -109,6 +109,16 @@ Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data
   opt_ = std::make_unique<AdamW>(model_->tensors(), model_->num_parameters(), train_.adamw());
 }
 
+Tokenizer tokenizer_of(const TrainState& s) {
+  if (s.bpe) return Tokenizer::from_bpe(s.bpe, s.model.vocab_size);
+  Tokenizer t = Tokenizer::from_chars(s.vocab);
+  if (t.vocab_size() != s.model.vocab_size)
+    throw InputError("the vocabulary has " + num(t.vocab_size()) + " characters but the model's vocab_size is " +
+                         num(s.model.vocab_size),
+                     "vocab");
+  return t;
+}
+
 Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train), task_(s.task), sampler_(0) {
   if (s.model_only())
     throw InputError("this file holds a model only (" + s.source +
@@ -116,11 +126,7 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
                      "checkpoint");
   train_.validate();
   s.model.validate();
-  tokenizer_ = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(s.vocab));
-  if (tokenizer_->vocab_size() != s.model.vocab_size)
-    throw InputError("the vocabulary has " + num(tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
-                         num(s.model.vocab_size),
-                     "vocab");
+  tokenizer_ = std::make_unique<Tokenizer>(tokenizer_of(s));
   std::string data_text;
   if (!task_.empty()) {
     n_chars_ = s.n_chars;
@@ -162,8 +168,9 @@ std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
   std::unique_ptr<Trainer> t(new Trainer());
   t->source_ = s.source;
   t->has_data_ = false;
-  t->tokenizer_ = std::make_unique<CharTokenizer>(s.vocab.empty() ? CharTokenizer::token_ids(s.model.vocab_size)
-                                                                   : CharTokenizer::from_chars(s.vocab));
+  // GPT-2's BPE, the characters of a meta.pkl, or (neither) the token ids written as text
+  t->tokenizer_ = std::make_unique<Tokenizer>(s.bpe || !s.vocab.empty() ? tokenizer_of(s)
+                                                                        : Tokenizer::token_ids(s.model.vocab_size));
   if (t->tokenizer_->vocab_size() != s.model.vocab_size)
     throw InputError("the vocabulary has " + num(t->tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
                          num(s.model.vocab_size),
@@ -376,6 +383,7 @@ TrainState Trainer::state_meta() const {
   s.text_name = text_name_;
   s.text_fingerprint = fingerprint_;
   s.vocab = tokenizer_->chars();
+  s.bpe = tokenizer_->bpe();
   s.step = step_;
   s.sampler_state = parts_ > 0 ? sampler_before_ : sampler_.state();  // a begun step is not done
   s.adam_t = opt_ ? opt_->t() : 0;

@@ -114,7 +114,8 @@ struct TrainState {
   long long n_chars = 0;       // the task's length
   std::string text_name;       // the text's name, when not a task
   std::string text_fingerprint;  // text_fingerprint(text), when not a task
-  std::vector<char32_t> vocab;   // the tokenizer's characters, id order
+  std::vector<char32_t> vocab;   // the tokenizer's characters, id order (empty with bpe)
+  std::shared_ptr<const BpeTokenizer> bpe;  // GPT-2's BPE, for a model trained elsewhere; else null
   int64_t step = 0;              // steps done
   uint64_t sampler_state = 0;
   int64_t adam_t = 0;
@@ -126,6 +127,10 @@ struct TrainState {
   std::string source;
   bool model_only() const { return !source.empty(); }
 };
+
+// The state's tokenizer: its BPE if it has one, else its characters. Throws InputError (field
+// "vocab") if it disagrees with the model's vocab_size.
+Tokenizer tokenizer_of(const TrainState& s);
 
 class Trainer {
  public:

@@ -17,6 +17,14 @@ import { heat, tokenMark } from '../export.js';
 export { heat };
 export const tokenLabel = tokenMark;
 
+/** `s` cut to at most `w` px in ctx's font, ending in "…" when cut (at least its first character). */
+function fitText(ctx, s, w) {
+  const cs = [...s];
+  if (cs.length <= 1 || ctx.measureText(s).width <= w) return s;
+  while (cs.length > 1 && ctx.measureText(`${cs.join('')}…`).width > w) cs.pop();
+  return `${cs.join('')}…`;
+}
+
 /** Whether key j is hidden from query i by the model's mask (base 0). */
 export const masked = (i, j, mask) => (mask === 'inclusive' ? j >= i : j > i);
 
@@ -102,9 +110,9 @@ function draw(canvas, { weights, offset, T, tokens, mask }, c, m) {
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
     for (let k = 0; k < T; k++) {
-      const label = tokenLabel(tokens[k]);
-      ctx.fillText(label, m / 2, m + k * c + c / 2); // queries, down the left
-      ctx.fillText(label, m + k * c + c / 2, m / 2); // keys, along the top
+      const label = tokenLabel(tokens[k]); // a BPE piece ("␣the") may be wider than its cell: cut with "…"
+      ctx.fillText(fitText(ctx, label, m - 2), m / 2, m + k * c + c / 2); // queries, down the left
+      ctx.fillText(fitText(ctx, label, c - 1), m + k * c + c / 2, m / 2); // keys, along the top
     }
   }
 }

@@ -13,6 +13,7 @@
 
 #include "../../api/checkpoint.h"
 #include "../../api/file_io.h"
+#include "../../api/bpe_files.h"
 #include "../../api/import.h"
 #include "../../api/json.h"
 #include "../../core/number_text.h"
@@ -36,8 +37,6 @@ std::string fixed(double v, int digits) {
 
 std::string json_quoted(const std::string& s) { return json::Value(s).dump(); }
 
-namespace {
-
 std::string read_file(const std::string& path, size_t max_bytes, const char* what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -52,8 +51,6 @@ std::string read_file(const std::string& path, size_t max_bytes, const char* wha
   if (f.bad()) throw CliError("cannot read " + std::string(what) + " " + path);
   return out;
 }
-
-}  // namespace
 
 std::string read_text_file(const std::string& path) { return read_file(path, kMaxTextBytes, "the text file"); }
 
@@ -99,6 +96,37 @@ TrainState import_model(const std::string& path, const std::string& bytes, const
   return std::move(im.state);
 }
 
+void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFiles& given) {
+  if (!s.vocab.empty() || s.bpe) return;
+  TokenizerFiles f = given;
+  if (f.vocab.empty() != f.merges.empty())
+    throw CliError(f.vocab.empty() ? "a merges.txt (" + f.merges + ") needs its vocab.json too"
+                                   : "a vocab.json (" + f.vocab + ") needs its merges.txt too");
+  if (f.vocab.empty() && f.tokenizer_json.empty()) {  // Hugging Face's folder: the files beside the model
+    const std::string dir = parent_dir(model_path);
+    if (file_exists(dir + "/vocab.json") && file_exists(dir + "/merges.txt")) {
+      f.vocab = dir + "/vocab.json";
+      f.merges = dir + "/merges.txt";
+    } else if (file_exists(dir + "/tokenizer.json")) {
+      f.tokenizer_json = dir + "/tokenizer.json";
+    } else {
+      return;
+    }
+  }
+  constexpr size_t kMaxTokenizerBytes = size_t(1) << 26;
+  std::shared_ptr<const BpeTokenizer> bpe;
+  std::string name;
+  if (!f.vocab.empty()) {
+    bpe = load_bpe_files(read_file(f.vocab, kMaxTokenizerBytes, "the vocab.json"),
+                         read_file(f.merges, kMaxTokenizerBytes, "the merges.txt"), f.vocab, f.merges);
+    name = f.vocab;
+  } else {
+    bpe = load_tokenizer_json(read_file(f.tokenizer_json, kMaxTokenizerBytes, "the tokenizer.json"), f.tokenizer_json);
+    name = f.tokenizer_json;
+  }
+  set_bpe_tokenizer(s, std::move(bpe), name);
+}
+
 Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
   try {
@@ -124,7 +152,8 @@ Checkpoint read_checkpoint(const std::string& path) {
         c.state = import_hf_gpt2(c.bytes, read_file(config, kMaxTextBytes, "the config.json"), path, config);
         c.imported = "Hugging Face's GPT-2 safetensors";
       }
-      c.bytes = c.state.vocab.empty() ? std::string() : save_checkpoint(c.state);
+      attach_bpe(c.state, path, {});
+      c.bytes = c.state.vocab.empty() && !c.state.bpe ? std::string() : save_checkpoint(c.state);
     } catch (const CliError&) {
       throw;
     } catch (const InputError& e) {
@@ -160,7 +189,7 @@ LoadedModel load_model(const std::string& path, bool need_tokenizer) {
   m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
   std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
   std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
-  if (!m.state.vocab.empty()) m.tok = std::make_unique<CharTokenizer>(CharTokenizer::from_chars(m.state.vocab));
+  if (!m.state.vocab.empty() || m.state.bpe) m.tok = std::make_unique<Tokenizer>(tokenizer_of(m.state));
   return m;
 }
 
@@ -168,7 +197,8 @@ void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids) {
   if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
   const int S = m.state.model.block_size;
   if (static_cast<int>(ids.size()) > S)
-    throw InputError("the prompt has " + std::to_string(ids.size()) + " characters; the model sees at most block_size = " +
+    throw InputError("the prompt has " + std::to_string(ids.size()) + (m.state.bpe ? " tokens" : " characters") +
+                         "; the model sees at most block_size = " +
                          std::to_string(S),
                      "prompt");
 }

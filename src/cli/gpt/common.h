@@ -30,6 +30,8 @@ std::string with_commas(long long n);   // 104,960
 std::string fixed(double v, int digits);  // printf's %.*f
 std::string json_quoted(const std::string& s);  // a text as a JSON string: how messages show characters
 
+// A file's bytes, at most max_bytes; `what` names it in messages ("the config.json"). Throws CliError.
+std::string read_file(const std::string& path, size_t max_bytes, const char* what);
 // The user's text (at most kMaxTextBytes). Throws CliError.
 std::string read_text_file(const std::string& path);
 // Refuses (CliError) an output whose folder does not exist or cannot be written, or that is a folder.
@@ -45,9 +47,18 @@ struct Checkpoint {
 };
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
-// Face's GPT-2 model.safetensors (with config.json beside it): bytes are then the model-only
-// checkpoint `gpt import` writes, or empty for a model without a character vocabulary.
+// Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
+// they lie beside it (attach_bpe): bytes are then the model-only checkpoint `gpt import` writes,
+// or empty for a model without a vocabulary (token ids only).
 Checkpoint read_checkpoint(const std::string& path);
+// GPT-2's BPE for a model-only state without characters (api/bpe_files.h): from the files given,
+// else vocab.json + merges.txt or tokenizer.json beside the model (Hugging Face's folder). Nothing
+// found: the state stays without one (require_vocab then says what to give). Throws InputError
+// naming the file at fault.
+struct TokenizerFiles {
+  std::string vocab, merges, tokenizer_json;  // paths; empty: not given
+};
+void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFiles& given);
 // Refuses (CliError) a model-only file (an imported model) for a command that needs a run's
 // training state and data: `what` is what the command does ("resume").
 void require_training_state(const std::string& file, const TrainState& s, const char* what);
@@ -56,8 +67,8 @@ TrainState import_model(const std::string& path, const std::string& bytes, const
 
 // A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
 // samples without its text).
-// need_tokenizer: refuse (CliError) a model without a character vocabulary (GPT-2's BPE), which
-// takes token ids only; otherwise tok is null for such a model.
+// need_tokenizer: refuse (CliError) a model without a vocabulary (GPT-2's BPE without its files),
+// which takes token ids only; otherwise tok is null for such a model.
 struct LoadedModel {
   TrainState state;  // without its params (moved into the model)
   std::unique_ptr<GPT> model;

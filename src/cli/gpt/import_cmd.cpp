@@ -1,11 +1,16 @@
 // import_cmd.cpp — `gpt import FILE… -o model.safetensors`: a model trained elsewhere (nanoGPT's
-// ckpt.pt with its meta.pkl) written as the project's model-only checkpoint (api/import.h,
-// docs/import.md), which every command and the training page's loader then read.
+// ckpt.pt with its meta.pkl or GPT-2's tokenizer files; Hugging Face's GPT-2 model.safetensors
+// with its config.json and tokenizer files) written as the project's model-only checkpoint
+// (api/import.h, docs/import.md), tokenizer included, which every command and the training page's
+// loader then read. Files are told apart by their contents (a zip, a pickle, a safetensors file)
+// and, for the text ones, by their names: config.json, tokenizer.json, another *.json is a
+// vocab.json, a *.txt or *.bpe a merges.txt.
 #include <iostream>
 #include <memory>
 #include <vector>
 
 #include "../../api/checkpoint.h"
+#include "../../api/file_io.h"
 #include "../../api/import.h"
 #include "../../api/safetensors.h"
 #include "commands.h"
@@ -21,8 +26,17 @@ struct ImportArgs {
   bool quiet = false;
 };
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 int cmd_import(const ImportArgs& a) {
-  std::string ckpt, meta, ckpt_bytes;
+  std::string ckpt, meta, ckpt_bytes, hf, config;
+  TokenizerFiles tf;
+  auto once = [](std::string& slot, const std::string& f, const char* what) {
+    if (!slot.empty()) throw CliError(std::string("two ") + what + " given (" + slot + " and " + f + ")");
+    slot = f;
+  };
   for (const std::string& f : a.files) {
     std::string bytes;
     try {
@@ -30,27 +44,45 @@ int cmd_import(const ImportArgs& a) {
     } catch (const InputError& e) {
       throw CliError(e.what());
     }
-    if (is_torch_zip(bytes)) {
-      if (!ckpt.empty()) throw CliError("two checkpoints given (" + ckpt + " and " + f + "): import one at a time");
-      ckpt = f;
+    if (is_torch_zip(bytes) || is_foreign_safetensors(bytes)) {
+      if (!ckpt.empty() || !hf.empty())
+        throw CliError("two models given (" + (ckpt.empty() ? hf : ckpt) + " and " + f + "): import one at a time");
+      (is_torch_zip(bytes) ? ckpt : hf) = f;
       ckpt_bytes = std::move(bytes);
     } else if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) {  // a pickle: PROTO
-      if (!meta.empty()) throw CliError("two meta.pkl files given (" + meta + " and " + f + ")");
-      meta = f;
-    } else if (is_foreign_safetensors(bytes)) {
-      throw CliError(f + " is a safetensors file from elsewhere (Hugging Face's GPT-2?): it reads text with GPT-2's BPE "
-                         "tokenizer, which this version does not have, so it cannot be imported yet (gpt logits --ids "
-                         "runs it from token ids)");
+      once(meta, f, "meta.pkl files");
+    } else if (ends_with(f, "config.json")) {
+      once(config, f, "config.json files");
+    } else if (ends_with(f, "tokenizer.json")) {
+      once(tf.tokenizer_json, f, "tokenizer.json files");
+    } else if (ends_with(f, ".json")) {
+      once(tf.vocab, f, "vocab.json files");
+    } else if (ends_with(f, ".txt") || ends_with(f, ".bpe")) {
+      once(tf.merges, f, "merges.txt files");
     } else {
-      throw CliError(f + " is neither a PyTorch checkpoint (a zip, such as nanoGPT's ckpt.pt) nor a pickle (meta.pkl)");
+      throw CliError(f + " is none of a PyTorch checkpoint (a zip, such as nanoGPT's ckpt.pt), a pickle (meta.pkl), a "
+                         "safetensors model, a config.json, a tokenizer.json, a vocab.json or a merges.txt");
     }
   }
-  if (ckpt.empty()) throw CliError("no checkpoint given: name nanoGPT's ckpt.pt (and its meta.pkl)");
+  if (ckpt.empty() && hf.empty())
+    throw CliError("no model given: name nanoGPT's ckpt.pt (with its meta.pkl, or GPT-2's tokenizer files) or Hugging "
+                   "Face's model.safetensors (with its config.json and tokenizer files)");
+  if (!tf.tokenizer_json.empty() && !tf.vocab.empty())
+    throw CliError("give GPT-2's tokenizer once: " + tf.vocab + " and " + tf.merges + ", or " + tf.tokenizer_json + ", not both");
+  if (!hf.empty() && !meta.empty()) throw CliError(meta + " is nanoGPT's meta.pkl, but " + hf + " is not a nanoGPT checkpoint");
   check_writable(a.out, "the model");
   TrainState s;
+  const std::string model = ckpt.empty() ? hf : ckpt;
   try {
-    s = import_model(ckpt, ckpt_bytes, meta);
-    require_vocab(s, ckpt);  // the project's format keeps a character vocabulary
+    if (!ckpt.empty()) {
+      s = import_model(ckpt, ckpt_bytes, meta);
+    } else {
+      if (config.empty()) config = parent_dir(hf) + "/config.json";
+      s = import_hf_gpt2(ckpt_bytes, read_file(config, kMaxTextBytes, "the config.json"), hf, config);
+    }
+    std::string().swap(ckpt_bytes);
+    if (meta.empty()) attach_bpe(s, model, tf);
+    require_vocab(s, model);  // the project's format keeps the tokenizer
   } catch (const CliError&) {
     throw;
   } catch (const InputError& e) {
@@ -70,13 +102,17 @@ int cmd_import(const ImportArgs& a) {
 Command add_import(CLI::App& app) {
   auto a = std::make_shared<ImportArgs>();
   CLI::App* sub = app.add_subcommand(
-      "import", "convert a model trained elsewhere (nanoGPT's ckpt.pt with its meta.pkl) to a model-only checkpoint");
-  sub->add_option("files", a->files, "nanoGPT's ckpt.pt, and the meta.pkl of its dataset (else looked for beside it, "
-                                     "or at ../data/<dataset>/meta.pkl)")
+      "import", "convert a model trained elsewhere (nanoGPT's ckpt.pt, Hugging Face's GPT-2 model.safetensors) to a "
+                "model-only checkpoint that keeps its tokenizer");
+  sub->add_option("files", a->files,
+                  "nanoGPT's ckpt.pt with the meta.pkl of its dataset (else looked for beside it, or at "
+                  "../data/<dataset>/meta.pkl), or with GPT-2's vocab.json + merges.txt or tokenizer.json; or Hugging "
+                  "Face's model.safetensors with its config.json and tokenizer files (each else looked for beside it)")
       ->required();
   sub->add_option("-o,--output", a->out, "the model-only checkpoint to write (.safetensors)")->required();
   sub->add_flag("-q,--quiet", a->quiet, "print nothing on success");
-  sub->footer("Example: gpt import out-shakespeare-char/ckpt.pt data/shakespeare_char/meta.pkl -o shakespeare.safetensors. "
+  sub->footer("Examples: gpt import out-shakespeare-char/ckpt.pt data/shakespeare_char/meta.pkl -o shakespeare.safetensors; "
+              "gpt import gpt2/model.safetensors gpt2/config.json gpt2/vocab.json gpt2/merges.txt -o gpt2.safetensors. "
               "See docs/import.md.");
   return {sub, [a] { return cmd_import(*a); }};
 }

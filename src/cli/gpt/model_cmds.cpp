@@ -64,7 +64,11 @@ int cmd_sample(const SampleArgs& a) {
   }
   // The text as it comes, one character at a time.
   std::cout << a.prompt << std::flush;
-  for (int i = 0; i < o.max_new_tokens; ++i) std::cout << m.tok->token_text(g.next()) << std::flush;
+  // The token's bytes: a character split across BPE tokens is whole once its last byte is out.
+  for (int i = 0; i < o.max_new_tokens; ++i) {
+    const int id = g.next();
+    std::cout << m.tok->decode(&id, 1) << std::flush;
+  }
   std::cout << "\n";
   return 0;
 }
@@ -112,10 +116,12 @@ int cmd_inspect(const std::string& file, bool json) {
     st = safetensors::read_file(ck.bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
   else
     for (const ParamTensor& t : param_tensors(c)) st.tensors.push_back({t.name, "F32", {t.shape.begin(), t.shape.end()}, 0, 0});
-  const CharTokenizer tok = CharTokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
-  std::vector<int> all(s.vocab.size());
+  const Tokenizer tok = s.bpe ? Tokenizer::from_bpe(s.bpe, c.vocab_size)
+                              : Tokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
+  std::vector<int> all(s.bpe ? static_cast<size_t>(c.vocab_size) : s.vocab.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-  const std::string no_vocab = "none: GPT-2's BPE tokenizer, which this version does not have (token ids only: gpt logits --ids)";
+  const std::string no_vocab = "none given: GPT-2's BPE tokenizer (put its vocab.json and merges.txt, or tokenizer.json, "
+                               "beside the model; token ids meanwhile: gpt logits --ids)";
   auto meta = [&](const char* key) {
     for (const auto& [k, v] : st.metadata)
       if (k == key) return v;
@@ -132,7 +138,8 @@ int cmd_inspect(const std::string& file, bool json) {
     v.set("n_params", static_cast<long long>(c.num_parameters()));
     if (s.model_only()) {  // a model trained elsewhere: no training state
       v.set("source", s.source);
-      v.set("vocab", s.vocab.empty() ? Value() : token_labels(tok, all));
+      v.set("vocab", all.empty() ? Value() : token_labels(tok, all));
+      v.set("tokenizer", s.bpe ? "gpt2-bpe" : s.vocab.empty() ? "none" : "characters");
     } else {
       v.set("data", data_source_json(s));
       v.set("vocab", token_labels(tok, all));
@@ -160,14 +167,21 @@ int cmd_inspect(const std::string& file, bool json) {
     return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size;
   };
   const std::string preset = same_shape(tiny) ? " (the tiny preset)" : same_shape(small) ? " (the small preset)" : "";
-  std::string vocab = tok.decode(all);
-  if (s.vocab.empty()) {
+  std::string vocab;
+  if (s.bpe) {
+    std::string first;
+    for (int i = 0; i < 40; ++i) first += (i ? " " : "") + visible_token(tok.token_text(i));
+    vocab = with_commas(s.bpe->vocab_size()) + " tokens of GPT-2's byte-level BPE (" +
+            with_commas(static_cast<long long>(s.bpe->merge_count())) + " merges)" +
+            (c.vocab_size > s.bpe->vocab_size() ? ", padded to vocab_size " + with_commas(c.vocab_size) : "") +
+            "; the first: " + first + " …";
+  } else if (s.vocab.empty()) {
     vocab = no_vocab;
   } else if (tok.vocab_size() > 100) {
     std::vector<int> head(all.begin(), all.begin() + 100);
     vocab = json_quoted(tok.decode(head)) + " and " + std::to_string(tok.vocab_size() - 100) + " more";
   } else {
-    vocab = json_quoted(vocab);
+    vocab = json_quoted(tok.decode(all));
   }
   const TrainConfig& t = s.train;
   std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.file_bytes)) << " bytes, "
