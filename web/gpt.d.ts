@@ -356,7 +356,7 @@ export interface GptRun {
 export interface OpenedModel {
   name: string;
   format: 'nanogpt' | 'huggingface' | 'playground';
-  notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'unused' | 'training_checkpoint'; file?: string }[];
+  notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'gpt2_bpe' | 'unused' | 'training_checkpoint'; file?: string }[];
 }
 
 /** The result of {@link GptRun.stepBegin}. */

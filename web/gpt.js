@@ -257,6 +257,11 @@ export async function loadGpt(options = {}) {
           view.set(bytes);
           onProgress({ loaded: offset + bytes.length, total: model.size, name: set.model.name });
         }
+        const tok = tokenizerSet(set.tokenizer);
+        if (tok) {
+          const [first, second] = await Promise.all(tok.map(readSmall));
+          answer(session.open_tokenizer(JSON.stringify({ names: tok.map((f) => f.name) }), first, second ?? new Uint8Array(0)));
+        }
         const info = answer(session.open_finish(JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' }), meta, config));
         info.opened.notes = openNotes(set, info);
         const run = new GptRun(session, registry);
@@ -348,14 +353,30 @@ async function modelHead(f) {
 }
 
 // What the page says about the files given: codes with the files they name.
+/**
+ * GPT-2's tokenizer among the files: [tokenizer.json], or [vocab.json, merges.txt] (both needed);
+ * null when there is no whole set (the page then says the prompts are token ids).
+ */
+function tokenizerSet(files) {
+  const by = (n) => files.find((f) => f.name.split(/[\\/]/).pop().toLowerCase() === n);
+  const json = by('tokenizer.json');
+  if (json) return [json];
+  const vocab = by('vocab.json');
+  const merges = by('merges.txt');
+  return vocab && merges ? [vocab, merges] : null;
+}
+
 function openNotes(set, info) {
   const notes = [];
   const { format } = info.opened;
-  if (format === 'nanogpt' && !set.meta) notes.push({ code: 'no_meta' });
+  if (format === 'nanogpt' && !set.meta && info.tokenizer !== 'gpt2-bpe') notes.push({ code: 'no_meta' });
   if (format !== 'nanogpt' && set.meta) notes.push({ code: 'unused', file: set.meta.name });
   if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
   if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids' });
-  for (const f of [...(info.tokenizer === 'token_ids' ? [] : set.tokenizer), ...set.other]) notes.push({ code: 'unused', file: f.name });
+  const used = info.tokenizer === 'gpt2-bpe' ? tokenizerSet(set.tokenizer) ?? [] : [];
+  if (used.length) notes.push({ code: 'gpt2_bpe', file: used.map((f) => f.name).join(' + ') });
+  const unused = info.tokenizer === 'token_ids' ? [] : set.tokenizer.filter((f) => !used.includes(f));
+  for (const f of [...unused, ...set.other]) notes.push({ code: 'unused', file: f.name });
   if (format === 'playground' && !info.source) notes.push({ code: 'training_checkpoint' });
   return notes;
 }

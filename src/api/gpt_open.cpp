@@ -14,6 +14,7 @@
 // file), then the weights and the model's copy of them.
 #include <cstring>
 
+#include "bpe_files.h"
 #include "checkpoint.h"
 #include "gpt_json.h"
 #include "gpt_session.h"
@@ -165,6 +166,11 @@ std::string GptSession::open_finish(const std::string& spec_json, const std::str
       }
       model_only = s.model_only();
     }
+    // GPT-2's tokenizer files (open_tokenizer) for a model without a vocabulary of its own: a
+    // Hugging Face GPT-2, or a nanoGPT checkpoint without meta.pkl (nanoGPT's own fallback)
+    std::shared_ptr<const BpeTokenizer> bpe = std::move(tokenizer_);
+    tokenizer_.reset();
+    if (bpe && model_only && s.vocab.empty() && !s.bpe) set_bpe_tokenizer(s, std::move(bpe), tokenizer_name_);
     std::string().swap(file_);  // the weights are read: the file's bytes go before the model is made
     const int64_t model = GPT::memory_bytes(s.model, 1, 1, model_only ? ModelUse::infer : ModelUse::train);
     const int64_t left = open_memory_left();
@@ -186,8 +192,30 @@ std::string GptSession::open_finish(const std::string& spec_json, const std::str
   });
 }
 
+std::string GptSession::open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
+  return guarded([&] {
+    const Value spec = json::parse(spec_json);
+    reject_unknown_keys(spec, {"names"}, "tokenizer spec");
+    const Value* names = spec.find("names");
+    if (!names || !names->is_array() || names->items().empty() || names->items().size() > 2)
+      throw InputError("names: one name (tokenizer.json) or two (vocab.json, merges.txt)", "names");
+    std::vector<std::string> n;
+    for (const Value& x : names->items()) {
+      if (!x.is_string() || x.as_string().empty() || x.as_string().size() > 1024) throw InputError("names: each a file's name", "names");
+      n.push_back(x.as_string());
+    }
+    // read and checked now, so a malformed file is named before the model is
+    tokenizer_ = n.size() == 1 ? load_tokenizer_json(first, n[0]) : load_bpe_files(first, second, n[0], n[1]);
+    tokenizer_name_ = n.size() == 1 ? n[0] : n[0] + " and " + n[1];
+    Value v = Value::object();
+    v.set("vocab_size", static_cast<long long>(tokenizer_->vocab_size()));
+    return v;
+  });
+}
+
 void GptSession::open_cancel() {
   std::string().swap(file_);
+  tokenizer_.reset();
 }
 
 }  // namespace ap

@@ -56,7 +56,12 @@
 //                            opened model (model-only: inference, Trainer::open) or a training
 //                            checkpoint without its text → info with "opened": {"name","format"
 //                            ("nanogpt" | "huggingface" | "playground")}
-//   open_cancel()           frees the buffer
+//   open_tokenizer(spec, first, second)  GPT-2's tokenizer files for the model being opened, read
+//                            and checked now: spec {"names": ["tokenizer.json"]} (first: its bytes)
+//                            or {"names": ["vocab.json","merges.txt"]} (first, second) →
+//                            {"vocab_size"}; open_finish gives them to a model without a vocabulary
+//                            of its own (Hugging Face's, a ckpt.pt without meta.pkl)
+//   open_cancel()           frees the buffer (and the tokenizer files)
 // Data-parallel training across workers that each hold a session (the training page's; train.h's
 // step in parts; gpt_shards.cpp). The floats and ints go in as bytes (a Uint8Array over a
 // Float32Array's or Int32Array's buffer, little-endian) and come out through the accessors:
@@ -148,6 +153,7 @@ class GptSession {
   char* open_buffer() { return file_.data(); }
   size_t open_size() const { return file_.size(); }
   std::string open_finish(const std::string& spec_json, const std::string& meta, const std::string& config_json);
+  std::string open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second);
   void open_cancel();
 
   std::string save();
@@ -191,6 +197,8 @@ class GptSession {
   std::vector<int> next_ids_;
   std::string last_error_;
   std::string file_, file_name_;  // open_begin's buffer and the file's name
+  std::shared_ptr<const BpeTokenizer> tokenizer_;  // open_tokenizer's, for open_finish
+  std::string tokenizer_name_;
   int threads_ = 1;
   std::vector<float> step_params_, shard_grads_, shard_losses_, shard_in_;
   std::vector<int> shard_ids_, shard_targets_;

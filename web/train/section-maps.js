@@ -82,7 +82,7 @@ export class MapsSection extends Section {
       return;
     }
     const m = rt.maps;
-    dom.status.textContent = t('maps.shown', { step: m.step, T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
+    dom.status.textContent = t(rt.info?.tokenizer && rt.info.tokenizer !== 'characters' ? 'maps.shownTokens' : 'maps.shown', { step: m.step, T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
     if (!this.view) this.loadView().catch((e) => this.fail(e.message));
     else if (this.view.result !== m) this.view.show(m, m.mask);
   }
