@@ -355,17 +355,22 @@ export class GptLabElement extends HTMLElement {
   }
 
   /** The head the layer and head attributes name, enlarged (the first when they name none). */
-  _zoom() {
+  _zoom(again = true) {
     const lab = this._lab;
     const m = lab?.ctx.rt.maps;
-    const view = lab?.sections.maps.view;
-    if (!m || !view) return;
+    if (!m) return;
+    const maps = lab.sections.maps;
+    const view = maps.view;
+    if (!view || view.result !== m) { // the model view (model-view.js) loads with the first maps
+      if (again) maps.loadView().then(() => { if (this._lab === lab) this._zoom(false); }).catch(() => {});
+      return;
+    }
     let l = index1(this.getAttribute('layer'), 'layer') ?? 0;
     let h = index1(this.getAttribute('head'), 'head') ?? 0;
     if (l >= m.n_layer) { console.warn(`<gpt-lab> layer: the model has ${m.n_layer} layers: the first is shown`); l = 0; }
     if (h >= m.n_head) { console.warn(`<gpt-lab> head: the model has ${m.n_head} heads: the first is shown`); h = 0; }
     const link = this.shadowRoot.querySelector(`.tr-map[data-layer="${l}"][data-head="${h}"]`);
-    view.zoom(l, h, link);
+    view.zoom('head', l, h, link);
     this._fire('gpt-lab-maps', { layer: l + 1, head: h + 1, step: m.step, prompt: m.prompt });
   }
 }

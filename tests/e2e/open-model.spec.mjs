@@ -122,7 +122,7 @@ test('a Hugging Face GPT-2 with vocab.json and merges.txt: text in, GPT-2\'s pie
   await boot(page);
   await pick(page, files(testInfo, set));
   const msg = page.locator('#tr-open-msg');
-  await expect(msg).toContainText('vocabulary 50257');
+  await expect(msg).toContainText('vocabulary 50,257');
   await expect(msg).toContainText('GPT-2’s tokenizer from vocab.json + merges.txt');
   const node = await nodeRun(set);
   try {
@@ -185,7 +185,7 @@ test('a 12-layer × 12-head model (GPT-2 small’s grid, tiny width): every head
   await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': new TextEncoder().encode('{}') }));
   const msg = page.locator('#tr-open-msg');
   await expect(msg).toContainText('Opened model.safetensors (Hugging Face GPT-2): 12 layers × 12 heads, n_embd 24, block_size 32, vocabulary 50,257');
-  await expect(msg).toContainText('does not read GPT-2’s tokenizer files yet');
+  await expect(msg).toContainText('GPT-2’s tokenizer needs vocab.json together with merges.txt');
   await page.getByRole('button', { name: 'Show attention maps' }).click();
   await expect(page.getByText(/: 12 layers × 12 heads/)).toBeVisible();
   await expect(page.getByRole('link', { name: /open in the Attention Stepper/ })).toHaveCount(144);

@@ -257,7 +257,10 @@ self.onmessage = async (e) => {
   if (!ops[op]) { post({ id, ok: false, error: { message: `unknown request ${op}`, field: '' } }); return; }
   try {
     if (!gpt) await ops.init(); // a second worker (the experiments') starts with its first request
-    while (busy && op !== 'pause' && op !== 'start' && op !== 'workers') await busy; // a step is whole first
+    // a chunk of steps is whole first: a pause is answered after the chunk's progress event, so the
+    // page's step count when it sees "paused" is the run's (as with one worker, whose chunk runs
+    // between two requests)
+    while (busy && op !== 'start' && op !== 'workers') await busy;
     const out = await ops[op](args);
     if (out && out.transfer) post({ id, ok: true, result: out.value }, out.transfer);
     else post({ id, ok: true, result: out });
