@@ -8,6 +8,8 @@
 // seeded pseudo-random numbers, the same for the same seed. Limits: float32 and bfloat16 storages,
 // pickle protocol 2, zips without zip64 (files under 4 GiB).
 
+import { zip } from '../../web/scorm/zip.js'; // the SCORM package's writer: stored entries, as torch.save writes them
+
 // ------------------------------------------------------------------ the weights
 /** nanoGPT's tensors of a config {n_layer, n_head, n_embd, block_size, vocab_size, bias}, in its order. */
 export function nanoGptTensors(cfg, seed = 1) {
@@ -178,7 +180,7 @@ export function nanoGptCkpt(cfg, seed = 1, { origMod = false, dtype = 'float32',
   const entries = [['archive/data.pkl', p.bytes()], ['archive/byteorder', new TextEncoder().encode('little')]];
   tensors.forEach((t, i) => entries.push([`archive/data/${i}`, storageBytes(t, dtype)]));
   entries.push(['archive/version', new TextEncoder().encode('3\n')]);
-  return zipStored(entries);
+  return zip(entries.map(([path, data]) => ({ path, data }))); // stored: no deflateRaw
 }
 
 /** nanoGPT's meta.pkl of a character vocabulary (the characters in code-point order). */
@@ -192,49 +194,3 @@ export function metaPkl(chars) {
   return p.bytes();
 }
 
-// ------------------------------------------------------------------ a stored zip
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-function crc32(b) {
-  let c = 0xffffffff;
-  for (let i = 0; i < b.length; i++) c = CRC_TABLE[(c ^ b[i]) & 255] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function zipStored(entries) {
-  const enc = new TextEncoder();
-  const parts = [];
-  const central = [];
-  let offset = 0;
-  const header = (sig, fields) => {
-    const b = new Uint8Array(4 + fields.reduce((a, [n]) => a + n, 0));
-    const v = new DataView(b.buffer);
-    v.setUint32(0, sig, true);
-    let at = 4;
-    for (const [n, x] of fields) { if (n === 2) v.setUint16(at, x, true); else v.setUint32(at, x, true); at += n; }
-    return b;
-  };
-  for (const [name, data] of entries) {
-    const nb = enc.encode(name);
-    const crc = crc32(data);
-    const local = header(0x04034b50, [[2, 20], [2, 0], [2, 0], [2, 0], [2, 0], [4, crc], [4, data.length], [4, data.length], [2, nb.length], [2, 0]]);
-    parts.push(local, nb, data);
-    central.push([header(0x02014b50, [[2, 20], [2, 20], [2, 0], [2, 0], [2, 0], [2, 0], [4, crc], [4, data.length], [4, data.length], [2, nb.length], [2, 0], [2, 0], [2, 0], [2, 0], [4, 0], [4, offset]]), nb]);
-    offset += local.length + nb.length + data.length;
-  }
-  let size = 0;
-  for (const [h, nb] of central) { parts.push(h, nb); size += h.length + nb.length; }
-  parts.push(header(0x06054b50, [[2, 0], [2, 0], [2, entries.length], [2, entries.length], [4, size], [4, offset], [2, 0]]));
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-}
