@@ -101,6 +101,7 @@ int64_t open_memory_left() {
 std::string GptSession::open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
   return guarded([&] {
     std::string().swap(file_);
+    tokenizer_.reset();  // a new opening starts without an earlier one's tokenizer files
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"name", "size", "config_name"}, "open spec");
     file_name_ = read_string(spec, "name", "model", 1024);
@@ -168,8 +169,7 @@ std::string GptSession::open_finish(const std::string& spec_json, const std::str
     }
     // GPT-2's tokenizer files (open_tokenizer) for a model without a vocabulary of its own: a
     // Hugging Face GPT-2, or a nanoGPT checkpoint without meta.pkl (nanoGPT's own fallback)
-    std::shared_ptr<const BpeTokenizer> bpe = std::move(tokenizer_);
-    tokenizer_.reset();
+    std::shared_ptr<const BpeTokenizer> bpe = std::move(tokenizer_);  // (used once: tokenizer_ is empty now)
     if (bpe && model_only && s.vocab.empty() && !s.bpe) set_bpe_tokenizer(s, std::move(bpe), tokenizer_name_);
     std::string().swap(file_);  // the weights are read: the file's bytes go before the model is made
     const int64_t model = GPT::memory_bytes(s.model, 1, 1, model_only ? ModelUse::infer : ModelUse::train);

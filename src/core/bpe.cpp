@@ -308,14 +308,18 @@ std::vector<int> BpeTokenizer::encode(const std::string& text) const {
   return ids;
 }
 
+void check_token_id(int id, size_t position, int vocab_size) {
+  if (id < 0 || id >= vocab_size)
+    throw InputError("token id " + std::to_string(id) + " at position " + std::to_string(position) +
+                         " (counting from 0) is outside the vocabulary: ids run from 0 to " +
+                         std::to_string(vocab_size - 1),
+                     "ids");
+}
+
 std::string BpeTokenizer::decode(const int* ids, size_t n) const {
   std::string out;
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= vocab_size())
-      throw InputError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                           " (counting from 0) is outside the vocabulary: ids run from 0 to " +
-                           std::to_string(vocab_size() - 1),
-                       "ids");
+    check_token_id(ids[i], i, vocab_size());
     out += bytes_[static_cast<size_t>(ids[i])];
   }
   return out;

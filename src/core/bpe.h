@@ -55,6 +55,10 @@ struct BpeMerge {
 // separated by one space; empty lines are skipped. Errors name the line (field `name`).
 std::vector<BpeMerge> parse_bpe_merges(const std::string& text, const std::string& name);
 
+// Refuses (InputError, field "ids") a token id outside 0 … vocab_size − 1, naming its position in
+// the ids: the check both tokenizers' decode make.
+void check_token_id(int id, size_t position, int vocab_size);
+
 class BpeTokenizer {
  public:
   // `vocab` is (token, id) pairs as vocab.json holds them; `merges` in rank order. `vocab_name` and

@@ -147,11 +147,7 @@ std::string Tokenizer::decode(const int* ids, size_t n) const {
   std::string out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (ids[i] < 0 || ids[i] >= vocab_size())
-      throw InputError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                           " (counting from 0) is outside the vocabulary: ids run from 0 to " +
-                           std::to_string(vocab_size() - 1),
-                       "ids");
+    check_token_id(ids[i], i, vocab_size());
     if (bpe_) {
       if (ids[i] < bpe_->vocab_size()) out += bpe_->token_bytes(ids[i]);  // padding ids decode to nothing
     } else if (n_ids_ > 0) {
