@@ -168,11 +168,10 @@ function hookDocument() {
 
 const forcedColors = globalThis.matchMedia?.('(forced-colors: active)');
 
-// Text is measured and drawn on canvases that are not in the document: setting ctx.font on a
-// canvas in the document makes the browser bring the page's style up to date first (it may resolve
-// relative sizes against the canvas), and after the DOM writes of a repaint that cost a forced
-// style recalculation per font change (measured: 10–40 ms per edit at 16 × 16 with 4 heads).
-// The picture is then copied onto the visible canvas (drawImage), whose context never sets a font.
+// Text is measured on a canvas that is not in the document (measureText needs no style of the
+// page). The numbers are drawn on the visible canvas itself: drawing them outside the document and
+// copying the picture over (to spare the font changes a style update) cost more than it saved once
+// the DOM writes of an edit were moved after its frame (docs/PERFORMANCE.md).
 const HAS_OFFSCREEN = typeof OffscreenCanvas === 'function';
 let measureCtx = null;
 const widthCache = new Map();
@@ -561,14 +560,11 @@ export class MatrixView {
     const dpr = globalThis.devicePixelRatio || 1;
     const bw = Math.max(1, Math.round(W * dpr));
     const bh = Math.max(1, Math.round(H * dpr));
-    let ctx;
-    if (HAS_OFFSCREEN) {
-      if (!this.off || this.off.width !== bw || this.off.height !== bh) this.off = new OffscreenCanvas(bw, bh);
-      ctx = this.off.getContext('2d');
-    } else {
-      if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
-      ctx = this.canvas.getContext('2d');
-    }
+    // drawn straight on the visible canvas: a picture drawn outside the document and copied onto
+    // it cost the copy and a second rasterisation (the edit's script time, 16 × 16, 4 heads: 18 ms
+    // of CPU against 21 under load; docs/PERFORMANCE.md)
+    if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
+    const ctx = this.canvas.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     const { m, opts, lo, hi } = d;
@@ -647,15 +643,6 @@ export class MatrixView {
       ctx.fillStyle = ink;
       ctx.textAlign = align;
       for (const [s, tx, y] of items) ctx.fillText(s, tx, y + base);
-    }
-    if (HAS_OFFSCREEN) {
-      // one copy onto the visible canvas (a bitmaprenderer transfer measured 3× slower: it gives
-      // the offscreen canvas a new, cleared backing store every time)
-      if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
-      // 'copy': the picture replaces the pixels (no clear, no blending)
-      const vis = this.canvas.getContext('2d');
-      if (vis.globalCompositeOperation !== 'copy') vis.globalCompositeOperation = 'copy';
-      vis.drawImage(this.off, 0, 0);
     }
     this.painted = d;
     if (this.wrap.classList.contains('is-stale')) this.wrap.classList.remove('is-stale');
