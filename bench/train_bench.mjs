@@ -28,7 +28,9 @@
 //                            cross-origin isolated (/isolated/train/: wasm threads); each path × count
 //   --quick                  only the training runs (no transfer sizes, no learner's use)
 //   --web DIR                serve another checkout's web/ (e.g. /work/baseline/web: the old page)
-//   --default-run            train the page's default run (its own settings, no link hash)
+//   --default-run            train the page's default run (its own settings, no link hash; with
+//                            --steps, only the step count changed)
+//   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
 // Beside the wall and worker times it prints the CPU seconds the browser's processes used during
 // each run (from /proc: every process under this one), so a loaded machine's runs can be compared.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -42,6 +44,7 @@ const WORKERS = list('workers', ['1', '2']).map(Number);
 const PATHS = list('path', ['workers']);
 const QUICK = process.argv.includes('--quick');
 const WEB = list('web', ['web'])[0];
+const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
 const DEFAULT_RUN = process.argv.includes('--default-run'); // the page's own settings (its default run), not --steps / --batch
 
 /** CPU seconds (user + system) of every process below this one: the browser and the server. */
@@ -160,7 +163,7 @@ async function trainingRun(context, url, path, workers) {
     const page = await context.newPage();
     await page.addInitScript(observeFrames);
     const base = path === 'threads' ? '/isolated/train/' : '/train/';
-    await page.goto(`${url}${base}${DEFAULT_RUN ? '' : `#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50`}`);
+    await page.goto(`${url}${base}${DEFAULT_RUN ? (process.argv.includes('--steps') ? `#steps=${STEPS}` : '') : `#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50${PRESET}`}`);
     await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
     // an older page (--web) may have no Workers field: it trains on one worker
     if (await page.locator('#tr-workers').count()) await page.locator('#tr-workers').selectOption(String(workers));
@@ -176,7 +179,7 @@ async function trainingRun(context, url, path, workers) {
       const rt = window.trainPage.runtime;
       return { tps: rt.tps, elapsed: rt.elapsed, val: rt.series.val, steps: rt.step };
     });
-    console.log(`\nTraining in the page (${base}, ${isolated ? 'cross-origin isolated: wasm threads' : 'not isolated: workers'}): ${DEFAULT_RUN ? 'its default run' : `tiny preset, copy task, batch ${BATCH}`}, ${r.steps} steps, ${workers} worker(s)`);
+    console.log(`\nTraining in the page (${base}, ${isolated ? 'cross-origin isolated: wasm threads' : 'not isolated: workers'}): ${DEFAULT_RUN ? 'its default run' : `${PRESET ? 'small' : 'tiny'} preset, copy task, batch ${BATCH}`}, ${r.steps} steps, ${workers} worker(s)`);
     console.log(`  tokens/s (the page's figure: training time in the worker)  ${Math.round(r.tps).toLocaleString('en-US')}`);
     console.log(`  training time in the worker                              ${(r.elapsed / 1000).toFixed(1)} s`);
     console.log(`  wall time from Start to done                             ${wall.toFixed(1)} s`);

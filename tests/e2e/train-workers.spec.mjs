@@ -151,3 +151,16 @@ test('two threads give the bits of two workers; a checkpoint saved with two thre
     expect(Math.abs(resumed.get(k) - straight.get(k)), `step ${k}: ${resumed.get(k)} vs ${straight.get(k)}`).toBeLessThanOrEqual(1e-5 * straight.get(k));
   }
 });
+
+test('threads: an experiment’s two runs train in their own worker, with the same losses as on the workers path', async ({ page }) => {
+  const hash = '#steps=8&batch_size=4&eval_interval=4&sample_every=0';
+  const experiment = async (base) => {
+    await open(page, hash, base);
+    await page.locator('#tr-exp-mask').click();
+    await expect(app(page)).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
+    return rt(page, 'rt.exp.runs.map((r) => r.train)');
+  };
+  const threads = await experiment('/isolated/train/');
+  expect(threads.map((t) => t.length)).toEqual([8, 8]);
+  expect(threads).toEqual(await experiment('/train/'));
+});
