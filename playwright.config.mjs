@@ -32,7 +32,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `http-server web -a 127.0.0.1 -p ${PORT} -c-1 -s`,
+    // web/ as a static host serves it, and under /isolated/ with COOP + COEP (scripts/web-server.mjs)
+    command: `node scripts/web-server.mjs --port ${PORT}`,
     url: `http://127.0.0.1:${PORT}/`,
     reuseExistingServer: !process.env.CI,
     timeout: 30_000,

@@ -23,12 +23,52 @@
 //      in any frame. That depends on the machine and on what else it runs, so it is measured
 //      and printed here, and no test asserts it;
 //   5. stops the browser and the server.
+//
+//   --path workers,threads   the page as a static host serves it (plain workers, the default) and/or
+//                            cross-origin isolated (/isolated/train/: wasm threads); each path × count
+//   --quick                  only the training runs (no transfer sizes, no learner's use)
+//   --web DIR                serve another checkout's web/ (e.g. /work/baseline/web: the old page)
+//   --default-run            train the page's default run (its own settings, no link hash; with
+//                            --steps, only the step count changed)
+//   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
+// Beside the wall and worker times it prints the CPU seconds the browser's processes used during
+// each run (from /proc: every process under this one), so a loaded machine's runs can be compared.
+import { readFileSync, readdirSync } from 'node:fs';
 import { runPageBench, transfer } from './web_server.mjs';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
 const STEPS = arg('steps', 100);
 const BATCH = arg('batch', 16);
-const WORKERS = (() => { const i = process.argv.indexOf('--workers'); return i > 0 ? process.argv[i + 1].split(',').map(Number) : [1, 2]; })();
+const list = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1].split(',') : dflt; };
+const WORKERS = list('workers', ['1', '2']).map(Number);
+const PATHS = list('path', ['workers']);
+const QUICK = process.argv.includes('--quick');
+const WEB = list('web', ['web'])[0];
+const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
+const DEFAULT_RUN = process.argv.includes('--default-run'); // the page's own settings (its default run), not --steps / --batch
+
+/** CPU seconds (user + system) of every process below this one: the browser and the server. */
+function childCpuSeconds() {
+  const tick = 100; // USER_HZ on Linux
+  const procs = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(d), { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / tick });
+    } catch { /* gone */ }
+  }
+  const below = new Set([process.pid]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, p] of procs) if (!below.has(pid) && below.has(p.ppid)) { below.add(pid); grew = true; }
+  }
+  let sum = 0;
+  for (const pid of below) if (pid !== process.pid) sum += procs.get(pid)?.cpu ?? 0;
+  return sum;
+}
 
 /**
  * In the page, before its scripts: the long tasks (> 50 ms, Long Tasks API) and the long animation
@@ -74,7 +114,14 @@ function printFrames({ long, ours }) {
 
 async function main({ browser, url }) {
   const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-  console.log(`\nTraining page — Chromium ${browser.version()}, headless\n`);
+  console.log(`\nTraining page — Chromium ${browser.version()}, headless (web: ${WEB}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})\n`);
+  if (!QUICK) await transferSizes(context, url);
+  await trainingRuns(context, url);
+  if (!QUICK) await learnerUse(context, url);
+  console.log('');
+}
+
+async function transferSizes(context, url) {
   console.log('Transfer size: every file the page and its worker load, gzip -9');
   const pages = [
     ['training page', '/train/', (p) => p.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 60_000 })],
@@ -97,37 +144,54 @@ async function main({ browser, url }) {
     }
   }
 
-  // training in the page, alone, with each count of workers
-  const tps = [];
-  for (const workers of WORKERS) {
+}
+
+// training in the page, alone, on each path with each count of workers
+async function trainingRuns(context, url) {
+  for (const path of PATHS) {
+    const tps = [];
+    for (const workers of WORKERS) tps.push(await trainingRun(context, url, path, workers));
+    if (WORKERS.length > 1) {
+      console.log(`\nPath ${path}, workers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
+        `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
+    }
+  }
+}
+
+async function trainingRun(context, url, path, workers) {
+  { // eslint-disable-line no-lone-blocks
     const page = await context.newPage();
     await page.addInitScript(observeFrames);
-    await page.goto(`${url}/train/#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50`);
+    const base = path === 'threads' ? '/isolated/train/' : '/train/';
+    await page.goto(`${url}${base}${DEFAULT_RUN ? (process.argv.includes('--steps') ? `#steps=${STEPS}` : '') : `#steps=${STEPS}&batch_size=${BATCH}&eval_interval=25&sample_every=50${PRESET}`}`);
     await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
-    await page.locator('#tr-workers').selectOption(String(workers));
+    // an older page (--web) may have no Workers field: it trains on one worker
+    if (await page.locator('#tr-workers').count()) await page.locator('#tr-workers').selectOption(String(workers));
     const t0 = await page.evaluate(() => performance.now());
     const w0 = Date.now();
+    const c0 = childCpuSeconds();
     await page.locator('#tr-start').click();
     await page.waitForFunction(() => /done|diverged/.test(document.getElementById('app').dataset.train), null, { timeout: 3_600_000 });
     const wall = (Date.now() - w0) / 1000;
+    const cpu = childCpuSeconds() - c0;
+    const isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true);
     const r = await page.evaluate(() => {
       const rt = window.trainPage.runtime;
       return { tps: rt.tps, elapsed: rt.elapsed, val: rt.series.val, steps: rt.step };
     });
-    tps.push(r.tps);
-    console.log(`\nTraining in the page: tiny preset, copy task, batch ${BATCH}, ${r.steps} steps (block_size 64: ${BATCH * 64} tokens a step), ${workers} worker(s)`);
+    console.log(`\nTraining in the page (${base}, ${isolated ? 'cross-origin isolated: wasm threads' : 'not isolated: workers'}): ${DEFAULT_RUN ? 'its default run' : `${PRESET ? 'small' : 'tiny'} preset, copy task, batch ${BATCH}`}, ${r.steps} steps, ${workers} worker(s)`);
     console.log(`  tokens/s (the page's figure: training time in the worker)  ${Math.round(r.tps).toLocaleString('en-US')}`);
     console.log(`  training time in the worker                              ${(r.elapsed / 1000).toFixed(1)} s`);
     console.log(`  wall time from Start to done                             ${wall.toFixed(1)} s`);
+    console.log(`  CPU time of the browser's processes meanwhile            ${cpu.toFixed(1)} s (${((r.tps * r.elapsed) / 1000 / cpu).toFixed(0)} tokens per CPU-second)`);
     console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
-    printFrames(await framesSince(page, t0));
+    if (!QUICK) printFrames(await framesSince(page, t0));
     await page.close();
+    return r.tps;
   }
-  if (WORKERS.length > 1) {
-    console.log(`\nWorkers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
-      `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
-  }
+}
 
+async function learnerUse(context, url) {
   // training while the learner uses the page: types two fields, asks for the attention maps,
   // scrolls and points at a map (a run too long to end meanwhile; paused at the end)
   const use = await context.newPage();
@@ -151,7 +215,6 @@ async function main({ browser, url }) {
   console.log(`\nTraining while the learner types, asks for the maps, scrolls and points (batch 8, samples every 10 steps; ${await step()} steps)`);
   printFrames(await framesSince(use, u0));
   await use.close();
-  console.log('');
 }
 
-runPageBench('web', main);
+runPageBench(WEB, main);

@@ -1,7 +1,8 @@
 // web_server.mjs — what the browser benchmarks (stepper_bench.mjs, train_bench.mjs,
 // chromium_bench.mjs) share: Chromium's launch options, a static server of web/ on a free port, a
 // page benchmark's start and stop (runPageBench), and the transfer size of one page.
-// Limits: 127.0.0.1 only; the server is http-server from node_modules, without caching (-c-1).
+// Limits: 127.0.0.1 only; the server is scripts/web-server.mjs (http-server without caching; the
+// same files cross-origin isolated under /isolated/).
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -32,8 +33,8 @@ function freePort() {
 /** Serves `webDir` (relative to the repository) on a free port: { url, stop() }. */
 export async function startServer(webDir = 'web') {
   const port = await freePort();
-  const bin = fileURLToPath(new URL('../node_modules/http-server/bin/http-server', import.meta.url));
-  const child = spawn(process.execPath, [bin, webDir, '-a', '127.0.0.1', '-p', String(port), '-c-1', '-s'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const bin = fileURLToPath(new URL('../scripts/web-server.mjs', import.meta.url));
+  const child = spawn(process.execPath, [bin, '--root', webDir, '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
   const url = `http://127.0.0.1:${port}`;

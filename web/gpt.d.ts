@@ -348,6 +348,13 @@ export interface GptRun {
   stepAdd(grads: Float32Array, losses: Float32Array): void;
   /** Clips, applies AdamW; the answer of train(1). */
   stepFinish(): TrainResult;
+  /**
+   * The threads sharing each training step of this run (1 … gpt.threads; the core's pool, as
+   * `gpt train --threads n`). The same n gives the same numbers every time; another n agrees
+   * within the fast tier's tolerance. Not in the checkpoint.
+   * @throws {GptError} field "threads" outside 1 … gpt.threads.
+   */
+  setThreads(n: number): { threads: number; cores: number };
   /** Frees the run's wasm memory; a second call does nothing. */
   free(): void;
 }
@@ -420,6 +427,8 @@ export interface Gpt {
   openMemory(): { left: number; max: number; size: number };
   /** A worker's model of this config (a run's info().config) for data-parallel steps. */
   shard(config: GptConfig): GptShard;
+  /** The threads a run may use (run.setThreads): loadGpt's threads; 1 for the single-threaded module. */
+  readonly threads: number;
   /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use). For tests and tools. */
   readonly module: GptCoreModule;
 }
@@ -484,11 +493,18 @@ export interface GptCoreModule {
   heap_bytes_in_use(): number;
 }
 
-/** Options for {@link loadGpt}: the same as loadAttention's, for web/gen/gpt_core.wasm. */
-export type LoadGptOptions = import('./attention.js').LoadOptions;
+/**
+ * Options for {@link loadGpt}: loadAttention's, for web/gen/gpt_core.wasm, and threads (1 … 16,
+ * default 1): above 1 loads the threaded module instead (web/gen/gpt_core_mt.*: a cross-origin
+ * isolated page only, else GptError field "threads"), with threads − 1 workers started beside it.
+ */
+export type LoadGptOptions = import('./attention.js').LoadOptions & { threads?: number };
 
-/** Loads the GPT's wasm module (web/gen/gpt_core.mjs) and returns the API. Call once and keep the result. */
+/** Loads the GPT's wasm module (web/gen/gpt_core.mjs, or gpt_core_mt.mjs with threads) and returns the API. Call once and keep the result. */
 export function loadGpt(options?: LoadGptOptions): Promise<Gpt>;
+
+/** SharedArrayBuffer and Atomics.wait work here (a cross-origin isolated page or worker): loadGpt({threads}) may ask for more than 1. */
+export function threadsAvailable(): boolean;
 
 /** Thrown for every input the core refuses, with what is at fault. */
 export class GptError extends Error {

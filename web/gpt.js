@@ -141,15 +141,38 @@ function bytesOf(a, field) {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
+/** SharedArrayBuffer and Atomics.wait work here: a cross-origin isolated page or worker (or Node). */
+export function threadsAvailable() {
+  return typeof SharedArrayBuffer === 'function' && (globalThis.crossOriginIsolated === true || typeof process === 'object');
+}
+
+// loadGpt's threads: a whole number from 1 to MAX_THREADS; above 1 only where threads can run.
+const MAX_THREADS = 16;
+function threadCount(n) {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
+    throw new GptError(`threads is ${String(n)}: it must be a whole number from 1 to ${MAX_THREADS}`, { field: 'threads' });
+  }
+  if (n > 1 && !threadsAvailable()) {
+    throw new GptError(`threads is ${n}: threads need a cross-origin isolated page (COOP and COEP headers); this one is not, so use workers`, { field: 'threads' });
+  }
+  return n;
+}
+
 /**
  * Loads the GPT's wasm module and returns the API. Call once and keep the result.
- * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
+ * @param {{threads?: number, wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
+ *   threads (1 … 16, default 1): above 1 loads the threaded module instead (web/gen/gpt_core_mt.*,
+ *   Emscripten pthreads on a SharedArrayBuffer: a cross-origin isolated page only, else GptError
+ *   field "threads") with threads − 1 workers started beside it, for run.setThreads. The rest is
  *   passed to the Emscripten factory. In Node give wasmBinary (the bytes of web/gen/gpt_core.wasm):
  *   the web build cannot fetch files there.
  */
 export async function loadGpt(options = {}) {
-  const { default: createModule } = await import('./gen/gpt_core.mjs');
-  const M = await createModule({ ...options });
+  const { threads: wanted = 1, ...factory } = options;
+  const threads = threadCount(wanted);
+  // One module or the other: the threaded build only where threads are asked for (and can run).
+  const { default: createModule } = await (threads > 1 ? import('./gen/gpt_core_mt.mjs') : import('./gen/gpt_core.mjs'));
+  const M = await createModule(threads > 1 ? { ...factory, pthreadPoolSize: threads - 1 } : { ...factory });
   // A run dropped without free() is freed when collected (a safety net, not a promise).
   const registry =
     typeof FinalizationRegistry === 'function'
@@ -167,7 +190,7 @@ export async function loadGpt(options = {}) {
       session.delete();
       throw e;
     }
-    const run = new GptRun(session, registry);
+    const run = new GptRun(session, registry, threads);
     registry?.register(run, session, run);
     return run;
   }
@@ -264,7 +287,7 @@ export async function loadGpt(options = {}) {
         }
         const info = answer(session.open_finish(JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' }), meta, config));
         info.opened.notes = openNotes(set, info);
-        const run = new GptRun(session, registry);
+        const run = new GptRun(session, registry, threads);
         registry?.register(run, session, run);
         run.opened = info.opened;
         return run;
@@ -298,6 +321,12 @@ export async function loadGpt(options = {}) {
       }
       return new GptShard(session);
     },
+
+    /**
+     * The threads a run of this module may use (run.setThreads): loadGpt's threads, 1 for the
+     * single-threaded module.
+     */
+    threads,
 
     /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
     module: M,
@@ -385,10 +414,12 @@ function openNotes(set, info) {
 class GptRun {
   #session;
   #registry;
+  #threads; // the most setThreads takes: the module's (loadGpt's threads)
 
-  constructor(session, registry) {
+  constructor(session, registry, threads = 1) {
     this.#session = session;
     this.#registry = registry;
+    this.#threads = threads;
   }
 
   #s() {
@@ -447,6 +478,20 @@ class GptRun {
   /** Ends the step begun by stepBegin: train(1)'s answer. */
   stepFinish() {
     return stepsOf(answer(this.#s().step_finish()));
+  }
+
+  /**
+   * The threads sharing each training step of this run (1 … gpt.threads): data-parallel over the
+   * batch as `gpt train --threads n`; the same n gives the same numbers every time, another n
+   * agrees within the fast tier's tolerance. → {threads, cores}.
+   */
+  setThreads(n) {
+    const s = this.#s();
+    int32(n, 'threads', 'setThreads(n): n');
+    if (n > this.#threads && n <= MAX_THREADS) {
+      throw new GptError(`threads is ${n}: this module was loaded with ${this.#threads} (loadGpt({threads}))`, { field: 'threads' });
+    }
+    return answer(s.call_json(JSON.stringify({ call: 'threads', n })));
   }
 
   /** The mean loss over the validation windows: {step, val_loss}. */

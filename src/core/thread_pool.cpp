@@ -8,7 +8,7 @@
 namespace ap {
 
 int hardware_threads() {
-#ifdef __EMSCRIPTEN__
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   return 1;
 #else
   const unsigned n = std::thread::hardware_concurrency();
@@ -20,7 +20,7 @@ ThreadPool::ThreadPool(int n) : n_(n), errors_(static_cast<size_t>(n > 0 ? n : 1
   if (n < 1 || n > kMaxThreads)
     throw InputError("threads is " + std::to_string(n) + ": it must be between 1 and " + std::to_string(kMaxThreads),
                      "threads");
-#ifdef __EMSCRIPTEN__
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   if (n > 1)
     throw InputError("threads is " + std::to_string(n) +
                          ": this build runs on one thread (in the page, several workers share the batch instead)",

@@ -6,9 +6,12 @@
 // An exception thrown by f(i) is caught on its thread and rethrown by run() on the caller, the
 // lowest i first, after every f has returned.
 //
-// Limits: at most kMaxThreads. In wasm (no pthreads in this build) the pool has one thread, the
+// Limits: at most kMaxThreads. In the plain wasm build (no pthreads) the pool has one thread, the
 // caller: hardware_threads() is 1 and a pool of more throws InputError (field "threads"); the
-// page runs several Web Workers instead (web/train/worker.js).
+// page runs several Web Workers instead (web/train/worker.js). The threaded wasm build
+// (gpt_core_mt, -pthread: a cross-origin isolated page) runs the pool on Emscripten's pthreads,
+// whose workers are started with the module (web/gpt.js loadGpt({threads})) so a pool never
+// waits for one to load.
 #pragma once
 
 #include <condition_variable>

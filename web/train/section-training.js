@@ -10,7 +10,9 @@
 // resume(), reset(), resetRun() (forgets the run's curves and figures) and chartPoints() (for
 // tests). The Workers field: how many workers share each step's batch (worker.js's data-parallel
 // training), 1 … the cores the browser reports (navigator.hardwareConcurrency, at most 16), the
-// cores by default; applied to the next steps as soon as it is chosen.
+// cores by default; applied to the next steps as soon as it is chosen. Its hint says which path
+// shares the steps: wasm threads in one module where the page is cross-origin isolated, else
+// separate workers.
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
 import { el, statusLine, setText, hide } from '../ui.js';
 import { LossChart } from './chart.js';
@@ -93,8 +95,11 @@ export class TrainingSection extends Section {
   }
 
   /** Tells the worker how many workers share each step. */
-  applyWorkers() {
-    return this.worker.call('workers', { n: this.ctx.state.workers });
+  async applyWorkers() {
+    const r = await this.worker.call('workers', { n: this.ctx.state.workers });
+    this.path = r.path; // 'threads' (wasm threads: the page is cross-origin isolated) or 'workers'
+    this.refresh();
+    return r;
   }
 
   /** The chart, once its box is in the document (it measures its width). */
@@ -286,7 +291,11 @@ export class TrainingSection extends Section {
     dom.pause.disabled = st !== 'training';
     dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
     dom.reset.disabled = !rt.info || st === 'starting';
-    setText(dom.workersHint, t('train.workersHint', { n: this.ctx.state.workers, cores: cores() }));
+    // the worker's answer once it has one; before, what it will choose (gpt.js threadsAvailable: an isolated page)
+    const path = this.path ?? (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' ? 'threads' : 'workers');
+    this.ctx.app.dataset.trainPath = path;
+    const pathText = ` ${t(path === 'threads' ? 'train.pathThreads' : 'train.pathWorkers')}`;
+    setText(dom.workersHint, t('train.workersHint', { n: this.ctx.state.workers, cores: cores() }) + pathText);
     const texts = {
       loading: t('status.loading'), idle: valid ? t('status.idle') : t('status.invalid'), starting: t('status.starting'),
       training: t('status.training', { step: rt.step, steps: rt.steps }), paused: t('status.paused', { step: rt.step, steps: rt.steps }),

@@ -23,8 +23,8 @@
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
 // openModel: the model file read in slices, each announced by {event: 'open_progress', run,
-// loaded, total, name}; on failure the run that was there stays); workers {n} → {workers, cores}: how many workers
-// share each training step (below).
+// loaded, total, name}; on failure the run that was there stays); workers {n} → {workers, cores, path}: how many
+// workers (path 'workers') or threads (path 'threads') share each training step (below).
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
@@ -34,7 +34,13 @@
 // gives the same numbers every time; another n agrees within the fast tier's tolerance. A step is
 // whole before any other request touches the run (busy below), so pause, save and the rest see
 // the run between steps. The count is not in the checkpoint: a run saved with n resumes with any.
-import { loadGpt } from '../gpt.js';
+//
+// Wasm threads: where the page is cross-origin isolated (COOP + COEP, so SharedArrayBuffer and
+// Atomics.wait work), init loads the threaded module instead (gpt.js loadGpt({threads}), one module
+// or the other) and the count sets the training run's threads (run.setThreads): the core's own
+// pool on pthreads over one shared memory, as natively, so no parameters or gradients travel.
+// One run holds the threads at a time (the one training now; the pool's workers are the module's).
+import { loadGpt, threadsAvailable } from '../gpt.js';
 
 const CHUNK_MS = 60;
 const SAMPLE_TOKENS = 40;
@@ -63,9 +69,20 @@ function need(name) {
   return r;
 }
 
+let pooled = null; // the run whose trainer holds the module's threads (threads path)
+
+/** Gives run r the threads for its next steps (threads path): the run that had them gives them back. */
+function useThreads(r) {
+  const n = Math.min(workers, gpt.threads);
+  if (pooled && pooled !== r && !pooled.run.freed) { pooled.run.setThreads(1); pooled.threads = 1; }
+  pooled = r;
+  if (r.threads !== n) { r.run.setThreads(n); r.threads = n; }
+}
+
 function free(name) {
   const r = runs.get(name);
   if (!r) return;
+  if (pooled === r) pooled = null;
   r.training = false;
   try { r.run.free(); } catch { /* already freed */ }
   runs.delete(name);
@@ -152,7 +169,8 @@ async function parallelSteps(r, n, shares) {
 
 const ops = {
   async init() {
-    loading ??= loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
+    const threads = threadsAvailable() ? Math.min(MAX_WORKERS, Math.max(2, self.navigator?.hardwareConcurrency ?? 1)) : 1;
+    loading ??= loadGpt({ threads, locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
     gpt = await loading;
     return { tasks: gpt.tasks() };
   },
@@ -162,7 +180,8 @@ const ops = {
       throw Object.assign(new Error(`workers is ${n}: it must be a whole number from 1 to ${MAX_WORKERS}`), { field: 'workers' });
     }
     workers = n;
-    return { workers, cores: self.navigator?.hardwareConcurrency ?? 1 };
+    const threads = gpt.threads > 1;
+    return { workers: threads ? Math.min(n, gpt.threads) : n, cores: self.navigator?.hardwareConcurrency ?? 1, path: threads ? 'threads' : 'workers' };
   },
   create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
@@ -289,7 +308,10 @@ async function chunk(name, r) {
   const t0 = performance.now();
   const shares = Math.min(workers, info.train.batch_size);
   let res;
-  if (shares > 1) {
+  if (gpt.threads > 1) {
+    useThreads(r);
+    res = r.run.train(n);
+  } else if (shares > 1) {
     let done;
     busy = new Promise((resolve) => { done = resolve; });
     try {
