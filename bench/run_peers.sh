@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 only=${ONLY:-w1,w2,w3,w4,w6}
-tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr ',' '\n' | grep -v -e w3 -e w6 | paste -sd, -)}
+tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr "," "\n" | { grep -v -e w3 -e w6 || true; } | paste -sd, -)}
 core=0; gpt=0
 [[ $only == *w1* || $only == *w2* ]] && core=1
 [[ $only == *w3* || $only == *w4* || $only == *w6* ]] && gpt=1
