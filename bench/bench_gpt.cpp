@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench_clock.h"
+#include "gpt2s.h"
 #include "core/gpt.h"
 #include "core/kernels.h"
 #include "core/next_token.h"
@@ -220,6 +221,86 @@ void next_token_bench(const std::string& name, const std::vector<float>& logits)
   std::fflush(stdout);
 }
 
+
+// ---------------------------------------------------------------- W6: GPT-2 small's shape
+
+// This process's CPU time in seconds where there is one (natively; Node), else −1 (a browser).
+double cpu_seconds() {
+#if defined(__EMSCRIPTEN__)
+  return ap_bench_node_cpu_seconds();
+#else
+  return process_cpu();
+#endif
+}
+
+// Times run() `trials` times after `warmup` calls (prepare() before each, untimed); prints
+// "name ms_min=… ms_med=… cpu_ms_med=… [ms/tok_med=…] tok/s_med=…" for `tokens` tokens a call.
+template <class P, class F>
+void w6_time(const std::string& name, int tokens, int trials, int warmup, P prepare, F run) {
+  for (int i = 0; i < warmup; ++i) {
+    prepare();
+    run();
+  }
+  std::vector<double> ts, cpu;
+  for (int t = 0; t < trials; ++t) {
+    prepare();
+    const double c0 = cpu_seconds(), t0 = bench::now();
+    run();
+    ts.push_back(seconds_since(t0));
+    cpu.push_back(cpu_seconds() - c0);
+  }
+  std::sort(ts.begin(), ts.end());
+  std::sort(cpu.begin(), cpu.end());
+  const double md = ts[ts.size() / 2];
+  char c[32] = "n/a";
+  if (cpu_seconds() >= 0) std::snprintf(c, sizeof c, "%.1f", cpu[cpu.size() / 2] * 1e3);
+  char per[48] = "";
+  if (tokens > 1 && name.find("gen") != std::string::npos) std::snprintf(per, sizeof per, " ms/tok_med=%.2f", md * 1e3 / tokens);
+  std::printf("%-28s ms_min=%9.1f ms_med=%9.1f cpu_ms_med=%s%s tok/s_med=%8.2f (trials=%d)\n", name.c_str(),
+              ts.front() * 1e3, md * 1e3, c, per, tokens / md, trials);
+  std::fflush(stdout);
+}
+
+// W6: the 64-token prompt's forward (logits of every position), then 100 greedy tokens through
+// the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
+// First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
+// position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
+void gpt2s_bench(const std::string& sfx, bool quick) {
+  ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
+  gpt2s::fill_weights(m);
+  const std::vector<int> prompt = gpt2s::prompt();
+  const int V = m.config().vocab_size, P = gpt2s::kPromptLen;
+  m.forward(prompt.data(), nullptr, 1, P);
+  const float* last = m.logits() + static_cast<size_t>(P - 1) * V;
+  std::printf("W6_gpt2s_check%s params=%lld argmax=%d logits=", sfx.c_str(), static_cast<long long>(m.num_parameters()),
+              argmax(last, V));
+  for (int j = gpt2s::kCheckFirst; j < V; j += gpt2s::kCheckStride)
+    std::printf("%s%.6f", j == gpt2s::kCheckFirst ? "" : ",", static_cast<double>(last[j]));
+  auto fill_cache = [&] {
+    m.cache_reset();
+    for (int t : prompt) m.cache_step(t);
+  };
+  fill_cache();
+  std::printf(" greedy=");
+  int tok = argmax(last, V);
+  for (int i = 0; i < gpt2s::kCheckTokens; ++i) {
+    std::printf("%s%d", i ? "," : "", tok);
+    tok = argmax(m.cache_step(tok), V);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); });
+  // The first generated token is the prompt's argmax; each step feeds the last token back.
+  m.forward(prompt.data(), nullptr, 1, P);
+  const int first = argmax(m.logits() + static_cast<size_t>(P - 1) * V, V);
+  const int n = gpt2s::kGenTokens;
+  w6_time("W6_gpt2s_gen100" + sfx, n, quick ? 1 : 3, quick ? 0 : 1, fill_cache, [&] {
+    int t = first;
+    for (int i = 0; i < n; ++i) t = argmax(m.cache_step(t), V);
+    g_sink = t;
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -266,6 +347,7 @@ int main(int argc, char** argv) {
       m257.init_weights(0);
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
     }
+    if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));
       m.init_weights(0);

@@ -31,6 +31,10 @@ def collect(fname):
                 continue
             name = m.group(1)
             med = re.search(r"med_us=\s*([\d.]+)", line)
+            for key, rx in ((":ms", r"\bms_med=\s*([\d.]+)"), (":cpu_ms", r"cpu_ms_med=\s*([\d.]+)")):  # W6
+                w6 = re.search(rx, line)
+                if w6:
+                    runs.setdefault(name + key, []).append(float(w6.group(1)))
             step = re.search(r"step_ms_med=\s*([\d.]+)", line)
             tok = re.search(r"tok/s_med=\s*([\d.]+)", line)
             if med:
@@ -161,6 +165,44 @@ if have:
         rt = lambda a: "—" if a is None or not v["torch"] else f"{a / v['torch']:.2f}×"
         print(f"{label:52s} {f(v['native'])} {f(v['node'])} {f(v['chromium'])} {f(v['torch'])} {f(v['ort'])} "
               f"{f(v['tfjs'])} {rt(v['native']):>9s} {rt(v['node']):>10s} {rt(v['chromium']):>9s}")
+
+
+def w6_checks(fname):
+    """The W6 check lines of a runner's files: [(logits list, greedy list)]."""
+    out = []
+    for r in rounds:
+        path = os.path.join(r, fname)
+        if os.path.exists(path):
+            for line in open(path, encoding="utf8", errors="replace"):
+                m = re.search(r"W6_gpt2s_check\S* .*logits=(\S+) greedy=(\S+)", line)
+                if m:
+                    out.append(([float(x) for x in m.group(1).split(",")], m.group(2).split(",")))
+    return out
+
+
+w6 = [("W6 prefill, 64-token prompt", "W6_gpt2s_prefill64", 64), ("W6 generation, 100 tokens (KV cache)", "W6_gpt2s_gen100", 100)]
+if any(med[k].get(key + ":ms") for k in med for _, key, _ in w6):
+    print("\n== W6: GPT-2 small's shape (124M parameters, random weights), 1 thread: ms per call on the sitting's clock"
+          "\n   (CPU ms in brackets; Chromium has none), ratios ours ÷ peer as speeds (on CPU time in brackets)")
+    print(f"{'workload':38s} {'native':>16s} {'torch':>16s} {'nat÷torch':>15s} {'Node':>16s} {'Chromium':>9s} {'ort':>16s} "
+          f"{'Node÷ort':>15s} {'Chr÷ort':>8s}")
+    for label, key, _ in w6:
+        g = lambda r, k=key: med[r].get(k + ":ms")
+        c = lambda r, k=key: med[r].get(k + ":cpu_ms")
+        both = lambda r: "—" if g(r) is None else f"{g(r):7.0f} ({c(r):6.0f})" if c(r) else f"{g(r):7.0f}"
+        rr = lambda a, b: "—" if a is None or b is None else f"{b / a:.2f}×"
+        rc = lambda a, b: f"{rr(g(a), g(b))} ({rr(c(a), c(b))})"
+        print(f"{label:38s} {both('native'):>16s} {both('torch'):>16s} {rc('native', 'torch'):>15s} {both('node'):>16s} "
+              f"{both('chromium'):>9s} {both('ort'):>16s} {rc('node', 'ort'):>15s} {rr(g('chromium'), g('ort')):>8s}")
+    ref = w6_checks("torch.txt")
+    if ref:
+        for k, f in [("native", "ours_native.txt"), ("node", "ours_node.txt"), ("chromium", "ours_chromium.txt"), ("ort", "ort.txt")]:
+            got = w6_checks(f)
+            if got:
+                d = max(abs(a - b) for lg, _ in got for a, b in zip(lg, ref[0][0]))
+                same = all(gr == ref[0][1] for _, gr in got)
+                print(f"   check {k:9s} vs PyTorch: max |Δ| of the compared logits {d:.1e} (tolerance 1e-3: "
+                      f"{'ok' if d <= 1e-3 else 'DIFFERENT'}), greedy tokens {'the same' if same else 'DIFFERENT'}")
 
 missing = [k for k in runners if not med[k]]
 if missing:

@@ -5,12 +5,21 @@ PyTorch (Debian's python3-torch; the `onnx` Python package is not needed):
   mm_n{64,256,512}.onnx     W2: c = a·b, inputs a, b (n, n)
   gpt_tiny.onnx             W4: the tiny GPT of torch_peer.py (seed 0), input idx (1, T) int64
                             with T dynamic (1 … 64), output the last position's logits (1, 65)
-Opset 17, static shapes but the GPT's T. The weights are random: only the time matters.
+  gpt2s.onnx                W6: GPT-2 small's shape with gpt2s.py's weights (the PyTorch peer's
+                            and ours), one step through the KV cache: inputs idx (1, T) int64 and
+                            past_key_i, past_value_i (1, 12, T_past, 64) for each layer i (T_past
+                            may be 0: the prompt), outputs logits (1, T, 50257) and present_key_i,
+                            present_value_i (1, 12, T_past + T, 64); position ids from T_past.
+                            Only with --w6 or "w6" in ONLY (a 500 MB file, a minute to export);
+                            beside it gpt2s_check.json: PyTorch's logits and greedy tokens there
+                            (gpt2s.py's check), which ort_peer.mjs compares its own to before timing.
+Opset 17, static shapes but the GPT's T (and W6's T_past). The weights are random: only the time matters.
 Limits: the graph is whatever torch.onnx.export traces from the PyTorch code (the mask a constant,
 the softmax one node); onnxruntime fuses what it recognises at graphOptimizationLevel 'all'.
 
-  /usr/bin/python3 bench/peers/export_onnx.py [DIR]     (default bench/out/onnx)
+  /usr/bin/python3 bench/peers/export_onnx.py [DIR] [--w6]     (default bench/out/onnx)
 """
+import json
 import math
 import os
 import sys
@@ -18,7 +27,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_peer import GPT, VOCAB  # noqa: E402  (beside this file)
+import gpt2s  # noqa: E402  (beside this file)
+from torch_peer import GPT, VOCAB, gpt2s_check, gpt2s_model  # noqa: E402
 
 
 class Attention(torch.nn.Module):
@@ -48,8 +58,42 @@ class LastLogits(torch.nn.Module):
         return self.m(idx)[0][:, -1, :]
 
 
+class GPT2sStep(torch.nn.Module):
+    """idx (1, T) and each layer's past key and value (1, H, T_past, hs) → logits (1, T, V) and
+    each layer's present key and value (1, H, T_past + T, hs): torch_peer.py's cached forward."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, idx, *past):
+        caches = [{"k": past[2 * i], "v": past[2 * i + 1]} for i in range(len(self.m.h))]
+        logits, _ = self.m(idx, caches=caches, pos0=past[0].size(2))
+        return (logits,) + tuple(t for c in caches for t in (c["k"], c["v"]))
+
+
+def export_gpt2s(out):
+    """gpt2s.onnx and gpt2s_check.json (PyTorch's check values, gpt2s.py)."""
+    m = gpt2s_model()
+    L, H, C = gpt2s.CONFIG["n_layer"], gpt2s.CONFIG["n_head"], gpt2s.CONFIG["n_embd"]
+    kv = [f"{kind}_{i}" for i in range(L) for kind in ("key", "value")]
+    past = tuple(torch.zeros(1, H, 3, C // H) for _ in kv)
+    dyn = {"idx": {1: "T"}, "logits": {1: "T"}}
+    dyn.update({f"past_{n}": {2: "T_past"} for n in kv})
+    dyn.update({f"present_{n}": {2: "T_total"} for n in kv})
+    with torch.no_grad():
+        torch.onnx.export(GPT2sStep(m), (torch.zeros(1, 2, dtype=torch.long),) + past, os.path.join(out, "gpt2s.onnx"),
+                          input_names=["idx"] + [f"past_{n}" for n in kv],
+                          output_names=["logits"] + [f"present_{n}" for n in kv], dynamic_axes=dyn, opset_version=17)
+    check = gpt2s_check(m)
+    with open(os.path.join(out, "gpt2s_check.json"), "w", encoding="utf8") as f:
+        json.dump(check, f)
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "bench/out/onnx"
+    w6 = "--w6" in sys.argv or "w6" in os.environ.get("ONLY", "").split(",")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = args[0] if args else "bench/out/onnx"
     os.makedirs(out, exist_ok=True)
     for T in (64, 256, 1024):
         x = torch.randn(T, 64)
@@ -63,6 +107,8 @@ def main():
     gpt = GPT(VOCAB, 64, 2, 64, 4).eval()
     torch.onnx.export(LastLogits(gpt), (torch.zeros(1, 64, dtype=torch.long),), os.path.join(out, "gpt_tiny.onnx"),
                       input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": {1: "T"}}, opset_version=17)
+    if w6:
+        export_gpt2s(out)
     print("exported", ", ".join(sorted(f for f in os.listdir(out) if f.endswith(".onnx"))), "to", out)
 
 

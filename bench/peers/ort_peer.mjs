@@ -2,7 +2,14 @@
 // the workloads of bench/README.md that it can: W1 (attention, T = 64, 256, 1024), W2 (matmul,
 // n = 64, 256, 512) and W4 without a cache (greedy generation of 256 tokens with the tiny GPT, the
 // context cropped to the last 64 tokens, one session.run per token). onnxruntime-web does not
-// train (no W3), and the exported GPT has no KV cache. A benchmark: it prints numbers and never
+// train (no W3), and the exported tiny GPT has no KV cache. W6 (GPT-2 small's shape, gpt2s.onnx):
+// the 64-token prompt's forward (one session.run, the past empty, every position's logits), then
+// 100 greedy tokens through the KV cache after the prompt: per token one session.run with idx
+// (1, 1) and the 24 past tensors, which are the previous run's present outputs fed back as they
+// are (onnxruntime-web copies them into wasm memory and the presents and logits out of it each
+// run, as a page's generation loop does), then the argmax in JS; the prompt's run refills the
+// past before each trial, untimed. Before timing it compares its logits and greedy tokens with
+// PyTorch's (gpt2s_check.json, written by export_onnx.py) and is not timed if they differ. A benchmark: it prints numbers and never
 // fails on them; the lines are timing.mjs's, read by bench/peers_table.py.
 // What is timed: session.run(feeds) with the input tensors made once (W1, W2), so each call
 // includes onnxruntime's copy of the inputs into wasm memory and of the output out of it, as a
@@ -11,11 +18,11 @@
 // browser (the same wasm); numThreads 1 (threads would need cross-origin isolation in a page).
 //
 //   /usr/bin/python3 bench/peers/export_onnx.py bench/out/onnx    (once)
-//   node bench/peers/ort_peer.mjs [trials] [w1,w2,w4] [--quick]   (ONNX_DIR: default bench/out/onnx)
+//   node bench/peers/ort_peer.mjs [trials] [w1,w2,w4,w6] [--quick]   (ONNX_DIR: default bench/out/onnx)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-web';
-import { bench, peerArgs, tokensLine, uniform } from './timing.mjs';
+import { bench, peerArgs, timeSteps, tokensLine, uniform } from './timing.mjs';
 
 const { trials, only, quick } = peerArgs();
 const dir = process.env.ONNX_DIR || 'bench/out/onnx';
@@ -57,6 +64,64 @@ async function main() {
     const [, md] = await bench(tag, 'W4_gen256_nocache_blk64', generate, { trials: Math.max(quick ? 2 : 5, trials >> 1), minTrial: 0 });
     tokensLine(tag, 256, md);
   }
+  if (only.has('w6')) await w6();
+}
+
+// The W6 check line (the same as ours and PyTorch's) from logits (1, T, V) and greedy tokens;
+// whether they agree with PyTorch's (check: gpt2s_check.json) within its tolerance.
+function checkLine(check, lastRow, greedy) {
+  const picked = check.check_ids.map((j) => lastRow[j]);
+  const diff = Math.max(...picked.map((x, i) => Math.abs(x - check.logits[i])));
+  const same = greedy.every((t, i) => t === check.greedy[i]);
+  console.log(`${tag} W6_gpt2s_check argmax=${argmax(lastRow)} logits=${picked.map((x) => x.toFixed(6)).join(',')} ` +
+    `greedy=${greedy.join(',')} vs_torch_maxdiff=${diff.toExponential(2)} greedy_same=${same}`);
+  return diff <= check.tolerance && same;
+}
+
+function argmax(l, from = 0, n = l.length - from) {
+  let best = 0;
+  for (let j = 1; j < n; j++) if (l[from + j] > l[from + best]) best = j;
+  return best;
+}
+
+async function w6() {
+  const check = JSON.parse(readFileSync(join(dir, 'gpt2s_check.json'), 'utf8'));
+  const s = await load('gpt2s.onnx');
+  const layers = s.inputNames.filter((n) => n.startsWith('past_key_')).length;
+  const V = 50257, H = 12, hs = 64, P = check.prompt.length, N = 100;
+  const ids = (a) => new ort.Tensor('int64', BigInt64Array.from(a, BigInt), [1, a.length]);
+  let past;
+  const step = async (tokens) => {  // one run: the logits (1, T, V); past becomes the presents
+    const out = await s.run({ idx: ids(tokens), ...past });
+    past = {};
+    for (let i = 0; i < layers; i++) {
+      past[`past_key_${i}`] = out[`present_key_${i}`];
+      past[`past_value_${i}`] = out[`present_value_${i}`];
+    }
+    return out.logits.data;
+  };
+  const prefill = async () => {
+    past = {};
+    for (let i = 0; i < layers; i++)
+      for (const kind of ['key', 'value']) past[`past_${kind}_${i}`] = new ort.Tensor('float32', new Float32Array(0), [1, H, 0, hs]);
+    return step(check.prompt);
+  };
+  const logits = await prefill();
+  const lastRow = logits.subarray((P - 1) * V, P * V);
+  const greedy = [argmax(lastRow)];
+  while (greedy.length < check.greedy.length) greedy.push(argmax(await step([greedy[greedy.length - 1]])));
+  if (!checkLine(check, lastRow, greedy)) {
+    console.log(`${tag} W6: onnxruntime-web's logits or tokens differ from PyTorch's beyond ${check.tolerance}; not timed`);
+    return;
+  }
+  await timeSteps(tag, 'W6_gpt2s_prefill64', P, { trials: quick ? 2 : 5, warmup: 1, run: prefill });
+  await timeSteps(tag, 'W6_gpt2s_gen100', N, {
+    trials: quick ? 1 : 3, warmup: quick ? 0 : 1, prepare: prefill,
+    run: async () => {
+      let t = check.argmax;
+      for (let i = 0; i < N; i++) t = argmax(await step([t]));
+    },
+  });
 }
 
 main().catch((e) => {

@@ -60,3 +60,28 @@ export function peerArgs(argv = process.argv.slice(2)) {
   const rest = argv.filter((a) => a !== '--quick');
   return { trials: quick ? 3 : Number(rest[0] || 9), only: new Set((rest[1] || 'w1,w2,w3,w4').split(',')), quick };
 }
+
+/**
+ * W6's timing (as ours and torch_peer.py's): `await run()` timed `trials` times after `warmup`
+ * calls, `await prepare()` before each, untimed; prints "<tag> <name> ms_min=… ms_med=… cpu_ms_med=…
+ * [ms/tok_med=…] tok/s_med=…" for `tokens` tokens a call (CPU: this process's user time).
+ */
+export async function timeSteps(tag, name, tokens, { trials, warmup, prepare = async () => {}, run }) {
+  for (let i = 0; i < warmup; i++) {
+    await prepare();
+    await run();
+  }
+  const ts = [], cpu = [];
+  for (let t = 0; t < trials; t++) {
+    await prepare();
+    const c0 = process.cpuUsage().user, t0 = now();
+    await run();
+    ts.push(now() - t0);
+    cpu.push((process.cpuUsage().user - c0) / 1e6);
+  }
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const md = med(ts);
+  const per = name.includes('gen') ? ` ms/tok_med=${(md * 1e3 / tokens).toFixed(2)}` : '';
+  console.log(`${tag} ${name.padEnd(24)} ms_min=${(Math.min(...ts) * 1e3).toFixed(1).padStart(9)} ms_med=${(md * 1e3).toFixed(1).padStart(9)} ` +
+    `cpu_ms_med=${(med(cpu) * 1e3).toFixed(1)}${per} tok/s_med=${(tokens / md).toFixed(2).padStart(8)} (trials=${trials})`);
+}

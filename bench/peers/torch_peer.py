@@ -34,11 +34,15 @@ import argparse
 import math
 import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gpt2s.py (W6's weights), beside this file
+import gpt2s  # noqa: E402
 
 clock = time.process_time if os.environ.get("AP_BENCH_CPU_TIME") == "1" else time.perf_counter
 VOCAB = 65
@@ -98,10 +102,10 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, C, H, block):
+    def __init__(self, C, H, block, gelu="none"):
         super().__init__()
         self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(C), CausalSelfAttention(C, H, block), nn.LayerNorm(C)
-        self.mlp = nn.Sequential(nn.Linear(C, 4 * C), nn.GELU(), nn.Linear(4 * C, C))
+        self.mlp = nn.Sequential(nn.Linear(C, 4 * C), nn.GELU(approximate=gelu), nn.Linear(4 * C, C))
 
     def forward(self, x, cache=None):
         x = x + self.attn(self.ln_1(x), cache)
@@ -109,11 +113,12 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, V=VOCAB, block=64, L=2, C=64, H=4):
+    def __init__(self, V=VOCAB, block=64, L=2, C=64, H=4, gelu="none"):
+        """gelu: "none" the exact GELU (nanoGPT), "tanh" GPT-2's gelu_new."""
         super().__init__()
         self.block = block
         self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(block, C)
-        self.h = nn.ModuleList(Block(C, H, block) for _ in range(L))
+        self.h = nn.ModuleList(Block(C, H, block, gelu) for _ in range(L))
         self.ln_f = nn.LayerNorm(C)
         self.lm_head = nn.Linear(C, V, bias=False)
         self.lm_head.weight = self.wte.weight  # tied
@@ -228,6 +233,80 @@ def w4(tag, trials, n_new=256):
     print(f"{tag}   -> tok/s_med={n_new / md:9.0f}", flush=True)
 
 
+# ---------------------------------------------------------------- W6: GPT-2 small's shape
+
+def gpt2s_model():
+    """GPT-2 small's shape with W6's weights (gpt2s.py: the same as ours and the ONNX graph's)."""
+    c = gpt2s.CONFIG
+    m = GPT(c["vocab_size"], c["block_size"], c["n_layer"], c["n_embd"], c["n_head"], gelu="tanh").eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():  # lm_head is wte (tied): named once
+            name = "transformer." + name.replace(".mlp.0.", ".mlp.c_fc.").replace(".mlp.2.", ".mlp.c_proj.")
+            p.copy_(torch.from_numpy(gpt2s.tensor(name, tuple(p.shape))))
+    return m
+
+
+@torch.inference_mode()
+def gpt2s_check(m):
+    """What the runners compare (gpt2s.py): the prompt's last logits at CHECK_IDS, their argmax, and
+    CHECK_TOKENS greedy tokens through the KV cache after the prompt (the first is that argmax)."""
+    idx = torch.tensor([gpt2s.prompt()])
+    last = m(idx)[0][0, -1]
+    caches = [dict() for _ in m.h]
+    m(idx, caches=caches)
+    cur, greedy = last.argmax().view(1, 1), []
+    for t in range(gpt2s.CHECK_TOKENS):
+        greedy.append(int(cur))
+        cur = m(cur, caches=caches, pos0=gpt2s.PROMPT_LEN + t)[0][:, -1].argmax(-1, keepdim=True)
+    return {"argmax": int(last.argmax()), "logits": [float(last[j]) for j in gpt2s.CHECK_IDS], "check_ids": gpt2s.CHECK_IDS,
+            "greedy": greedy, "prompt": gpt2s.prompt(), "tolerance": gpt2s.TOLERANCE}
+
+
+def time_w6(tag, name, tokens, trials, warmup, prepare, run):
+    """Times run() (prepare() before each, untimed); prints ms on the clock, CPU ms and tokens/s."""
+    for _ in range(warmup):
+        prepare()
+        run()
+    ts, cpu = [], []
+    for _ in range(trials):
+        prepare()
+        c0, t0 = time.process_time(), clock()
+        run()
+        ts.append(clock() - t0)
+        cpu.append(time.process_time() - c0)
+    md = statistics.median(ts)
+    per = f" ms/tok_med={md * 1e3 / tokens:.2f}" if "gen" in name else ""
+    print(f"{tag} {name:24s} ms_min={min(ts) * 1e3:9.1f} ms_med={md * 1e3:9.1f} cpu_ms_med={statistics.median(cpu) * 1e3:.1f}"
+          f"{per} tok/s_med={tokens / md:8.2f} (trials={trials})", flush=True)
+
+
+@torch.inference_mode()
+def w6(tag, quick):
+    """The 64-token prompt's forward (every position's logits); 100 greedy tokens through the KV
+    cache after the prompt (each: one token in, its logits, argmax), the cache refilled with the
+    prompt before each trial, untimed. First the line the runners are compared by (gpt2s.py)."""
+    m = gpt2s_model()
+    idx = torch.tensor([gpt2s.prompt()])
+    P, n = gpt2s.PROMPT_LEN, gpt2s.GEN_TOKENS
+    check = gpt2s_check(m)
+    print(f"{tag} W6_gpt2s_check params={sum(p.numel() for p in m.parameters())} argmax={check['argmax']} logits="
+          + ",".join(f"{x:.6f}" for x in check["logits"]) + " greedy=" + ",".join(map(str, check["greedy"])), flush=True)
+    time_w6(tag, "W6_gpt2s_prefill64", P, 2 if quick else 5, 1, lambda: None, lambda: m(idx))
+    first = torch.tensor([[check["argmax"]]])
+    state = {}
+
+    def fill():
+        state["caches"] = [dict() for _ in m.h]
+        m(idx, caches=state["caches"])
+
+    def gen():
+        cur = first
+        for t in range(n):
+            cur = m(cur, caches=state["caches"], pos0=P + t)[0][:, -1].argmax(-1, keepdim=True)
+
+    time_w6(tag, "W6_gpt2s_gen100", n, 1 if quick else 3, 0 if quick else 1, fill, gen)
+
+
 def main():
     ap = argparse.ArgumentParser(description="PyTorch CPU on the workloads W1–W4 (bench/README.md).")
     ap.add_argument("--threads", type=int, default=1)
@@ -250,6 +329,8 @@ def main():
         w3(tag, "W3_train_small", SMALL, 3 if args.quick else max(10, args.steps // 2))
     if "w4" in only:
         w4(tag, 3 if args.quick else max(5, trials // 2))
+    if "w6" in only:
+        w6(tag, args.quick)
 
 
 if __name__ == "__main__":
