@@ -47,6 +47,9 @@ function descends(pid, root) {
   return false;
 }
 function procStatus(pid) {
+  try { return procStatusOf(pid); } catch { return null; } // gone
+}
+function procStatusOf(pid) {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k) => Number((s.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm')) ?? [0, 0])[1]) * 1024;
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -76,9 +79,9 @@ await runPageBench('web', async ({ browser, url }) => {
   const load = loadavg()[0];
   // the page's renderer: the one whose memory grows when the module loads
   await page.evaluate(async () => { const { loadGpt } = await import('/gpt.js'); window.__gpt = await loadGpt({ locateFile: (p) => `/gen/${p}` }); });
-  const root = browser.process()?.pid;
+  const root = typeof browser.process === 'function' ? browser.process()?.pid : undefined;
   const pids = renderers().filter((p) => !root || descends(p, root)); // this bench's browser's only
-  const before = Object.fromEntries(pids.map((p) => [p, procStatus(p)]));
+  const before = Object.fromEntries(pids.map((p) => [p, procStatus(p)]).filter(([, v]) => v));
   const r = await page.evaluate(async () => {
     const gpt = window.__gpt;
     const files = [...document.getElementById('bench-files').files];
@@ -109,7 +112,7 @@ await runPageBench('web', async ({ browser, url }) => {
     return out;
   }, twice));
   // the renderer that grew most is the page's
-  const after = pids.map((p) => ({ p, a: opened[p], b: before[p] })).sort((x, y) => (y.a.hwm - y.b.rss) - (x.a.hwm - x.b.rss))[0];
+  const after = pids.filter((p) => before[p] && opened[p]).map((p) => ({ p, a: opened[p], b: before[p] })).sort((x, y) => (y.a.hwm - y.b.rss) - (x.a.hwm - x.b.rss))[0];
   const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
   console.log(`open (gpt.openModel, 16 MiB slices): ${(r.ms / 1000).toFixed(2)} s wall, renderer CPU ${(after.a.cpu - after.b.cpu).toFixed(2)} s, load average ${load.toFixed(1)} at the start`);
   console.log(`wasm memory: ${mb(r.before)} before, ${mb(r.after)} after = ${(r.after / size).toFixed(2)}× the file (${mb(size)}); left ${mb(r.left)} of ${mb(r.max)}`);
