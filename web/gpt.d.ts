@@ -203,8 +203,11 @@ export interface RunInfo {
   data:
     | { task: TaskName; n_chars: number; description: string; example: string; attention: string; loss_floor: number }
     | { text_name: string; text_fingerprint: string };
-  /** The tokens of the vocabulary as text, in id order: characters, or GPT-2's BPE pieces. */
-  vocab: string[];
+  /**
+   * The tokens of the vocabulary as text, in id order: characters, or GPT-2's BPE pieces ([] for a
+   * model that reads token ids). For GPT-2's BPE: run.vocab(), fetched once per run (frozen).
+   */
+  vocab: readonly string[];
   /** "characters" (the playground's tokenizer) or "gpt2-bpe" (GPT-2's byte-level BPE, a model trained elsewhere). */
   tokenizer: 'characters' | 'gpt2-bpe';
   n_params: number;
@@ -310,6 +313,11 @@ export interface GptRun {
   /** True once free() has been called. */
   readonly freed: boolean;
   info(): RunInfo;
+  /**
+   * The tokens' texts by id: all of them (a frozen array, fetched from the core once per run), or
+   * `count` from id `from` (GptError, field "from" / "count", out of range).
+   */
+  vocab(from?: number, count?: number): readonly string[];
   /** Up to n steps (1 … 100,000), fewer if the run diverges. */
   train(n: number): TrainResult;
   /** The mean loss over the validation windows (deterministic). */
@@ -439,10 +447,14 @@ export interface GptSessionHandle {
   create_with_text(spec: string, text: string | Uint8Array): string;
   load(bytes: Uint8Array, text: string | Uint8Array): string;
   open_begin(spec: string, head: Uint8Array, config: Uint8Array): string;
+  open_piece(at: number, bytes: Uint8Array): string;
+  open_plan(spec: string, meta: Uint8Array, config: Uint8Array): string;
   open_view(offset: number, length: number): Uint8Array | null;
-  open_finish(spec: string, meta: Uint8Array, config: Uint8Array): string;
+  open_feed(n: number): string;
+  open_finish(): string;
   open_cancel(): void;
   info(): string;
+  vocab(spec: string): string;
   train(n: number): string;
   evaluate(): string;
   sample(spec: string): string;

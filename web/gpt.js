@@ -257,9 +257,10 @@ export async function loadGpt(options = {}) {
      * Opens a model trained elsewhere, or a .safetensors of this project: files is a list of File
      * or Blob objects with names, or {name, data: Uint8Array|Blob}: the model file (nanoGPT's
      * ckpt.pt, a Hugging Face model.safetensors, or ours) and beside it meta.pkl, config.json and
-     * the tokenizer's files. The model file is read in slices of options.chunkBytes (16 MiB) into
-     * one buffer the core made for its size: no whole copy of it in JS. options.onProgress({loaded,
-     * total, name}) after each slice. Resolves to the run, whose info() has "opened" ({name, format,
+     * the tokenizer's files. The model file is never held whole: its headers first (the ranges the
+     * core asks for), then each tensor's bytes in slices of options.chunkBytes (16 MiB) through one
+     * buffer the core made, converted into the model as they come. options.onProgress({loaded,
+     * total, name}) after each slice of the weights (total: the weights' bytes). Resolves to the run, whose info() has "opened" ({name, format,
      * notes}), "tokenizer" ("characters" | "token_ids") and "source". Rejects with GptError naming
      * the file (field: its name, "memory" for one that will not fit, refused before it is read).
      */
@@ -269,23 +270,40 @@ export async function loadGpt(options = {}) {
       const onProgress = options.onProgress ?? (() => {});
       const [meta, config] = await Promise.all([readSmall(set.meta), readSmall(set.config)]);
       const model = set.model.blob;
-      const head = await modelHead(set.model);
+      const name = set.model.name;
+      const slice = async (at, n) => new Uint8Array(await model.slice(at, at + n).arrayBuffer());
       const session = new M.GptSession();
       try {
-        answer(session.open_begin(JSON.stringify({ name: set.model.name, size: model.size, config_name: set.config?.name ?? 'config.json' }), head, config));
-        for (let offset = 0; offset < model.size; offset += chunk) {
-          const bytes = new Uint8Array(await model.slice(offset, Math.min(model.size, offset + chunk)).arrayBuffer());
-          const view = session.open_view(offset, bytes.length); // made now: no growth since
-          if (view === null) throw new GptError(`${set.model.name} changed while it was read (byte ${offset})`, { field: set.model.name });
-          view.set(bytes);
-          onProgress({ loaded: offset + bytes.length, total: model.size, name: set.model.name });
-        }
+        const head = await modelHead(set.model);
+        answer(session.open_begin(JSON.stringify({ name, size: model.size, slice: chunk, config_name: set.config?.name ?? 'config.json' }), head, config));
         const tok = tokenizerSet(set.tokenizer);
         if (tok) {
           const [first, second] = await Promise.all(tok.map(readSmall));
           answer(session.open_tokenizer(JSON.stringify({ names: tok.map((f) => f.name) }), first, second ?? new Uint8Array(0)));
         }
-        const info = answer(session.open_finish(JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' }), meta, config));
+        // the headers: the core asks for the ranges it lacks (a zip's end, directory, local headers,
+        // data.pkl) until it can plan; then the model exists and the weights' ranges are known
+        const planSpec = JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' });
+        let plan;
+        for (let round = 0; ; round++) {
+          plan = answer(session.open_plan(planSpec, meta, config));
+          if (!plan.need) break;
+          if (round === 32) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
+          for (const [at, n] of plan.need) answer(session.open_piece(at, await slice(at, n)));
+        }
+        let loaded = 0;
+        for (const [at, n] of plan.read) {
+          for (let off = 0; off < n; off += chunk) {
+            const bytes = await slice(at + off, Math.min(chunk, n - off));
+            const view = session.open_view(0, bytes.length); // made now: no growth since
+            if (view === null || bytes.length !== Math.min(chunk, n - off)) throw new GptError(`${name} changed while it was read (byte ${at + off})`, { field: name });
+            view.set(bytes);
+            answer(session.open_feed(bytes.length));
+            loaded += bytes.length;
+            onProgress({ loaded, total: plan.bytes, name });
+          }
+        }
+        const info = answer(session.open_finish());
         info.opened.notes = openNotes(set, info);
         const run = new GptRun(session, registry, threads);
         registry?.register(run, session, run);
@@ -372,13 +390,14 @@ async function readSmall(f) {
 }
 
 // The first bytes of the model file: a safetensors header (8 bytes of length, then its JSON), by
-// which the core sizes the model before the file is read.
+// which the core sizes the model before the file is read; else the first 64 KiB.
 async function modelHead(f) {
-  if (!/\.safetensors$/i.test(f.name) || f.blob.size < 8) return new Uint8Array(0);
-  const first = new DataView(await f.blob.slice(0, 8).arrayBuffer());
-  const n = first.getUint32(0, true) + first.getUint32(4, true) * 2 ** 32;
-  if (n > SMALL_LIMIT || 8 + n > f.blob.size) return new Uint8Array(0); // the core names the fault when it reads
-  return new Uint8Array(await f.blob.slice(0, 8 + n).arrayBuffer());
+  const first = async (n) => new Uint8Array(await f.blob.slice(0, Math.min(n, f.blob.size)).arrayBuffer());
+  if (!/\.safetensors$/i.test(f.name) || f.blob.size < 8) return first(64 << 10);
+  const len = new DataView((await first(8)).buffer);
+  const n = len.getUint32(0, true) + len.getUint32(4, true) * 2 ** 32;
+  if (n > SMALL_LIMIT || 8 + n > f.blob.size) return first(64 << 10); // the core names the fault when it reads
+  return first(8 + n);
 }
 
 // What the page says about the files given: codes with the files they name.
@@ -415,6 +434,7 @@ class GptRun {
   #session;
   #registry;
   #threads; // the most setThreads takes: the module's (loadGpt's threads)
+  #vocab = null; // the whole vocabulary, fetched once (a run's tokenizer never changes)
 
   constructor(session, registry, threads = 1) {
     this.#session = session;
@@ -432,9 +452,30 @@ class GptRun {
     return this.#session === null;
   }
 
-  /** {config, train, seed, data, vocab, n_params, step, steps, tokens_per_step, val_loss, diverged, divergence, kernels}. */
+  /**
+   * {config, train, seed, data, vocab, tokenizer, source, n_params, step, steps, tokens_per_step,
+   * val_loss, diverged, divergence, kernels}. vocab is vocab(): fetched from the core once per run
+   * and the same frozen array after (GPT-2's 50,257 pieces are not rebuilt on every call).
+   */
   info() {
-    return answer(this.#s().info());
+    const info = answer(this.#s().info());
+    if (info.tokenizer === 'gpt2-bpe') info.vocab = this.vocab();
+    return info;
+  }
+
+  /**
+   * The tokens' texts by id: the whole vocabulary (a frozen array, fetched once and kept), or
+   * count of them from id `from`. [] for a model that reads token ids.
+   */
+  vocab(from, count) {
+    const s = this.#s();
+    if (from === undefined && count === undefined) {
+      this.#vocab ??= Object.freeze(answer(s.vocab('{}')).vocab);
+      return this.#vocab;
+    }
+    const f = int32(from ?? 0, 'from', 'vocab(from, count): from');
+    const spec = count === undefined ? { from: f } : { from: f, count: int32(count, 'count', 'vocab(from, count): count') };
+    return answer(s.vocab(JSON.stringify(spec))).vocab;
   }
 
   /**

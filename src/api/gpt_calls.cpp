@@ -78,6 +78,8 @@ const std::vector<GptCall>& gpt_calls() {
       {"create", {"spec"}, R"({"call":"create","spec":{…}})", [](GptSession& s, A a) { return s.create(a.spec_text()); }},
       {"load", {"path", "text_path"}, R"({"call":"load","path":F,"text_path":T})", load},
       {"info", {}, "", [](GptSession& s, A) { return s.info(); }},
+      {"vocab", {"spec"}, R"({"call":"vocab","spec":{"from":0,"count":100}})",
+       [](GptSession& s, A a) { return s.vocab(a.spec_text()); }},
       {"train", {"n"}, R"({"call":"train","n":N})", [](GptSession& s, A a) { return s.train(a.whole("n")); }},
       {"evaluate", {}, "", [](GptSession& s, A) { return s.evaluate(); }},
       {"sample", {"spec"}, R"({"call":"sample","spec":{…}})", [](GptSession& s, A a) { return s.sample(a.spec_text()); }},

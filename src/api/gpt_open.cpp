@@ -1,24 +1,29 @@
-// gpt_open.cpp — GptSession's opening of a model file in slices (see gpt_session.h): the page's
-// "Open a model". The model file (nanoGPT's ckpt.pt, a Hugging Face model.safetensors, or this
-// project's .safetensors) is read once into one buffer of its size that the core allocates
-// (open_begin), filled by the caller in slices (the bindings hand out views of it: no whole copy
-// in JS), and read from there (open_finish), then freed before the model is made. The small files
-// (meta.pkl, config.json) come as bytes beside it.
+// gpt_open.cpp — GptSession's opening of a model file read in slices (see gpt_session.h): the
+// page's "Open a model". The model file (nanoGPT's ckpt.pt, a Hugging Face model.safetensors, or
+// this project's .safetensors) is never held whole: the caller gives its first bytes (open_begin),
+// then the ranges the core asks for until it can plan (open_plan: a safetensors header; a zip's end
+// records, directory, local headers, data.pkl), and the plan makes the model; then the caller
+// streams the weights' ranges through one slice buffer the core made (open_view, open_feed), each
+// tensor converted into its place in the model's parameters as it comes (weight_fill.h), and
+// open_finish hands over the run. The small files (meta.pkl, config.json) come as bytes beside it.
+// This project's own files are read whole (load_checkpoint reads them so), then freed.
 //
-// Memory: before the buffer is made, open_begin compares what opening will take (the file, plus
-// the model sized from config.json or the safetensors header: 4 bytes per parameter, the KV cache,
-// the activations of one token) with what is left (in wasm: the 4 GiB a module can address, minus
-// what it uses now); before the model is made, open_finish compares the model's exact size with
-// what is left then. Either refuses with both figures, field "memory". Peak while opening: the
-// file and the weights read as float32 are both alive while the file is read (about twice an F32
-// file), then the weights and the model's copy of them.
+// Memory: open_begin compares what opening will take (the model sized from config.json or the
+// safetensors header: 4 bytes per parameter, the KV cache, the activations of one token; and the
+// slice) with what is left (in wasm: the 4 GiB a module can address, minus what it uses now);
+// open_plan compares the model's exact size (with the slice and the largest tensor gathered whole:
+// a Conv1D weight to transpose) with what is left then. Either refuses with both figures, field
+// "memory". Peak while opening: the model, the slice (16 MiB from the page), one tensor and the
+// headers: about 1.1× an F32 file.
 #include <cstring>
+#include <new>
 
 #include "bpe_files.h"
 #include "checkpoint.h"
 #include "gpt_json.h"
 #include "gpt_session.h"
 #include "import.h"
+#include "weight_fill.h"
 #include "json.h"
 #include "safetensors.h"
 #include "spec.h"
@@ -98,34 +103,78 @@ int64_t open_memory_left() {
 #endif
 }
 
+// The largest block the module's allocator gives at once: in wasm, Emscripten 3.1.6's sbrk takes a
+// signed 32-bit increment, so one allocation of 2 GiB or more fails.
+#ifdef __EMSCRIPTEN__
+constexpr int64_t kMaxBlockBytes = (int64_t(1) << 31) - (int64_t(1) << 20);
+#else
+constexpr int64_t kMaxBlockBytes = kMaxOpenBytes;
+#endif
+
+// The opening under way (open_begin … open_finish).
+struct OpenState {
+  std::string name;
+  std::unique_ptr<PartialSource> src;  // the bytes read for planning
+  std::string format;
+  std::unique_ptr<Trainer> run;        // made by open_plan, its parameters filled by open_feed
+  std::unique_ptr<WeightFill> fill;
+  uint64_t slice = 0;                  // the slice buffer's size (GptSession::file_)
+};
+
+namespace {
+
+// The reads' ranges as the caller reads them: adjacent ones merged.
+Value ranges_value(const std::vector<WeightRead>& reads) {
+  std::vector<ByteRange> rs;
+  for (const WeightRead& r : reads) {
+    if (r.size == 0) continue;
+    if (!rs.empty() && rs.back().first + rs.back().second == r.at) rs.back().second += r.size;
+    else rs.emplace_back(r.at, r.size);
+  }
+  Value v = Value::array();
+  for (const ByteRange& r : rs) {
+    Value& x = v.push(Value::array());
+    x.push(static_cast<long long>(r.first));
+    x.push(static_cast<long long>(r.second));
+  }
+  return v;
+}
+
+std::string refusal(const std::string& name, int64_t need, const std::string& parts, int64_t left) {
+  return "opening " + name + " needs about " + gib(need) + " (" + parts + ") but " + gib(left) + " is left of the " +
+         gib(open_memory_max()) + " this page can address: it will not fit, so it was not read";
+}
+
+}  // namespace
+
 std::string GptSession::open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
   return guarded([&] {
-    std::string().swap(file_);
-    tokenizer_.reset();  // a new opening starts without an earlier one's tokenizer files
+    open_cancel();
     const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"name", "size", "config_name"}, "open spec");
-    file_name_ = read_string(spec, "name", "model", 1024);
+    reject_unknown_keys(spec, {"name", "size", "config_name", "slice"}, "open spec");
+    const std::string name = read_string(spec, "name", "model", 1024);
     const int64_t size = read_int(spec, "size", 0, 1, int64_t(1) << 40);
     const std::string config_name = read_string(spec, "config_name", "config.json", 1024);
+    const int64_t slice = read_int(spec, "slice", 16 << 20, 1, 256 << 20);
     int64_t model = 0;
     const int64_t declared = header_parameters(head);
     if (declared > 0) model = declared * 4;
     if (!config_json.empty())
       model = std::max(model, GPT::memory_bytes(hf_gpt2_config(config_json, config_name), 1, 1, ModelUse::infer));
-    const int64_t need = size + model, left = open_memory_left();
+    const int64_t read = std::min(size, slice);
+    const int64_t need = model + read, left = open_memory_left();
     if (need > left || model > kMaxOpenBytes)
-      throw InputError("opening " + file_name_ + " needs about " + gib(need) + " (the file's " + gib(size) +
-                           (model ? " and the model's " + gib(model) : std::string()) + ") but " + gib(left) +
-                           " is left of the " + gib(open_memory_max()) +
-                           " this page can address: it will not fit, so it was not read",
+      throw InputError(refusal(name, need, (model ? "the model's " + gib(model) + " and " : std::string()) + "a slice of " +
+                                               gib(read) + " to read the file's " + gib(size) + " through",
+                               left),
                        "memory");
-    try {
-      file_.resize(static_cast<size_t>(size));
-    } catch (const std::exception&) {
-      std::string().swap(file_);
-      throw InputError("could not set aside " + gib(size) + " to read " + file_name_ + " into (the browser refused the memory)",
-                       "memory");
-    }
+    auto o = std::make_shared<OpenState>();
+    o->name = name;
+    o->slice = static_cast<uint64_t>(read);
+    o->src = std::make_unique<PartialSource>(static_cast<uint64_t>(size));
+    o->src->add(0, head);
+    open_ = std::move(o);
+    file_name_ = name;
     Value v = Value::object();
     v.set("size", static_cast<long long>(size));
     v.set("need", static_cast<long long>(need));
@@ -134,51 +183,137 @@ std::string GptSession::open_begin(const std::string& spec_json, const std::stri
   });
 }
 
-std::string GptSession::open_finish(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
+std::string GptSession::open_piece(double at, std::string bytes) {
+  return guarded([&] {
+    if (!open_ || open_->run) throw InputError("no file is being planned: call open_begin first", "model");
+    if (!(at >= 0 && at < 9.007199254740992e15)) throw InputError("open_piece: a byte offset ≥ 0", "at");
+    open_->src->add(static_cast<uint64_t>(at), std::move(bytes));
+    return Value::object();
+  });
+}
+
+std::string GptSession::open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
   return guarded([&] {
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"meta_name", "config_name"}, "open spec");
     const std::string meta_name = read_string(spec, "meta_name", "meta.pkl", 1024);
     const std::string config_name = read_string(spec, "config_name", "config.json", 1024);
-    if (file_.empty()) throw InputError("no file is being opened: call open_begin and fill its buffer first", "model");
-    std::string format;
-    TrainState s;
+    if (!open_ || open_->run) throw InputError("no file is being planned: call open_begin first", "model");
+    OpenState& o = *open_;
+    const PartialSource& src = *o.src;
+    ImportPlan plan;
     bool model_only = true;
-    if (is_torch_zip(file_)) {
-      format = "nanogpt";
-      s = std::move(import_nanogpt(file_, file_name_).state);
-      if (!meta.empty()) set_meta_vocab(s, meta, meta_name);
-    } else if (is_foreign_safetensors(file_)) {
-      format = "huggingface";
-      if (config_json.empty())
-        throw InputError(file_name_ + " is a Hugging Face safetensors file: its config.json (n_layer, n_head, n_embd, "
-                         "activation_function, …) is needed beside it",
-                         config_name);
-      s = import_hf_gpt2(file_, config_json, file_name_, config_name);
-    } else {
-      format = "playground";
-      try {
-        s = load_checkpoint(file_);
-      } catch (const InputError& e) {
-        const bool safetensors = file_.size() >= 9 && file_[8] == '{';
-        throw InputError(file_name_ + (safetensors ? ": " : " is neither a PyTorch zip (ckpt.pt) nor a safetensors file: ") +
-                             e.what(),
-                         e.field.empty() ? file_name_ : e.field);
+    try {
+      if (is_torch_zip(src)) {
+        o.format = "nanogpt";
+        plan = plan_nanogpt(src, o.name);
+        if (!meta.empty()) set_meta_vocab(plan.state, meta, meta_name);
+      } else if (is_foreign_safetensors(src)) {
+        o.format = "huggingface";
+        if (config_json.empty())
+          throw InputError(o.name + " is a Hugging Face safetensors file: its config.json (n_layer, n_head, n_embd, "
+                           "activation_function, …) is needed beside it",
+                           config_name);
+        plan = plan_hf_gpt2(src, config_json, o.name, config_name);
+      } else {
+        o.format = "playground";  // read whole
+        const int64_t size = static_cast<int64_t>(src.size()), left = open_memory_left();
+        if (src.size() > kMaxCheckpointBytes)
+          throw InputError(o.name + " is " + gib(size) + ": this project's files are read whole, up to " +
+                               gib(int64_t(kMaxCheckpointBytes)) + " (a foreign model.safetensors or ckpt.pt is read tensor by tensor)",
+                           o.name);
+        if (2 * size > left)
+          throw InputError(refusal(o.name, 2 * size, "the file's " + gib(size) + ", read whole, and its model's as much", left),
+                           "memory");
+        src.read(0, src.size());  // (NeedBytes: the whole file)
+        const std::string whole = o.src->take(0);
+        o.src.reset();
+        try {
+          plan.state = load_checkpoint(whole);
+        } catch (const InputError& e) {
+          const bool safetensors = whole.size() >= 9 && whole[8] == '{';
+          throw InputError(o.name + (safetensors ? ": " : " is neither a PyTorch zip (ckpt.pt) nor a safetensors file: ") +
+                               e.what(),
+                           e.field.empty() ? o.name : e.field);
+        }
+        model_only = plan.state.model_only();
       }
-      model_only = s.model_only();
+    } catch (const NeedBytes& n) {
+      Value need = Value::array();
+      for (const ByteRange& r : n.ranges) {
+        Value& x = need.push(Value::array());
+        x.push(static_cast<long long>(r.first));
+        x.push(static_cast<long long>(std::min<uint64_t>(r.second, src.size() - r.first)));
+      }
+      Value v = Value::object();
+      v.set("need", std::move(need));
+      return v;
     }
+    TrainState& s = plan.state;
     // GPT-2's tokenizer files (open_tokenizer) for a model without a vocabulary of its own: a
     // Hugging Face GPT-2, or a nanoGPT checkpoint without meta.pkl (nanoGPT's own fallback)
     std::shared_ptr<const BpeTokenizer> bpe = std::move(tokenizer_);  // (used once: tokenizer_ is empty now)
     if (bpe && model_only && s.vocab.empty() && !s.bpe) set_bpe_tokenizer(s, std::move(bpe), tokenizer_name_);
-    std::string().swap(file_);  // the weights are read: the file's bytes go before the model is made
+    o.src.reset();  // the headers are read
+    uint64_t staged = 0;  // the largest read gathered whole
+    for (const WeightRead& r : plan.reads)
+      if (r.transpose || r.stride != row_major(r.shape)) staged = std::max(staged, r.size);
+    const uint64_t slice = plan.reads.empty() ? 0 : o.slice;
     const int64_t model = GPT::memory_bytes(s.model, 1, 1, model_only ? ModelUse::infer : ModelUse::train);
-    const int64_t left = open_memory_left();
-    if (model > left)
-      throw InputError("the model of " + file_name_ + " needs " + gib(model) + " but " + gib(left) + " is left of the " +
-                           gib(open_memory_max()) + " this page can address: it will not fit",
+    const int64_t need = model + static_cast<int64_t>(slice + staged), left = open_memory_left();
+    if (need > left)
+      throw InputError(refusal(o.name, need, "the model's " + gib(model) + ", a slice of " + gib(int64_t(slice)) +
+                                                 " and one tensor's " + gib(int64_t(staged)),
+                               left),
                        "memory");
-    std::unique_ptr<Trainer> t = model_only ? Trainer::open(std::move(s)) : std::make_unique<Trainer>(s, std::string());
+    const int64_t block = s.model.num_parameters() * 4;  // the parameters: one allocation
+    if (block > kMaxBlockBytes)
+      throw InputError("the parameters of " + o.name + " need " + gib(block) + " in one block, but this module's " +
+                           "allocator gives at most " + gib(kMaxBlockBytes) + " at once (Emscripten's sbrk takes a " +
+                           "signed 32-bit step): it will not open here; natively, gpt opens it",
+                       "memory");
+    try {
+      o.run = model_only ? Trainer::open(std::move(s)) : std::make_unique<Trainer>(s, std::string());
+    } catch (const std::bad_alloc&) {
+      throw InputError("could not set aside " + gib(model) + " for the model of " + o.name +
+                           " (the browser refused the memory)",
+                       "memory");
+    }
+    o.fill = std::make_unique<WeightFill>(std::move(plan.reads), o.run->model().params(), o.name);
+    try {
+      file_.resize(static_cast<size_t>(std::min<uint64_t>(slice, o.fill->total())));
+    } catch (const std::exception&) {
+      open_cancel();
+      throw InputError("could not set aside " + gib(int64_t(slice)) + " to read " + file_name_ +
+                           " through (the browser refused the memory)",
+                       "memory");
+    }
+    Value v = Value::object();
+    v.set("read", ranges_value(o.fill->reads()));
+    v.set("bytes", static_cast<long long>(o.fill->total()));
+    return v;
+  });
+}
+
+std::string GptSession::open_feed(double n) {
+  return guarded([&] {
+    if (!open_ || !open_->fill) throw InputError("no file is being read: call open_plan first", "model");
+    if (!(n >= 0 && n <= static_cast<double>(file_.size())))
+      throw InputError("open_feed: at most the slice's " + std::to_string(file_.size()) + " bytes", "n");
+    open_->fill->feed(file_.data(), static_cast<uint64_t>(n));
+    Value v = Value::object();
+    v.set("left", static_cast<long long>(open_->fill->remaining()));
+    return v;
+  });
+}
+
+std::string GptSession::open_finish() {
+  return guarded([&] {
+    if (!open_ || !open_->run) throw InputError("no file is being opened: call open_begin and open_plan first", "model");
+    open_->fill->finish();
+    std::unique_ptr<Trainer> t = std::move(open_->run);
+    const std::string format = open_->format;
+    open_cancel();
     generator_.reset();
     prompt_ids_.clear();
     next_ids_.clear();
@@ -191,7 +326,6 @@ std::string GptSession::open_finish(const std::string& spec_json, const std::str
     return v;
   });
 }
-
 std::string GptSession::open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
   return guarded([&] {
     const Value spec = json::parse(spec_json);
@@ -215,6 +349,7 @@ std::string GptSession::open_tokenizer(const std::string& spec_json, const std::
 
 void GptSession::open_cancel() {
   std::string().swap(file_);
+  open_.reset();
   tokenizer_.reset();
 }
 

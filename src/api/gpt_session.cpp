@@ -157,6 +157,25 @@ std::string GptSession::info() const {
   return guarded([&] { return info_value(); });
 }
 
+std::string GptSession::vocab(const std::string& spec_json) const {
+  return guarded([&] {
+    require_model();
+    const Value spec = json::parse(spec_json);
+    reject_unknown_keys(spec, {"from", "count"}, "vocab spec");
+    const Tokenizer& t = trainer_->tokenizer();
+    const long long V = t.is_ids() ? 0 : t.vocab_size();
+    const long long from = read_int(spec, "from", 0, 0, V);
+    const long long count = read_int(spec, "count", V - from, 0, V - from);
+    Value list = Value::array();
+    for (long long i = from; i < from + count; ++i) list.push(t.token_text(static_cast<int>(i)));
+    Value v = Value::object();
+    v.set("from", from);
+    v.set("vocab", std::move(list));
+    v.set("vocab_size", static_cast<long long>(t.vocab_size()));
+    return v;
+  });
+}
+
 void GptSession::require_model() const {
   if (!trainer_) throw InputError("no model yet: create or load one first", "model");
 }
@@ -170,8 +189,10 @@ Value GptSession::info_value() const {
   v.set("train", train_config_json(s.train));
   v.set("seed", std::to_string(s.train.seed));
   v.set("data", data_json(s));
-  Value vocab = Value::array();  // empty for token ids (an opened model without its vocabulary)
-  if (!trainer_->tokenizer().is_ids())
+  // the characters; empty for token ids (an opened model without its vocabulary) and for GPT-2's
+  // BPE (50,257 pieces: ask vocab() once instead)
+  Value vocab = Value::array();
+  if (!trainer_->tokenizer().is_ids() && !trainer_->tokenizer().bpe())
     for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
   v.set("vocab", std::move(vocab));
   v.set("tokenizer", trainer_->tokenizer().bpe() ? "gpt2-bpe" : trainer_->tokenizer().is_ids() ? "token_ids" : "characters");

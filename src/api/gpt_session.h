@@ -43,25 +43,34 @@
 //   next_token(spec)        the next-token distribution of a prompt under temperature, top-k and
 //                            top-p; without a prompt, the last one's logits reshaped (gpt_predict.h)
 //   surprisal(spec)         −log p of every token of a text, or of the validation windows (gpt_predict.h)
+//   vocab(spec)             the tokens' texts, spec {"from" (0), "count" (to the end)} →
+//                            {"from","vocab","vocab_size"}; [] for token ids. info()'s "vocab"
+//                            lists a character vocabulary only (GPT-2's 50,257 pieces come from here)
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
-//   open_begin(spec, head, config)   opening a model file in slices (gpt_open.cpp): spec {"name",
-//                            "size", "config_name"}; head: the file's first bytes (a safetensors
-//                            header sizes the model), config: a Hugging Face config.json or "".
-//                            Refuses (field "memory") what will not fit, before reading; else
-//                            makes the buffer of `size` bytes → {"size","need","left"}
-//   open_buffer()           that buffer, for the caller to fill (the bindings' views of it)
-//   open_finish(spec, meta, config)  spec {"meta_name","config_name"}: reads the buffer (a ckpt.pt
-//                            with meta.pkl's bytes or "", a Hugging Face model.safetensors with its
-//                            config.json, or this project's file), frees it, and makes the run: an
-//                            opened model (model-only: inference, Trainer::open) or a training
-//                            checkpoint without its text → info with "opened": {"name","format"
-//                            ("nanogpt" | "huggingface" | "playground")}
+//   open_begin(spec, head, config)   opening a model file read in slices (gpt_open.cpp): spec
+//                            {"name", "size", "config_name", "slice" (16 MiB)}; head: the file's
+//                            first bytes (a safetensors header sizes the model), config: a Hugging
+//                            Face config.json or "". Refuses (field "memory") what will not fit,
+//                            before reading → {"size","need","left"}
+//   open_piece(at, bytes)   bytes of the file from byte `at`, as open_plan asked for them
+//   open_plan(spec, meta, config)  spec {"meta_name","config_name"}: plans from the bytes given so
+//                            far → {"need": [[at, n], …]} (give them with open_piece, plan again),
+//                            or, once the headers are read (a ckpt.pt with meta.pkl's bytes or "",
+//                            a Hugging Face model.safetensors with its config.json; this project's
+//                            file asks for all of itself), makes the model and the slice buffer →
+//                            {"read": [[at, n], …] (the ranges of the weights, to feed in this
+//                            order), "bytes"}
+//   open_buffer()           the slice buffer, for the caller to fill (the bindings' views of it)
+//   open_feed(n)            the buffer's first n bytes are the next of the ranges → {"left"}
+//   open_finish()           every range fed: makes the run an opened model (model-only: inference,
+//                            Trainer::open) or a training checkpoint without its text → info with
+//                            "opened": {"name","format" ("nanogpt" | "huggingface" | "playground")}
 //   open_tokenizer(spec, first, second)  GPT-2's tokenizer files for the model being opened, read
 //                            and checked now: spec {"names": ["tokenizer.json"]} (first: its bytes)
 //                            or {"names": ["vocab.json","merges.txt"]} (first, second) →
 //                            {"vocab_size"}; open_finish gives them to a model without a vocabulary
 //                            of its own (Hugging Face's, a ckpt.pt without meta.pkl)
-//   open_cancel()           frees the buffer (and the tokenizer files)
+//   open_cancel()           frees the opening under way (and the tokenizer files)
 // Data-parallel training across workers that each hold a session (the training page's; train.h's
 // step in parts; gpt_shards.cpp). The floats and ints go in as bytes (a Uint8Array over a
 // Float32Array's or Int32Array's buffer, little-endian) and come out through the accessors:
@@ -114,6 +123,8 @@ std::string gpt_tasks_json();
 std::string gpt_set_kernels(const std::string& tier);
 std::string gpt_memory_json(const std::string& spec_json);
 
+struct OpenState;  // an opening under way (gpt_open.cpp)
+
 class GptSession {
  public:
   GptSession();
@@ -125,6 +136,7 @@ class GptSession {
   std::string create_with_text(const std::string& spec_json, const std::string& text);
   std::string load(const std::string& checkpoint_bytes, const std::string& text);
   std::string info() const;
+  std::string vocab(const std::string& spec_json) const;
   std::string train(int n);
   std::string evaluate();
   std::string sample(const std::string& spec_json);
@@ -150,9 +162,12 @@ class GptSession {
   const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
 
   std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json);
+  std::string open_piece(double at, std::string bytes);
+  std::string open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json);
   char* open_buffer() { return file_.data(); }
   size_t open_size() const { return file_.size(); }
-  std::string open_finish(const std::string& spec_json, const std::string& meta, const std::string& config_json);
+  std::string open_feed(double n);
+  std::string open_finish();
   std::string open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second);
   void open_cancel();
 
@@ -196,7 +211,8 @@ class GptSession {
   NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
   std::vector<int> next_ids_;
   std::string last_error_;
-  std::string file_, file_name_;  // open_begin's buffer and the file's name
+  std::string file_, file_name_;  // open_plan's slice buffer and the file's name
+  std::shared_ptr<OpenState> open_;  // the opening under way (gpt_open.cpp)
   std::shared_ptr<const BpeTokenizer> tokenizer_;  // open_tokenizer's, for open_finish
   std::string tokenizer_name_;
   int threads_ = 1;

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "pickle.h"
 #include "safetensors.h"
+#include "weight_fill.h"
 #include "zip.h"
 
 namespace ap {
@@ -49,72 +50,23 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(static_cast<float>(mant), -24);  // zero and subnormals
-  } else if (exp == 31) {
-    f = mant ? std::nanf("") : INFINITY;
-  } else {
-    const uint32_t bits = ((exp + 112) << 23) | (mant << 13);
-    std::memcpy(&f, &bits, 4);
-  }
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  b |= sign;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
-// One element of a storage record as float32 (little-endian, as torch.save writes on every host
-// this project runs on; a "byteorder" record saying otherwise is refused).
-float element(const char* p, const std::string& dtype) {
-  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
-  if (dtype == "float32") {
-    const uint32_t b = uint32_t(u[0]) | uint32_t(u[1]) << 8 | uint32_t(u[2]) << 16 | uint32_t(u[3]) << 24;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  }
-  const uint16_t h = static_cast<uint16_t>(u[0] | u[1] << 8);
-  if (dtype == "bfloat16") {
-    const uint32_t b = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  }
-  return half_to_float(h);
-}
-
-// What the checkpoint's archive holds, and the tensors read from it.
+// What the checkpoint's archive holds: its directory and pickle, and the reads of its tensors.
 struct Archive {
-  const std::string& bytes;
+  const ByteSource& bytes;
   std::string name, prefix;  // the file's name; the records' folder ("archive", or the file's stem)
   zip::Archive zip;
-  std::set<std::string> checked;  // records whose CRC has been checked
   Pickle pkl;
 
-  const char* record(const std::string& key, uint64_t need, const std::string& tensor) {
-    const std::string rec = prefix + "/data/" + key;
-    const zip::Entry* e = zip.find(rec);
-    if (!e) fail(name, "there is no record " + rec + " for the storage of tensor " + tensor + " (a damaged file)");
-    if (e->size < need)
-      fail(name, "record " + rec + " holds " + std::to_string(e->size) + " bytes, but tensor " + tensor + " needs " +
-                     std::to_string(need));
-    if (checked.insert(rec).second) return zip::entry_data(bytes, *e, name);
-    return bytes.data() + e->offset;
-  }
-
-  // The tensor's values as float32, in row-major order.
-  std::vector<float> floats(const Object& t, const std::string& tensor) {
+  // The read of tensor t (its values go to the parameters at dst): its storage record, whole (for
+  // its CRC-32), with t's view of it checked against the record.
+  WeightRead read(const Object& t, const std::string& tensor, int64_t dst) {
     const Object& s = pkl.at(t.storage);
     if (s.s != "float32" && s.s != "bfloat16" && s.s != "float16")
       fail(name, "tensor " + tensor + " is " + s.s + ": a model's weights are read from float32, bfloat16 or float16");
     const int size = pickle::dtype_size(s.s);
     // Sizes, strides and the storage within what a file can hold (no overflow below).
     const int64_t big = int64_t(1) << 40;
-    if (s.i > static_cast<int64_t>(bytes.size()) || t.offset > big)
+    if (static_cast<uint64_t>(s.i) > bytes.size() || t.offset > big)
       fail(name, "tensor " + tensor + " claims a storage of " + std::to_string(s.i) + " elements at offset " +
                      std::to_string(t.offset) + ", more than the file holds");
     int64_t numel = 1, last = t.offset;
@@ -128,23 +80,25 @@ struct Archive {
     if (numel > 0 && last >= s.i)
       fail(name, "tensor " + tensor + " " + shape_text(t.shape) + " reaches element " + std::to_string(last) +
                      " of a storage of " + std::to_string(s.i));
-    const char* data = record(s.key, static_cast<uint64_t>(s.i) * static_cast<uint64_t>(size), tensor);
-    std::vector<float> out(static_cast<size_t>(numel));
-    std::vector<int64_t> index(t.shape.size(), 0);
-    for (int64_t n = 0; n < numel; ++n) {
-      int64_t at = t.offset;
-      for (size_t d = 0; d < index.size(); ++d) at += index[d] * t.stride[d];
-      out[static_cast<size_t>(n)] = element(data + at * size, s.s);
-      for (size_t d = index.size(); d-- > 0;) {  // the next index, row-major
-        if (++index[d] < t.shape[d]) break;
-        index[d] = 0;
-      }
-    }
-    for (size_t i = 0; i < out.size(); ++i)
-      if (!std::isfinite(out[i]))
-        fail(name, "tensor " + tensor + " holds " + format_float(out[i]) + " at element " + std::to_string(i) +
-                       " (row-major): a model's weights must be finite");
-    return out;
+    const std::string rec = prefix + "/data/" + s.key;
+    const zip::Entry* e = zip.find(rec);
+    if (!e) fail(name, "there is no record " + rec + " for the storage of tensor " + tensor + " (a damaged file)");
+    const uint64_t need = static_cast<uint64_t>(s.i) * static_cast<uint64_t>(size);
+    if (e->size < need)
+      fail(name, "record " + rec + " holds " + std::to_string(e->size) + " bytes, but tensor " + tensor + " needs " +
+                     std::to_string(need));
+    WeightRead r;
+    r.tensor = tensor;
+    r.record = rec;
+    r.crc = e->crc;
+    r.at = e->offset;
+    r.size = e->size;
+    r.dtype = s.s;
+    r.offset = t.offset;
+    r.shape = t.shape;
+    r.stride = t.stride;
+    r.dst = dst;
+    return r;
   }
 };
 
@@ -213,9 +167,10 @@ std::map<std::string, const Object*> tensors_of(const Pickle& p, const Object& s
 }  // namespace
 
 bool is_torch_zip(const std::string& bytes) { return zip::looks_like_zip(bytes); }
+bool is_torch_zip(const ByteSource& bytes) { return zip::looks_like_zip(bytes); }
 
-NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) {
-  Archive a{bytes, name, "", zip::read_archive(bytes, name), {}, {}};
+ImportPlan plan_nanogpt(const ByteSource& bytes, const std::string& name) {
+  Archive a{bytes, name, "", zip::read_archive(bytes, name), {}};
   const zip::Entry* pkl = nullptr;
   for (const zip::Entry& e : a.zip.entries) {
     const size_t slash = e.name.find('/');
@@ -226,7 +181,11 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
     }
   }
   if (!pkl) fail(name, "the zip has no data.pkl record: not a file torch.save wrote");
-  if (const zip::Entry* order = a.zip.find(a.prefix + "/byteorder")) {
+  const zip::Entry* order = a.zip.find(a.prefix + "/byteorder");
+  std::vector<ByteRange> small{{pkl->offset, pkl->size}};
+  if (order) small.emplace_back(order->offset, order->size);
+  bytes.want(small);  // (both in one round for a partial source)
+  if (order) {
     const std::string v(zip::entry_data(bytes, *order, name), static_cast<size_t>(order->size));
     if (v != "little") fail(name, "the record " + order->name + " says " + v + "-endian: only little-endian is read");
   }
@@ -237,7 +196,7 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   if (!p.get(top, "model"))
     fail(name, "there is no \"model\": not a checkpoint of nanoGPT's train.py (a bare state dict has no model_args, "
                "which give the config)");
-  NanoGptImport out;
+  ImportPlan out;
   TrainState& s = out.state;
   s.model = config_of(p, need_key(p, top, "model_args", name, "the checkpoint"), name);
   std::map<std::string, const Object*> tensors = tensors_of(p, *p.get(top, "model"), name);
@@ -245,7 +204,7 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   if (static_cast<uint64_t>(s.model.num_parameters()) * 2 > bytes.size())
     fail(name, "model_args (" + args_text(s.model) + ") describe " + std::to_string(s.model.num_parameters()) +
                    " parameters, more than a file of " + std::to_string(bytes.size()) + " bytes holds");
-  s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.0f);
+  const Object* wte = nullptr;
   for (const ParamTensor& t : param_tensors(s.model)) {
     const auto it = tensors.find(t.name);
     if (it == tensors.end())
@@ -254,19 +213,23 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
     if (it->second->shape != wide(t.shape))
       fail(name, "tensor " + t.name + " has shape " + shape_text(it->second->shape) + " but model_args (" +
                      args_text(s.model) + ") give " + shape_text(t.shape));
-    const std::vector<float> v = a.floats(*it->second, t.name);
-    std::copy(v.begin(), v.end(), s.params.begin() + t.offset);
+    out.reads.push_back(a.read(*it->second, t.name, t.offset));
+    if (!wte) wte = it->second;  // the first tensor: transformer.wte.weight
     tensors.erase(it);
   }
   const auto head = tensors.find("lm_head.weight");
   if (head != tensors.end()) {
-    const ParamTensor wte = param_tensors(s.model).front();
-    if (head->second->shape != wide(wte.shape))
-      fail(name, "tensor lm_head.weight has shape " + shape_text(head->second->shape) + ", not wte's " + shape_text(wte.shape));
-    const std::vector<float> v = a.floats(*head->second, "lm_head.weight");
-    if (!std::equal(v.begin(), v.end(), s.params.begin() + wte.offset))
-      fail(name, "lm_head.weight differs from transformer.wte.weight: the playground's GPT ties its output head to "
-                 "the token embedding, as nanoGPT does");
+    const ParamTensor w = param_tensors(s.model).front();
+    const Object& h = *head->second;
+    if (h.shape != wide(w.shape))
+      fail(name, "tensor lm_head.weight has shape " + shape_text(h.shape) + ", not wte's " + shape_text(w.shape));
+    // nanoGPT ties them: one storage, one view (nothing to compare); else its values are compared
+    if (!(p.at(h.storage).key == p.at(wte->storage).key && h.offset == wte->offset && h.stride == wte->stride)) {
+      WeightRead r = a.read(h, "lm_head.weight", w.offset);
+      r.differs = "lm_head.weight differs from transformer.wte.weight: the playground's GPT ties its output head to "
+                  "the token embedding, as nanoGPT does";
+      out.reads.push_back(std::move(r));
+    }
     tensors.erase(head);
   }
   if (!tensors.empty())
@@ -278,6 +241,19 @@ NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) 
   if (const Object* config = p.get(top, "config"); config && config->kind == Kind::dict)
     if (const Object* d = p.get(*config, "dataset"); d && d->kind == Kind::string) out.dataset = d->s;
   return out;
+}
+
+void fill_weights(TrainState& s, std::vector<WeightRead> reads, const std::string& bytes, const std::string& name) {
+  s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.0f);
+  WeightFill fill(std::move(reads), s.params.data(), name);
+  for (const WeightRead& r : fill.reads()) fill.feed(bytes.data() + r.at, r.size);
+  fill.finish();
+}
+
+NanoGptImport import_nanogpt(const std::string& bytes, const std::string& name) {
+  ImportPlan plan = plan_nanogpt(StringSource(bytes), name);
+  fill_weights(plan.state, std::move(plan.reads), bytes, name);
+  return {std::move(plan.state), std::move(plan.dataset)};
 }
 
 void set_meta_vocab(TrainState& s, const std::string& bytes, const std::string& name) {
@@ -336,6 +312,10 @@ void set_meta_vocab(TrainState& s, const std::string& bytes, const std::string& 
 
 namespace {
 
+// A foreign safetensors file is read tensor by tensor, never whole: its size is limited by the
+// model's (checked when the model is made), not by one allocation's.
+constexpr uint64_t kMaxForeignBytes = uint64_t(1) << 40;
+
 const char* const kConv1D[] = {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
 
 int config_int(const json::Value& c, const char* key, const std::string& where, bool required = true, int fallback = 0) {
@@ -391,9 +371,11 @@ GPTConfig hf_config(const std::string& text, const std::string& where) {
 
 }  // namespace
 
-bool is_foreign_safetensors(const std::string& bytes) {
+bool is_foreign_safetensors(const std::string& bytes) { return is_foreign_safetensors(StringSource(bytes)); }
+
+bool is_foreign_safetensors(const ByteSource& bytes) {
   try {
-    const safetensors::Header h = safetensors::read_header(bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "file"});
+    const safetensors::Header h = safetensors::read_header(bytes, {kMaxCheckpointHeader, kMaxForeignBytes, "file"});
     const json::Value* meta = h.metadata();
     const json::Value* format = meta && meta->is_object() ? meta->find("format") : nullptr;
     return !(format && format->is_string() && format->as_string() == kCheckpointFormat);
@@ -402,10 +384,11 @@ bool is_foreign_safetensors(const std::string& bytes) {
   }
 }
 
-TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_text, const std::string& name,
-                          const std::string& config_name) {
-  const safetensors::Limits limits{kMaxCheckpointHeader, kMaxCheckpointBytes, name};
-  TrainState s;
+ImportPlan plan_hf_gpt2(const ByteSource& bytes, const std::string& config_text, const std::string& name,
+                        const std::string& config_name) {
+  const safetensors::Limits limits{kMaxCheckpointHeader, kMaxForeignBytes, name};
+  ImportPlan plan;
+  TrainState& s = plan.state;
   s.model = hf_config(config_text, config_name);
   const GPTConfig& c = s.model;
   const safetensors::Header h = safetensors::read_header(bytes, limits);
@@ -420,26 +403,23 @@ TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_te
     if (ends_with(key, ".attn.bias") || ends_with(key, ".attn.masked_bias")) continue;  // the mask buffers
     by_name["transformer." + key] = &t;  // nanoGPT's names have the prefix
   }
-  // One tensor's values as float32, in the file's (row-major) order.
-  auto values = [&](const safetensors::TensorInfo& t) {
-    const std::string dtype = t.dtype == "F32" ? "float32" : t.dtype == "F16" ? "float16" : t.dtype == "BF16" ? "bfloat16" : "";
-    if (dtype.empty())
+  // The read of one tensor (its values, in the file's row-major order, to the parameters at dst).
+  auto read = [&](const safetensors::TensorInfo& t, int64_t dst) {
+    WeightRead r;
+    r.dtype = t.dtype == "F32" ? "float32" : t.dtype == "F16" ? "float16" : t.dtype == "BF16" ? "bfloat16" : "";
+    if (r.dtype.empty())
       fail(name, "tensor " + t.name + " is " + t.dtype + ": a model's weights are read from F32, F16 or BF16");
-    const int size = pickle::dtype_size(dtype);
-    std::vector<float> out(static_cast<size_t>((t.end - t.begin) / static_cast<uint64_t>(size)));
-    const char* p = bytes.data() + h.data_start + t.begin;
-    for (size_t i = 0; i < out.size(); ++i) {
-      out[i] = element(p + i * static_cast<size_t>(size), dtype);
-      if (!std::isfinite(out[i]))
-        fail(name, "tensor " + t.name + " holds " + format_float(out[i]) + " at element " + std::to_string(i) +
-                       ": a model's weights must be finite");
-    }
-    return out;
+    r.tensor = t.name;
+    r.at = h.data_start + t.begin;
+    r.size = t.end - t.begin;
+    r.shape.assign(t.shape.begin(), t.shape.end());
+    r.stride = row_major(r.shape);
+    r.dst = dst;
+    return r;
   };
   const std::string words = "n_layer " + std::to_string(c.n_layer) + ", n_embd " + std::to_string(c.n_embd) +
                             ", n_positions " + std::to_string(c.block_size) + ", vocab_size " +
                             std::to_string(c.vocab_size);
-  s.params.assign(static_cast<size_t>(c.num_parameters()), 0.0f);
   for (const ParamTensor& p : param_tensors(c)) {
     const auto it = by_name.find(p.name);
     const std::string hf = p.name.substr(12);  // HF's name, without "transformer."
@@ -453,30 +433,31 @@ TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_te
       fail(name, "tensor " + it->second->name + " has shape " + safetensors::shape_text(it->second->shape) + " but " +
                      config_name + " (" + words + ") gives " + safetensors::shape_text(want) +
                      (conv ? " (Conv1D: in × out)" : ""));
-    const std::vector<float> v = values(*it->second);
-    float* dst = s.params.data() + p.offset;
-    if (conv) {  // (in, out) → (out, in)
-      const size_t in = want[0], out = want[1];
-      for (size_t i = 0; i < in; ++i)
-        for (size_t o = 0; o < out; ++o) dst[o * in + i] = v[i * out + o];
-    } else {
-      std::copy(v.begin(), v.end(), dst);
-    }
+    plan.reads.push_back(read(*it->second, p.offset));
+    plan.reads.back().transpose = conv;  // (in, out) → (out, in)
     by_name.erase(it);
   }
   if (const auto head = by_name.find("transformer.lm_head.weight"); head != by_name.end()) {
     const ParamTensor wte = param_tensors(c).front();
-    if (head->second->shape != std::vector<uint64_t>(wte.shape.begin(), wte.shape.end()) ||
-        !std::equal(s.params.begin() + wte.offset, s.params.begin() + wte.offset + wte.numel, values(*head->second).begin()))
-      fail(name, "lm_head.weight differs from wte.weight: the playground's GPT ties its output head to the token "
-                 "embedding, as GPT-2 does");
+    const std::string differs = "lm_head.weight differs from wte.weight: the playground's GPT ties its output head to "
+                                "the token embedding, as GPT-2 does";
+    if (head->second->shape != std::vector<uint64_t>(wte.shape.begin(), wte.shape.end())) fail(name, differs);
+    plan.reads.push_back(read(*head->second, wte.offset));
+    plan.reads.back().differs = differs;
     by_name.erase(head);
   }
   if (!by_name.empty())
     fail(name, "the file holds a tensor " + by_name.begin()->second->name + " that GPT-2 (with " + config_name + ": " +
                    words + ") does not have");
   s.source = "Hugging Face GPT-2 " + short_name(name);
-  return s;
+  return plan;
+}
+
+TrainState import_hf_gpt2(const std::string& bytes, const std::string& config_text, const std::string& name,
+                          const std::string& config_name) {
+  ImportPlan plan = plan_hf_gpt2(StringSource(bytes), config_text, name, config_name);
+  fill_weights(plan.state, std::move(plan.reads), bytes, name);
+  return std::move(plan.state);
 }
 
 GPTConfig hf_gpt2_config(const std::string& config_json, const std::string& config_name) {

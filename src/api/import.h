@@ -36,6 +36,8 @@
 #include <string>
 
 #include "../core/train.h"
+#include "byte_source.h"
+#include "weight_fill.h"
 
 namespace ap {
 
@@ -46,8 +48,26 @@ struct NanoGptImport {
 
 // True for a zip archive (what torch.save writes).
 bool is_torch_zip(const std::string& bytes);
+bool is_torch_zip(const ByteSource& bytes);
 
 NanoGptImport import_nanogpt(const std::string& ckpt, const std::string& name);
+
+// An import in two steps, so that a file need not be held whole (the page's opening): the plan is
+// read from the file's header (a safetensors header; a ckpt.pt's zip directory, local headers,
+// data.pkl and byteorder), every check above made, and gives the model's config, source and the
+// reads of its weights (weight_fill.h: in parameter order, a compared lm_head last); WeightFill
+// then reads them into the model's parameters. From a partial source, planning throws NeedBytes
+// for the bytes it lacks (a few rounds: never the weights).
+struct ImportPlan {
+  TrainState state;     // model_only; params, vocab empty
+  std::string dataset;  // nanoGPT's config["dataset"], or ""
+  std::vector<WeightRead> reads;
+};
+ImportPlan plan_nanogpt(const ByteSource& ckpt, const std::string& name);
+ImportPlan plan_hf_gpt2(const ByteSource& safetensors, const std::string& config_json, const std::string& name,
+                        const std::string& config_name);
+// The reads from a file held whole into s.params (allocated here).
+void fill_weights(TrainState& s, std::vector<WeightRead> reads, const std::string& bytes, const std::string& name);
 
 // The character vocabulary of a nanoGPT meta.pkl, for the imported model (its vocab_size must agree).
 void set_meta_vocab(TrainState& s, const std::string& meta_pkl, const std::string& name);
@@ -55,6 +75,7 @@ void set_meta_vocab(TrainState& s, const std::string& meta_pkl, const std::strin
 // True for a safetensors file that is not this project's checkpoint (its metadata has no
 // "format": "attention-playground-gpt"), such as Hugging Face's.
 bool is_foreign_safetensors(const std::string& bytes);
+bool is_foreign_safetensors(const ByteSource& bytes);
 
 // A model-only state (vocab empty: GPT-2's BPE).
 TrainState import_hf_gpt2(const std::string& safetensors, const std::string& config_json, const std::string& name,

@@ -153,7 +153,9 @@ TensorInfo read_entry(const std::string& name, const Value& e, const Expect& exp
 
 }  // namespace
 
-Header read_header(const std::string& bytes, const Limits& limits) {
+Header read_header(const std::string& bytes, const Limits& limits) { return read_header(StringSource(bytes), limits); }
+
+Header read_header(const ByteSource& bytes, const Limits& limits) {
   const std::string& what = limits.what;
   Header h;
   const uint64_t size = h.file_size = bytes.size();
@@ -164,7 +166,7 @@ Header read_header(const std::string& bytes, const Limits& limits) {
     fail("the file is " + num(size) + " bytes: it ends at byte " + num(size) +
              ", inside the 8-byte header length (bytes 0 to 7) that starts a safetensors file (truncated)",
          what);
-  const uint64_t n = get_u64_le(reinterpret_cast<const unsigned char*>(bytes.data()));
+  const uint64_t n = get_u64_le(reinterpret_cast<const unsigned char*>(bytes.read(0, 8)));
   if (n > limits.max_header)
     fail("the header length (bytes 0 to 7, little-endian) is " + num(n) + " bytes, more than the limit of " +
              num(limits.max_header) + ": not a " + what + ", or a corrupted one",
@@ -174,7 +176,7 @@ Header read_header(const std::string& bytes, const Limits& limits) {
     fail("the header length (bytes 0 to 7) says the JSON header takes bytes 8 to " + num(8 + n - 1) +
              ", but the file ends at byte " + num(size) + " (truncated, or not a safetensors file)",
          what);
-  const std::string text = bytes.substr(8, n);
+  const std::string text(bytes.read(8, n), static_cast<size_t>(n));
   const std::string where_header = "the header (bytes 8 to " + num(8 + n - 1) + ")";
   try {
     h.json = json::parse(text);

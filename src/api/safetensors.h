@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "byte_source.h"
 #include "json.h"
 
 namespace ap::safetensors {
@@ -84,6 +85,8 @@ struct Expect {
 };
 
 Header read_header(const std::string& bytes, const Limits& limits);
+// The same from a partial source (NeedBytes for the header it lacks).
+Header read_header(const ByteSource& bytes, const Limits& limits);
 // A metadata value must be a string (safetensors maps strings to strings).
 void check_metadata_value(const std::string& key, const json::Value& value);
 std::vector<TensorInfo> read_tensors(const Header& header, const Limits& limits, const Expect& expect = {});

@@ -19,17 +19,19 @@ std::string num(uint64_t v) { return std::to_string(v); }
   throw InputError(what + ": " + message, what);
 }
 
-uint64_t le(const std::string& b, uint64_t at, int n) {
+uint64_t le(const ByteSource& b, uint64_t at, int n) {
+  const char* p = b.read(at, static_cast<uint64_t>(n));
   uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<uint64_t>(i)]);
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
   return v;
 }
 
 // The end-of-central-directory record: the last signature within the last 22 + 65,535 bytes.
-uint64_t find_end(const std::string& b, const std::string& what) {
+uint64_t find_end(const ByteSource& b, const std::string& what) {
   if (b.size() < kEndSize)
     fail(what, "the file has " + num(b.size()) + " bytes, too few for a zip archive (at least 22)");
   const uint64_t lowest = b.size() > kEndSize + 65535 ? b.size() - kEndSize - 65535 : 0;
+  b.read(lowest, b.size() - lowest);  // (a partial source: the whole tail in one round)
   for (uint64_t at = b.size() - kEndSize + 1; at-- > lowest;)
     if (le(b, at, 4) == kEndSig && at + kEndSize + le(b, at + 20, 2) == b.size()) return at;
   fail(what, "no end-of-central-directory record in the last bytes of the file: not a zip archive, or a truncated one "
@@ -37,7 +39,7 @@ uint64_t find_end(const std::string& b, const std::string& what) {
 }
 
 // Zip64's fields in an extra block, in APPNOTE's order, for those the header left at all ones.
-void read_zip64_extra(const std::string& b, uint64_t at, uint64_t len, Entry& e, uint64_t& csize, bool need_u,
+void read_zip64_extra(const ByteSource& b, uint64_t at, uint64_t len, Entry& e, uint64_t& csize, bool need_u,
                       bool need_c, bool need_o, const std::string& what) {
   const uint64_t end = at + len;
   while (at + 4 <= end) {
@@ -68,9 +70,12 @@ const Entry* Archive::find(const std::string& name) const {
   return nullptr;
 }
 
-bool looks_like_zip(const std::string& bytes) { return bytes.size() >= 4 && le(bytes, 0, 4) == kLocalSig; }
+bool looks_like_zip(const std::string& bytes) { return looks_like_zip(StringSource(bytes)); }
+bool looks_like_zip(const ByteSource& bytes) { return bytes.size() >= 4 && le(bytes, 0, 4) == kLocalSig; }
 
-Archive read_archive(const std::string& b, const std::string& what) {
+Archive read_archive(const std::string& bytes, const std::string& what) { return read_archive(StringSource(bytes), what); }
+
+Archive read_archive(const ByteSource& b, const std::string& what) {
   const uint64_t end = find_end(b, what);
   uint64_t count = le(b, end + 10, 2), dir_size = le(b, end + 12, 4), dir_at = le(b, end + 16, 4);
   if (le(b, end + 4, 2) != 0 || le(b, end + 6, 2) != 0)
@@ -103,7 +108,7 @@ Archive read_archive(const std::string& b, const std::string& what) {
     if (dir_end - at - kCentralSize < name_len + extra_len + comment_len)
       fail(what, "entry " + num(i) + " of the central directory (byte " + num(at) + ") runs past the directory");
     Entry e;
-    e.name = b.substr(at + kCentralSize, name_len);
+    e.name.assign(b.read(at + kCentralSize, name_len), static_cast<size_t>(name_len));
     e.crc = static_cast<uint32_t>(le(b, at + 16, 4));
     uint64_t csize = le(b, at + 20, 4);
     e.size = le(b, at + 24, 4);
@@ -117,24 +122,35 @@ Archive read_archive(const std::string& b, const std::string& what) {
                      "): only stored entries are read, as torch.save writes them");
     if (csize != e.size)
       fail(what, "entry " + e.name + " is stored but its sizes differ (" + num(csize) + " and " + num(e.size) + ")");
-    // The local header, then the data: both inside the file.
-    if (e.header > b.size() || b.size() - e.header < kLocalSize || le(b, e.header, 4) != kLocalSig)
+    if (e.header > b.size() || b.size() - e.header < kLocalSize + name_len)
+      fail(what, "entry " + e.name + ": no local header at byte " + num(e.header) + " (the file has " +
+                     num(b.size()) + " bytes)");
+    a.entries.push_back(std::move(e));
+    at += kCentralSize + name_len + extra_len + comment_len;
+  }
+  // The local headers (fixed part and name), all in one round for a partial source, then the data:
+  // both inside the file.
+  std::vector<ByteRange> headers;
+  for (const Entry& e : a.entries) headers.emplace_back(e.header, kLocalSize + e.name.size());
+  b.want(headers);
+  for (Entry& e : a.entries) {
+    if (le(b, e.header, 4) != kLocalSig)
       fail(what, "entry " + e.name + ": no local header at byte " + num(e.header) + " (the file has " +
                      num(b.size()) + " bytes)");
     const uint64_t lname = le(b, e.header + 26, 2), lextra = le(b, e.header + 28, 2);
-    if (lname != name_len || b.compare(e.header + kLocalSize, lname, e.name) != 0)
+    if (lname != e.name.size() || std::memcmp(b.read(e.header + kLocalSize, lname), e.name.data(), lname) != 0)
       fail(what, "entry " + e.name + ": its local header at byte " + num(e.header) + " names another entry");
     e.offset = e.header + kLocalSize + lname + lextra;
     if (e.offset > b.size() || e.size > b.size() - e.offset)
       fail(what, "entry " + e.name + " claims " + num(e.size) + " bytes from byte " + num(e.offset) +
                      ", past the end of the file (" + num(b.size()) + " bytes): a truncated file or absurd sizes");
-    a.entries.push_back(std::move(e));
-    at += kCentralSize + name_len + extra_len + comment_len;
   }
   return a;
 }
 
-uint32_t crc32(const char* p, uint64_t n) {
+uint32_t crc32(const char* p, uint64_t n) { return crc32_update(0, p, n); }
+
+uint32_t crc32_update(uint32_t crc, const char* p, uint64_t n) {
   static uint32_t table[256];
   static const bool made = [] {
     for (uint32_t i = 0; i < 256; ++i) {
@@ -145,13 +161,17 @@ uint32_t crc32(const char* p, uint64_t n) {
     return true;
   }();
   (void)made;
-  uint32_t c = 0xFFFFFFFFu;
+  uint32_t c = crc ^ 0xFFFFFFFFu;
   for (uint64_t i = 0; i < n; ++i) c = table[(c ^ static_cast<unsigned char>(p[i])) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 
 const char* entry_data(const std::string& bytes, const Entry& e, const std::string& what) {
-  const char* p = bytes.data() + e.offset;
+  return entry_data(StringSource(bytes), e, what);
+}
+
+const char* entry_data(const ByteSource& bytes, const Entry& e, const std::string& what) {
+  const char* p = bytes.read(e.offset, e.size);
   const uint32_t crc = crc32(p, e.size);
   if (crc != e.crc)
     fail(what, "entry " + e.name + " (" + num(e.size) + " bytes at byte " + num(e.offset) +

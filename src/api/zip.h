@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "byte_source.h"
+
 namespace ap::zip {
 
 struct Entry {
@@ -37,14 +39,21 @@ struct Archive {
 
 // True if the bytes start like a zip (a local file header's signature).
 bool looks_like_zip(const std::string& bytes);
+bool looks_like_zip(const ByteSource& bytes);
 
 // The central directory of `bytes`, every entry checked against the file (see above).
 Archive read_archive(const std::string& bytes, const std::string& what);
+// The same from a partial source: the end records and the directory, then every local header in one
+// want() (NeedBytes for what it lacks).
+Archive read_archive(const ByteSource& bytes, const std::string& what);
 
 // An entry's bytes (a pointer into `bytes`), its CRC-32 checked.
 const char* entry_data(const std::string& bytes, const Entry& e, const std::string& what);
+const char* entry_data(const ByteSource& bytes, const Entry& e, const std::string& what);
 
 // CRC-32 (IEEE, zip's) of n bytes.
 uint32_t crc32(const char* p, uint64_t n);
+// The CRC-32 of bytes so far (crc, 0 to start) followed by n more: for an entry read in slices.
+uint32_t crc32_update(uint32_t crc, const char* p, uint64_t n);
 
 }  // namespace ap::zip

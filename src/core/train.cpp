@@ -176,6 +176,7 @@ std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
                          num(s.model.vocab_size),
                      "vocab");
   t->model_ = std::make_unique<GPT>(s.model, ModelUse::infer);
+  if (s.params.empty()) return t;  // zeros, for the caller to fill (an opening read tensor by tensor)
   if (static_cast<int64_t>(s.params.size()) != t->model_->num_parameters())
     throw InputError("the state holds " + num(static_cast<long long>(s.params.size())) + " parameters but the config needs " +
                          num(t->model_->num_parameters()),

@@ -149,6 +149,7 @@ class Trainer {
   // a ModelUse::infer model (the state's copy is released: one copy, not two); its tokenizer is the
   // state's vocabulary, or token ids when it has none (tokenizer.h). It samples, generates, shows
   // attention and saves (a model-only file again); step() and evaluate() refuse (field "model").
+  // A state without parameters gives a model of zeros, for the caller to fill (model().params()).
   static std::unique_ptr<Trainer> open(TrainState&& state);
   bool opened() const { return !source_.empty(); }
   const std::string& source() const { return source_; }

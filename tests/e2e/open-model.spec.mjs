@@ -175,7 +175,7 @@ test('a model too large for the page is refused before it is read, with what it 
   await boot(page);
   await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': new TextEncoder().encode(JSON.stringify(config)) }), 'refused');
   const core = page.locator('#tr-open-msg .tr-core-msg');
-  await expect(core).toContainText(/opening model\.safetensors needs about 6\.\d\d GiB \(the file's [\d.]+ (MiB|bytes) and the model's 6\.\d\d GiB\) but [\d.]+ GiB is left of the 4\.00 GiB this page can address/);
+  await expect(core).toContainText(/opening model\.safetensors needs about 6\.\d\d GiB \(the model's 6\.\d\d GiB and a slice of [\d.]+ (MiB|bytes) to read the file's [\d.]+ (MiB|bytes) through\) but [\d.]+ GiB is left of the 4\.00 GiB this page can address/);
   await expect(core).toContainText('so it was not read');
 });
 

@@ -12,7 +12,8 @@ import { zip } from '../../web/scorm/zip.js'; // the SCORM package's writer: sto
 
 // ------------------------------------------------------------------ the weights
 /** nanoGPT's tensors of a config {n_layer, n_head, n_embd, block_size, vocab_size, bias}, in its order. */
-export function nanoGptTensors(cfg, seed = 1) {
+/** nanoGPT's state dict names and shapes for a config: [[name, shape]]. */
+export function nanoGptShapes(cfg) {
   const C = cfg.n_embd;
   const bias = cfg.bias !== false;
   const shapes = [['transformer.wte.weight', [cfg.vocab_size, C]], ['transformer.wpe.weight', [cfg.block_size, C]]];
@@ -30,6 +31,11 @@ export function nanoGptTensors(cfg, seed = 1) {
   }
   shapes.push(['transformer.ln_f.weight', [C]]);
   if (bias) shapes.push(['transformer.ln_f.bias', [C]]);
+  return shapes;
+}
+
+export function nanoGptTensors(cfg, seed = 1) {
+  const shapes = nanoGptShapes(cfg);
   let state = (seed >>> 0) || 1;
   const next = () => {  // xorshift32 → [-1, 1)
     state ^= state << 13; state >>>= 0;
@@ -91,6 +97,28 @@ export function hfGpt2Files(cfg, seed = 1, { prefix = '', activation = 'gelu_new
     n_head: cfg.n_head, n_embd: cfg.n_embd, n_positions: cfg.block_size, vocab_size: cfg.vocab_size,
   };
   return { model: safetensorsBytes(tensors, { format: 'pt' }), config: new TextEncoder().encode(JSON.stringify(config)) };
+}
+
+/**
+ * The header alone of a GPT-2-family model.safetensors (F32, HF's names and Conv1D layout) and the
+ * size of the whole file it describes: {head, size}, for sizing models too large to write.
+ */
+export function hfGpt2Header(cfg) {
+  const conv1d = /(c_attn|c_proj|c_fc)\.weight$/;
+  const header = { __metadata__: { format: 'pt' } };
+  let offset = 0;
+  for (const [name, shape] of nanoGptShapes({ ...cfg, bias: true })) {
+    const n = shape.reduce((a, b) => a * b, 1) * 4;
+    header[name.replace(/^transformer\./, '')] = { dtype: 'F32', shape: conv1d.test(name) ? [shape[1], shape[0]] : shape, data_offsets: [offset, offset + n] };
+    offset += n;
+  }
+  let json = JSON.stringify(header);
+  while ((8 + json.length) % 8) json += ' ';
+  const body = new TextEncoder().encode(json);
+  const head = new Uint8Array(8 + body.length);
+  new DataView(head.buffer).setUint32(0, body.length, true);
+  head.set(body, 8);
+  return { head, size: head.length + offset };
 }
 
 // ------------------------------------------------------------------ pickle (protocol 2)

@@ -1,14 +1,15 @@
 // gpt_open.test.mjs — opening models trained elsewhere in the wasm module (gpt.js openModel, the
-// session's open_begin / open_view / open_finish): the same weights written as nanoGPT's ckpt.pt
+// session's open_begin / open_plan / open_piece / open_view / open_feed / open_finish): the same
+// weights written as nanoGPT's ckpt.pt
 // and as Hugging Face's model.safetensors (Conv1D transposed, exact GELU) give the same logits;
-// a model saved from an opened one opens again with the same logits; the file buffer filled
+// a model saved from an opened one opens again with the same logits; the slice buffer filled
 // through a view above 2 GiB (addresses past 2^31 through Embind) reads the same model; a model
-// too large is refused before its buffer is made, with both figures, and leaks nothing; an opened
+// too large is refused before it is read, with both figures, and leaks nothing; an opened
 // model refuses training by name. Files are written by tests/lib/foreign-files.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGptApi } from './load.mjs';
-import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { hfGpt2Files, hfGpt2Header, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
 
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
 const CFG = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length };
@@ -45,29 +46,53 @@ test('one set of weights as ckpt.pt and as model.safetensors: the same logits, g
   }
 });
 
-test('the file buffer above 2 GiB: filled through a view at its address, the same model', async () => {
+// Ballast for the tests below: a session holding n bytes of wasm memory as parts of a file being
+// opened (zeros, never read as a model), given in pieces of 8 MiB: each piece's copy on its way in
+// leaves a hole of its size, too small for the 16 MiB slice buffer.
+function ballast(M, n) {
+  const s = new M.GptSession();
+  assert.equal(JSON.parse(s.open_begin(JSON.stringify({ name: 'ballast.safetensors', size: n }), new Uint8Array(8), new Uint8Array(0))).ok, true);
+  const piece = new Uint8Array(8 << 20);
+  for (let at = 0; at < n; at += piece.length) assert.equal(JSON.parse(s.open_piece(at, piece)).ok, true);
+  return s;
+}
+
+test('the slice buffer and the model above 2 GiB: filled through a view at its address, the same model', async () => {
   const gpt = await loadGptApi();
   const M = gpt.module;
-  const set = [{ name: 'ckpt.pt', data: nanoGptCkpt(CFG, 4) }, { name: 'meta.pkl', data: metaPkl(CHARS) }];
+  // 21 MB of weights: a slice buffer of 16 MiB, larger than any hole below the ballast
+  const cfg = { ...CFG, n_layer: 3, n_head: 4, n_embd: 384 };
+  const set = [{ name: 'ckpt.pt', data: nanoGptCkpt(cfg, 4) }, { name: 'meta.pkl', data: metaPkl(CHARS) }];
   const first = await gpt.openModel(set);
   const want = logitsOf(first);
   first.free();
-  // ballast: two buffers of 1.1 GB keep the next allocation above 2^31 (one allocation of more
-  // than 2 GiB is refused: Emscripten's sbrk takes a signed 32-bit increment)
-  const ballast = [new M.GptSession(), new M.GptSession()];
-  for (const s of ballast) {
-    const b = JSON.parse(s.open_begin(JSON.stringify({ name: 'ballast.pt', size: 1.1e9 }), new Uint8Array(0), new Uint8Array(0)));
-    assert.equal(b.ok, true, JSON.stringify(b));
-  }
+  // two blocks of 1.1 GB keep the next allocations above 2^31 (one allocation of more than 2 GiB
+  // is refused: Emscripten's sbrk takes a signed 32-bit increment)
+  const held = [ballast(M, 1.1e9), ballast(M, 1.1e9)];
   try {
     const ckpt = set[0].data;
     const s = new M.GptSession();
     try {
       assert.equal(JSON.parse(s.open_begin(JSON.stringify({ name: 'ckpt.pt', size: ckpt.length }), new Uint8Array(0), new Uint8Array(0))).ok, true);
-      const view = s.open_view(0, ckpt.length);
-      assert.ok(view.byteOffset >= 2 ** 31, `the buffer is at ${view.byteOffset}`);
-      view.set(ckpt);
-      const info = JSON.parse(s.open_finish(JSON.stringify({}), set[1].data, new Uint8Array(0)));
+      let plan;
+      for (;;) { // the headers: what the core asks for
+        plan = JSON.parse(s.open_plan('{}', set[1].data, new Uint8Array(0)));
+        assert.equal(plan.ok, true, JSON.stringify(plan));
+        if (!plan.need) break;
+        for (const [at, n] of plan.need) s.open_piece(at, ckpt.subarray(at, at + n));
+      }
+      assert.ok(plan.read.length > 0 && plan.bytes <= ckpt.length);
+      const slice = 16 << 20;
+      for (const [at, n] of plan.read) {
+        for (let off = 0; off < n; off += slice) {
+          const len = Math.min(slice, n - off);
+          const view = s.open_view(0, len);
+          assert.ok(view.byteOffset >= 2 ** 31, `the buffer is at ${view.byteOffset}`);
+          view.set(ckpt.subarray(at + off, at + off + len));
+          assert.equal(JSON.parse(s.open_feed(len)).ok, true);
+        }
+      }
+      const info = JSON.parse(s.open_finish());
       assert.equal(info.ok, true, JSON.stringify(info));
       const got = JSON.parse(s.next_token(JSON.stringify({ prompt: PROMPT, show: CFG.vocab_size }))).top.map((x) => [x.id, x.logit]);
       assert.deepEqual(got, want);
@@ -76,8 +101,29 @@ test('the file buffer above 2 GiB: filled through a view at its address, the sam
       s.delete();
     }
   } finally {
-    for (const s of ballast) s.delete();
+    for (const s of held) s.delete();
   }
+});
+
+test('a model whose parameters need one block of 2 GiB or more is refused before it is made, with the figures', async () => {
+  const gpt = await loadGptApi();
+  // GPT-2 large's shape (774M parameters: 2.9 GiB in one block) with a short context: within the
+  // address space, past what the allocator gives at once; only its header is read
+  const cfg = { n_layer: 36, n_head: 20, n_embd: 1280, block_size: 64, vocab_size: 50257 };
+  const { head, size } = hfGpt2Header(cfg);
+  const config = new TextEncoder().encode(JSON.stringify({ model_type: 'gpt2', n_layer: 36, n_head: 20, n_embd: 1280, n_positions: 64, vocab_size: 50257 }));
+  const before = gpt.module.heap_bytes_in_use();
+  const s = new gpt.module.GptSession();
+  try {
+    assert.equal(JSON.parse(s.open_begin(JSON.stringify({ name: 'model.safetensors', size }), head, config)).ok, true);
+    const plan = JSON.parse(s.open_plan('{}', new Uint8Array(0), config));
+    assert.equal(plan.ok, false, JSON.stringify(plan).slice(0, 200));
+    assert.equal(plan.field, 'memory');
+    assert.match(plan.error, /the parameters of model\.safetensors need 2\.88 GiB in one block, but this module's allocator gives at most 2\.00 GiB at once/);
+  } finally {
+    s.delete();
+  }
+  assert.equal(gpt.module.heap_bytes_in_use(), before);
 });
 
 test('too large: refused before the buffer is made, with what it needs and what is left; nothing leaks', async () => {
@@ -124,6 +170,18 @@ test('a Hugging Face GPT-2 with vocab.json + merges.txt, or a ckpt.pt with them:
     const text = 'Hello, world! Don\'t   stop — 你好 🙂';
     assert.deepEqual(st.encode(text).ids, refEncode(text));
     assert.deepEqual(st.runPrompt('Hello, world').tokens, ['Hello', ',', ' world']);
+    // the vocabulary: fetched once per run, the same frozen array after; or a range by id
+    const v = st.info().vocab;
+    assert.equal(v.length, 50257);
+    assert.equal(st.info().vocab, v);
+    assert.equal(st.vocab(), v);
+    assert.ok(Object.isFrozen(v));
+    assert.equal(v[15496], 'Hello');
+    assert.deepEqual(st.vocab(15496, 1), ['Hello']);
+    assert.deepEqual(st.vocab(50255), v.slice(50255));
+    assert.throws(() => st.vocab(50258, 1), (e) => e.field === 'from');
+    assert.throws(() => st.vocab(0, 50258), (e) => e.field === 'count');
+    assert.equal(ck.info().vocab.length, 50304);
     assert.deepEqual(ck.encode(text).ids, refEncode(text));
     assert.equal(ck.decode([15496, 50300, 11]).text, 'Hello,'); // a padding id decodes to nothing
     assert.equal(ck.nextToken({ prompt: 'ROMEO: To be', show: 3 }).vocab_size, 50304);
