@@ -161,7 +161,7 @@ test('the page’s own model: every step walked with the core’s numbers, a hea
   await saveStep(page, 'ln_f, the logits and the softmax');
 
   // another position walks again, from the same step
-  await s.getByLabel('Position').selectOption('0');
+  await s.getByLabel('Position', { exact: true }).selectOption('0');
   await expect(page.locator('#tr-walk-status')).toContainText('Position 0 ');
   await expect(s.getByRole('heading', { name: 'ln_f, the logits and the softmax' })).toBeVisible();
 });
@@ -190,7 +190,7 @@ test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyb
   await expect(x).toHaveAttribute('aria-valuenow', '64');
   await expect(s.locator('.tr-walk-readout').last()).toContainText('x[64] = ');
   // the MLP's 256 numbers: a strip, its tanh GELU
-  await s.getByLabel('Step').selectOption({ label: '6. Layer 1 · MLP (c_fc, GELU, c_proj) and the residual' });
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '6. Layer 1 · MLP (c_fc, GELU, c_proj) and the residual' });
   const g = s.getByRole('slider', { name: 'g', exact: true });
   await expect(g).toHaveAttribute('aria-valuemax', '256');
   const box = await g.boundingBox();
@@ -230,7 +230,7 @@ for (const width of [375, 1366, 1920]) {
     await expect(page.locator('#tr-ckpt-msg')).toContainText('own.safetensors', { timeout: RUN_MS });
     await walkTo(page, 4, 'abcd=ab');
     const s = section(page);
-    await s.getByLabel('Step').selectOption({ index: 2 });
+    await s.getByLabel('Step', { exact: true }).selectOption({ index: 2 });
     await s.getByRole('group', { name: 'a (head 1)' }).getByRole('button').first().click();
     const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await overflow()).toBe(0);
