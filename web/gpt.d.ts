@@ -133,6 +133,71 @@ export interface Surprisal {
   step: number;
 }
 
+/** One LayerNorm of a {@link BlockTrace}: out = (x − mean)·rstd·gamma + beta. */
+export interface LayerNormStep {
+  mean: number;
+  /** Σ (x − mean)² / C */
+  var: number;
+  /** 1 / √(var + ε) */
+  rstd: number;
+  /** (x − mean)·rstd */
+  xhat: number[];
+  out: number[];
+  gamma: number[];
+  /** null for a model without biases. */
+  beta: number[] | null;
+}
+
+/** One layer of a {@link BlockTrace}. The biases are null for a model without biases. */
+export interface BlockTraceLayer {
+  ln_1: LayerNormStep;
+  q: number[];
+  k: number[];
+  v: number[];
+  /** (visible, C) row by row: the visible positions' k and v (absent for large models). */
+  keys?: number[];
+  values?: number[];
+  heads: { dots: number[]; scores: number[]; weights: number[]; context: number[] }[];
+  atty: number[];
+  attn_proj: number[];
+  residual2: number[];
+  ln_2: LayerNormStep;
+  fc: number[];
+  act: number[];
+  mlp_proj: number[];
+  residual3: number[];
+  c_attn_b: number[] | null;
+  attn_c_proj_b: number[] | null;
+  c_fc_b: number[] | null;
+  mlp_c_proj_b: number[] | null;
+}
+
+/** The result of {@link GptRun.blockTrace}: one position through the whole model, reference tier. */
+export interface BlockTrace {
+  tokens: string[];
+  T: number;
+  position: number;
+  token: number;
+  /** The keys this position attends over. */
+  visible: number;
+  /** 1/√(head size) */
+  scale: number;
+  config: GptConfig;
+  activation: 'gelu' | 'gelu_new';
+  ln_eps: number;
+  wte: number[];
+  wpe: number[];
+  encoded: number[];
+  layers: BlockTraceLayer[];
+  ln_f: LayerNormStep;
+  /** The `show` largest logits with their probabilities. */
+  top: { id: number; text: string; logit: number; p: number }[];
+  max_logit: number;
+  /** Σ exp(logit − max_logit) over the vocabulary. */
+  sum_exp: number;
+  vocab_size: number;
+}
+
 /** The result of {@link GptRun.nextToken}: the distribution the next token would be drawn from. */
 export interface NextToken {
   /** The context's tokens. */
@@ -336,6 +401,10 @@ export interface GptRun {
   nextToken(spec: NextTokenSpec | string): NextToken;
   /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
   surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
+  /** One position of the prompt through the whole model, every step's numbers (reference tier). */
+  blockTrace(spec: { prompt: string; position?: number; show?: number } | string): BlockTrace;
+  /** One output's weights (a matmul step's terms); bias null where the model has none. */
+  weightRow(spec: { weight: 'c_attn' | 'attn.c_proj' | 'c_fc' | 'mlp.c_proj' | 'lm_head'; layer?: number; row: number } | string): { weight: string; row: number; w: number[]; bias: number | null };
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */
   headSpec(layer: number, head: number): HeadSpec;
   /** The model's token ids of a text; tokens: each token's text (GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is not a whole character). */
@@ -466,6 +535,8 @@ export interface GptSessionHandle {
   attention_summary(): string;
   next_token(spec: string): string;
   surprisal(spec: string): string;
+  block_trace(spec: string): string;
+  weight_row(spec: string): string;
   encode(text: string): string;
   decode(ids_json: string): string;
   logits(): Float32Array;

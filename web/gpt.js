@@ -615,6 +615,30 @@ class GptRun {
     return answer(s.surprisal(toSpecText(spec, 'surprisal(spec)')));
   }
 
+  /**
+   * One position of a prompt walked through the whole model, every step's numbers in the reference
+   * tier: spec {prompt, position (default the last), show (default 10)} → {tokens, T, position,
+   * token, visible, scale, config, activation, ln_eps, wte, wpe, encoded, layers: [{ln_1, q, k, v,
+   * keys?, values?, heads: [{dots, scores, weights, context}], atty, attn_proj, residual2, ln_2,
+   * fc, act, mlp_proj, residual3, c_attn_b, attn_c_proj_b, c_fc_b, mlp_c_proj_b}], ln_f, top,
+   * max_logit, sum_exp, vocab_size} (a LayerNorm: {mean, var, rstd, xhat, out, gamma, beta}).
+   */
+  blockTrace(spec) {
+    const s = this.#s();
+    if (spec && typeof spec === 'object' && typeof spec.prompt === 'string') checkUnicode(spec.prompt, 'prompt');
+    return answer(s.block_trace(toSpecText(spec, 'blockTrace(spec)')));
+  }
+
+  /**
+   * One output's weights, for the terms of a matmul step: spec {weight: 'c_attn' | 'attn.c_proj' |
+   * 'c_fc' | 'mlp.c_proj' | 'lm_head', layer (not for lm_head), row} → {weight, row, w, bias}
+   * (bias null for lm_head and models without biases).
+   */
+  weightRow(spec) {
+    const s = this.#s();
+    return answer(s.weight_row(toSpecText(spec, 'weightRow(spec)')));
+  }
+
   /** The model's token ids of a text: {ids, tokens} (tokens: each token's text, such as GPT-2's " the"). */
   encode(text) {
     const s = this.#s();

@@ -46,6 +46,15 @@
 //   vocab(spec)             the tokens' texts, spec {"from" (0), "count" (to the end)} →
 //                            {"from","vocab","vocab_size"}; [] for token ids. info()'s "vocab"
 //                            lists a character vocabulary only (GPT-2's 50,257 pieces come from here)
+//   block_trace(spec)       {"prompt","position" (default the last),"show"} → one position walked
+//                            through the whole model in the reference tier (core/block_trace.h;
+//                            gpt_walk.cpp): {"tokens","T","position","token","visible","scale",
+//                            "config","activation","ln_eps","wte","wpe","encoded","layers":[{"ln_1",
+//                            "q","k","v","keys"?,"values"?,"heads":[{"dots","scores","weights",
+//                            "context"}],"atty","attn_proj","residual2","ln_2","fc","act",
+//                            "mlp_proj","residual3", the biases}],"ln_f","top","max_logit","sum_exp"}
+//   weight_row(spec)        {"weight": "c_attn"|"attn.c_proj"|"c_fc"|"mlp.c_proj"|"lm_head","layer","row"}
+//                            → {"weight","row","w" (that output's weights, in order),"bias"}
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)
 //   open_begin(spec, head, config)   opening a model file read in slices (gpt_open.cpp): spec
 //                            {"name", "size", "config_name", "slice" (16 MiB)}; head: the file's
@@ -148,6 +157,8 @@ class GptSession {
   std::string attention_summary();          // run_prompt's head means and rollout (inspect.h) as JSON
   std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
   std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
+  std::string block_trace(const std::string& spec_json);  // gpt_walk.cpp
+  std::string weight_row(const std::string& spec_json);   // gpt_walk.cpp
   std::string encode(const std::string& text);
   std::string decode(const std::string& ids_json);
 

@@ -101,6 +101,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("attention_summary", &GptSession::attention_summary)
       .function("next_token", &GptSession::next_token)
       .function("surprisal", &GptSession::surprisal)
+      .function("block_trace", &GptSession::block_trace)
+      .function("weight_row", &GptSession::weight_row)
       .function("encode", &GptSession::encode)
       .function("decode", &GptSession::decode)
       .function("logits", &floats<&GptSession::logits>)

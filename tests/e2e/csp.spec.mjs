@@ -78,7 +78,7 @@ test('the quiz page with a gradebook under the strict CSP header: a result reach
   expect(violations).toEqual([]);
 });
 
-test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run and the maps', async ({ page }) => {
+test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run, the maps and the block walk', async ({ page }) => {
   const violations = await strict(page);
   const res = await page.goto('/train/#steps=4&batch_size=4&sample_every=2');
   expect(res.headers()['content-security-policy']).toBe(CSP);
@@ -88,6 +88,11 @@ test('the training page under the strict CSP header: its worker, the GPT wasm, u
   await expect(page.locator('#tr-chart .uplot canvas')).toBeVisible();
   await page.locator('#tr-maps').click();
   await expect(page.locator('.tr-map')).toHaveCount(8);
+  // the block walk: its lazily loaded view, heat strips (canvas) and MathML under the same policy
+  await page.getByRole('button', { name: 'Walk this position' }).click();
+  await expect(page.getByRole('slider', { name: 'x', exact: true })).toBeVisible({ timeout: RUN_MS });
+  await page.getByRole('button', { name: 'Next step →' }).click();
+  await expect(page.locator('.tr-walk-explain math').first()).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(violations).toEqual([]);
 });

@@ -8,7 +8,7 @@
 import { el } from '../ui.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
-import { mathLine, plainText } from './explain-math.js';
+import { exLine } from './explain-math.js';
 import { quizzing, exKey, exHint } from './exercise-bar.js';
 
 /** The (empty) explanation box, ctx.dom.explain: filled by showExplain. */
@@ -111,15 +111,6 @@ function hintBox(ctx, sel, exp, head) {
   }
 }
 
-/** One line of a cell's arithmetic: MathML (as the panels' formulas), or prose for a note. */
-function exLine(line) {
-  const text = plainText(line.text);
-  const d = el('div', `aps-ex-${line.kind}`);
-  d.dataset.text = text; // the line as text (what the <math> says in its aria-label)
-  if (line.kind === 'note') d.textContent = text;
-  else d.append(mathLine(line.text));
-  return d;
-}
 
 // the target of the mse loss as numbers (read by the core's parser), for the explanation's terms
 function upstreamTarget(ctx) {

@@ -214,3 +214,14 @@ export function mathLine(text) {
   if (fallback) e.dataset.fallback = 'text'; // not read as notation (tests look for this)
   return e;
 }
+
+/** One line of a cell's arithmetic (lineBuilder's {text, kind}) as a <div class="aps-ex-KIND">: MathML, or prose for a note. */
+export function exLine(line) {
+  const text = plainText(line.text);
+  const d = document.createElement('div');
+  d.className = `aps-ex-${line.kind}`;
+  d.dataset.text = text; // the line as text (what the <math> says in its aria-label)
+  if (line.kind === 'note') d.textContent = text;
+  else d.append(mathLine(line.text));
+  return d;
+}

@@ -10,7 +10,7 @@
 // link, and starts the worker. The sections, one module each, a class with the same interface
 // (new XSection(ctx); render() → element, mounted() if it needs the document, refresh(),
 // onMessage(m) for a worker's events): section-data.js, section-training.js, section-experiments.js, section-maps.js,
-// section-next-token.js, section-surprisal.js, section-generation.js, section-checkpoints.js, section-runs.js
+// section-walk.js (the whole block, step by step), section-next-token.js, section-surprisal.js, section-generation.js, section-checkpoints.js, section-runs.js
 // (the runs kept in the browser, run-store.js). Their pieces: config.js (the state, per-field
 // validation, the run spec, the permalink), fields.js (the form's pieces), client.js (requests to
 // the worker), chart.js (uPlot loss charts), maps.js (attention maps, stepper links), kv.js (the
@@ -28,6 +28,7 @@ import { DataSection } from './section-data.js';
 import { TrainingSection } from './section-training.js';
 import { ExperimentsSection } from './section-experiments.js';
 import { MapsSection } from './section-maps.js';
+import { WalkSection } from './section-walk.js';
 import { NextTokenSection } from './section-next-token.js';
 import { SurprisalSection } from './section-surprisal.js';
 import { GenerationSection } from './section-generation.js';
@@ -51,6 +52,7 @@ const sections = {
   open: new OpenSection(ctx),
   experiments: new ExperimentsSection(ctx),
   maps: new MapsSection(ctx),
+  walk: new WalkSection(ctx, { maps: () => ctx.rt.maps }),
   next: new NextTokenSection(ctx),
   surprisal: new SurprisalSection(ctx),
   generation: new GenerationSection(ctx),
@@ -58,6 +60,7 @@ const sections = {
   runs: new RunsSection(ctx),
 };
 ctx.sections = sections;
+sections.maps.onShown = () => sections.walk.refresh(); // the walk is of the maps' prompt
 
 /** A worker's events go to one section's onMessage. */
 function route(worker, name) {

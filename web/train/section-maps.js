@@ -6,7 +6,7 @@
 // rest (characters the model never saw) and its message goes beside the prompt.
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
-// refresh(). Also clear() (no maps) and followTask() (a prompt that was the task's default follows
+// refresh(). Also clear() (no maps), followTask() and onShown (set by main.js: called after new maps) (a prompt that was the task's default follows
 // a new task).
 import { STEPPER_MAX_ROWS, codePoints } from './config.js';
 import { el, statusLine } from '../ui.js';
@@ -64,6 +64,7 @@ export class MapsSection extends Section {
       const r = await this.ctx.worker.call('maps', { run: 'main', prompt });
       rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt };
       this.refresh();
+      this.onShown?.();
     } catch (e) {
       this.dom.status.textContent = '';
       this.fail(e.message);

@@ -19,6 +19,8 @@
 // mean (L,T,T), rollout (L,T,T)};
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
+// walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
+// weight_row {run, spec} → gpt.js weightRow's answer;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
@@ -229,6 +231,16 @@ const ops = {
   },
   next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
   surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
+  walk({ run: name, spec }) {
+    const r = need(name);
+    const trace = r.run.blockTrace(spec);
+    // the stepper's spec of each head for the same prompt (the walk's links into the stepper)
+    const m = r.run.runPrompt(spec.prompt);
+    const specs = [];
+    for (let l = 0; l < m.n_layer; l++) specs.push(Array.from({ length: m.n_head }, (_, h) => r.run.headSpec(l, h)));
+    return { ...trace, specs };
+  },
+  weight_row({ run: name, spec }) { return need(name).run.weightRow(spec); },
   gen_start({ run: name, spec }) {
     const g = genInfo(need(name).run.generateStart(spec));
     return { transfer: transfers(g), value: g };

@@ -1,0 +1,242 @@
+// walk.spec.mjs — the training page's "whole block, step by step" (section-walk.js, walk-view.js)
+// driven as a learner drives it: a model uploaded (the page's own, built and trained a few steps
+// by the wasm API in Node) or opened (a Hugging Face GPT-2 layout with gelu_new and n_embd 64; a
+// nanoGPT ckpt.pt without biases), the maps shown, a position picked, the steps walked by the
+// step list and Next, numbers picked by click, pointer and keyboard. The numbers the page shows
+// are the core's: each checked explanation's result is the wasm API's blockTrace value for the
+// same prompt and position (computed in Node). Every block step saves as SVG (parses, has its
+// title) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
+// at 375, 1366 and 1920 px (the strict CSP is csp.spec.mjs's, which loads this page).
+import { writeFile, readFile } from 'node:fs/promises';
+import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { loadGptApi } from '../wasm/load.mjs';
+import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+
+let ownPath;
+const f4 = (v) => { const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
+
+test.beforeAll(async ({}, testInfo) => {
+  const gpt = await loadGptApi();
+  const run = gpt.create({ task: 'copy', n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, batch_size: 2, seed: 3 });
+  run.train(20);
+  ownPath = testInfo.outputPath('own.safetensors');
+  await writeFile(ownPath, run.save());
+  run.free();
+});
+
+const section = (page) => page.getByRole('region', { name: /The whole block, step by step|整个模块，一步一步/ });
+/** The explanation's result line: its last line of the form "= value". */
+const result = (ls) => ls.filter((l) => l.startsWith('= ')).at(-1);
+/** The explanation's lines, as text (each line's data-text). */
+const lines = (page) => section(page).locator('.tr-walk-explain [data-text]').evaluateAll((ds) => ds.map((d) => d.dataset.text));
+
+async function boot(page, hash = '') {
+  await page.goto(`/train/${hash}`);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+}
+
+/** The maps of the prompt, then the walk of `position` (by the Position list). */
+async function walkTo(page, position, prompt) {
+  if (prompt != null) await page.locator('#tr-f-prompt').fill(prompt);
+  await page.locator('#tr-maps').click();
+  await expect(page.locator('#tr-walk-status')).toContainText(/^Pick a position|^选一个/, { timeout: RUN_MS });
+  const s = section(page);
+  await s.getByLabel(/^Position$|^位置$/).selectOption(String(position));
+  await expect(page.locator('#tr-walk-status')).toContainText(new RegExp(`^(Position ${position} |位置 ${position}（)`), { timeout: RUN_MS });
+}
+
+/** Saves the current step as SVG and PNG: the SVG parses with the step's title, the PNG has the stated size. */
+async function saveStep(page, title) {
+  const s = section(page);
+  const group = s.getByRole('group', { name: 'Save this step' });
+  const [svgD] = await Promise.all([page.waitForEvent('download'), group.getByRole('button', { name: 'SVG' }).click()]);
+  expect(svgD.suggestedFilename()).toMatch(/^walk-.+\.svg$/);
+  const svg = await readFile(await svgD.path(), 'utf8');
+  const parsed = await page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    return { error: doc.getElementsByTagName('parsererror').length, root: doc.documentElement.localName, text: doc.documentElement.textContent, w: doc.documentElement.getAttribute('width') };
+  }, svg);
+  expect(parsed.error).toBe(0);
+  expect(parsed.root).toBe('svg');
+  expect(parsed.text).toContain(title);
+  const [pngD] = await Promise.all([page.waitForEvent('download'), group.getByRole('button', { name: 'PNG' }).click()]);
+  const bytes = await readFile(await pngD.path());
+  expect(bytes.subarray(12, 16).toString('latin1')).toBe('IHDR');
+  const [w, h] = [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+  expect(w).toBe(2 * Number(parsed.w));
+  await expect(s.getByText(`Saved ${pngD.suggestedFilename()} (${w} × ${h} px).`)).toBeVisible();
+}
+
+test('the page’s own model: every step walked with the core’s numbers, a head into the stepper, each step saved', async ({ page, context }) => {
+  await boot(page);
+  await page.locator('#tr-upload-file').setInputFiles(ownPath);
+  await expect(page.locator('#tr-ckpt-msg')).toContainText('own.safetensors', { timeout: RUN_MS });
+  await expect(page.locator('#tr-walk-status')).toContainText('Show the attention maps of a prompt first');
+  await walkTo(page, 2, 'abc=a');
+  const s = section(page);
+  const gpt = await loadGptApi();
+  const node = gpt.load(await readFile(ownPath));
+  const ref = node.blockTrace({ prompt: 'abc=a', position: 2 });
+  node.free();
+
+  // 1 + 5 steps per layer + the head
+  const step = s.getByLabel(/^Step$/);
+  await expect(step.locator('option')).toHaveCount(1 + 2 * 5 + 1);
+  await expect(s.getByRole('heading', { name: 'Embedding: wte[token] + wpe[position]' })).toBeVisible();
+  const x = s.getByRole('group', { name: 'x', exact: true });
+  await expect(x.getByRole('button')).toHaveCount(16);
+  await x.getByRole('button', { name: /^x\[3\] = / }).click();
+  let ls = await lines(page);
+  expect(ls[0]).toBe('x[3] = wte[t,3] + wpe[p,3]');
+  expect(result(ls)).toBe(`= ${f4(ref.encoded[2])}`);
+  await saveStep(page, 'Embedding: wte[token] + wpe[position]');
+
+  // Next: ln_1, with its mean, variance and rstd, each number's arithmetic
+  await s.getByRole('button', { name: 'Next step →' }).click();
+  await expect(s.getByRole('heading', { name: 'Layer 1 · ln_1 (LayerNorm)' })).toBeVisible();
+  await s.getByRole('group', { name: 'ln_1', exact: true }).getByRole('button', { name: /^ln_1\[5\] = / }).click();
+  ls = await lines(page);
+  expect(ls[0]).toBe('ln_1[5] = x̂[5]·γ[5] + β[5]');
+  expect(result(ls)).toBe(`= ${f4(ref.layers[0].ln_1.out[4])}`);
+  await s.getByRole('group', { name: 'x̂', exact: true }).getByRole('button', { name: /^x̂\[1\] = / }).click();
+  ls = await lines(page);
+  expect(ls).toContain(`= ${f4(ref.layers[0].ln_1.mean)}`);
+  expect(ls).toContain(`= ${f4(ref.layers[0].ln_1.var)}`);
+  await saveStep(page, 'Layer 1 · ln_1 (LayerNorm)');
+
+  // attention: a head's weights over the visible keys, their arithmetic, the head into the stepper
+  await step.selectOption({ label: '3. Layer 1 · attention' });
+  await expect(s.getByRole('heading', { name: 'Layer 1 · attention' })).toBeVisible();
+  const weights = s.getByRole('group', { name: 'a (head 2)' }).getByRole('button');
+  await expect(weights).toHaveCount(3); // position 2 sees keys 1 … 3
+  await weights.nth(1).click();
+  ls = await lines(page);
+  expect(ls[0]).toBe('s[2] = q·k[2] / √d');
+  expect(ls).toContain(`= ${f4(ref.layers[0].heads[1].weights[1])}`);
+  // q's number: Σ over c_attn's row, from the worker (async)
+  await s.getByRole('group', { name: 'q', exact: true }).getByRole('button', { name: /^q\[1\] = / }).click();
+  await expect(s.locator('.tr-walk-explain')).toContainText('16 products');
+  ls = await lines(page);
+  expect(ls[0]).toBe('q[1] = Σ_j ln_1[j]·W[1,j] + b[1]');
+  expect(result(ls)).toBe(`= ${f4(ref.layers[0].q[0])}`);
+  const link = s.getByRole('link', { name: 'Open head 2 in the Attention Stepper' });
+  const [stepper] = await Promise.all([context.waitForEvent('page'), link.click()]);
+  await stepper.waitForLoadState();
+  expect(stepper.url()).toContain('/index.html#');
+  await stepper.close();
+  await saveStep(page, 'Layer 1 · attention');
+
+  // the MLP: GELU's formula (exact, erf) and the residual
+  await step.selectOption({ label: '5. Layer 1 · ln_2 (LayerNorm)' });
+  await s.getByRole('button', { name: 'Next step →' }).click();
+  await expect(s.getByRole('heading', { name: 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual' })).toBeVisible();
+  // c_fc's 4 · 16 = 64 numbers: a heat strip, read by the keyboard
+  const g = s.getByRole('slider', { name: 'g', exact: true });
+  await g.focus();
+  await g.press('Home');
+  for (let k = 0; k < 6; k++) await g.press('ArrowRight');
+  await expect(g).toHaveAttribute('aria-valuenow', '7');
+  ls = await lines(page);
+  expect(ls[0]).toBe('g[7] = 0.5·h·(1 + erf(h / √2))');
+  expect(ls).toContain(`= ${f4(ref.layers[0].act[6])}`);
+  await s.getByRole('group', { name: 'x′', exact: true }).getByRole('button', { name: /^x′\[2\] = / }).click();
+  ls = await lines(page);
+  expect(result(ls)).toBe(`= ${f4(ref.layers[0].residual3[1])}`);
+  await saveStep(page, 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual');
+
+  // the last step: ln_f, the logits (their terms from the tied wte), the softmax and the choice
+  await step.selectOption({ index: 11 });
+  await expect(s.getByRole('heading', { name: 'ln_f, the logits and the softmax' })).toBeVisible();
+  await expect(s.getByRole('button', { name: 'Next step →' })).toBeDisabled();
+  const z = s.getByRole('group', { name: 'z', exact: true }).getByRole('button');
+  await expect(z).toHaveCount(10);
+  await z.first().click();
+  await expect(s.locator('.tr-walk-explain')).toContainText('tied');
+  ls = await lines(page);
+  expect(result(ls)).toBe(`= ${f4(ref.top[0].logit)}`);
+  await s.getByRole('group', { name: 'p', exact: true }).getByRole('button').first().click();
+  ls = await lines(page);
+  expect(result(ls)).toBe(`= ${f4(ref.top[0].p)}`);
+  await expect(s.getByText(/^Greedy decoding would pick/)).toContainText(`p = ${f4(ref.top[0].p)}`);
+  await saveStep(page, 'ln_f, the logits and the softmax');
+
+  // another position walks again, from the same step
+  await s.getByLabel('Position', { exact: true }).selectOption('0');
+  await expect(page.locator('#tr-walk-status')).toContainText('Position 0 ');
+  await expect(s.getByRole('heading', { name: 'ln_f, the logits and the softmax' })).toBeVisible();
+});
+
+test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyboard and the pointer', async ({ page }, testInfo) => {
+  const cfg = { n_layer: 2, n_head: 4, n_embd: 64, block_size: 16, vocab_size: 50 };
+  const { model, config } = hfGpt2Files(cfg, 7, { activation: 'gelu_new' });
+  const paths = [['model.safetensors', model], ['config.json', config]].map(([name, bytes]) => {
+    const p = testInfo.outputPath(name);
+    return writeFile(p, bytes).then(() => p);
+  });
+  await boot(page);
+  await page.locator('#tr-open-file').setInputFiles(await Promise.all(paths));
+  await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  await walkTo(page, 3, '[1][2][3][4][5]');
+  const s = section(page);
+  await expect(page.locator('#tr-walk-status')).toContainText('GPT-2’s tanh GELU (gelu_new)');
+  const x = s.getByRole('slider', { name: 'x', exact: true });
+  await x.focus();
+  await x.press('ArrowRight');
+  await x.press('ArrowRight');
+  await expect(x).toHaveAttribute('aria-valuenow', '3');
+  await expect(x).toHaveAttribute('aria-valuemax', '64');
+  expect((await lines(page))[0]).toBe('x[3] = wte[t,3] + wpe[p,3]');
+  await x.press('End');
+  await expect(x).toHaveAttribute('aria-valuenow', '64');
+  await expect(s.locator('.tr-walk-readout').last()).toContainText('x[64] = ');
+  // the MLP's 256 numbers: a strip, its tanh GELU
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '6. Layer 1 · MLP (c_fc, GELU, c_proj) and the residual' });
+  const g = s.getByRole('slider', { name: 'g', exact: true });
+  await expect(g).toHaveAttribute('aria-valuemax', '256');
+  const box = await g.boundingBox();
+  await page.mouse.click(box.x + box.width * 0.5 + 1, box.y + box.height / 2);
+  await expect(g).toHaveAttribute('aria-valuenow', '129');
+  expect((await lines(page))[0]).toBe('g[129] = 0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))');
+  await saveStep(page, 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual');
+});
+
+test('an opened nanoGPT ckpt.pt without biases, in 中文: β and the biases are absent, and said so', async ({ page }, testInfo) => {
+  const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
+  const cfg = { n_layer: 1, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length, bias: false };
+  const paths = await Promise.all([['ckpt.pt', nanoGptCkpt(cfg, 5)], ['meta.pkl', metaPkl(CHARS)]].map(async ([name, bytes]) => {
+    const p = testInfo.outputPath(name);
+    await writeFile(p, bytes);
+    return p;
+  }));
+  await boot(page, '#lang=zh');
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  await walkTo(page, 1, 'the mat');
+  const s = section(page);
+  await expect(s.getByRole('heading', { name: '整个模块，一步一步' })).toBeVisible();
+  await s.getByRole('button', { name: '下一步 →' }).click();
+  await expect(s.getByRole('heading', { name: '第 1 层 · ln_1（LayerNorm）' })).toBeVisible();
+  await s.getByRole('group', { name: 'ln_1', exact: true }).getByRole('button').first().click();
+  const ls = await lines(page);
+  expect(ls[0]).toBe('ln_1[1] = x̂[1]·γ[1]');
+  await expect(s.locator('.tr-walk-explain')).toContainText('这个模型没有偏置');
+});
+
+for (const width of [375, 1366, 1920]) {
+  test(`the walk at ${width} px, English and 中文: no horizontal overflow`, async ({ page }, testInfo) => {
+    await page.setViewportSize({ width, height: 900 });
+    await boot(page);
+    await page.locator('#tr-upload-file').setInputFiles(ownPath);
+    await expect(page.locator('#tr-ckpt-msg')).toContainText('own.safetensors', { timeout: RUN_MS });
+    await walkTo(page, 4, 'abcd=ab');
+    const s = section(page);
+    await s.getByLabel('Step', { exact: true }).selectOption({ index: 2 });
+    await s.getByRole('group', { name: 'a (head 1)' }).getByRole('button').first().click();
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow()).toBe(0);
+    await s.screenshot({ path: testInfo.outputPath(`walk-${width}.png`) });
+    await page.getByRole('button', { name: '中文' }).click();
+    await expect(s.getByRole('heading', { name: '第 1 层 · 注意力' })).toBeVisible();
+    expect(await overflow()).toBe(0);
+  });
+}

@@ -1,0 +1,177 @@
+// test_gpt_walk.cpp — the block walk behind JSON (src/api/gpt_walk.cpp), as `gpt api`, the wasm
+// module and the page read it:
+//  - block_trace's every vector is core/block_trace.h's, number for number after the float32
+//    round trip of the JSON (so its bit-for-bit checks against the forward, test_block_trace.cpp,
+//    carry over), for the default (last) and a middle position, with γ, β and the biases the
+//    model's; the top logits are the forward's last row's largest, with their softmax;
+//    (a model without biases and with gelu_new: tests/walk_torch_test.py, through `gpt api`);
+//  - weight_row gives the row of weights (and the bias) a matmul output is the dot product of:
+//    q's, c_proj's, c_fc's and the logits' terms recombine into the trace's values;
+//  - bad specs are answered by field (prompt, position, weight, layer, row), never a crash.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "api/gpt_calls.h"
+#include "api/gpt_session.h"
+#include "core/block_trace.h"
+#include "core/kernels.h"
+#include "json_test_util.h"
+
+namespace {
+
+const char* kSpec = R"({"task":"copy","n_layer":2,"n_embd":16,"n_head":2,"block_size":8,"batch_size":2,"eval_batches":1,"seed":3})";
+
+jt::Value call(ap::GptSession& s, const std::string& line) { return jt::parse(ap::call_json(s, line)); }
+
+// Every number of a JSON array equals the vector's, as float32.
+bool same(const jt::Value& a, const std::vector<float>& v) {
+  if (!a.is_array() || a.size() != v.size()) return false;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (static_cast<float>(a.arr[i].num) != v[i]) return false;
+  return true;
+}
+bool same(const jt::Value& a, const float* p, size_t n) { return same(a, std::vector<float>(p, p + n)); }
+
+// Σ_j x_j·w_j in order, then + b: the reference matmul's arithmetic for one output.
+float dot(const std::vector<float>& x, const jt::Value& w, const jt::Value& bias) {
+  float s = 0.0f;
+  for (size_t j = 0; j < x.size(); ++j) s += x[j] * static_cast<float>(w.arr[j].num);
+  return bias.is_null() ? s : s + static_cast<float>(bias.num);
+}
+
+void check_layernorm(const jt::Value& j, const ap::LayerNormTrace& t, const float* w, const float* b) {
+  CHECK(static_cast<float>(j["mean"].num) == t.mean);
+  CHECK(static_cast<float>(j["var"].num) == t.var);
+  CHECK(static_cast<float>(j["rstd"].num) == t.rstd);
+  CHECK(same(j["xhat"], t.xhat));
+  CHECK(same(j["out"], t.out));
+  CHECK(same(j["gamma"], w, t.out.size()));
+  if (b) CHECK(same(j["beta"], b, t.out.size()));
+  else CHECK(j["beta"].is_null());
+}
+
+std::string prompt_call(const std::string& call_name, const std::string& spec) {
+  return R"({"call":")" + call_name + R"(","spec":)" + spec + "}";
+}
+
+}  // namespace
+
+TEST_CASE("block_trace: every step of the walk is the core's trace, and weight_row gives each matmul's terms", "[gpt][api][walk]") {
+  ap::kernels::set_tier(ap::kernels::Tier::fast);  // the session's tier: the trace is the reference tier anyway
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}")["ok"].b);
+  REQUIRE(call(s, R"({"call":"train","n":5})")["ok"].b);
+  const ap::GPT& m = s.trainer()->model();
+  const ap::GPTConfig& c = m.config();
+  const int C = c.n_embd;
+  const std::vector<int> ids = s.trainer()->tokenizer().encode("abc=ab", "prompt");
+  const int T = static_cast<int>(ids.size());
+  for (int position : {-1, 2}) {
+    INFO("position " << position);
+    const jt::Value a = call(s, prompt_call("block_trace", position < 0 ? R"({"prompt":"abc=ab"})"
+                                                                       : R"({"prompt":"abc=ab","position":2})"));
+    REQUIRE(a["ok"].b);
+    const int p = position < 0 ? T - 1 : position;
+    const ap::BlockTrace tr = ap::block_trace(m, ids.data(), T, p);
+    CHECK(a["position"].num == p);
+    CHECK(a["T"].num == T);
+    CHECK(a["tokens"].size() == static_cast<size_t>(T));
+    CHECK(a["token"].num == ids[static_cast<size_t>(p)]);
+    CHECK(a["visible"].num == tr.visible);
+    CHECK(a["activation"].str == "gelu");
+    CHECK(same(a["wte"], tr.wte));
+    CHECK(same(a["wpe"], tr.wpe));
+    CHECK(same(a["encoded"], tr.encoded));
+    REQUIRE(a["layers"].size() == static_cast<size_t>(c.n_layer));
+    for (int l = 0; l < c.n_layer; ++l) {
+      const jt::Value& L = a["layers"][static_cast<size_t>(l)];
+      const ap::LayerTrace& t = tr.layers[static_cast<size_t>(l)];
+      const ap::BlockParams& b = m.p().h[static_cast<size_t>(l)];
+      check_layernorm(L["ln_1"], t.ln_1, b.ln_1_w, b.ln_1_b);
+      CHECK(same(L["q"], t.q));
+      CHECK(same(L["k"], t.k));
+      CHECK(same(L["v"], t.v));
+      CHECK(same(L["keys"], t.keys));
+      CHECK(same(L["values"], t.values));
+      REQUIRE(L["heads"].size() == static_cast<size_t>(c.n_head));
+      for (int h = 0; h < c.n_head; ++h) {
+        const jt::Value& H = L["heads"][static_cast<size_t>(h)];
+        CHECK(same(H["dots"], t.heads[static_cast<size_t>(h)].dots));
+        CHECK(same(H["scores"], t.heads[static_cast<size_t>(h)].scores));
+        CHECK(same(H["weights"], t.heads[static_cast<size_t>(h)].weights));
+        CHECK(same(H["context"], t.heads[static_cast<size_t>(h)].context));
+      }
+      CHECK(same(L["atty"], t.atty));
+      CHECK(same(L["attn_proj"], t.attn_proj));
+      CHECK(same(L["residual2"], t.residual2));
+      check_layernorm(L["ln_2"], t.ln_2, b.ln_2_w, b.ln_2_b);
+      CHECK(same(L["fc"], t.fc));
+      CHECK(same(L["act"], t.act));
+      CHECK(same(L["mlp_proj"], t.mlp_proj));
+      CHECK(same(L["residual3"], t.residual3));
+      CHECK(same(L["c_fc_b"], b.c_fc_b, 4 * static_cast<size_t>(C)));
+      // a matmul output is the dot product of its input with weight_row's row, plus its bias
+      const std::string layer = std::to_string(l);
+      for (int i : {0, C - 1}) {
+        const std::string row = std::to_string(i);
+        const jt::Value q = call(s, prompt_call("weight_row", R"({"weight":"c_attn","layer":)" + layer + R"(,"row":)" + row + "}"));
+        REQUIRE(q["ok"].b);
+        CHECK(dot(t.ln_1.out, q["w"], q["bias"]) == t.q[static_cast<size_t>(i)]);
+        const jt::Value o = call(s, prompt_call("weight_row", R"({"weight":"attn.c_proj","layer":)" + layer + R"(,"row":)" + row + "}"));
+        CHECK(dot(t.atty, o["w"], o["bias"]) == t.attn_proj[static_cast<size_t>(i)]);
+        const jt::Value f = call(s, prompt_call("weight_row", R"({"weight":"c_fc","layer":)" + layer + R"(,"row":)" + row + "}"));
+        CHECK(dot(t.ln_2.out, f["w"], f["bias"]) == t.fc[static_cast<size_t>(i)]);
+        const jt::Value mp = call(s, prompt_call("weight_row", R"({"weight":"mlp.c_proj","layer":)" + layer + R"(,"row":)" + row + "}"));
+        REQUIRE(mp["w"].size() == 4 * static_cast<size_t>(C));
+        CHECK(dot(t.act, mp["w"], mp["bias"]) == t.mlp_proj[static_cast<size_t>(i)]);
+      }
+    }
+    check_layernorm(a["ln_f"], tr.ln_f, m.p().ln_f_w, m.p().ln_f_b);
+    // the top logits: the largest of the trace's, in order, with their probabilities
+    const jt::Value& top = a["top"];
+    REQUIRE(top.size() == 10);
+    float best = INFINITY;
+    for (const jt::Value& e : top.arr) {
+      const size_t id = static_cast<size_t>(e["id"].num);
+      CHECK(static_cast<float>(e["logit"].num) == tr.logits[id]);
+      CHECK(static_cast<float>(e["p"].num) == tr.probs[id]);
+      CHECK(tr.logits[id] <= best);
+      best = tr.logits[id];
+      const jt::Value w = call(s, prompt_call("weight_row", R"({"weight":"lm_head","row":)" + std::to_string(id) + "}"));
+      CHECK(w["bias"].is_null());
+      CHECK(dot(tr.ln_f.out, w["w"], w["bias"]) == tr.logits[id]);
+    }
+    int above = 0;
+    for (float z : tr.logits) above += z > best;
+    CHECK(above < 10);
+    // p = e^(z − max) / Σ e^(z − max): the written max and sum give the probability
+    const double p0 = std::exp(top[0]["logit"].num - a["max_logit"].num) / a["sum_exp"].num;
+    CHECK(p0 == Approx(top[0]["p"].num).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("block_trace: a model without biases, and bad specs answered by field", "[gpt][api][walk]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}")["ok"].b);
+  auto field = [&](const std::string& line) {
+    const jt::Value v = call(s, line);
+    CHECK_FALSE(v["ok"].b);
+    return v.has("field") ? v["field"].str : std::string("(none)");
+  };
+  CHECK(field(prompt_call("block_trace", "{}")) == "prompt");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":""})")) == "prompt");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","position":3})")) == "position");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","position":-1})")) == "position");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","position":"x"})")) == "position");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","colour":1})")) == "colour");
+  CHECK(field(prompt_call("weight_row", R"({"weight":"c_attn","row":0})")) == "layer");
+  CHECK(field(prompt_call("weight_row", R"({"weight":"c_attn","layer":9,"row":0})")) == "layer");
+  CHECK(field(prompt_call("weight_row", R"({"weight":"wq","layer":0,"row":0})")) == "weight");
+  CHECK(field(prompt_call("weight_row", R"({"weight":"c_fc","layer":0,"row":64})")) == "row");
+  CHECK(field(prompt_call("weight_row", R"({"weight":"c_fc","layer":0})")) == "row");
+  CHECK(call(s, prompt_call("weight_row", R"({"weight":"c_fc","layer":0,"row":63})"))["ok"].b);
+
+}

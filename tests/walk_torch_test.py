@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""walk_torch_test.py — ctest `walk_torch`: every step of the block walk against PyTorch.
+
+    walk_torch_test.py GPT WORKDIR
+
+The page's "whole block, step by step" shows the core's trace of one position (`gpt api`'s
+block_trace, core/block_trace.h). This test checks each step of that trace against PyTorch's own
+intermediate values for the same prompt, taken with forward hooks on scripts/gpt_torch.py's
+nanoGPT model (the modules' inputs and outputs: ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
+mlp.c_proj, each block, ln_f, lm_head) and, for what no module returns, with torch's own ops on
+those values (a LayerNorm's mean, biased variance, rstd and x̂; a head's q·k, scores, softmax
+weights and context, with the model's mask and softmax):
+  - a model trained here by `gpt train` (exact GELU, biases, strict mask, stable softmax);
+  - one trained with the inclusive mask (whose first row sees nothing) and the naive softmax;
+  - a GPT-2-layout model: the first one's file rewritten with GPT-2's tanh GELU (gelu_new), no
+    biases (nanoGPT's bias=False: its bias tensors dropped) and ε = 1e-6 — what the page opens.
+For each, at the first, a middle and the last position, every vector must agree within TOL
+(both sides compute in float32, summing in different orders: ~1e-6 here; a wrong step, layer,
+position, transposition or activation differs by ~1e-2 or more). It also checks that the test can
+fail: the trace of one position against PyTorch's next position must differ by far more than TOL.
+Exits 77 (skipped) where PyTorch is not installed.
+"""
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("walk_torch: skipped: PyTorch is not installed for " + sys.executable +
+          " (Debian: apt-get install python3-torch)")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+import gpt_torch  # noqa: E402  (scripts/gpt_torch.py: the PyTorch model and the file reader)
+
+TOL = 1e-4
+
+
+def run(args, stdin=None):
+    out = subprocess.run(args, input=stdin, capture_output=True, text=True, encoding="utf-8")
+    if out.returncode != 0:
+        sys.exit(f"$ {' '.join(args)}\nexit status {out.returncode}\n{out.stdout}{out.stderr}")
+    return out.stdout
+
+
+def walk(gpt, ckpt, prompt, position):
+    """The core's trace of one position, through `gpt api` as a user calls it."""
+    calls = [{"call": "load", "path": ckpt},
+             {"call": "block_trace", "spec": {"prompt": prompt, "position": position, "show": 5}}]
+    lines = run([gpt, "api"], "\n".join(json.dumps(c, ensure_ascii=False) for c in calls) + "\n").splitlines()
+    answer = json.loads(lines[-1])
+    if not answer.get("ok"):
+        sys.exit(f"block_trace failed: {answer}")
+    return answer
+
+
+def torch_steps(model, cfg, ids):
+    """PyTorch's intermediate values for the prompt: {name: (T, width) tensor}, from hooks and ops."""
+    got = {}
+
+    def keep(name, what):
+        def hook(mod, inp, out):
+            got[name] = (inp[0] if what == "in" else out)[0].detach().clone()
+        return hook
+
+    hooks = []
+    for l, b in enumerate(model.transformer.h):
+        hooks.append(b.register_forward_hook(keep(f"{l}.block_in", "in")))
+        hooks.append(b.register_forward_hook(keep(f"{l}.block_out", "out")))
+        hooks.append(b.ln_1.register_forward_hook(keep(f"{l}.ln_1", "out")))
+        hooks.append(b.attn.c_attn.register_forward_hook(keep(f"{l}.qkv", "out")))
+        hooks.append(b.attn.c_proj.register_forward_hook(keep(f"{l}.atty", "in")))
+        hooks.append(b.attn.c_proj.register_forward_hook(keep(f"{l}.attn_proj", "out")))
+        hooks.append(b.ln_2.register_forward_hook(keep(f"{l}.ln_2_in", "in")))
+        hooks.append(b.ln_2.register_forward_hook(keep(f"{l}.ln_2", "out")))
+        hooks.append(b.mlp.c_fc.register_forward_hook(keep(f"{l}.fc", "out")))
+        hooks.append(b.mlp.c_proj.register_forward_hook(keep(f"{l}.act", "in")))
+        hooks.append(b.mlp.c_proj.register_forward_hook(keep(f"{l}.mlp_proj", "out")))
+    hooks.append(model.transformer.ln_f.register_forward_hook(keep("ln_f_in", "in")))
+    hooks.append(model.transformer.ln_f.register_forward_hook(keep("ln_f", "out")))
+    hooks.append(model.lm_head.register_forward_hook(keep("logits", "out")))
+    with torch.no_grad():
+        model(torch.tensor([ids]))
+    for h in hooks:
+        h.remove()
+    T = len(ids)
+    with torch.no_grad():
+        got["encoded"] = model.transformer.wte.weight[ids] + model.transformer.wpe.weight[:T]
+        got["wte"] = model.transformer.wte.weight[ids]
+        got["wpe"] = model.transformer.wpe.weight[:T]
+    return got
+
+
+def ln_stats(x, eps):
+    mean = x.mean(dim=-1)
+    var = ((x - mean[:, None]) ** 2).mean(dim=-1)
+    rstd = 1.0 / torch.sqrt(var + eps)
+    return mean, var, rstd, (x - mean[:, None]) * rstd[:, None]
+
+
+def head_rows(qkv, cfg, p):
+    """Position p's per-head dots, scores, weights and context, from c_attn's output, as the model attends."""
+    C, NH = cfg["n_embd"], cfg["n_head"]
+    hs = C // NH
+    q, k, v = qkv[:, :C], qkv[:, C:2 * C], qkv[:, 2 * C:]
+    n = p if cfg["mask"] == "inclusive" else p + 1  # the visible keys 0 … n − 1
+    heads = []
+    for h in range(NH):
+        sl = slice(h * hs, (h + 1) * hs)
+        dots = k[:n, sl] @ q[p, sl]
+        scores = dots * (1.0 / math.sqrt(hs))
+        if n == 0:
+            w = scores
+        elif cfg["softmax"] == "stable":
+            w = torch.softmax(scores, dim=0)
+        else:
+            e = torch.exp(scores)
+            w = e / e.sum()
+        ctx = w @ v[:n, sl] if n else torch.zeros(hs)
+        heads.append({"dots": dots, "scores": scores, "weights": w, "context": ctx})
+    return heads
+
+
+class Checker:
+    def __init__(self, name):
+        self.name, self.worst, self.count, self.largest = name, 0.0, 0, 0.0
+
+    def same(self, what, ours, theirs):
+        a = torch.tensor(ours, dtype=torch.float64).reshape(-1)
+        b = theirs.detach().double().reshape(-1)
+        if a.shape != b.shape:
+            sys.exit(f"{self.name}: {what}: {tuple(a.shape)} numbers, PyTorch has {tuple(b.shape)}")
+        if a.numel() == 0:
+            return
+        d = (a - b).abs().max().item()
+        self.worst = max(self.worst, d)
+        self.largest = max(self.largest, b.abs().max().item())
+        self.count += a.numel()
+        if not d <= TOL:
+            sys.exit(f"{self.name}: {what}: max |project − PyTorch| = {d:.3g} > {TOL:g}")
+
+    def layernorm(self, what, ours, x, module, out, eps):
+        mean, var, rstd, xhat = ln_stats(x[None, :], eps)
+        self.same(f"{what}.mean", [ours["mean"]], mean)
+        self.same(f"{what}.var", [ours["var"]], var)
+        self.same(f"{what}.rstd", [ours["rstd"]], rstd)
+        self.same(f"{what}.xhat", ours["xhat"], xhat)
+        self.same(f"{what}.out", ours["out"], out)
+        self.same(f"{what}.gamma", ours["gamma"], module.weight)
+        if module.bias is None:
+            if ours["beta"] is not None:
+                sys.exit(f"{self.name}: {what}.beta is {ours['beta'][:3]}… but the model has no biases")
+        else:
+            self.same(f"{what}.beta", ours["beta"], module.bias)
+
+
+def check_position(name, gpt, ckpt, model, cfg, vocab, prompt, p):
+    ids = gpt_torch.encode(prompt, vocab, cfg["block_size"])
+    tr = walk(gpt, ckpt, prompt, p)
+    got = torch_steps(model, cfg, ids)
+    eps = cfg.get("ln_eps", 1e-5)
+    c = Checker(f"{name}, position {p}")
+    if tr["position"] != p or tr["token"] != ids[p] or tr["activation"] != cfg.get("activation", "gelu"):
+        sys.exit(f"{c.name}: position {tr['position']}, token {tr['token']}, activation {tr['activation']}")
+    c.same("wte", tr["wte"], got["wte"][p])
+    c.same("wpe", tr["wpe"], got["wpe"][p])
+    c.same("encoded", tr["encoded"], got["encoded"][p])
+    for l, (L, b) in enumerate(zip(tr["layers"], model.transformer.h)):
+        w = f"layer {l}"
+        c.layernorm(f"{w} ln_1", L["ln_1"], got[f"{l}.block_in"][p], b.ln_1, got[f"{l}.ln_1"][p], eps)
+        C = cfg["n_embd"]
+        qkv = got[f"{l}.qkv"]
+        c.same(f"{w} q", L["q"], qkv[p, :C])
+        c.same(f"{w} k", L["k"], qkv[p, C:2 * C])
+        c.same(f"{w} v", L["v"], qkv[p, 2 * C:])
+        n = tr["visible"]
+        if "keys" in L:
+            c.same(f"{w} keys", L["keys"], qkv[:n, C:2 * C])
+            c.same(f"{w} values", L["values"], qkv[:n, 2 * C:])
+        for h, (H, ref) in enumerate(zip(L["heads"], head_rows(qkv, cfg, p))):
+            for key in ("dots", "scores", "weights", "context"):
+                c.same(f"{w} head {h} {key}", H[key], ref[key])
+        c.same(f"{w} atty", L["atty"], got[f"{l}.atty"][p])
+        c.same(f"{w} attn_proj", L["attn_proj"], got[f"{l}.attn_proj"][p])
+        c.same(f"{w} residual2", L["residual2"], got[f"{l}.ln_2_in"][p])
+        c.layernorm(f"{w} ln_2", L["ln_2"], got[f"{l}.ln_2_in"][p], b.ln_2, got[f"{l}.ln_2"][p], eps)
+        c.same(f"{w} fc", L["fc"], got[f"{l}.fc"][p])
+        c.same(f"{w} act", L["act"], got[f"{l}.act"][p])
+        c.same(f"{w} mlp_proj", L["mlp_proj"], got[f"{l}.mlp_proj"][p])
+        c.same(f"{w} residual3", L["residual3"], got[f"{l}.block_out"][p])
+        for key, lin in (("c_attn_b", b.attn.c_attn), ("attn_c_proj_b", b.attn.c_proj), ("c_fc_b", b.mlp.c_fc),
+                         ("mlp_c_proj_b", b.mlp.c_proj)):
+            if lin.bias is None:
+                if L[key] is not None:
+                    sys.exit(f"{c.name}: {w} {key} is not null but the model has no biases")
+            else:
+                c.same(f"{w} {key}", L[key], lin.bias)
+    c.layernorm("ln_f", tr["ln_f"], got["ln_f_in"][p], model.transformer.ln_f, got["ln_f"][p], eps)
+    logits = got["logits"][p]
+    probs = torch.softmax(logits.double(), dim=0)
+    top = torch.topk(logits, len(tr["top"]))
+    if [e["id"] for e in tr["top"]] != top.indices.tolist():
+        sys.exit(f"{c.name}: the most likely tokens {[e['id'] for e in tr['top']]} vs PyTorch's {top.indices.tolist()}")
+    c.same("top logits", [e["logit"] for e in tr["top"]], top.values)
+    c.same("top probabilities", [e["p"] for e in tr["top"]], probs[top.indices])
+    print(f"ok: {c.name}: {c.count} numbers, max |project − PyTorch| = {c.worst:.3g} (largest |value| {c.largest:.3g})")
+    if c.largest < 1.0:
+        sys.exit(f"{c.name}: the values are tiny: the check proves little")
+    return tr, got
+
+
+def write_gpt2_layout(src, dst):
+    """The trained file with GPT-2's gelu_new, no biases and ε 1e-6 (its bias tensors dropped)."""
+    meta, tensors = gpt_torch.read_checkpoint(src)
+    cfg = json.loads(meta["config"])
+    cfg.update({"activation": "gelu_new", "bias": False, "ln_eps": 1e-6})
+    keep = {k: v for k, v in tensors.items() if not k.endswith(".bias")}  # AdamW's moments kept: `gpt api` loads it
+    header, body, off = {}, bytearray(), 0
+    for k, v in keep.items():
+        b = v.contiguous().numpy().astype("<f4").tobytes()
+        header[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        body += b
+        off += len(b)
+    header["__metadata__"] = {**meta, "config": json.dumps(cfg)}
+    h = json.dumps(header).encode("utf-8")
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + bytes(body))
+
+
+def main():
+    gpt, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    torch.set_num_threads(1)
+    small = ["--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--block-size", "16", "--batch-size", "8",
+             "--steps", "80", "--lr", "1e-2", "--warmup-steps", "10", "--quiet"]
+    trained = os.path.join(work, "walk_grammar.safetensors")
+    run([gpt, "train", "-o", trained, "--task", "grammar", "--n-chars", "20000"] + small)
+    inclusive = os.path.join(work, "walk_sums.safetensors")
+    run([gpt, "train", "-o", inclusive, "--task", "sums", "--n-chars", "20000", "--mask", "inclusive",
+         "--softmax", "naive"] + small)
+    gpt2 = os.path.join(work, "walk_gpt2_layout.safetensors")
+    write_gpt2_layout(trained, gpt2)
+    cases = [("trained (gelu, biases)", trained, "the cat sees a "),
+             ("inclusive mask, naive softmax", inclusive, "12+34=4"),
+             ("GPT-2 layout (gelu_new, no biases)", gpt2, "the cat sees a ")]
+    for name, ckpt, prompt in cases:
+        model, cfg, vocab = gpt_torch.load(ckpt)
+        T = len(prompt)
+        for p in (0, T // 2, T - 1):
+            tr, got = check_position(name, gpt, ckpt, model, cfg, vocab, prompt, p)
+        # the check can fail: the last position's trace is far from the one before it in PyTorch
+        d = (torch.tensor(tr["layers"][-1]["residual3"]) - got[f"{cfg['n_layer'] - 1}.block_out"][T - 2]).abs().max().item()
+        if not d > 100 * TOL:
+            sys.exit(f"{name}: another position's values differ by only {d:.3g}: the check cannot tell positions apart")
+    print("ok: every step of the walk agrees with PyTorch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+// walk-steps.js — the steps of "the whole block, step by step" from the core's trace (gpt.js
+// blockTrace): for each step its title, its formula and its vectors, and for any number of a
+// vector the lines of its arithmetic, in the stepper's notation (stepper/explain-lines.js, turned
+// into MathML by stepper/explain-math.js). The numbers are the core's: a line of terms shows the
+// operands the core used and the result line shows the core's value; nothing here is the source
+// of a number on screen, except a product or a difference written out as a term.
+//
+// A matmul output's terms need that output's row of weights, which the trace does not carry: its
+// explanation asks `row({weight, layer, row})` (the worker's weight_row) and is async.
+//
+// Limits: a sum of C terms is shown cut in the middle (sumLine, at most 8 terms), as the stepper
+// does; a score's q·k terms and a context's Σ a·v need the keys and values, which the core sends
+// only for models small enough (absent: the value alone, and the head's stepper link has them).
+import { lineBuilder, sumLine } from '../stepper/explain-lines.js';
+import { formatNumber as f, term } from '../stepper/format.js';
+
+const slice = (v, a, n) => v.slice(a, a + n);
+const keyRow = (flat, j, C) => flat.slice(j * C, (j + 1) * C);
+
+/** Lines of a dot product x·w (+ b) whose result is `out`. */
+function matmulLines(t, name, inName, i, x, w, bias, out) {
+  const L = lineBuilder();
+  L.F(`${name}[${i + 1}] = Σ_j ${inName}[j]·W[${i + 1},j]${bias == null ? '' : ` + b[${i + 1}]`}`);
+  L.dot(x, w);
+  if (bias != null) L.T(`= ${sumLine([term(out - bias), term(bias)])}`);
+  L.R(out);
+  L.N(t('walk.ex.terms', { n: x.length }));
+  return L.lines;
+}
+
+/** A LayerNorm's scalar lines: the mean and the variance of its input x. */
+function lnStats(L, x, ln, eps) {
+  L.F('mean = Σ_c x[c] / C');
+  L.T(`= (${sumLine(x.map(term))}) / ${x.length}`);
+  L.R(ln.mean);
+  L.F('var = Σ_c (x[c] − mean)² / C');
+  L.T(`= (${sumLine(x.map((v) => `${term(v - ln.mean)}²`))}) / ${x.length}`);
+  L.R(ln.var);
+  L.F('rstd = 1 / √(var + ε)');
+  L.T(`= 1 / √(${f(ln.var)} + ${f(eps)})`);
+  L.R(ln.rstd);
+}
+
+/** A LayerNorm step over x: x̂ and out, each number explained. */
+function lnStep(t, id, title, x, ln, eps, next) {
+  const xhat = (i) => {
+    const L = lineBuilder();
+    lnStats(L, x, ln, eps);
+    L.F(`x̂[${i + 1}] = (x[${i + 1}] − mean)·rstd`);
+    L.T(`= (${f(x[i])} − ${term(ln.mean)})·${f(ln.rstd)}`);
+    L.R(ln.xhat[i]);
+    return L.lines;
+  };
+  const out = (i) => {
+    const L = lineBuilder();
+    const b = ln.beta ? ln.beta[i] : null;
+    L.F(`${next}[${i + 1}] = x̂[${i + 1}]·γ[${i + 1}]${b == null ? '' : ` + β[${i + 1}]`}`);
+    L.T(`= ${term(ln.xhat[i])}·${term(ln.gamma[i])}${b == null ? '' : ` + ${term(b)}`}`);
+    L.R(ln.out[i]);
+    if (b == null) L.N(t('walk.ex.noBias'));
+    return L.lines;
+  };
+  return {
+    id, title,
+    formula: [`${next} = (x − mean) / √(var + ε) · γ${ln.beta ? ' + β' : ''}`],
+    facts: t('walk.lnFacts', { mean: f(ln.mean), v: f(ln.var), rstd: f(ln.rstd), eps: f(eps) }),
+    vectors: [
+      { name: 'x', values: x, explain: null },
+      { name: 'x̂', values: ln.xhat, explain: xhat },
+      { name: next, values: ln.out, explain: out },
+    ],
+  };
+}
+
+/** The attention step of layer l: q, each head's weights over the visible keys, the heads' contexts. */
+function attentionStep(t, tr, l, row) {
+  const Ly = tr.layers[l];
+  const C = tr.config.n_embd;
+  const NH = tr.config.n_head;
+  const hs = C / NH;
+  const n = tr.visible;
+  const qExplain = async (i) => {
+    const r = await row({ weight: 'c_attn', layer: l, row: i });
+    return matmulLines(t, 'q', 'ln_1', i, Ly.ln_1.out, r.w, r.bias, Ly.q[i]);
+  };
+  const headVec = (h) => ({
+    name: `a (${t('walk.head', { h: h + 1 })})`, head: h, values: Ly.heads[h].weights, labels: tr.tokens.slice(0, n),
+    explain: (j) => {
+      const H = Ly.heads[h];
+      const L = lineBuilder();
+      const q = slice(Ly.q, h * hs, hs);
+      L.F(`s[${j + 1}] = q·k[${j + 1}] / √d`);
+      if (Ly.keys) L.dot(q, slice(keyRow(Ly.keys, j, C), h * hs, hs));
+      L.T(`= ${term(H.dots[j])}·${f(tr.scale)}`);
+      L.R(H.scores[j]);
+      const mx = Math.max(...H.scores);
+      L.F(`a[${j + 1}] = e^(s[${j + 1}] − max) / Σ_k e^(s[k] − max)`);
+      L.T(`= e^(${f(H.scores[j])} − ${term(mx)}) / (${sumLine(H.scores.map((s) => `e^(${f(s - mx)})`))})`);
+      L.R(H.weights[j]);
+      L.N(t('walk.ex.key', { k: j + 1, tok: tr.tokens[j] ?? '' }));
+      return L.lines;
+    },
+  });
+  const ctxExplain = (i) => {
+    const h = Math.floor(i / hs);
+    const d = i % hs;
+    const H = Ly.heads[h];
+    const L = lineBuilder();
+    L.F(`y[${i + 1}] = Σ_j a[j]·v[j,${d + 1}]`);
+    if (Ly.values) L.dot(H.weights, H.weights.map((_, j) => Ly.values[j * C + h * hs + d]));
+    L.R(Ly.atty[i]);
+    L.N(t('walk.ex.ctx', { h: h + 1, d: d + 1 }));
+    return L.lines;
+  };
+  const vectors = [{ name: 'q', values: Ly.q, explain: qExplain }];
+  for (let h = 0; h < NH; h++) vectors.push(headVec(h));
+  vectors.push({ name: 'y', values: Ly.atty, explain: ctxExplain });
+  return {
+    id: `l${l}-attn`, layer: l, title: t('walk.step.attn', { l: l + 1 }),
+    formula: ['q, k, v = ln_1·W_attn + b', 'a = softmax(q·kᵀ / √d)', 'y = a·v'],
+    facts: t('walk.attnFacts', { n, NH, hs, scale: f(tr.scale) }),
+    vectors, heads: true,
+  };
+}
+
+/** The residual sum r = x + y, each number explained. */
+const residualExplain = (x, y, r, xn, yn, rn = 'r', head = (i) => `${rn}[${i + 1}] = ${xn}[${i + 1}] + ${yn}[${i + 1}]`) => (i) => {
+  const L = lineBuilder();
+  L.F(head(i));
+  L.T(`= ${term(x[i])} + ${term(y[i])}`);
+  L.R(r[i]);
+  return L.lines;
+};
+
+/** GELU, exact (erf) or GPT-2's tanh form, as the model uses. */
+function geluExplain(t, tr, Ly) {
+  return (i) => {
+    const x = Ly.fc[i];
+    const L = lineBuilder();
+    if (tr.activation === 'gelu_new') {
+      const u = Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x);
+      L.F(`g[${i + 1}] = 0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))`);
+      L.T(`= 0.5·${term(x)}·(1 + tanh(${f(u)}))`);
+      L.R(Ly.act[i]);
+      L.N(t('walk.ex.geluNew'));
+    } else {
+      L.F(`g[${i + 1}] = 0.5·h·(1 + erf(h / √2))`);
+      L.T(`= 0.5·${term(x)}·(1 + erf(${f(x / Math.SQRT2)}))`);
+      L.R(Ly.act[i]);
+      L.N(t('walk.ex.gelu'));
+    }
+    return L.lines;
+  };
+}
+
+/** One layer's steps after attention: c_proj and the residual; ln_2; the MLP and its residual. */
+function layerRest(t, tr, l, row, xIn) {
+  const Ly = tr.layers[l];
+  const proj = async (i) => {
+    const r = await row({ weight: 'attn.c_proj', layer: l, row: i });
+    return matmulLines(t, 'o', 'y', i, Ly.atty, r.w, r.bias, Ly.attn_proj[i]);
+  };
+  const fc = async (i) => {
+    const r = await row({ weight: 'c_fc', layer: l, row: i });
+    return matmulLines(t, 'h', 'ln_2', i, Ly.ln_2.out, r.w, r.bias, Ly.fc[i]);
+  };
+  const mproj = async (i) => {
+    const r = await row({ weight: 'mlp.c_proj', layer: l, row: i });
+    return matmulLines(t, 'm', 'g', i, Ly.act, r.w, r.bias, Ly.mlp_proj[i]);
+  };
+  return [
+    {
+      id: `l${l}-proj`, layer: l, title: t('walk.step.proj', { l: l + 1 }),
+      formula: ['o = y·W_proj + b', 'r = x + o'],
+      vectors: [
+        { name: 'o', values: Ly.attn_proj, explain: proj },
+        { name: 'x', values: xIn, explain: null },
+        { name: 'r', values: Ly.residual2, explain: residualExplain(xIn, Ly.attn_proj, Ly.residual2, 'x', 'o') },
+      ],
+    },
+    lnStep(t, `l${l}-ln_2`, t('walk.step.ln', { l: l + 1, name: 'ln_2' }), Ly.residual2, Ly.ln_2, tr.ln_eps, 'ln_2'),
+    {
+      id: `l${l}-mlp`, layer: l, title: t('walk.step.mlp', { l: l + 1 }),
+      formula: ['h = ln_2·W_fc + b', tr.activation === 'gelu_new' ? 'g = GELU_tanh(h)' : 'g = GELU(h)', 'm = g·W_proj + b', 'x′ = r + m'],
+      facts: t(tr.activation === 'gelu_new' ? 'walk.mlpFactsNew' : 'walk.mlpFacts', { n: Ly.fc.length }),
+      vectors: [
+        { name: 'h', values: Ly.fc, explain: fc },
+        { name: 'g', values: Ly.act, explain: geluExplain(t, tr, Ly) },
+        { name: 'm', values: Ly.mlp_proj, explain: mproj },
+        { name: 'x′', values: Ly.residual3, explain: residualExplain(Ly.residual2, Ly.mlp_proj, Ly.residual3, 'r', 'm', 'x′') },
+      ],
+    },
+  ];
+}
+
+/** The last step: ln_f, the logits of the most likely tokens, their probabilities, the choice. */
+function headStep(t, tr, row, x) {
+  const ln = lnStep(t, 'ln_f', '', x, tr.ln_f, tr.ln_eps, 'ln_f');
+  const ids = tr.top.map((e) => e.id);
+  const labels = tr.top.map((e) => e.text);
+  const logitExplain = async (k) => {
+    const r = await row({ weight: 'lm_head', row: ids[k] });
+    const L = lineBuilder();
+    L.F(`z[${ids[k]}] = Σ_j ln_f[j]·wte[${ids[k]},j]`);
+    L.dot(tr.ln_f.out, r.w);
+    L.R(tr.top[k].logit);
+    L.N(t('walk.ex.tied'));
+    return L.lines;
+  };
+  const pExplain = (k) => {
+    const L = lineBuilder();
+    L.F(`p[${ids[k]}] = e^(z[${ids[k]}] − max) / Σ_v e^(z[v] − max)`);
+    L.T(`= e^(${f(tr.top[k].logit)} − ${term(tr.max_logit)}) / ${f(tr.sum_exp)}`);
+    L.R(tr.top[k].p);
+    L.N(t('walk.ex.softmax', { V: tr.vocab_size }));
+    return L.lines;
+  };
+  return {
+    id: 'head', title: t('walk.step.head'),
+    formula: [ln.formula[0], 'z = ln_f·wteᵀ', 'p = softmax(z)'],
+    facts: `${ln.facts} ${t('walk.headFacts', { tok: tr.top[0].text, p: f(tr.top[0].p), V: tr.vocab_size })}`,
+    vectors: [
+      ...ln.vectors,
+      { name: 'z', values: tr.top.map((e) => e.logit), labels, explain: logitExplain },
+      { name: 'p', values: tr.top.map((e) => e.p), labels, explain: pExplain },
+    ],
+    choice: tr.top[0],
+  };
+}
+
+/**
+ * The steps of a trace, in order. row(spec) → a promise of {w, bias} (the worker's weight_row).
+ * Each step: {id, title, formula: [lines], facts?, vectors: [{name, values, labels?, head?,
+ * explain(i) → lines or a promise of them, or null for a repeated input}], layer?, heads?, choice?}.
+ */
+export function walkSteps(t, tr, row) {
+  const tok = tr.tokens[tr.position];
+  const steps = [{
+    id: 'embed', title: t('walk.step.embed'),
+    formula: ['x = wte[t] + wpe[p]'],
+    facts: t('walk.embedFacts', { tok, id: tr.token, p: tr.position }),
+    vectors: [
+      { name: 'wte[t]', values: tr.wte, explain: null },
+      { name: 'wpe[p]', values: tr.wpe, explain: null },
+      { name: 'x', values: tr.encoded, explain: residualExplain(tr.wte, tr.wpe, tr.encoded, '', '', 'x', (i) => `x[${i + 1}] = wte[t,${i + 1}] + wpe[p,${i + 1}]`) },
+    ],
+  }];
+  let x = tr.encoded;
+  tr.layers.forEach((Ly, l) => {
+    steps.push({ ...lnStep(t, `l${l}-ln_1`, t('walk.step.ln', { l: l + 1, name: 'ln_1' }), x, Ly.ln_1, tr.ln_eps, 'ln_1'), layer: l });
+    steps.push(attentionStep(t, tr, l, row));
+    steps.push(...layerRest(t, tr, l, row, x));
+    x = Ly.residual3;
+  });
+  steps.push(headStep(t, tr, row, x));
+  return steps;
+}
