@@ -4,13 +4,15 @@
 //
 //   npm run bench:train                    # 100 steps of the tiny preset on copy, batch 16
 //   node bench/train_bench.mjs --steps 300 --batch 8 --workers 1,2
+//   node bench/train_bench.mjs --weight    # only what the pages weigh (step 2)
 //
 // What it does:
 //   1. starts its own static server (http-server from node_modules) on 127.0.0.1, a free port;
 //   2. transfer size: opens the page in Debian's Chromium, waits until its worker has loaded the
 //      GPT core, and sums gzip -9 of every file the page and its worker fetched (html, js, css,
 //      wasm): what a static host with gzip serves. The stepper's page is measured beside it, to
-//      show that it does not grow (the GPT is a module of its own);
+//      show that it does not grow (the GPT is a module of its own); then the training page's weight
+//      at start, and each piece it loads only on first use (LAZY: dynamic import()) apart;
 //   3. training: runs the tiny preset on the copy task in the page (its worker), once per count of
 //      --workers (the page's Workers field; default 1 and 2), and prints the
 //      tokens/s the page reports, the wall time, and the page thread's long tasks (> 50 ms,
@@ -23,11 +25,20 @@
 //      in any frame. That depends on the machine and on what else it runs, so it is measured
 //      and printed here, and no test asserts it;
 //   5. stops the browser and the server.
+import { gzipSync } from 'node:zlib';
 import { runPageBench, transfer } from './web_server.mjs';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
 const STEPS = arg('steps', 100);
 const BATCH = arg('batch', 16);
+/** The training page's pieces loaded by dynamic import() on first use, and when. */
+const LAZY = [
+  ['/gen/vendor/uplot.mjs', 'the first point of a loss chart (chart.js)'],
+  ['/train/kv.js', 'the first generation (section-generation.js)'],
+  ['/train/model-view.js', 'the first model view (section-maps.js)'],
+  ['/figures.js', 'the first PNG/SVG export (chart.js, model-view.js, section-next-token.js)'],
+];
+const WEIGHT_ONLY = process.argv.includes('--weight');
 const WORKERS = (() => { const i = process.argv.indexOf('--workers'); return i > 0 ? process.argv[i + 1].split(',').map(Number) : [1, 2]; })();
 
 /**
@@ -90,6 +101,21 @@ async function main({ browser, url }) {
     console.log(`${name.padEnd(16)}${path.padEnd(14)}${String(files.size).padStart(6)}${(raw / 1024).toFixed(1).padStart(10)}${(gz / 1024).toFixed(1).padStart(10)}`);
     lists.push([name, files]);
   }
+  // what the training page loads on first use (dynamic import()), not at start: each file's size
+  // and whether the start already fetched it (it should not)
+  const start = lists[0][1];
+  const startGz = [...start.values()].reduce((a, f) => a + f.gz, 0);
+  console.log(`\nTraining page at start: ${(startGz / 1024).toFixed(1)} kB gzip (the budget: 350 kB)`);
+  console.log('Loaded on first use (not at start):');
+  let lazyGz = 0;
+  for (const [path, when] of LAZY) {
+    const body = Buffer.from(await (await fetch(`${url}${path}`)).arrayBuffer());
+    const gz = gzipSync(body, { level: 9 }).length;
+    lazyGz += gz;
+    const atStart = start.has(`${url}${path}`) ? '  (fetched at start!)' : '';
+    console.log(`  ${path.padEnd(28)}${(body.length / 1024).toFixed(1).padStart(8)} kB raw${(gz / 1024).toFixed(1).padStart(8)} kB gzip  ${when}${atStart}`);
+  }
+  console.log(`  ${'all of them'.padEnd(28)}${''.padStart(15)}${(lazyGz / 1024).toFixed(1).padStart(8)} kB gzip`);
   for (const [name, files] of lists) {
     console.log(`\n${name}, files by gzip size:`);
     for (const [u, f] of [...files.entries()].sort((a, b) => b[1].gz - a[1].gz)) {
@@ -97,6 +123,7 @@ async function main({ browser, url }) {
     }
   }
 
+  if (WEIGHT_ONLY) { console.log(''); return; }
   // training in the page, alone, with each count of workers
   const tps = [];
   for (const workers of WORKERS) {
