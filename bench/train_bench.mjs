@@ -27,6 +27,7 @@
 //   --path workers,threads   the page as a static host serves it (plain workers, the default) and/or
 //                            cross-origin isolated (/isolated/train/: wasm threads); each path × count
 //   --quick                  only the training runs (no transfer sizes, no learner's use)
+//   --weight                 only what the pages weigh (step 2)
 //   --web DIR                serve another checkout's web/ (e.g. /work/baseline/web: the old page)
 //   --default-run            train the page's default run (its own settings, no link hash; with
 //                            --steps, only the step count changed)
@@ -34,6 +35,7 @@
 // Beside the wall and worker times it prints the CPU seconds the browser's processes used during
 // each run (from /proc: every process under this one), so a loaded machine's runs can be compared.
 import { readFileSync, readdirSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { runPageBench, transfer } from './web_server.mjs';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? Number(process.argv[i + 1]) : dflt; };
@@ -43,6 +45,17 @@ const list = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); retu
 const WORKERS = list('workers', ['1', '2']).map(Number);
 const PATHS = list('path', ['workers']);
 const QUICK = process.argv.includes('--quick');
+const WEIGHT_ONLY = process.argv.includes('--weight');
+/** The training page's pieces loaded by dynamic import() on first use, and when. */
+const LAZY = [
+  ['/gen/vendor/uplot.mjs', 'the first point of a loss chart (chart.js)'],
+  ['/train/kv.js', 'the first generation (section-generation.js)'],
+  ['/train/model-view.js', 'the first model view (section-maps.js)'],
+  ['/figures.js', 'the first PNG/SVG export (chart.js, model-view.js, section-next-token.js)'],
+  ['/train/walk-view.js', 'the first walk through the block (section-walk.js)'],
+  ['/train/walk-steps.js', 'the first walk through the block (walk-view.js)'],
+  ['/train/walk-figure.js', 'the first walk through the block (walk-view.js)'],
+];
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
 const DEFAULT_RUN = process.argv.includes('--default-run'); // the page's own settings (its default run), not --steps / --batch
@@ -116,6 +129,7 @@ async function main({ browser, url }) {
   const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
   console.log(`\nTraining page — Chromium ${browser.version()}, headless (web: ${WEB}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})\n`);
   if (!QUICK) await transferSizes(context, url);
+  if (WEIGHT_ONLY) return;
   await trainingRuns(context, url);
   if (!QUICK) await learnerUse(context, url);
   console.log('');
@@ -137,6 +151,21 @@ async function transferSizes(context, url) {
     console.log(`${name.padEnd(16)}${path.padEnd(14)}${String(files.size).padStart(6)}${(raw / 1024).toFixed(1).padStart(10)}${(gz / 1024).toFixed(1).padStart(10)}`);
     lists.push([name, files]);
   }
+  // what the training page loads on first use (dynamic import()), not at start: each file's size
+  // and whether the start already fetched it (it should not)
+  const start = lists[0][1];
+  const startGz = [...start.values()].reduce((a, f) => a + f.gz, 0);
+  console.log(`\nTraining page at start: ${(startGz / 1024).toFixed(1)} kB gzip (the budget: 350 kB)`);
+  console.log('Loaded on first use (not at start):');
+  let lazyGz = 0;
+  for (const [path, when] of LAZY) {
+    const body = Buffer.from(await (await fetch(`${url}${path}`)).arrayBuffer());
+    const gz = gzipSync(body, { level: 9 }).length;
+    lazyGz += gz;
+    const atStart = start.has(`${url}${path}`) ? '  (fetched at start!)' : '';
+    console.log(`  ${path.padEnd(28)}${(body.length / 1024).toFixed(1).padStart(8)} kB raw${(gz / 1024).toFixed(1).padStart(8)} kB gzip  ${when}${atStart}`);
+  }
+  console.log(`  ${'all of them'.padEnd(28)}${''.padStart(15)}${(lazyGz / 1024).toFixed(1).padStart(8)} kB gzip`);
   for (const [name, files] of lists) {
     console.log(`\n${name}, files by gzip size:`);
     for (const [u, f] of [...files.entries()].sort((a, b) => b[1].gz - a[1].gz)) {

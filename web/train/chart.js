@@ -5,12 +5,13 @@
 // place is told by text and line style, not by colour alone. The chart follows its container's
 // width (ResizeObserver) and keeps its data when rebuilt. Beside it, PNG and SVG buttons save the
 // chart as a picture for slides (../figures.js lossSvg: the same runs, overlays and markers, drawn
-// from the numbers, with axis labels and a legend in text).
+// from the numbers, with axis labels and a legend in text). uPlot itself is loaded with the first
+// points to draw (a dynamic import, shared by every chart): a page where nothing has trained yet
+// does not download it, and its box stays empty until then (the sections say why beside it).
 //
 //   const c = new LossChart(el, { runs: [{ label: 'strict', color: '#2457a6' }], t });
 //   c.set(0, { steps: [1, 2, …], train: [2.5, …], valSteps: [0, 25, …], val: [2.49, …], divergedAt: null });
 //   c.destroy();
-import uPlot from '../gen/vendor/uplot.mjs';
 import { exportBar } from '../export.js';
 
 export const RUN_STYLES = [
@@ -21,6 +22,9 @@ export const RUN_STYLES = [
 const REDRAW_MS = 250;
 /** The validation series' look, in the legend's text too: a dotted line with dots. */
 const VAL_GLYPH = '·●·';
+/** uPlot's class, loaded once, on the first chart that has a point to draw. */
+let uPlotClass = null;
+const loadUPlot = () => (uPlotClass ??= import('../gen/vendor/uplot.mjs').then((m) => m.default));
 
 export class LossChart {
   /**
@@ -36,6 +40,7 @@ export class LossChart {
     this.plot = null;
     this.pending = false;
     this.lastDraw = -Infinity;
+    this.destroyed = false;
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(el);
     this.build();
@@ -62,7 +67,14 @@ export class LossChart {
     });
   }
 
+  /** Draws the chart once uPlot is here: at once if it is, else when it has loaded (not without points). */
   build() {
+    if (this.destroyed || !this.points()) return;
+    if (typeof uPlotClass !== 'function') {
+      this.loading ??= loadUPlot().then((U) => { uPlotClass = U; this.build(); });
+      return;
+    }
+    const uPlot = uPlotClass;
     const series = [{ label: this.t('chart.step') }];
     for (const r of this.runs) {
       const prefix = this.runs.length > 1 ? `${r.label}: ` : '';
@@ -154,6 +166,7 @@ export class LossChart {
    */
   set(i, { steps, train, valSteps, val, divergedAt = null }) {
     Object.assign(this.runs[i], { steps, train, valSteps, val, divergedAt });
+    if (!this.plot) { this.build(); return; }
     if (this.pending) return;
     this.pending = true;
     const wait = Math.max(0, this.lastDraw + REDRAW_MS - performance.now());
@@ -192,6 +205,7 @@ export class LossChart {
   }
 
   destroy() {
+    this.destroyed = true;
     this.ro.disconnect();
     this.tools?.remove();
     this.plot?.destroy();

@@ -1,14 +1,13 @@
 // section-generation.js — the training page's "generation" section (#tr-gen): a prompt and the
 // sampling options (greedy, or temperature, top-k and top-p; the seed; how many tokens), then one token
-// at a time (Next) or one every 350 ms (Play), with the KV cache made visible (kv.js). Generation
-// needs a model and waits while it trains.
+// at a time (Next) or one every 350 ms (Play), with the KV cache made visible (kv.js, loaded on the first
+// generation). Generation needs a model and waits while it trains.
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // refresh(). Also stop() (stops playing), reset() (forgets the generation) and followTask() (a
 // prompt that was the task's default follows a new task).
 import { GEN_FIELDS } from './config.js';
 import { el, statusLine, setText } from '../ui.js';
-import { KvView, KV_TOLERANCE } from './kv.js';
 import { Section } from './section.js';
 import { button, buttonBar, numField, promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
@@ -46,9 +45,16 @@ export class GenerationSection extends Section {
     dom.status = statusLine('tr-gen-status');
     dom.box = idEl('tr-kv', 'div', 'tr-kv');
     s.append(p.row, p.err, p.hint, grid, buttonBar(dom.start, dom.next, dom.play), dom.status, dom.box);
-    if (!this.view) this.view = new KvView(dom.box, { t });
-    else { this.view.root = dom.box; this.view.opts = { t }; }
+    if (this.view) { this.view.root = dom.box; this.view.opts = { t }; }
     return s;
+  }
+
+  /** The KV-cache view (kv.js), loaded on the first generation: a learner who never generates never downloads it. */
+  async loadView() {
+    if (this.view) return;
+    this.kv ??= await import('./kv.js');
+    this.view ??= new this.kv.KvView(this.dom.box, { t: this.ctx.t });
+    this.view.width = this.dom.box.clientWidth; // its ResizeObserver reports after the first drawing
   }
 
   /** Stops playing. */
@@ -83,6 +89,7 @@ export class GenerationSection extends Section {
     if (!this.ctx.genPrompt()) { rt.errors.gen_prompt = this.ctx.t('err.promptEmpty'); refreshFieldError(this.ctx, 'gen_prompt'); return; }
     try {
       const g = await this.ctx.worker.call('gen_start', { run: 'main', spec: this.spec() });
+      await this.loadView();
       const c = rt.info.config;
       this.view.start(g, { n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, vocab: rt.info.vocab, vocab_size: c.vocab_size }, fromField(this.ctx.genPrompt()));
       rt.gen.active = true;
@@ -147,10 +154,10 @@ export class GenerationSection extends Section {
     if (!rt.info) s = t('gen.noModel');
     else if (training) s = t('gen.training');
     else if (!rt.gen.active) s = t('gen.ready');
-    else s = t('gen.status', { n: rt.gen.generated, max: rt.gen.max, tol: KV_TOLERANCE });
+    else s = t('gen.status', { n: rt.gen.generated, max: rt.gen.max, tol: this.kv.KV_TOLERANCE });
     setText(dom.status, s);
     if (training && rt.gen.active) { rt.gen.active = false; this.stop(); }
-    if (rt.gen.active && this.view.last && !dom.box.firstChild) this.view.render();
+    if (rt.gen.active && this.view?.last && !dom.box.firstChild) this.view.render();
   }
 
   /** A prompt that was the task's default follows a new task. */
