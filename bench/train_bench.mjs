@@ -55,6 +55,7 @@ const LAZY = [
   ['/train/walk-view.js', 'the first walk through the block (section-walk.js)'],
   ['/train/walk-steps.js', 'the first walk through the block (walk-view.js)'],
   ['/train/walk-figure.js', 'the first walk through the block (walk-view.js)'],
+  ['/train/i18n-zh.js', 'Chinese: chosen, remembered or in the link (i18n.js)'],
 ];
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
