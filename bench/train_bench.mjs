@@ -55,6 +55,9 @@ const LAZY = [
   ['/train/walk-view.js', 'the first walk through the block (section-walk.js)'],
   ['/train/walk-steps.js', 'the first walk through the block (walk-view.js)'],
   ['/train/walk-figure.js', 'the first walk through the block (walk-view.js)'],
+  ['/train/maps.js', 'the first model view or walk (model-view.js, walk-view.js)'],
+  ['/stepper/permalink.js', 'the first model view or walk (maps.js: the heads\' links into the stepper)'],
+  ['/train/i18n-zh.js', 'Chinese: chosen, remembered or in the link (i18n.js)'],
 ];
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';

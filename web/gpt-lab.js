@@ -38,7 +38,7 @@ import { ensureStylesheet } from './stepper/share.js';
 import { defaultState, decodeHash, encodeHash } from './train/config.js';
 import { startWorker } from './train/client.js';
 import { createContext } from './train/context.js';
-import { createI18n } from './train/i18n.js';
+import { createI18n, loadStrings, stringsLoaded } from './train/i18n.js';
 import { DataSection } from './train/section-data.js';
 import { TrainingSection } from './train/section-training.js';
 import { ExperimentsSection } from './train/section-experiments.js';
@@ -164,12 +164,23 @@ export class GptLabElement extends HTMLElement {
     if (!lab || oldValue === newValue) return;
     if (name === 'layer' || name === 'head') { this._zoom(); return; }
     if (name === 'autostart') return;
-    if (name !== 'sections') {
-      lab.ctx.setState(labState(this._params(), this._docLang()));
-      lab.sections.maps.followTask();
-      lab.sections.generation.followTask();
-      lab.sections.next.followTask();
+    if (name !== 'sections') this._follow();
+    else this._render();
+  }
+
+  /** The settings from the attributes, once their language's strings are loaded (Chinese: on first use). */
+  _follow() {
+    const lab = this._lab;
+    const state = labState(this._params(), this._docLang());
+    if (!stringsLoaded(state.lang)) {
+      // the attributes are read again then: the latest ones win
+      loadStrings(state.lang).then(() => { if (!this._destroyed) this._follow(); });
+      return;
     }
+    lab.ctx.setState(state);
+    lab.sections.maps.followTask();
+    lab.sections.generation.followTask();
+    lab.sections.next.followTask();
     this._render();
   }
 
@@ -245,7 +256,12 @@ export class GptLabElement extends HTMLElement {
     const root = this.shadowRoot ?? this.attachShadow({ mode: 'open' });
     const app = el('div', 'aps-root tr-root gl-root');
     app.dataset.status = 'loading';
-    const state = labState(this._params(), this._docLang());
+    let state = labState(this._params(), this._docLang());
+    if (!stringsLoaded(state.lang)) {
+      await loadStrings(state.lang); // Chinese: fetched on first use, before the first words
+      if (this._destroyed) return;
+      state = labState(this._params(), this._docLang()); // (attributes changed meanwhile)
+    }
     const { t } = createI18n(state.lang);
     app.append(el('p', 'gl-boot', t('status.loading')));
     app.setAttribute('role', 'region');

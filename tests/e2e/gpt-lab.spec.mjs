@@ -107,6 +107,36 @@ test('the sections attribute shows and hides sections; the styles stay on their 
   expect(await page.evaluate(() => document.getElementById('tr-status'))).toBeNull(); // its ids are its own
 });
 
+test('lang="zh": the lab speaks Chinese from its first words, and follows its lang attribute both ways', async ({ page }) => {
+  await page.addInitScript(() => {
+    // the lab's first words, whatever comes after them (its loading line, in its shadow root)
+    customElements.whenDefined('gpt-lab').then(() => {
+      const lab = document.getElementById('lab');
+      const seen = () => {
+        const p = lab.shadowRoot?.querySelector('.gl-boot, #tr-status');
+        if (p && p.textContent && window.firstWords === undefined) window.firstWords = p.textContent;
+        else if (window.firstWords === undefined) requestAnimationFrame(seen);
+      };
+      seen();
+    });
+  });
+  const lab = page.locator('gpt-lab#lab');
+  // an English lab told to speak Chinese: its strings load, then it redraws in Chinese
+  await coursePage(page, '<gpt-lab id="lab" task="sort" steps="25" sections="training"></gpt-lab>');
+  await expect(lab).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
+  await expect(lab.locator('#tr-status')).toHaveText('Ready. Press “Start training”.');
+  await page.evaluate(() => document.getElementById('lab').setAttribute('lang', 'zh'));
+  await expect(lab.locator('#tr-status')).toHaveText('就绪。请按“开始训练”。');
+  await expect(lab.getByRole('button', { name: '开始训练' })).toBeVisible();
+  await page.evaluate(() => document.getElementById('lab').setAttribute('lang', 'en'));
+  await expect(lab.locator('#tr-status')).toHaveText('Ready. Press “Start training”.');
+  // a Chinese lab: Chinese from its first words
+  await coursePage(page, '<gpt-lab id="lab" lang="zh" task="sort" steps="25" sections="training"></gpt-lab>');
+  await expect(lab).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
+  await expect(lab.locator('#tr-status')).toHaveText('就绪。请按“开始训练”。');
+  expect(await page.evaluate(() => window.firstWords)).toMatch(/[\u4e00-\u9fff]/);
+});
+
 test('without autostart the lab waits for its Start button; with bad settings it names the field', async ({ page }) => {
   await coursePage(page, `<gpt-lab id="a" task="sort" steps="25" sections="training"></gpt-lab>
 <gpt-lab id="b" task="copy" steps="2x" sections="data training" autostart></gpt-lab>`);

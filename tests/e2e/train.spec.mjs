@@ -463,6 +463,30 @@ test('zh: the page in Chinese, the language shared with the stepper', async ({ p
   await expect(page.locator('.tr-kv-steps tbody tr')).toHaveCount(3);
 });
 
+test('zh remembered: the page speaks Chinese from its first words; its strings are fetched only for a Chinese reader', async ({ page }) => {
+  const fetched = [];
+  page.on('request', (r) => { if (r.url().endsWith('/train/i18n-zh.js')) fetched.push(r.url()); });
+  // the first heading the page draws, whatever comes after it
+  await page.addInitScript(() => {
+    new MutationObserver((_, obs) => {
+      const h1 = document.querySelector('h1');
+      if (h1) { window.firstHeading = h1.textContent; obs.disconnect(); }
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await open(page);
+  await expect(page.locator('h1')).toHaveText('Train a tiny GPT');
+  expect(fetched, 'an English reader never fetches the Chinese strings').toEqual([]);
+  await page.locator('#tr-lang-zh').click(); // the switch waits for them
+  await expect(page.locator('h1')).toHaveText('训练一个小 GPT');
+  await expect(page.locator('#tr-start')).toHaveText('开始训练');
+  expect(fetched).toHaveLength(1);
+  // remembered: the next visit starts in Chinese, with no English first
+  await open(page);
+  expect(await page.evaluate(() => window.firstHeading)).toBe('训练一个小 GPT');
+  await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+  await expect(page.locator('#tr-task-about')).toContainText('随机字符串');
+});
+
 for (const width of [375, 1366, 1920]) {
   test(`layout at ${width} px: no horizontal overflow, before and after training, maps and generation`, async ({ page }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });

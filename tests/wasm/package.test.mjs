@@ -37,7 +37,7 @@ test('the tarball holds the modules, types, wasm and page assets, and no tests, 
     'gpt-lab.js', 'gpt-lab.d.ts', 'gpt-lab.css', 'lab-embed.html',
     'gen/attention_core.mjs', 'gen/attention_core.wasm', 'gen/gpt_core.mjs', 'gen/gpt_core.wasm',
     'stepper/stepper.css', 'stepper/share.css', 'index.html', 'embed.html', 'scorm/player.html', 'train/index.html',
-    'train/worker.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE']) {
+    'train/worker.js', 'train/i18n-zh.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE']) {
     assert.ok(files.includes(f), `the tarball lacks ${f}`);
   }
   const bad = files.filter((f) => /^(tests?|src|bench|scripts|examples|docs|build[^/]*|node_modules|\.ci)\//.test(f) || /\/examples\//.test(f)

@@ -153,7 +153,15 @@ test('experiment sentence: identical curves, differing curves and a divergence, 
 });
 
 test('every string of the page has its Chinese, with the same placeholders', async () => {
-  const { STRINGS } = await import('../../web/train/i18n.js');
+  const { STRINGS, loadStrings, stringsLoaded, createI18n } = await import('../../web/train/i18n.js');
+  // the Chinese table is a module of its own, loaded on first use
+  assert.equal(STRINGS.zh, undefined, 'the Chinese strings load only when asked for');
+  assert.equal(stringsLoaded('zh'), false);
+  assert.equal(createI18n('zh').t('app.title'), STRINGS.en['app.title'], 'before the load, the keys show in English');
+  await loadStrings('zh');
+  assert.equal(stringsLoaded('zh'), true);
+  assert.equal(createI18n('zh').t('app.title'), STRINGS.zh['app.title']);
+  assert.notEqual(STRINGS.zh['app.title'], STRINGS.en['app.title']);
   const ph = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
   for (const [k, v] of Object.entries(STRINGS.en)) {
     assert.ok(k in STRINGS.zh, `zh lacks ${k}`);

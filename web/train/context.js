@@ -43,7 +43,7 @@ export function newRuntime() {
 /**
  * @param {object} o
  * @param {HTMLElement} o.app the page's root (#app): its data-* attributes tell the state
- * @param {object} o.state the learner's choices (config.js)
+ * @param {object} o.state the learner's choices (config.js); its language's table already loaded (i18n.js loadStrings)
  * @param {object} o.worker the main run's worker client (client.js)
  * @param {() => object} o.startExpWorker starts the experiments' worker client (on first use)
  * @param {() => void} o.render renders the whole page again
@@ -68,7 +68,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     /** The element with this id in the page's root (the document, or the shadow root of <gpt-lab>). */
     byId: (id) => (app.getRootNode?.().getElementById ? app.getRootNode() : document).getElementById(id),
 
-    /** A new state (a link): its language's translator with it. */
+    /** A new state (a link, a kept run): its language's translator with it (load its table first: i18n.js loadStrings). */
     setState(s) {
       ctx.state = s;
       ctx.i18n = createI18n(s.lang);

@@ -20,7 +20,7 @@
 // style-src 'self'.
 import { defaultState, cleanState, decodeHash } from './config.js';
 import { startWorker } from './client.js';
-import { storedLang, storeLang } from './i18n.js';
+import { storedLang, storeLang, loadStrings, stringsLoaded } from './i18n.js';
 import { el, langSwitch } from '../ui.js';
 import { createContext } from './context.js';
 import { button, buttonBar } from './fields.js';
@@ -38,10 +38,15 @@ import { OpenSection } from './section-open.js';
 
 const app = document.getElementById('app');
 const fromLink = decodeHash(location.hash);
+const initial = fromLink ?? cleanState({ ...defaultState(), lang: storedLang() ?? 'en' });
+const worker = startWorker();
+// Chinese (remembered or in the link) is fetched before the first render: the page never shows
+// English first (index.html's loading line is in both languages)
+await loadStrings(initial.lang);
 const ctx = createContext({
   app,
-  state: fromLink ?? cleanState({ ...defaultState(), lang: storedLang() ?? 'en' }),
-  worker: startWorker(),
+  state: initial,
+  worker,
   startExpWorker: () => route(startWorker(), 'experiments'),
   render,
 });
@@ -103,9 +108,15 @@ function header() {
   return h;
 }
 
-function setLang(code) {
-  ctx.state.lang = code;
+let langPicked = 0; // the last switch wins over one whose strings are still loading
+
+/** The switch: the language's strings first (Chinese is fetched on first use), then the page in it. */
+async function setLang(code) {
+  const pick = ++langPicked;
   storeLang(code);
+  if (!stringsLoaded(code)) await loadStrings(code);
+  if (pick !== langPicked) return;
+  ctx.state.lang = code;
   ctx.setState(ctx.state);
   render();
   ctx.writeHash();
@@ -130,11 +141,14 @@ async function copyText(text) {
 }
 
 // a link followed within the page (a lesson's next experiment): its state, the page again
-addEventListener('hashchange', () => {
-  if (location.hash === ctx.lastHash) return;
-  const s = decodeHash(location.hash);
+addEventListener('hashchange', async () => {
+  const hash = location.hash;
+  if (hash === ctx.lastHash) return;
+  const s = decodeHash(hash);
   if (!s) return;
-  ctx.lastHash = location.hash;
+  if (!stringsLoaded(s.lang)) await loadStrings(s.lang);
+  if (location.hash !== hash || hash === ctx.lastHash) return; // another link meanwhile: its own event
+  ctx.lastHash = hash;
   ctx.setState(s);
   render();
 });

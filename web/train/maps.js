@@ -7,6 +7,8 @@
 //
 // Colour is not the only cue: masked keys are hatched (not just pale), each row's strongest key
 // carries a dot.
+// Loaded with the first model view or walk (model-view.js, walk-view.js), not at the page's start:
+// the sections that only show tokens take heat and tokenMark from ../export.js itself.
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 characters (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../stepper/permalink.js';

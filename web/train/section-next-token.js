@@ -13,9 +13,8 @@
 // and followTask() (a prompt that was the default follows a new task).
 import { el, segGroup, statusLine, setText, hide } from '../ui.js';
 import { Section } from './section.js';
-import { tokenLabel } from './maps.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
-import { exportBar } from '../export.js';
+import { exportBar, tokenMark as tokenLabel } from '../export.js';
 import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
 /** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */

@@ -14,7 +14,7 @@
 import { el, statusLine, setText } from '../ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, idEl, fromField } from './fields.js';
-import { heat, tokenLabel } from './maps.js';
+import { heat, tokenMark as tokenLabel } from '../export.js';
 
 const TOP = 10; // the most surprising tokens listed in the table
 

@@ -13,7 +13,7 @@
 import { el, statusLine } from '../ui.js';
 import { Section } from './section.js';
 import { button, idEl } from './fields.js';
-import { tokenLabel } from './maps.js';
+import { tokenMark as tokenLabel } from '../export.js';
 
 export class WalkSection extends Section {
   /**
