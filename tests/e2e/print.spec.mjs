@@ -4,6 +4,9 @@
 // scripts/setup's list): every panel's numbers are there, panels 3–8 included, even in the
 // step-by-step view, where the screen shows one step and the other panels were never painted;
 // after printing the step view is back as it was. In 中文 too.
+// Panels the screen lays out wider than the paper (16 columns) or as heatmaps only (40 tokens)
+// print their numbers too, in blocks of columns (the input grids as well): the first and last
+// columns of every row are in the PDF's text; after printing the screen is as it was (no print copy, the heatmap back).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -13,6 +16,15 @@ import { ready } from './stepper-helpers.mjs';
 const PDFTOTEXT = '/usr/bin/pdftotext';
 // panels 3–8 of the forward pass (context.js STEPS): S/√d_k, + mask, softmax, A·V, concat, ·W_o
 const LATE = ['scaled', 'masked', 'weights', 'context', 'concat', 'out'];
+
+/** The stepper, in English or switched to 中文 with its language button (as a user does). */
+async function open(page, lang) {
+  await ready(page);
+  if (lang === 'zh') {
+    await page.locator('[data-key="lang.zh"]').click();
+    await expect(page.locator('.aps-root')).toHaveAttribute('lang', 'zh-CN');
+  }
+}
 
 async function printed(page, testInfo, name) {
   const path = testInfo.outputPath(`${name}.pdf`);
@@ -24,7 +36,7 @@ async function printed(page, testInfo, name) {
 for (const lang of ['en', 'zh']) {
   test(`printing the step-by-step view (${lang}) shows every panel's numbers, then the view is back`, async ({ page }, testInfo) => {
     test.skip(!existsSync(PDFTOTEXT), 'no pdftotext: scripts/setup installs poppler-utils');
-    await ready(page, lang === 'zh' ? '/#lang=zh' : '/');
+    await open(page, lang);
     await page.locator('select[data-key="preset"]').selectOption('kv-cache');
     // what each panel shows, row by row, read in the all-steps view
     const want = {};
@@ -38,9 +50,74 @@ for (const lang of ['en', 'zh']) {
       for (const row of want[p]) expect(text, `panel ${p}, row ${row.join(' ')}`).toContain(` ${row.join(' ')}`);
     }
     // the numbers' panels keep their titles (a reader of the PDF knows which is which)
-    expect(text).toContain(lang === 'zh' ? 'softmax' : 'softmax (A)');
+    expect(text).toMatch(lang === 'zh' ? /softmax ?（A）/ : /softmax \(A\)/); // (pdftotext may space a full-width parenthesis)
     // after printing: the step view as it was, its state untouched
     await expect(page.locator('figure[data-panel="weights"]')).toBeHidden();
     expect(await page.evaluate(() => window.attentionStepper.getState().view)).toBe('step');
+  });
+}
+
+/** Sets the state's matrices and options (as a permalink would), then waits for the trace. */
+async function setInput(page, patch) {
+  await page.evaluate((patch) => {
+    const s = window.attentionStepper.getState();
+    window.attentionStepper.setState({ ...s, preset: 'custom', ...patch, matrices: { ...s.matrices, ...patch.matrices }, options: { ...s.options, ...patch.options } });
+  }, patch);
+}
+
+/** Every row's first and last four numbers (a block holds more than four columns) are printed. */
+function expectRows(text, panel, rows) {
+  expect(rows.length, panel).toBeGreaterThan(0);
+  for (const [i, row] of rows.entries()) {
+    for (const part of [row.slice(0, 4), row.slice(-4)]) expect(text, `panel ${panel}, row ${i + 1}: ${part.join(' ')}`).toContain(` ${part.join(' ')}`);
+  }
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`a 16-column matrix prints every column, in blocks that fit the paper (${lang})`, async ({ page }, testInfo) => {
+    test.skip(!existsSync(PDFTOTEXT), 'no pdftotext: scripts/setup installs poppler-utils');
+    await open(page, lang);
+    // Q, K, V: 3 × 16 of distinct signed numbers
+    const mat = (seed) => Array.from({ length: 3 }, (_, i) => Array.from({ length: 16 }, (_, j) => (Math.round(Math.sin(seed + i * 16 + j) * 9000) / 10000).toString()).join(' ')).join('\n');
+    await setInput(page, { mode: 'qkv', use_W_o: false, use_bias: false, matrices: { Q: mat(1), K: mat(2), V: mat(3) }, options: { causal: false, n_head: 1 } });
+    await expect(page.locator('figure[data-panel="v"] thead th')).toHaveCount(17);
+    const want = {};
+    for (const p of ['v', 'scores', 'context']) want[p] = await panelText(page, p);
+    expect(want.v[0].length).toBe(16);
+    const text = await printed(page, testInfo, `wide-${lang}`);
+    for (const p of ['v', 'context']) expectRows(text, p, want[p]);
+    expect(text).toMatch(lang === 'zh' ? /V ?（值）/ : /V \(values\)/);
+    // the input grids too: V as typed
+    expectRows(text, 'V (input)', mat(3).split('\n').map((r) => r.split(' ')));
+    // a narrow panel keeps its whole rows on one line
+    for (const row of want.scores) expect(text).toContain(` ${row.join(' ')}`);
+    // the screen: as it was
+    await expect(page.locator('.aps-print-blocks')).toHaveCount(0);
+    await expect(page.locator('figure[data-panel="v"] .aps-mat-scroll')).toBeVisible();
+    await expect(page.locator('section[data-matrix="V"] .aps-grid-scroll')).toBeVisible();
+  });
+
+  test(`a large input's heatmap-only panels print their numbers (${lang})`, async ({ page }, testInfo) => {
+    test.skip(!existsSync(PDFTOTEXT), 'no pdftotext: scripts/setup installs poppler-utils');
+    await open(page, lang);
+    const T = 40;
+    const I4 = '1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1';
+    const x = Array.from({ length: T }, (_, i) => Array.from({ length: 4 }, (_, j) => (Math.round(Math.sin(i * 3 + j) * 90) / 100).toString()).join(' ')).join('\n');
+    await setInput(page, { mode: 'x', use_W_o: true, use_bias: false, matrices: { x, W_q: I4, W_k: I4, W_v: I4, W_o: I4 }, options: { causal: true, n_head: 2 } });
+    const scores = page.locator('figure[data-panel="scores"]');
+    await expect(scores.locator('canvas.aps-heat-canvas')).toHaveCount(1);
+    // the numbers the panel would show, read with every number on, then back to heatmaps
+    const toggle = page.locator('.aps-large button');
+    await toggle.click();
+    const want = await panelText(page, 'scores');
+    expect(want.length).toBe(T);
+    await toggle.click();
+    await expect(scores.locator('td')).toHaveCount(0);
+    const text = await printed(page, testInfo, `large-${lang}`);
+    expectRows(text, 'scores', want);
+    // the screen: the heatmap again, no print copy
+    await expect(page.locator('.aps-print-blocks')).toHaveCount(0);
+    await expect(scores.locator('canvas.aps-heat-canvas')).toBeVisible();
+    await expect(scores.locator('td')).toHaveCount(0);
   });
 }
