@@ -9,6 +9,7 @@
 #include "api/zip.h"
 #include "core/attention.h"
 #include "core/train.h"
+#include "input_error_util.h"
 
 using ap::InputError;
 namespace pk = ap::pickle;
@@ -40,14 +41,8 @@ std::string make_zip(const std::vector<std::pair<std::string, std::string>>& ent
   return out;
 }
 
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(nothing refused)";
-}
+// What an InputError says ("no error" when nothing is refused).
+std::string refusal(const std::function<void()>& f) { return input_error_util::error_of(f).message; }
 
 pk::Pickle load(const std::string& s, bool torch = true) { return pk::load(s.data(), s.size(), torch, "t.pkl"); }
 // A literal's bytes, NULs included.

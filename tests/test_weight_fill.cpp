@@ -15,6 +15,7 @@
 #include "../src/api/weight_fill.h"
 #include "../src/api/zip.h"
 #include "../src/core/attention.h"
+#include "input_error_util.h"
 
 using namespace ap;
 
@@ -37,14 +38,8 @@ std::string bf16_bytes(const std::vector<float>& v) {  // exact for these values
   return out;
 }
 
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+// What an InputError says ("no error" when nothing is refused).
+std::string refusal(const std::function<void()>& f) { return input_error_util::error_of(f).message; }
 
 // Feeds the reads from `file` in slices of `step` bytes (their concatenation, in order).
 std::vector<float> fill(const std::vector<WeightRead>& reads, const std::string& file, size_t n_params, size_t step) {
