@@ -33,7 +33,22 @@
 //                            --steps, only the step count changed)
 //   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
 // Beside the wall and worker times it prints the CPU seconds the browser's processes used during
-// each run (from /proc: every process under this one), so a loaded machine's runs can be compared.
+// each run (from /proc: every process under this one), so a loaded machine's runs can be compared,
+// and each Web Worker thread's CPU per step (/proc/PID/task: the training worker and its helpers,
+// busiest first) beside the worker's wall time per step: the gap is waiting (for a helper, a core).
+//
+// A quiet sitting (nothing else running; say the load average; 3 rounds, alternated):
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2              # tiny, 100 steps
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --preset small --steps 20
+//       → each path's 2 ÷ 1 ratio ("Path …, workers 1 / 2: … ratio to 1")
+//   node bench/train_bench.mjs --quick --default-run --workers 1 --web OLD/web           # the old page
+//   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads
+//       → the default 2,000-step run's time ("training time in the worker"), old page against this
+//         one (its default: 1 worker on the workers path, the cores on the threads path)
+//   AP_BENCH_CPU_TIME=1 /usr/bin/python3 bench/peers/torch_peer.py --only w3 --threads 1
+//   AP_BENCH_CPU_TIME=1 /usr/bin/python3 bench/peers/torch_peer.py --only w3 --threads 2
+//       → PyTorch's W3 tiny and small at 1 and 2 threads (drop AP_BENCH_CPU_TIME=1 on a quiet
+//         machine for wall time; bench/run_peers.sh sets LD_LIBRARY_PATH to Debian's OpenBLAS)
 import { readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { runPageBench, transfer } from './web_server.mjs';
@@ -84,6 +99,54 @@ function childCpuSeconds() {
   let sum = 0;
   for (const pid of below) if (pid !== process.pid) sum += procs.get(pid)?.cpu ?? 0;
   return sum;
+}
+
+/**
+ * CPU seconds of each thread of the browser's processes, by thread id → {name, cpu} (/proc/PID/task:
+ * Chromium names a Web Worker's thread "DedicatedWorker"): where a run's CPU time goes, worker by
+ * worker.
+ */
+function threadCpuSeconds() {
+  const tick = 100;
+  const out = new Map();
+  const ppid = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      ppid.set(Number(d), Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch { /* gone */ }
+  }
+  const below = new Set([process.pid]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, pp] of ppid) if (!below.has(pid) && below.has(pp)) { below.add(pid); grew = true; }
+  }
+  for (const pid of below) {
+    if (pid === process.pid) continue;
+    let tasks = [];
+    try { tasks = readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const tid of tasks) {
+      try {
+        const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        out.set(`${pid}/${tid}`, { name, cpu: (Number(f[11]) + Number(f[12])) / tick });
+      } catch { /* gone */ }
+    }
+  }
+  return out;
+}
+
+/** The threads that used over 0.2 s of CPU between two threadCpuSeconds() readings, most first. */
+function threadsBetween(a, b) {
+  const d = [];
+  for (const [k, t] of b) {
+    const used = t.cpu - (a.get(k)?.cpu ?? 0);
+    if (used > 0.2) d.push({ name: t.name, cpu: used });
+  }
+  return d.sort((x, y) => y.cpu - x.cpu);
 }
 
 /**
@@ -202,10 +265,12 @@ async function trainingRun(context, url, path, workers) {
     const t0 = await page.evaluate(() => performance.now());
     const w0 = Date.now();
     const c0 = childCpuSeconds();
+    const th0 = threadCpuSeconds();
     await page.locator('#tr-start').click();
     await page.waitForFunction(() => /done|diverged/.test(document.getElementById('app').dataset.train), null, { timeout: 3_600_000 });
     const wall = (Date.now() - w0) / 1000;
     const cpu = childCpuSeconds() - c0;
+    const threads = threadsBetween(th0, threadCpuSeconds());
     const isolated = await page.evaluate(() => globalThis.crossOriginIsolated === true);
     const r = await page.evaluate(() => {
       const rt = window.trainPage.runtime;
@@ -216,6 +281,10 @@ async function trainingRun(context, url, path, workers) {
     console.log(`  training time in the worker                              ${(r.elapsed / 1000).toFixed(1)} s`);
     console.log(`  wall time from Start to done                             ${wall.toFixed(1)} s`);
     console.log(`  CPU time of the browser's processes meanwhile            ${cpu.toFixed(1)} s (${((r.tps * r.elapsed) / 1000 / cpu).toFixed(0)} tokens per CPU-second)`);
+    const workersCpu = threads.filter((t) => /Worker/i.test(t.name));
+    console.log(`  CPU per step in each worker thread (the busiest first)   ${workersCpu.map((t) => `${(1000 * t.cpu / Math.max(1, r.steps)).toFixed(1)} ms`).join(', ') || '—'}` +
+      ` (wall ${(r.elapsed / Math.max(1, r.steps)).toFixed(1)} ms a step in the worker)`);
+    console.log(`  other threads over 0.2 s                                 ${threads.filter((t) => !/Worker/i.test(t.name)).map((t) => `${t.name} ${t.cpu.toFixed(1)} s`).join(', ') || '—'}`);
     console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
     if (!QUICK) printFrames(await framesSince(page, t0));
     await page.close();

@@ -416,9 +416,10 @@ export interface GptRun {
   /**
    * Data-parallel training across workers: the next step's batch split `shares` ways (the same
    * batch whatever the split). Then stepOwn(), the workers' GptShard.gradients, stepAdd for shares
-   * 1 … shares − 1 in order, stepFinish().
+   * 1 … shares − 1 in order, stepFinish(). With into, the parameters are copied into each of
+   * those arrays (n_params each, reused step after step) and params is left out.
    */
-  stepBegin(shares: number): StepBegin;
+  stepBegin(shares: number, options?: { into?: Float32Array[] }): StepBegin;
   /** Share 0's forward and backward here; loss is the share's mean. */
   stepOwn(): { loss: number };
   /** The next share's gradients (n_params) and per-token losses (its rows · T). */
@@ -454,14 +455,17 @@ export interface StepBegin {
   /** The batch, batch_size · T tokens each. */
   ids: Int32Array;
   targets: Int32Array;
-  /** The parameters every share uses. */
-  params: Float32Array;
+  /** The parameters every share uses (absent when stepBegin was given into). */
+  params?: Float32Array;
 }
 
 /** A worker's share of a data-parallel step ({@link Gpt.shard}). */
 export interface GptShard {
-  /** Forward and backward of whole rows with these parameters, scaled to a batch of batchRows rows. */
-  gradients(params: Float32Array, ids: Int32Array, targets: Int32Array, batchRows: number):
+  /**
+   * Forward and backward of whole rows with these parameters, scaled to a batch of batchRows rows.
+   * With options.grads (n_params floats; it may be params) the gradients are written there.
+   */
+  gradients(params: Float32Array, ids: Int32Array, targets: Int32Array, batchRows: number, options?: { grads?: Float32Array }):
     { loss: number; rows: number; grads: Float32Array; losses: Float32Array };
   free(): void;
 }
@@ -561,6 +565,19 @@ export interface GptSessionHandle {
   batch_targets(): Int32Array;
   shard_grads(): Float32Array;
   shard_losses(): Float32Array;
+  /** Views into the heap (not copies): valid until the next call into the module. */
+  step_params_view(): Float32Array;
+  batch_ids_view(): Int32Array;
+  batch_targets_view(): Int32Array;
+  shard_grads_view(): Float32Array;
+  shard_losses_view(): Float32Array;
+  /** Staging areas of n values as heap views to write into, then step_add_staged / shard_gradients_staged. */
+  stage_floats(n: number): Float32Array;
+  stage_losses(n: number): Float32Array;
+  stage_ids(n: number): Int32Array;
+  stage_targets(n: number): Int32Array;
+  step_add_staged(): string;
+  shard_gradients_staged(batchRows: number): string;
   /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
   call_json(line: string): string;
   delete(): void;

@@ -133,12 +133,20 @@ function stepsOf(r) {
   };
 }
 
-/** A Float32Array's or Int32Array's bytes, for the core (no copy here; Embind copies them in). */
-function bytesOf(a, field) {
+/** A Float32Array or Int32Array (else GptError naming field), for a copy into the heap. */
+function wordsOf(a, field) {
   if (!(a instanceof Float32Array || a instanceof Int32Array)) {
     throw new GptError(`${field} must be a Float32Array or Int32Array`, { field });
   }
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  return a;
+}
+
+/** a into the session's staging area stage (stage_floats, …): one typed-array copy, no allocation. */
+function staged(s, stage, a, field) {
+  wordsOf(a, field);
+  const v = s[stage](a.length); // a view of the heap: made after the area, used at once
+  if (a instanceof Float32Array === v instanceof Float32Array) v.set(a);
+  else v.set(a instanceof Float32Array ? new Int32Array(a.buffer, a.byteOffset, a.length) : new Float32Array(a.buffer, a.byteOffset, a.length));
 }
 
 /** SharedArrayBuffer and Atomics.wait work here: a cross-origin isolated page or worker (or Node). */
@@ -495,14 +503,24 @@ class GptRun {
    * parameters every share uses)}. The batch is the same for a seed and step whatever the split.
    * Then stepOwn() computes share 0 here while each worker's shard(config).gradients(…) computes
    * its own; stepAdd(grads, losses) adds shares 1 … shares − 1 in order; stepFinish() clips, applies
-   * AdamW and answers as train(1).
+   * AdamW and answers as train(1). With {into: [Float32Array, …]} the parameters are copied into
+   * those arrays (each n_params; one per worker, reused step after step) and params is not made.
    */
-  stepBegin(shares) {
+  stepBegin(shares, { into } = {}) {
     const s = this.#s();
     const r = answer(s.step_begin(int32(shares, 'threads', 'stepBegin(shares): shares')));
     r.ids = s.batch_ids();
     r.targets = s.batch_targets();
-    r.params = s.step_params();
+    if (into) {
+      // the parameters copied into each of these Float32Arrays (n_params): no new buffer per step
+      const v = s.step_params_view();
+      for (const a of into) {
+        if (!(a instanceof Float32Array) || a.length !== v.length) {
+          throw new GptError(`stepBegin's into must hold Float32Arrays of the model's ${v.length} parameters`, { field: 'params' });
+        }
+        a.set(v);
+      }
+    } else r.params = s.step_params();
     return r;
   }
 
@@ -513,7 +531,10 @@ class GptRun {
 
   /** Adds the next share's gradients (Float32Array, n_params) and per-token losses (Float32Array, its rows · T). */
   stepAdd(grads, losses) {
-    answer(this.#s().step_add(bytesOf(grads, 'gradients'), bytesOf(losses, 'losses')));
+    const s = this.#s();
+    staged(s, 'stage_floats', grads, 'gradients');
+    staged(s, 'stage_losses', losses, 'losses');
+    answer(s.step_add_staged());
   }
 
   /** Ends the step begun by stepBegin: train(1)'s answer. */
@@ -688,14 +709,25 @@ class GptShard {
    * Forward and backward of rows of the batch (ids, targets: Int32Array of whole rows of
    * block_size) with these parameters (Float32Array, n_params), scaled to the whole batch's mean
    * (batchRows rows) → {loss (the share's mean), rows, grads (Float32Array, n_params), losses
-   * (Float32Array, per token)}.
+   * (Float32Array, per token)}. With {grads: a Float32Array of n_params} the gradients are written
+   * there (it may be params itself) rather than into a new array.
    */
-  gradients(params, ids, targets, batchRows) {
+  gradients(params, ids, targets, batchRows, { grads } = {}) {
     const s = this.#session;
     if (!s) throw new GptError('this shard was freed', { field: 'run' });
-    const r = answer(s.shard_gradients(bytesOf(params, 'params'), bytesOf(ids, 'ids'), bytesOf(targets, 'targets'),
-      int32(batchRows, 'batch_rows', 'gradients(…, batchRows): batchRows')));
-    r.grads = s.shard_grads();
+    const rows = int32(batchRows, 'batch_rows', 'gradients(…, batchRows): batchRows');
+    if (grads !== undefined && !(grads instanceof Float32Array)) throw new GptError('grads must be a Float32Array', { field: 'grads' });
+    staged(s, 'stage_floats', params, 'params');
+    staged(s, 'stage_ids', ids, 'ids');
+    staged(s, 'stage_targets', targets, 'targets');
+    const r = answer(s.shard_gradients_staged(rows));
+    if (grads) {
+      // into the caller's array (it may be the params array it gave: they are in the model now)
+      const v = s.shard_grads_view();
+      if (grads.length !== v.length) throw new GptError(`grads holds ${grads.length} floats: the model has ${v.length} parameters`, { field: 'grads' });
+      grads.set(v);
+      r.grads = grads;
+    } else r.grads = s.shard_grads();
     r.losses = s.shard_losses();
     return r;
   }

@@ -93,6 +93,11 @@
 //   shard_gradients(params, ids, targets, batch_rows)
 //                           one share with these parameters → {"loss","rows"}; shard_grads(),
 //                            shard_losses()
+// The same exchange without bytes through strings (the wasm bindings hand out views of these
+// staging areas; web/gpt.js writes a share into them, then calls the *_staged call): stage_floats(n)
+// (a share's gradients in the main session, the parameters in a worker's), stage_losses(n),
+// stage_ids(n), stage_targets(n) → the area, n values; step_add_staged() and
+// shard_gradients_staged(batch_rows) are step_add and shard_gradients on what is staged.
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
@@ -193,6 +198,12 @@ class GptSession {
   std::string shard_model(const std::string& config_json);
   std::string shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
                               int batch_rows);
+  float* stage_floats(int n);
+  float* stage_losses(int n);
+  int* stage_ids(int n);
+  int* stage_targets(int n);
+  std::string step_add_staged();
+  std::string shard_gradients_staged(int batch_rows);
   const std::vector<float>& step_params() const { return step_params_; }
   const std::vector<int>& batch_ids() const;
   const std::vector<int>& batch_targets() const;
@@ -229,6 +240,7 @@ class GptSession {
   int threads_ = 1;
   std::vector<float> step_params_, shard_grads_, shard_losses_, shard_in_;
   std::vector<int> shard_ids_, shard_targets_;
+  std::vector<float> stage_losses_;  // step_add's losses, staged
   std::unique_ptr<GPT> shard_;  // shard_model's
 };
 

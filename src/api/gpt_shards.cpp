@@ -31,6 +31,52 @@ void read_words(std::vector<T>& out, const std::string& bytes, const char* field
 
 const std::vector<int> kNoInts;
 
+// v resized to n values (none below 0; its capacity reused) → its data, for the bindings' views.
+template <class T>
+T* staged(std::vector<T>& v, int n) {
+  v.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return v.data();
+}
+
+InputError params_size(const GPT& g, size_t bytes) {
+  return InputError("params has " + std::to_string(bytes) + " bytes: the model's " + std::to_string(g.num_parameters()) +
+                        " parameters take " + std::to_string(4 * g.num_parameters()),
+                    "params");
+}
+
+// A share's gradients and per-token losses added to the step under way (in share order).
+Value add_share(Trainer& t, const std::vector<float>& grads, const std::vector<float>& losses) {
+  t.add_shard(grads.data(), static_cast<int64_t>(grads.size()), losses.data(), static_cast<int64_t>(losses.size()));
+  return Value::object();
+}
+
+// One share's forward and backward on model g with these parameters (n_params of them) → its
+// gradients and per-token losses into grads and losses; {"loss","rows"}.
+Value compute_share(GPT& g, const std::vector<float>& params, const std::vector<int>& ids,
+                    const std::vector<int>& targets, int batch_rows, std::vector<float>& grads,
+                    std::vector<float>& losses) {
+  const int T = g.config().block_size;
+  std::memcpy(g.params(), params.data(), params.size() * sizeof(float));
+  const int64_t n = static_cast<int64_t>(ids.size());
+  if (n == 0 || n % T != 0 || static_cast<int64_t>(targets.size()) != n)
+    throw InputError("ids and targets must be whole rows of block_size = " + std::to_string(T) +
+                         " tokens, as many of each (got " + std::to_string(n) + " and " +
+                         std::to_string(targets.size()) + ")",
+                     "ids");
+  const int rows = static_cast<int>(n / T);
+  if (batch_rows < rows || batch_rows > kMaxBatch)
+    throw InputError("batch_rows is " + std::to_string(batch_rows) + ": it must be between this share's " +
+                         std::to_string(rows) + " rows and " + std::to_string(kMaxBatch),
+                     "batch_rows");
+  const float loss = ap::shard_gradients(g, ids.data(), targets.data(), rows, T, batch_rows);
+  grads.assign(g.grads(), g.grads() + g.num_parameters());
+  losses.assign(g.losses(), g.losses() + n);
+  Value v = Value::object();
+  v.set("loss", Value::f32(loss));
+  v.set("rows", rows);
+  return v;
+}
+
 }  // namespace
 
 const std::vector<int>& GptSession::batch_ids() const { return trainer_ ? trainer_->batch_ids() : kNoInts; }
@@ -75,11 +121,15 @@ std::string GptSession::step_add(const std::string& grads, const std::string& lo
   return guarded([&] {
     require_model();
     read_words(shard_in_, grads, "gradients");
-    std::vector<float> l;
-    read_words(l, losses, "losses");
-    trainer_->add_shard(shard_in_.data(), static_cast<int64_t>(shard_in_.size()), l.data(),
-                        static_cast<int64_t>(l.size()));
-    return Value::object();
+    read_words(stage_losses_, losses, "losses");
+    return add_share(*trainer_, shard_in_, stage_losses_);
+  });
+}
+
+std::string GptSession::step_add_staged() {
+  return guarded([&] {
+    require_model();
+    return add_share(*trainer_, shard_in_, stage_losses_);
   });
 }
 
@@ -111,35 +161,25 @@ std::string GptSession::shard_gradients(const std::string& params, const std::st
                                         int batch_rows) {
   return guarded([&] {
     if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
-    GPT& g = *shard_;
-    const int T = g.config().block_size;
-    if (static_cast<int64_t>(params.size()) != 4 * g.num_parameters())
-      throw InputError("params has " + std::to_string(params.size()) + " bytes: the model's " +
-                           std::to_string(g.num_parameters()) + " parameters take " +
-                           std::to_string(4 * g.num_parameters()),
-                       "params");
-    std::memcpy(g.params(), params.data(), params.size());
+    if (static_cast<int64_t>(params.size()) != 4 * shard_->num_parameters()) throw params_size(*shard_, params.size());
+    read_words(shard_in_, params, "params");
     read_words(shard_ids_, ids, "ids");
     read_words(shard_targets_, targets, "targets");
-    const int64_t n = static_cast<int64_t>(shard_ids_.size());
-    if (n == 0 || n % T != 0 || static_cast<int64_t>(shard_targets_.size()) != n)
-      throw InputError("ids and targets must be whole rows of block_size = " + std::to_string(T) +
-                           " tokens, as many of each (got " + std::to_string(n) + " and " +
-                           std::to_string(shard_targets_.size()) + ")",
-                       "ids");
-    const int rows = static_cast<int>(n / T);
-    if (batch_rows < rows || batch_rows > kMaxBatch)
-      throw InputError("batch_rows is " + std::to_string(batch_rows) + ": it must be between this share's " +
-                           std::to_string(rows) + " rows and " + std::to_string(kMaxBatch),
-                       "batch_rows");
-    const float loss = ap::shard_gradients(g, shard_ids_.data(), shard_targets_.data(), rows, T, batch_rows);
-    shard_grads_.assign(g.grads(), g.grads() + g.num_parameters());
-    shard_losses_.assign(g.losses(), g.losses() + n);
-    Value v = Value::object();
-    v.set("loss", Value::f32(loss));
-    v.set("rows", rows);
-    return v;
+    return compute_share(*shard_, shard_in_, shard_ids_, shard_targets_, batch_rows, shard_grads_, shard_losses_);
   });
 }
+
+std::string GptSession::shard_gradients_staged(int batch_rows) {
+  return guarded([&] {
+    if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
+    if (static_cast<int64_t>(shard_in_.size()) != shard_->num_parameters()) throw params_size(*shard_, 4 * shard_in_.size());
+    return compute_share(*shard_, shard_in_, shard_ids_, shard_targets_, batch_rows, shard_grads_, shard_losses_);
+  });
+}
+
+float* GptSession::stage_floats(int n) { return staged(shard_in_, n); }
+float* GptSession::stage_losses(int n) { return staged(stage_losses_, n); }
+int* GptSession::stage_ids(int n) { return staged(shard_ids_, n); }
+int* GptSession::stage_targets(int n) { return staged(shard_targets_, n); }
 
 }  // namespace ap

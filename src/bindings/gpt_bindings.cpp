@@ -13,7 +13,9 @@
 // bytes as Uint8Array, each a copy made here with `new Float32Array(view)`: a view into the heap
 // would be detached by the next memory growth. save() returns null on failure; last_error() then
 // says why. The data-parallel calls (step_*, shard_*) take floats and ints as bytes (a Uint8Array
-// over the typed array's buffer) and give Float32Array / Int32Array copies. heap_bytes_in_use() reports malloc's live bytes, for the leak test in tests/wasm/.
+// over the typed array's buffer) and give Float32Array / Int32Array copies; their *_view and stage_*
+// twins give views into the heap instead (below), so a step's parameters and gradients cross with
+// one typed-array copy each and no allocation. heap_bytes_in_use() reports malloc's live bytes, for the leak test in tests/wasm/.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -54,6 +56,31 @@ val save(GptSession& s) {
   if (!s.last_error().empty()) return val::null();
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), p));
+}
+
+// Views into the heap, not copies (the data-parallel exchange, per step): valid until the next call
+// into the module, which may grow the memory and detach them. web/gpt.js copies from or into them
+// at once.
+template <class T>
+val view(const std::vector<T>& v) {
+  return val(emscripten::typed_memory_view(v.size(), v.data()));
+}
+
+template <const std::vector<float>& (GptSession::*result)() const>
+val float_view(const GptSession& s) {
+  return view((s.*result)());
+}
+
+template <const std::vector<int>& (GptSession::*result)() const>
+val int_view(const GptSession& s) {
+  return view((s.*result)());
+}
+
+// A staging area of n values (GptSession::stage_*) as a view to write into.
+template <class T, T* (GptSession::*area)(int)>
+val stage(GptSession& s, int n) {
+  T* p = (s.*area)(n);
+  return val(emscripten::typed_memory_view(static_cast<size_t>(n > 0 ? n : 0), p));
 }
 
 std::string last_error(const GptSession& s) { return s.last_error(); }
@@ -133,6 +160,17 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("batch_targets", &ints<&GptSession::batch_targets>)
       .function("shard_grads", &floats<&GptSession::shard_grads>)
       .function("shard_losses", &floats<&GptSession::shard_losses>)
+      .function("step_params_view", &float_view<&GptSession::step_params>)
+      .function("batch_ids_view", &int_view<&GptSession::batch_ids>)
+      .function("batch_targets_view", &int_view<&GptSession::batch_targets>)
+      .function("shard_grads_view", &float_view<&GptSession::shard_grads>)
+      .function("shard_losses_view", &float_view<&GptSession::shard_losses>)
+      .function("stage_floats", &stage<float, &GptSession::stage_floats>)
+      .function("stage_losses", &stage<float, &GptSession::stage_losses>)
+      .function("stage_ids", &stage<int, &GptSession::stage_ids>)
+      .function("stage_targets", &stage<int, &GptSession::stage_targets>)
+      .function("step_add_staged", &GptSession::step_add_staged)
+      .function("shard_gradients_staged", &GptSession::shard_gradients_staged)
       .function("last_error", &last_error)
       .function("call_json", emscripten::select_overload<std::string(GptSession&, const std::string&)>(&ap::call_json));
 }

@@ -8,7 +8,9 @@
 //  - the batch is the same whatever the split; a run saved mid-way with two shares resumes with
 //    one or three;
 //  - shares of the wrong size, out of order, or with bytes that are not whole floats are refused
-//    by name, and the run stays usable.
+//    by name, and the run stays usable;
+//  - the page's exchange (stepBegin's into, gradients' grads: one buffer per helper, reused) gives
+//    the same bits as new arrays every step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGptApi } from './load.mjs';
@@ -57,6 +59,40 @@ test('one share is train(1), bit for bit; the same split twice gives the same bi
     }
   } finally {
     for (const r of [a, b, c, d]) r.free();
+  }
+});
+
+test('the exchange without new buffers (stepBegin into, gradients into params) gives the same bits', () => {
+  const a = gpt.create(SPEC), b = gpt.create(SPEC);
+  const n = a.info().n_params;
+  const shards = [gpt.shard(a.info().config), gpt.shard(a.info().config)];
+  const bufs = [new Float32Array(n), new Float32Array(n)];
+  try {
+    const plain = splitSteps(a, 3, 6);
+    const reused = [];
+    for (let i = 0; i < 6; i++) {
+      const s = b.stepBegin(3, { into: bufs });
+      assert.equal(s.params, undefined);
+      for (const buf of bufs) assert.deepEqual(buf, b.stepBegin(3).params); // a begun step begun again: the same
+      b.stepOwn();
+      for (let k = 1; k < 3; k++) {
+        const rows = [s.rows[k] * s.T, s.rows[k + 1] * s.T];
+        const r = shards[k - 1].gradients(bufs[k - 1], s.ids.slice(...rows), s.targets.slice(...rows), s.rows[3], { grads: bufs[k - 1] });
+        assert.equal(r.grads, bufs[k - 1]); // written over the parameters it was given
+        b.stepAdd(r.grads, r.losses);
+      }
+      reused.push(b.stepFinish().losses[0]);
+    }
+    assert.deepEqual(reused, plain);
+    assert.deepEqual(b.save(), a.save());
+    b.stepBegin(2);
+    assert.throws(() => b.stepBegin(2, { into: [new Float32Array(3)] }), { field: 'params', message: new RegExp(`${n} parameters`) });
+    const s = b.stepBegin(2);
+    const rows = [s.rows[1] * s.T, s.rows[2] * s.T];
+    assert.throws(() => shards[0].gradients(s.params, s.ids.slice(...rows), s.targets.slice(...rows), 6, { grads: new Float32Array(4) }), { field: 'grads', message: /holds 4 floats/ });
+    assert.throws(() => shards[0].gradients(s.params, s.ids.slice(...rows), s.targets.slice(...rows), 6, { grads: [0] }), { field: 'grads' });
+  } finally {
+    for (const x of [a, b, ...shards]) x.free();
   }
 });
 

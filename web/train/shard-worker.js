@@ -6,6 +6,7 @@
 // Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
 //   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
 //      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
+//   grads is the params array sent, its buffer transferred back (the training worker reuses it).
 //   ← {id, ok: false, error: {message, field}} when the core refuses
 // A model is made for the first config it is sent and remade when the config changes.
 import { loadGpt } from '../gpt.js';
@@ -23,7 +24,7 @@ async function gradients({ config, params, ids, targets, batchRows }) {
     shard = gpt.shard(config);
     shardConfig = key;
   }
-  const r = shard.gradients(params, ids, targets, batchRows);
+  const r = shard.gradients(params, ids, targets, batchRows, { grads: params }); // the same buffer goes back
   return { loss: r.loss, grads: r.grads, losses: r.losses };
 }
 

@@ -32,7 +32,11 @@
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
 // n − 1 helper workers (shard-worker.js, started on first need and kept) compute the others with
 // the parameters they are sent; their gradients and losses come back as transferred ArrayBuffers
-// and are added in share order, then one AdamW step (gpt.js stepBegin … stepFinish). The same n
+// and are added in share order, then one AdamW step (gpt.js stepBegin … stepFinish). Each helper
+// has one buffer of n_params floats that goes out with the parameters and comes back with the
+// gradients, step after step: no buffer is made per step (their making and collection cost more
+// than the copies), and the floats cross the wasm heap by typed-array copies, not Embind strings.
+// The helpers are this worker's own workers, so the exchange never goes through the page's thread. The same n
 // gives the same numbers every time; another n agrees within the fast tier's tolerance. A step is
 // whole before any other request touches the run (busy below), so pause, save and the rest see
 // the run between steps. The count is not in the checkpoint: a run saved with n resumes with any.
@@ -144,22 +148,35 @@ function askHelper(k, msg, transfer) {
 /** Up to n steps split over the workers: train(n)'s answer. */
 async function parallelSteps(r, n, shares) {
   const config = r.info.config;
+  const nParams = r.info.n_params;
   const losses = [], lrs = [], norms = [];
   let res = null;
   for (let i = 0; i < n; i++) {
-    const b = r.run.stepBegin(shares);
+    // each helper's own buffer, sent with the parameters and back with its gradients, reused
+    const bufs = [];
+    for (let k = 1; k < shares; k++) {
+      const h = helper(k - 1);
+      if (h.buf?.length !== nParams) h.buf = new Float32Array(nParams);
+      bufs.push(h.buf);
+      h.buf = null; // transferred below: back with the answer
+    }
+    const b = r.run.stepBegin(shares, { into: bufs });
     const { T, rows } = b;
     const jobs = [];
     for (let k = 1; k < shares; k++) {
       const ids = b.ids.slice(rows[k] * T, rows[k + 1] * T);
       const targets = b.targets.slice(rows[k] * T, rows[k + 1] * T);
-      const params = k === shares - 1 ? b.params : b.params.slice(); // each helper gets its own buffer
+      const params = bufs[k - 1];
       jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares] },
         [params.buffer, ids.buffer, targets.buffer]));
     }
     r.run.stepOwn(); // share 0 here, while the helpers compute theirs
     const parts = await Promise.all(jobs);
-    for (const p of parts) r.run.stepAdd(p.grads, p.losses); // in share order
+    for (let k = 1; k < shares; k++) {
+      const p = parts[k - 1];
+      r.run.stepAdd(p.grads, p.losses); // in share order
+      if (helpers[k - 1]) helpers[k - 1].buf = p.grads; // the buffer, for the next step
+    }
     res = r.run.stepFinish();
     losses.push(...res.losses);
     lrs.push(...res.lrs);
