@@ -14,6 +14,15 @@
 //                                                # AP_TRACE_OUT=file.json keeps the trace
 //   node bench/stepper_bench.mjs --cpu-profile   # + JS time per function (V8's sampling profiler)
 //   node bench/stepper_bench.mjs --width 1920    # another window width (default 1400 × 1000)
+//   node bench/stepper_bench.mjs --against /tmp/main-web --rounds 3
+//                                                # two copies of web/ in one sitting, interleaved:
+//                                                # a server for each, the rounds alternate which
+//                                                # goes first (A B, B A, …) so a load hits both
+//                                                # alike; prints each round's median and p90 of
+//                                                # edit → frame and edit → text (with --profile
+//                                                # also the CPU time of the critical path) and the
+//                                                # ratios of their medians over the rounds.
+//                                                # --web is A (default web/), --against is B
 //
 // What it does:
 //   1. starts its own static server (http-server from node_modules) on 127.0.0.1, a free port;
@@ -43,7 +52,7 @@
 //   4. sums gzip -9 of every file each page loads (html, js, css, wasm): the transfer size a
 //      static host with gzip serves;
 //   5. stops the browser and the server.
-import { runPageBench, transfer } from './web_server.mjs';
+import { runPageBench, transfer, startServer } from './web_server.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -54,6 +63,8 @@ const WEB = arg('--web', 'web');
 const WIDTH = Number(arg('--width', 1400));
 const PROFILE = process.argv.includes('--profile');
 const CPU_PROFILE = process.argv.includes('--cpu-profile');
+const AGAINST = arg('--against', null);
+const ROUNDS = Number(arg('--rounds', 3));
 const SIZE = 16;
 const HEADS = 4;
 /** A deterministic n × n matrix as text, 2 decimals in ±1. */
@@ -483,4 +494,67 @@ async function main({ browser, url }) {
   console.log('');
 }
 
-runPageBench(WEB, main);
+/** One run on one copy of web/ for the comparison: the edits' rows, and the CPU profile with --profile. */
+async function oneRun(browser, url) {
+  const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
+  let trace = null;
+  const hooks = PROFILE ? {
+    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] }),
+    after: async () => { trace = await browser.stopTracing(); },
+  } : {};
+  const res = await measureEdits(page, url, hooks);
+  await page.close();
+  return { rows: res.rows, prof: trace ? profileOf(trace.toString('utf8'), N + 3) : null };
+}
+
+/** --against: A (--web) and B (--against) served side by side, rounds interleaved (A B, B A, …). */
+async function compare({ browser, url }) {
+  const other = await startServer(AGAINST);
+  const median = (xs) => quantile(xs, 0.5);
+  const runs = { A: [], B: [] };
+  try {
+    const { execSync } = await import('node:child_process');
+    const load = () => { try { return execSync('cat /proc/loadavg').toString().split(' ')[0]; } catch { return '?'; } };
+    console.log(`\nAttention stepper, A = ${WEB}/ against B = ${AGAINST}/, ${ROUNDS} rounds interleaved, ${N} edits each (16 × 16, 4 heads); Chromium ${browser.version()}, window ${WIDTH} × 1000; ms`);
+    console.log(`${'round'.padEnd(10)}${'load'.padStart(6)}${'frame med'.padStart(11)}${'p90'.padStart(8)}${'text med'.padStart(10)}${'p90'.padStart(8)}${'≤2 frames'.padStart(11)}${PROFILE ? `${'CPU path'.padStart(10)}${'script'.padStart(8)}${'render'.padStart(8)}` : ''}`);
+    for (let k = 0; k < ROUNDS; k++) {
+      for (const side of k % 2 ? ['B', 'A'] : ['A', 'B']) {
+        const l0 = load();
+        const r = await oneRun(browser, side === 'A' ? url : other.url);
+        runs[side].push(r);
+        const w = r.rows;
+        const within = w.textFrames.filter((f) => f <= 2).length / w.textFrames.length;
+        let extra = '';
+        if (r.prof?.critical) {
+          const c = r.prof.critical.cpu;
+          const g = new Map(c.groups);
+          const render = ['style (recalc)', 'layout', 'pre-paint, paint, layerize, commit'].reduce((a, x) => a + g.get(x), 0);
+          extra = `${ms(c.total).padStart(10)}${ms(g.get('script (JS, wasm, GC)'))}${ms(render)}`;
+        }
+        console.log(`${`${k + 1} ${side}`.padEnd(10)}${String(l0).padStart(6)}${ms(median(w.rendered)).padStart(11)}${ms(quantile(w.rendered, 0.9))}${ms(median(w.text)).padStart(10)}${ms(quantile(w.text, 0.9))}${`${(100 * within).toFixed(0)}%`.padStart(11)}${extra}`);
+      }
+    }
+    const summary = (side, f) => median(runs[side].map(f));
+    const rows = [
+      ['edit → frame, median', (r) => median(r.rows.rendered)],
+      ['edit → frame, p90', (r) => quantile(r.rows.rendered, 0.9)],
+      ['edit → text, median', (r) => median(r.rows.text)],
+      ['edit → text, p90', (r) => quantile(r.rows.text, 0.9)],
+      ['core alone, median', (r) => median(r.rows.core)],
+    ];
+    if (PROFILE) {
+      rows.push(['critical path CPU', (r) => r.prof?.critical?.cpu.total ?? NaN]);
+      rows.push(['  of it script CPU', (r) => new Map(r.prof?.critical?.cpu.groups ?? []).get('script (JS, wasm, GC)') ?? NaN]);
+    }
+    console.log(`\nmedian over the rounds${'A'.padStart(16)}${'B'.padStart(9)}${'A / B'.padStart(9)}`);
+    for (const [name, f] of rows) {
+      const a = summary('A', f);
+      const b = summary('B', f);
+      console.log(`${name.padEnd(30)}${ms(a)}${' '.repeat(1)}${ms(b)}${(a / b).toFixed(2).padStart(9)}`);
+    }
+  } finally {
+    await other.stop();
+  }
+}
+
+runPageBench(WEB, AGAINST ? compare : main);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/number_text.h"
 
@@ -77,6 +78,40 @@ TEST_CASE("format_float writes in JavaScript's style", "[number_text]") {
   CHECK(ap::format_float(std::numeric_limits<float>::infinity()) == "inf");
   CHECK(ap::format_float(-std::numeric_limits<float>::infinity()) == "-inf");
   CHECK(ap::format_float(std::nanf("")) == "nan");
+}
+
+TEST_CASE("append_matrix_json writes each number as format_float does", "[number_text]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float m[6] = {1.5f, -0.0f, std::nanf(""), inf, -inf, 1e-7f};
+  std::string s = "x";
+  ap::append_matrix_json(s, m, 2, 3, false);
+  CHECK(s == R"(x[[1.5,0,"nan"],["inf","-inf",1e-7]])");
+  s.clear();
+  ap::append_matrix_json(s, m, 1, 6, true);
+  CHECK(s == R"([1.5,0,"nan","inf","-inf",1e-7])");
+  // the widest texts a float has (22 characters in fixed notation, 15 in exponent notation), a
+  // whole row of them, and random bit patterns: the same text as format_float, joined by commas
+  std::mt19937 rng(7);
+  for (int cols : {1, 3, 17, 64}) {
+    std::vector<float> row(static_cast<size_t>(cols) * 2);
+    for (size_t k = 0; k < row.size(); ++k)
+      row[k] = k % 3 == 0 ? -1.2345679e20f : k % 3 == 1 ? -1.1754942e-38f : bits_to_float(static_cast<uint32_t>(rng()));
+    std::string want = "[";
+    for (int i = 0; i < 2; ++i) {
+      want += i ? ",[" : "[";
+      for (int j = 0; j < cols; ++j) {
+        const float f = row[static_cast<size_t>(i) * cols + j];
+        if (j) want += ',';
+        want += std::isfinite(f) ? ap::format_float(f) : '"' + ap::format_float(f) + '"';
+      }
+      want += ']';
+    }
+    want += ']';
+    std::string got;
+    ap::append_matrix_json(got, row.data(), 2, cols, false);
+    CHECK(got == want);
+  }
+  CHECK(ap::format_float(-1.2345679e20f).size() == 22);
 }
 
 TEST_CASE("parse_decimal matches strtod", "[number_text]") {

@@ -155,19 +155,7 @@ namespace {
 std::string matrix_text(const float* data, int rows, int cols, bool one_d) {
   std::string out;
   out.reserve(static_cast<size_t>(rows) * cols * 11 + 16);
-  if (!one_d) out += '[';
-  for (int i = 0; i < rows; ++i) {
-    if (i) out += ',';
-    out += '[';
-    for (int j = 0; j < cols; ++j) {
-      if (j) out += ',';
-      const float f = data[static_cast<size_t>(i) * cols + j];
-      if (std::isfinite(f)) append_float(out, f);
-      else out += std::isnan(f) ? "\"nan\"" : (f > 0 ? "\"inf\"" : "\"-inf\"");
-    }
-    out += ']';
-  }
-  if (!one_d) out += ']';
+  append_matrix_json(out, data, rows, cols, one_d);  // number_text.cpp (built for speed)
   return out;
 }
 

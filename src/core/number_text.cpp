@@ -97,10 +97,17 @@ std::string format_float(float f) {
 }
 
 void append_float(std::string& out, float f) {
-  if (std::isnan(f)) { out += "nan"; return; }
-  if (std::isinf(f)) { out += f > 0 ? "inf" : "-inf"; return; }
-  if (f == 0.0f) { out += '0'; return; }
-  if (f < 0) out += '-';
+  char buf[kFloatTextMax];
+  out.append(buf, write_float(buf, f));
+}
+
+size_t write_float(char* out, float f) noexcept {
+  char* const begin = out;
+  auto put = [&](const char* text) { while (*text) *out++ = *text++; };
+  if (std::isnan(f)) { put("nan"); return static_cast<size_t>(out - begin); }
+  if (std::isinf(f)) { put(f > 0 ? "inf" : "-inf"); return static_cast<size_t>(out - begin); }
+  if (f == 0.0f) { *out++ = '0'; return 1; }
+  if (f < 0) *out++ = '-';
   const float a = std::fabs(f);
   const double v = a;
   // Half the distance to the neighbouring floats: any decimal strictly inside reads back to a.
@@ -137,24 +144,56 @@ void append_float(std::string& out, float f) {
   auto digit = [&](int i) { return digits[len - 1 - i]; };  // i-th most significant
   if (e >= -6 && e < 21) {
     if (point <= 0) {
-      out += "0.";
-      out.append(static_cast<size_t>(-point), '0');
-      for (int i = 0; i < count; ++i) out += digit(i);
+      put("0.");
+      for (int i = 0; i < -point; ++i) *out++ = '0';
+      for (int i = 0; i < count; ++i) *out++ = digit(i);
     } else {
       for (int i = 0; i < count || i < point; ++i) {
-        if (i == point) out += '.';
-        out += i < count ? digit(i) : '0';
+        if (i == point) *out++ = '.';
+        *out++ = i < count ? digit(i) : '0';
       }
     }
   } else {
-    out += digit(0);
+    *out++ = digit(0);
     if (count > 1) {
-      out += '.';
-      for (int i = 1; i < count; ++i) out += digit(i);
+      *out++ = '.';
+      for (int i = 1; i < count; ++i) *out++ = digit(i);
     }
-    out += e < 0 ? "e-" : "e+";
-    out += std::to_string(e < 0 ? -e : e);
+    put(e < 0 ? "e-" : "e+");
+    const int x = e < 0 ? -e : e;  // a float's decimal exponent has at most 2 digits
+    if (x >= 10) *out++ = static_cast<char>('0' + x / 10);
+    *out++ = static_cast<char>('0' + x % 10);
   }
+  return static_cast<size_t>(out - begin);
+}
+
+void append_matrix_json(std::string& out, const float* data, int rows, int cols, bool one_d) {
+  // room for the widest row, then cut to what was written: one resize per row, and the numbers
+  // written through a pointer (no call per character that could throw, which in wasm with
+  // JS exceptions would cost a round trip through JS each)
+  const size_t row_max = static_cast<size_t>(cols) * (kFloatTextMax + 3) + 4;
+  if (!one_d) out += '[';
+  for (int i = 0; i < rows; ++i) {
+    const size_t start = out.size();
+    out.resize(start + row_max);
+    char* p = &out[start];
+    if (i) *p++ = ',';
+    *p++ = '[';
+    const float* row = data + static_cast<size_t>(i) * cols;
+    for (int j = 0; j < cols; ++j) {
+      if (j) *p++ = ',';
+      const float f = row[j];
+      if (std::isfinite(f)) {
+        p += write_float(p, f);
+      } else {
+        const char* s = std::isnan(f) ? "\"nan\"" : (f > 0 ? "\"inf\"" : "\"-inf\"");
+        while (*s) *p++ = *s++;
+      }
+    }
+    *p++ = ']';
+    out.resize(static_cast<size_t>(p - out.data()));
+  }
+  if (!one_d) out += ']';
 }
 
 }  // namespace ap

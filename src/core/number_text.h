@@ -12,6 +12,7 @@
 // JavaScript's style: fixed notation for 1e-6 ≤ |x| < 1e21, otherwise "1.5e-8" / "3.4e+38".
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ap {
@@ -26,5 +27,11 @@ bool parse_decimal(const char* begin, const char* end, double& out);
 // "0" for ±0, "nan", "inf" and "-inf" for the non-finite.
 std::string format_float(float f);
 void append_float(std::string& out, float f);
+// The same text written to out (room for kFloatTextMax chars; not 0-terminated): its length.
+constexpr size_t kFloatTextMax = 32;
+size_t write_float(char* out, float f) noexcept;
+// A rows × cols matrix appended as JSON, [[a,b],[c,d]] (one_d: one row, [a,b]); the numbers as
+// append_float writes them, the non-finite as the strings "nan", "inf", "-inf".
+void append_matrix_json(std::string& out, const float* data, int rows, int cols, bool one_d);
 
 }  // namespace ap
