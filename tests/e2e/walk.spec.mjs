@@ -14,7 +14,7 @@ import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
 import { savedModel, uploaded } from './train-helpers.mjs';
 
 let ownPath;
-const f4 = (v) => { const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
+const f4 = (v) => { if (v === 0) return '0'; const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
 const mark = (s) => s.replace(/[ \n\t]/g, (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : '⇥'));
 
 test.beforeAll(async ({}, testInfo) => {
@@ -190,7 +190,7 @@ test('the sampled token is generation’s first for the same prompt, seed, tempe
     { temperature: 3, top_k: 0, top_p: 0.95, seed: 12 },
     { greedy: true, seed: 4 },
   ];
-  await s.getByLabel('Step', { exact: true }).selectOption({ label: '12. The sampled token' });
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '13. The sampled token' });
   const said = s.locator('.tr-walk-choice');
   const drawn = new Set();
   for (const o of settings) {
