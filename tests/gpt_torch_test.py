@@ -3,54 +3,35 @@
 
     gpt_torch_test.py GPT WORKDIR
 
-Trains three small models with the `gpt` CLI (the grammar task with the strict mask and the stable
-softmax; the sums task with the inclusive mask, whose first row sees nothing, and the naive
-softmax; a Chinese text), 120 steps each, enough for logits well away from uniform,
+Trains three small models with the `gpt` CLI (torch_models.py: the grammar task with the strict
+mask and the stable softmax; the sums task with the inclusive mask, whose first row sees nothing,
+and the naive softmax; a Chinese text), 120 steps each, enough for logits well away from uniform,
 then runs `gpt_torch.py FILE --prompt TEXT --check` on each: PyTorch's logits must equal the
 project's within the script's tolerance. It also checks that --check can fail: against a `gpt`
 whose logits are nudged by 1e-3 it must exit 1. Exits 77 (skipped) where PyTorch is not installed.
 """
 import json
 import os
-import subprocess
 import sys
 
-try:
-    import torch  # noqa: F401
-except ImportError:
-    print("gpt_torch: skipped: PyTorch is not installed for " + sys.executable +
-          " (Debian: apt-get install python3-torch)")
-    sys.exit(77)
+from torch_models import GRAMMAR, SUMS_INCLUSIVE_NAIVE, require_torch, run, train_small
+
+require_torch("gpt_torch")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "gpt_torch.py")
 
 
-def run(args, expect=0):
-    out = subprocess.run(args, capture_output=True, text=True, encoding="utf-8")
-    print("$ " + " ".join(args) + "\n" + out.stdout + out.stderr, end="")
-    if out.returncode != expect:
-        sys.exit(f"exit status {out.returncode}, expected {expect}")
-    return out.stdout + out.stderr
-
-
 def main():
     gpt, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
-    small = ["--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--block-size", "16", "--batch-size", "8",
-             "--steps", "120", "--lr", "1e-2", "--warmup-steps", "10", "--quiet"]
     text = os.path.join(work, "gpt_torch_text.txt")
     with open(text, "w", encoding="utf-8") as f:
         f.write("注意力就是你所需要的。attention is all you need.\n" * 20)
-    cases = [
-        ("grammar", ["--task", "grammar", "--n-chars", "20000"], "the cat sees a "),
-        ("inclusive_naive", ["--task", "sums", "--n-chars", "20000", "--mask", "inclusive", "--softmax", "naive"],
-         "12+34=4"),
-        ("chinese", ["--text", text], "注意力就是你"),
-    ]
+    cases = [("grammar",) + GRAMMAR, ("inclusive_naive",) + SUMS_INCLUSIVE_NAIVE, ("chinese", ["--text", text], "注意力就是你")]
     for name, data, prompt in cases:
         ckpt = os.path.join(work, f"gpt_torch_{name}.safetensors")
-        run([gpt, "train", "-o", ckpt] + data + small)
+        train_small(gpt, ckpt, data, steps=120)
         out = run([sys.executable, SCRIPT, ckpt, "--prompt", prompt, "--check", "--gpt", gpt])
         line = next(l for l in out.splitlines() if l.startswith("max |project − PyTorch|"))
         largest = float(line.split("largest |logit| ")[1].split(")")[0])

@@ -7,9 +7,13 @@
 //    (a model without biases and with gelu_new: tests/walk_torch_test.py, through `gpt api`);
 //  - weight_row gives the row of weights (and the bias) a matmul output is the dot product of:
 //    q's, c_proj's, c_fc's and the logits' terms recombine into the trace's values;
-//  - bad specs are answered by field (prompt, position, weight, layer, row), never a crash.
+//  - the walk's sampled token ("sample") is generation's first token for the same prompt, seed,
+//    temperature, top-k and top-p (greedy too), with the draw's numbers consistent (coin = u·S in
+//    the drawn token's segment [from, to)) and the reshaped distribution next_token's;
+//  - bad specs are answered by field (prompt, position, sample, weight, layer, row), never a crash.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -173,5 +177,71 @@ TEST_CASE("block_trace: a model without biases, and bad specs answered by field"
   CHECK(field(prompt_call("weight_row", R"({"weight":"c_fc","layer":0,"row":64})")) == "row");
   CHECK(field(prompt_call("weight_row", R"({"weight":"c_fc","layer":0})")) == "row");
   CHECK(call(s, prompt_call("weight_row", R"({"weight":"c_fc","layer":0,"row":63})"))["ok"].b);
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","sample":3})")) == "sample");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","sample":{"top_p":2}})")) == "top_p");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","sample":{"temperature":0}})")) == "temperature");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","sample":{"seed":-1}})")) == "seed");
+  CHECK(field(prompt_call("block_trace", R"({"prompt":"abc","sample":{"colour":1}})")) == "colour");
 
+}
+
+TEST_CASE("block_trace: the sampled token is generation's first, for the same seed and settings", "[gpt][api][walk]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}")["ok"].b);
+  REQUIRE(call(s, R"({"call":"train","n":5})")["ok"].b);  // barely trained: draws spread over many tokens
+  const std::vector<std::string> settings = {
+      R"("greedy":true)",
+      R"("temperature":1)",
+      R"("temperature":0.7,"top_k":3)",
+      R"("temperature":1.4,"top_p":0.6)",
+      R"("temperature":1,"top_k":5,"top_p":0.8)",
+  };
+  std::vector<int> seen;
+  for (const std::string& set : settings) {
+    for (int seed : {1, 2, 3, 17}) {
+      const std::string opts = set + R"(,"seed":)" + std::to_string(seed);
+      INFO(opts);
+      const jt::Value a = call(s, prompt_call("block_trace", R"({"prompt":"abc=ab","sample":{)" + opts + "}}"));
+      REQUIRE(a["ok"].b);
+      REQUIRE(call(s, prompt_call("generate_start", R"({"prompt":"abc=ab",)" + opts + "}"))["ok"].b);
+      const jt::Value g = call(s, R"({"call":"generate_next"})");
+      REQUIRE(g["ok"].b);
+      const jt::Value& S = a["sample"];
+      const jt::Value& d = S["draw"];
+      CHECK(d["token"].num == g["token"].num);
+      CHECK(d["text"].str == g["text"].str);
+      CHECK(S["seed"].num == seed);
+      // the draw as generation tells it: the same number; the same segment within float rounding
+      // (the walk's logits are the reference tier's, generation's the fast tier's)
+      CHECK(d["u"].num == g["draw"]["u"].num);
+      CHECK(d["from"].num == Approx(g["draw"]["from"].num).epsilon(1e-5).margin(1e-6));
+      CHECK(d["to"].num == Approx(g["draw"]["to"].num).epsilon(1e-5));
+      CHECK(S["drawn"]["id"].num == d["token"].num);
+      CHECK(S["drawn"]["p"].num == d["p"].num);
+      if (d["greedy"].b) {
+        CHECK(d["u"].num == 0.0);
+        CHECK(S["drawn"]["rank"].num == 0);
+      } else {
+        CHECK(d["u"].num >= 0.0);
+        CHECK(d["u"].num < 1.0);
+        CHECK(static_cast<float>(d["coin"].num) == static_cast<float>(d["u"].num) * static_cast<float>(d["sum"].num));
+        CHECK(d["from"].num <= d["coin"].num);
+        CHECK(d["coin"].num < d["to"].num);
+        CHECK(S["drawn"]["rank"].num < S["kept"].num);
+      }
+      // the reshaped distribution is next_token's for the same prompt and options
+      const jt::Value n = call(s, prompt_call("next_token", R"({"prompt":"abc=ab",)" + set + "}"));
+      REQUIRE(n["ok"].b);
+      CHECK(S["kept"].num == n["kept"].num);
+      CHECK(S["dropped_mass"].num == n["dropped_mass"].num);
+      REQUIRE(S["top"].size() == n["top"].size());
+      for (size_t k = 0; k < n["top"].size(); ++k) {
+        CHECK(S["top"][k]["id"].num == n["top"][k]["id"].num);
+        CHECK(S["top"][k]["p"].num == Approx(n["top"][k]["p"].num).epsilon(1e-5));
+      }
+      seen.push_back(static_cast<int>(d["token"].num));
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(std::unique(seen.begin(), seen.end()) - seen.begin() > 2);  // the draws are draws, not one token
 }

@@ -18,22 +18,21 @@ For each, at the first, a middle and the last position, every vector must agree 
 (both sides compute in float32, summing in different orders: ~1e-6 here; a wrong step, layer,
 position, transposition or activation differs by ~1e-2 or more). It also checks that the test can
 fail: the trace of one position against PyTorch's next position must differ by far more than TOL.
+The last step's sampled token, for greedy and for seeded draws with temperature, top-k and top-p,
+must be the first token `gpt sample` generates with the same prompt and options, and its reshaped
+probabilities PyTorch's softmax(z / T) over the kept tokens, renormalised.
 Exits 77 (skipped) where PyTorch is not installed.
 """
 import json
 import math
 import os
 import struct
-import subprocess
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("walk_torch: skipped: PyTorch is not installed for " + sys.executable +
-          " (Debian: apt-get install python3-torch)")
-    sys.exit(77)
+from torch_models import GRAMMAR, SUMS_INCLUSIVE_NAIVE, require_torch, run, train_small
+
+require_torch("walk_torch")
+import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -42,18 +41,13 @@ import gpt_torch  # noqa: E402  (scripts/gpt_torch.py: the PyTorch model and the
 TOL = 1e-4
 
 
-def run(args, stdin=None):
-    out = subprocess.run(args, input=stdin, capture_output=True, text=True, encoding="utf-8")
-    if out.returncode != 0:
-        sys.exit(f"$ {' '.join(args)}\nexit status {out.returncode}\n{out.stdout}{out.stderr}")
-    return out.stdout
-
-
-def walk(gpt, ckpt, prompt, position):
+def walk(gpt, ckpt, prompt, position, sample=None):
     """The core's trace of one position, through `gpt api` as a user calls it."""
-    calls = [{"call": "load", "path": ckpt},
-             {"call": "block_trace", "spec": {"prompt": prompt, "position": position, "show": 5}}]
-    lines = run([gpt, "api"], "\n".join(json.dumps(c, ensure_ascii=False) for c in calls) + "\n").splitlines()
+    spec = {"prompt": prompt, "position": position, "show": 5}
+    if sample is not None:
+        spec["sample"] = sample
+    calls = [{"call": "load", "path": ckpt}, {"call": "block_trace", "spec": spec}]
+    lines = run([gpt, "api"], "\n".join(json.dumps(c, ensure_ascii=False) for c in calls) + "\n", echo=False).splitlines()
     answer = json.loads(lines[-1])
     if not answer.get("ok"):
         sys.exit(f"block_trace failed: {answer}")
@@ -215,6 +209,42 @@ def check_position(name, gpt, ckpt, model, cfg, vocab, prompt, p):
     return tr, got
 
 
+SAMPLINGS = [{"greedy": True}, {"temperature": 1.0, "seed": 1}, {"temperature": 1.3, "top_p": 0.8, "seed": 5},
+             {"temperature": 0.8, "top_k": 3, "seed": 2}, {"temperature": 2.0, "top_k": 6, "top_p": 0.9, "seed": 11}]
+
+
+def check_sample(name, gpt, ckpt, model, cfg, vocab, prompt):
+    """The walk's sampled token is `gpt sample`'s first, and its reshaped probabilities PyTorch's."""
+    ids = gpt_torch.encode(prompt, vocab, cfg["block_size"])
+    with torch.no_grad():
+        logits = model(torch.tensor([ids]))[0, -1].double()
+    c = Checker(f"{name}, the sampled token")
+    for o in SAMPLINGS:
+        tr = walk(gpt, ckpt, prompt, len(ids) - 1, o)["sample"]
+        args = [gpt, "sample", ckpt, "-p", prompt, "-n", "1", "--json"]
+        if o.get("greedy"):
+            args.append("--greedy")
+        else:
+            args += ["-t", str(o["temperature"]), "-k", str(o.get("top_k", 0)), "--top-p", str(o.get("top_p", 1.0)),
+                     "--seed", str(o["seed"])]
+        cli = json.loads(run(args, echo=False))["new_text"]
+        if tr["draw"]["text"] != cli:
+            sys.exit(f"{c.name}: {o}: the walk drew {tr['draw']['text']!r}, `gpt sample` starts with {cli!r}")
+        if o.get("greedy"):
+            if tr["draw"]["token"] != int(torch.argmax(logits)):
+                sys.exit(f"{c.name}: greedy took {tr['draw']['token']}, PyTorch's argmax is {int(torch.argmax(logits))}")
+            continue
+        # p′: softmax(z / T) over the kept tokens (the `kept` most likely), renormalised
+        probs = torch.softmax(logits / o["temperature"], dim=0)
+        kept = torch.topk(logits, tr["kept"]).indices
+        ref = probs[kept] / probs[kept].sum()
+        shown = [e for e in tr["top"] if e["kept"]]
+        c.same(f"{o} p′", [e["p"] for e in shown], ref[:len(shown)])
+        c.same(f"{o} p before top-k and top-p", [e["p_full"] for e in tr["top"]], probs[[e["id"] for e in tr["top"]]])
+        print(f"ok: {c.name}: {o}: {cli!r} (u = {tr['draw']['u']:.4f} in [{tr['draw']['cum_from']:.4f}, "
+              f"{tr['draw']['cum_to']:.4f}), {tr['kept']} kept)")
+
+
 def write_gpt2_layout(src, dst):
     """The trained file with GPT-2's gelu_new, no biases and ε 1e-6 (its bias tensors dropped)."""
     meta, tensors = gpt_torch.read_checkpoint(src)
@@ -238,23 +268,19 @@ def main():
     gpt, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
     torch.set_num_threads(1)
-    small = ["--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--block-size", "16", "--batch-size", "8",
-             "--steps", "80", "--lr", "1e-2", "--warmup-steps", "10", "--quiet"]
-    trained = os.path.join(work, "walk_grammar.safetensors")
-    run([gpt, "train", "-o", trained, "--task", "grammar", "--n-chars", "20000"] + small)
-    inclusive = os.path.join(work, "walk_sums.safetensors")
-    run([gpt, "train", "-o", inclusive, "--task", "sums", "--n-chars", "20000", "--mask", "inclusive",
-         "--softmax", "naive"] + small)
+    trained = train_small(gpt, os.path.join(work, "walk_grammar.safetensors"), GRAMMAR, steps=80)
+    inclusive = train_small(gpt, os.path.join(work, "walk_sums.safetensors"), SUMS_INCLUSIVE_NAIVE, steps=80)
     gpt2 = os.path.join(work, "walk_gpt2_layout.safetensors")
     write_gpt2_layout(trained, gpt2)
-    cases = [("trained (gelu, biases)", trained, "the cat sees a "),
-             ("inclusive mask, naive softmax", inclusive, "12+34=4"),
-             ("GPT-2 layout (gelu_new, no biases)", gpt2, "the cat sees a ")]
+    cases = [("trained (gelu, biases)", trained, GRAMMAR[1]),
+             ("inclusive mask, naive softmax", inclusive, SUMS_INCLUSIVE_NAIVE[1]),
+             ("GPT-2 layout (gelu_new, no biases)", gpt2, GRAMMAR[1])]
     for name, ckpt, prompt in cases:
         model, cfg, vocab = gpt_torch.load(ckpt)
         T = len(prompt)
         for p in (0, T // 2, T - 1):
             tr, got = check_position(name, gpt, ckpt, model, cfg, vocab, prompt, p)
+        check_sample(name, gpt, ckpt, model, cfg, vocab, prompt)
         # the check can fail: the last position's trace is far from the one before it in PyTorch
         d = (torch.tensor(tr["layers"][-1]["residual3"]) - got[f"{cfg['n_layer'] - 1}.block_out"][T - 2]).abs().max().item()
         if not d > 100 * TOL:

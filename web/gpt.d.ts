@@ -196,6 +196,17 @@ export interface BlockTrace {
   /** Σ exp(logit − max_logit) over the vocabulary. */
   sum_exp: number;
   vocab_size: number;
+  /** The next token drawn from this position's logits as generation draws its first (the same seed and options, the same token). */
+  sample: BlockTraceSample;
+}
+
+/** {@link BlockTrace.sample}: the reshaped distribution (the `show` most likely), the seed and the draw. */
+export interface BlockTraceSample extends Omit<NextToken, 'tokens' | 'vocab_size'> {
+  seed: number;
+  /** The draw, with the drawn token's text and its stretch [cum_from, cum_to) of the cumulative probability, which holds u. */
+  draw: NextTokenDraw & { text: string; cum_from: number; cum_to: number };
+  /** The drawn token's entry (it may lie past the `show` most likely); rank 0 is the most likely. */
+  drawn: { id: number; text: string; logit: number; p: number; p_full: number; rank: number };
 }
 
 /** The result of {@link GptRun.nextToken}: the distribution the next token would be drawn from. */
@@ -402,7 +413,7 @@ export interface GptRun {
   /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
   surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
   /** One position of the prompt through the whole model, every step's numbers (reference tier). */
-  blockTrace(spec: { prompt: string; position?: number; show?: number } | string): BlockTrace;
+  blockTrace(spec: { prompt: string; position?: number; show?: number; sample?: Omit<SampleSpec, 'prompt' | 'max_new_tokens'> } | string): BlockTrace;
   /** One output's weights (a matmul step's terms); bias null where the model has none. */
   weightRow(spec: { weight: 'c_attn' | 'attn.c_proj' | 'c_fc' | 'mlp.c_proj' | 'lm_head'; layer?: number; row: number } | string): { weight: string; row: number; w: number[]; bias: number | null };
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */

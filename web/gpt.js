@@ -642,7 +642,10 @@ class GptRun {
    * token, visible, scale, config, activation, ln_eps, wte, wpe, encoded, layers: [{ln_1, q, k, v,
    * keys?, values?, heads: [{dots, scores, weights, context}], atty, attn_proj, residual2, ln_2,
    * fc, act, mlp_proj, residual3, c_attn_b, attn_c_proj_b, c_fc_b, mlp_c_proj_b}], ln_f, top,
-   * max_logit, sum_exp, vocab_size} (a LayerNorm: {mean, var, rstd, xhat, out, gamma, beta}).
+   * max_logit, sum_exp, vocab_size, sample} (a LayerNorm: {mean, var, rstd, xhat, out, gamma, beta}).
+   * spec.sample {temperature, top_k, top_p, greedy, seed} (default generation's): the answer's
+   * sample is the next token drawn as generation draws its first, with nextToken's distribution,
+   * the seed, the draw (+ text, cum_from, cum_to) and the drawn token's entry.
    */
   blockTrace(spec) {
     const s = this.#s();

@@ -10,7 +10,9 @@ const app = document.getElementById('app');
 try {
   const stepper = await mountStepper(app, {});
   // permalink in the URL (#s=…), copy-link, and export of any matrix or panel
-  enableSharing(stepper, app);
+  const sharing = enableSharing(stepper, app);
+  // a link that names a cell (state.focus) lands the keyboard on it
+  if (sharing.permalink.restored && stepper.getState().focus) stepper.focusCell();
   app.dataset.status = 'ready';
   // for tests and the console: the controller (getState / setState / on / exerciseOpen / destroy)
   window.attentionStepper = stepper;

@@ -9,12 +9,20 @@
 // visible · n_embd · n_layer ≤ kMaxWalkKV floats (the page's own models); beyond it "keys" and
 // "values" are absent (the stepper link has them). The logits are written as the `show` most
 // likely (default 10), with the softmax's max and sum so a probability's arithmetic can be shown.
+// "sample" is the next token drawn from the position's logits as generation draws its first one
+// (core/generate.h first_draw: the same seed, temperature, top-k and top-p give the same token as
+// `gpt sample` / generate_start on the prompt cut after this position), with the reshaped
+// distribution and the draw's numbers. Its logits are the trace's (reference tier); generation's
+// are the fast tier's, equal to them within float rounding, so the two differ only if the draw
+// falls within that rounding of a boundary between two tokens.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "../core/block_trace.h"
+#include "../core/generate.h"
 #include "gpt_json.h"
+#include "gpt_predict.h"
 #include "gpt_session.h"
 #include "spec.h"
 
@@ -45,6 +53,48 @@ Value layernorm_json(const LayerNormTrace& t, const float* w, const float* b) {
   v.set("out", floats(t.out));
   v.set("gamma", floats(w, t.out.size()));
   v.set("beta", floats_or_null(b, t.out.size()));
+  return v;
+}
+
+// The spec's "sample" {temperature, top_k, top_p, greedy, seed} (absent: generation's defaults).
+SampleOptions read_walk_sample(const Value& s, int vocab_size) {
+  SampleOptions o;
+  if (const Value* v = get(s, "sample")) {
+    if (!v->is_object()) throw InputError("\"sample\" must be an object {temperature, top_k, top_p, greedy, seed}", "sample");
+    reject_unknown_keys(*v, {"temperature", "top_k", "top_p", "greedy", "seed"}, "block_trace sample");
+    static_cast<NextTokenOptions&>(o) = read_next_token_options(*v);
+    o.seed = static_cast<uint64_t>(read_int(*v, "seed", 1, 0, 1LL << 53));
+  }
+  static_cast<const NextTokenOptions&>(o).validate(vocab_size);
+  return o;
+}
+
+// {the reshaped distribution (distribution_json), "seed", "draw": draw_json + "text",
+//  "cum_from", "cum_to"; "drawn": {id, text, logit, p, p_full, rank}} for the trace's logits
+Value sample_json(const std::vector<float>& logits, const SampleOptions& o, int show, const CharTokenizer& tok) {
+  NextTokenLogits l;
+  l.set(logits.data(), static_cast<int>(logits.size()));
+  const NextTokenDraw d = first_draw(l, o);
+  const NextTokenDistribution dist = next_token_distribution(l, o, show);
+  Value v = distribution_json(dist, o, tok);
+  v.set("seed", static_cast<long long>(o.seed));
+  Value draw = draw_json(d);
+  draw.set("text", tok.token_text(d.token));
+  // the drawn token's stretch [from, to) / S of the cumulative probability, which holds u
+  draw.set("cum_from", Value::f32(d.sum > 0.0f ? d.from / d.sum : 0.0f));
+  draw.set("cum_to", Value::f32(d.sum > 0.0f ? d.to / d.sum : 1.0f));
+  v.set("draw", std::move(draw));
+  // the drawn token's entry, which may lie past the `show` most likely
+  const NextTokenDistribution all = next_token_distribution(l, o, l.rank()[static_cast<size_t>(d.token)] + 1);
+  const NextTokenEntry& e = all.top.back();
+  Value drawn = Value::object();
+  drawn.set("id", e.id);
+  drawn.set("text", tok.token_text(e.id));
+  drawn.set("logit", Value::f32(e.logit));
+  drawn.set("p", Value::f32(e.p));
+  drawn.set("p_full", Value::f32(e.p_full));
+  drawn.set("rank", l.rank()[static_cast<size_t>(d.token)]);
+  v.set("drawn", std::move(drawn));
   return v;
 }
 
@@ -89,7 +139,7 @@ std::string GptSession::block_trace(const std::string& spec_json) {
   return guarded([&] {
     require_model();
     const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"prompt", "position", "show"}, "block_trace spec");
+    reject_unknown_keys(s, {"prompt", "position", "show", "sample"}, "block_trace spec");
     if (!get(s, "prompt")) throw InputError("the block_trace spec needs a \"prompt\"", "prompt");
     const GPT& m = trainer_->model();
     const GPTConfig& c = m.config();
@@ -100,6 +150,7 @@ std::string GptSession::block_trace(const std::string& spec_json) {
     const int T = static_cast<int>(ids.size());
     const int position = static_cast<int>(read_int(s, "position", T - 1, -(1LL << 31), (1LL << 31) - 1));
     const int show = static_cast<int>(std::min<long long>(read_int(s, "show", 10, 1, kMaxModelVocab), c.vocab_size));
+    const SampleOptions sample = read_walk_sample(s, c.vocab_size);
     const BlockTrace tr = ap::block_trace(m, ids.data(), T, position);
     const bool kv = static_cast<long long>(tr.visible) * c.n_embd * c.n_layer <= kMaxWalkKV;
 
@@ -143,6 +194,7 @@ std::string GptSession::block_trace(const std::string& spec_json) {
     v.set("max_logit", Value::f32(mx));
     v.set("sum_exp", Value::f32(sum));
     v.set("vocab_size", c.vocab_size);
+    v.set("sample", sample_json(tr.logits, sample, show, tok));
     return v;
   });
 }

@@ -13,6 +13,9 @@ namespace {
 
 std::string num(long long v) { return std::to_string(v); }
 
+// The sampler's Rng stream of a seed: Generator's draws and first_draw.
+uint64_t sampler_seed(uint64_t seed) { return derive_seed(seed, 7); }
+
 }  // namespace
 
 void SampleOptions::validate(int vocab_size) const {
@@ -32,8 +35,15 @@ int sample_token(const float* logits, int V, const NextTokenOptions& opt, Rng& r
   return d.token;
 }
 
+NextTokenDraw first_draw(const NextTokenLogits& l, const SampleOptions& opt) {
+  Rng rng(sampler_seed(opt.seed));
+  KeptWeights w;
+  kept_weights(w, l, opt);
+  return draw_token(w, opt.greedy, rng);
+}
+
 Generator::Generator(GPT& model, const std::vector<int>& prompt, const SampleOptions& opt)
-    : model_(model), opt_(opt), rng_(derive_seed(opt.seed, 7)) {
+    : model_(model), opt_(opt), rng_(sampler_seed(opt.seed)) {
   opt_.validate(model.config().vocab_size);
   if (prompt.empty()) throw InputError("the prompt is empty: give at least one character to start from", "prompt");
   tokens_ = prompt;

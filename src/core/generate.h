@@ -43,6 +43,11 @@ struct SampleOptions : NextTokenOptions {
 // InputError (field "logits") when the logits are not finite (a diverged model).
 int sample_token(const float* logits, int V, const NextTokenOptions& opt, Rng& rng, NextTokenDraw* draw = nullptr);
 
+// The draw a Generator with these options makes first when the prompt's last position has these
+// logits: the same Rng stream of opt.seed, the same kept weights, one number (none for greedy).
+// The block walk's sampled token (api/gpt_walk.cpp) is this draw.
+NextTokenDraw first_draw(const NextTokenLogits& l, const SampleOptions& opt);
+
 class Generator {
  public:
   // Runs the prompt (at least one token; the last block_size of a longer one) through the cache.

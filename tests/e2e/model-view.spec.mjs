@@ -7,26 +7,18 @@
 // wiring and the definition); every map and the model view save as SVG (parses as SVG, has its
 // legend) and PNG (IHDR size = the size the page states); English and 中文; no overflow at 375,
 // 1366 and 1920 px.
-import { writeFile, readFile } from 'node:fs/promises';
-import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
-import { loadGptApi } from '../wasm/load.mjs';
+import { readFile } from 'node:fs/promises';
+import { test, expect, RUN_MS } from './fixtures.mjs';
+import { savedModel, uploaded } from './train-helpers.mjs';
 
 let modelPath;
 
 test.beforeAll(async ({}, testInfo) => {
-  const gpt = await loadGptApi();
-  const run = gpt.create({ task: 'copy', n_layer: 12, n_head: 12, n_embd: 48, block_size: 64, batch_size: 2, seed: 3 });
-  run.train(3);
-  modelPath = testInfo.outputPath('m12x12.safetensors');
-  await writeFile(modelPath, run.save());
-  run.free();
+  modelPath = await savedModel(testInfo, 'm12x12.safetensors', { task: 'copy', n_layer: 12, n_head: 12, n_embd: 48, block_size: 64, batch_size: 2, seed: 3 }, 3);
 });
 
 async function openWithModel(page, hash = '') {
-  await page.goto(`/train/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-upload-file').setInputFiles(modelPath);
-  await expect(page.locator('#tr-ckpt-msg')).toContainText('m12x12.safetensors', { timeout: RUN_MS });
+  await uploaded(page, modelPath, hash);
   await page.locator('#tr-maps').click();
   await expect(page.locator('#tr-maps-box')).toHaveAttribute('data-painted', '168', { timeout: RUN_MS });
 }

@@ -1,5 +1,10 @@
-// train-helpers.mjs — shared steps of the training page's specs.
+// train-helpers.mjs — shared steps of the training page's specs: a page trained by its own Start
+// button (trained), a model built and trained by the wasm API in Node and saved for a spec
+// (savedModel), and a page with such a file uploaded as a learner uploads it (uploaded).
+import { writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { loadGptApi } from '../wasm/load.mjs';
 
 /** Opens the training page at `hash`, starts the run and waits for its end (done or diverged). */
 export async function trained(page, hash) {
@@ -7,4 +12,26 @@ export async function trained(page, hash) {
   await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-start').click();
   await expect(page.locator('#app')).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+}
+
+/**
+ * A model of `spec` (gpt.create's), trained `steps` steps by the wasm API in Node and saved as
+ * `name` in the test's output folder: its path (for beforeAll).
+ */
+export async function savedModel(testInfo, name, spec, steps) {
+  const gpt = await loadGptApi();
+  const run = gpt.create(spec);
+  run.train(steps);
+  const path = testInfo.outputPath(name);
+  await writeFile(path, run.save());
+  run.free();
+  return path;
+}
+
+/** Opens the training page at `hash` and uploads the model file at `path`; waits until it is loaded. */
+export async function uploaded(page, path, hash = '') {
+  await page.goto(`/train/${hash}`);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.locator('#tr-upload-file').setInputFiles(path);
+  await expect(page.locator('#tr-ckpt-msg')).toContainText(basename(path), { timeout: RUN_MS });
 }

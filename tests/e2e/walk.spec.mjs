@@ -11,17 +11,14 @@ import { writeFile, readFile } from 'node:fs/promises';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
 import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { savedModel, uploaded } from './train-helpers.mjs';
 
 let ownPath;
-const f4 = (v) => { const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
+const f4 = (v) => { if (v === 0) return '0'; const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
+const mark = (s) => s.replace(/[ \n\t]/g, (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : '⇥'));
 
 test.beforeAll(async ({}, testInfo) => {
-  const gpt = await loadGptApi();
-  const run = gpt.create({ task: 'copy', n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, batch_size: 2, seed: 3 });
-  run.train(20);
-  ownPath = testInfo.outputPath('own.safetensors');
-  await writeFile(ownPath, run.save());
-  run.free();
+  ownPath = await savedModel(testInfo, 'own.safetensors', { task: 'copy', n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, batch_size: 2, seed: 3 }, 20);
 });
 
 const section = (page) => page.getByRole('region', { name: /The whole block, step by step|整个模块，一步一步/ });
@@ -68,9 +65,7 @@ async function saveStep(page, title) {
 }
 
 test('the page’s own model: every step walked with the core’s numbers, a head into the stepper, each step saved', async ({ page, context }) => {
-  await boot(page);
-  await page.locator('#tr-upload-file').setInputFiles(ownPath);
-  await expect(page.locator('#tr-ckpt-msg')).toContainText('own.safetensors', { timeout: RUN_MS });
+  await uploaded(page, ownPath);
   await expect(page.locator('#tr-walk-status')).toContainText('Show the attention maps of a prompt first');
   await walkTo(page, 2, 'abc=a');
   const s = section(page);
@@ -79,9 +74,9 @@ test('the page’s own model: every step walked with the core’s numbers, a hea
   const ref = node.blockTrace({ prompt: 'abc=a', position: 2 });
   node.free();
 
-  // 1 + 5 steps per layer + the head
+  // 1 + 5 steps per layer + the head + the sampled token
   const step = s.getByLabel(/^Step$/);
-  await expect(step.locator('option')).toHaveCount(1 + 2 * 5 + 1);
+  await expect(step.locator('option')).toHaveCount(1 + 2 * 5 + 2);
   await expect(s.getByRole('heading', { name: 'Embedding: wte[token] + wpe[position]' })).toBeVisible();
   const x = s.getByRole('group', { name: 'x', exact: true });
   await expect(x.getByRole('button')).toHaveCount(16);
@@ -119,10 +114,19 @@ test('the page’s own model: every step walked with the core’s numbers, a hea
   ls = await lines(page);
   expect(ls[0]).toBe('q[1] = Σ_j ln_1[j]·W[1,j] + b[1]');
   expect(result(ls)).toBe(`= ${f4(ref.layers[0].q[0])}`);
+  // the head opens in the stepper on this position's query row: the keyboard is on its first weight
   const link = s.getByRole('link', { name: 'Open head 2 in the Attention Stepper' });
   const [stepper] = await Promise.all([context.waitForEvent('page'), link.click()]);
   await stepper.waitForLoadState();
   expect(stepper.url()).toContain('/index.html#');
+  const A = stepper.getByRole('grid', { name: 'softmax (A)' });
+  const focused = A.locator('[role=gridcell]:focus');
+  await expect(focused).toHaveText(f4(ref.layers[0].heads[1].weights[0]));
+  expect(await focused.evaluate((td) => [td.dataset.r, td.dataset.c])).toEqual(['2', '0']);
+  await expect(stepper.getByRole('heading', { name: /A\[3,1\]/ })).toBeVisible();
+  await stepper.keyboard.press('ArrowRight');
+  await expect(A.locator('[role=gridcell]:focus')).toHaveText(f4(ref.layers[0].heads[1].weights[1]));
+  await expect(stepper.getByRole('heading', { name: /A\[3,2\]/ })).toBeVisible();
   await stepper.close();
   await saveStep(page, 'Layer 1 · attention');
 
@@ -144,10 +148,9 @@ test('the page’s own model: every step walked with the core’s numbers, a hea
   expect(result(ls)).toBe(`= ${f4(ref.layers[0].residual3[1])}`);
   await saveStep(page, 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual');
 
-  // the last step: ln_f, the logits (their terms from the tied wte), the softmax and the choice
+  // ln_f, the logits (their terms from the tied wte) and the softmax
   await step.selectOption({ index: 11 });
   await expect(s.getByRole('heading', { name: 'ln_f, the logits and the softmax' })).toBeVisible();
-  await expect(s.getByRole('button', { name: 'Next step →' })).toBeDisabled();
   const z = s.getByRole('group', { name: 'z', exact: true }).getByRole('button');
   await expect(z).toHaveCount(10);
   await z.first().click();
@@ -157,13 +160,75 @@ test('the page’s own model: every step walked with the core’s numbers, a hea
   await s.getByRole('group', { name: 'p', exact: true }).getByRole('button').first().click();
   ls = await lines(page);
   expect(result(ls)).toBe(`= ${f4(ref.top[0].p)}`);
-  await expect(s.getByText(/^Greedy decoding would pick/)).toContainText(`p = ${f4(ref.top[0].p)}`);
   await saveStep(page, 'ln_f, the logits and the softmax');
+
+  // the last step: the sampled token, drawn with generation's settings (the defaults: T 1, seed 1)
+  await s.getByRole('button', { name: 'Next step →' }).click();
+  await expect(s.getByRole('heading', { name: 'The sampled token' })).toBeVisible();
+  await expect(s.getByRole('button', { name: 'Next step →' })).toBeDisabled();
+  await saveStep(page, 'The sampled token');
 
   // another position walks again, from the same step
   await s.getByLabel('Position', { exact: true }).selectOption('0');
   await expect(page.locator('#tr-walk-status')).toContainText('Position 0 ');
-  await expect(s.getByRole('heading', { name: 'ln_f, the logits and the softmax' })).toBeVisible();
+  await expect(s.getByRole('heading', { name: 'The sampled token' })).toBeVisible();
+});
+
+test('the sampled token is generation’s first for the same prompt, seed, temperature, top-k and top-p (the core’s draw)', async ({ page }) => {
+  await uploaded(page, ownPath);
+  const prompt = 'abcd=ab';
+  await walkTo(page, 6, prompt);
+  const s = section(page);
+  const gen = page.getByRole('region', { name: /Generation with the KV cache/ });
+  const gpt = await loadGptApi();
+  const node = gpt.load(await readFile(ownPath));
+  const settings = [
+    { temperature: 1, top_k: 0, top_p: 1, seed: 1 },
+    { temperature: 1.5, top_k: 0, top_p: 0.8, seed: 7 },
+    { temperature: 0.8, top_k: 3, top_p: 1, seed: 2 },
+    { temperature: 2, top_k: 5, top_p: 0.9, seed: 11 },
+    { temperature: 3, top_k: 0, top_p: 0.95, seed: 12 },
+    { greedy: true, seed: 4 },
+  ];
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '13. The sampled token' });
+  const said = s.locator('.tr-walk-choice');
+  const drawn = new Set();
+  for (const o of settings) {
+    await gen.getByLabel('Greedy (always the most likely token)').setChecked(!!o.greedy);
+    if (!o.greedy) {
+      await gen.getByLabel('Temperature', { exact: true }).fill(String(o.temperature));
+      await gen.getByLabel('Top-k (0: all)').fill(String(o.top_k));
+      await gen.getByLabel('Top-p (1: all)').fill(String(o.top_p));
+    }
+    await gen.getByLabel('Seed', { exact: true }).fill(String(o.seed));
+    await s.getByRole('button', { name: 'Walk this position' }).click();
+    // Node's generation (the same wasm API) from the same prompt and settings: its first token
+    node.generateStart({ prompt, max_new_tokens: 1, ...o });
+    const g = node.generateNext();
+    await expect(s.getByRole('heading', { name: 'The sampled token' })).toBeVisible();
+    if (o.greedy) {
+      await expect(s.getByText(/^Generation \(section 7\) is set to greedy/)).toContainText(`seed, ${o.seed},`);
+      await expect(said).toHaveText(`Greedy: “${mark(g.text)}”, the most likely token. Generation from the prompt up to this position starts with it.`);
+      continue;
+    }
+    await expect(s.getByText(/^Drawn as generation/)).toContainText(`temperature ${o.temperature}, top-k ${o.top_k || '—'}, top-p ${o.top_p < 1 ? o.top_p : '—'}, seed ${o.seed}.`);
+    await expect(said).toContainText(`Drawn: “${mark(g.text)}”`);
+    await expect(said).toContainText(`u = ${f4(g.draw.u)} fell in [`);
+    drawn.add(g.text);
+    // the draw's arithmetic: coin = u·S, in the drawn token's stretch
+    await s.getByRole('group', { name: 'u', exact: true }).getByRole('button').click();
+    const ls = await lines(page);
+    expect(ls[0]).toBe('coin = u·S');
+    expect(ls).toContain(`= ${f4(g.draw.coin)}`);
+    expect(ls).toContain(`${f4(g.draw.from)} ≤ coin < ${f4(g.draw.to)}`);
+    // the reshaped probabilities are the next-token distribution's for the same options
+    const dist = node.nextToken({ prompt, temperature: o.temperature, top_k: o.top_k, top_p: o.top_p, show: 10 });
+    const cells = s.getByRole('group', { name: 'p′', exact: true }).getByRole('button');
+    await expect(cells).toHaveCount(10);
+    for (let k = 0; k < 3; k++) await expect(cells.nth(k)).toHaveAccessibleName(`p′ ${mark(dist.top[k].text)} = ${f4(dist.top[k].p)}${dist.top[k].id === g.token ? ' · the drawn token' : ''}`);
+  }
+  node.free();
+  expect(drawn.size).toBeGreaterThan(1); // draws, not always the same token
 });
 
 test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyboard and the pointer', async ({ page }, testInfo) => {
@@ -225,9 +290,7 @@ test('an opened nanoGPT ckpt.pt without biases, in 中文: β and the biases are
 for (const width of [375, 1366, 1920]) {
   test(`the walk at ${width} px, English and 中文: no horizontal overflow`, async ({ page }, testInfo) => {
     await page.setViewportSize({ width, height: 900 });
-    await boot(page);
-    await page.locator('#tr-upload-file').setInputFiles(ownPath);
-    await expect(page.locator('#tr-ckpt-msg')).toContainText('own.safetensors', { timeout: RUN_MS });
+    await uploaded(page, ownPath);
     await walkTo(page, 4, 'abcd=ab');
     const s = section(page);
     await s.getByLabel('Step', { exact: true }).selectOption({ index: 2 });

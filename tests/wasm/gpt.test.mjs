@@ -261,6 +261,30 @@ test('sample with top_p: seeded draws repeat, and p near 0 gives the greedy text
   });
 });
 
+test('blockTrace\'s sampled token is generation\'s first for the same prompt, seed and settings (top-p too)', () => {
+  withRun(SMALL, (run) => {
+    run.train(5); // barely trained: the draws spread over many tokens
+    const prompt = 'abca=a';
+    const seen = new Set();
+    for (const o of [{ greedy: true }, { temperature: 1 }, { temperature: 0.7, top_k: 3 }, { temperature: 1.4, top_p: 0.6 }, { temperature: 1, top_k: 5, top_p: 0.8 }]) {
+      for (const seed of [1, 2, 9]) {
+        const sample = { ...o, seed };
+        const tr = run.blockTrace({ prompt, sample });
+        run.generateStart({ prompt, max_new_tokens: 1, ...sample });
+        const g = run.generateNext();
+        assert.equal(tr.sample.draw.token, g.token, JSON.stringify(sample));
+        assert.equal(tr.sample.draw.text, g.text);
+        assert.equal(tr.sample.draw.u, g.draw.u);
+        assert.equal(tr.sample.seed, seed);
+        if (!o.greedy) assert.ok(tr.sample.draw.cum_from <= tr.sample.draw.u && tr.sample.draw.u < tr.sample.draw.cum_to, JSON.stringify(tr.sample.draw));
+        seen.add(g.token);
+      }
+    }
+    assert.ok(seen.size > 2, `the draws picked ${[...seen]}`);
+    throwsGpt(() => run.blockTrace({ prompt, sample: { top_p: 0 } }), 'top_p');
+  });
+});
+
 test('sample: greedy is deterministic, seeded sampling repeats, and greedy equals the cache steps', () => {
   withRun(SMALL, (run) => {
     run.train(40);

@@ -30,6 +30,10 @@
 //                           status: 'right'|'wrong'|'invalid'|'empty', correct, expected, value?}]}
 //                           (row, col from 0; value: the answer read as a number, at a check)
 //   ctl.on(...) returns an unsubscribe function; another event name throws
+//   ctl.focusCell()       → moves the keyboard focus to the explained cell (state.focus: a link
+//                           that names a cell, e.g. a query row of the training page's walk),
+//                           scrolled into view; false when there is none (no focus, its panel
+//                           not shown in this view)
 //   ctl.exerciseOpen()    → true while an exercise is being worked on (not solved, answers not
 //                           shown): its answers are hidden from the page
 //   ctl.exerciseResult()  → the learner's result as last checked, without the cells: {id, ready,
@@ -123,6 +127,16 @@ export async function mountStepper(root, options = {}) {
       render(ctx);
     },
     on: (ev, fn) => ctx.events.on(ev, fn),
+    focusCell() {
+      const f = ctx.state.focus;
+      const v = f && ctx.views.get(f.panel);
+      if (!v?.view?.cell(f.row, f.col) || v.fig.hidden) return false;
+      v.fig.scrollIntoView({ block: 'center' });
+      v.view.ensurePainted();
+      if (v.view.heat) { v.view.cursor = { r: f.row, c: f.col }; v.view.canvas.focus(); } // a heatmap (large inputs): its cursor
+      else v.view.rove(f.row, f.col);
+      return true;
+    },
     destroy() {
       ctx.destroyed = true;
       if (ctx.raf) cancelAnimationFrame(ctx.raf);

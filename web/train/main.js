@@ -57,7 +57,7 @@ const sections = {
   open: new OpenSection(ctx),
   experiments: new ExperimentsSection(ctx),
   maps: new MapsSection(ctx),
-  walk: new WalkSection(ctx, { maps: () => ctx.rt.maps }),
+  walk: new WalkSection(ctx, { maps: () => ctx.rt.maps, sampling: () => ctx.sections.generation.sampling() }),
   next: new NextTokenSection(ctx),
   surprisal: new SurprisalSection(ctx),
   generation: new GenerationSection(ctx),

@@ -35,9 +35,10 @@ export const matrixText = (m) => m.map((r) => r.map((v) => String(v)).join(' '))
 
 /**
  * The stepper's state for one head's spec {Q, K, V, n_head, causal, mask, softmax}: Q, K, V
- * mode, no W_o, so its weights panel is this head's attention.
+ * mode, no W_o, so its weights panel is this head's attention. row (optional, from 0): the query
+ * row the stepper opens on (its weights panel's first cell of that row, focused and explained).
  */
-export function stepperState(spec, lang) {
+export function stepperState(spec, lang, row = null) {
   return {
     version: 1,
     preset: 'custom',
@@ -50,13 +51,13 @@ export function stepperState(spec, lang) {
     step: 0,
     head: 0,
     lang,
-    focus: null,
+    focus: row == null ? null : { panel: 'weights', row, col: 0 },
   };
 }
 
-/** The stepper page's URL for a head, relative to this file. */
-export function stepperUrl(spec, lang) {
-  return new URL('../index.html', import.meta.url).href.split('#')[0] + encodeState(stepperState(spec, lang));
+/** The stepper page's URL for a head, relative to this file; row: the query row it lands on. */
+export function stepperUrl(spec, lang, row = null) {
+  return new URL('../index.html', import.meta.url).href.split('#')[0] + encodeState(stepperState(spec, lang, row));
 }
 
 /**

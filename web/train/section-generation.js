@@ -79,6 +79,12 @@ export class GenerationSection extends Section {
     return out;
   }
 
+  /** The sampling options of the spec (no prompt, no length): the walk's draw uses them too. */
+  sampling() {
+    const { prompt, max_new_tokens, ...o } = this.spec();
+    return o;
+  }
+
   /** Starts generating from the prompt: the prompt goes through the cache. */
   async start() {
     const { rt } = this;

@@ -2,13 +2,17 @@
 // position of the attention maps' prompt and walk its vector through the whole model with the
 // model's own numbers — wte + wpe, ln_1, attention (each head linking into the stepper with the
 // real Q, K, V), c_proj and the residual, ln_2, the MLP and its residual, layer after layer, then
-// ln_f, the logits and the softmax. The core computes the trace in the reference tier (gpt.js
+// ln_f, the logits, the softmax and the sampled token: the core's seeded draw with generation's
+// settings (sampling(): greedy, or temperature, top-k, top-p, and the seed), the same draw
+// generation makes first for the same prompt. The core computes the trace in the reference tier (gpt.js
 // blockTrace, through the worker's walk op); the view (walk-view.js, with walk-steps.js) is
 // loaded on the first walk, so the page does not carry it before.
 //
 // Inputs (explicit, from main.js): maps() → the maps section's last result ({prompt, tokens, T,
 // step} or null): the walk is of the prompt the maps show; new maps (another prompt, more
-// training) forget the walk. main.js calls refresh() when the maps change.
+// training) forget the walk. main.js calls refresh() when the maps change. sampling() → the
+// generation section's sampling options {greedy, seed, temperature?, top_k?, top_p?}, read at
+// each walk.
 // Interface (every section's): render() → its element; refresh(); clear() (the model is gone).
 import { el, statusLine } from '../ui.js';
 import { Section } from './section.js';
@@ -18,11 +22,12 @@ import { tokenMark as tokenLabel } from '../export.js';
 export class WalkSection extends Section {
   /**
    * @param {object} ctx the page's context (context.js)
-   * @param {{maps: () => object | null}} inputs
+   * @param {{maps: () => object | null, sampling: () => object}} inputs
    */
-  constructor(ctx, { maps }) {
+  constructor(ctx, { maps, sampling }) {
     super(ctx);
     this.maps = maps;
+    this.sampling = sampling;
     this.view = null; // one view for the page's life (walk-view.js)
     this.trace = null; // the last walk: the worker's answer with {prompt, step}
     this.position = -1; // the picked position (-1: the last)
@@ -57,7 +62,7 @@ export class WalkSection extends Section {
     const position = this.position >= 0 && this.position < m.T ? this.position : m.T - 1;
     this.dom.status.textContent = t('walk.computing');
     try {
-      const r = await this.ctx.worker.call('walk', { run: 'main', spec: { prompt: m.prompt, position, show: 10 } });
+      const r = await this.ctx.worker.call('walk', { run: 'main', spec: { prompt: m.prompt, position, show: 10, sample: this.sampling() } });
       this.trace = { ...r, maps: m, step: m.step };
       this.error = '';
       if (!this.view) {

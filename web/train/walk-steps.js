@@ -1,5 +1,5 @@
 // walk-steps.js — the steps of "the whole block, step by step" from the core's trace (gpt.js
-// blockTrace): for each step its title, its formula and its vectors, and for any number of a
+// blockTrace), ending with the sampled token (the core's seeded draw, as generation's): for each step its title, its formula and its vectors, and for any number of a
 // vector the lines of its arithmetic, in the stepper's notation (stepper/explain-lines.js, turned
 // into MathML by stepper/explain-math.js). The numbers are the core's: a line of terms shows the
 // operands the core used and the result line shows the core's value; nothing here is the source
@@ -224,14 +224,78 @@ function headStep(t, tr, row, x) {
       { name: 'z', values: tr.top.map((e) => e.logit), labels, explain: logitExplain },
       { name: 'p', values: tr.top.map((e) => e.p), labels, explain: pExplain },
     ],
-    choice: tr.top[0],
+  };
+}
+
+/**
+ * The sampled token: the position's logits reshaped by the temperature, top-k and top-p, and the
+ * seeded draw that picked the next token (the core's, as generation draws its first token);
+ * greedy draws no number and takes the most likely token.
+ */
+function sampleStep(t, tr) {
+  const S = tr.sample;
+  const d = S.draw;
+  const labels = S.top.map((e) => e.text);
+  const nice = (x) => String(+x.toPrecision(4)); // a setting as typed (0.8, not 0.8000)
+  const T = nice(S.temperature);
+  const pExplain = (k) => {
+    const e = S.top[k];
+    const L = lineBuilder();
+    if (S.greedy) {
+      L.F(`p′[${e.id}] = ${e.id === d.token ? 1 : 0}`);
+      L.N(t(e.id === d.token ? 'walk.ex.greedyPick' : 'walk.ex.greedyDrop'));
+      return L.lines;
+    }
+    if (!e.kept) {
+      L.F(`p′[${e.id}] = 0`);
+      L.N(t('walk.ex.dropped', { p: f(e.p_full) }));
+      return L.lines;
+    }
+    L.F(`p′[${e.id}] = e^((z[${e.id}] − max) / T) / S`);
+    L.T(`= e^((${f(e.logit)} − ${term(S.max_logit)}) / ${T}) / ${f(d.sum)}`);
+    L.R(e.p);
+    L.N(t('walk.ex.kept', { kept: S.kept, p: f(e.p_full) }));
+    return L.lines;
+  };
+  const drawExplain = () => {
+    const L = lineBuilder();
+    if (S.greedy) {
+      L.F(`t = argmax_v z[v]`);
+      L.N(t('walk.ex.greedy', { tok: d.text }));
+      return L.lines;
+    }
+    L.F('coin = u·S');
+    L.T(`= ${f(d.u)}·${f(d.sum)}`);
+    L.R(d.coin);
+    L.F(`${f(d.from)} ≤ coin < ${f(d.to)}`);
+    L.F(`u ∈ [${f(d.from)} / S, ${f(d.to)} / S)`);
+    L.T(`= [${f(d.cum_from)}, ${f(d.cum_to)})`);
+    L.N(t('walk.ex.draw', { tok: d.text, kept: d.kept }));
+    return L.lines;
+  };
+  const formula = S.greedy
+    ? ['t = argmax_v z[v]']
+    : ['p′[v] = e^((z[v] − max) / T) / S', 'S = Σ_v e^((z[v] − max) / T) ⟨ over the kept tokens⟩', 'coin = u·S ⟨, u uniform in [0, 1)⟩'];
+  const facts = S.greedy
+    ? t('walk.sampleFactsGreedy', { seed: S.seed })
+    : t('walk.sampleFacts', { T, k: S.top_k || '—', pp: S.top_p < 1 ? nice(S.top_p) : '—', seed: S.seed, kept: S.kept, V: tr.vocab_size, dropped: f(S.dropped_mass) });
+  return {
+    id: 'sample', title: t('walk.step.sample'),
+    formula,
+    facts,
+    vectors: [
+      { name: 'p′', values: S.top.map((e) => e.p), labels, explain: pExplain, mark: S.top.findIndex((e) => e.id === d.token) },
+      { name: S.greedy ? t('walk.pick') : 'u', values: [S.greedy ? S.drawn.p : d.u], labels: S.greedy ? [d.text] : null, explain: drawExplain },
+    ],
+    draw: { ...d, greedy: S.greedy, rank: S.drawn.rank },
   };
 }
 
 /**
  * The steps of a trace, in order. row(spec) → a promise of {w, bias} (the worker's weight_row).
  * Each step: {id, title, formula: [lines], facts?, vectors: [{name, values, labels?, head?,
- * explain(i) → lines or a promise of them, or null for a repeated input}], layer?, heads?, choice?}.
+ * explain(i) → lines or a promise of them, or null for a repeated input}], layer?, heads?, draw?}
+ * (draw: the sampled token's draw, on the last step).
  */
 export function walkSteps(t, tr, row) {
   const tok = tr.tokens[tr.position];
@@ -253,5 +317,6 @@ export function walkSteps(t, tr, row) {
     x = Ly.residual3;
   });
   steps.push(headStep(t, tr, row, x));
+  if (tr.sample) steps.push(sampleStep(t, tr));
   return steps;
 }

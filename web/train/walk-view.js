@@ -122,7 +122,7 @@ export class WalkView {
     explain.setAttribute('aria-label', t('walk.explain'));
     grid.append(vecs, explain);
     body.append(grid);
-    if (step.choice) body.append(el('p', 'tr-walk-choice', t('walk.choice', { tok: tokenMark(step.choice.text), p: f(step.choice.p) })));
+    if (step.draw) body.append(this.drawn(step.draw));
     const tools = exportBar({
       lead: t('walk.exportLead'), file: `walk-${step.id}`, makeSvg: () => this.svg(), cls: 'tr-chart-tools',
       words: { png: 'PNG', svg: 'SVG', group: t('walk.exportGroup'), saved: t('export.saved') },
@@ -132,6 +132,18 @@ export class WalkView {
     this.root.replaceChildren(nav, body);
     const first = step.vectors.findLastIndex((vec) => vec.explain);
     this.explainOf(first, 0, false);
+  }
+
+  /** The sampled token in words: which token, its probability, and the number that drew it. */
+  drawn(d) {
+    const { t } = this.opts;
+    const tok = tokenMark(d.text);
+    const p = el('p', 'tr-walk-choice');
+    p.setAttribute('role', 'status');
+    p.textContent = d.greedy
+      ? t('walk.drawnGreedy', { tok })
+      : t('walk.drawn', { tok, p: f(d.p), u: f(d.u), lo: f(d.cum_from), hi: f(d.cum_to), rank: d.rank + 1 });
+    return p;
   }
 
   /** One vector: its name and size, its numbers (buttons or a heat strip), stepper links for heads. */
@@ -145,7 +157,7 @@ export class WalkView {
       const spec = this.trace.specs?.[step.layer]?.[vec.head];
       if (spec) {
         const a = el('a', 'tr-walk-stepper', t('walk.openHead', { h: vec.head + 1 }));
-        a.href = stepperUrl(spec, this.opts.lang);
+        a.href = stepperUrl(spec, this.opts.lang, this.trace.position); // lands on this position's query row
         a.target = '_blank';
         a.rel = 'noopener';
         head.append(a);
@@ -169,6 +181,7 @@ export class WalkView {
       if (Math.abs(x) / (Math.max(...vec.values.map(Math.abs)) || 1) > 0.6) b.classList.add('is-dark');
       b.setAttribute('aria-label', `${cellName(vec, i)} = ${f(x)}`);
       if (!vec.explain) b.disabled = true;
+      if (vec.mark === i) { b.classList.add('is-drawn'); b.setAttribute('aria-label', `${cellName(vec, i)} = ${f(x)} · ${this.opts.t('walk.drawnMark')}`); }
       b.addEventListener('click', () => this.explainOf(v, i));
       b.addEventListener('pointerenter', () => { if (vec.explain) this.explainOf(v, i, false); });
       b.addEventListener('focus', () => { if (vec.explain) this.explainOf(v, i, false); });
