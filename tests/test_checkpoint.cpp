@@ -853,3 +853,46 @@ TEST_CASE("Checkpoint: write the fuzz corpus", "[.fuzz_corpus]") {
   for (const std::string& bad : {std::string("truncated"), std::string("untied"), std::string("shape")})
     CHECK_THROWS_AS(ap::load_checkpoint(slurp(d + bad + ".safetensors")), ap::InputError);
 }
+
+TEST_CASE("file_io: a FileSource reads a file in slices, as the whole file reads", "[file]") {
+  TempDir dir;
+  const std::string path = (dir.path / "run.safetensors").string();
+  const std::string& bytes = good_checkpoint();
+  ap::write_file_atomic(path, bytes);
+  const ap::FileSource src(path, bytes.size(), "a checkpoint");
+  CHECK(src.size() == bytes.size());
+  // small reads are kept (a reader may hold them), a larger one until the next larger one
+  std::string pattern((size_t(3) << 20), '\0');
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<char>(i * 7 % 251);
+  const std::string big_path = (dir.path / "big.bin").string();
+  ap::write_file_atomic(big_path, pattern);
+  const ap::FileSource big_src(big_path, pattern.size(), "a test");
+  const char* head = big_src.read(0, 8);
+  const char* inner = big_src.read(2, 4);
+  const char* big = big_src.read(8, (size_t(1) << 20) + 1);
+  CHECK(std::string(big, 16) == pattern.substr(8, 16));
+  CHECK(std::string(big_src.read(8, 5), 5) == pattern.substr(8, 5));
+  CHECK(std::string(big_src.read(size_t(2) << 20, size_t(1) << 20), 64) == pattern.substr(size_t(2) << 20, 64));
+  CHECK(std::string(head, 8) == pattern.substr(0, 8));
+  CHECK(inner == head + 2);
+  // a checkpoint read from it: the same state as from its bytes
+  const ap::TrainState a = ap::load_checkpoint(bytes), b = ap::load_checkpoint(src);
+  CHECK(a.params == b.params);
+  CHECK(a.m == b.m);
+  CHECK(a.step == b.step);
+  // refused: too large, a folder, a file that is not there, a file that shrank while it was read
+  Error e = error_of([&] { ap::FileSource(path, 10, "a test"); });
+  CHECK(e.field == "path");
+  CHECK(e.message == path + " is " + std::to_string(bytes.size()) + " bytes, more than the limit of 10 for a test");
+  e = error_of([&] { ap::FileSource(dir.path.string(), 10, "a test"); });
+  CHECK(e.message == "cannot read " + dir.path.string() + ": not a regular file");
+  e = error_of([&] { ap::FileSource((dir.path / "none").string(), 10, "a test"); });
+  CHECK_THAT(e.message, Catch::Contains("cannot open " + (dir.path / "none").string()));
+  const std::string shrinks = (dir.path / "shrinks.bin").string();
+  ap::write_file_atomic(shrinks, std::string(100, 'x'));
+  const ap::FileSource s2(shrinks, 100, "a test");
+  REQUIRE(::truncate(shrinks.c_str(), 50) == 0);
+  e = error_of([&] { s2.read(40, 20); });
+  CHECK(e.field == "path");
+  CHECK(e.message == "cannot read " + shrinks + ": it ended at byte 50 while it was read (it was 100 bytes: did it change?)");
+}

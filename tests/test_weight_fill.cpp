@@ -96,6 +96,43 @@ TEST_CASE("weight fill: the same parameters whatever the slices, for every view 
   CHECK_THAT(refusal([&] { f.finish(); }), Catch::Contains("the file ended before tensor a was read whole (10 of 24 bytes at byte 4)"));
 }
 
+TEST_CASE("weight fill: tensors larger than the transpose's blocks, converted in bulk, the same whatever the slices", "[import]") {
+  // a (70, 45) Conv1D weight in float32 and in bfloat16 (more than one 32 × 32 block each way, with
+  // ragged edges), then a float32 row of 9,000 (more than the finite check's blocks of 4,096)
+  const int64_t in = 70, out = 45, row = 9000;
+  std::vector<float> conv(static_cast<size_t>(in * out)), vec(static_cast<size_t>(row));
+  for (size_t i = 0; i < conv.size(); ++i) conv[i] = static_cast<float>(i % 251) - 125.0f;  // exact in bfloat16
+  for (size_t i = 0; i < vec.size(); ++i) vec[i] = 0.25f * static_cast<float>(i % 97);
+  const std::string file = f32_bytes(conv) + bf16_bytes(conv) + f32_bytes(vec);
+  const uint64_t n_conv = static_cast<uint64_t>(in * out);
+  std::vector<WeightRead> reads(3);
+  reads[0] = {"c_attn.weight", "", 0, 0, 4 * n_conv, "float32", 0, {in, out}, {out, 1}, true, 0, ""};
+  reads[1] = {"c_fc.weight", "", 0, 4 * n_conv, 2 * n_conv, "bfloat16", 0, {in, out}, {out, 1}, true, int64_t(n_conv), ""};
+  reads[2] = {"wte.weight", "", 0, 6 * n_conv, 4 * static_cast<uint64_t>(row), "float32", 0, {row}, {1}, false, int64_t(2 * n_conv), ""};
+  std::vector<float> want;
+  for (int k = 0; k < 2; ++k)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) want.push_back(conv[static_cast<size_t>(i * out + o)]);
+  want.insert(want.end(), vec.begin(), vec.end());
+  const size_t n = want.size();
+  // whole reads in one slice (transposed straight from it), reads split across slices (gathered),
+  // elements split between slices
+  for (size_t step : {size_t(5), size_t(4096), size_t(6 * n_conv), file.size()}) CHECK(fill(reads, file, n, step) == want);
+
+  // a value that is not finite: named by its index in the file's order, in each path
+  std::string bad = file;
+  const float nan = std::nanf("");
+  std::memcpy(&bad[4 * (3 * out + 7)], &nan, 4);  // c_attn.weight[3][7]
+  for (size_t step : {size_t(7), file.size()})
+    CHECK_THAT(refusal([&] { fill(reads, bad, n, step); }),
+               Catch::Contains("tensor c_attn.weight holds nan at element " + std::to_string(3 * out + 7) + " (row-major)"));
+  bad = file;
+  const float inf = -INFINITY;
+  std::memcpy(&bad[6 * n_conv + 4 * 8191], &inf, 4);
+  for (size_t step : {size_t(7), file.size()})
+    CHECK_THAT(refusal([&] { fill(reads, bad, n, step); }), Catch::Contains("tensor wte.weight holds -inf at element 8191 (row-major)"));
+}
+
 TEST_CASE("a partial source: planning asks for the bytes it lacks, then plans what the whole file does", "[import]") {
   // a GPT-2-shaped safetensors file (HF's names, Conv1D) of one layer
   GPTConfig c;

@@ -468,7 +468,7 @@ std::vector<std::pair<safetensors::TensorInfo, const TensorSlot*>> check_tensors
 
 // The weights and AdamW's moments, in header order, each checked; then lm_head against wte. The
 // entries are proven to tile the file, so this allocates at most its size.
-void copy_values(const std::string& bytes, const safetensors::Header& h,
+void copy_values(const ByteSource& bytes, const safetensors::Header& h,
                  const std::vector<std::pair<safetensors::TensorInfo, const TensorSlot*>>& tensors,
                  const TensorSlot& wte, TrainState& s) {
   const int64_t P = s.model.num_parameters();
@@ -544,6 +544,10 @@ std::string save_checkpoint(const TrainState& s) {
 // ---------------------------------------------------------------- reading
 
 TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) {
+  return load_checkpoint(StringSource(bytes), expected);
+}
+
+TrainState load_checkpoint(const ByteSource& bytes, const GPTConfig* expected) {
   const safetensors::Header h = safetensors::read_header(bytes, kLimits);
   const Value* meta = h.metadata();
   if (!meta)

@@ -46,6 +46,7 @@
 #include <string>
 
 #include "../core/train.h"
+#include "byte_source.h"
 
 namespace ap {
 
@@ -61,6 +62,8 @@ std::string save_checkpoint(const TrainState& state);
 // configs in the message. Throws InputError: field "checkpoint" for the file's structure (with the
 // byte offset in the message), the tensor's name for a tensor, "__metadata__.<key>" for metadata.
 TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected = nullptr);
+// The same from a source read in slices (file_io.h's FileSource: never the whole file at once).
+TrainState load_checkpoint(const ByteSource& bytes, const GPTConfig* expected = nullptr);
 
 // Native only (the wasm module passes bytes). Throws InputError (field "path") on I/O errors.
 void write_checkpoint_file(const std::string& path, const std::string& bytes);

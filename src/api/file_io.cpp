@@ -101,4 +101,60 @@ std::string read_file(const std::string& path, uint64_t max_bytes, const std::st
   return out;
 }
 
+FileSource::FileSource(const std::string& path, uint64_t max_bytes, const std::string& what) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail(sys_error("cannot open", path, errno));
+  struct stat st;
+  std::string refused;
+  if (::fstat(fd_, &st) != 0) refused = sys_error("cannot read", path, errno);
+  else if (!S_ISREG(st.st_mode)) refused = "cannot read " + path + ": not a regular file";
+  else if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    refused = path + " is " + std::to_string(static_cast<uint64_t>(st.st_size)) + " bytes, more than the limit of " +
+              std::to_string(max_bytes) + " for " + what;
+  if (!refused.empty()) {
+    ::close(fd_);
+    fail(refused);
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+FileSource::~FileSource() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileSource::read_into(char* out, uint64_t at, uint64_t n) const {
+  uint64_t done = 0;
+  while (done < n) {
+    const ssize_t r = ::pread(fd_, out + done, static_cast<size_t>(n - done), static_cast<off_t>(at + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail(sys_error("cannot read", path_, errno));
+    if (r == 0)
+      fail("cannot read " + path_ + ": it ended at byte " + std::to_string(at + done) + " while it was read (it was " +
+           std::to_string(size_) + " bytes: did it change?)");
+    done += static_cast<uint64_t>(r);
+  }
+}
+
+const char* FileSource::read(uint64_t at, uint64_t n) const {
+  constexpr uint64_t kKeep = uint64_t(1) << 20;
+  if (n > kKeep) {
+    large_.resize(static_cast<size_t>(n));
+    read_into(large_.data(), at, n);
+    return large_.data();
+  }
+  auto it = kept_.upper_bound(at);
+  if (it != kept_.begin()) {  // the parts that start at or before `at`, the nearest first
+    for (auto j = std::prev(it);; --j) {
+      for (const auto& part : j->second)
+        if (at - j->first + n <= part->size()) return part->data() + (at - j->first);
+      if (j == kept_.begin() || at - j->first > kKeep) break;
+    }
+  }
+  auto bytes = std::make_unique<std::string>(static_cast<size_t>(n), '\0');
+  read_into(bytes->data(), at, n);
+  const char* p = bytes->data();
+  kept_[at].push_back(std::move(bytes));
+  return p;
+}
+
 }  // namespace ap

@@ -1,6 +1,7 @@
 // import.cpp — nanoGPT's ckpt.pt and meta.pkl into a model-only TrainState (import.h).
 #include "import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -244,9 +245,18 @@ ImportPlan plan_nanogpt(const ByteSource& bytes, const std::string& name) {
 }
 
 void fill_weights(TrainState& s, std::vector<WeightRead> reads, const std::string& bytes, const std::string& name) {
+  fill_weights(s, std::move(reads), StringSource(bytes), name);
+}
+
+void fill_weights(TrainState& s, std::vector<WeightRead> reads, const ByteSource& bytes, const std::string& name) {
+  constexpr uint64_t kSlice = uint64_t(16) << 20;  // a file read in slices: one of them held at a time
   s.params.assign(static_cast<size_t>(s.model.num_parameters()), 0.0f);
   WeightFill fill(std::move(reads), s.params.data(), name);
-  for (const WeightRead& r : fill.reads()) fill.feed(bytes.data() + r.at, r.size);
+  for (const WeightRead& r : fill.reads())
+    for (uint64_t off = 0; off < r.size; off += kSlice) {
+      const uint64_t n = std::min(kSlice, r.size - off);
+      fill.feed(bytes.read(r.at + off, n), n);
+    }
   fill.finish();
 }
 

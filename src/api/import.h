@@ -66,8 +66,10 @@ struct ImportPlan {
 ImportPlan plan_nanogpt(const ByteSource& ckpt, const std::string& name);
 ImportPlan plan_hf_gpt2(const ByteSource& safetensors, const std::string& config_json, const std::string& name,
                         const std::string& config_name);
-// The reads from a file held whole into s.params (allocated here).
+// The reads from a file held whole into s.params (allocated here); from a source, in slices of
+// 16 MiB (each used before the next is read: a FileSource's, file_io.h).
 void fill_weights(TrainState& s, std::vector<WeightRead> reads, const std::string& bytes, const std::string& name);
+void fill_weights(TrainState& s, std::vector<WeightRead> reads, const ByteSource& bytes, const std::string& name);
 
 // The character vocabulary of a nanoGPT meta.pkl, for the imported model (its vocab_size must agree).
 void set_meta_vocab(TrainState& s, const std::string& meta_pkl, const std::string& name);

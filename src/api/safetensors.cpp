@@ -7,6 +7,7 @@
 // double holds exactly), so no sum or product of them is computed unchecked.
 #include "safetensors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -239,12 +240,22 @@ std::vector<TensorInfo> read_tensors(const Header& h, const Limits& limits, cons
 }
 
 void read_f32(const std::string& bytes, const Header& h, const TensorInfo& t, float* out) {
-  const auto* src = reinterpret_cast<const unsigned char*>(bytes.data()) + h.data_start + t.begin;
-  const uint64_t n = (t.end - t.begin) / 4;
-  for (uint64_t i = 0; i < n; ++i) out[i] = get_f32_le(src + 4 * i);
+  read_f32(StringSource(bytes), h, t, out);
 }
 
-File read_file(const std::string& bytes, const Limits& limits) {
+void read_f32(const ByteSource& bytes, const Header& h, const TensorInfo& t, float* out) {
+  constexpr uint64_t kSlice = uint64_t(4) << 22;  // floats per slice: 16 MiB
+  const uint64_t n = (t.end - t.begin) / 4;
+  for (uint64_t i0 = 0; i0 < n; i0 += kSlice / 4) {
+    const uint64_t m = std::min(kSlice / 4, n - i0);
+    const auto* src = reinterpret_cast<const unsigned char*>(bytes.read(h.data_start + t.begin + 4 * i0, 4 * m));
+    for (uint64_t i = 0; i < m; ++i) out[i0 + i] = get_f32_le(src + 4 * i);
+  }
+}
+
+File read_file(const std::string& bytes, const Limits& limits) { return read_file(StringSource(bytes), limits); }
+
+File read_file(const ByteSource& bytes, const Limits& limits) {
   File f;
   f.header = read_header(bytes, limits);
   if (const Value* meta = f.header.metadata()) {

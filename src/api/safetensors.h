@@ -92,6 +92,8 @@ void check_metadata_value(const std::string& key, const json::Value& value);
 std::vector<TensorInfo> read_tensors(const Header& header, const Limits& limits, const Expect& expect = {});
 // The values of an F32 tensor (end − begin = 4 × numel floats) into out.
 void read_f32(const std::string& bytes, const Header& header, const TensorInfo& t, float* out);
+// The same from a source, in slices of 16 MiB (each used before the next is read).
+void read_f32(const ByteSource& bytes, const Header& header, const TensorInfo& t, float* out);
 
 // A whole file: its metadata (string → string, in file order) and its tensors.
 struct File {
@@ -100,6 +102,7 @@ struct File {
   std::vector<TensorInfo> tensors;
 };
 File read_file(const std::string& bytes, const Limits& limits);
+File read_file(const ByteSource& bytes, const Limits& limits);  // (the header's part of it)
 
 // One tensor to write: F32 values from floats, or any dtype's bytes as they go in the file.
 struct TensorData {

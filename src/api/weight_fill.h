@@ -8,8 +8,10 @@
 // shape, strides, as PyTorch's), float32, bfloat16 or float16 read as float32, Conv1D's (in, out)
 // written as (out, in), or compared with values already written (a tied lm_head). The caller feeds
 // the reads' bytes in order, in slices of any size (feed()); a contiguous view is converted as the
-// bytes come, any other (a transposed Conv1D weight, a strided view) is gathered once its read is
-// whole, from a buffer of that read's size (one tensor's bytes, not the file's).
+// bytes come, in bulk (float32 copied into place, bfloat16 widened, then checked finite in one
+// pass), any other (a transposed Conv1D weight, a strided view) once its read is whole: straight
+// from the slice when the read lies whole in one, else from a buffer of that read's size (one
+// tensor's bytes, not the file's); a Conv1D weight is transposed in blocks of 32 × 32.
 //
 // Refused, each naming the file and the tensor (InputError, field the file's name): a value that is
 // not finite (with its row-major index), a record whose CRC-32 does not match, a compared tensor
@@ -58,6 +60,7 @@ class WeightFill {
   void begin_read();                          // the next read with bytes
   void feed_read(const char* p, uint64_t n);  // within the current read
   void end_read();                            // the current read is whole
+  void gather(const char* p);                 // the current read (not direct), whole at p, into place
   void put(int64_t index, float v);           // the view's element `index` (row-major)
 
   std::vector<WeightRead> reads_;

@@ -77,8 +77,10 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
-TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta) {
-  NanoGptImport im = import_nanogpt(bytes, path);
+TrainState import_model(const std::string& path, const ByteSource& bytes, const std::string& meta) {
+  ImportPlan plan = plan_nanogpt(bytes, path);
+  fill_weights(plan.state, std::move(plan.reads), bytes, path);
+  NanoGptImport im{std::move(plan.state), std::move(plan.dataset)};
   std::string meta_path = meta;
   if (meta_path.empty()) {
     // nanoGPT's layout: out-shakespeare-char/ckpt.pt and data/shakespeare_char/meta.pkl
@@ -129,41 +131,45 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 
 Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
+  std::unique_ptr<FileSource> src;
   try {
-    c.bytes = read_checkpoint_file(path);
+    src = std::make_unique<FileSource>(path, kMaxCheckpointBytes, "a checkpoint");
   } catch (const InputError& e) {
     throw CliError(e.what());
   }
-  c.file_bytes = c.bytes.size();
+  c.file_bytes = src->size();
   // A model trained elsewhere: nanoGPT's ckpt.pt, or Hugging Face's GPT-2 safetensors with the
   // config.json beside it. With a character vocabulary it is read as the model-only file `gpt
   // import` writes; without one (GPT-2's BPE) it takes token ids only.
-  const bool zip = is_torch_zip(c.bytes);
-  if (zip || is_foreign_safetensors(c.bytes)) {
-    try {
+  try {
+    const bool zip = is_torch_zip(*src);
+    if (zip || is_foreign_safetensors(*src)) {
       if (zip) {
-        c.state = import_model(path, c.bytes, "");
+        c.state = import_model(path, *src, "");
         c.imported = "nanoGPT's ckpt.pt";
       } else {
         const std::string config = parent_dir(path) + "/config.json";
         if (!file_exists(config))
           throw CliError(path + " is not an Attention Playground checkpoint; read as Hugging Face's GPT-2, it needs "
                          "its config.json beside it (" + config + " does not exist)");
-        c.state = import_hf_gpt2(c.bytes, read_file(config, kMaxTextBytes, "the config.json"), path, config);
+        const std::string config_text = read_file(config, kMaxTextBytes, "the config.json");
+        ImportPlan plan = plan_hf_gpt2(*src, config_text, path, config);
+        fill_weights(plan.state, std::move(plan.reads), *src, path);
+        c.state = std::move(plan.state);
         c.imported = "Hugging Face's GPT-2 safetensors";
       }
       attach_bpe(c.state, path, {});
-      c.bytes = c.state.vocab.empty() && !c.state.bpe ? std::string() : save_checkpoint(c.state);
-    } catch (const CliError&) {
-      throw;
-    } catch (const InputError& e) {
-      throw CliError(e.what());
+      return c;
     }
-    return c;
+  } catch (const CliError&) {
+    throw;
+  } catch (const InputError& e) {
+    throw CliError(e.what());
   }
   // The core's messages about a file's insides name the tensor or byte; the file's path comes first.
   try {
-    c.state = load_checkpoint(c.bytes);
+    c.state = load_checkpoint(*src);
+    c.header = safetensors::read_file(*src, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
   } catch (const InputError& e) {
     throw CliError(path + ": " + e.what());
   }

@@ -13,6 +13,8 @@
 #include "../../core/gpt.h"
 #include "../../core/tokenizer.h"
 #include "../../core/train.h"
+#include "../../api/byte_source.h"
+#include "../../api/safetensors.h"
 
 namespace ap::gpt_cli {
 
@@ -37,10 +39,11 @@ std::string read_text_file(const std::string& path);
 // Refuses (CliError) an output whose folder does not exist or cannot be written, or that is a folder.
 void check_writable(const std::string& path, const char* what);
 
-// A checkpoint's bytes and what they hold. Throws CliError: the file's errors, and the core's
-// about its insides after the path ("a.safetensors: tensor …").
+// What a checkpoint holds, read in slices (file_io.h's FileSource: the file is never held whole, so
+// the peak is the model's, not the model's and the file's). Throws CliError: the file's errors, and
+// the core's about its insides after the path ("a.safetensors: tensor …").
 struct Checkpoint {
-  std::string bytes;     // a safetensors checkpoint (for a ckpt.pt: the model-only file it converts to)
+  safetensors::File header;  // this project's file: its metadata and tensors; empty for a foreign one
   TrainState state;
   uint64_t file_bytes = 0;  // the file's size
   std::string imported;  // what the file was, if converted ("nanoGPT's ckpt.pt"); empty otherwise
@@ -48,8 +51,7 @@ struct Checkpoint {
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
-// they lie beside it (attach_bpe): bytes are then the model-only checkpoint `gpt import` writes,
-// or empty for a model without a vocabulary (token ids only).
+// they lie beside it (attach_bpe); without a vocabulary it takes token ids only.
 Checkpoint read_checkpoint(const std::string& path);
 // GPT-2's BPE for a model-only state without characters (api/bpe_files.h): from the files given,
 // else vocab.json + merges.txt or tokenizer.json beside the model (Hugging Face's folder). Nothing
@@ -63,7 +65,7 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 // training state and data: `what` is what the command does ("resume").
 void require_training_state(const std::string& file, const TrainState& s, const char* what);
 // nanoGPT's ckpt.pt as a model-only state; `meta` its meta.pkl, or "" to look for one as above.
-TrainState import_model(const std::string& path, const std::string& bytes, const std::string& meta);
+TrainState import_model(const std::string& path, const ByteSource& bytes, const std::string& meta);
 
 // A model read from a checkpoint for inference: no training data needed (a text run's checkpoint
 // samples without its text).

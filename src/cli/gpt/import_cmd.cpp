@@ -31,25 +31,29 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 int cmd_import(const ImportArgs& a) {
-  std::string ckpt, meta, ckpt_bytes, hf, config;
+  std::string ckpt, meta, hf, config;
+  std::unique_ptr<FileSource> model_src;  // the model file, read in slices
   TokenizerFiles tf;
   auto once = [](std::string& slot, const std::string& f, const char* what) {
     if (!slot.empty()) throw CliError(std::string("two ") + what + " given (" + slot + " and " + f + ")");
     slot = f;
   };
   for (const std::string& f : a.files) {
-    std::string bytes;
+    std::unique_ptr<FileSource> src;
+    bool zip = false, foreign = false;
     try {
-      bytes = read_checkpoint_file(f);
+      src = std::make_unique<FileSource>(f, kMaxCheckpointBytes, "a checkpoint");
+      zip = is_torch_zip(*src);
+      foreign = !zip && is_foreign_safetensors(*src);
     } catch (const InputError& e) {
       throw CliError(e.what());
     }
-    if (is_torch_zip(bytes) || is_foreign_safetensors(bytes)) {
+    if (zip || foreign) {
       if (!ckpt.empty() || !hf.empty())
         throw CliError("two models given (" + (ckpt.empty() ? hf : ckpt) + " and " + f + "): import one at a time");
-      (is_torch_zip(bytes) ? ckpt : hf) = f;
-      ckpt_bytes = std::move(bytes);
-    } else if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) {  // a pickle: PROTO
+      (zip ? ckpt : hf) = f;
+      model_src = std::move(src);
+    } else if (src->size() > 0 && static_cast<unsigned char>(src->read(0, 1)[0]) == 0x80) {  // a pickle: PROTO
       once(meta, f, "meta.pkl files");
     } else if (ends_with(f, "config.json")) {
       once(config, f, "config.json files");
@@ -75,12 +79,14 @@ int cmd_import(const ImportArgs& a) {
   const std::string model = ckpt.empty() ? hf : ckpt;
   try {
     if (!ckpt.empty()) {
-      s = import_model(ckpt, ckpt_bytes, meta);
+      s = import_model(ckpt, *model_src, meta);
     } else {
       if (config.empty()) config = parent_dir(hf) + "/config.json";
-      s = import_hf_gpt2(ckpt_bytes, read_file(config, kMaxTextBytes, "the config.json"), hf, config);
+      ImportPlan plan = plan_hf_gpt2(*model_src, read_file(config, kMaxTextBytes, "the config.json"), hf, config);
+      fill_weights(plan.state, std::move(plan.reads), *model_src, hf);
+      s = std::move(plan.state);
     }
-    std::string().swap(ckpt_bytes);
+    model_src.reset();
     if (meta.empty()) attach_bpe(s, model, tf);
     require_vocab(s, model);  // the project's format keeps the tokenizer
   } catch (const CliError&) {

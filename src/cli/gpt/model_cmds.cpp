@@ -111,10 +111,12 @@ int cmd_inspect(const std::string& file, bool json) {
   const GPTConfig& c = s.model;
   // The file has passed load_checkpoint, so its container is known to be sound. A model without a
   // character vocabulary (GPT-2's BPE: no bytes of ours) lists its tensors as read, from the config.
-  safetensors::File st;
-  if (!ck.bytes.empty())
-    st = safetensors::read_file(ck.bytes, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
-  else
+  // An imported model with a vocabulary lists the model-only file `gpt import` would write.
+  const bool converts = !ck.imported.empty() && (!s.vocab.empty() || s.bpe);
+  safetensors::File st = ck.header;
+  if (converts)
+    st = safetensors::read_file(save_checkpoint(s), {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
+  else if (!ck.imported.empty())
     for (const ParamTensor& t : param_tensors(c)) st.tensors.push_back({t.name, "F32", {t.shape.begin(), t.shape.end()}, 0, 0});
   const Tokenizer tok = s.bpe ? Tokenizer::from_bpe(s.bpe, c.vocab_size)
                               : Tokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
@@ -186,7 +188,7 @@ int cmd_inspect(const std::string& file, bool json) {
   const TrainConfig& t = s.train;
   std::cout << "file        " << file << " (" << with_commas(static_cast<long long>(ck.file_bytes)) << " bytes, "
             << (ck.imported.empty() ? meta("format") + " version " + meta("format_version")
-                : ck.bytes.empty()  ? ck.imported
+                : !converts         ? ck.imported
                                     : ck.imported + ", read as a model-only " + meta("format") + " version " +
                                           meta("format_version"))
             << ")\n"
