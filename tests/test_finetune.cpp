@@ -174,10 +174,12 @@ TEST_CASE("finetune: bad settings and texts refused by name", "[finetune]") {
   ap::TrainConfig tc;
   ap::DataSpec d{"", 0, repeated_text(), "cat.txt"};
   CHECK(input_error_util::error_of([&] { t->finetune(tc, d, int64_t(1) << 40, ""); }).field == "text");
-  // a run of this project is not fine-tuned: it trains with its own settings
+  // a run of this project is fine-tuned from its weights, and says so
   ap::GptSession run;
-  run.create(R"({"n_layer":1,"n_embd":16,"n_head":2,"block_size":8,"steps":5})");
-  CHECK(no(run.finetune("{}", repeated_text())).find("field")->as_string() == "model");
+  run.create(R"({"n_layer":1,"n_embd":16,"n_head":2,"block_size":8,"steps":5,"task":"copy"})");
+  run.train(2);
+  const auto f = no(run.finetune(R"({"context":4,"batch_size":2})", "abcabcabcabcabcabc"));
+  CHECK(f.find("base")->as_string() == "this playground's run on the copy task, step 2");
 }
 
 TEST_CASE("finetune: the checkpoint is a run on the text that samples and resumes exactly", "[finetune]") {

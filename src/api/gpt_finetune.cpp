@@ -44,13 +44,11 @@ int64_t finetune_available(const GPT& model, std::string* where) {
 std::string GptSession::finetune_memory(const std::string& spec_json) {
   return guarded([&] {
     require_model();
-    if (!trainer_->opened())
-      throw InputError("fine-tuning starts from an opened model: open one first (this run trains with its own settings)",
-                       "model");
     const GPT& m = trainer_->model();
     const TrainConfig t = read_finetune_spec(json::parse(spec_json), m.config(), nullptr);
     std::string where;
-    const int64_t there = finetune_available(m, &where);
+    int64_t there = finetune_available(m, &where);
+    if (!trainer_->opened()) there = std::min(there, kMaxModelBytes);  // a run of this project: its own limit
     const int64_t need = finetune_memory_bytes(m.config(), t);
     Value v = Value::object();
     v.set("need", static_cast<long long>(need));
@@ -73,9 +71,6 @@ std::string GptSession::finetune_memory(const std::string& spec_json) {
 std::string GptSession::finetune(const std::string& spec_json, const std::string& text) {
   return guarded([&] {
     require_model();
-    if (!trainer_->opened())
-      throw InputError("fine-tuning starts from an opened model: open one first (this run trains with its own settings)",
-                       "model");
     DataSpec d;
     const TrainConfig t = read_finetune_spec(json::parse(spec_json), trainer_->model().config(), &d.name);
     d.text = text;

@@ -462,11 +462,9 @@ void check_finetune_memory(const GPTConfig& model, const TrainConfig& train, int
 }
 
 void Trainer::finetune(const TrainConfig& train, const DataSpec& data, int64_t available, const std::string& where) {
-  if (source_.empty())
-    throw InputError("fine-tuning starts from a model opened from elsewhere (or imported); this run trains with "
-                     "its own settings",
-                     "model");
   train.validate();
+  // a run of this project may be fine-tuned too (on another text, with other settings): within its own limit
+  if (source_.empty()) available = std::min(available, kMaxModelBytes);
   const GPTConfig& cfg = model_->config();
   const int T = context_of(train, cfg);
   if (tokenizer_->is_ids())
@@ -483,8 +481,11 @@ void Trainer::finetune(const TrainConfig& train, const DataSpec& data, int64_t a
   check_finetune_memory(cfg, train, available, where);
   // Nothing has changed yet; from here the run is the fine-tuning one.
   model_->make_trainable(train.batch_size, T);
+  if (!source_.empty()) base_ = source_;
+  else if (base_.empty())
+    base_ = "this playground's run on " + (task_.empty() ? "the text \"" + text_name_ + "\"" : "the " + task_ + " task") +
+            ", step " + num(step_);
   train_ = train;
-  base_ = source_;
   source_.clear();
   task_.clear();
   n_chars_ = 0;

@@ -171,12 +171,14 @@ class Trainer {
   static std::unique_ptr<Trainer> open(TrainState&& state);
   bool opened() const { return !source_.empty(); }
   const std::string& source() const { return source_; }
-  // Fine-tuning an opened model on the user's text (data.text, data.name): the model becomes
+  // Fine-tuning an opened model (or a run of this project, from its current weights, within
+  // kMaxModelBytes) on the user's text (data.text, data.name): the model becomes
   // trainable in place (its parameters are not copied; gradients and the training activations at
   // batch_size × context are added), the text is read with the model's own tokenizer (GPT-2's BPE
   // or meta.pkl's characters; token ids cannot be fine-tuned: field "text") and split as a new
   // run's, AdamW starts fresh, the batches are seeded from train.seed (the same seed, the same
-  // losses). Then the Trainer is a run on that text (opened() false, base() the model's source):
+  // losses). Then the Trainer is a run on that text (opened() false, base() the model's source, or
+  // "this playground's run on …, step N"):
   // step(), evaluate(), state() with the moments (a training checkpoint that resumes).
   // Checked before anything is allocated: the settings (context ≤ block_size), the text (at least
   // 2·(context + 1) tokens: a window for training and one for validation; field "text"), and the
