@@ -5,7 +5,8 @@
 # Parts: usage (options, bad numbers, bad text files); train (a run, its CSV log, inspect, eval,
 # sample, logits, attention and its head spec traced by `attention`, damaged files, divergence);
 # resume (bit for bit); text (a run on the user's text); interrupt (Ctrl-C saves); api (a scripted
-# `gpt api` session, and resume through it).
+# `gpt api` session, and resume through it); finetune (`gpt finetune` of a model file: the run it
+# writes samples and resumes, the same seed the same file, refusals; and through `gpt api`).
 # Models are tiny (1 layer, n_embd 16, block 16, batches of 4) so every part takes seconds, also
 # under ASan in a Debug build.
 
@@ -482,4 +483,33 @@ if(PART STREQUAL "api")
   expect_answer("api load of a missing file" "${answer_7}" "^\\{\"ok\":false,\"error\":\"cannot open no_such.safetensors.*\"field\":\"path\"")
   expect_answer("api save where it cannot" "${answer_8}" "^\\{\"ok\":false,.*no_dir")
   expect_run("the api's checkpoint works with the CLI" 0 "step +10 of 20" ${GPT} inspect s10.safetensors)
+endif()
+
+if(PART STREQUAL "finetune")
+  set(line "the cat sat on the mat. ")
+  string(REPEAT "${line}" 40 text)
+  file(WRITE ${tmp}/cat.txt "${text}")
+  file(WRITE ${tmp}/short.txt "the cat sat.")
+  expect_run("a model to fine-tune" 0 "" ${GPT} train -o base.safetensors --text cat.txt ${SHAPE} --steps 2 -q)
+  expect_run("finetune" 0 "fine-tuning a GPT of .* on the text \"cat.txt\".*4×8 tokens, lr 0.01.*saved ft.safetensors \\(step 12"
+             ${GPT} finetune base.safetensors --text cat.txt -o ft.safetensors --context 8 --steps 12 --lr 0.01 --seed 4)
+  expect_run("finetune again, the same seed" 0 "" ${GPT} finetune base.safetensors --text cat.txt -o ft2.safetensors --context 8 --steps 12 --lr 0.01 --seed 4 -q)
+  file(SHA256 ${tmp}/ft.safetensors h1)
+  file(SHA256 ${tmp}/ft2.safetensors h2)
+  expect_equal("the same seed writes the same checkpoint" "${h1}" "${h2}")
+  expect_run("the fine-tuned run samples" 0 "^the " ${GPT} sample ft.safetensors --prompt "the " -n 12 --seed 1)
+  expect_run("and resumes with its text" 0 "saved ft.safetensors \\(step 16" ${GPT} resume ft.safetensors --text cat.txt --steps 16)
+  expect_run("a text too short" 1 "gpt: short.txt: the text \"short.txt\" is 12 tokens long.*at least 2 × \\(8 \\+ 1\\) = 18"
+             ${GPT} finetune base.safetensors --text short.txt -o x.safetensors --context 8)
+  expect_run("a context past block_size" 1 "context" ${GPT} finetune base.safetensors --text cat.txt -o x.safetensors --context 17)
+  expect_run("no model" 1 "no model given" ${GPT} finetune cat.txt --text cat.txt -o x.safetensors)
+  run_api(ft_api
+    "{\"call\":\"load\",\"path\":\"base.safetensors\"}"
+    "{\"call\":\"finetune\",\"spec\":{\"context\":8,\"steps\":12,\"lr\":0.01,\"seed\":4,\"text_name\":\"cat.txt\"},\"text_path\":\"cat.txt\"}"
+    "{\"call\":\"train\",\"n\":12}"
+    "{\"call\":\"finetune_memory\",\"spec\":{}}")
+  expect_answer("api: load a model file to fine-tune" "${answer_0}" "^\\{\"ok\":true,")
+  expect_answer("api finetune" "${answer_1}" "^\\{\"ok\":true,.*\"base\":\"this playground's run on the text")
+  expect_answer("api train after finetune" "${answer_2}" "^\\{\"ok\":true,\"step\":12,")
+  expect_answer("api finetune_memory" "${answer_3}" "^\\{\"ok\":true,\"need\":[0-9]+,\"available\":[0-9]+,\"fits\":true")
 endif()

@@ -569,7 +569,7 @@ TEST_CASE("A model from elsewhere: gelu_new, no biases, another ε; inference on
     const auto targets = random_tokens(T, cfg.vocab_size, 9);
     CHECK_THROWS_WITH(infer.forward(ids.data(), targets.data(), 1, T), Catch::Contains("opened for inference"));
     CHECK_THROWS_WITH(infer.backward(), Catch::Contains("opened for inference"));
-    infer.make_trainable();
+    infer.make_trainable(1, T);
     train.zero_grad();
     infer.zero_grad();
     CHECK(infer.forward(ids.data(), targets.data(), 1, T) == train.forward(ids.data(), targets.data(), 1, T));

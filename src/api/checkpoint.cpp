@@ -11,6 +11,7 @@
 // file's size. Every error is an InputError whose message names the byte, tensor or metadata key.
 #include "checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -162,6 +163,7 @@ Value metadata(const TrainState& s) {
     m.set("source", s.source);
     return m;
   }
+  if (!s.base.empty()) m.set("base", s.base);
   m.set("data", data_source_json(s).dump());
   m.set("step", num(static_cast<int64_t>(s.step)));
   m.set("seed", num(static_cast<uint64_t>(s.train.seed)));
@@ -298,10 +300,15 @@ TrainState read_metadata(const Value& meta) {
          meta_field("format"));
   // A model-only file (what the importer writes) says where it came from instead of its training.
   const bool model_only = meta.find("source") != nullptr;
-  const bool bpe = model_only && meta.find("bpe_vocab") != nullptr;
-  const std::vector<std::string>& keys = bpe ? kBpeModelMetaKeys : model_only ? kModelMetaKeys : kMetaKeys;
+  const bool bpe = meta.find("bpe_vocab") != nullptr;
+  std::vector<std::string> keys = bpe && model_only ? kBpeModelMetaKeys : model_only ? kModelMetaKeys : kMetaKeys;
+  if (bpe && !model_only) {  // a run fine-tuned from a GPT-2-vocabulary model: its BPE instead of "vocab"
+    keys.erase(std::find(keys.begin(), keys.end(), "vocab"));
+    keys.push_back("bpe_vocab");
+    keys.push_back("bpe_merges");
+  }
   for (const auto& m : meta.members()) {
-    bool known = false;
+    bool known = !model_only && m.first == "base";  // optional: a fine-tuned run's origin
     for (const std::string& k : keys) known = known || m.first == k;
     if (!known)
       fail(std::string(kMeta) + " has an unknown key " + quoted(m.first) +
@@ -340,6 +347,12 @@ TrainState read_metadata(const Value& meta) {
       fail(meta_field("source") + " must say where the model came from, in 1 to " + num(kMaxSource) + " bytes",
            meta_field("source"));
     return s;
+  }
+  if (const Value* base = meta.find("base")) {
+    s.base = base->as_string();
+    if (s.base.empty() || s.base.size() > kMaxSource)
+      fail(meta_field("base") + " must say where the fine-tuned model came from, in 1 to " + num(kMaxSource) + " bytes",
+           meta_field("base"));
   }
   const Value train = parse_meta_json("train", meta.find("train")->as_string());
   s.train = in_metadata("train", [&] { return read_train_config(train, meta_field("train")); });

@@ -69,6 +69,15 @@ std::string save(GptSession& s, const GptCallArgs& a) {
   return ok(std::move(r)).dump();
 }
 
+std::string finetune(GptSession& s, const GptCallArgs& a) {
+  if (get(a.call, "text") && get(a.call, "text_path"))
+    throw InputError("give the text once: \"text\" or \"text_path\"", "text");
+  const std::string text = get(a.call, "text_path")
+                               ? read_through(a.files.read_text, a.text("text_path", kMaxPath), "text_path")
+                               : a.text("text", size_t(1) << 26);
+  return s.finetune(a.spec_text(), text);
+}
+
 using A = const GptCallArgs&;
 
 }  // namespace
@@ -111,6 +120,9 @@ const std::vector<GptCall>& gpt_calls() {
       {"threads", {"n"}, R"({"call":"threads","n":N})", [](GptSession& s, A a) { return s.set_threads(a.whole("n")); }},
       {"encode", {"text"}, R"({"call":"encode","text":T})", [](GptSession& s, A a) { return s.encode(a.text("text", 1 << 24)); }},
       {"decode", {"ids"}, R"({"call":"decode","ids":[N,…]})", [](GptSession& s, A a) { return s.decode(a.need("ids").dump()); }},
+      {"finetune_memory", {"spec"}, R"({"call":"finetune_memory","spec":{"context":T,"batch_size":B}})",
+       [](GptSession& s, A a) { return s.finetune_memory(a.spec_text()); }},
+      {"finetune", {"spec", "text", "text_path"}, R"({"call":"finetune","spec":{…},"text_path":F})", finetune},
   };
   return calls;
 }

@@ -129,6 +129,29 @@ RunSpec read_run_spec(const Value& s) {
   return r;
 }
 
+TrainConfig read_finetune_spec(const Value& s, const GPTConfig& model, std::string* text_name) {
+  reject_unknown_keys(s, {"context", "batch_size", "steps", "lr", "min_lr", "warmup_steps", "weight_decay", "beta1",
+                          "beta2", "grad_clip", "eval_interval", "eval_batches", "seed", "text_name"},
+                      "fine-tuning spec");
+  TrainConfig t;
+  t.context = static_cast<int>(read_int(s, "context", std::min(model.block_size, 128), 1, model.block_size));
+  t.batch_size = static_cast<int>(read_int(s, "batch_size", 4, 1, kMaxBatch));
+  t.steps = static_cast<int>(read_int(s, "steps", 100, 1, kMaxSteps));
+  t.lr = read_float(s, "lr", 1e-4f, 1e-9, 10.0);
+  t.min_lr = read_float(s, "min_lr", t.lr / 10.0f, 0.0, 10.0);
+  t.warmup_steps = static_cast<int>(read_int(s, "warmup_steps", 0, 0, kMaxSteps));
+  t.weight_decay = read_float(s, "weight_decay", t.weight_decay, 0.0, 10.0);
+  t.beta1 = read_float(s, "beta1", t.beta1, 0.0, 0.999999);
+  t.beta2 = read_float(s, "beta2", t.beta2, 0.0, 0.999999);
+  t.grad_clip = read_float(s, "grad_clip", t.grad_clip, 0.0, 1e6);
+  t.eval_interval = static_cast<int>(read_int(s, "eval_interval", std::min(t.eval_interval, t.steps), 1, kMaxSteps));
+  t.eval_batches = static_cast<int>(read_int(s, "eval_batches", t.eval_batches, 1, 1024));
+  t.seed = static_cast<uint64_t>(read_int(s, "seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
+  t.validate();
+  if (text_name) *text_name = read_string(s, "text_name", "text", 1024);
+  return t;
+}
+
 const char* activation_name(Activation a) { return a == Activation::gelu_new ? "gelu_new" : "gelu"; }
 
 Value config_json(const GPTConfig& c) {
@@ -160,12 +183,14 @@ GPTConfig read_config(const Value& v, const std::string& where) {
 Value train_config_json(const TrainConfig& t) {
   Value v = Value::object();
   write_numbers(v, t, kTrainFields);
+  if (t.context > 0) v.set("context", t.context);  // a fine-tuning run's; absent: block_size
   return v;
 }
 
 TrainConfig read_train_config(const Value& v, const std::string& where) {
   TrainConfig t;
-  read_numbers(v, t, kTrainFields, where);
+  read_numbers(v, t, kTrainFields, where, {}, {"context"});
+  t.context = static_cast<int>(read_int(v, "context", 0, 1, kMaxBlockSize));
   t.validate();
   return t;
 }

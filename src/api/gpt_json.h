@@ -39,6 +39,13 @@ struct RunSpec {
 // Throws InputError naming the key at fault.
 RunSpec read_run_spec(const json::Value& spec);
 
+// A fine-tuning spec (GptSession::finetune, `gpt finetune`): {"context","batch_size","steps","lr",
+// "min_lr","warmup_steps","weight_decay","beta1","beta2","grad_clip","eval_interval","eval_batches",
+// "seed","text_name"}, every key optional; fine-tuning's defaults: context min(block_size, 128),
+// batch_size 4, steps 100, lr 1e-4 decaying to lr/10, no warm-up. text_name (may be null): the
+// text's name ("text"). Throws InputError naming the key.
+TrainConfig read_finetune_spec(const json::Value& spec, const GPTConfig& model, std::string* text_name);
+
 json::Value config_json(const GPTConfig& c);
 const char* activation_name(Activation a);
 // All keys required; `where` prefixes messages and fields ("config", "__metadata__.config").

@@ -130,8 +130,10 @@ std::string GptSession::create_with_text(const std::string& spec_json, const std
 
 std::string GptSession::load(const std::string& checkpoint_bytes, const std::string& text) {
   return guarded([&] {
-    const TrainState s = load_checkpoint(checkpoint_bytes);
-    auto t = std::make_unique<Trainer>(s, text);
+    TrainState s = load_checkpoint(checkpoint_bytes);
+    if (s.model_only() && !text.empty())
+      throw InputError("this file holds a model only (" + s.source + "): give the text to finetune instead", "text");
+    auto t = s.model_only() ? Trainer::open(std::move(s)) : std::make_unique<Trainer>(s, text);
     t->set_threads(threads_);
     generator_.reset();
     prompt_ids_.clear();
@@ -197,6 +199,7 @@ Value GptSession::info_value() const {
   v.set("vocab", std::move(vocab));
   v.set("tokenizer", trainer_->tokenizer().bpe() ? "gpt2-bpe" : trainer_->tokenizer().is_ids() ? "token_ids" : "characters");
   v.set("source", s.source);  // where an opened model came from; "" for a run of this project
+  if (!s.base.empty()) v.set("base", s.base);  // a fine-tuned run's: where its model came from
   v.set("n_params", static_cast<long long>(m.num_parameters()));
   v.set("step", static_cast<long long>(trainer_->steps_done()));
   v.set("steps", s.train.steps);

@@ -80,6 +80,19 @@
 //                            {"vocab_size"}; open_finish gives them to a model without a vocabulary
 //                            of its own (Hugging Face's, a ckpt.pt without meta.pkl)
 //   open_cancel()           frees the opening under way (and the tokenizer files)
+// Fine-tuning an opened model (gpt_finetune.cpp; train.h's Trainer::finetune):
+//   finetune_memory(spec)   spec {"context" (min(block_size, 128)),"batch_size" (4),"steps" (100),
+//                            "lr" (1e-4),"min_lr" (lr/10),"warmup_steps" (0),"weight_decay","beta1",
+//                            "beta2","grad_clip","eval_interval","eval_batches","seed","text_name"}
+//                            → {"need","available" (bytes),"fits","context","batch_size"}, and when it
+//                            does not fit, finetune's "error" and "field" (the setting to lower)
+//   finetune(spec, text)    the opened model becomes a run on the text (the model's own tokenizer,
+//                            fresh AdamW, batches seeded from "seed"): checked first (context ≤
+//                            block_size, the text ≥ 2·(context + 1) tokens, the memory: both figures
+//                            and the setting to lower, field "context" | "batch_size" | "model");
+//                            refused, the opened model stays → info (with "base": where it came from);
+//                            then train, step_begin … step_finish, evaluate and save as any run
+// load() also opens a model-only file (gpt import's) as an opened model, for finetune.
 // Data-parallel training across workers that each hold a session (the training page's; train.h's
 // step in parts; gpt_shards.cpp). The floats and ints go in as bytes (a Uint8Array over a
 // Float32Array's or Int32Array's buffer, little-endian) and come out through the accessors:
@@ -186,6 +199,8 @@ class GptSession {
   std::string open_finish();
   std::string open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second);
   void open_cancel();
+  std::string finetune_memory(const std::string& spec_json);  // gpt_finetune.cpp
+  std::string finetune(const std::string& spec_json, const std::string& text);
 
   std::string save();
   const std::string& last_error() const { return last_error_; }
@@ -248,5 +263,7 @@ class GptSession {
 // (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_open.cpp).
 int64_t open_memory_left();
 int64_t open_memory_max();
+// What fine-tuning `model` may take in all, and (where) how to name it in a refusal (gpt_finetune.cpp).
+int64_t finetune_available(const GPT& model, std::string* where);
 
 }  // namespace ap

@@ -243,17 +243,20 @@ GPT::GPT(ReplicaOf r)
   g_ = param_views(grads_.data(), config_);
 }
 
-void GPT::make_trainable() {
-  if (use_ == ModelUse::train) return;
-  const int B = std::max(B_alloc_, 1), T = std::max(T_alloc_, 1);
+void GPT::make_trainable(int B, int T) {
+  check_range(B, 1, kMaxBatch, "batch_size", "the batch size");
+  check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
+  if (use_ == ModelUse::train) return reserve(B, T);
   check_memory(config_, B, T, ModelUse::train, limit());
+  // the inference activations go first, so that the peak is the training model's alone
+  std::vector<float>().swap(act_buffer_);
+  std::vector<int>().swap(ids_);
+  B_alloc_ = T_alloc_ = B_ = T_ = 0;
+  has_targets_ = false;
   grads_.assign(params_.size(), 0.0f);
   g_ = param_views(grads_.data(), config_);
   use_ = ModelUse::train;
-  if (B_alloc_ > 0) {  // the training layouts: probs, losses, targets and the backward's scratch
-    B_alloc_ = T_alloc_ = 0;
-    reserve(B, T);
-  }
+  reserve(B, T);  // the training layouts: probs, losses, targets and the backward's scratch
 }
 
 void GPT::activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const {

@@ -225,9 +225,11 @@ class GPT {
 
   const GPTConfig& config() const { return config_; }
   ModelUse use() const { return use_; }
-  // An inference model becomes trainable (fine-tuning): its gradients are allocated, the memory
-  // checked for training at the activations reserved so far against kMaxOpenBytes.
-  void make_trainable();
+  // An inference model becomes trainable (fine-tuning) for batches of up to B sequences of T
+  // tokens: the memory is checked for training at (B, T) against kMaxOpenBytes first (InputError,
+  // the model unchanged), then the inference activations are freed and the gradients and training
+  // activations allocated. On a model made for training it is reserve(B, T).
+  void make_trainable(int B, int T);
   int64_t num_parameters() const { return n_params_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   float* params() { return param_base_; }

@@ -53,6 +53,7 @@ void TrainConfig::validate() const {
   check_real(grad_clip, 0.0, 1e6, false, false, "grad_clip");
   check_int(eval_interval, 1, kMaxSteps, "eval_interval");
   check_int(eval_batches, 1, 1024, "eval_batches");
+  check_int(context, 0, kMaxBlockSize, "context");
 }
 
 std::string text_fingerprint(const std::string& bytes) {
@@ -70,21 +71,32 @@ CharTokenizer data_tokenizer(const DataSpec& data) {
   return CharTokenizer::from_text(data.task.empty() ? data.text : task_info(data.task).alphabet);
 }
 
+// The training context of `train` on a model of `model`'s block_size (InputError "context" past it).
+static int context_of(const TrainConfig& train, const GPTConfig& model) {
+  const int T = train.context > 0 ? train.context : model.block_size;
+  if (T > model.block_size)
+    throw InputError("context is " + num(T) + ": it must be at most the model's block_size, " + num(model.block_size),
+                     "context");
+  return T;
+}
+
 int64_t run_memory_bytes(GPTConfig model, const TrainConfig& train, const DataSpec& data) {
   train.validate();
   model.vocab_size = data_tokenizer(data).vocab_size();
   model.validate();
-  GPT::check_memory(model, train.batch_size, model.block_size);
-  return GPT::memory_bytes(model, train.batch_size, model.block_size);
+  const int T = context_of(train, model);
+  GPT::check_memory(model, train.batch_size, T);
+  return GPT::memory_bytes(model, train.batch_size, T);
 }
 
 void Trainer::setup_data(const std::string& text, const GPTConfig& model) {
+  const int T = context_of(train_, model);
   const std::vector<int> tokens = tokenizer_->encode(text, "text");
-  data_ = split_dataset(tokens, model.block_size);
-  model_ = std::make_unique<GPT>(model);
-  model_->reserve(train_.batch_size, model.block_size);
-  val_ = std::make_unique<ValidationBatches>(data_.val, train_.batch_size, model.block_size, train_.eval_batches);
-  const size_t BT = static_cast<size_t>(train_.batch_size) * model.block_size;
+  data_ = split_dataset(tokens, T);
+  if (!model_) model_ = std::make_unique<GPT>(model);
+  model_->reserve(train_.batch_size, T);
+  val_ = std::make_unique<ValidationBatches>(data_.val, train_.batch_size, T, train_.eval_batches);
+  const size_t BT = static_cast<size_t>(train_.batch_size) * T;
   inputs_.assign(BT, 0);
   targets_.assign(BT, 0);
 }
@@ -141,9 +153,14 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
     fingerprint_ = s.text_fingerprint;
     data_text = text;
   }
+  base_ = s.base;
+  if (!base_.empty()) {  // a model trained elsewhere: the open limit (kMaxOpenBytes), as when it was tuned
+    model_ = std::make_unique<GPT>(s.model, ModelUse::infer);
+    model_->make_trainable(train_.batch_size, context_of(train_, s.model));
+  }
   if (has_data_) {
     setup_data(data_text, s.model);
-  } else {
+  } else if (!model_) {
     model_ = std::make_unique<GPT>(s.model);
   }
   const int64_t n = model_->num_parameters();
@@ -211,7 +228,7 @@ void Trainer::check_can_step() {
 StepResult Trainer::step() {
   check_can_step();
   GPT& m = *model_;
-  const int B = train_.batch_size, T = m.config().block_size;
+  const int B = train_.batch_size, T = context();
   StepResult r{step_ + 1, 0.0f, train_.schedule().at(step_), 0.0f, false};
   sampler_.sample(inputs_.data(), targets_.data(), data_.train, B, T);
   if (!replicas_.empty()) {
@@ -252,7 +269,7 @@ void Trainer::set_threads(int n) {
   if (n == threads_ && (n == 1 || pool_)) return;
   auto pool = std::make_unique<ThreadPool>(n);  // checks n
   std::vector<std::unique_ptr<GPT>> replicas;
-  const int B = train_.batch_size, T = model_->config().block_size, shares = std::min(n, B);
+  const int B = train_.batch_size, T = context(), shares = std::min(n, B);
   for (int k = 1; k < shares; ++k) {
     replicas.push_back(std::make_unique<GPT>(GPT::ReplicaOf{model_.get()}));
     replicas.back()->reserve(shard_row(B, shares, k + 1) - shard_row(B, shares, k), T);
@@ -264,7 +281,7 @@ void Trainer::set_threads(int n) {
 
 float Trainer::parallel_gradients() {
   GPT& m = *model_;
-  const int B = train_.batch_size, T = m.config().block_size;
+  const int B = train_.batch_size, T = context();
   const int shares = static_cast<int>(replicas_.size()) + 1, threads = pool_->size();
   auto share = [&](int k) -> GPT& { return k == 0 ? m : *replicas_[static_cast<size_t>(k - 1)]; };
   auto grads = [&](int i) {
@@ -299,7 +316,7 @@ float Trainer::parallel_gradients() {
 
 void Trainer::begin_step(int n) {
   check_can_step();
-  const int B = train_.batch_size, T = model_->config().block_size;
+  const int B = train_.batch_size, T = context();
   if (n < 1 || n > B)
     throw InputError("a step split " + num(n) + " ways needs 1 to batch_size = " + num(B) + " shares", "threads");
   // A step begun and not finished (a worker failed) is begun again from the same batch.
@@ -313,7 +330,7 @@ void Trainer::begin_step(int n) {
 
 void Trainer::own_shard() {
   if (parts_ < 1 || next_part_ != 0) throw InputError("no step is begun: begin_step first", "gradients");
-  const int B = train_.batch_size, T = model_->config().block_size, rows = shard_row(B, parts_, 1);
+  const int B = train_.batch_size, T = context(), rows = shard_row(B, parts_, 1);
   shard_gradients(*model_, inputs_.data(), targets_.data(), rows, T, B);
   std::copy(model_->losses(), model_->losses() + int64_t(rows) * T, batch_losses_.begin());
   next_part_ = 1;
@@ -324,7 +341,7 @@ void Trainer::add_shard(const float* grads, int64_t n_grads, const float* losses
     throw InputError("no share is awaited: begin_step and own_shard first, then shares 1 … n − 1 in order",
                      "gradients");
   GPT& m = *model_;
-  const int B = train_.batch_size, T = m.config().block_size;
+  const int B = train_.batch_size, T = context();
   const int r0 = shard_row(B, parts_, next_part_), rows = shard_row(B, parts_, next_part_ + 1) - r0;
   if (n_grads != m.num_parameters())
     throw InputError("share " + num(next_part_) + " has " + num(n_grads) + " gradients: the model has " +
@@ -377,6 +394,7 @@ TrainState Trainer::state() const {
 TrainState Trainer::state_meta() const {
   TrainState s;
   s.source = source_;
+  s.base = base_;
   s.model = model_->config();
   s.train = train_;
   s.task = task_;
@@ -390,6 +408,101 @@ TrainState Trainer::state_meta() const {
   s.adam_t = opt_ ? opt_->t() : 0;
   s.last_val_loss = last_val_loss_;
   return s;
+}
+
+// ---------------------------------------------------------------- fine-tuning a model trained elsewhere
+
+namespace {
+
+// "3,942,187,008 bytes (3.67 GiB)"
+std::string bytes_text(int64_t b) {
+  std::string d = num(b), c;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) c += ',';
+    c += d[i];
+  }
+  char unit[32];
+  if (b >= (int64_t(1) << 30)) std::snprintf(unit, sizeof unit, "%.2f GiB", b / double(int64_t(1) << 30));
+  else std::snprintf(unit, sizeof unit, "%.1f MiB", b / double(1 << 20));
+  return c + " bytes (" + unit + ")";
+}
+
+}  // namespace
+
+int64_t finetune_memory_bytes(const GPTConfig& model, const TrainConfig& train) {
+  return GPT::memory_bytes(model, train.batch_size, context_of(train, model), ModelUse::train);
+}
+
+void check_finetune_memory(const GPTConfig& model, const TrainConfig& train, int64_t available, const std::string& where) {
+  const int B = train.batch_size, T = context_of(train, model);
+  const int64_t need = GPT::memory_bytes(model, B, T, ModelUse::train);
+  if (need <= available) return;
+  std::string msg = "fine-tuning this model (" + num(model.num_parameters()) + " parameters) at batch_size " + num(B) +
+                    " × context " + num(T) + " needs " + bytes_text(need) +
+                    " (the parameters, their gradients, AdamW's two moments and the activations of " + num(B) + " × " +
+                    num(T) + " tokens) but there " + (where.empty() ? "is " : "are ") + bytes_text(available) +
+                    (where.empty() ? "" : " " + where) + ": ";
+  // the longest context that fits at this batch size (the bytes grow with T)
+  int lo = 0, hi = T - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (GPT::memory_bytes(model, B, mid, ModelUse::train) <= available) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo >= 1)
+    throw InputError(msg + "lower context to " + num(lo) + " or less (" +
+                         bytes_text(GPT::memory_bytes(model, B, lo, ModelUse::train)) + "), or batch_size",
+                     "context");
+  const int64_t one = GPT::memory_bytes(model, 1, 1, ModelUse::train);
+  if (one <= available)
+    throw InputError(msg + "lower batch_size (batch_size 1 × context 1 needs " + bytes_text(one) + ")", "batch_size");
+  throw InputError(msg + "the model alone, with its gradients and AdamW's moments, needs " + bytes_text(one) +
+                       ", so it cannot be fine-tuned here (it still opens for inference)",
+                   "model");
+}
+
+void Trainer::finetune(const TrainConfig& train, const DataSpec& data, int64_t available, const std::string& where) {
+  train.validate();
+  // a run of this project may be fine-tuned too (on another text, with other settings): within its own limit
+  if (source_.empty()) available = std::min(available, kMaxModelBytes);
+  const GPTConfig& cfg = model_->config();
+  const int T = context_of(train, cfg);
+  if (tokenizer_->is_ids())
+    throw InputError("this model came without its vocabulary (no meta.pkl, no GPT-2 tokenizer files): a text cannot "
+                     "be read into its token ids, so it cannot be fine-tuned on one; give the tokenizer files too",
+                     "text");
+  const std::vector<int> tokens = tokenizer_->encode(data.text, "text");
+  const long long n = static_cast<long long>(tokens.size()), need = 2LL * (T + 1);
+  if (n < need)
+    throw InputError("the text \"" + data.name + "\" is " + num(n) + " tokens long (in this model's tokenizer), " +
+                         "but fine-tuning at a context of " + num(T) + " needs at least 2 × (" + num(T) + " + 1) = " +
+                         num(need) + ": a window for training and one for validation. Give a longer text or lower context",
+                     "text");
+  check_finetune_memory(cfg, train, available, where);
+  // Nothing has changed yet; from here the run is the fine-tuning one.
+  model_->make_trainable(train.batch_size, T);
+  if (!source_.empty()) base_ = source_;
+  else if (base_.empty())
+    base_ = "this playground's run on " + (task_.empty() ? "the text \"" + text_name_ + "\"" : "the " + task_ + " task") +
+            ", step " + num(step_);
+  train_ = train;
+  source_.clear();
+  task_.clear();
+  n_chars_ = 0;
+  text_name_ = data.name;
+  fingerprint_ = text_fingerprint(data.text);
+  has_data_ = true;
+  diverged_ = false;
+  divergence_.clear();
+  step_ = 0;
+  last_val_loss_ = -1.0f;
+  parts_ = next_part_ = 0;
+  replicas_.clear();
+  pool_.reset();
+  threads_ = 1;
+  sampler_ = BatchSampler(train_.seed);
+  setup_data(data.text, cfg);
+  opt_ = std::make_unique<AdamW>(model_->tensors(), model_->num_parameters(), train_.adamw());
 }
 
 }  // namespace ap

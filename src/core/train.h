@@ -58,6 +58,10 @@ struct TrainConfig {
   int eval_interval = 100;   // the caller's cadence for evaluate() (CLI, page)
   int eval_batches = 8;      // at most this many validation batches per evaluate()
   uint64_t seed = 1337;
+  // Tokens per training sequence; 0: the model's block_size. Fine-tuning a model trained elsewhere
+  // (GPT-2's block_size is 1,024) trains on shorter windows to fit in memory: the model keeps all
+  // its positions (wpe is not cropped), training only sees the first `context` of them.
+  int context = 0;
   // Throws InputError naming the field of a value out of range.
   void validate() const;
   LRSchedule schedule() const { return {lr, min_lr, warmup_steps, steps}; }
@@ -126,7 +130,21 @@ struct TrainState {
   // Empty for a run of this project.
   std::string source;
   bool model_only() const { return !source.empty(); }
+  // A run fine-tuned from a model trained elsewhere (Trainer::finetune): that model's source. Its
+  // model is held to the open limit (kMaxOpenBytes) rather than a new run's. Empty otherwise.
+  std::string base;
 };
+
+// The bytes fine-tuning `model` with `train` takes: GPT::memory_bytes for training at batch_size ×
+// context (parameters, gradients, AdamW's two moments, the activations of the batch and their
+// gradients, the KV cache).
+int64_t finetune_memory_bytes(const GPTConfig& model, const TrainConfig& train);
+// Throws InputError when finetune_memory_bytes passes `available`, with both figures (bytes and
+// GiB / MiB) and the setting to lower: field "context" with the longest context that fits at this
+// batch_size, else "batch_size", else "model" (the model alone, with gradients and moments, does
+// not fit). `where` ends the figure of what there is ("left of the 4.00 GiB this page can address").
+void check_finetune_memory(const GPTConfig& model, const TrainConfig& train, int64_t available,
+                           const std::string& where);
 
 // The state's tokenizer: its BPE if it has one, else its characters. Throws InputError (field
 // "vocab") if it disagrees with the model's vocab_size.
@@ -153,6 +171,23 @@ class Trainer {
   static std::unique_ptr<Trainer> open(TrainState&& state);
   bool opened() const { return !source_.empty(); }
   const std::string& source() const { return source_; }
+  // Fine-tuning an opened model (or a run of this project, from its current weights, within
+  // kMaxModelBytes) on the user's text (data.text, data.name): the model becomes
+  // trainable in place (its parameters are not copied; gradients and the training activations at
+  // batch_size × context are added), the text is read with the model's own tokenizer (GPT-2's BPE
+  // or meta.pkl's characters; token ids cannot be fine-tuned: field "text") and split as a new
+  // run's, AdamW starts fresh, the batches are seeded from train.seed (the same seed, the same
+  // losses). Then the Trainer is a run on that text (opened() false, base() the model's source, or
+  // "this playground's run on …, step N"):
+  // step(), evaluate(), state() with the moments (a training checkpoint that resumes).
+  // Checked before anything is allocated: the settings (context ≤ block_size), the text (at least
+  // 2·(context + 1) tokens: a window for training and one for validation; field "text"), and the
+  // memory against `available` (check_finetune_memory). Throws InputError; on error the opened
+  // model is as it was.
+  void finetune(const TrainConfig& train, const DataSpec& data, int64_t available, const std::string& where);
+  const std::string& base() const { return base_; }
+  // Tokens per training sequence: TrainConfig::context, or block_size.
+  int context() const { return train_.context > 0 ? train_.context : model_->config().block_size; }
 
   // One training step (see above). After divergence, throws InputError (field "steps").
   StepResult step();
@@ -195,8 +230,8 @@ class Trainer {
   const TrainConfig& config() const { return train_; }
   const Dataset& dataset() const { return data_; }
   const std::string& task() const { return task_; }
-  // Tokens per training step: batch_size · block_size.
-  int64_t tokens_per_step() const { return int64_t(train_.batch_size) * model_->config().block_size; }
+  // Tokens per training step: batch_size · context().
+  int64_t tokens_per_step() const { return int64_t(train_.batch_size) * context(); }
 
  private:
   void setup_data(const std::string& text, const GPTConfig& model);
@@ -208,6 +243,7 @@ class Trainer {
 
   TrainConfig train_;
   std::string source_;  // an opened model's origin (TrainState::source); empty for a run
+  std::string base_;    // a fine-tuned run's origin (TrainState::base)
   std::string task_;
   long long n_chars_ = 0;
   std::string text_name_, fingerprint_;

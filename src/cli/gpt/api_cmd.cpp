@@ -1,6 +1,7 @@
 // api_cmd.cpp — `gpt api`: one JSON call per line of stdin, one answer per line of stdout, through
 // the calls' table (src/api/gpt_calls.h) — the wasm module's answers, natively, with files: load
-// reads a checkpoint (and a text run's text), save writes one atomically.
+// reads a checkpoint (or a model trained elsewhere, for finetune) and a text run's text, save writes one
+// atomically.
 #include <iostream>
 #include <string>
 
@@ -16,7 +17,14 @@ namespace {
 
 int cmd_api() {
   FileAccess files;
-  files.read_checkpoint = read_checkpoint_file;
+  // this project's checkpoints, and models trained elsewhere (as the model-only file gpt import writes)
+  files.read_checkpoint = [](const std::string& path) {
+    Checkpoint c = read_checkpoint(path);
+    if (c.bytes.empty())
+      throw CliError(path + " has no vocabulary here (GPT-2's tokenizer files were not found beside it): give it to "
+                     "gpt import with vocab.json and merges.txt, then load what that writes");
+    return std::move(c.bytes);
+  };
   files.read_text = read_text_file;  // a CliError is an InputError: answered with "text_path"
   files.write_checkpoint = write_checkpoint_file;
   GptSession session;

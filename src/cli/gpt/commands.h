@@ -1,6 +1,6 @@
 // commands.h — the `gpt` CLI's commands. Each add_* adds its subcommand, with its options, to the
 // app (in the order the help lists them) and returns how to run it once parsed.
-//   train_cmd.cpp   train, resume (the training loop, Ctrl-C, the checkpoints)
+//   train_cmd.cpp   train, resume, finetune (the training loop, Ctrl-C, the checkpoints)
 //   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
 //   import_cmd.cpp  import (nanoGPT's ckpt.pt → a model-only checkpoint)
 //   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
@@ -28,5 +28,6 @@ Command add_attention(CLI::App& app);
 Command add_logits(CLI::App& app);
 Command add_import(CLI::App& app);
 Command add_api(CLI::App& app);
+Command add_finetune(CLI::App& app);
 
 }  // namespace ap::gpt_cli

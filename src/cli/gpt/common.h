@@ -64,6 +64,12 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 // Refuses (CliError) a model-only file (an imported model) for a command that needs a run's
 // training state and data: `what` is what the command does ("resume").
 void require_training_state(const std::string& file, const TrainState& s, const char* what);
+// A model trained elsewhere from the files `gpt import` takes (told apart by their contents and
+// names, in any order: nanoGPT's ckpt.pt with meta.pkl or GPT-2's tokenizer files, Hugging Face's
+// model.safetensors with config.json and tokenizer files), as a model-only state with its
+// tokenizer (import_cmd.cpp). own_files: this project's .safetensors too (a training checkpoint's
+// model alone, its moments dropped). Throws CliError naming the file at fault.
+TrainState read_model_files(const std::vector<std::string>& files, bool own_files);
 // nanoGPT's ckpt.pt as a model-only state; `meta` its meta.pkl, or "" to look for one as above.
 TrainState import_model(const std::string& path, const ByteSource& bytes, const std::string& meta);
 

@@ -30,28 +30,31 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-int cmd_import(const ImportArgs& a) {
-  std::string ckpt, meta, hf, config;
-  std::unique_ptr<FileSource> model_src;  // the model file, read in slices
+}  // namespace
+
+TrainState read_model_files(const std::vector<std::string>& files, bool own_files) {
+  std::string ckpt, meta, hf, config, own;
+  std::unique_ptr<FileSource> model_src;  // the model file, read in slices, never whole
   TokenizerFiles tf;
   auto once = [](std::string& slot, const std::string& f, const char* what) {
     if (!slot.empty()) throw CliError(std::string("two ") + what + " given (" + slot + " and " + f + ")");
     slot = f;
   };
-  for (const std::string& f : a.files) {
+  for (const std::string& f : files) {
     std::unique_ptr<FileSource> src;
-    bool zip = false, foreign = false;
+    bool zip = false, foreign = false, safetensors_file = false;
     try {
       src = std::make_unique<FileSource>(f, kMaxCheckpointBytes, "a checkpoint");
       zip = is_torch_zip(*src);
       foreign = !zip && is_foreign_safetensors(*src);
+      safetensors_file = src->size() >= 9 && src->read(8, 1)[0] == '{';
     } catch (const InputError& e) {
       throw CliError(e.what());
     }
-    if (zip || foreign) {
-      if (!ckpt.empty() || !hf.empty())
-        throw CliError("two models given (" + (ckpt.empty() ? hf : ckpt) + " and " + f + "): import one at a time");
-      (zip ? ckpt : hf) = f;
+    if (zip || foreign || (own_files && safetensors_file)) {
+      const std::string& first = !ckpt.empty() ? ckpt : !hf.empty() ? hf : own;
+      if (!first.empty()) throw CliError("two models given (" + first + " and " + f + "): give one at a time");
+      (zip ? ckpt : foreign ? hf : own) = f;
       model_src = std::move(src);
     } else if (src->size() > 0 && static_cast<unsigned char>(src->read(0, 1)[0]) == 0x80) {  // a pickle: PROTO
       once(meta, f, "meta.pkl files");
@@ -68,16 +71,31 @@ int cmd_import(const ImportArgs& a) {
                          "safetensors model, a config.json, a tokenizer.json, a vocab.json or a merges.txt");
     }
   }
-  if (ckpt.empty() && hf.empty())
+  if (ckpt.empty() && hf.empty() && own.empty())
     throw CliError("no model given: name nanoGPT's ckpt.pt (with its meta.pkl, or GPT-2's tokenizer files) or Hugging "
-                   "Face's model.safetensors (with its config.json and tokenizer files)");
+                   "Face's model.safetensors (with its config.json and tokenizer files)" +
+                   std::string(own_files ? ", or this project's .safetensors" : ""));
   if (!tf.tokenizer_json.empty() && !tf.vocab.empty())
     throw CliError("give GPT-2's tokenizer once: " + tf.vocab + " and " + tf.merges + ", or " + tf.tokenizer_json + ", not both");
   if (!hf.empty() && !meta.empty()) throw CliError(meta + " is nanoGPT's meta.pkl, but " + hf + " is not a nanoGPT checkpoint");
-  check_writable(a.out, "the model");
+  if (!own.empty() && (!meta.empty() || !config.empty() || !tf.vocab.empty() || !tf.merges.empty() || !tf.tokenizer_json.empty()))
+    throw CliError(own + " is this project's file: it holds its config and tokenizer, so give it alone");
   TrainState s;
-  const std::string model = ckpt.empty() ? hf : ckpt;
+  const std::string model = !ckpt.empty() ? ckpt : !hf.empty() ? hf : own;
   try {
+    if (!own.empty()) {
+      try {
+        s = load_checkpoint(*model_src);
+      } catch (const InputError& e) {
+        throw CliError(own + ": " + e.what());
+      }
+      if (!s.model_only()) {  // a run of this project: its model alone, as a model from elsewhere
+        s.source = "this playground's " + own + ", step " + std::to_string(s.step) + " on " + describe_data(s);
+        s.m.clear();
+        s.v.clear();
+      }
+      return s;
+    }
     if (!ckpt.empty()) {
       s = import_model(ckpt, *model_src, meta);
     } else {
@@ -94,6 +112,14 @@ int cmd_import(const ImportArgs& a) {
   } catch (const InputError& e) {
     throw CliError(e.what());
   }
+  return s;
+}
+
+namespace {
+
+int cmd_import(const ImportArgs& a) {
+  check_writable(a.out, "the model");
+  const TrainState s = read_model_files(a.files, false);
   const std::string bytes = save_checkpoint(s);
   write_checkpoint_file(a.out, bytes);
   if (!a.quiet)

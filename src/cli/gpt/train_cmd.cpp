@@ -1,4 +1,5 @@
-// train_cmd.cpp — `gpt train` and `gpt resume`: the run's header, the training loop with its
+// train_cmd.cpp — `gpt train`, `gpt resume` and `gpt finetune` (a model trained elsewhere, trained
+// further on the user's text with fresh AdamW state: Trainer::finetune): the run's header, the training loop with its
 // progress, CSV log and checkpoints every --checkpoint-interval, Ctrl-C (save the last completed
 // step, exit 130; 143 for SIGTERM) and divergence (exit 3, nothing written).
 #include <cerrno>
@@ -11,6 +12,7 @@
 
 #include "../../api/checkpoint.h"
 #include "../../api/gpt_json.h"
+#include "../../api/gpt_session.h"
 #include "../../api/json.h"
 #include "../../core/kernels.h"
 #include "../../core/number_text.h"
@@ -143,7 +145,7 @@ void print_run_header(const Trainer& t, Display& d, const std::string& verb) {
             " parameters) on " + describe_data(s) + ": " + with_commas(static_cast<long long>(t.dataset().train.size())) +
             " training and " + with_commas(static_cast<long long>(t.dataset().val.size())) + " validation tokens");
   d.message("steps " + std::to_string(t.steps_done()) + " → " + std::to_string(tc.steps) + " of " +
-            std::to_string(tc.batch_size) + "×" + std::to_string(c.block_size) + " tokens, lr " +
+            std::to_string(tc.batch_size) + "×" + std::to_string(t.context()) + " tokens, lr " +
             format_float(tc.lr) + " (warm-up " + std::to_string(tc.warmup_steps) + ", cosine to " +
             format_float(tc.min_lr) + "), seed " + std::to_string(tc.seed) + ", kernels " + kernels::tier_name() +
             ", " + std::to_string(t.threads()) + (t.threads() == 1 ? " thread" : " threads"));
@@ -249,6 +251,47 @@ int cmd_resume(const ResumeArgs& a, CLI::App* sub) {
   return train_and_save(t, "resuming", o);
 }
 
+// ---------------------------------------------------------------- finetune
+
+struct FinetuneArgs {
+  RunOutput run;
+  std::vector<std::string> files;
+  std::string text_file;
+  long long context = 0, steps = 0, batch_size = 0, warmup_steps = 0, eval_interval = 0, eval_batches = 0, seed = 0;
+  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+};
+
+int cmd_finetune(const FinetuneArgs& a, CLI::App* sub) {
+  SignalGuard signals;
+  Value spec = Value::object();
+  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
+  if (given("--context")) spec.set("context", a.context);
+  if (given("--steps")) spec.set("steps", a.steps);
+  if (given("--batch-size")) spec.set("batch_size", a.batch_size);
+  if (given("--lr")) spec.set("lr", a.lr);
+  if (given("--min-lr")) spec.set("min_lr", a.min_lr);
+  if (given("--warmup-steps")) spec.set("warmup_steps", a.warmup_steps);
+  if (given("--weight-decay")) spec.set("weight_decay", a.weight_decay);
+  if (given("--grad-clip")) spec.set("grad_clip", a.grad_clip);
+  if (given("--eval-interval")) spec.set("eval_interval", a.eval_interval);
+  if (given("--eval-batches")) spec.set("eval_batches", a.eval_batches);
+  if (given("--seed")) spec.set("seed", a.seed);
+  check_interval(a.run.checkpoint_interval);
+  check_writable(a.run.out, "the checkpoint");
+  DataSpec data;
+  data.text = read_text_file(a.text_file);
+  data.name = a.text_file;
+  TrainState s = read_model_files(a.files, true);
+  const TrainConfig tc = read_finetune_spec(spec, s.model, nullptr);
+  std::unique_ptr<Trainer> t = Trainer::open(std::move(s));
+  std::string where;
+  t->finetune(tc, data, finetune_available(t->model(), &where), where);
+  // threads beyond 1 add a copy of the gradients and activations each: fine-tuning uses 1 unless asked
+  RunOutput o = a.run;
+  if (o.threads == 0) o.threads = 1;
+  return train_and_save(*t, "fine-tuning", o);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- options
@@ -320,6 +363,40 @@ Command add_resume(CLI::App& app) {
   add_saving_options(resume, a->run, "append to (or start) a CSV log");
   resume->footer("Ctrl-C saves a checkpoint of the last completed step, then stops.");
   return {resume, [a, resume] { return cmd_resume(*a, resume); }, &a->text_file};
+}
+
+Command add_finetune(CLI::App& app) {
+  auto a = std::make_shared<FinetuneArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "finetune", "train a model trained elsewhere further on your text (fresh AdamW state), saved as a checkpoint");
+  sub->add_option("files", a->files,
+                  "the model: nanoGPT's ckpt.pt (with meta.pkl, or GPT-2's tokenizer files), Hugging Face's "
+                  "model.safetensors (with config.json and tokenizer files; each else looked for beside it), or this "
+                  "project's .safetensors")
+      ->required();
+  sub->add_option("--text", a->text_file, "the UTF-8 text to fine-tune on (at most 64 MiB), read with the model's tokenizer")
+      ->required();
+  sub->add_option("-o,--output", a->run.out, "the checkpoint to write (FILE.safetensors)")->required();
+  sub->add_option("--context", a->context,
+                  "tokens per training sequence, at most the model's block_size (default min(block_size, 128)); "
+                  "the memory grows with it");
+  sub->add_option("--batch-size", a->batch_size, "sequences per step (default 4)");
+  sub->add_option("--steps", a->steps, "training steps (default 100)");
+  sub->add_option("--lr", a->lr, "peak learning rate (default 0.0001)");
+  sub->add_option("--min-lr", a->min_lr, "where the cosine ends (default lr/10)");
+  sub->add_option("--warmup-steps", a->warmup_steps, "linear warm-up (default 0)");
+  sub->add_option("--weight-decay", a->weight_decay, "AdamW's decay of the matrices (default 0.1)");
+  sub->add_option("--grad-clip", a->grad_clip, "clip the gradients' global norm to this (default 1; 0: off)");
+  sub->add_option("--eval-interval", a->eval_interval, "steps between validation losses (default min(100, steps))");
+  sub->add_option("--eval-batches", a->eval_batches, "at most this many validation batches (default 8)");
+  sub->add_option("--seed", a->seed, "seeds the batches (default 1337): the same seed, the same losses");
+  add_saving_options(sub, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
+  sub->footer(
+      "The memory is checked before anything is allocated: a setting that does not fit is refused with what it "
+      "needs and what there is, and the setting to lower (--context or --batch-size). --threads defaults to 1 here "
+      "(each further thread holds its own gradients and activations). The checkpoint is a training run on the text: "
+      "gpt sample reads it, gpt resume --text continues it. See docs/import.md.");
+  return {sub, [a, sub] { return cmd_finetune(*a, sub); }, &a->text_file};
 }
 
 }  // namespace ap::gpt_cli
