@@ -517,6 +517,14 @@ export interface Gpt {
     options?: { onProgress?: (p: { loaded: number; total: number; name: string }) => void; chunkBytes?: number }): Promise<GptRun & { opened: OpenedModel }>;
   /** Bytes left for opening a model, the most there can be, and the module's memory now. */
   openMemory(): { left: number; max: number; size: number };
+  /**
+   * Loads the second module (gpt_core_full: opening models, the walk) if it is not in yet;
+   * openModel does it itself, run.blockTrace/weightRow need it done first in a browser (in Node
+   * loadGpt has done it). Rejects with GptError field "piece".
+   */
+  loadCold(): Promise<void>;
+  /** The module models are opened and walked in: gpt_core_full once loaded, the threads build itself; null before. */
+  readonly openingModule: GptCoreModule | null;
   /** A worker's model of this config (a run's info().config) for data-parallel steps. */
   shard(config: GptConfig): GptShard;
   /** The threads a run may use (run.setThreads): loadGpt's threads; 1 for the single-threaded module. */
@@ -602,6 +610,8 @@ export interface GptCoreModule {
   gpt_memory_json(spec: string): string;
   /** Bytes malloc'd now (for leak tests). */
   heap_bytes_in_use(): number;
+  /** Whether this module has the opening and the walk (gpt_core_full, gpt_core_mt; not gpt_core). */
+  cold_loaded(): boolean;
 }
 
 /**

@@ -166,6 +166,75 @@ function threadCount(n) {
   return n;
 }
 
+function isNode() {
+  return typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+}
+
+// The second module, web/gen/gpt_core_full.mjs + .wasm: the same core with the code that opens
+// models trained elsewhere and walks a position through the block, which gpt_core (the page's
+// start) leaves out (src/api/gpt_cold.h). Made with the factory's options; in Node its bytes are
+// read here (the web build cannot fetch in Node).
+async function loadFullModule(factory) {
+  const { wasmBinary, ...options } = factory;
+  try {
+    if (isNode()) {
+      const { readFile } = await import('node:fs/promises');
+      options.wasmBinary = await readFile(new URL('./gen/gpt_core_full.wasm', import.meta.url));
+    }
+    const { default: createModule } = await import('./gen/gpt_core_full.mjs');
+    return await createModule(options);
+  } catch (e) {
+    throw new GptError(`the core's second module (gpt_core_full, for opening models and the walk) could not be loaded: ${e?.message ?? e}`, { field: 'piece' });
+  }
+}
+
+// The second module beside M (gpt_core_full, made by loadFullModule), loaded once, on the first
+// opening or walk: {module (null until loaded; M itself in the threads build, which has the opening
+// and the walk), load(), setKernels(tier) (the tier for it too, now or once loaded), withWalk}.
+function secondModule(M, factory) {
+  let full = M.cold_loaded() ? M : null;
+  let loading = null;
+  let tier = null; // the kernels last chosen (setKernels)
+  return {
+    get module() {
+      return full;
+    },
+    load() {
+      if (full) return Promise.resolve();
+      loading ??= loadFullModule(factory).then(
+        (F) => {
+          if (tier !== null) F.gpt_set_kernels(tier);
+          full = F;
+        },
+        (e) => {
+          loading = null;
+          throw e;
+        });
+      return loading;
+    },
+    setKernels(t) {
+      tier = t;
+      if (full && full !== M) full.gpt_set_kernels(t);
+    },
+    // The session the walk runs on: the run's own when its module has the walk (a run of the
+    // second module: an opened model; the threads build), else for this one call a copy of its
+    // model in the second module (its checkpoint, the same numbers), freed after.
+    withWalk(session, f) {
+      if (M.cold_loaded() || (full && session instanceof full.GptSession)) return f(session);
+      if (!full) throw new GptError('the walk is in the second module: await gpt.loadCold() first', { field: 'piece' });
+      const bytes = session.save();
+      if (bytes === null) throw new GptError(session.last_error(), { field: 'checkpoint' });
+      const copy = new full.GptSession();
+      try {
+        answer(copy.load(bytes, ''));
+        return f(copy);
+      } finally {
+        copy.delete();
+      }
+    },
+  };
+}
+
 /**
  * Loads the GPT's wasm module and returns the API. Call once and keep the result.
  * @param {{threads?: number, wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
@@ -189,6 +258,11 @@ export async function loadGpt(options = {}) {
         })
       : null;
 
+  // The second module (gpt_core_full): on the first opening or walk; in Node at once.
+  const second = secondModule(M, factory);
+  if (isNode()) await second.load();
+  const withWalk = second.withWalk;
+
   // A new session started by start(session) → answer text; on failure it is deleted at once.
   function newRun(start) {
     const session = new M.GptSession();
@@ -198,7 +272,7 @@ export async function loadGpt(options = {}) {
       session.delete();
       throw e;
     }
-    const run = new GptRun(session, registry, threads);
+    const run = new GptRun(session, registry, threads, withWalk);
     registry?.register(run, session, run);
     return run;
   }
@@ -215,7 +289,9 @@ export async function loadGpt(options = {}) {
      */
     setKernels(tier) {
       if (typeof tier !== 'string') throw new GptError(`kernels must be "reference" or "fast", got ${String(tier)}`, { field: 'kernels' });
-      return answer(M.gpt_set_kernels(tier)).kernels;
+      const chosen = answer(M.gpt_set_kernels(tier)).kernels;
+      second.setKernels(tier);
+      return chosen;
     },
 
     /**
@@ -273,55 +349,25 @@ export async function loadGpt(options = {}) {
      * the file (field: its name, "memory" for one that will not fit, refused before it is read).
      */
     async openModel(files, options = {}) {
-      const set = classifyFiles(files);
-      const chunk = options.chunkBytes ?? 16 << 20;
-      const onProgress = options.onProgress ?? (() => {});
-      const [meta, config] = await Promise.all([readSmall(set.meta), readSmall(set.config)]);
-      const model = set.model.blob;
-      const name = set.model.name;
-      const slice = async (at, n) => new Uint8Array(await model.slice(at, at + n).arrayBuffer());
-      const session = new M.GptSession();
-      try {
-        const head = await modelHead(set.model);
-        answer(session.open_begin(JSON.stringify({ name, size: model.size, slice: chunk, config_name: set.config?.name ?? 'config.json' }), head, config));
-        const tok = tokenizerSet(set.tokenizer);
-        if (tok) {
-          const [first, second] = await Promise.all(tok.map(readSmall));
-          answer(session.open_tokenizer(JSON.stringify({ names: tok.map((f) => f.name) }), first, second ?? new Uint8Array(0)));
-        }
-        // the headers: the core asks for the ranges it lacks (a zip's end, directory, local headers,
-        // data.pkl) until it can plan; then the model exists and the weights' ranges are known
-        const planSpec = JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' });
-        let plan;
-        for (let round = 0; ; round++) {
-          plan = answer(session.open_plan(planSpec, meta, config));
-          if (!plan.need) break;
-          if (round === 32) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
-          for (const [at, n] of plan.need) answer(session.open_piece(at, await slice(at, n)));
-        }
-        let loaded = 0;
-        for (const [at, n] of plan.read) {
-          for (let off = 0; off < n; off += chunk) {
-            const bytes = await slice(at + off, Math.min(chunk, n - off));
-            const view = session.open_view(0, bytes.length); // made now: no growth since
-            if (view === null || bytes.length !== Math.min(chunk, n - off)) throw new GptError(`${name} changed while it was read (byte ${at + off})`, { field: name });
-            view.set(bytes);
-            answer(session.open_feed(bytes.length));
-            loaded += bytes.length;
-            onProgress({ loaded, total: plan.bytes, name });
-          }
-        }
-        const info = answer(session.open_finish());
-        info.opened.notes = openNotes(set, info);
-        const run = new GptRun(session, registry, threads);
+      await second.load();
+      const { openModel } = await import('./gpt-open.js');
+      const adopt = (session, opened) => {
+        const run = new GptRun(session, registry, threads, withWalk);
         registry?.register(run, session, run);
-        run.opened = info.opened;
+        run.opened = opened;
         return run;
-      } catch (e) {
-        session.delete();
-        throw e;
-      }
+      };
+      return openModel({ newSession: () => new second.module.GptSession(), adopt, answer }, files, options);
     },
+
+    /**
+     * Loads the core's second wasm piece (web/gen/gpt_cold.wasm: opening models trained elsewhere,
+     * and the walk through the block) if it is not in yet; openModel does it itself, the walk
+     * (run.blockTrace, run.weightRow) needs it done first. In Node loadGpt has done it already; the
+     * threads build has that code linked in. Resolves once the piece is in; rejects with GptError
+     * (field "piece") if it cannot be fetched.
+     */
+    loadCold: () => second.load(),
 
     /**
      * Memory for opening a model, in bytes: {left, max, size}: what is left and the most there can
@@ -329,8 +375,9 @@ export async function loadGpt(options = {}) {
      * memory never shrinks).
      */
     openMemory() {
-      const { left, max } = M.open_memory();
-      return { left, max, size: M.HEAPU8.buffer.byteLength };
+      const O = second.module ?? M; // where models are opened: the second module, once it is loaded
+      const { left, max } = O.open_memory();
+      return { left, max, size: O.HEAPU8.buffer.byteLength };
     },
 
     /**
@@ -356,85 +403,16 @@ export async function loadGpt(options = {}) {
 
     /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
     module: M,
+
+    /**
+     * The Emscripten module models are opened and walked in: the second module (gpt_core_full) once
+     * loadCold() has resolved (at once in Node), the module itself in the threads build; null
+     * before. For tests and tools.
+     */
+    get openingModule() {
+      return second.module;
+    },
   };
-}
-
-// ------------------------------------------------------------------ opening a model's files
-const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
-const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);
-const SMALL_LIMIT = 64 << 20;
-
-/** The files by role: {model, meta, config, tokenizer: [], other: []}, each {name, blob}. */
-export function classifyFiles(files) {
-  const list = Array.from(files ?? [], (f) => {
-    const name = String(f?.name ?? '');
-    const data = f instanceof Blob ? f : f?.data;
-    const blob = data instanceof Blob ? data : isBytes(data) ? new Blob([data]) : null;
-    if (!name || !blob) throw new TypeError('openModel(files): each file must be a File, or {name, data: Uint8Array|Blob}');
-    return { name, blob };
-  });
-  const set = { model: null, meta: null, config: null, tokenizer: [], other: [] };
-  for (const f of list) {
-    const base = f.name.toLowerCase();
-    if (MODEL_FILE.test(base)) {
-      if (set.model) throw new GptError(`two model files: ${set.model.name} and ${f.name}; open one at a time`, { field: f.name });
-      set.model = f;
-    } else if (base.endsWith('.pkl')) set.meta = f;
-    else if (base === 'config.json') set.config = f;
-    else if (TOKENIZER_FILES.has(base)) set.tokenizer.push(f);
-    else set.other.push(f);
-  }
-  if (!set.model) {
-    const names = list.map((f) => f.name).join(', ');
-    throw new GptError(`no model file among ${names || 'the files'}: give a ckpt.pt, a model.safetensors or a .safetensors of this playground`, { field: 'model' });
-  }
-  return set;
-}
-
-async function readSmall(f) {
-  if (!f) return new Uint8Array(0);
-  if (f.blob.size > SMALL_LIMIT) throw new GptError(`${f.name} is ${f.blob.size} bytes: too large for this file`, { field: f.name });
-  return new Uint8Array(await f.blob.arrayBuffer());
-}
-
-// The first bytes of the model file: a safetensors header (8 bytes of length, then its JSON), by
-// which the core sizes the model before the file is read; else the first 64 KiB.
-async function modelHead(f) {
-  const first = async (n) => new Uint8Array(await f.blob.slice(0, Math.min(n, f.blob.size)).arrayBuffer());
-  if (!/\.safetensors$/i.test(f.name) || f.blob.size < 8) return first(64 << 10);
-  const len = new DataView((await first(8)).buffer);
-  const n = len.getUint32(0, true) + len.getUint32(4, true) * 2 ** 32;
-  if (n > SMALL_LIMIT || 8 + n > f.blob.size) return first(64 << 10); // the core names the fault when it reads
-  return first(8 + n);
-}
-
-// What the page says about the files given: codes with the files they name.
-/**
- * GPT-2's tokenizer among the files: [tokenizer.json], or [vocab.json, merges.txt] (both needed);
- * null when there is no whole set (the page then says the prompts are token ids).
- */
-function tokenizerSet(files) {
-  const by = (n) => files.find((f) => f.name.split(/[\\/]/).pop().toLowerCase() === n);
-  const json = by('tokenizer.json');
-  if (json) return [json];
-  const vocab = by('vocab.json');
-  const merges = by('merges.txt');
-  return vocab && merges ? [vocab, merges] : null;
-}
-
-function openNotes(set, info) {
-  const notes = [];
-  const { format } = info.opened;
-  if (format === 'nanogpt' && !set.meta && info.tokenizer !== 'gpt2-bpe') notes.push({ code: 'no_meta' });
-  if (format !== 'nanogpt' && set.meta) notes.push({ code: 'unused', file: set.meta.name });
-  if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
-  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids' });
-  const used = info.tokenizer === 'gpt2-bpe' ? tokenizerSet(set.tokenizer) ?? [] : [];
-  if (used.length) notes.push({ code: 'gpt2_bpe', file: used.map((f) => f.name).join(' + ') });
-  const unused = info.tokenizer === 'token_ids' ? [] : set.tokenizer.filter((f) => !used.includes(f));
-  for (const f of [...unused, ...set.other]) notes.push({ code: 'unused', file: f.name });
-  if (format === 'playground' && !info.source) notes.push({ code: 'training_checkpoint' });
-  return notes;
 }
 
 /** One model with its data and optimiser state, in wasm memory until free(). */
@@ -443,11 +421,13 @@ class GptRun {
   #registry;
   #threads; // the most setThreads takes: the module's (loadGpt's threads)
   #vocab = null; // the whole vocabulary, fetched once (a run's tokenizer never changes)
+  #withWalk; // (session, f) → f(the session the walk runs on) (loadGpt's withWalk)
 
-  constructor(session, registry, threads = 1) {
+  constructor(session, registry, threads = 1, withWalk = (s, f) => f(s)) {
     this.#session = session;
     this.#registry = registry;
     this.#threads = threads;
+    this.#withWalk = withWalk;
   }
 
   #s() {
@@ -650,7 +630,8 @@ class GptRun {
   blockTrace(spec) {
     const s = this.#s();
     if (spec && typeof spec === 'object' && typeof spec.prompt === 'string') checkUnicode(spec.prompt, 'prompt');
-    return answer(s.block_trace(toSpecText(spec, 'blockTrace(spec)')));
+    const text = toSpecText(spec, 'blockTrace(spec)');
+    return answer(this.#withWalk(s, (w) => w.block_trace(text)));
   }
 
   /**
@@ -660,7 +641,8 @@ class GptRun {
    */
   weightRow(spec) {
     const s = this.#s();
-    return answer(s.weight_row(toSpecText(spec, 'weightRow(spec)')));
+    const text = toSpecText(spec, 'weightRow(spec)');
+    return answer(this.#withWalk(s, (w) => w.weight_row(text)));
   }
 
   /** The model's token ids of a text: {ids, tokens} (tokens: each token's text, such as GPT-2's " the"). */

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "gpt_cold.h"
 #include "spec.h"
 
 namespace ap {
@@ -109,9 +110,9 @@ const std::vector<GptCall>& gpt_calls() {
       {"surprisal", {"spec"}, R"({"call":"surprisal","spec":{"text":T}|{"validation":true}})",
        [](GptSession& s, A a) { return s.surprisal(a.spec_text()); }},
       {"block_trace", {"spec"}, R"({"call":"block_trace","spec":{"prompt":P,"position":N}})",
-       [](GptSession& s, A a) { return s.block_trace(a.spec_text()); }},
+       [](GptSession& s, A a) { return need_gpt_cold().block_trace(s, a.spec_text()); }},
       {"weight_row", {"spec"}, R"({"call":"weight_row","spec":{"weight":W,"layer":L,"row":R}})",
-       [](GptSession& s, A a) { return s.weight_row(a.spec_text()); }},
+       [](GptSession& s, A a) { return need_gpt_cold().weight_row(s, a.spec_text()); }},
       {"save", {"path"}, R"({"call":"save","path":F})", save},
       {"tasks", {}, "", [](GptSession&, A) { return gpt_tasks_json(); }},
       {"kernels", {"tier"}, R"({"call":"kernels","tier":"reference"|"fast"})",

@@ -83,26 +83,6 @@ int64_t header_parameters(const std::string& head) {
 
 }  // namespace
 
-int64_t open_memory_max() {
-#ifdef __EMSCRIPTEN__
-  return static_cast<int64_t>(emscripten_get_heap_max());
-#else
-  return kMaxOpenBytes;
-#endif
-}
-
-int64_t open_memory_left() {
-#ifdef __EMSCRIPTEN__
-  const struct mallinfo mi = mallinfo();
-  const int64_t top = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sbrk(0)));
-  // mallinfo's fields are int; in a module past 2 GiB they wrap: read back as the unsigned 32 bits
-  const int64_t free_bytes = static_cast<uint32_t>(mi.fordblks);
-  return static_cast<int64_t>(emscripten_get_heap_max()) - top + free_bytes;
-#else
-  return kMaxOpenBytes;
-#endif
-}
-
 // The largest block the module's allocator gives at once: in wasm, Emscripten 3.1.6's sbrk takes a
 // signed 32-bit increment, so one allocation of 2 GiB or more fails.
 #ifdef __EMSCRIPTEN__

@@ -21,9 +21,11 @@
 #include <malloc.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../api/gpt_calls.h"
+#include "../api/gpt_cold.h"
 #include "../api/gpt_session.h"
 
 namespace {
@@ -101,14 +103,38 @@ val open_memory() {
 
 double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
+// The calls of gpt_cold.h (opening, the walk): through its table, registered in the modules built
+// with it (AP_COLD_LINKED: gpt_core_full, gpt_core_mt); gpt_core refuses them, field "piece".
+using ap::GptColdCalls;
+using Text = const std::string&;
+
+template <class... A>
+struct Cold {
+  template <std::string (*const GptColdCalls::*call)(GptSession&, A...)>
+  static std::string method(GptSession& s, A... a) {
+    const ap::GptColdCalls* c = ap::gpt_cold();
+    return c ? (c->*call)(s, std::forward<A>(a)...) : ap::gpt_cold_missing();
+  }
+};
+
+void open_cancel(GptSession& s) {
+  if (const ap::GptColdCalls* c = ap::gpt_cold()) c->open_cancel(s);
+}
+
+bool cold_loaded() { return ap::gpt_cold() != nullptr; }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpt_core) {
+#ifdef AP_COLD_LINKED
+  ap::set_gpt_cold(&ap::gpt_cold_calls());
+#endif
   emscripten::function("gpt_tasks_json", &ap::gpt_tasks_json);
   emscripten::function("gpt_set_kernels", &ap::gpt_set_kernels);
   emscripten::function("gpt_memory_json", &ap::gpt_memory_json);
   emscripten::function("heap_bytes_in_use", &heap_bytes_in_use);
   emscripten::function("open_memory", &open_memory);
+  emscripten::function("cold_loaded", &cold_loaded);
 
   emscripten::class_<GptSession>("GptSession")
       .constructor<>()
@@ -128,8 +154,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("attention_summary", &GptSession::attention_summary)
       .function("next_token", &GptSession::next_token)
       .function("surprisal", &GptSession::surprisal)
-      .function("block_trace", &GptSession::block_trace)
-      .function("weight_row", &GptSession::weight_row)
+      .function("block_trace", &Cold<Text>::method<&GptColdCalls::block_trace>)
+      .function("weight_row", &Cold<Text>::method<&GptColdCalls::weight_row>)
       .function("encode", &GptSession::encode)
       .function("decode", &GptSession::decode)
       .function("logits", &floats<&GptSession::logits>)
@@ -140,14 +166,14 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("cache_attention", &floats<&GptSession::cache_attention>)
       .function("cache_keys", &floats<&GptSession::cache_keys>)
       .function("cache_values", &floats<&GptSession::cache_values>)
-      .function("open_begin", &GptSession::open_begin)
-      .function("open_piece", &GptSession::open_piece)
-      .function("open_plan", &GptSession::open_plan)
+      .function("open_begin", &Cold<Text, Text, Text>::method<&GptColdCalls::open_begin>)
+      .function("open_piece", &Cold<double, std::string>::method<&GptColdCalls::open_piece>)
+      .function("open_plan", &Cold<Text, Text, Text>::method<&GptColdCalls::open_plan>)
       .function("open_view", &open_view)
-      .function("open_feed", &GptSession::open_feed)
-      .function("open_finish", &GptSession::open_finish)
-      .function("open_tokenizer", &GptSession::open_tokenizer)
-      .function("open_cancel", &GptSession::open_cancel)
+      .function("open_feed", &Cold<double>::method<&GptColdCalls::open_feed>)
+      .function("open_finish", &Cold<>::method<&GptColdCalls::open_finish>)
+      .function("open_tokenizer", &Cold<Text, Text, Text>::method<&GptColdCalls::open_tokenizer>)
+      .function("open_cancel", &open_cancel)
       .function("save", &save)
       .function("step_begin", &GptSession::step_begin)
       .function("step_own", &GptSession::step_own)

@@ -69,8 +69,15 @@ const shown = (text) => text.replace(/\n/g, '↵').replace(/ /g, '␣');
 
 test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generation are the core’s', async ({ page }, testInfo) => {
   const set = { 'ckpt.pt': nanoGptCkpt(SMALL, 5, { origMod: true }), 'meta.pkl': metaPkl(CHARS) };
+  // the opening's code (gpt-open.js, the second core gpt_core_full) is fetched on the first opening, not at start
+  const fetched = [];
+  page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  const lazy = () => fetched.filter((p) => /\/gen\/gpt_core_full\.(mjs|wasm)$|\/gpt-open\.js$/.test(p)).sort();
   await boot(page);
+  expect(lazy()).toEqual([]);
+  expect(fetched).toContain('/gen/gpt_core.wasm');
   await pick(page, files(testInfo, set));
+  expect(lazy()).toEqual(['/gen/gpt_core_full.mjs', '/gen/gpt_core_full.wasm', '/gpt-open.js']);
   const msg = page.locator('#tr-open-msg');
   await expect(msg).toContainText('Opened ckpt.pt (nanoGPT checkpoint): 2 layers × 2 heads, n_embd 16, block_size 16, vocabulary 26');
   await expect(msg).toContainText('Opened for inference');

@@ -65,9 +65,14 @@ async function saveStep(page, title) {
 }
 
 test('the page’s own model: every step walked with the core’s numbers, a head into the stepper, each step saved', async ({ page, context }) => {
+  // the walk's code is in the second core (gpt_core_full), fetched on the first walk, not at start
+  const full = [];
+  page.on('request', (r) => { if (/\/gen\/gpt_core_full\.wasm$/.test(r.url())) full.push(r.url()); });
   await uploaded(page, ownPath);
   await expect(page.locator('#tr-walk-status')).toContainText('Show the attention maps of a prompt first');
+  expect(full).toEqual([]);
   await walkTo(page, 2, 'abc=a');
+  expect(full).toHaveLength(1);
   const s = section(page);
   const gpt = await loadGptApi();
   const node = gpt.load(await readFile(ownPath));

@@ -59,7 +59,7 @@ function ballast(M, n) {
 
 test('the slice buffer and the model above 2 GiB: filled through a view at its address, the same model', async () => {
   const gpt = await loadGptApi();
-  const M = gpt.module;
+  const M = gpt.openingModule; // the second module (gpt_core_full), where models are opened
   // 21 MB of weights: a slice buffer of 16 MiB, larger than any hole below the ballast
   const cfg = { ...CFG, n_layer: 3, n_head: 4, n_embd: 384 };
   const set = [{ name: 'ckpt.pt', data: nanoGptCkpt(cfg, 4) }, { name: 'meta.pkl', data: metaPkl(CHARS) }];
@@ -112,8 +112,8 @@ test('a model whose parameters need one block of 2 GiB or more is refused before
   const cfg = { n_layer: 36, n_head: 20, n_embd: 1280, block_size: 64, vocab_size: 50257 };
   const { head, size } = hfGpt2Header(cfg);
   const config = new TextEncoder().encode(JSON.stringify({ model_type: 'gpt2', n_layer: 36, n_head: 20, n_embd: 1280, n_positions: 64, vocab_size: 50257 }));
-  const before = gpt.module.heap_bytes_in_use();
-  const s = new gpt.module.GptSession();
+  const before = gpt.openingModule.heap_bytes_in_use();
+  const s = new gpt.openingModule.GptSession();
   try {
     assert.equal(JSON.parse(s.open_begin(JSON.stringify({ name: 'model.safetensors', size }), head, config)).ok, true);
     const plan = JSON.parse(s.open_plan('{}', new Uint8Array(0), config));
@@ -130,7 +130,7 @@ test('too large: refused before the buffer is made, with what it needs and what 
   const gpt = await loadGptApi();
   const hf = hfGpt2Files(CFG, 2);
   const config = { ...JSON.parse(new TextDecoder().decode(hf.config)), n_layer: 48, n_head: 25, n_embd: 1600, vocab_size: 50304, n_positions: 1024 };
-  const before = gpt.module.heap_bytes_in_use();
+  const before = gpt.openingModule.heap_bytes_in_use();
   await assert.rejects(
     gpt.openModel([{ name: 'model.safetensors', data: hf.model }, { name: 'config.json', data: new TextEncoder().encode(JSON.stringify(config)) }]),
     (e) => e.field === 'memory' && /needs about 6\.\d\d GiB .* but [\d.]+ GiB is left of the 4\.00 GiB/.test(e.message),
@@ -141,7 +141,7 @@ test('too large: refused before the buffer is made, with what it needs and what 
   new DataView(file.buffer).setUint32(0, head.length, true);
   file.set(head, 8);
   await assert.rejects(gpt.openModel([{ name: 'model.safetensors', data: file }]), (e) => e.field === 'memory');
-  assert.equal(gpt.module.heap_bytes_in_use(), before);
+  assert.equal(gpt.openingModule.heap_bytes_in_use(), before);
   assert.ok(gpt.openMemory().max > 4e9);
 });
 

@@ -248,8 +248,9 @@ const ops = {
   },
   next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
   surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
-  walk({ run: name, spec }) {
+  async walk({ run: name, spec }) {
     const r = need(name);
+    await gpt.loadCold(); // the walk's C++ is the core's second piece, fetched on the first walk
     const trace = r.run.blockTrace(spec);
     // the stepper's spec of each head for the same prompt (the walk's links into the stepper)
     const m = r.run.runPrompt(spec.prompt);
@@ -257,7 +258,10 @@ const ops = {
     for (let l = 0; l < m.n_layer; l++) specs.push(Array.from({ length: m.n_head }, (_, h) => r.run.headSpec(l, h)));
     return { ...trace, specs };
   },
-  weight_row({ run: name, spec }) { return need(name).run.weightRow(spec); },
+  async weight_row({ run: name, spec }) {
+    await gpt.loadCold();
+    return need(name).run.weightRow(spec);
+  },
   gen_start({ run: name, spec }) {
     const g = genInfo(need(name).run.generateStart(spec));
     return { transfer: transfers(g), value: g };

@@ -1,0 +1,64 @@
+// gpt_cold_table.cpp — where gpt_cold.h's table is found: natively always the linked one; in wasm
+// the one a module's bindings registered (gpt_core_full and gpt_core_mt do; gpt_core does not, so
+// the opening's and the walk's code is not linked into it).
+#include "gpt_cold.h"
+
+#include "gpt_session.h"
+#include "spec.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+#include <malloc.h>
+#include <unistd.h>
+#endif
+
+namespace ap {
+
+namespace {
+const GptColdCalls* registered_calls = nullptr;
+}  // namespace
+
+void set_gpt_cold(const GptColdCalls* calls) { registered_calls = calls; }
+
+const GptColdCalls* gpt_cold() {
+#ifdef __EMSCRIPTEN__
+  return registered_calls;
+#else
+  return registered_calls ? registered_calls : &gpt_cold_calls();
+#endif
+}
+
+const GptColdCalls& need_gpt_cold() {
+  const GptColdCalls* calls = gpt_cold();
+  if (!calls)
+    throw InputError("opening a model and the walk are in the second module (gpt_core_full), not in this one", "piece");
+  return *calls;
+}
+
+std::string gpt_cold_missing() {
+  return spec::guarded([]() -> json::Value { need_gpt_cold(); return json::Value::object(); });
+}
+
+// What is left for opening a model (gpt_session.h), here rather than in gpt_open.cpp: the page
+// asks before the second piece is loaded.
+int64_t open_memory_max() {
+#ifdef __EMSCRIPTEN__
+  return static_cast<int64_t>(emscripten_get_heap_max());
+#else
+  return kMaxOpenBytes;
+#endif
+}
+
+int64_t open_memory_left() {
+#ifdef __EMSCRIPTEN__
+  const struct mallinfo mi = mallinfo();
+  const int64_t top = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sbrk(0)));
+  // mallinfo's fields are int; in a module past 2 GiB they wrap: read back as the unsigned 32 bits
+  const int64_t free_bytes = static_cast<uint32_t>(mi.fordblks);
+  return static_cast<int64_t>(emscripten_get_heap_max()) - top + free_bytes;
+#else
+  return kMaxOpenBytes;
+#endif
+}
+
+}  // namespace ap

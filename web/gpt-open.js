@@ -1,0 +1,148 @@
+// gpt-open.js — opening a model trained elsewhere through the GPT core's opening protocol: the
+// file set's roles, then open_begin / open_tokenizer / open_plan + open_piece / open_view +
+// open_feed / open_finish (src/api/gpt_session.h). web/gpt.js loads this module on the first
+// openModel() (after the core's second wasm piece, gpt_cold.wasm, which holds the opening's C++),
+// so a page that never opens a model downloads neither.
+//
+// Everything it needs comes in as arguments (openModel's `core`): a new GptSession, the run that
+// adopts it, and the parser of the core's answers. It holds no state between openings.
+// Limits: the small files (meta.pkl, config.json, the tokenizer's) are read whole, up to 64 MiB
+// each; the model file never is (its headers as the core asks for them, then its weights in slices).
+
+import { GptError } from './gpt-error.js';
+
+const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
+const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);
+const SMALL_LIMIT = 64 << 20;
+
+function isBytes(v) {
+  return v instanceof Uint8Array || v instanceof ArrayBuffer;
+}
+
+/** The files by role: {model, meta, config, tokenizer: [], other: []}, each {name, blob}. */
+export function classifyFiles(files) {
+  const list = Array.from(files ?? [], (f) => {
+    const name = String(f?.name ?? '');
+    const data = f instanceof Blob ? f : f?.data;
+    const blob = data instanceof Blob ? data : isBytes(data) ? new Blob([data]) : null;
+    if (!name || !blob) throw new TypeError('openModel(files): each file must be a File, or {name, data: Uint8Array|Blob}');
+    return { name, blob };
+  });
+  const set = { model: null, meta: null, config: null, tokenizer: [], other: [] };
+  for (const f of list) {
+    const base = f.name.toLowerCase();
+    if (MODEL_FILE.test(base)) {
+      if (set.model) throw new GptError(`two model files: ${set.model.name} and ${f.name}; open one at a time`, { field: f.name });
+      set.model = f;
+    } else if (base.endsWith('.pkl')) set.meta = f;
+    else if (base === 'config.json') set.config = f;
+    else if (TOKENIZER_FILES.has(base)) set.tokenizer.push(f);
+    else set.other.push(f);
+  }
+  if (!set.model) {
+    const names = list.map((f) => f.name).join(', ');
+    throw new GptError(`no model file among ${names || 'the files'}: give a ckpt.pt, a model.safetensors or a .safetensors of this playground`, { field: 'model' });
+  }
+  return set;
+}
+
+async function readSmall(f) {
+  if (!f) return new Uint8Array(0);
+  if (f.blob.size > SMALL_LIMIT) throw new GptError(`${f.name} is ${f.blob.size} bytes: too large for this file`, { field: f.name });
+  return new Uint8Array(await f.blob.arrayBuffer());
+}
+
+// The first bytes of the model file: a safetensors header (8 bytes of length, then its JSON), by
+// which the core sizes the model before the file is read; else the first 64 KiB.
+async function modelHead(f) {
+  const first = async (n) => new Uint8Array(await f.blob.slice(0, Math.min(n, f.blob.size)).arrayBuffer());
+  if (!/\.safetensors$/i.test(f.name) || f.blob.size < 8) return first(64 << 10);
+  const len = new DataView((await first(8)).buffer);
+  const n = len.getUint32(0, true) + len.getUint32(4, true) * 2 ** 32;
+  if (n > SMALL_LIMIT || 8 + n > f.blob.size) return first(64 << 10); // the core names the fault when it reads
+  return first(8 + n);
+}
+
+/**
+ * GPT-2's tokenizer among the files: [tokenizer.json], or [vocab.json, merges.txt] (both needed);
+ * null when there is no whole set (the page then says the prompts are token ids).
+ */
+function tokenizerSet(files) {
+  const by = (n) => files.find((f) => f.name.split(/[\\/]/).pop().toLowerCase() === n);
+  const json = by('tokenizer.json');
+  if (json) return [json];
+  const vocab = by('vocab.json');
+  const merges = by('merges.txt');
+  return vocab && merges ? [vocab, merges] : null;
+}
+
+// What the page says about the files given: codes with the files they name.
+function openNotes(set, info) {
+  const notes = [];
+  const { format } = info.opened;
+  if (format === 'nanogpt' && !set.meta && info.tokenizer !== 'gpt2-bpe') notes.push({ code: 'no_meta' });
+  if (format !== 'nanogpt' && set.meta) notes.push({ code: 'unused', file: set.meta.name });
+  if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
+  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids' });
+  const used = info.tokenizer === 'gpt2-bpe' ? tokenizerSet(set.tokenizer) ?? [] : [];
+  if (used.length) notes.push({ code: 'gpt2_bpe', file: used.map((f) => f.name).join(' + ') });
+  const unused = info.tokenizer === 'token_ids' ? [] : set.tokenizer.filter((f) => !used.includes(f));
+  for (const f of [...unused, ...set.other]) notes.push({ code: 'unused', file: f.name });
+  if (format === 'playground' && !info.source) notes.push({ code: 'training_checkpoint' });
+  return notes;
+}
+
+/**
+ * Opens a model's files (gpt.js openModel documents files and options) into a new session.
+ * core: {newSession() → a GptSession, adopt(session, opened) → the run that owns it from now on,
+ * answer(text) → the core's answer parsed (throws GptError on {"ok":false})}. On failure the
+ * session is deleted and the GptError thrown.
+ */
+export async function openModel(core, files, options = {}) {
+  const { newSession, adopt, answer } = core;
+  const set = classifyFiles(files);
+  const chunk = options.chunkBytes ?? 16 << 20;
+  const onProgress = options.onProgress ?? (() => {});
+  const [meta, config] = await Promise.all([readSmall(set.meta), readSmall(set.config)]);
+  const model = set.model.blob;
+  const name = set.model.name;
+  const slice = async (at, n) => new Uint8Array(await model.slice(at, at + n).arrayBuffer());
+  const session = newSession();
+  try {
+    const head = await modelHead(set.model);
+    answer(session.open_begin(JSON.stringify({ name, size: model.size, slice: chunk, config_name: set.config?.name ?? 'config.json' }), head, config));
+    const tok = tokenizerSet(set.tokenizer);
+    if (tok) {
+      const [first, second] = await Promise.all(tok.map(readSmall));
+      answer(session.open_tokenizer(JSON.stringify({ names: tok.map((f) => f.name) }), first, second ?? new Uint8Array(0)));
+    }
+    // the headers: the core asks for the ranges it lacks (a zip's end, directory, local headers,
+    // data.pkl) until it can plan; then the model exists and the weights' ranges are known
+    const planSpec = JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' });
+    let plan;
+    for (let round = 0; ; round++) {
+      plan = answer(session.open_plan(planSpec, meta, config));
+      if (!plan.need) break;
+      if (round === 32) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
+      for (const [at, n] of plan.need) answer(session.open_piece(at, await slice(at, n)));
+    }
+    let loaded = 0;
+    for (const [at, n] of plan.read) {
+      for (let off = 0; off < n; off += chunk) {
+        const bytes = await slice(at + off, Math.min(chunk, n - off));
+        const view = session.open_view(0, bytes.length); // made now: no growth since
+        if (view === null || bytes.length !== Math.min(chunk, n - off)) throw new GptError(`${name} changed while it was read (byte ${at + off})`, { field: name });
+        view.set(bytes);
+        answer(session.open_feed(bytes.length));
+        loaded += bytes.length;
+        onProgress({ loaded, total: plan.bytes, name });
+      }
+    }
+    const info = answer(session.open_finish());
+    info.opened.notes = openNotes(set, info);
+    return adopt(session, info.opened);
+  } catch (e) {
+    session.delete();
+    throw e;
+  }
+}
