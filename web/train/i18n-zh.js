@@ -412,6 +412,7 @@ export const zh = {
   'walk.next': '下一步 →',
   'walk.explain': '所选数字的算术',
   'walk.pickHint': '指向一个数可看它的算术；点击它（或在色带上用方向键）可让它留在这里。',
+  'walk.size1': '{n} 个数',
   'walk.size': '{n} 个数',
   'walk.input': '输入，来自上一步',
   'walk.head': '第 {h} 个头',

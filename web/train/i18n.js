@@ -405,6 +405,7 @@ const en = {
   'walk.next': 'Next step →',
   'walk.explain': 'The arithmetic of the picked number',
   'walk.pickHint': 'Point at a number to see its arithmetic; click it (or use the arrow keys on a strip) to keep it here.',
+  'walk.size1': '{n} number',
   'walk.size': '{n} numbers',
   'walk.input': 'the input, from the step before',
   'walk.head': 'head {h}',

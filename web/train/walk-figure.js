@@ -13,7 +13,8 @@ const FONT = 'font-family="DejaVu Sans, Arial, sans-serif"';
 
 /**
  * @param {object} step a walk step {title, formula, vectors: [{name, values, labels?}]}
- * @param {{title: string, subtitle: string, colourOf: Function, fmt: Function, legend: string}} o
+ * @param {{title: string, subtitle: string, colourOf: Function, fmt: Function, legend: string, note?: string}} o
+ *   note: a sentence under the vectors (the sampled token's), wrapped
  * @returns {string} SVG text
  */
 export function stepSvg(step, o) {
@@ -48,6 +49,12 @@ export function stepSvg(step, o) {
     out.push(`<text x="${W - RIGHT}" y="${y + ROW / 2 + 1}" ${FONT} font-size="12">${xml(`${o.fmt(lo, 3)} … ${o.fmt(hi, 3)}`)}</text>`);
     y += ROW;
   }
+  // the sentence under the vectors (the sampled token), wrapped to the figure's width
+  for (const line of wrap(o.note || '', 128)) {
+    y += 20;
+    out.push(`<text x="16" y="${y}" ${FONT} font-size="13">${xml(line)}</text>`);
+  }
+  if (o.note) y += 12;
   y += 8;
   // the legend: the diverging scale (signed vectors) and the blues (weights, probabilities)
   const sw = 180;
@@ -62,4 +69,25 @@ export function stepSvg(step, o) {
   const H = Math.ceil(y + 40);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`
     + `<rect width="${W}" height="${H}" fill="#ffffff"/>${out.join('')}</svg>`;
+}
+
+/** Width in half-em units: a CJK character counts two. */
+const width = (text) => [...text].reduce((w, c) => w + (c >= '\u2e80' ? 2 : 1), 0);
+
+/** Lines of at most `max` units: broken at spaces, or anywhere in a run without one (Chinese). */
+function wrap(text, max) {
+  const lines = [];
+  let line = '';
+  for (const word of text.split(' ').filter(Boolean)) {
+    const next = line ? `${line} ${word}` : word;
+    if (width(next) <= max) { line = next; continue; }
+    if (line) lines.push(line);
+    line = '';
+    for (const c of word) {
+      if (width(line + c) > max) { lines.push(line); line = ''; }
+      line += c;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
 }

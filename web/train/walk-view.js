@@ -136,14 +136,19 @@ export class WalkView {
 
   /** The sampled token in words: which token, its probability, and the number that drew it. */
   drawn(d) {
-    const { t } = this.opts;
-    const tok = tokenMark(d.text);
     const p = el('p', 'tr-walk-choice');
     p.setAttribute('role', 'status');
-    p.textContent = d.greedy
+    p.textContent = this.drawnText(d);
+    return p;
+  }
+
+  /** The sentence naming the sampled token, on the page and in the saved figure. */
+  drawnText(d) {
+    const { t } = this.opts;
+    const tok = tokenMark(d.text);
+    return d.greedy
       ? t('walk.drawnGreedy', { tok })
       : t('walk.drawn', { tok, p: f(d.p), u: f(d.u), lo: f(d.cum_from), hi: f(d.cum_to), rank: d.rank + 1 });
-    return p;
   }
 
   /** One vector: its name and size, its numbers (buttons or a heat strip), stepper links for heads. */
@@ -151,7 +156,7 @@ export class WalkView {
     const { t } = this.opts;
     const box = el('div', 'tr-walk-vec');
     const head = el('div', 'tr-walk-vechead');
-    head.append(el('span', 'tr-walk-vecname tr-mono', vec.name), el('span', 'tr-walk-vecsize', t('walk.size', { n: vec.values.length })));
+    head.append(el('span', 'tr-walk-vecname tr-mono', vec.name), el('span', 'tr-walk-vecsize', t(vec.values.length === 1 ? 'walk.size1' : 'walk.size', { n: vec.values.length })));
     if (vec.explain === null) head.append(el('span', 'tr-walk-vecsize', t('walk.input')));
     if (step.heads && vec.head != null) {
       const spec = this.trace.specs?.[step.layer]?.[vec.head];
@@ -286,6 +291,7 @@ export class WalkView {
       colourOf,
       fmt: f,
       legend: t('walk.figLegend'),
+      note: this.steps[this.index].draw ? this.drawnText(this.steps[this.index].draw) : '',
     });
   }
 }
