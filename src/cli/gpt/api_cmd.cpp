@@ -19,11 +19,12 @@ int cmd_api() {
   FileAccess files;
   // this project's checkpoints, and models trained elsewhere (as the model-only file gpt import writes)
   files.read_checkpoint = [](const std::string& path) {
-    Checkpoint c = read_checkpoint(path);
-    if (c.bytes.empty())
+    Checkpoint c = read_checkpoint(path);  // read in slices; a foreign file converted on the way
+    if (c.imported.empty()) return read_checkpoint_file(path);  // this project's file, as it is
+    if (c.state.vocab.empty() && !c.state.bpe)
       throw CliError(path + " has no vocabulary here (GPT-2's tokenizer files were not found beside it): give it to "
                      "gpt import with vocab.json and merges.txt, then load what that writes");
-    return std::move(c.bytes);
+    return save_checkpoint(c.state);  // the model-only file gpt import would write
   };
   files.read_text = read_text_file;  // a CliError is an InputError: answered with "text_path"
   files.write_checkpoint = write_checkpoint_file;
