@@ -6,6 +6,8 @@
 #include <string>
 
 #include "../../api/checkpoint.h"
+#include "../../api/file_io.h"
+#include "../../api/import.h"
 #include "../../api/gpt_calls.h"
 #include "../../api/gpt_session.h"
 #include "commands.h"
@@ -19,8 +21,15 @@ int cmd_api() {
   FileAccess files;
   // this project's checkpoints, and models trained elsewhere (as the model-only file gpt import writes)
   files.read_checkpoint = [](const std::string& path) {
-    Checkpoint c = read_checkpoint(path);  // read in slices; a foreign file converted on the way
-    if (c.imported.empty()) return read_checkpoint_file(path);  // this project's file, as it is
+    bool foreign = false;
+    try {
+      const FileSource src(path, kMaxCheckpointBytes, "a checkpoint");
+      foreign = is_torch_zip(src) || is_foreign_safetensors(src);
+    } catch (const InputError&) {  // read_checkpoint_file says what is wrong with the file
+    }
+    // this project's file as it is, for the session to read (the wasm module's answers, word for word)
+    if (!foreign) return read_checkpoint_file(path);
+    const Checkpoint c = read_checkpoint(path);  // read in slices, converted on the way
     if (c.state.vocab.empty() && !c.state.bpe)
       throw CliError(path + " has no vocabulary here (GPT-2's tokenizer files were not found beside it): give it to "
                      "gpt import with vocab.json and merges.txt, then load what that writes");
