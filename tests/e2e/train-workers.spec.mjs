@@ -1,7 +1,6 @@
 // train-workers.spec.mjs — the training page's data-parallel training in Chromium, on both paths:
 // as a static host serves it (/train/: plain workers, worker.js + shard-worker.js) and cross-origin
-// isolated (/isolated/train/, scripts/web-server.mjs: wasm threads, gpt_core_mt). The Workers field shows the cores the browser reports and how many training uses
-// (by default the cores on the threads path, one worker on the plain path);
+// isolated (/isolated/train/, scripts/web-server.mjs: wasm threads, gpt_core_mt). The Workers field shows the cores the browser reports and how many training uses;
 // one worker and two workers give losses that agree within the core's stated tolerance (1e-5
 // relative, tests/test_train_threads.cpp; the first step's the same bits), and two workers twice
 // give the same bits; a run paused and resumed with two workers gives the losses of the same run
@@ -40,14 +39,8 @@ for (const { path, base } of PATHS) {
     await open(page, SHORT, base);
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     const field = page.getByLabel('Workers');
-    // the default: the cores on the threads path; one worker on the plain path, and the hint says why
-    const first = path === 'threads' ? Math.min(16, cores) : 1;
-    await expect(field).toHaveValue(String(first));
-    await expect(page.locator('#tr-workers-hint')).toContainText(`uses ${first} of the ${cores} cores`);
-    if (path === 'workers') await expect(page.locator('#tr-workers-hint')).toContainText('One worker by default on this path');
-    else await expect(page.locator('#tr-workers-hint')).not.toContainText('One worker by default');
-    await field.selectOption('2');
-    await expect(page.locator('#tr-workers-hint')).toContainText(`uses 2 of the ${cores} cores`);
+    await expect(field).toHaveValue(String(Math.min(16, cores)));
+    await expect(page.locator('#tr-workers-hint')).toContainText(`uses ${Math.min(16, cores)} of the ${cores} cores`);
     await field.selectOption('1');
     await expect(page.locator('#tr-workers-hint')).toContainText(`uses 1 of the ${cores} cores`);
     await expect(page.locator('#tr-workers-hint')).toContainText(path === 'threads' ? 'Path: wasm threads' : 'Path: separate workers');

@@ -98,7 +98,6 @@ export const zh = {
   'train.workersHint': '训练使用本设备报告的 {cores} 个核心中的 {n} 个：每个工作线程训练每个批次的一部分，梯度按固定顺序相加。同一个数目每次得到相同的数字；换一个数目只在最后几位不同。',
   'train.pathThreads': '方式：共享同一块内存的 wasm 线程（本页面已跨源隔离）。',
   'train.pathWorkers': '方式：各自独立、交换梯度的工作线程（本页面未跨源隔离）。',
-  'train.pathWorkersDefault': '此方式默认使用一个工作线程：每一步的参数和梯度都要在工作线程之间传递，在双核机器上两个并不比一个快。核心更多的设备上可以选更多。',
   'status.loading': '正在加载 GPT 内核…',
   'status.idle': '就绪。请按“开始训练”。',
   'status.invalid': '请先修改上面标出的设置，再开始训练。',

@@ -104,7 +104,6 @@ const en = {
   'train.workersHint': 'Training uses {n} of the {cores} cores this device reports: each worker trains a share of every batch, and their gradients are added in a fixed order. One count gives the same numbers every time; another count differs only in the last digits.',
   'train.pathThreads': 'Path: wasm threads sharing one memory (this page is cross-origin isolated).',
   'train.pathWorkers': 'Path: separate workers exchanging gradients (this page is not cross-origin isolated).',
-  'train.pathWorkersDefault': 'One worker by default on this path: each step’s parameters and gradients travel between the workers, and on a 2-core machine two were no faster than one. Choose more on a device with more cores.',
   'status.loading': 'Loading the GPT core…',
   'status.idle': 'Ready. Press “Start training”.',
   'status.invalid': 'Fix the settings marked above before training.',

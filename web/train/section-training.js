@@ -9,9 +9,8 @@
 // (the main worker's events: progress, a run stopped by an error, a crash), start(), pause(),
 // resume(), reset(), resetRun() (forgets the run's curves and figures) and chartPoints() (for
 // tests). The Workers field: how many workers share each step's batch (worker.js's data-parallel
-// training), 1 … the cores the browser reports (navigator.hardwareConcurrency, at most 16); by
-// default the cores on the threads path and one worker on the plain-workers path (defaultWorkers);
-// applied to the next steps as soon as it is chosen. Its hint says which path
+// training), 1 … the cores the browser reports (navigator.hardwareConcurrency, at most 16), the
+// cores by default; applied to the next steps as soon as it is chosen. Its hint says which path
 // shares the steps: wasm threads in one module where the page is cross-origin isolated, else
 // separate workers.
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
@@ -26,19 +25,6 @@ const MAX_WORKERS = 16; // worker.js's
 
 /** The cores the browser reports (at least 1). */
 const cores = () => Math.max(1, Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1));
-
-/** The path the worker takes (gpt.js threadsAvailable): wasm threads where the page is cross-origin isolated, else workers. */
-const pagePath = () => (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' ? 'threads' : 'workers');
-
-/**
- * The Workers field's first value on a path: the cores on the threads path; one worker on the
- * plain-workers path, where on a 2-core machine two workers measured no faster than one (each
- * step's parameters and gradients travel between workers, and the browser's own threads share the
- * cores: docs/PERFORMANCE.md). The learner may choose more.
- */
-export function defaultWorkers(path, n = cores()) {
-  return path === 'threads' ? Math.min(MAX_WORKERS, n) : 1;
-}
 
 export class TrainingSection extends Section {
   /** @param {object} ctx the page's context (context.js) */
@@ -88,7 +74,7 @@ export class TrainingSection extends Section {
     const { t, state } = this.ctx;
     const { dom } = this;
     const most = Math.min(MAX_WORKERS, Math.max(2, cores()));
-    state.workers ??= defaultWorkers(pagePath());
+    state.workers ??= Math.min(MAX_WORKERS, cores());
     const lab = el('label', 'aps-label', t('train.workers'));
     lab.htmlFor = 'tr-workers';
     dom.workers = idEl('tr-workers', 'select', 'tr-input tr-workers');
@@ -306,9 +292,9 @@ export class TrainingSection extends Section {
     dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
     dom.reset.disabled = !rt.info || st === 'starting';
     // the worker's answer once it has one; before, what it will choose (gpt.js threadsAvailable: an isolated page)
-    const path = this.path ?? pagePath();
+    const path = this.path ?? (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' ? 'threads' : 'workers');
     this.ctx.app.dataset.trainPath = path;
-    const pathText = path === 'threads' ? ` ${t('train.pathThreads')}` : ` ${t('train.pathWorkers')} ${t('train.pathWorkersDefault')}`;
+    const pathText = ` ${t(path === 'threads' ? 'train.pathThreads' : 'train.pathWorkers')}`;
     setText(dom.workersHint, t('train.workersHint', { n: this.ctx.state.workers, cores: cores() }) + pathText);
     const texts = {
       loading: t('status.loading'), idle: valid ? t('status.idle') : t('status.invalid'), starting: t('status.starting'),
