@@ -270,6 +270,33 @@ test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyb
   await saveStep(page, 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual');
 });
 
+test('a model too wide for the trace to carry its keys: a score’s q·k terms and a context’s Σ a·v are fetched when opened', async ({ page }, testInfo) => {
+  // 5 layers × 256 wide: the 64 visible keys of the longest prompt (the maps' 64 tokens) are 81,920
+  // floats a tensor, past the 65,536 the trace carries
+  const cfg = { n_layer: 5, n_head: 4, n_embd: 256, block_size: 64, vocab_size: 50 };
+  const { model, config } = hfGpt2Files(cfg, 11, {});
+  const paths = [['model.safetensors', model], ['config.json', config]].map(([name, bytes]) => {
+    const p = testInfo.outputPath(name);
+    return writeFile(p, bytes).then(() => p);
+  });
+  await boot(page);
+  await page.locator('#tr-open-file').setInputFiles(await Promise.all(paths));
+  await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  await walkTo(page, 63, Array.from({ length: 64 }, (_, i) => `[${i % 50}]`).join(''));
+  const s = section(page);
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '3. Layer 1 · attention' });
+  const a = s.getByRole('slider', { name: 'a (head 2)', exact: true });
+  await a.focus();
+  await a.press('Home');
+  await expect.poll(() => lines(page).then((ls) => ls[0]), { timeout: RUN_MS }).toBe('s[1] = q·k[1] / √d');
+  await expect(s.locator('.tr-walk-explain')).toContainText('64 products', { timeout: RUN_MS });
+  const y = s.getByRole('slider', { name: 'y', exact: true });
+  await y.focus();
+  await y.press('Home');
+  await expect.poll(() => lines(page).then((ls) => ls[0]), { timeout: RUN_MS }).toBe('y[1] = Σ_j a[j]·v[j,1]');
+  await expect(s.locator('.tr-walk-explain')).toContainText('64 products', { timeout: RUN_MS });
+});
+
 test('an opened nanoGPT ckpt.pt without biases, in 中文: β and the biases are absent, and said so', async ({ page }, testInfo) => {
   const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
   const cfg = { n_layer: 1, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length, bias: false };

@@ -20,6 +20,7 @@
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
+// walk_kv {run, spec with kv_layer} → {keys, values} of that layer (a trace too large to carry them);
 // weight_row {run, spec} → gpt.js weightRow's answer;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
@@ -257,6 +258,12 @@ const ops = {
     const specs = [];
     for (let l = 0; l < m.n_layer; l++) specs.push(Array.from({ length: m.n_head }, (_, h) => r.run.headSpec(l, h)));
     return { ...trace, specs };
+  },
+  async walk_kv({ run: name, spec }) {
+    const r = need(name);
+    await gpt.loadCold();
+    const layer = r.run.blockTrace(spec).layers[spec.kv_layer];
+    return { keys: layer.keys, values: layer.values };
   },
   async weight_row({ run: name, spec }) {
     await gpt.loadCold();
