@@ -63,19 +63,10 @@ val save(GptSession& s) {
 // Views into the heap, not copies (the data-parallel exchange, per step): valid until the next call
 // into the module, which may grow the memory and detach them. web/gpt.js copies from or into them
 // at once.
-template <class T>
-val view(const std::vector<T>& v) {
+template <class T, const std::vector<T>& (GptSession::*result)() const>
+val heap_view(const GptSession& s) {
+  const std::vector<T>& v = (s.*result)();
   return val(emscripten::typed_memory_view(v.size(), v.data()));
-}
-
-template <const std::vector<float>& (GptSession::*result)() const>
-val float_view(const GptSession& s) {
-  return view((s.*result)());
-}
-
-template <const std::vector<int>& (GptSession::*result)() const>
-val int_view(const GptSession& s) {
-  return view((s.*result)());
 }
 
 // A staging area of n values (GptSession::stage_*) as a view to write into.
@@ -186,11 +177,11 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("batch_targets", &ints<&GptSession::batch_targets>)
       .function("shard_grads", &floats<&GptSession::shard_grads>)
       .function("shard_losses", &floats<&GptSession::shard_losses>)
-      .function("step_params_view", &float_view<&GptSession::step_params>)
-      .function("batch_ids_view", &int_view<&GptSession::batch_ids>)
-      .function("batch_targets_view", &int_view<&GptSession::batch_targets>)
-      .function("shard_grads_view", &float_view<&GptSession::shard_grads>)
-      .function("shard_losses_view", &float_view<&GptSession::shard_losses>)
+      .function("step_params_view", &heap_view<float, &GptSession::step_params>)
+      .function("batch_ids_view", &heap_view<int, &GptSession::batch_ids>)
+      .function("batch_targets_view", &heap_view<int, &GptSession::batch_targets>)
+      .function("shard_grads_view", &heap_view<float, &GptSession::shard_grads>)
+      .function("shard_losses_view", &heap_view<float, &GptSession::shard_losses>)
       .function("stage_floats", &stage<float, &GptSession::stage_floats>)
       .function("stage_losses", &stage<float, &GptSession::stage_losses>)
       .function("stage_ids", &stage<int, &GptSession::stage_ids>)
