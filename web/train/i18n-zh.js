@@ -82,7 +82,7 @@ export const zh = {
   'err.fileBig': '{name} 有 {bytes} 字节；本页最多接受 {max} 字节。',
   'err.fileUtf8': '{name} 不是有效的 UTF-8（第一个错误字节位于偏移 {at}）。请另存为 UTF-8 后再试。',
   'err.promptEmpty': '请输入至少一个字符的提示。',
-  'err.promptLong': '这里最多 {max} 个字符：步进器接受的矩阵最多 {max} 行。',
+  'err.promptLong': '这个提示有 {n} 个词元：这里最多 {max} 个，因为步进器接受的矩阵最多 {max} 行。',
 
   'train.title': '2 · 训练',
   'train.start': '开始训练',
@@ -162,7 +162,7 @@ export const zh = {
   'maps.title': '4 · 注意力图',
   'maps.lede': '输入提示，看每一层的每个头如何分配注意力：行是查询，列是键，每个方格是一个权重（越深越大；斜线方格被掩码遮住；圆点标出每行最大的权重）。指向或聚焦一张图可放大；点击它或按回车，即可在注意力步进器中用真实的 Q、K、V 打开这个头。所有图共用一个色标；每层旁边是各头平均和到该层的注意力展开。指向一个词元，即可在每张图中标出它的行和列。任何一张图或整个视图都可保存为 PNG 或 SVG。',
   'f.prompt': '提示',
-  'h.prompt': '模型词表中的字符，最多 {max} 个。↵ 表示换行（按 Shift+Enter 输入）。',
+  'h.prompt': '模型词表中的文本，最多 {max} 个词元（本页的模型每个字符一个词元）。↵ 表示换行（按 Shift+Enter 输入）。',
   'h.gen_prompt': '模型词表中的字符。↵ 表示换行（按 Shift+Enter 输入）：任务的每一行都从换行之后开始。',
   'maps.show': '显示注意力图',
   'maps.noModel': '请先训练或加载一个模型。',

@@ -88,7 +88,7 @@ const en = {
   'err.fileBig': '{name} has {bytes} bytes; the page takes at most {max}.',
   'err.fileUtf8': '{name} is not valid UTF-8 (the first bad byte is at offset {at}). Save it as UTF-8 and try again.',
   'err.promptEmpty': 'Type a prompt of at least one character.',
-  'err.promptLong': 'At most {max} characters here: the stepper takes matrices of up to {max} rows.',
+  'err.promptLong': 'This prompt is {n} tokens: at most {max} here, as the stepper takes matrices of up to {max} rows.',
 
   'train.title': '2 · Training',
   'train.start': 'Start training',
@@ -168,7 +168,7 @@ const en = {
   'maps.title': '4 · Attention maps',
   'maps.lede': 'Type a prompt and see how every head of every layer attends: rows are queries, columns are keys, one square per weight (darker is larger; hatched squares are masked; a dot marks each row’s largest weight). Every map shares one colour scale; beside each layer, its mean over heads and the attention rollout up to it. Point at a token to outline its row and column in every map. Point at or focus a map to enlarge it; click a head, or press Enter, to open it in the Attention Stepper with its real Q, K and V. Save any map, or the whole view, as PNG or SVG.',
   'f.prompt': 'Prompt',
-  'h.prompt': 'Characters of the model’s vocabulary, at most {max}. ↵ is a new line (Shift+Enter types one).',
+  'h.prompt': 'Text in the model’s vocabulary, at most {max} of its tokens (a character each for the page’s models). ↵ is a new line (Shift+Enter types one).',
   'h.gen_prompt': 'Characters of the model’s vocabulary. ↵ is a new line (Shift+Enter types one): a task’s lines start after one.',
   'maps.show': 'Show attention maps',
   'maps.noModel': 'Train or load a model first.',

@@ -15,8 +15,8 @@
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
 // info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
 // each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
-// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
-// mean (L,T,T), rollout (L,T,T)};
+// {run}; maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
+// mean (L,T,T), rollout (L,T,T)}, or {too_long: {tokens, max}} past max_tokens of the model's tokens;
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
@@ -232,8 +232,15 @@ const ops = {
   free({ run: name }) { free(name); return {}; },
   set_sample({ run: name, sample }) { need(name).sample = sample; return {}; },
   info({ run: name }) { return describe(need(name)); },
-  maps({ run: name, prompt }) {
+  maps({ run: name, prompt, max_tokens: max }) {
     const r = need(name);
+    if (max != null) {
+      // the limit is on the model's tokens (GPT-2's BPE pieces, ids of [15496][11]), counted by the
+      // core's tokenizer; a prompt it cannot read is left to runPrompt, whose message names the fault
+      let n = -1;
+      try { n = r.run.encode(prompt).ids.length; } catch { /* runPrompt says why */ }
+      if (n > max) return { too_long: { tokens: n, max } };
+    }
     const res = r.run.runPrompt(prompt);
     const specs = [];
     for (let l = 0; l < res.n_layer; l++) {
