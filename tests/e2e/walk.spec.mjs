@@ -5,7 +5,7 @@
 // step list and Next, numbers picked by click, pointer and keyboard. The numbers the page shows
 // are the core's: each checked explanation's result is the wasm API's blockTrace value for the
 // same prompt and position (computed in Node). Every block step saves as SVG (parses, has its
-// title) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
+// title, no text past its right edge) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
 // at 375, 1366 and 1920 px (the strict CSP is csp.spec.mjs's, which loads this page).
 import { writeFile, readFile } from 'node:fs/promises';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
@@ -51,9 +51,16 @@ async function saveStep(page, title) {
   const svg = await readFile(await svgD.path(), 'utf8');
   const parsed = await page.evaluate((text) => {
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
-    return { error: doc.getElementsByTagName('parsererror').length, root: doc.documentElement.localName, text: doc.documentElement.textContent, w: doc.documentElement.getAttribute('width') };
+    // laid out in the page: every text inside the picture's width (none cut at its right edge)
+    const svgEl = document.importNode(doc.documentElement, true);
+    document.body.append(svgEl);
+    const W = Number(svgEl.getAttribute('width'));
+    const cut = [...svgEl.querySelectorAll('text')].filter((t) => { const b = t.getBBox(); return b.x + b.width > W + 0.5; }).map((t) => t.textContent);
+    svgEl.remove();
+    return { error: doc.getElementsByTagName('parsererror').length, root: doc.documentElement.localName, text: doc.documentElement.textContent, w: doc.documentElement.getAttribute('width'), cut };
   }, svg);
   expect(parsed.error).toBe(0);
+  expect(parsed.cut).toEqual([]);
   expect(parsed.root).toBe('svg');
   expect(parsed.text).toContain(title);
   const [pngD] = await Promise.all([page.waitForEvent('download'), group.getByRole('button', { name: 'PNG' }).click()]);
