@@ -100,6 +100,7 @@ function attentionStep(t, tr, l, row, kv) {
       L.T(`= e^(${f(H.scores[j])} − ${term(mx)}) / (${sumLine(H.scores.map((s) => `e^(${f(s - mx)})`))})`);
       L.R(H.weights[j]);
       L.N(t('walk.ex.key', { k: j + 1, tok: tr.tokens[j] ?? '' }));
+      if (keys) L.N(t('walk.ex.terms', { n: hs }));
       return L.lines;
     },
   });
@@ -113,6 +114,7 @@ function attentionStep(t, tr, l, row, kv) {
     if (values) L.dot(H.weights, H.weights.map((_, j) => values[j * C + h * hs + d]));
     L.R(Ly.atty[i]);
     L.N(t('walk.ex.ctx', { h: h + 1, d: d + 1 }));
+    if (values) L.N(t('walk.ex.terms', { n: H.weights.length }));
     return L.lines;
   };
   const vectors = [{ name: 'q', values: Ly.q, explain: qExplain }];
