@@ -401,6 +401,7 @@ export const zh = {
   'walk.position': '位置',
   'walk.go': '走完这个位置',
   'walk.computing': '正在让这个位置穿过模型……',
+  'walk.kvStale': '这次走查（第 {step} 步）之后模型又训练过了：请再走一遍，才能看到这个数背后的键和值。',
   'walk.needMaps': '请先显示一个提示的注意力图（第 4 节）：这里跟随它的一个位置。',
   'walk.ready': '选一个提示中的位置，然后走一遍。',
   'walk.shown': '位置 {p}（“{tok}”）穿过 {L} 层，第 {step} 步时的模型；MLP 使用{act}。数字来自内核的参考层级，与模型的前向计算相同。',

@@ -394,6 +394,7 @@ const en = {
   'walk.position': 'Position',
   'walk.go': 'Walk this position',
   'walk.computing': 'Walking the position through the model…',
+  'walk.kvStale': 'The model has trained on since this walk (step {step}): walk again to see the keys and values behind this number.',
   'walk.needMaps': 'Show the attention maps of a prompt first (section 4): the walk follows one of its positions.',
   'walk.ready': 'Pick a position of the prompt and walk it.',
   'walk.shown': 'Position {p} (“{tok}”) through {L} layers, at step {step}; the MLP uses {act}. Numbers are the core’s reference tier, the same as the model’s forward pass.',

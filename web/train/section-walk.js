@@ -63,6 +63,8 @@ export class WalkSection extends Section {
    * send them all): asked of the worker once per layer, on the first score or context opened.
    */
   keysOf(layer) {
+    // the worker's model has trained on since this walk: its keys are not this trace's any more
+    if (this.trace && this.rt.step !== this.trace.step) return Promise.reject(new Error(this.ctx.t('walk.kvStale', { step: this.trace.step })));
     if (!this.kvCache.has(layer)) {
       const asked = this.ctx.worker.call('walk_kv', { run: 'main', spec: { ...this.kvSpec, kv_layer: layer } });
       this.kvCache.set(layer, asked.catch((e) => { this.kvCache.delete(layer); throw e; })); // a failure is asked again
