@@ -31,7 +31,7 @@ test('the next token: bars from the core, reshaped by temperature, top-k and top
   await trained(page, '#steps=60&batch_size=4&sample_every=0&next_prompt=abc%3D');
   const section = page.getByRole('region', { name: '5 · The next token' });
   await expect(section).toBeVisible();
-  await expect(section.getByRole('status').filter({ hasText: 'The model at step' })).toContainText('after the 4 characters “abc=”');
+  await expect(section.getByRole('status').filter({ hasText: 'The model at step' })).toContainText('after the 4 tokens “abc=”');
   // the copy task's 12 characters, all shown (fewer than the 16 bars); the newline has its mark
   await expect(facts(page)).toContainText('of 12 tokens kept');
   const table = page.getByRole('table', { name: 'The most likely next tokens' });
