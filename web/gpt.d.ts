@@ -312,22 +312,11 @@ export interface RunInfo {
  * warmup_steps 0, weight_decay 0.1, beta1 0.9, beta2 0.99, grad_clip 1, eval_interval min(100,
  * steps), eval_batches 8, seed 1337 (the batches'), text_name "text".
  */
-export interface FinetuneSpec {
+export type FinetuneSpec = Pick<RunSpec, 'text_name' | 'batch_size' | 'steps' | 'lr' | 'min_lr' | 'warmup_steps' | 'weight_decay' |
+  'beta1' | 'beta2' | 'grad_clip' | 'eval_interval' | 'eval_batches' | 'seed'> & {
+  /** Tokens per training window, 1 … the model's block_size. */
   context?: number;
-  batch_size?: number;
-  steps?: number;
-  lr?: number;
-  min_lr?: number;
-  warmup_steps?: number;
-  weight_decay?: number;
-  beta1?: number;
-  beta2?: number;
-  grad_clip?: number;
-  eval_interval?: number;
-  eval_batches?: number;
-  seed?: number;
-  text_name?: string;
-}
+};
 
 /** The result of {@link GptRun.finetuneMemory}, in bytes. */
 export interface FinetuneMemory {
