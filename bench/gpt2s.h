@@ -19,18 +19,7 @@ namespace gpt2s {
 
 constexpr int kPromptLen = 64, kGenTokens = 100, kCheckTokens = 16, kCheckStride = 4096, kCheckFirst = 17;
 
-inline ap::GPTConfig config() {
-  ap::GPTConfig c;
-  c.n_layer = 12;
-  c.n_head = 12;
-  c.n_embd = 768;
-  c.vocab_size = 50257;
-  c.block_size = 1024;
-  c.activation = ap::Activation::gelu_new;
-  c.ln_eps = 1e-5f;
-  c.bias = true;
-  return c;
-}
+inline ap::GPTConfig config() { return ap::GPTConfig::gpt2_small(); }
 
 inline std::vector<int> prompt() {
   std::vector<int> p(kPromptLen);

@@ -76,6 +76,7 @@ const LAZY = [
   ['/gen/gpt_core_full.wasm', 'the first model opened or walk (gpt.js loadCold: the core with the opening and the walk)'],
   ['/gen/gpt_core_full.mjs', 'the first model opened or walk (gpt.js loadCold)'],
   ['/gpt-open.js', 'the first model opened (gpt.js openModel)'],
+  ['/train/finetune-panel.js', 'the first model opened (section-open.js: "Fine-tune it on your text")'],
 ];
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';

@@ -39,6 +39,7 @@ import codecs
 import collections
 import io
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -55,6 +56,10 @@ import torch  # noqa: E402
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll: Speak, speak.\n"
 CHARS = sorted(set(TEXT))
 TOLERANCE = 1e-4
+# |gpt − PyTorch| of any parameter after a few steps of fine-tuning (finetune_case): each step moves
+# a parameter by at most about lr (Adam's normalised step), 3e-3 here; the float32 gradients'
+# rounding changes that step by far less.
+FINETUNE_TOLERANCE = 1e-5
 failures = []
 
 
@@ -422,6 +427,77 @@ def bpe_cases(gpt, work):
             "vocab.json with a token outside the byte symbols")
 
 
+def finetune_case(gpt, work):
+    """`gpt finetune` against torch.optim.AdamW: a few steps from the same ckpt.pt on the same batch,
+    with the same learning rates (warm-up, then the cosine to lr/10), the same decay groups (the
+    matrices decay, biases and LayerNorms do not: nanoGPT's configure_optimizers) and the same
+    clipping of the gradients' global norm (all but the keys' bias, whose gradient is exactly zero:
+    below). The text is exactly 2 × (T + 1) characters, so the
+    training split is one window and every row of every batch is that window: the batches need no
+    sampler mirrored. Our losses, learning rates and gradient norms (the CSV log) and every parameter
+    after the steps must agree with PyTorch's."""
+    T, B, steps, lr, warmup, clip, wd = 16, 4, 4, 3e-3, 1, 0.5, 0.1
+    model, _ = make_model(True, seed=11)
+    root = os.path.join(work, "finetune")
+    ckpt, meta = os.path.join(root, "ckpt.pt"), os.path.join(root, "meta.pkl")
+    write_ckpt(ckpt, model, True, torch.float32, "", False)
+    write_meta(meta)
+    text = (TEXT * 2)[: 2 * (T + 1)]
+    text_file, out, log = (os.path.join(root, n) for n in ("text.txt", "ft.safetensors", "ft.csv"))
+    with open(text_file, "w", encoding="utf-8") as f:
+        f.write(text)
+    run([gpt, "finetune", ckpt, meta, "--text", text_file, "-o", out, "--context", str(T), "--batch-size", str(B),
+         "--steps", str(steps), "--lr", str(lr), "--warmup-steps", str(warmup), "--grad-clip", str(clip),
+         "--weight-decay", str(wd), "--eval-interval", str(steps), "--threads", "1", "--log", log, "-q"])
+    ids = [CHARS.index(c) for c in text]
+    x, y = torch.tensor([ids[:T]] * B), torch.tensor([ids[1:T + 1]] * B)
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    params = dict(model.named_parameters())  # the tied wte / lm_head once
+    opt = torch.optim.AdamW([{"params": [p for p in params.values() if p.dim() >= 2], "weight_decay": wd},
+                             {"params": [p for p in params.values() if p.dim() < 2], "weight_decay": 0.0}],
+                            lr=lr, betas=(0.9, 0.99), eps=1e-8)
+    min_lr, theirs = lr / 10, []
+    for s in range(steps):
+        ratio = (s - warmup) / (steps - warmup)
+        lr_s = lr * (s + 1) / (warmup + 1) if s < warmup else min_lr + 0.5 * (1 + math.cos(math.pi * ratio)) * (lr - min_lr)
+        for g in opt.param_groups:
+            g["lr"] = lr_s
+        opt.zero_grad()
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        theirs.append((loss.item(), lr_s, norm.item()))
+    with open(log, encoding="utf-8") as f:
+        rows = [r.split(",") for r in f.read().split("\n")[1:] if r and r.split(",")[1]]  # (row 0: the validation loss alone)
+    ours = [(float(r[1]), float(r[3]), float(r[4])) for r in rows]
+    if len(ours) != steps:
+        failures.append(f"finetune: the log has {len(ours)} rows, not {steps}")
+    for k, ((l0, r0, n0), (l1, r1, n1)) in enumerate(zip(ours, theirs)):
+        if abs(l0 - l1) > TOLERANCE or abs(r0 - r1) > 1e-6 * lr or abs(n0 - n1) > TOLERANCE * max(1.0, n1):
+            failures.append(f"finetune step {k + 1}: loss, lr, grad norm {l0}, {r0}, {n0} against PyTorch's {l1}, {r1}, {n1}")
+    if not any(n > clip for _, _, n in theirs):
+        failures.append(f"finetune: no step was clipped (norms {[n for _, _, n in theirs]}), so the clip is not checked")
+    _, tensors = gpt_torch.read_checkpoint(out)
+    state = model.state_dict()
+    # c_attn.bias's middle third, the keys' bias, is left out: its exact gradient is zero (it adds
+    # q·b_k to every score of a query, which the softmax does not see), so what either side's
+    # gradient holds there is rounding noise, and Adam's m/√v turns noise into steps of ±lr
+    # (measured: 1.5e-3 apart after 4 steps, where every other parameter is within 1e-6)
+    def compared(k, t):
+        return t.view(3, -1)[[0, 2]] if k.endswith("attn.c_attn.bias") else t
+    diff = max((compared(k, tensors[k]) - compared(k, state[k])).abs().max().item() for k in state)
+    moved = max((state[k] - v).abs().max().item() for k, v in start.items())
+    print(f"finetune: {steps} steps of AdamW (lr {lr}, warm-up {warmup}, clip {clip}, decay {wd}) on {B} × {T}: "
+          f"losses {[round(l, 4) for l, _, _ in theirs]}, the parameters moved up to {moved:.3g}, "
+          f"max |gpt − PyTorch| over them = {diff:.3g}")
+    if not moved > 100 * FINETUNE_TOLERANCE:
+        failures.append(f"finetune: the parameters moved only {moved}, so the check proves little")
+    if not diff <= FINETUNE_TOLERANCE:
+        failures.append(f"finetune: the parameters differ from PyTorch's by {diff} (tolerance {FINETUNE_TOLERANCE})")
+
+
 def main():
     gpt, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.makedirs(work, exist_ok=True)
@@ -461,6 +537,7 @@ def main():
 
     hf_cases(gpt, work)
     bpe_cases(gpt, work)
+    finetune_case(gpt, work)
 
     # ---------------------------------------------------------------- refusals
     good = os.path.join(work, "f32_bias", "out-shakespeare-char", "ckpt.pt")

@@ -302,6 +302,32 @@ export interface RunInfo {
   divergence: string;
   /** The kernel tier in use: "reference", or the fast tier's name ("simd128" in wasm). */
   kernels: string;
+  /** A fine-tuned run's origin (GptRun.finetune): where the model came from, e.g. "nanoGPT ckpt.pt, iter 5000". */
+  base?: string;
+}
+
+/**
+ * The settings of {@link GptRun.finetune} (every key optional). Defaults: context min(block_size,
+ * 128) (at most block_size), batch_size 4, steps 100, lr 1e-4 with min_lr lr/10 (the cosine's end),
+ * warmup_steps 0, weight_decay 0.1, beta1 0.9, beta2 0.99, grad_clip 1, eval_interval min(100,
+ * steps), eval_batches 8, seed 1337 (the batches'), text_name "text".
+ */
+export type FinetuneSpec = Pick<RunSpec, 'text_name' | 'batch_size' | 'steps' | 'lr' | 'min_lr' | 'warmup_steps' | 'weight_decay' |
+  'beta1' | 'beta2' | 'grad_clip' | 'eval_interval' | 'eval_batches' | 'seed'> & {
+  /** Tokens per training window, 1 … the model's block_size. */
+  context?: number;
+};
+
+/** The result of {@link GptRun.finetuneMemory}, in bytes. */
+export interface FinetuneMemory {
+  need: number;
+  available: number;
+  fits: boolean;
+  context: number;
+  batch_size: number;
+  /** When it does not fit: finetune's refusal, with both figures and the setting to lower. */
+  error?: string;
+  field?: 'context' | 'batch_size' | 'model';
 }
 
 /** The result of {@link GptRun.train}. */
@@ -424,6 +450,20 @@ export interface GptRun {
   decode(ids: ArrayLike<number>): { text: string; tokens: string[] };
   /** The checkpoint as the bytes of a .safetensors file. */
   save(): Uint8Array;
+  /**
+   * What fine-tuning this model at these settings would take against what there is (in wasm: what
+   * the module can still address, at most 3 GiB), checked before anything is allocated.
+   * @throws {GptError} naming a bad setting.
+   */
+  finetuneMemory(spec?: FinetuneSpec | string): FinetuneMemory;
+  /**
+   * Fine-tunes this model (opened, or a run) on a text read with its own tokenizer: fresh AdamW
+   * state; then train(n), evaluate() and save() as any run. Returns the new info (with base).
+   * @throws {GptError} field "context" (past block_size, or the memory), "batch_size" or "model"
+   * (the memory: both figures in the message), "text" (too short, a character outside the
+   * vocabulary, a model of token ids), or a spec key; the model is then as it was.
+   */
+  finetune(spec: FinetuneSpec | string | undefined, text: string): RunInfo;
   /**
    * Data-parallel training across workers: the next step's batch split `shares` ways (the same
    * batch whatever the split). Then stepOwn(), the workers' GptShard.gradients, stepAdd for shares

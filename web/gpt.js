@@ -666,6 +666,36 @@ class GptRun {
     return answer(s.head_spec(int32(layer, 'layer', 'headSpec(layer, head): layer'), int32(head, 'head', 'headSpec(layer, head): head'))).spec;
   }
 
+  /**
+   * What fine-tuning this model would take, checked before anything is allocated: spec {context
+   * (min(block_size, 128)), batch_size (4), …: finetune's} → {need, available (bytes), fits,
+   * context, batch_size}, and when it does not fit finetune's refusal as {error, field} ("context",
+   * "batch_size" or "model": the setting to lower). A bad setting throws GptError naming it.
+   * Fine-tuning is in the second module, with the opening: for an opened model (a run made by
+   * create or load lives in the first and is refused, field "piece"; the threads build has both).
+   */
+  finetuneMemory(spec = {}) {
+    const s = this.#s();
+    return answer(s.finetune_memory(toSpecText(spec, 'finetuneMemory(spec)')));
+  }
+
+  /**
+   * Fine-tunes this opened model on a text: spec {context, batch_size, steps, lr, min_lr,
+   * warmup_steps, weight_decay, beta1, beta2, grad_clip, eval_interval, eval_batches, seed,
+   * text_name} (docs/api.md), text a string or the bytes of a UTF-8 file, read with the model's own
+   * tokenizer. The model becomes a run on the text with fresh AdamW state, trained by train(n),
+   * evaluated and saved as any run. → info(), with "base": where the model came from. Refused
+   * (GptError naming "context", "batch_size", "model", "text" or a spec key) before anything is
+   * allocated, and then the model is as it was.
+   */
+  finetune(spec, text) {
+    const s = this.#s();
+    const specText = toSpecText(spec ?? {}, 'finetune(spec, text)');
+    const info = answer(s.finetune(specText, toText(text, 'text')));
+    if (info.tokenizer === 'gpt2-bpe') info.vocab = this.vocab();
+    return info;
+  }
+
   /** The checkpoint: the bytes of a .safetensors file (model, AdamW moments, vocabulary, config, step). */
   save() {
     const s = this.#s();

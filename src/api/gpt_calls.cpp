@@ -76,7 +76,7 @@ std::string finetune(GptSession& s, const GptCallArgs& a) {
   const std::string text = get(a.call, "text_path")
                                ? read_through(a.files.read_text, a.text("text_path", kMaxPath), "text_path")
                                : a.text("text", size_t(1) << 26);
-  return s.finetune(a.spec_text(), text);
+  return need_gpt_cold().finetune(s, a.spec_text(), text);
 }
 
 using A = const GptCallArgs&;
@@ -122,7 +122,7 @@ const std::vector<GptCall>& gpt_calls() {
       {"encode", {"text"}, R"({"call":"encode","text":T})", [](GptSession& s, A a) { return s.encode(a.text("text", 1 << 24)); }},
       {"decode", {"ids"}, R"({"call":"decode","ids":[N,…]})", [](GptSession& s, A a) { return s.decode(a.need("ids").dump()); }},
       {"finetune_memory", {"spec"}, R"({"call":"finetune_memory","spec":{"context":T,"batch_size":B}})",
-       [](GptSession& s, A a) { return s.finetune_memory(a.spec_text()); }},
+       [](GptSession& s, A a) { return need_gpt_cold().finetune_memory(s, a.spec_text()); }},
       {"finetune", {"spec", "text", "text_path"}, R"({"call":"finetune","spec":{…},"text_path":F})", finetune},
   };
   return calls;

@@ -23,6 +23,8 @@ const GptColdCalls& gpt_cold_calls() {
       [](GptSession& s) { s.open_cancel(); },
       [](GptSession& s, const std::string& spec) { return s.block_trace(spec); },
       [](GptSession& s, const std::string& spec) { return s.weight_row(spec); },
+      [](GptSession& s, const std::string& spec) { return s.finetune_memory(spec); },
+      [](GptSession& s, const std::string& spec, const std::string& text) { return s.finetune(spec, text); },
   };
   return calls;
 }

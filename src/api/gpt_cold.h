@@ -1,7 +1,8 @@
 // gpt_cold.h — the session's calls that run once per opening or per walk, reached through one
 // table: opening a model trained elsewhere (gpt_open.cpp, with the safetensors and ckpt.pt
 // planning, the restricted unpickler, the zip reader, GPT-2's config and tokenizer files, the
-// weight fill) and the walk through the block (gpt_walk.cpp, core/block_trace.h).
+// weight fill), fine-tuning such a model (gpt_finetune.cpp, Trainer::finetune) and the walk
+// through the block (gpt_walk.cpp, core/block_trace.h).
 //
 // Natively the table is linked in. In wasm a module's bindings register it (set_gpt_cold): the
 // training page's start module, web/gen/gpt_core.wasm, is built without it, and web/gpt.js loads
@@ -30,6 +31,8 @@ struct GptColdCalls {
   void (*open_cancel)(GptSession& s);
   std::string (*block_trace)(GptSession& s, const std::string& spec_json);
   std::string (*weight_row)(GptSession& s, const std::string& spec_json);
+  std::string (*finetune_memory)(GptSession& s, const std::string& spec_json);
+  std::string (*finetune)(GptSession& s, const std::string& spec_json, const std::string& text);
 };
 
 // The table, or null in a wasm module that did not register it (gpt_core).

@@ -1,6 +1,6 @@
 // gpt_cold_table.cpp — where gpt_cold.h's table is found: natively always the linked one; in wasm
 // the one a module's bindings registered (gpt_core_full and gpt_core_mt do; gpt_core does not, so
-// the opening's and the walk's code is not linked into it).
+// the opening's, the fine-tuning's and the walk's code is not linked into it).
 #include "gpt_cold.h"
 
 #include "gpt_session.h"
@@ -31,7 +31,8 @@ const GptColdCalls* gpt_cold() {
 const GptColdCalls& need_gpt_cold() {
   const GptColdCalls* calls = gpt_cold();
   if (!calls)
-    throw InputError("opening a model and the walk are in the second module (gpt_core_full), not in this one", "piece");
+    throw InputError("opening a model, fine-tuning it and the walk are in the second module (gpt_core_full), not in this one",
+                     "piece");
   return *calls;
 }
 

@@ -94,7 +94,7 @@ val open_memory() {
 
 double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
-// The calls of gpt_cold.h (opening, the walk): through its table, registered in the modules built
+// The calls of gpt_cold.h (opening, fine-tuning, the walk): through its table, registered in the modules built
 // with it (AP_COLD_LINKED: gpt_core_full, gpt_core_mt); gpt_core refuses them, field "piece".
 using ap::GptColdCalls;
 using Text = const std::string&;
@@ -165,6 +165,8 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("open_finish", &Cold<>::method<&GptColdCalls::open_finish>)
       .function("open_tokenizer", &Cold<Text, Text, Text>::method<&GptColdCalls::open_tokenizer>)
       .function("open_cancel", &open_cancel)
+      .function("finetune_memory", &Cold<Text>::method<&GptColdCalls::finetune_memory>)
+      .function("finetune", &Cold<Text, Text>::method<&GptColdCalls::finetune>)
       .function("save", &save)
       .function("step_begin", &GptSession::step_begin)
       .function("step_own", &GptSession::step_own)

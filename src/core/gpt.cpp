@@ -45,6 +45,12 @@ GPTConfig GPTConfig::tiny(int vocab_size) { return sized(vocab_size, 64, 2, 4, 6
 
 GPTConfig GPTConfig::small(int vocab_size) { return sized(vocab_size, 128, 4, 4, 128); }
 
+GPTConfig GPTConfig::gpt2_small() {
+  GPTConfig c = sized(50257, 1024, 12, 12, 768);
+  c.activation = Activation::gelu_new;
+  return c;
+}
+
 GPTConfig GPTConfig::preset(const std::string& name, int vocab_size) {
   if (name == "tiny") return tiny(vocab_size);
   if (name == "small") return small(vocab_size);

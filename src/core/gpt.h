@@ -99,6 +99,10 @@ struct GPTConfig {
   static GPTConfig tiny(int vocab_size = 65);
   // 4 layers, n_embd 128, 4 heads of 32, block 128 (818,048 parameters at vocab 65).
   static GPTConfig small(int vocab_size = 65);
+  // GPT-2 small's shape (OpenAI's gpt2, 124,439,808 parameters): 12 layers, 12 heads of 64, n_embd
+  // 768, vocabulary 50,257, block_size 1,024, gelu_new, biases, ε 1e-5. Not a preset of the run
+  // spec (a new run stays within kMaxModelBytes): the shape of an opened GPT-2, for tests and benches.
+  static GPTConfig gpt2_small();
   // "tiny" or "small", else InputError (field "preset").
   static GPTConfig preset(const std::string& name, int vocab_size);
 

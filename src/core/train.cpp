@@ -414,17 +414,23 @@ TrainState Trainer::state_meta() const {
 
 namespace {
 
-// "3,942,187,008 bytes (3.67 GiB)"
-std::string bytes_text(int64_t b) {
-  std::string d = num(b), c;
+// 3942187008 → "3,942,187,008"
+std::string grouped(long long v) {
+  const std::string d = num(v < 0 ? -v : v);
+  std::string c = v < 0 ? "-" : "";
   for (size_t i = 0; i < d.size(); ++i) {
     if (i > 0 && (d.size() - i) % 3 == 0) c += ',';
     c += d[i];
   }
+  return c;
+}
+
+// "3,942,187,008 bytes = 3.67 GiB": no parentheses of its own, so it sits inside a message's
+std::string bytes_text(int64_t b) {
   char unit[32];
   if (b >= (int64_t(1) << 30)) std::snprintf(unit, sizeof unit, "%.2f GiB", b / double(int64_t(1) << 30));
   else std::snprintf(unit, sizeof unit, "%.1f MiB", b / double(1 << 20));
-  return c + " bytes (" + unit + ")";
+  return grouped(b) + " bytes = " + unit;
 }
 
 }  // namespace
@@ -437,7 +443,7 @@ void check_finetune_memory(const GPTConfig& model, const TrainConfig& train, int
   const int B = train.batch_size, T = context_of(train, model);
   const int64_t need = GPT::memory_bytes(model, B, T, ModelUse::train);
   if (need <= available) return;
-  std::string msg = "fine-tuning this model (" + num(model.num_parameters()) + " parameters) at batch_size " + num(B) +
+  std::string msg = "fine-tuning this model (" + grouped(model.num_parameters()) + " parameters) at batch_size " + num(B) +
                     " × context " + num(T) + " needs " + bytes_text(need) +
                     " (the parameters, their gradients, AdamW's two moments and the activations of " + num(B) + " × " +
                     num(T) + " tokens) but there " + (where.empty() ? "is " : "are ") + bytes_text(available) +

@@ -308,3 +308,54 @@ test(`fast kernels, the tiny preset: the first 20 losses agree within ${FAST_LOS
     session.delete();
   }
 });
+
+test('reference kernels, fine-tuning an opened model: finetune, train, evaluate, sample and the checkpoint are byte-identical', { skip }, async () => {
+  const { nanoGptCkpt, metaPkl } = await import('../lib/foreign-files.mjs');
+  const chars = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
+  const text = 'ROMEO: To be, or not to be; that is the time!\nMERO: a time to ride, tame the wind;\n'.repeat(12);
+  // the model: a nanoGPT ckpt.pt opened by the wasm module, saved model-only; both sides load that file
+  const opened = await gpt.openModel([{ name: 'ckpt.pt', data: nanoGptCkpt({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: chars.length }, 4) },
+    { name: 'meta.pkl', data: metaPkl(chars) }]);
+  const file = join(dir, 'opened.safetensors');
+  writeFileSync(file, opened.save());
+  opened.free();
+  const native = new NativeApi();
+  const W = gpt.openingModule; // where the page's opened models live (gpt_core_full)
+  const session = new W.GptSession();
+  try {
+    const tiers = await both(native, session, { call: 'kernels', tier: 'reference' });
+    assert.equal(tiers.wasm, tiers.native);
+    W.gpt_set_kernels('reference');
+    const loaded = await native.call({ call: 'load', path: file });
+    assert.equal(session.load(readFileSync(file), ''), loaded);
+    // the memory figures of the opened model agree but for what there is: natively the 32 GiB limit, in wasm the module's room
+    const spec = { context: 16, batch_size: 2 };
+    const fm = JSON.parse(await native.call({ call: 'finetune_memory', spec }));
+    const wm = JSON.parse(session.call_json(JSON.stringify({ call: 'finetune_memory', spec })));
+    assert.equal(wm.need, fm.need);
+    assert.equal(fm.available, 32 * 2 ** 30);
+    assert.ok(wm.available <= 3 * 2 ** 30);
+    const calls = [
+      { call: 'finetune', spec: { context: 12, batch_size: 3, steps: 15, lr: 2e-3, warmup_steps: 2, seed: 11, text_name: 'romeo.txt' }, text },
+      { call: 'evaluate' },
+      { call: 'train', n: 15 },
+      { call: 'evaluate' },
+      { call: 'sample', spec: { prompt: 'ROMEO:', greedy: true, max_new_tokens: 24 } },
+      { call: 'info' },
+    ];
+    for (const call of calls) {
+      const line = JSON.stringify(call);
+      const n = await native.send(line);
+      assert.equal(session.call_json(line), n, `${call.call}: the wasm answer differs from gpt api's`);
+      assert.equal(JSON.parse(n).ok, true, n);
+    }
+    const nativeFile = join(dir, 'finetuned-native.safetensors');
+    assert.equal(JSON.parse(await native.call({ call: 'save', path: nativeFile })).ok, true);
+    assert.deepEqual(session.save(), new Uint8Array(readFileSync(nativeFile)), 'the fine-tuned checkpoints are the same bytes');
+  } finally {
+    W.gpt_set_kernels('fast');
+    M.gpt_set_kernels('fast');
+    session.delete();
+    native.close();
+  }
+});

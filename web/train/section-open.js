@@ -9,7 +9,8 @@
 // that Start makes a new model from the form instead. What is missing or unused among the files is
 // said (no meta.pkl: token ids; tokenizer files this version does not read yet). A file the core
 // refuses is named with the core's message (the byte, record or tensor at fault), and the model
-// that was there stays.
+// that was there stays. Once a model is open, finetune-panel.js (loaded then) offers to fine-tune it on
+// the learner's text, inside this section.
 //
 // Interface (every section's): render() → its element; refresh(); onMessage(m) for the worker's
 // 'open_progress' events.
@@ -52,7 +53,15 @@ export class OpenSection extends Section {
     dom.msg = idEl('tr-open-msg', 'div', 'tr-open-msg');
     dom.msg.setAttribute('role', 'status');
     s.append(zone, dom.progressBox, dom.msg, el('p', 'aps-hint', t('open.hint')));
+    if (this.panel) s.append(this.panel.render());
     return s;
+  }
+
+  /** The fine-tuning panel (finetune-panel.js), loaded on the first opening: the page's start does not carry it. */
+  async loadPanel() {
+    if (this.panel) return;
+    const { FinetunePanel } = await import('./finetune-panel.js');
+    this.panel ??= new FinetunePanel(this.ctx);
   }
 
   /** Opens the files as the page's model (in the worker); the model that was there stays on failure. */
@@ -70,7 +79,7 @@ export class OpenSection extends Section {
     try {
       if (wasTraining) await training.pause();
       generation.stop?.();
-      const info = await this.ctx.worker.call('open', { run: 'main', files });
+      const [info] = await Promise.all([this.ctx.worker.call('open', { run: 'main', files }), this.loadPanel()]);
       training.resetRun();
       rt.info = info;
       rt.opened = info.opened;
@@ -99,6 +108,7 @@ export class OpenSection extends Section {
   }
 
   onMessage(m) {
+    this.panel?.onMessage(m);
     if (m.event !== 'open_progress' || !this.rt.opening) return;
     Object.assign(this.rt.opening, { loaded: m.loaded, total: m.total, name: m.name });
     this.refreshProgress();
@@ -124,6 +134,7 @@ export class OpenSection extends Section {
     if (!dom.msg) return;
     const { t } = this.ctx;
     this.refreshProgress();
+    this.panel?.refresh();
     const m = rt.openMessage;
     dom.msg.replaceChildren();
     dom.msg.className = m ? `tr-open-msg is-${m.kind}` : 'tr-open-msg';

@@ -136,6 +136,7 @@ export class RunsSection extends Section {
   keepMain() {
     const { rt } = this;
     if (!this.booted || !rt.info) return Promise.resolve(); // (a <gpt-lab> without this section keeps nothing)
+    if (rt.info.base) return Promise.resolve(); // a model from elsewhere, fine-tuned: its text is not the form's; Download keeps it
     // everything is read now, with the save request sent now, before a resume can be asked
     rt.keepId ||= newId();
     const id = rt.keepId;

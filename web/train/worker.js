@@ -26,7 +26,11 @@
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
 // openModel: the model file read in slices, each announced by {event: 'open_progress', run,
-// loaded, total, name}; on failure the run that was there stays); workers {n} → {workers, cores, path}: how many
+// loaded, total, name}; on failure the run that was there stays); finetune_memory {run, spec} → gpt.js
+// finetuneMemory's answer; finetune {run, spec, text} → info with val_loss (gpt.js finetune: the
+// opened model becomes a run on the text, then trained by start like any run, on this worker alone:
+// a model from elsewhere may be GPT-2's size, and each helper or thread would hold another copy of
+// its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
 // workers (path 'workers') or threads (path 'threads') share each training step (below).
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
@@ -301,6 +305,17 @@ const ops = {
     r.evalEvery = info.train.eval_interval;
     return { ...info, opened: run.opened };
   },
+  finetune_memory({ run: name, spec }) { return need(name).run.finetuneMemory(spec); },
+  finetune({ run: name, spec, text }) {
+    const r = need(name);
+    const info = r.run.finetune(spec, text); // refused: the opened model stays as it was
+    Object.assign(r, { spec: null, training: false, chunk: 1, elapsed: 0, tokens: 0, solo: true });
+    r.info = info;
+    r.steps = info.steps;
+    r.evalEvery = info.train.eval_interval;
+    const ev = r.run.evaluate(); // the curve's first point: the opened model on the text
+    return { ...info, val_loss: num(ev.val_loss) };
+  },
   load({ run: name, bytes, text, sample }) {
     const run = gpt.load(bytes, text || undefined); // a bad file throws here: the current run stays
     free(name);
@@ -353,9 +368,9 @@ async function chunk(name, r) {
   const toSample = every > 0 ? every - (step % every) : Infinity;
   const n = Math.max(1, Math.min(r.chunk, left, toEval, toSample));
   const t0 = performance.now();
-  const shares = Math.min(workers, info.train.batch_size);
+  const shares = r.solo ? 1 : Math.min(workers, info.train.batch_size);
   let res;
-  if (gpt.threads > 1) {
+  if (gpt.threads > 1 && !r.solo) {
     useThreads(r);
     res = r.run.train(n);
   } else if (shares > 1) {

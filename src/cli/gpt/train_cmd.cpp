@@ -170,14 +170,50 @@ int train_and_save(Trainer& t, const std::string& verb, const RunOutput& o) {
   return run_training(t, o);
 }
 
+// ---------------------------------------------------------------- the optimiser's options
+
+// What train and finetune share: AdamW's schedule, clipping and evaluation (add_optimizer_options
+// declares them, with each command's defaults in the help; given_optimizer_options puts those the
+// user gave into the run spec, the core's defaults filling the rest).
+struct OptimizerArgs {
+  long long warmup_steps = 0, eval_interval = 0, eval_batches = 0;
+  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+};
+
+// Each option's default as its help says it ("0.0001", "lr/10", "min(100, steps)", …).
+struct OptimizerDefaults {
+  std::string lr, min_lr, warmup_steps, weight_decay, grad_clip, eval_interval, eval_batches;
+};
+
+void add_optimizer_options(CLI::App* sub, OptimizerArgs& o, const OptimizerDefaults& d) {
+  sub->add_option("--lr", o.lr, "peak learning rate (default " + d.lr + ")");
+  sub->add_option("--min-lr", o.min_lr, "where the cosine ends (default " + d.min_lr + ")");
+  sub->add_option("--warmup-steps", o.warmup_steps, "linear warm-up (default " + d.warmup_steps + ")");
+  sub->add_option("--weight-decay", o.weight_decay, "AdamW's decay of the matrices (default " + d.weight_decay + ")");
+  sub->add_option("--grad-clip", o.grad_clip, "clip the gradients' global norm to this (default " + d.grad_clip + "; 0: off)");
+  sub->add_option("--eval-interval", o.eval_interval, "steps between validation losses (default " + d.eval_interval + ")");
+  sub->add_option("--eval-batches", o.eval_batches, "at most this many validation batches (default " + d.eval_batches + ")");
+}
+
+void given_optimizer_options(Value& spec, const OptimizerArgs& o, CLI::App* sub) {
+  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
+  if (given("--lr")) spec.set("lr", o.lr);
+  if (given("--min-lr")) spec.set("min_lr", o.min_lr);
+  if (given("--warmup-steps")) spec.set("warmup_steps", o.warmup_steps);
+  if (given("--weight-decay")) spec.set("weight_decay", o.weight_decay);
+  if (given("--grad-clip")) spec.set("grad_clip", o.grad_clip);
+  if (given("--eval-interval")) spec.set("eval_interval", o.eval_interval);
+  if (given("--eval-batches")) spec.set("eval_batches", o.eval_batches);
+}
+
 // ---------------------------------------------------------------- train
 
 struct TrainArgs {
   RunOutput run;
   std::string task, text_file, preset, mask, softmax;
   long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
-  long long steps = 0, batch_size = 0, warmup_steps = 0, eval_interval = 0, eval_batches = 0, seed = 0;
-  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+  long long steps = 0, batch_size = 0, seed = 0;
+  OptimizerArgs opt;
 };
 
 int cmd_train(const TrainArgs& a, CLI::App* sub) {
@@ -195,13 +231,7 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
   if (given("--n-chars")) spec.set("n_chars", a.n_chars);
   if (given("--steps")) spec.set("steps", a.steps);
   if (given("--batch-size")) spec.set("batch_size", a.batch_size);
-  if (given("--lr")) spec.set("lr", a.lr);
-  if (given("--min-lr")) spec.set("min_lr", a.min_lr);
-  if (given("--warmup-steps")) spec.set("warmup_steps", a.warmup_steps);
-  if (given("--weight-decay")) spec.set("weight_decay", a.weight_decay);
-  if (given("--grad-clip")) spec.set("grad_clip", a.grad_clip);
-  if (given("--eval-interval")) spec.set("eval_interval", a.eval_interval);
-  if (given("--eval-batches")) spec.set("eval_batches", a.eval_batches);
+  given_optimizer_options(spec, a.opt, sub);
   if (given("--seed")) spec.set("seed", a.seed);
   if (!a.text_file.empty()) {
     spec.set("text", read_text_file(a.text_file));
@@ -257,8 +287,8 @@ struct FinetuneArgs {
   RunOutput run;
   std::vector<std::string> files;
   std::string text_file;
-  long long context = 0, steps = 0, batch_size = 0, warmup_steps = 0, eval_interval = 0, eval_batches = 0, seed = 0;
-  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+  long long context = 0, steps = 0, batch_size = 0, seed = 0;
+  OptimizerArgs opt;
 };
 
 int cmd_finetune(const FinetuneArgs& a, CLI::App* sub) {
@@ -268,13 +298,7 @@ int cmd_finetune(const FinetuneArgs& a, CLI::App* sub) {
   if (given("--context")) spec.set("context", a.context);
   if (given("--steps")) spec.set("steps", a.steps);
   if (given("--batch-size")) spec.set("batch_size", a.batch_size);
-  if (given("--lr")) spec.set("lr", a.lr);
-  if (given("--min-lr")) spec.set("min_lr", a.min_lr);
-  if (given("--warmup-steps")) spec.set("warmup_steps", a.warmup_steps);
-  if (given("--weight-decay")) spec.set("weight_decay", a.weight_decay);
-  if (given("--grad-clip")) spec.set("grad_clip", a.grad_clip);
-  if (given("--eval-interval")) spec.set("eval_interval", a.eval_interval);
-  if (given("--eval-batches")) spec.set("eval_batches", a.eval_batches);
+  given_optimizer_options(spec, a.opt, sub);
   if (given("--seed")) spec.set("seed", a.seed);
   check_interval(a.run.checkpoint_interval);
   check_writable(a.run.out, "the checkpoint");
@@ -331,17 +355,9 @@ Command add_train(CLI::App& app) {
   train->add_option("--softmax", a->softmax, "stable (default) or naive (no max subtracted: exercise 3)");
   train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
   train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");
-  train->add_option("--lr", a->lr, "peak learning rate (default " + format_float(dflt.lr) + ")");
-  train->add_option("--min-lr", a->min_lr, "where the cosine ends (default lr/10, at most 0.0001)");
-  train->add_option("--warmup-steps", a->warmup_steps, "linear warm-up (default steps/10, at most 100)");
-  train->add_option("--weight-decay", a->weight_decay,
-                    "AdamW's decay of the matrices (default " + format_float(dflt.weight_decay) + ")");
-  train->add_option("--grad-clip", a->grad_clip,
-                    "clip the gradients' global norm to this (default " + format_float(dflt.grad_clip) + "; 0: off)");
-  train->add_option("--eval-interval", a->eval_interval,
-                    "steps between validation losses (default " + std::to_string(dflt.eval_interval) + ")");
-  train->add_option("--eval-batches", a->eval_batches,
-                    "at most this many validation batches (default " + std::to_string(dflt.eval_batches) + ")");
+  add_optimizer_options(train, a->opt,
+                        {format_float(dflt.lr), "lr/10, at most 0.0001", "steps/10, at most 100", format_float(dflt.weight_decay),
+                         format_float(dflt.grad_clip), std::to_string(dflt.eval_interval), std::to_string(dflt.eval_batches)});
   train->add_option("--seed", a->seed, "seeds the weights, the batches and a task's text (default " +
                                            std::to_string(dflt.seed) + ")");
   add_saving_options(train, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
@@ -382,13 +398,10 @@ Command add_finetune(CLI::App& app) {
                   "the memory grows with it");
   sub->add_option("--batch-size", a->batch_size, "sequences per step (default 4)");
   sub->add_option("--steps", a->steps, "training steps (default 100)");
-  sub->add_option("--lr", a->lr, "peak learning rate (default 0.0001)");
-  sub->add_option("--min-lr", a->min_lr, "where the cosine ends (default lr/10)");
-  sub->add_option("--warmup-steps", a->warmup_steps, "linear warm-up (default 0)");
-  sub->add_option("--weight-decay", a->weight_decay, "AdamW's decay of the matrices (default 0.1)");
-  sub->add_option("--grad-clip", a->grad_clip, "clip the gradients' global norm to this (default 1; 0: off)");
-  sub->add_option("--eval-interval", a->eval_interval, "steps between validation losses (default min(100, steps))");
-  sub->add_option("--eval-batches", a->eval_batches, "at most this many validation batches (default 8)");
+  const TrainConfig dflt;  // what read_finetune_spec keeps of a run's defaults
+  add_optimizer_options(sub, a->opt,
+                        {"0.0001", "lr/10", "0", format_float(dflt.weight_decay), format_float(dflt.grad_clip),
+                         "min(" + std::to_string(dflt.eval_interval) + ", steps)", std::to_string(dflt.eval_batches)});
   sub->add_option("--seed", a->seed, "seeds the batches (default 1337): the same seed, the same losses");
   add_saving_options(sub, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
   sub->footer(
