@@ -131,10 +131,15 @@ function threadCpuSeconds() {
     if (pid === process.pid) continue;
     let tasks = [];
     try { tasks = readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    // the process's kind (--type=renderer, gpu-process, utility; none: the browser), so that
+    // "chromium" (each process's main thread) says whose: the page's thread is the renderer's
+    let kind = 'browser';
+    try { kind = readFileSync(`/proc/${pid}/cmdline`, 'utf8').match(/--type=([\w-]+)/)?.[1] ?? kind; } catch { /* gone */ }
     for (const tid of tasks) {
       try {
         const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const thread = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const name = /Worker/i.test(thread) ? thread : `${thread} (${kind})`;
         const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
         out.set(`${pid}/${tid}`, { name, cpu: (Number(f[11]) + Number(f[12])) / tick });
       } catch { /* gone */ }

@@ -5,10 +5,14 @@
 //  - a step in parts (begin_step, shard_gradients in another model, add_shard, finish_step: the
 //    page's workers) gives the bits of the same count of threads;
 //  - a checkpoint saved with n threads resumes with any m, exactly as a run that changed count;
+//  - the evaluation in parts (begin_evaluate, validation_losses in another model, add_evaluate,
+//    finish_evaluate: the page's workers) and on threads is evaluate()'s, bit for bit, for any count;
 //  - bad counts and shares out of order are refused by name; the pool rethrows a thread's error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -185,6 +189,58 @@ TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[t
   t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size()));
   CHECK_FALSE(t.finish_step().diverged);
   CHECK(t.steps_done() == 2);
+}
+
+TEST_CASE("Threads: the evaluation in parts or on threads is evaluate()'s, bit for bit", "[train][threads]") {
+  ap::TrainConfig c = quick(40);
+  c.eval_batches = 5;  // 5 batches: split 2, 3 and 4 ways, the shares are uneven
+  ap::Trainer main(tiny32(), c, task("sort"));
+  train(0, 4, &main);
+  REQUIRE(main.eval_batches() == 5);
+  const float whole = main.evaluate();
+  ap::Trainer worker(tiny32(), c, task("sort"));  // another worker's model: the parameters sent
+  ap::GPT& w = worker.model();
+  std::copy(main.model().params(), main.model().params() + w.num_parameters(), w.params());
+  const int B = 8, T = 32;
+  for (int n : {1, 2, 3, 4, 5, 9}) {
+    INFO(n << " shares");
+    const int s = main.begin_evaluate(n);
+    CHECK(s == std::min(n, 5));
+    main.own_evaluate();
+    for (int k = 1; k < s; ++k) {
+      const int b0 = ap::shard_row(5, s, k), count = ap::shard_row(5, s, k + 1) - b0;
+      std::vector<float> losses(static_cast<size_t>(count));
+      const int64_t at = int64_t(b0) * B * T;
+      ap::validation_losses(w, losses.data(), main.eval_ids().data() + at, main.eval_targets().data() + at, count, B, T);
+      main.add_evaluate(losses.data(), count);
+    }
+    const float parts = main.finish_evaluate();
+    CHECK(std::memcmp(&parts, &whole, sizeof whole) == 0);
+    CHECK(main.last_val_loss() == whole);
+  }
+  for (int n : {2, 3, 16}) {
+    INFO(n << " threads");
+    main.set_threads(n);
+    const float threads = main.evaluate();
+    CHECK(std::memcmp(&threads, &whole, sizeof whole) == 0);
+  }
+  // the step after an evaluation on threads: as the same count's step without one
+  ap::Trainer other(tiny32(), c, task("sort"));
+  train(0, 4, &other);
+  other.set_threads(16);
+  CHECK(train(0, 3, &main).params == train(0, 3, &other).params);
+  // refused by name, and the run stays usable
+  CHECK(described([&] { main.begin_evaluate(0); }).rfind("threads: an evaluation split 0 ways", 0) == 0);
+  const std::vector<float> l(5);
+  CHECK(described([&] { main.own_evaluate(); }).rfind("losses: no evaluation is begun", 0) == 0);
+  CHECK(described([&] { main.add_evaluate(l.data(), 2); }).rfind("losses: no share of the evaluation", 0) == 0);
+  main.begin_evaluate(2);
+  CHECK(described([&] { main.add_evaluate(l.data(), 2); }).rfind("losses: no share of the evaluation", 0) == 0);
+  main.own_evaluate();
+  CHECK(described([&] { main.add_evaluate(l.data(), 2); }) ==
+        "losses: share 1 of the evaluation has 2 losses: it has 3 validation batches");
+  CHECK(described([&] { (void)main.finish_evaluate(); }) == "losses: the evaluation has 1 of its 2 shares");
+  CHECK(std::isfinite(main.evaluate()));
 }
 
 TEST_CASE("ThreadPool: every index runs once; a thread's error reaches the caller", "[threads]") {

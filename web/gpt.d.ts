@@ -478,6 +478,18 @@ export interface GptRun {
   /** Clips, applies AdamW; the answer of train(1). */
   stepFinish(): TrainResult;
   /**
+   * evaluate() across workers: the validation batches split `shares` ways (at least 1; at most
+   * the batches, the answer's shares) by whole batches. Then evalOwn(), the workers' GptShard.evaluate, evalAdd for shares 1 … shares − 1 in
+   * order, evalFinish(): the same bits as evaluate() whatever the split. into: as stepBegin's.
+   */
+  evalBegin(shares: number, options?: { into?: Float32Array[] }): EvalBegin;
+  /** Share 0's validation batches here. */
+  evalOwn(): void;
+  /** The next share's batch losses (one per validation batch of the share). */
+  evalAdd(losses: Float32Array): void;
+  /** The answer of evaluate(). */
+  evalFinish(): { step: number; val_loss: number };
+  /**
    * The threads sharing each training step of this run (1 … gpt.threads; the core's pool, as
    * `gpt train --threads n`). The same n gives the same numbers every time; another n agrees
    * within the fast tier's tolerance. Not in the checkpoint.
@@ -510,6 +522,24 @@ export interface StepBegin {
   params?: Float32Array;
 }
 
+/** The result of {@link GptRun.evalBegin}. */
+export interface EvalBegin {
+  /** The steps done. */
+  step: number;
+  shares: number;
+  /** The validation batches, each B rows of T tokens. */
+  batches: number;
+  B: number;
+  T: number;
+  /** shares + 1 bounds: share k is batches bounds[k] … bounds[k+1] − 1. */
+  bounds: number[];
+  /** Every batch, one after the other: batches · B · T tokens each. */
+  ids: Int32Array;
+  targets: Int32Array;
+  /** The parameters every share uses (absent when evalBegin was given into). */
+  params?: Float32Array;
+}
+
 /** A worker's share of a data-parallel step ({@link Gpt.shard}). */
 export interface GptShard {
   /**
@@ -518,6 +548,8 @@ export interface GptShard {
    */
   gradients(params: Float32Array, ids: Int32Array, targets: Int32Array, batchRows: number, options?: { grads?: Float32Array }):
     { loss: number; rows: number; grads: Float32Array; losses: Float32Array };
+  /** The mean loss of each of whole batches of B rows of T tokens, with these parameters. */
+  evaluate(params: Float32Array, ids: Int32Array, targets: Int32Array, B: number, T: number): { batches: number; losses: Float32Array };
   free(): void;
 }
 
@@ -637,6 +669,13 @@ export interface GptSessionHandle {
   stage_targets(n: number): Int32Array;
   step_add_staged(): string;
   shard_gradients_staged(batchRows: number): string;
+  eval_begin(shares: number): string;
+  eval_own(): string;
+  eval_add_staged(): string;
+  eval_finish(): string;
+  shard_evaluate_staged(B: number, T: number): string;
+  eval_ids_view(): Int32Array;
+  eval_targets_view(): Int32Array;
   /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
   call_json(line: string): string;
   delete(): void;

@@ -141,6 +141,25 @@ function wordsOf(a, field) {
   return a;
 }
 
+/**
+ * stepBegin's and evalBegin's parameters: copied into each Float32Array of into (n_params: one per
+ * worker, reused, no new buffer per step), or else a new array in r.params → r.
+ */
+function paramsFor(s, r, into, what) {
+  if (!into) {
+    r.params = s.step_params();
+    return r;
+  }
+  const v = s.step_params_view();
+  for (const a of into) {
+    if (!(a instanceof Float32Array) || a.length !== v.length) {
+      throw new GptError(`${what}'s into must hold Float32Arrays of the model's ${v.length} parameters`, { field: 'params' });
+    }
+    a.set(v);
+  }
+  return r;
+}
+
 /** a into the session's staging area stage (stage_floats, …): one typed-array copy, no allocation. */
 function staged(s, stage, a, field) {
   wordsOf(a, field);
@@ -491,17 +510,7 @@ class GptRun {
     const r = answer(s.step_begin(int32(shares, 'threads', 'stepBegin(shares): shares')));
     r.ids = s.batch_ids();
     r.targets = s.batch_targets();
-    if (into) {
-      // the parameters copied into each of these Float32Arrays (n_params): no new buffer per step
-      const v = s.step_params_view();
-      for (const a of into) {
-        if (!(a instanceof Float32Array) || a.length !== v.length) {
-          throw new GptError(`stepBegin's into must hold Float32Arrays of the model's ${v.length} parameters`, { field: 'params' });
-        }
-        a.set(v);
-      }
-    } else r.params = s.step_params();
-    return r;
+    return paramsFor(s, r, into, 'stepBegin');
   }
 
   /** Share 0's forward and backward in this run: {loss} (the share's mean). */
@@ -539,6 +548,42 @@ class GptRun {
   /** The mean loss over the validation windows: {step, val_loss}. */
   evaluate() {
     const { step, val_loss } = answer(this.#s().evaluate());
+    return { step, val_loss };
+  }
+
+  /**
+   * evaluate() across workers, as stepBegin … stepFinish: the validation batches split `shares`
+   * ways (at least 1; at most the batches: the answer's shares) by whole batches → {step, shares,
+   * batches, B, T, bounds (shares + 1: share k is batches bounds[k] … bounds[k+1]), ids, targets
+   * (Int32Array, batches · B · T), params (or copied into `into`, as stepBegin)}. Then evalOwn()
+   * computes share 0 here while each worker's shard(config).evaluate(params, its batches' ids and
+   * targets, B, T) computes its own; evalAdd(losses) adds shares 1 … shares − 1 in order;
+   * evalFinish() answers as evaluate(), the same bits whatever the split (each batch's loss is the
+   * same forward pass wherever it runs).
+   */
+  evalBegin(shares, { into } = {}) {
+    const s = this.#s();
+    const r = answer(s.eval_begin(int32(shares, 'threads', 'evalBegin(shares): shares')));
+    r.ids = s.eval_ids_view().slice();
+    r.targets = s.eval_targets_view().slice();
+    return paramsFor(s, r, into, 'evalBegin');
+  }
+
+  /** Share 0's validation batches in this run. */
+  evalOwn() {
+    answer(this.#s().eval_own());
+  }
+
+  /** Adds the next share's batch losses (Float32Array, one per batch of the share). */
+  evalAdd(losses) {
+    const s = this.#s();
+    staged(s, 'stage_losses', losses, 'losses');
+    answer(s.eval_add_staged());
+  }
+
+  /** Ends the evaluation begun by evalBegin: evaluate()'s answer. */
+  evalFinish() {
+    const { step, val_loss } = answer(this.#s().eval_finish());
     return { step, val_loss };
   }
 
@@ -744,6 +789,24 @@ class GptShard {
       grads.set(v);
       r.grads = grads;
     } else r.grads = s.shard_grads();
+    r.losses = s.shard_losses();
+    return r;
+  }
+
+  /**
+   * The validation loss of whole batches (ids, targets: Int32Array of batches of B rows of T
+   * tokens, T ≤ block_size) with these parameters (Float32Array, n_params) → {batches, losses
+   * (Float32Array, one per batch: what evalAdd takes)}.
+   */
+  evaluate(params, ids, targets, B, T) {
+    const s = this.#session;
+    if (!s) throw new GptError('this shard was freed', { field: 'run' });
+    const rows = int32(B, 'B', 'evaluate(…, B): B');
+    const len = int32(T, 'T', 'evaluate(…, T): T');
+    staged(s, 'stage_floats', params, 'params');
+    staged(s, 'stage_ids', ids, 'ids');
+    staged(s, 'stage_targets', targets, 'targets');
+    const r = answer(s.shard_evaluate_staged(rows, len));
     r.losses = s.shard_losses();
     return r;
   }

@@ -111,6 +111,16 @@
 // (a share's gradients in the main session, the parameters in a worker's), stage_losses(n),
 // stage_ids(n), stage_targets(n) → the area, n values; step_add_staged() and
 // shard_gradients_staged(batch_rows) are step_add and shard_gradients on what is staged.
+// The evaluation split the same way, by whole validation batches (train.h's evaluation in parts):
+//   eval_begin(n)           → {"step","shares" (n, at most the batches),"batches","B","T","bounds"
+//                            (shares + 1 bounds, in batches)}; eval_ids(), eval_targets()
+//                            (batches·B·T), step_params()
+//   eval_own()              share 0's batches in this session → {}
+//   eval_add_staged()       share k's batch losses, staged by stage_losses (k = 1 … n − 1, in order) → {}
+//   eval_finish()           → evaluate()'s answer, the same bits whatever n
+//   shard_evaluate_staged(B, T) (in a worker) the staged ids and targets as batches of B rows of T
+//                            tokens, with the staged parameters → {"batches"}; shard_losses() (one
+//                            loss a batch)
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
@@ -219,6 +229,13 @@ class GptSession {
   int* stage_targets(int n);
   std::string step_add_staged();
   std::string shard_gradients_staged(int batch_rows);
+  std::string eval_begin(int n);
+  std::string eval_own();
+  std::string eval_add_staged();
+  std::string eval_finish();
+  std::string shard_evaluate_staged(int B, int T);
+  const std::vector<int>& eval_ids() const;
+  const std::vector<int>& eval_targets() const;
   const std::vector<float>& step_params() const { return step_params_; }
   const std::vector<int>& batch_ids() const;
   const std::vector<int>& batch_targets() const;

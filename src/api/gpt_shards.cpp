@@ -177,6 +177,82 @@ std::string GptSession::shard_gradients_staged(int batch_rows) {
   });
 }
 
+std::string GptSession::eval_begin(int n) {
+  return guarded([&] {
+    require_model();
+    n = trainer_->begin_evaluate(n);
+    const GPT& m = trainer_->model();
+    step_params_.assign(m.params(), m.params() + m.num_parameters());
+    const int nb = trainer_->eval_batches();
+    Value bounds = Value::array();
+    for (int k = 0; k <= n; ++k) bounds.push(static_cast<long long>(shard_row(nb, n, k)));
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("shares", n);
+    v.set("batches", nb);
+    v.set("B", trainer_->config().batch_size);
+    v.set("T", trainer_->context());
+    v.set("bounds", std::move(bounds));
+    return v;
+  });
+}
+
+std::string GptSession::eval_own() {
+  return guarded([&] {
+    require_model();
+    trainer_->own_evaluate();
+    return Value::object();
+  });
+}
+
+std::string GptSession::eval_add_staged() {
+  return guarded([&] {
+    require_model();
+    trainer_->add_evaluate(stage_losses_.data(), static_cast<int64_t>(stage_losses_.size()));
+    return Value::object();
+  });
+}
+
+std::string GptSession::eval_finish() {
+  return guarded([&] {
+    require_model();
+    const float loss = trainer_->finish_evaluate();
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("val_loss", Value::f32(loss));
+    return v;
+  });
+}
+
+std::string GptSession::shard_evaluate_staged(int B, int T) {
+  return guarded([&] {
+    if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
+    if (static_cast<int64_t>(shard_in_.size()) != shard_->num_parameters()) throw params_size(*shard_, 4 * shard_in_.size());
+    if (B < 1 || B > kMaxBatch)
+      throw InputError("B is " + std::to_string(B) + ": it must be between 1 and " + std::to_string(kMaxBatch), "B");
+    if (T < 1 || T > shard_->config().block_size)
+      throw InputError("T is " + std::to_string(T) + ": it must be between 1 and block_size = " +
+                           std::to_string(shard_->config().block_size),
+                       "T");
+    const int64_t BT = int64_t(B) * T, n = static_cast<int64_t>(shard_ids_.size());
+    if (n == 0 || n % BT != 0 || static_cast<int64_t>(shard_targets_.size()) != n)
+      throw InputError("ids and targets must be whole batches of " + std::to_string(B) + " rows of " + std::to_string(T) +
+                           " tokens, as many of each (got " + std::to_string(n) + " and " +
+                           std::to_string(shard_targets_.size()) + ")",
+                       "ids");
+    std::memcpy(shard_->params(), shard_in_.data(), shard_in_.size() * sizeof(float));
+    const int count = static_cast<int>(n / BT);
+    shard_losses_.resize(static_cast<size_t>(count));
+    ap::validation_losses(*shard_, shard_losses_.data(), shard_ids_.data(), shard_targets_.data(), count, B, T);
+    Value v = Value::object();
+    v.set("batches", count);
+    return v;
+  });
+}
+
+const std::vector<int>& GptSession::eval_ids() const { return trainer_ ? trainer_->eval_ids() : kNoInts; }
+const std::vector<int>& GptSession::eval_targets() const { return trainer_ ? trainer_->eval_targets() : kNoInts; }
+
 float* GptSession::stage_floats(int n) { return staged(shard_in_, n); }
 float* GptSession::stage_losses(int n) { return staged(stage_losses_, n); }
 int* GptSession::stage_ids(int n) { return staged(shard_ids_, n); }

@@ -190,6 +190,13 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("stage_targets", &stage<int, &GptSession::stage_targets>)
       .function("step_add_staged", &GptSession::step_add_staged)
       .function("shard_gradients_staged", &GptSession::shard_gradients_staged)
+      .function("eval_begin", &GptSession::eval_begin)
+      .function("eval_own", &GptSession::eval_own)
+      .function("eval_add_staged", &GptSession::eval_add_staged)
+      .function("eval_finish", &GptSession::eval_finish)
+      .function("shard_evaluate_staged", &GptSession::shard_evaluate_staged)
+      .function("eval_ids_view", &heap_view<int, &GptSession::eval_ids>)
+      .function("eval_targets_view", &heap_view<int, &GptSession::eval_targets>)
       .function("last_error", &last_error)
       .function("call_json", emscripten::select_overload<std::string(GptSession&, const std::string&)>(&ap::call_json));
 }

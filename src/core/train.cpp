@@ -368,17 +368,87 @@ StepResult Trainer::finish_step() {
   return apply(r);
 }
 
-float Trainer::evaluate() {
+void validation_losses(GPT& g, float* out, const int* ids, const int* targets, int count, int B, int T) {
+  const int64_t n = int64_t(B) * T;
+  for (int i = 0; i < count; ++i) out[i] = g.forward(ids + i * n, targets + i * n, B, T);
+}
+
+void Trainer::fill_eval_batches() {
   require_data("evaluate it");
-  GPT& m = *model_;
-  const int B = val_->batch_size(), T = val_->block_size();
+  const int nb = val_->num_batches();
+  const int64_t n = int64_t(val_->batch_size()) * val_->block_size();
+  eval_ids_.resize(static_cast<size_t>(nb * n));
+  eval_targets_.resize(static_cast<size_t>(nb * n));
+  eval_losses_.assign(static_cast<size_t>(nb), 0.0f);
+  for (int i = 0; i < nb; ++i) val_->batch(i, eval_ids_.data() + i * n, eval_targets_.data() + i * n, data_.val);
+}
+
+float Trainer::mean_eval_loss() {
   double sum = 0.0;
-  for (int i = 0; i < val_->num_batches(); ++i) {
-    val_->batch(i, inputs_.data(), targets_.data(), data_.val);
-    sum += m.forward(inputs_.data(), targets_.data(), B, T);
-  }
-  last_val_loss_ = static_cast<float>(sum / val_->num_batches());
+  for (float l : eval_losses_) sum += l;
+  last_val_loss_ = static_cast<float>(sum / static_cast<double>(eval_losses_.size()));
   return last_val_loss_;
+}
+
+float Trainer::evaluate() {
+  fill_eval_batches();
+  const int nb = val_->num_batches(), B = val_->batch_size(), T = val_->block_size();
+  const int64_t n = int64_t(B) * T;
+  const int shares = std::min(static_cast<int>(replicas_.size()) + 1, nb);
+  if (shares <= 1) {
+    validation_losses(*model_, eval_losses_.data(), eval_ids_.data(), eval_targets_.data(), nb, B, T);
+    return mean_eval_loss();
+  }
+  // Whole batches per thread (a batch's loss is its forward's, whichever model computes it).
+  const int threads = pool_->size();
+  auto part = [&](int i) {
+    for (int k = i; k < shares; k += threads) {
+      const int b0 = shard_row(nb, shares, k), count = shard_row(nb, shares, k + 1) - b0;
+      GPT& g = k == 0 ? *model_ : *replicas_[static_cast<size_t>(k - 1)];
+      validation_losses(g, eval_losses_.data() + b0, eval_ids_.data() + b0 * n, eval_targets_.data() + b0 * n,
+                        count, B, T);
+    }
+  };
+  pool_->run(part);
+  return mean_eval_loss();
+}
+
+int Trainer::begin_evaluate(int n) {
+  if (n < 1) throw InputError("an evaluation split " + num(n) + " ways: it needs at least 1 share", "threads");
+  fill_eval_batches();
+  eval_parts_ = std::min(n, val_->num_batches());
+  eval_next_ = 0;
+  return eval_parts_;
+}
+
+void Trainer::own_evaluate() {
+  if (eval_parts_ < 1 || eval_next_ != 0) throw InputError("no evaluation is begun: begin_evaluate first", "losses");
+  const int nb = val_->num_batches(), count = shard_row(nb, eval_parts_, 1);
+  validation_losses(*model_, eval_losses_.data(), eval_ids_.data(), eval_targets_.data(), count,
+                    val_->batch_size(), val_->block_size());
+  eval_next_ = 1;
+}
+
+void Trainer::add_evaluate(const float* losses, int64_t n_losses) {
+  if (eval_next_ < 1 || eval_next_ >= eval_parts_)
+    throw InputError("no share of the evaluation is awaited: begin_evaluate and own_evaluate first, then shares "
+                     "1 … n − 1 in order",
+                     "losses");
+  const int nb = val_->num_batches();
+  const int b0 = shard_row(nb, eval_parts_, eval_next_), count = shard_row(nb, eval_parts_, eval_next_ + 1) - b0;
+  if (n_losses != count)
+    throw InputError("share " + num(eval_next_) + " of the evaluation has " + num(n_losses) +
+                         " losses: it has " + num(count) + " validation batches",
+                     "losses");
+  std::copy(losses, losses + n_losses, eval_losses_.begin() + b0);
+  ++eval_next_;
+}
+
+float Trainer::finish_evaluate() {
+  if (eval_parts_ < 1 || eval_next_ != eval_parts_)
+    throw InputError("the evaluation has " + num(eval_next_) + " of its " + num(eval_parts_) + " shares", "losses");
+  eval_parts_ = eval_next_ = 0;
+  return mean_eval_loss();
 }
 
 TrainState Trainer::state() const {

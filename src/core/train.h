@@ -102,6 +102,12 @@ inline int shard_row(int B, int n, int k) { return static_cast<int>(int64_t(B) *
 // their mean; a non-finite one skips the backward (the step diverges). Throws InputError for bad ids.
 float shard_gradients(GPT& g, const int* ids, const int* targets, int rows, int T, int batch_rows);
 
+// The validation loss of `count` batches of B sequences of T tokens on g (a model, a replica or a
+// worker's model with the run's parameters): batch i's ids and targets are ids[i·B·T …] and
+// targets[i·B·T …], and out[i] its mean loss, g.forward's: whoever computes a batch, the same bits.
+// Throws InputError for bad ids.
+void validation_losses(GPT& g, float* out, const int* ids, const int* targets, int count, int B, int T);
+
 struct StepResult {
   int64_t step;     // this step's number, from 1; after a good step, steps_done() == step
   float loss;       // the batch's mean loss before the update
@@ -211,8 +217,25 @@ class Trainer {
   void own_shard();
   void add_shard(const float* grads, int64_t n_grads, const float* losses, int64_t n_losses);
   StepResult finish_step();
-  // Mean loss over the validation batches (deterministic; needs no gradient).
+  // Mean loss over the validation batches (deterministic; needs no gradient): each batch's mean
+  // loss, summed in batch order in double. With threads (set_threads), the threads take whole
+  // batches; the sum is the same, so the same bits whatever the count.
   float evaluate();
+  // The evaluation in parts, as the step (the page's workers): begin_evaluate(n) fills eval_ids(),
+  // eval_targets() with the validation batches (nb = eval_batches() of them, each (B, T), one after
+  // the other) and splits them into s = min(n, nb) shares of whole batches (share k is batches
+  // [shard_row(nb, s, k), shard_row(nb, s, k + 1))) → s; own_evaluate() computes share 0 on model();
+  // add_evaluate adds share k's batch losses (validation_losses' out, on the same parameters) for
+  // k = 1 … s − 1 in order; finish_evaluate() is evaluate()'s answer, the same bits whatever n.
+  // Throws InputError naming "threads" (n below 1) or "losses" (a share of the wrong size or out of
+  // order), and what evaluate() throws.
+  int begin_evaluate(int n);
+  int eval_batches() const { return val_ ? val_->num_batches() : 0; }
+  const std::vector<int>& eval_ids() const { return eval_ids_; }
+  const std::vector<int>& eval_targets() const { return eval_targets_; }
+  void own_evaluate();
+  void add_evaluate(const float* losses, int64_t n_losses);
+  float finish_evaluate();
   // The state to save; the moments and parameters are copied.
   TrainState state() const;
   // The same without the parameters and moments (what info() shows): no copy of the weights.
@@ -239,6 +262,8 @@ class Trainer {
   Trainer() : sampler_(0) {}  // open()'s
   void check_can_step();
   float parallel_gradients();        // the threads' shares of the sampled batch → the mean loss
+  void fill_eval_batches();          // eval_ids_, eval_targets_ ← every validation batch
+  float mean_eval_loss();            // eval_losses_ summed in batch order → last_val_loss_
   StepResult apply(StepResult r);    // clipping, divergence, AdamW (step's end)
 
   TrainConfig train_;
@@ -260,6 +285,9 @@ class Trainer {
   std::vector<float> batch_losses_;             // (B, T): begin_step … finish_step
   int parts_ = 0, next_part_ = 0;               // begin_step's n, and the next share add_shard takes
   uint64_t sampler_before_ = 0;                 // the sampler before the begun step
+  std::vector<int> eval_ids_, eval_targets_;    // (nb, B, T): every validation batch
+  std::vector<float> eval_losses_;              // (nb): each batch's mean loss
+  int eval_parts_ = 0, eval_next_ = 0;          // begin_evaluate's n, and the next share to add
   int64_t step_ = 0;
   float last_val_loss_ = -1.0f;
   bool diverged_ = false;

@@ -4,7 +4,9 @@
 // one worker and two workers give losses that agree within the core's stated tolerance (1e-5
 // relative, tests/test_train_threads.cpp; the first step's the same bits), and two workers twice
 // give the same bits; a run paused and resumed with two workers gives the losses of the same run
-// uninterrupted, step for step; the field in 中文. Then across the paths: each loads one GPT module
+// uninterrupted, step for step; with two workers the validation loss (the evaluation split over
+// them) is the core's evaluation by one worker of the same parameters, to the bit; the field in
+// 中文. Then across the paths: each loads one GPT module
 // (the threaded one only where isolated) and says which path it uses; two threads give the bits of
 // two workers; a checkpoint saved with two threads resumes with one worker.
 //
@@ -24,14 +26,14 @@ async function open(page, hash, base = '/train/') {
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
 }
 
-/** A whole run with `n` workers: its training losses. */
-async function lossesWith(page, n, steps = 30) {
+/** A whole run with `n` workers: its training losses (and, with {val: true}, the whole series). */
+async function lossesWith(page, n, steps = 30, { val = false } = {}) {
   await page.getByLabel('Workers').selectOption(String(n));
   await page.locator('#tr-start').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
   const s = await rt(page, 'rt.series');
   expect(s.steps).toEqual([...Array(steps).keys()].map((k) => k + 1));
-  return s.train;
+  return val ? s : s.train;
 }
 
 for (const { path, base } of PATHS) {
@@ -86,6 +88,30 @@ for (const { path, base } of PATHS) {
     await expect(app(page)).toHaveAttribute('data-train', 'paused');
     const straight = await rt(page, 'rt.series.train');
     expect(straight.slice(0, paused.train.length)).toEqual(paused.train);
+  });
+}
+
+for (const { path, base } of PATHS) {
+  test(`${path}: the validation loss with the evaluation split over two workers is the core's one-worker evaluation, to the bit`, async ({ page }) => {
+    await open(page, `${SHORT}&steps=30`, base);
+    const two = await lossesWith(page, 2, 30, { val: true });
+    expect(two.valSteps).toEqual([0, 10, 20, 30]);
+    // the next-token bars follow a training run at most once a second: once it ends, they are its last step's
+    const next = page.getByRole('region', { name: '5 · The next token' }).getByRole('status').filter({ hasText: 'The model at step' });
+    await expect(next).toContainText('The model at step 30,');
+    // the model after step 30, evaluated again by the training worker alone (the surprisal of the
+    // validation windows: the same batches, one forward after another in one module)
+    const alone = await page.evaluate(() => window.trainPage.worker.call('surprisal', { run: 'main', spec: { validation: true } }));
+    expect(alone.mean).toBe(two.val[3]);
+    const again = await lossesWith(page, 2, 30, { val: true });
+    expect(again.val).toEqual(two.val); // the same count: the same bits
+    const one = await lossesWith(page, 1, 30, { val: true });
+    expect(one.val[0]).toBe(two.val[0]); // before any step: the same parameters, the same bits
+    for (let i = 1; i < 4; i++) {
+      // after steps the parameters differ in the last digits (the training's tolerance above, 1e-5
+      // relative; measured: these 30 steps' validation losses came out the same floats)
+      expect(Math.abs(two.val[i] - one.val[i]), `step ${two.valSteps[i]}: ${two.val[i]} vs ${one.val[i]}`).toBeLessThanOrEqual(1e-5 * one.val[i]);
+    }
   });
 }
 

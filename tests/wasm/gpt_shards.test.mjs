@@ -10,7 +10,9 @@
 //  - shares of the wrong size, out of order, or with bytes that are not whole floats are refused
 //    by name, and the run stays usable;
 //  - the page's exchange (stepBegin's into, gradients' grads: one buffer per helper, reused) gives
-//    the same bits as new arrays every step.
+//    the same bits as new arrays every step;
+//  - the evaluation split 1 … 5 ways by whole batches (evalBegin, evalOwn, shard.evaluate, evalAdd,
+//    evalFinish) is evaluate()'s answer to the bit, run after run, and refuses bad shares by name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGptApi } from './load.mjs';
@@ -153,5 +155,69 @@ test('shares of the wrong size or out of order are refused by name; the run goes
   } finally {
     shard.free();
     run.free();
+  }
+});
+
+/** The validation loss with the batches split `shares` ways over the shard models (the page's way). */
+function splitEvaluate(run, shares, shards) {
+  const n = run.info().n_params;
+  const bufs = shards.map(() => new Float32Array(n));
+  const b = run.evalBegin(shares, { into: bufs });
+  assert.equal(b.params, undefined);
+  const per = b.B * b.T;
+  assert.equal(b.ids.length, b.batches * per);
+  run.evalOwn();
+  for (let k = 1; k < b.shares; k++) {
+    const at = [b.bounds[k] * per, b.bounds[k + 1] * per];
+    const r = shards[k - 1].evaluate(bufs[k - 1], b.ids.slice(...at), b.targets.slice(...at), b.B, b.T);
+    assert.equal(r.losses.length, b.bounds[k + 1] - b.bounds[k]);
+    run.evalAdd(r.losses);
+  }
+  return { begun: b, answer: run.evalFinish() };
+}
+
+test('the evaluation split by whole batches is evaluate()\'s, bit for bit, whatever the split', () => {
+  const spec = { ...SPEC, eval_batches: 5, n_chars: 8000 };
+  const run = gpt.create(spec);
+  const shards = Array.from({ length: 4 }, () => gpt.shard(run.info().config));
+  try {
+    run.train(6);
+    const whole = run.evaluate();
+    assert.equal(whole.step, 6);
+    for (const shares of [1, 2, 3, 4, 5, 8]) {
+      const { begun, answer } = splitEvaluate(run, shares, shards);
+      assert.equal(begun.batches, 5);
+      assert.equal(begun.shares, Math.min(shares, 5));
+      assert.equal(begun.bounds.length, begun.shares + 1);
+      assert.ok(Object.is(answer.val_loss, whole.val_loss), `${shares} shares: ${answer.val_loss} vs ${whole.val_loss}`);
+      assert.equal(answer.step, 6);
+    }
+    assert.ok(Object.is(splitEvaluate(run, 2, shards).answer.val_loss, whole.val_loss)); // and again
+    assert.ok(Object.is(run.info().val_loss, whole.val_loss)); // the run keeps it, as evaluate() does
+    // an evaluation between steps leaves the training as it was
+    const other = gpt.create(spec);
+    try {
+      other.train(6);
+      assert.deepEqual(run.train(3).losses, other.train(3).losses);
+    } finally {
+      other.free();
+    }
+    // refused by name; the run goes on
+    assert.throws(() => run.evalBegin(0), { field: 'threads', message: /split 0 ways/ });
+    assert.throws(() => run.evalOwn(), { field: 'losses', message: /no evaluation is begun/ });
+    const b = run.evalBegin(2);
+    assert.throws(() => run.evalAdd(new Float32Array(2)), { field: 'losses', message: /no share of the evaluation/ });
+    run.evalOwn();
+    assert.throws(() => run.evalAdd(new Float32Array(2)), { field: 'losses', message: /share 1 of the evaluation has 2 losses: it has 3 validation batches/ });
+    assert.throws(() => run.evalFinish(), { field: 'losses', message: /1 of its 2 shares/ });
+    assert.throws(() => run.evalBegin(2, { into: [new Float32Array(3)] }), { field: 'params', message: /evalBegin's into/ });
+    const per = b.B * b.T;
+    assert.throws(() => shards[0].evaluate(b.params, b.ids.slice(0, per - 1), b.targets.slice(0, per - 1), b.B, b.T), { field: 'ids', message: /whole batches/ });
+    assert.throws(() => shards[0].evaluate(b.params, b.ids, b.targets, 0, b.T), { field: 'B' });
+    assert.throws(() => shards[0].evaluate(b.params, b.ids, b.targets, b.B, 17), { field: 'T', message: /block_size = 16/ });
+    assert.throws(() => shards[0].evaluate(new Float32Array(3), b.ids, b.targets, b.B, b.T), { field: 'params' });
+    assert.ok(Object.is(run.evaluate().val_loss, splitEvaluate(run, 3, shards).answer.val_loss));
+  } finally {
+    for (const x of [run, ...shards]) x.free();
   }
 });

@@ -7,7 +7,8 @@
 //
 // Requests go through the worker one at a time: while one is out, a newer slider position waits,
 // and only the latest is sent next (a fast drag does not queue dozens). Each answer repeats the
-// options it was computed for, and the bars say them.
+// options it was computed for, and the bars say them. While the run trains, the bars follow its
+// weights about once a second (follow()), not after every chunk of steps.
 //
 // Interface (every section's): render() → its element; refresh(). Also reset() (the model is gone)
 // and followTask() (a prompt that was the default follows a new task).
@@ -22,6 +23,8 @@ const tail = (x) => ([...x].length > 40 ? `…${[...x].slice(-40).join('')}` : x
 
 /** How many of the most likely tokens get a bar. */
 export const SHOW = 16;
+/** While a run trains, the bars follow its weights at most this often. */
+const FOLLOW_MS = 1000;
 
 
 /** A labelled range input with its value beside it. */
@@ -52,6 +55,8 @@ export class NextTokenSection extends Section {
     this.inFlight = false;
     this.queued = false; // a newer request waits for the one out
     this.ranFor = null; // {info, step, prompt}: what the core's kept logits are of
+    this.askedAt = -Infinity; // when the last request went out (performance.now())
+    this.followTimer = null; // follow()'s next look while the run trains
   }
 
   render() {
@@ -132,6 +137,7 @@ export class NextTokenSection extends Section {
     if (!rt.info) return;
     if (this.inFlight) { this.queued = true; return; }
     this.inFlight = true;
+    this.askedAt = performance.now();
     this.ctx.app.dataset.next = 'asking';
     const prompt = this.ctx.nextPrompt();
     const spec = this.spec();
@@ -157,6 +163,19 @@ export class NextTokenSection extends Section {
     this.refresh();
   }
 
+  /**
+   * Asks for the new weights' bars: at once, except while the same run trains, where the bars
+   * follow it at most every FOLLOW_MS (each answer is a forward pass in the training worker
+   * between two chunks of steps, and new bars in the page: asked after every chunk, they took the
+   * training's time and the page's thread for a change too fast to read).
+   */
+  follow() {
+    const { rt } = this;
+    const wait = this.askedAt + FOLLOW_MS - performance.now();
+    if (rt.status !== 'training' || this.ranFor?.info !== rt.info || !(wait > 0)) { this.ask(); return; }
+    this.followTimer ??= setTimeout(() => { this.followTimer = null; this.refresh(); }, wait);
+  }
+
   /** The model is gone (reset): no bars. */
   reset() {
     this.answer = null;
@@ -171,7 +190,7 @@ export class NextTokenSection extends Section {
     refreshFieldError(this.ctx, 'next_prompt');
     // a new model, or new weights: ask again (the core forgets the logits when the weights change)
     const r = this.ranFor;
-    if (rt.info && !this.inFlight && (!r || r.info !== rt.info || r.step !== rt.step)) this.ask();
+    if (rt.info && !this.inFlight && (!r || r.info !== rt.info || r.step !== rt.step)) this.follow();
     const a = this.answer;
     let s;
     if (!rt.info) s = t('next.noModel');

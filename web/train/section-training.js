@@ -22,6 +22,8 @@ import { button, buttonBar, fieldBox, fmtInt, fmtLoss, fmtTime, idEl } from './f
 
 const STATS = ['step', 'loss', 'val', 'tps', 'elapsed'];
 const MAX_WORKERS = 16; // worker.js's
+/** While a run trains, the shortest time between two refreshes of its figures (the chart's REDRAW_MS). */
+const REFRESH_MS = 250;
 
 /** The cores the browser reports (at least 1). */
 const cores = () => Math.max(1, Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1));
@@ -265,16 +267,21 @@ export class TrainingSection extends Section {
     if (rt.info) rt.info.step = m.step;
     if (m.done || m.diverged) this.ctx.sections.runs.keepMain(); // a finished run is kept
     this.updateChart();
-    // Several messages can arrive before the frame: the refresh reads what they left, not the first one.
+    // Several messages can arrive before the refresh: it reads what they left, not the first one.
+    // While the run trains the figures change at most every REFRESH_MS (a chunk of steps arrives
+    // every ~60 ms, and each refresh relaid and repainted the page's thread, on the cores that
+    // train); the end of a run is shown in the next frame.
     if (m.done || m.diverged) this.runEnded = true;
     if (!this.refreshQueued) {
       this.refreshQueued = true;
-      requestAnimationFrame(() => {
+      const wait = this.runEnded ? 0 : Math.max(0, (this.refreshedAt ?? -Infinity) + REFRESH_MS - performance.now());
+      setTimeout(() => requestAnimationFrame(() => {
         this.refreshQueued = false;
+        this.refreshedAt = performance.now();
         const ended = this.runEnded;
         this.runEnded = false;
         if (ended) this.ctx.refreshRun(); else this.refresh();
-      });
+      }), wait);
     }
   }
 

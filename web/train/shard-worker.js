@@ -1,12 +1,15 @@
 // shard-worker.js — a helper of the training worker (worker.js) for data-parallel training: it
 // holds a model of the run's config (gpt.shard) and computes one share of each step's batch, with
-// the parameters it is sent, into gradients and per-token losses that it sends back. The training
-// worker sums the shares in a fixed order and applies AdamW; this worker keeps no training state.
+// the parameters it is sent, into gradients and per-token losses that it sends back, and its share
+// of the validation batches into their losses. The training worker sums the shares in a fixed
+// order and applies AdamW; this worker keeps no training state.
 //
 // Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
 //   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
 //      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
 //   grads is the params array sent, its buffer transferred back (the training worker reuses it).
+//   → {id, op: 'evaluate', config, params, ids, targets (whole validation batches), B, T}
+//      ← {id, ok: true, result: {losses (Float32Array, one per batch), params (the array sent, back)}}
 //   ← {id, ok: false, error: {message, field}} when the core refuses
 // A model is made for the first config it is sent and remade when the config changes.
 import { loadGpt } from '../gpt.js';
@@ -15,7 +18,8 @@ let gpt = null;
 let shard = null;
 let shardConfig = '';
 
-async function gradients({ config, params, ids, targets, batchRows }) {
+/** The model of this config (made, or remade when the config changes). */
+async function modelFor(config) {
   gpt ??= await loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
   const key = JSON.stringify(config);
   if (key !== shardConfig) {
@@ -24,16 +28,26 @@ async function gradients({ config, params, ids, targets, batchRows }) {
     shard = gpt.shard(config);
     shardConfig = key;
   }
-  const r = shard.gradients(params, ids, targets, batchRows, { grads: params }); // the same buffer goes back
-  return { loss: r.loss, grads: r.grads, losses: r.losses };
+  return shard;
 }
+
+const ops = {
+  async gradients({ config, params, ids, targets, batchRows }) {
+    const r = (await modelFor(config)).gradients(params, ids, targets, batchRows, { grads: params }); // the same buffer goes back
+    return { value: { loss: r.loss, grads: r.grads, losses: r.losses }, transfer: [r.grads.buffer, r.losses.buffer] };
+  },
+  async evaluate({ config, params, ids, targets, B, T }) {
+    const r = (await modelFor(config)).evaluate(params, ids, targets, B, T);
+    return { value: { losses: r.losses, params }, transfer: [r.losses.buffer, params.buffer] };
+  },
+};
 
 self.onmessage = async (e) => {
   const { id, op, ...args } = e.data ?? {};
   try {
-    if (op !== 'gradients') throw new Error(`unknown request ${op}`);
-    const result = await gradients(args);
-    self.postMessage({ id, ok: true, result }, [result.grads.buffer, result.losses.buffer]);
+    if (!ops[op]) throw new Error(`unknown request ${op}`);
+    const { value: result, transfer } = await ops[op](args);
+    self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
     self.postMessage({ id, ok: false, error: { message: err?.message ?? String(err), field: err?.field ?? '' } });
   }

@@ -42,14 +42,18 @@
 // gradients, step after step: no buffer is made per step (their making and collection cost more
 // than the copies), and the floats cross the wasm heap by typed-array copies, not Embind strings.
 // The helpers are this worker's own workers, so the exchange never goes through the page's thread. The same n
-// gives the same numbers every time; another n agrees within the fast tier's tolerance. A step is
+// gives the same numbers every time; another n agrees within the fast tier's tolerance. The
+// evaluation is split too, by whole validation batches (gpt.js evalBegin … evalFinish): each
+// batch's loss is the same forward pass wherever it runs and the sum keeps the batches' order, so
+// the validation loss of given parameters is evaluate()'s to the bit, whatever n. A step is
 // whole before any other request touches the run (busy below), so pause, save and the rest see
 // the run between steps. The count is not in the checkpoint: a run saved with n resumes with any.
 //
 // Wasm threads: where the page is cross-origin isolated (COOP + COEP, so SharedArrayBuffer and
 // Atomics.wait work), init loads the threaded module instead (gpt.js loadGpt({threads}), one module
 // or the other) and the count sets the training run's threads (run.setThreads): the core's own
-// pool on pthreads over one shared memory, as natively, so no parameters or gradients travel.
+// pool on pthreads over one shared memory, as natively, so no parameters or gradients travel; the
+// pool's threads share evaluate()'s batches the same way.
 // One run holds the threads at a time (the one training now; the pool's workers are the module's).
 import { loadGpt, threadsAvailable } from '../gpt.js';
 
@@ -150,6 +154,52 @@ function askHelper(k, msg, transfer) {
   });
 }
 
+/**
+ * Helpers 1 … shares − 1's own buffers of nParams floats: each goes out with the parameters and
+ * comes back with the answer (giveBack), reused step after step.
+ */
+function takeBuffers(shares, nParams) {
+  const bufs = [];
+  for (let k = 1; k < shares; k++) {
+    const h = helper(k - 1);
+    if (h.buf?.length !== nParams) h.buf = new Float32Array(nParams);
+    bufs.push(h.buf);
+    h.buf = null; // transferred: back with the answer
+  }
+  return bufs;
+}
+
+/** Helper k − 1's buffer back (an answer's, or one not sent), for the next step. */
+function giveBack(k, buf) {
+  if (helpers[k - 1]) helpers[k - 1].buf = buf;
+}
+
+/**
+ * The validation loss with the batches split over the workers (gpt.js evalBegin … evalFinish):
+ * each computes whole batches, so the answer is evaluate()'s to the bit, whatever the count.
+ */
+async function parallelEvaluate(r, shares) {
+  const bufs = takeBuffers(shares, r.info.n_params);
+  const b = r.run.evalBegin(shares, { into: bufs });
+  const per = b.B * b.T;
+  const jobs = [];
+  for (let k = 1; k < b.shares; k++) {
+    const ids = b.ids.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
+    const targets = b.targets.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
+    const params = bufs[k - 1];
+    jobs.push(askHelper(k - 1, { op: 'evaluate', config: r.info.config, params, ids, targets, B: b.B, T: b.T },
+      [params.buffer, ids.buffer, targets.buffer]));
+  }
+  for (let k = b.shares; k < shares; k++) giveBack(k, bufs[k - 1]); // fewer batches than workers
+  r.run.evalOwn(); // share 0 here, while the helpers compute theirs
+  const parts = await Promise.all(jobs);
+  for (let k = 1; k < b.shares; k++) {
+    r.run.evalAdd(parts[k - 1].losses); // in share order
+    giveBack(k, parts[k - 1].params);
+  }
+  return r.run.evalFinish();
+}
+
 /** Up to n steps split over the workers: train(n)'s answer. */
 async function parallelSteps(r, n, shares) {
   const config = r.info.config;
@@ -157,14 +207,7 @@ async function parallelSteps(r, n, shares) {
   const losses = [], lrs = [], norms = [];
   let res = null;
   for (let i = 0; i < n; i++) {
-    // each helper's own buffer, sent with the parameters and back with its gradients, reused
-    const bufs = [];
-    for (let k = 1; k < shares; k++) {
-      const h = helper(k - 1);
-      if (h.buf?.length !== nParams) h.buf = new Float32Array(nParams);
-      bufs.push(h.buf);
-      h.buf = null; // transferred below: back with the answer
-    }
+    const bufs = takeBuffers(shares, nParams);
     const b = r.run.stepBegin(shares, { into: bufs });
     const { T, rows } = b;
     const jobs = [];
@@ -180,7 +223,7 @@ async function parallelSteps(r, n, shares) {
     for (let k = 1; k < shares; k++) {
       const p = parts[k - 1];
       r.run.stepAdd(p.grads, p.losses); // in share order
-      if (helpers[k - 1]) helpers[k - 1].buf = p.grads; // the buffer, for the next step
+      giveBack(k, p.grads);
     }
     res = r.run.stepFinish();
     losses.push(...res.losses);
@@ -368,26 +411,29 @@ async function chunk(name, r) {
   const toSample = every > 0 ? every - (step % every) : Infinity;
   const n = Math.max(1, Math.min(r.chunk, left, toEval, toSample));
   const t0 = performance.now();
-  const shares = r.solo ? 1 : Math.min(workers, info.train.batch_size);
+  // a solo run (a fine-tune) trains here alone, on one thread
+  const threaded = gpt.threads > 1 && !r.solo;
+  const shares = threaded || r.solo ? 1 : Math.min(workers, info.train.batch_size);
   let res;
-  if (gpt.threads > 1 && !r.solo) {
-    useThreads(r);
-    res = r.run.train(n);
-  } else if (shares > 1) {
+  let val = null;
+  if (threaded) useThreads(r); // the core's pool splits the steps and the evaluation
+  if (shares > 1) {
     let done;
     busy = new Promise((resolve) => { done = resolve; });
     try {
       res = await parallelSteps(r, n, shares);
+      if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) val = num((await parallelEvaluate(r, shares)).val_loss);
     } finally {
       busy = null;
       done();
     }
-  } else res = r.run.train(n);
+  } else {
+    res = r.run.train(n);
+    if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) val = num(r.run.evaluate().val_loss);
+  }
   const done = res.losses.length;
   const newStep = res.step;
-  let val = null;
   let sample = null;
-  if (!res.diverged && (newStep % r.evalEvery === 0 || newStep === r.steps)) val = num(r.run.evaluate().val_loss);
   if (!res.diverged && every > 0 && r.sample.prompt && (newStep % every === 0 || newStep === r.steps)) {
     try {
       const s = r.run.sample({ prompt: r.sample.prompt, max_new_tokens: SAMPLE_TOKENS, greedy: true });
