@@ -33,5 +33,7 @@ export async function uploaded(page, path, hash = '') {
   await page.goto(`/train/${hash}`);
   await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-upload-file').setInputFiles(path);
-  await expect(page.locator('#tr-ckpt-msg')).toContainText(basename(path), { timeout: RUN_MS });
+  // the loaded message, not "Reading <name>…", which names the file too
+  const name = basename(path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await expect(page.locator('#tr-ckpt-msg')).toContainText(new RegExp(`^(Loaded ${name}:|已加载 ${name}：)`), { timeout: RUN_MS });
 }

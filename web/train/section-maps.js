@@ -60,17 +60,20 @@ export class MapsSection extends Section {
     const n = codePoints(prompt, STEPPER_MAX_ROWS + 2);
     if (n > STEPPER_MAX_ROWS) { this.fail(t('err.promptLong', { max: STEPPER_MAX_ROWS })); return; }
     this.dom.status.textContent = t('maps.computing');
-    // Only the latest request's answer is shown: an earlier one (a model just loaded shows its maps
-    // by itself) can come back after the learner's click, and must not replace its prompt's maps.
+    // Only the latest request's answer is shown, and only while its model is the page's: an earlier
+    // request can come back after a later one, and a model loaded meanwhile (an upload read while
+    // the maps were computed) must not get the previous model's maps.
     const ticket = (this.ticket = (this.ticket ?? 0) + 1);
+    const info = rt.info;
+    const stale = () => ticket !== this.ticket || rt.info !== info;
     try {
       const r = await this.ctx.worker.call('maps', { run: 'main', prompt });
-      if (ticket !== this.ticket) return;
+      if (stale()) return;
       rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt };
       this.refresh();
       this.onShown?.();
     } catch (e) {
-      if (ticket !== this.ticket) return;
+      if (stale()) return;
       this.dom.status.textContent = '';
       this.fail(e.message);
     }

@@ -61,8 +61,13 @@ export class WalkSection extends Section {
     if (!m) return;
     const position = this.position >= 0 && this.position < m.T ? this.position : m.T - 1;
     this.dom.status.textContent = t('walk.computing');
+    // only the latest walk's answer is shown, and only while its maps are the page's (new maps: a
+    // new prompt or model, and refresh() has already said so)
+    const ticket = (this.ticket = (this.ticket ?? 0) + 1);
+    const stale = () => ticket !== this.ticket || this.maps() !== m;
     try {
       const r = await this.ctx.worker.call('walk', { run: 'main', spec: { prompt: m.prompt, position, show: 10, sample: this.sampling() } });
+      if (stale()) return;
       this.trace = { ...r, maps: m, step: m.step };
       this.error = '';
       if (!this.view) {
@@ -71,6 +76,7 @@ export class WalkSection extends Section {
       }
       this.view.show(this.trace, true);
     } catch (e) {
+      if (stale()) return;
       this.error = e.message;
     }
     this.refresh();
