@@ -245,3 +245,43 @@ TEST_CASE("block_trace: the sampled token is generation's first, for the same se
   std::sort(seen.begin(), seen.end());
   CHECK(std::unique(seen.begin(), seen.end()) - seen.begin() > 2);  // the draws are draws, not one token
 }
+
+TEST_CASE("block_trace: past the keys' limit, kv_layer gives one layer's keys and values, the core's", "[gpt][api][walk]") {
+  ap::kernels::set_tier(ap::kernels::Tier::fast);
+  ap::GptSession s;
+  // 2 layers × 256 wide: 140 visible keys are 71,680 floats a tensor, past the trace's 65,536
+  const char* wide = R"({"task":"copy","n_layer":2,"n_embd":256,"n_head":4,"block_size":160,"batch_size":1,"eval_batches":1,"seed":5})";
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + wide + "}")["ok"].b);
+  std::string prompt;
+  while (prompt.size() < 140) prompt += "abcdefghij=";
+  prompt.resize(140);
+  const std::string base = R"({"prompt":")" + prompt + R"(","position":139)";
+  const jt::Value plain = call(s, prompt_call("block_trace", base + "}"));
+  REQUIRE(plain["ok"].b);
+  CHECK_FALSE(plain["layers"][0].has("keys"));
+  CHECK_FALSE(plain["layers"][1].has("keys"));
+
+  const jt::Value one = call(s, prompt_call("block_trace", base + R"(,"kv_layer":1})"));
+  REQUIRE(one["ok"].b);
+  CHECK_FALSE(one["layers"][0].has("keys"));
+  const jt::Value& L = one["layers"][1];
+  REQUIRE(L.has("keys"));
+  const ap::GPT& m = s.trainer()->model();
+  const std::vector<int> ids = s.trainer()->tokenizer().encode(prompt, "prompt");
+  const ap::BlockTrace t = ap::block_trace(m, ids.data(), static_cast<int>(ids.size()), 139, 1);
+  CHECK(same(L["keys"], t.layers[1].keys));
+  CHECK(same(L["values"], t.layers[1].values));
+  // the page's terms: head h's q · key j, summed in order, is the score's dot, bit for bit
+  const int C = 256, hs = 64;
+  for (int h = 0; h < 4; ++h)
+    for (int j : {0, 70, 139}) {
+      float dot = 0.0f;
+      for (int i = 0; i < hs; ++i)
+        dot += static_cast<float>(L["q"].arr[static_cast<size_t>(h * hs + i)].num) *
+               static_cast<float>(L["keys"].arr[static_cast<size_t>(j * C + h * hs + i)].num);
+      CHECK(dot == static_cast<float>(L["heads"][static_cast<size_t>(h)]["dots"].arr[static_cast<size_t>(j)].num));
+    }
+  const jt::Value bad = call(s, prompt_call("block_trace", base + R"(,"kv_layer":2})"));
+  CHECK_FALSE(bad["ok"].b);
+  CHECK(bad["field"].str == "kv_layer");
+}

@@ -154,7 +154,7 @@ export interface BlockTraceLayer {
   q: number[];
   k: number[];
   v: number[];
-  /** (visible, C) row by row: the visible positions' k and v (absent for large models). */
+  /** (visible, C) row by row: the visible positions' k and v (absent for large models, unless this is spec.kv_layer). */
   keys?: number[];
   values?: number[];
   heads: { dots: number[]; scores: number[]; weights: number[]; context: number[] }[];
@@ -439,7 +439,7 @@ export interface GptRun {
   /** −log p (nats) of every token of a text (at most 65,536 bytes), or of the validation windows. */
   surprisal(spec: { text: string } | { validation: true } | string): Surprisal;
   /** One position of the prompt through the whole model, every step's numbers (reference tier). */
-  blockTrace(spec: { prompt: string; position?: number; show?: number; sample?: Omit<SampleSpec, 'prompt' | 'max_new_tokens'> } | string): BlockTrace;
+  blockTrace(spec: { prompt: string; position?: number; show?: number; sample?: Omit<SampleSpec, 'prompt' | 'max_new_tokens'>; kv_layer?: number } | string): BlockTrace;
   /** One output's weights (a matmul step's terms); bias null where the model has none. */
   weightRow(spec: { weight: 'c_attn' | 'attn.c_proj' | 'c_fc' | 'mlp.c_proj' | 'lm_head'; layer?: number; row: number } | string): { weight: string; row: number; w: number[]; bias: number | null };
   /** The stepper spec of layer `layer`, head `head` (0-based) for the last runPrompt. */

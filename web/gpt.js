@@ -663,7 +663,8 @@ class GptRun {
 
   /**
    * One position of a prompt walked through the whole model, every step's numbers in the reference
-   * tier: spec {prompt, position (default the last), show (default 10)} → {tokens, T, position,
+   * tier: spec {prompt, position (default the last), show (default 10), kv_layer? (that layer's keys
+   * and values even past the size the trace carries)} → {tokens, T, position,
    * token, visible, scale, config, activation, ln_eps, wte, wpe, encoded, layers: [{ln_1, q, k, v,
    * keys?, values?, heads: [{dots, scores, weights, context}], atty, attn_proj, residual2, ln_2,
    * fc, act, mlp_proj, residual3, c_attn_b, attn_c_proj_b, c_fc_b, mlp_c_proj_b}], ln_f, top,

@@ -46,11 +46,11 @@
 //   vocab(spec)             the tokens' texts, spec {"from" (0), "count" (to the end)} →
 //                            {"from","vocab","vocab_size"}; [] for token ids. info()'s "vocab"
 //                            lists a character vocabulary only (GPT-2's 50,257 pieces come from here)
-//   block_trace(spec)       {"prompt","position" (default the last),"show"} → one position walked
+//   block_trace(spec)       {"prompt","position" (default the last),"show","sample","kv_layer"?} → one position walked
 //                            through the whole model in the reference tier (core/block_trace.h;
 //                            gpt_walk.cpp): {"tokens","T","position","token","visible","scale",
 //                            "config","activation","ln_eps","wte","wpe","encoded","layers":[{"ln_1",
-//                            "q","k","v","keys"?,"values"?,"heads":[{"dots","scores","weights",
+//                            "q","k","v","keys"?,"values"? (kv_layer's always),"heads":[{"dots","scores","weights",
 //                            "context"}],"atty","attn_proj","residual2","ln_2","fc","act",
 //                            "mlp_proj","residual3", the biases}],"ln_f","top","max_logit","sum_exp"}
 //   weight_row(spec)        {"weight": "c_attn"|"attn.c_proj"|"c_fc"|"mlp.c_proj"|"lm_head","layer","row"}

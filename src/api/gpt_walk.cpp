@@ -7,7 +7,8 @@
 //
 // Limits: the keys and values of the visible positions are written only while
 // visible · n_embd · n_layer ≤ kMaxWalkKV floats (the page's own models); beyond it "keys" and
-// "values" are absent (the stepper link has them). The logits are written as the `show` most
+// "values" are absent, and a call with "kv_layer": l writes that layer's (the page asks for them
+// when a score's or a context's terms are opened). The logits are written as the `show` most
 // likely (default 10), with the softmax's max and sum so a probability's arithmetic can be shown.
 // "sample" is the next token drawn from the position's logits as generation draws its first one
 // (core/generate.h first_draw: the same seed, temperature, top-k and top-p give the same token as
@@ -139,7 +140,7 @@ std::string GptSession::block_trace(const std::string& spec_json) {
   return guarded([&] {
     require_model();
     const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"prompt", "position", "show", "sample"}, "block_trace spec");
+    reject_unknown_keys(s, {"prompt", "position", "show", "sample", "kv_layer"}, "block_trace spec");
     if (!get(s, "prompt")) throw InputError("the block_trace spec needs a \"prompt\"", "prompt");
     const GPT& m = trainer_->model();
     const GPTConfig& c = m.config();
@@ -151,7 +152,9 @@ std::string GptSession::block_trace(const std::string& spec_json) {
     const int position = static_cast<int>(read_int(s, "position", T - 1, -(1LL << 31), (1LL << 31) - 1));
     const int show = static_cast<int>(std::min<long long>(read_int(s, "show", 10, 1, kMaxModelVocab), c.vocab_size));
     const SampleOptions sample = read_walk_sample(s, c.vocab_size);
-    const BlockTrace tr = ap::block_trace(m, ids.data(), T, position);
+    // kv_layer: that layer's keys and values too, past the limit (one layer's: visible × n_embd each)
+    const int kv_layer = static_cast<int>(read_int(s, "kv_layer", -1, -1, c.n_layer - 1));
+    const BlockTrace tr = ap::block_trace(m, ids.data(), T, position, kv_layer);
     const bool kv = static_cast<long long>(tr.visible) * c.n_embd * c.n_layer <= kMaxWalkKV;
 
     Value v = Value::object();
@@ -168,7 +171,7 @@ std::string GptSession::block_trace(const std::string& spec_json) {
     v.set("wpe", floats(tr.wpe));
     v.set("encoded", floats(tr.encoded));
     Value layers = Value::array();
-    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.p().h[l], c.n_embd, kv));
+    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.p().h[l], c.n_embd, kv || static_cast<int>(l) == kv_layer));
     v.set("layers", std::move(layers));
     v.set("ln_f", layernorm_json(tr.ln_f, m.p().ln_f_w, m.p().ln_f_b));
     // the logits' most likely `show`, and the softmax's max and Σ exp(z − max) in its own order

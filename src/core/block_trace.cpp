@@ -76,7 +76,7 @@ HeadTrace head_row(const float* qkv, int p, int n, int C, int h, int hs, float s
 
 }  // namespace
 
-BlockTrace block_trace(const GPT& model, const int* ids, int T, int position) {
+BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, int kv_layer) {
   const GPTConfig& cfg = model.config();
   if (T < 1 || T > cfg.block_size)
     throw InputError("the prompt has " + std::to_string(T) + " tokens: it must have 1 to block_size = " +
@@ -119,7 +119,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position) {
     lt.q.assign(qp, qp + C);
     lt.k.assign(qp + C, qp + 2 * C);
     lt.v.assign(qp + 2 * C, qp + 3 * C);
-    if (keep_kv)
+    if (keep_kv || l == kv_layer)
       for (int j = 0; j < tr.visible; ++j) {
         const float* r = qkv.data() + static_cast<size_t>(j) * 3 * C;
         lt.keys.insert(lt.keys.end(), r + C, r + 2 * C);

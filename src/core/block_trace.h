@@ -87,6 +87,8 @@ struct BlockTrace {
 };
 
 // The trace of `position` for the prompt ids (T tokens). Throws InputError ("position", "ids").
-BlockTrace block_trace(const GPT& model, const int* ids, int T, int position);
+// kv_layer ≥ 0 keeps that layer's keys and values whatever the limit (the walk asks for one layer's
+// when a learner opens a score whose terms the whole trace could not carry).
+BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, int kv_layer = -1);
 
 }  // namespace ap

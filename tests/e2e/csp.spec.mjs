@@ -78,7 +78,7 @@ test('the quiz page with a gradebook under the strict CSP header: a result reach
   expect(violations).toEqual([]);
 });
 
-test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run, the maps and the block walk', async ({ page }) => {
+test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run, the maps, the block walk, the next token, surprisal and the pictures; 中文', async ({ page }) => {
   const violations = await strict(page);
   const res = await page.goto('/train/#steps=4&batch_size=4&sample_every=2');
   expect(res.headers()['content-security-policy']).toBe(CSP);
@@ -93,6 +93,19 @@ test('the training page under the strict CSP header: its worker, the GPT wasm, u
   await expect(page.getByRole('slider', { name: 'x', exact: true })).toBeVisible({ timeout: RUN_MS });
   await page.getByRole('button', { name: 'Next step →' }).click();
   await expect(page.locator('.tr-walk-explain math').first()).toBeVisible();
+  // the next-token bars, the surprisal and the pictures (figures.js, a PNG drawn from the SVG)
+  await page.getByRole('region', { name: '5 · The next token' }).getByRole('slider', { name: 'Temperature' }).press('ArrowLeft');
+  const sur = page.getByRole('region', { name: '6 · Surprisal: the loss, token by token' });
+  await sur.getByRole('button', { name: 'Score the validation windows' }).click();
+  await expect(sur.getByRole('status')).toContainText('validation windows:', { timeout: RUN_MS });
+  for (const name of ['Save this step', 'Save the model view as a picture', 'Save the next-token bars as a picture']) {
+    const group = page.getByRole('group', { name });
+    for (const kind of ['SVG', 'PNG']) {
+      await Promise.all([page.waitForEvent('download'), group.getByRole('button', { name: kind }).click()]);
+    }
+  }
+  await page.locator('#tr-lang-zh').click();
+  await expect(page.getByRole('heading', { name: '整个模块，一步一步' })).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(violations).toEqual([]);
 });

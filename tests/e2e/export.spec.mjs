@@ -2,10 +2,10 @@
 // does: after a short run, the loss chart and the next-token bars save as SVG (parsed by the
 // browser's DOMParser as image/svg+xml: no parsererror, an <svg> root, the legend's and the axes'
 // text) and as PNG (the IHDR's width and height are the size the page states, twice the SVG's);
-// 中文 labels in the 中文 page.
+// 中文 labels in the 中文 page; an experiment's chart, two runs overlaid, with both in its legend.
 // (The attention maps' and the model view's pictures: model-view.spec.mjs.)
 import { readFile } from 'node:fs/promises';
-import { test, expect } from './fixtures.mjs';
+import { test, expect, RUN_MS } from './fixtures.mjs';
 import { trained } from './train-helpers.mjs';
 
 /** Saves a figure by its group's SVG and PNG buttons; checks both; → the SVG's text content. */
@@ -43,6 +43,19 @@ test('the loss chart and the next-token bars save as SVG and PNG with their lege
   const barsGroup = next.getByRole('group', { name: 'Save the next-token bars as a picture' });
   const barsText = await saveBoth(page, barsGroup, 'next-token', barsGroup.locator('xpath=following-sibling::span[@role="status"]'));
   for (const s of ['Next token after “abc=”', 'Probability', 'Logit', 'probability it is drawn with', 'before top-k / top-p', 'dropped']) expect(barsText).toContain(s);
+});
+
+test('an experiment’s overlaid loss curves save as one picture with both runs in its legend', async ({ page }) => {
+  await trained(page, '#steps=12&batch_size=4&sample_every=0');
+  await page.getByRole('button', { name: 'Strict vs inclusive mask (exercise 2)' }).click();
+  await expect(page.locator('#app')).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
+  const exp = page.getByRole('region', { name: '3 · Experiments from the tutorials' });
+  const group = exp.getByRole('group', { name: 'Save the loss chart as a picture' });
+  const text = await saveBoth(page, group, 'loss-chart', group.locator('xpath=following-sibling::span[@role="status"]'));
+  for (const run of ['strict j > i', 'inclusive j ≥ i']) {
+    expect(text).toContain(`${run}: training loss`);
+    expect(text).toContain(`${run}: validation loss`);
+  }
 });
 
 test('中文: the chart’s picture has 中文 labels', async ({ page }) => {

@@ -131,6 +131,10 @@ test('a map and the model view save as SVG (valid, with their legend) and PNG (t
   expect(all).toContain('12 layers × 12 heads');
   expect(all).toContain('layer 12');
   expect(all).toContain('rollout');
+  // the window made narrow after the maps were drawn beside the enlarged one: it stays in its card
+  await page.setViewportSize({ width: 375, height: 900 });
+  await expect.poll(() => box.evaluate((e) => e.scrollWidth - e.clientWidth)).toBeLessThanOrEqual(0);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
 });
 
 for (const width of [375, 1366, 1920]) {

@@ -106,17 +106,20 @@ test('the next token: bars from the core, reshaped by temperature, top-k and top
   await expect(zh.getByRole('radio', { name: '前 p 的概率' })).toHaveAttribute('aria-checked', 'true');
 });
 
-test('the next-token section at phone, laptop and projector widths: no horizontal overflow', async ({ page }, testInfo) => {
+test('the next-token section at phone, laptop and projector widths, English and 中文: no horizontal overflow', async ({ page }, testInfo) => {
   await trained(page, '#steps=10&batch_size=4&sample_every=0&next_prompt=abc%3D');
-  for (const [w, h] of [[375, 800], [1366, 900], [1920, 1080]]) {
-    await page.setViewportSize({ width: w, height: h });
-    const section = page.locator('#tr-next');
-    await expect(section.locator('tbody tr')).toHaveCount(12);
-    const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(over, `${w} px`).toBeLessThanOrEqual(0);
-    const inner = await section.evaluate((e) => e.scrollWidth - e.clientWidth);
-    expect(inner, `${w} px, inside the section`).toBeLessThanOrEqual(1);
-    await section.screenshot({ path: testInfo.outputPath(`next-token-${w}.png`) });
+  for (const lang of ['en', 'zh']) {
+    if (lang === 'zh') await page.locator('#tr-lang-zh').click();
+    for (const [w, h] of [[375, 800], [1366, 900], [1920, 1080]]) {
+      await page.setViewportSize({ width: w, height: h });
+      const section = page.locator('#tr-next');
+      await expect(section.locator('tbody tr')).toHaveCount(12);
+      const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(over, `${lang} ${w} px`).toBeLessThanOrEqual(0);
+      const inner = await section.evaluate((e) => e.scrollWidth - e.clientWidth);
+      expect(inner, `${lang} ${w} px, inside the section`).toBeLessThanOrEqual(1);
+      await section.screenshot({ path: testInfo.outputPath(`next-token-${lang}-${w}.png`) });
+    }
   }
 });
 

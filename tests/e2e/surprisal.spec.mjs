@@ -2,7 +2,8 @@
 // and visible text: after a run, the validation windows' mean −log p is the validation loss the
 // chart shows, digit for digit; a typed text is scored token by token (the mean shown is the mean
 // of the values read on the tokens), pointing or the arrow keys read a token's p; a character the
-// model does not know gets the core's message; 中文; no horizontal overflow at 375 and 1366 px.
+// model does not know gets the core's message; 中文; no horizontal overflow at 375, 1366 and 1920 px
+// in English and 中文.
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 
 const app = (page) => page.locator('#app');
@@ -39,11 +40,14 @@ test('surprisal: the validation windows average to the chart’s validation loss
   await page.keyboard.press('ArrowRight');
   await expect(section.locator('#tr-surprisal-readout')).toContainText('Position 1, “b”: p = ');
   await expect(section.getByRole('table', { name: 'The most surprising tokens' }).locator('tbody tr')).toHaveCount(10);
-  for (const w of [375, 1366]) {
-    await page.setViewportSize({ width: w, height: 900 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${w} px`).toBeLessThanOrEqual(0);
-    await section.screenshot({ path: testInfo.outputPath(`surprisal-${w}.png`) });
-  }
+  const widths = async (lang) => {
+    for (const w of [375, 1366, 1920]) {
+      await page.setViewportSize({ width: w, height: 900 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${lang} ${w} px`).toBeLessThanOrEqual(0);
+      await page.locator('#tr-surprisal').screenshot({ path: testInfo.outputPath(`surprisal-${lang}-${w}.png`) }); // the region's name is the language's
+    }
+  };
+  await widths('en');
 
   // a character the model does not know
   await section.getByLabel('Text').fill('abZ');
@@ -52,4 +56,5 @@ test('surprisal: the validation windows average to the chart’s validation loss
 
   await page.locator('#tr-lang-zh').click();
   await expect(page.getByRole('region', { name: '6 · 意外度：逐个词元看损失' }).getByRole('button', { name: '为验证窗口打分' })).toBeVisible();
+  await widths('zh');
 });

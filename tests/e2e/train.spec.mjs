@@ -581,7 +581,8 @@ test('bad input: a message beside each field, nothing starts, nothing crashes; a
   await expect(page.locator('.tr-map')).toHaveCount(0);
   await page.locator('#tr-f-prompt').fill('注意力'.repeat(30));
   await page.locator('#tr-maps').click();
-  await expect(page.locator('#tr-err-prompt')).toHaveText('At most 64 characters here: the stepper takes matrices of up to 64 rows.');
+  await expect(page.locator('#tr-err-prompt')).toHaveText('This prompt is 90 tokens: at most 64 here, as the stepper takes matrices of up to 64 rows.');
+  await expect(page.locator('#tr-f-prompt')).toHaveValue('注意力'.repeat(30));
 });
 
 test('permalink: the task, settings and seeds go into the link and come back from it', async ({ page }) => {

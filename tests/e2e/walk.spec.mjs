@@ -5,7 +5,7 @@
 // step list and Next, numbers picked by click, pointer and keyboard. The numbers the page shows
 // are the core's: each checked explanation's result is the wasm API's blockTrace value for the
 // same prompt and position (computed in Node). Every block step saves as SVG (parses, has its
-// title) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
+// title, no text past its right edge) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
 // at 375, 1366 and 1920 px (the strict CSP is csp.spec.mjs's, which loads this page).
 import { writeFile, readFile } from 'node:fs/promises';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
@@ -51,9 +51,16 @@ async function saveStep(page, title) {
   const svg = await readFile(await svgD.path(), 'utf8');
   const parsed = await page.evaluate((text) => {
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
-    return { error: doc.getElementsByTagName('parsererror').length, root: doc.documentElement.localName, text: doc.documentElement.textContent, w: doc.documentElement.getAttribute('width') };
+    // laid out in the page: every text inside the picture's width (none cut at its right edge)
+    const svgEl = document.importNode(doc.documentElement, true);
+    document.body.append(svgEl);
+    const W = Number(svgEl.getAttribute('width'));
+    const cut = [...svgEl.querySelectorAll('text')].filter((t) => { const b = t.getBBox(); return b.x + b.width > W + 0.5; }).map((t) => t.textContent);
+    svgEl.remove();
+    return { error: doc.getElementsByTagName('parsererror').length, root: doc.documentElement.localName, text: doc.documentElement.textContent, w: doc.documentElement.getAttribute('width'), cut };
   }, svg);
   expect(parsed.error).toBe(0);
+  expect(parsed.cut).toEqual([]);
   expect(parsed.root).toBe('svg');
   expect(parsed.text).toContain(title);
   const [pngD] = await Promise.all([page.waitForEvent('download'), group.getByRole('button', { name: 'PNG' }).click()]);
@@ -268,6 +275,74 @@ test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyb
   await expect(g).toHaveAttribute('aria-valuenow', '129');
   expect((await lines(page))[0]).toBe('g[129] = 0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³)))');
   await saveStep(page, 'Layer 1 · MLP (c_fc, GELU, c_proj) and the residual');
+});
+
+test('a model too wide for the trace to carry its keys: a score’s q·k terms and a context’s Σ a·v are fetched when opened', async ({ page }, testInfo) => {
+  // 5 layers × 256 wide: the 64 visible keys of the longest prompt (the maps' 64 tokens) are 81,920
+  // floats a tensor, past the 65,536 the trace carries
+  const cfg = { n_layer: 5, n_head: 4, n_embd: 256, block_size: 64, vocab_size: 50 };
+  const files = hfGpt2Files(cfg, 11, {});
+  const set = { 'model.safetensors': files.model, 'config.json': files.config };
+  const paths = Object.entries(set).map(([name, bytes]) => {
+    const p = testInfo.outputPath(name);
+    return writeFile(p, bytes).then(() => p);
+  });
+  const prompt = Array.from({ length: 64 }, (_, i) => `[${i % 50}]`).join(''); // 64 ids, 250 characters
+  // the core's numbers for the same file and prompt, in Node: without kv_layer the trace has no keys
+  const gpt = await loadGptApi();
+  const node = await gpt.openModel(Object.entries(set).map(([name, data]) => ({ name, data })));
+  let ref;
+  try {
+    expect(node.blockTrace({ prompt, position: 63 }).layers[4].keys).toBeUndefined();
+    ref = node.blockTrace({ prompt, position: 63, kv_layer: 4 }).layers[4];
+  } finally {
+    node.free();
+  }
+  expect(ref.keys).toHaveLength(64 * 256);
+  const C = 256;
+  const hs = 64;
+  const t4 = (v) => (v < 0 ? `(${f4(v)})` : f4(v));
+  /** The explanation's two lines of Σ a[k]·b[k]: its products, then their values (cut after 6, the last 2 kept). */
+  const dotLines = (a, b) => {
+    const cut = (ts) => `= ${ts.slice(0, 6).join(' + ')} + … + ${ts.slice(-2).join(' + ')}`;
+    return [cut(a.map((v, k) => `${t4(v)}·${t4(b[k])}`)), cut(a.map((v, k) => t4(v * b[k])))];
+  };
+
+  await boot(page);
+  await page.locator('#tr-open-file').setInputFiles(await Promise.all(paths));
+  await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  await walkTo(page, 63, prompt);
+  const s = section(page);
+  await s.getByLabel('Step', { exact: true }).selectOption({ label: '23. Layer 5 · attention' });
+  await expect(s.getByRole('heading', { name: 'Layer 5 · attention' })).toBeVisible();
+  // head 2's score of key 64 (the position itself): q·k over the head's 64 numbers
+  const a = s.getByRole('slider', { name: 'a (head 2)', exact: true });
+  await expect(a).toHaveAttribute('aria-valuemax', '64');
+  await a.focus();
+  await a.press('End');
+  const explain = s.locator('.tr-walk-explain');
+  await expect(explain).toContainText('A sum of 64 products', { timeout: RUN_MS });
+  let ls = await lines(page);
+  expect(ls[0]).toBe('s[64] = q·k[64] / √d');
+  const q = ref.q.slice(hs, 2 * hs);
+  const k = ref.keys.slice(63 * C + hs, 63 * C + 2 * hs);
+  const [prods, vals] = dotLines(q, k);
+  expect(ls[1]).toBe(prods);
+  expect(ls[2]).toBe(vals);
+  expect(ls).toContain(`= ${f4(ref.heads[1].scores[63])}`);
+  expect(ls).toContain(`= ${f4(ref.heads[1].weights[63])}`);
+  await s.screenshot({ path: testInfo.outputPath('walk-wide-score.png') });
+  // the context's first number: Σ_j a[j]·v[j,1] over the 64 positions (the fetched layer is kept)
+  const y = s.getByRole('slider', { name: 'y', exact: true });
+  await y.focus();
+  await y.press('Home');
+  await expect.poll(() => lines(page).then((l) => l[0]), { timeout: RUN_MS }).toBe('y[1] = Σ_j a[j]·v[j,1]');
+  await expect(explain).toContainText('A sum of 64 products');
+  ls = await lines(page);
+  const [cp, cv] = dotLines(ref.heads[0].weights, ref.heads[0].weights.map((_, j) => ref.values[j * C]));
+  expect(ls[1]).toBe(cp);
+  expect(ls[2]).toBe(cv);
+  expect(result(ls)).toBe(`= ${f4(ref.atty[0])}`);
 });
 
 test('an opened nanoGPT ckpt.pt without biases, in 中文: β and the biases are absent, and said so', async ({ page }, testInfo) => {

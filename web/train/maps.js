@@ -10,7 +10,7 @@
 // Loaded with the first model view or walk (model-view.js, walk-view.js), not at the page's start:
 // the sections that only show tokens take heat and tokenMark from ../export.js itself.
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
-// the maps is at most 64 characters (config.js STEPPER_MAX_ROWS).
+// the maps is at most 64 of the model's tokens (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../stepper/permalink.js';
 import { el } from '../ui.js';
 import { heat, tokenMark } from '../export.js';

@@ -2,13 +2,14 @@
 // (the task's example by default), and the trained model's attention maps for it, one per layer
 // and head with the mean over heads and the rollout (the model view, model-view.js, loaded with the
 // first maps; maps.js draws them), each head a link to the Attention Stepper. The prompt is checked here
-// (a model, not empty, at most the stepper's STEPPER_MAX_ROWS characters); the core checks the
-// rest (characters the model never saw) and its message goes beside the prompt.
+// (a model, not empty) and in the worker (at most the stepper's STEPPER_MAX_ROWS tokens of the model,
+// counted by the core's tokenizer: characters, GPT-2's BPE pieces or [id]s); the core checks the
+// rest (characters the model never saw) and its message goes beside the prompt, which stays as typed.
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // refresh(). Also clear() (no maps), followTask() and onShown (set by main.js: called after new maps) (a prompt that was the task's default follows
 // a new task).
-import { STEPPER_MAX_ROWS, codePoints } from './config.js';
+import { STEPPER_MAX_ROWS } from './config.js';
 import { el, statusLine } from '../ui.js';
 import { Section } from './section.js';
 import { button, promptField, refreshFieldError, fromField, idEl } from './fields.js';
@@ -57,8 +58,6 @@ export class MapsSection extends Section {
     delete rt.errors.prompt;
     if (!rt.info) { this.fail(t('maps.noModel')); return; }
     if (!prompt) { this.fail(t('err.promptEmpty')); return; }
-    const n = codePoints(prompt, STEPPER_MAX_ROWS + 2);
-    if (n > STEPPER_MAX_ROWS) { this.fail(t('err.promptLong', { max: STEPPER_MAX_ROWS })); return; }
     this.dom.status.textContent = t('maps.computing');
     // Only the latest request's answer is shown, and only while its model is the page's: an earlier
     // request can come back after a later one, and a model loaded meanwhile (an upload read while
@@ -67,8 +66,13 @@ export class MapsSection extends Section {
     const info = rt.info;
     const stale = () => ticket !== this.ticket || rt.info !== info;
     try {
-      const r = await this.ctx.worker.call('maps', { run: 'main', prompt });
+      const r = await this.ctx.worker.call('maps', { run: 'main', prompt, max_tokens: STEPPER_MAX_ROWS });
       if (stale()) return;
+      if (r.too_long) {
+        this.dom.status.textContent = '';
+        this.fail(t('err.promptLong', { n: r.too_long.tokens, max: r.too_long.max }));
+        return;
+      }
       rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt };
       this.refresh();
       this.onShown?.();

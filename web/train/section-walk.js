@@ -48,10 +48,28 @@ export class WalkSection extends Section {
     dom.status = statusLine('tr-walk-status');
     dom.box = idEl('tr-walk-box', 'div', 'tr-walk-box');
     s.append(row, dom.status, dom.box);
-    this.viewOpts = { t, lang: this.ctx.state.lang, row: (spec) => this.ctx.worker.call('weight_row', { run: 'main', spec }) };
+    this.viewOpts = {
+      t, lang: this.ctx.state.lang,
+      row: (spec) => this.ctx.worker.call('weight_row', { run: 'main', spec }),
+      kv: (layer) => this.keysOf(layer),
+    };
     if (this.view) { this.view.root = dom.box; this.view.opts = this.viewOpts; if (this.trace) this.view.show(this.trace, true); }
     this.optionsFor = null;
     return s;
+  }
+
+  /**
+   * A layer's keys and values for the trace shown, when it came without them (a model too large to
+   * send them all): asked of the worker once per layer, on the first score or context opened.
+   */
+  keysOf(layer) {
+    // the worker's model has trained on since this walk: its keys are not this trace's any more
+    if (this.trace && this.rt.step !== this.trace.step) return Promise.reject(new Error(this.ctx.t('walk.kvStale', { step: this.trace.step })));
+    if (!this.kvCache.has(layer)) {
+      const asked = this.ctx.worker.call('walk_kv', { run: 'main', spec: { ...this.kvSpec, kv_layer: layer } });
+      this.kvCache.set(layer, asked.catch((e) => { this.kvCache.delete(layer); throw e; })); // a failure is asked again
+    }
+    return this.kvCache.get(layer);
   }
 
   /** The trace of the picked position of the maps' prompt, from the worker. */
@@ -66,8 +84,11 @@ export class WalkSection extends Section {
     const ticket = (this.ticket = (this.ticket ?? 0) + 1);
     const stale = () => ticket !== this.ticket || this.maps() !== m;
     try {
-      const r = await this.ctx.worker.call('walk', { run: 'main', spec: { prompt: m.prompt, position, show: 10, sample: this.sampling() } });
+      const spec = { prompt: m.prompt, position, show: 10, sample: this.sampling() };
+      const r = await this.ctx.worker.call('walk', { run: 'main', spec });
       if (stale()) return;
+      this.kvSpec = { prompt: spec.prompt, position, show: 1 };
+      this.kvCache = new Map();
       this.trace = { ...r, maps: m, step: m.step };
       this.error = '';
       if (!this.view) {

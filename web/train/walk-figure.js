@@ -33,13 +33,17 @@ export function stepSvg(step, o) {
     const n = vec.values.length;
     const colour = o.colourOf(vec.values);
     const cw = stripW / n;
+    let mx = 0;
+    for (const v of vec.values) if (Math.abs(v) > mx) mx = Math.abs(v);
     out.push(`<text x="16" y="${y + ROW / 2 + 5}" ${FONT} font-size="14" font-weight="700">${xml(vec.name)}</text>`);
     out.push(`<text x="16" y="${y + ROW / 2 + 20}" ${FONT} font-size="11" fill="#4a4f57">${n}</text>`);
     vec.values.forEach((v, i) => {
       out.push(`<rect x="${(LEFT + i * cw).toFixed(2)}" y="${y}" width="${(cw + 0.3).toFixed(2)}" height="${ROW - 6}" fill="${colour(v)}"/>`);
       if (n <= 16) {
         const label = vec.labels ? `${tokenMark(vec.labels[i])} ${o.fmt(v, 2)}` : o.fmt(v, 2);
-        out.push(`<text x="${(LEFT + (i + 0.5) * cw).toFixed(2)}" y="${y + ROW / 2 + 1}" ${FONT} font-size="11" text-anchor="middle">${xml(label)}</text>`);
+        // white on the darkest cells, as the page writes them (walk-view.js's is-dark)
+        const ink = Math.abs(v) / (mx || 1) > 0.6 ? ' fill="#ffffff"' : '';
+        out.push(`<text x="${(LEFT + (i + 0.5) * cw).toFixed(2)}" y="${y + ROW / 2 + 1}" ${FONT} font-size="11" text-anchor="middle"${ink}>${xml(label)}</text>`);
       }
     });
     out.push(`<rect x="${LEFT}" y="${y}" width="${stripW}" height="${ROW - 6}" fill="none" stroke="#8a8f98" stroke-width="0.6"/>`);
@@ -65,8 +69,10 @@ export function stepSvg(step, o) {
   }
   out.push(`<text x="16" y="${y + 26}" ${FONT} font-size="11">−max</text><text x="${16 + sw}" y="${y + 26}" ${FONT} font-size="11" text-anchor="end">+max</text>`);
   out.push(`<text x="220" y="${y + 26}" ${FONT} font-size="11">0</text><text x="${220 + sw}" y="${y + 26}" ${FONT} font-size="11" text-anchor="end">max</text>`);
-  out.push(`<text x="420" y="${y + 11}" ${FONT} font-size="12" fill="#4a4f57">${xml(o.legend)}</text>`);
-  const H = Math.ceil(y + 40);
+  // the legend's sentence beside the scales, wrapped to the figure's width (12 px text, 524 px)
+  const legend = wrap(o.legend, 68);
+  legend.forEach((line, k) => out.push(`<text x="420" y="${y + 11 + 16 * k}" ${FONT} font-size="12" fill="#4a4f57">${xml(line)}</text>`));
+  const H = Math.ceil(y + Math.max(40, 11 + 16 * legend.length));
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">`
     + `<rect width="${W}" height="${H}" fill="#ffffff"/>${out.join('')}</svg>`;
 }

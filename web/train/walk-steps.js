@@ -9,8 +9,9 @@
 // explanation asks `row({weight, layer, row})` (the worker's weight_row) and is async.
 //
 // Limits: a sum of C terms is shown cut in the middle (sumLine, at most 8 terms), as the stepper
-// does; a score's q·k terms and a context's Σ a·v need the keys and values, which the core sends
-// only for models small enough (absent: the value alone, and the head's stepper link has them).
+// does; a score's q·k terms and a context's Σ a·v need the keys and values, which the trace
+// carries only for models small enough; for larger ones `kv(layer)` (the worker's walk_kv: the
+// same trace asked for that layer's keys and values) fetches them when such a number is opened.
 import { lineBuilder, sumLine } from '../stepper/explain-lines.js';
 import { formatNumber as f, term } from '../stepper/format.js';
 
@@ -73,7 +74,7 @@ function lnStep(t, id, title, x, ln, eps, next) {
 }
 
 /** The attention step of layer l: q, each head's weights over the visible keys, the heads' contexts. */
-function attentionStep(t, tr, l, row) {
+function attentionStep(t, tr, l, row, kv) {
   const Ly = tr.layers[l];
   const C = tr.config.n_embd;
   const NH = tr.config.n_head;
@@ -85,12 +86,13 @@ function attentionStep(t, tr, l, row) {
   };
   const headVec = (h) => ({
     name: `a (${t('walk.head', { h: h + 1 })})`, head: h, values: Ly.heads[h].weights, labels: tr.tokens.slice(0, n),
-    explain: (j) => {
+    explain: async (j) => {
       const H = Ly.heads[h];
       const L = lineBuilder();
       const q = slice(Ly.q, h * hs, hs);
+      const keys = Ly.keys ?? (kv ? (await kv(l)).keys : null);
       L.F(`s[${j + 1}] = q·k[${j + 1}] / √d`);
-      if (Ly.keys) L.dot(q, slice(keyRow(Ly.keys, j, C), h * hs, hs));
+      if (keys) L.dot(q, slice(keyRow(keys, j, C), h * hs, hs));
       L.T(`= ${term(H.dots[j])}·${f(tr.scale)}`);
       L.R(H.scores[j]);
       const mx = Math.max(...H.scores);
@@ -98,18 +100,21 @@ function attentionStep(t, tr, l, row) {
       L.T(`= e^(${f(H.scores[j])} − ${term(mx)}) / (${sumLine(H.scores.map((s) => `e^(${f(s - mx)})`))})`);
       L.R(H.weights[j]);
       L.N(t('walk.ex.key', { k: j + 1, tok: tr.tokens[j] ?? '' }));
+      if (keys) L.N(t('walk.ex.terms', { n: hs }));
       return L.lines;
     },
   });
-  const ctxExplain = (i) => {
+  const ctxExplain = async (i) => {
     const h = Math.floor(i / hs);
     const d = i % hs;
     const H = Ly.heads[h];
     const L = lineBuilder();
+    const values = Ly.values ?? (kv ? (await kv(l)).values : null);
     L.F(`y[${i + 1}] = Σ_j a[j]·v[j,${d + 1}]`);
-    if (Ly.values) L.dot(H.weights, H.weights.map((_, j) => Ly.values[j * C + h * hs + d]));
+    if (values) L.dot(H.weights, H.weights.map((_, j) => values[j * C + h * hs + d]));
     L.R(Ly.atty[i]);
     L.N(t('walk.ex.ctx', { h: h + 1, d: d + 1 }));
+    if (values) L.N(t('walk.ex.terms', { n: H.weights.length }));
     return L.lines;
   };
   const vectors = [{ name: 'q', values: Ly.q, explain: qExplain }];
@@ -297,7 +302,7 @@ function sampleStep(t, tr) {
  * explain(i) → lines or a promise of them, or null for a repeated input}], layer?, heads?, draw?}
  * (draw: the sampled token's draw, on the last step).
  */
-export function walkSteps(t, tr, row) {
+export function walkSteps(t, tr, row, kv) {
   const tok = tr.tokens[tr.position];
   const steps = [{
     id: 'embed', title: t('walk.step.embed'),
@@ -312,7 +317,7 @@ export function walkSteps(t, tr, row) {
   let x = tr.encoded;
   tr.layers.forEach((Ly, l) => {
     steps.push({ ...lnStep(t, `l${l}-ln_1`, t('walk.step.ln', { l: l + 1, name: 'ln_1' }), x, Ly.ln_1, tr.ln_eps, 'ln_1'), layer: l });
-    steps.push(attentionStep(t, tr, l, row));
+    steps.push(attentionStep(t, tr, l, row, kv));
     steps.push(...layerRest(t, tr, l, row, x));
     x = Ly.residual3;
   });

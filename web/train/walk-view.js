@@ -42,8 +42,9 @@ const cellName = (vec, i) => (vec.labels ? `${vec.name} ${tokenMark(vec.labels[i
 export class WalkView {
   /**
    * @param {HTMLElement} root where the view lays itself out
-   * @param {{t: Function, lang: string, row: Function}} opts i18n, the language of the stepper
-   *   links, row(spec) → a promise of a weight row (the worker's weight_row)
+   * @param {{t: Function, lang: string, row: Function, kv?: Function}} opts i18n, the language of the stepper
+   *   links, row(spec) → a promise of a weight row (the worker's weight_row), kv(layer) → a promise
+   *   of that layer's {keys, values} when the trace has none (the worker's walk_kv)
    */
   constructor(root, opts) {
     this.root = root;
@@ -59,7 +60,7 @@ export class WalkView {
   show(trace, keepStep = false) {
     const id = this.steps[this.index]?.id;
     this.trace = trace;
-    this.steps = walkSteps(this.opts.t, trace, this.opts.row);
+    this.steps = walkSteps(this.opts.t, trace, this.opts.row, this.opts.kv);
     const again = keepStep ? this.steps.findIndex((s) => s.id === id) : -1;
     this.index = again >= 0 ? again : 0;
     this.pick = null;

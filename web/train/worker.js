@@ -15,11 +15,12 @@
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
 // info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
 // each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
-// {run}; maps {run, prompt} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
-// mean (L,T,T), rollout (L,T,T)};
+// {run}; maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
+// mean (L,T,T), rollout (L,T,T)}, or {too_long: {tokens, max}} past max_tokens of the model's tokens;
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
+// walk_kv {run, spec with kv_layer} → {keys, values} of that layer (a trace too large to carry them);
 // weight_row {run, spec} → gpt.js weightRow's answer;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
@@ -278,8 +279,15 @@ const ops = {
   free({ run: name }) { free(name); return {}; },
   set_sample({ run: name, sample }) { need(name).sample = sample; return {}; },
   info({ run: name }) { return describe(need(name)); },
-  maps({ run: name, prompt }) {
+  maps({ run: name, prompt, max_tokens: max }) {
     const r = need(name);
+    if (max != null) {
+      // the limit is on the model's tokens (GPT-2's BPE pieces, ids of [15496][11]), counted by the
+      // core's tokenizer; a prompt it cannot read is left to runPrompt, whose message names the fault
+      let n = -1;
+      try { n = r.run.encode(prompt).ids.length; } catch { /* runPrompt says why */ }
+      if (n > max) return { too_long: { tokens: n, max } };
+    }
     const res = r.run.runPrompt(prompt);
     const specs = [];
     for (let l = 0; l < res.n_layer; l++) {
@@ -304,6 +312,12 @@ const ops = {
     const specs = [];
     for (let l = 0; l < m.n_layer; l++) specs.push(Array.from({ length: m.n_head }, (_, h) => r.run.headSpec(l, h)));
     return { ...trace, specs };
+  },
+  async walk_kv({ run: name, spec }) {
+    const r = need(name);
+    await gpt.loadCold();
+    const layer = r.run.blockTrace(spec).layers[spec.kv_layer];
+    return { keys: layer.keys, values: layer.values };
   },
   async weight_row({ run: name, spec }) {
     await gpt.loadCold();
