@@ -256,6 +256,8 @@ test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyb
   await walkTo(page, 3, '[1][2][3][4][5]');
   const s = section(page);
   await expect(page.locator('#tr-walk-status')).toContainText('GPT-2’s tanh GELU (gelu_new)');
+  // a model read as ids (no tokenizer files): the position's token is said as an id, not "[4]"
+  await expect(page.locator('#tr-walk-status')).toContainText(/^Position 3 \(token id 4\) through/);
   const x = s.getByRole('slider', { name: 'x', exact: true });
   await x.focus();
   await x.press('ArrowRight');

@@ -131,8 +131,15 @@ export class WalkSection extends Section {
     else if (!this.trace) dom.status.textContent = t('walk.ready');
     else {
       const tr = this.trace;
-      dom.status.textContent = t('walk.shown', { p: tr.position, tok: tokenLabel(tr.tokens[tr.position]), step: tr.step, L: tr.config.n_layer, act: tr.activation === 'gelu_new' ? t('walk.act.tanh') : t('walk.act.erf') });
+      dom.status.textContent = t('walk.shown', { p: tr.position, tok: this.tokenSaid(tr.tokens[tr.position]), step: tr.step, L: tr.config.n_layer, act: tr.activation === 'gelu_new' ? t('walk.act.tanh') : t('walk.act.erf') });
     }
+  }
+
+  /** A token as the status says it: its text, or "token id 13" for a model read as ids (not "[13]", which reads like an index). */
+  tokenSaid(tok) {
+    const { t } = this.ctx;
+    const id = this.rt.info?.tokenizer === 'token_ids' && /^\[(\d+)\]$/.exec(tok);
+    return id ? t('walk.tokId', { id: id[1] }) : t('walk.tokText', { tok: tokenLabel(tok) });
   }
 
   /** The model is gone (a reset): no trace. */
