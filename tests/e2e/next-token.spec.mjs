@@ -109,7 +109,13 @@ test('the next token: bars from the core, reshaped by temperature, top-k and top
 test('the next-token section at phone, laptop and projector widths, English and 中文: no horizontal overflow', async ({ page }, testInfo) => {
   await trained(page, '#steps=10&batch_size=4&sample_every=0&next_prompt=abc%3D');
   for (const lang of ['en', 'zh']) {
-    if (lang === 'zh') await page.locator('#tr-lang-zh').click();
+    if (lang === 'zh') {
+      // the switch fetches the strings, then renders the page anew and the bars are asked again:
+      // wait for the Chinese bars, or the screenshot below could catch the English ones leaving
+      await page.locator('#tr-lang-zh').click();
+      await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+      await expect(page.locator('#tr-next-facts')).toContainText('熵');
+    }
     for (const [w, h] of [[375, 800], [1366, 900], [1920, 1080]]) {
       await page.setViewportSize({ width: w, height: h });
       const section = page.locator('#tr-next');
