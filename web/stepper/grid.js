@@ -12,6 +12,12 @@ export function textToCells(text) {
   return lines.map((l) => (l.includes('\t') ? l.split('\t').map((c) => c.trim()) : l.trim().split(/[\s,]+/)));
 }
 
+/**
+ * Whether a cell's text could overflow its cell (max-width 7rem): anything but up to 7 printable
+ * ASCII characters, which fit in any font (the cell is clipped with an ellipsis only then).
+ */
+export const mayOverflow = (text) => !/^[\x20-\x7e]{0,7}$/.test(text ?? '');
+
 /** Matrix text from cells: spaces when every cell is a plain token, tabs when a cell is empty. */
 export function cellsToText(cells) {
   const tabs = cells.some((r) => r.some((c) => c === '' || /[\s,;]/.test(c)));
@@ -160,6 +166,7 @@ export class MatrixEditor {
         if (this.editing && this.editing.td === td) continue;
         const v = this.cells[i][j];
         td.textContent = v ?? '';
+        if (td.classList.contains('is-long') !== mayOverflow(v)) td.classList.toggle('is-long');
         td.classList.toggle('is-missing', v === undefined);
         td.classList.toggle('is-empty', v === '');
       }
@@ -206,6 +213,7 @@ export class MatrixEditor {
     input.setAttribute('aria-label', this.o.t('editor.cell', { name: this.o.name, r: r + 1, c: c + 1 }));
     this.editing = { td, input, original, r, c };
     td.textContent = '';
+    td.classList.add('is-long'); // the input is wider than the cell's content box: clipped
     td.append(input);
     input.focus();
     if (initial == null) input.select();
