@@ -40,11 +40,11 @@
 // busiest first) beside the worker's wall time per step: the gap is waiting (for a helper, a core).
 //
 // A quiet sitting (nothing else running; say the load average; 3 rounds, alternated):
-//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2              # tiny, 100 steps
-//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --preset small --steps 20
-//       → each path's 2 ÷ 1 ratio ("Path …, workers 1 / 2: … ratio to 1")
-//   node bench/train_bench.mjs --quick --default-run --workers 1 --web OLD/web           # the old page
-//   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3   # tiny, 100 steps
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3 --preset small --steps 20
+//       → each path's 2 ÷ 1 ratio ("Medians of 3 rounds … ratio to 1")
+//   node bench/train_bench.mjs --quick --default-run --workers 1 --rounds 3 --web OLD/web   # the old page
+//   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads --rounds 3
 //       → the default 2,000-step run's time ("training time in the worker"), old page against this
 //         one (its default: 1 worker on the workers path, the cores on the threads path)
 //   AP_BENCH_CPU_TIME=1 /usr/bin/python3 bench/peers/torch_peer.py --only w3 --threads 1
