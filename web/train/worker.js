@@ -157,9 +157,10 @@ function askHelper(k, msg, transfer) {
 
 /**
  * Gets the helpers of the next steps ready while nothing waits on them (the count is chosen, a run
- * is made): each started, its GPT module loaded and, given the run's config, its model made, so
- * that the first step's clock does not hold a module's loading. On the threads path and for a solo
- * run there are none. A helper that fails here fails again on the step, which says why.
+ * is made to be trained): each started, its GPT module loaded and, given the run (create's, which
+ * Start trains next), its model made, so that the first step's clock does not hold a module's
+ * loading. On the threads path and for a solo run there are none. A helper that fails here fails
+ * again on the step, which says why.
  */
 function prepareHelpers(r) {
   if (!gpt || gpt.threads > 1 || r?.solo) return;
@@ -380,7 +381,7 @@ const ops = {
     const r = { run, spec: null, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
-    prepareHelpers(r); // ready before the run resumes
+    prepareHelpers(null); // their module only: a checkpoint may be large, and may never be trained here
     info.val_loss = num(info.val_loss);
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
