@@ -31,7 +31,8 @@
 // opened model becomes a run on the text, then trained by start like any run, on this worker alone:
 // a model from elsewhere may be GPT-2's size, and each helper or thread would hold another copy of
 // its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
-// workers (path 'workers') or threads (path 'threads') share each training step (below).
+// workers (path 'workers') or threads (path 'threads') share each training step (below; the
+// helpers of the workers path are started then).
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
