@@ -32,17 +32,19 @@
 //   --default-run            train the page's default run (its own settings, no link hash; with
 //                            --steps, only the step count changed)
 //   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
+//   --rounds N               every run above N times, alternated (path × count, then again), then
+//                            each one's median tokens/s and the ratios of the medians
 // Beside the wall and worker times it prints the CPU seconds the browser's processes used during
 // each run (from /proc: every process under this one), so a loaded machine's runs can be compared,
 // and each Web Worker thread's CPU per step (/proc/PID/task: the training worker and its helpers,
 // busiest first) beside the worker's wall time per step: the gap is waiting (for a helper, a core).
 //
 // A quiet sitting (nothing else running; say the load average; 3 rounds, alternated):
-//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2              # tiny, 100 steps
-//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --preset small --steps 20
-//       → each path's 2 ÷ 1 ratio ("Path …, workers 1 / 2: … ratio to 1")
-//   node bench/train_bench.mjs --quick --default-run --workers 1 --web OLD/web           # the old page
-//   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3   # tiny, 100 steps
+//   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3 --preset small --steps 20
+//       → each path's 2 ÷ 1 ratio ("Medians of 3 rounds … ratio to 1")
+//   node bench/train_bench.mjs --quick --default-run --workers 1 --rounds 3 --web OLD/web   # the old page
+//   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads --rounds 3
 //       → the default 2,000-step run's time ("training time in the worker"), old page against this
 //         one (its default: 1 worker on the workers path, the cores on the threads path)
 //   AP_BENCH_CPU_TIME=1 /usr/bin/python3 bench/peers/torch_peer.py --only w3 --threads 1
@@ -80,6 +82,7 @@ const LAZY = [
 ];
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
+const ROUNDS = Math.max(1, arg('rounds', 1)); // the whole set of runs this many times, alternated, then the medians
 const DEFAULT_RUN = process.argv.includes('--default-run'); // the page's own settings (its default run), not --steps / --batch
 
 /** CPU seconds (user + system) of every process below this one: the browser and the server. */
@@ -250,15 +253,33 @@ async function transferSizes(context, url) {
 
 }
 
-// training in the page, alone, on each path with each count of workers
+const median = (xs) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
+
+// training in the page, alone, on each path with each count of workers; with --rounds N, the whole
+// set N times over (alternated: path × count, then again), then each one's median
 async function trainingRuns(context, url) {
-  for (const path of PATHS) {
-    const tps = [];
-    for (const workers of WORKERS) tps.push(await trainingRun(context, url, path, workers));
-    if (WORKERS.length > 1) {
-      console.log(`\nPath ${path}, workers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
-        `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
+  const seen = new Map(); // `${path} ${workers}` → [tokens/s of each round]
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (ROUNDS > 1) console.log(`\n── round ${round} of ${ROUNDS} (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
+    for (const path of PATHS) {
+      const tps = [];
+      for (const workers of WORKERS) {
+        tps.push(await trainingRun(context, url, path, workers));
+        seen.set(`${path} ${workers}`, [...(seen.get(`${path} ${workers}`) ?? []), tps.at(-1)]);
+      }
+      if (WORKERS.length > 1) {
+        console.log(`\nPath ${path}, workers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
+          `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
+      }
     }
+  }
+  if (ROUNDS < 2) return;
+  console.log(`\nMedians of ${ROUNDS} rounds (tokens/s, the page's figure; the ratio is of the medians):`);
+  for (const path of PATHS) {
+    const med = WORKERS.map((w) => median(seen.get(`${path} ${w}`)));
+    console.log(`  path ${path}, workers ${WORKERS.join(' / ')}: ${med.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}` +
+      `${WORKERS.length > 1 ? `; ratio to ${WORKERS[0]}: ${med.map((x) => (x / med[0]).toFixed(2)).join(' / ')}` : ''}` +
+      `  (rounds: ${WORKERS.map((w) => seen.get(`${path} ${w}`).map((x) => Math.round(x)).join(', ')).join(' | ')})`);
   }
 }
 

@@ -8,7 +8,8 @@
 // them) is the core's evaluation by one worker of the same parameters, to the bit; the field in
 // 中文. Then across the paths: each loads one GPT module
 // (the threaded one only where isolated) and says which path it uses; two threads give the bits of
-// two workers; a checkpoint saved with two threads resumes with one worker.
+// two workers; a checkpoint saved with two threads resumes with one worker. On the workers path the
+// helper starts when two workers are chosen, before Start, and is the one that trains the run.
 //
 // Every wait is on a state (an attribute of #app, the runtime's step), never a race with the
 // worker. The runs are short (batch 4, block 16, tens of steps).
@@ -114,6 +115,20 @@ for (const { path, base } of PATHS) {
     }
   });
 }
+
+test('workers: the helper starts when two workers are chosen, before Start, and is kept for the run', async ({ page }) => {
+  await open(page, `${SHORT}&steps=20`);
+  // the training worker's own workers (nested): the helper's module loads while nothing waits on it
+  const helpers = () => page.workers().filter((w) => w.url().endsWith('/train/shard-worker.js')).length;
+  await page.getByLabel('Workers').selectOption('1');
+  await expect(page.locator('#tr-workers-hint')).toContainText('uses 1 of');
+  expect(helpers()).toBe(0);
+  await page.getByLabel('Workers').selectOption('2');
+  await expect.poll(helpers).toBe(1);
+  await page.locator('#tr-start').click();
+  await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
+  expect(helpers()).toBe(1); // the same helper trained the run: none was started on the first step
+});
 
 test('zh: the Workers field in Chinese', async ({ page }) => {
   await open(page, `${SHORT}&lang=zh`);

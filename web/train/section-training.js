@@ -25,6 +25,16 @@ const MAX_WORKERS = 16; // worker.js's
 /** While a run trains, the shortest time between two refreshes of its figures (the chart's REDRAW_MS). */
 const REFRESH_MS = 250;
 
+/** A data attribute, written only when it changes. */
+function setData(e, key, value) {
+  if (e.dataset[key] !== value) e.dataset[key] = value;
+}
+
+/** A control's disabled state, written only when it changes. */
+function setDisabled(e, disabled) {
+  if (e.disabled !== disabled) e.disabled = disabled;
+}
+
 /** The cores the browser reports (at least 1). */
 const cores = () => Math.max(1, Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1));
 
@@ -292,15 +302,17 @@ export class TrainingSection extends Section {
     const st = rt.status;
     const pending = this.ctx.validated().memory === 'pending'; // the core has not answered for these settings yet
     const valid = this.ctx.validated().ok || pending;
-    this.ctx.app.dataset.train = st;
-    dom.start.disabled = st === 'loading' || st === 'starting' || st === 'training' || pending;
-    dom.start.textContent = rt.info ? t('train.restart') : t('train.start');
-    dom.pause.disabled = st !== 'training';
-    dom.resume.disabled = st !== 'paused' || rt.step >= rt.steps;
-    dom.reset.disabled = !rt.info || st === 'starting';
+    // while a run trains this runs 4 times a second: only what changed is written (a write of the
+    // same value still costs the page's thread a style pass, on the cores that train)
+    setData(this.ctx.app, 'train', st);
+    setDisabled(dom.start, st === 'loading' || st === 'starting' || st === 'training' || pending);
+    setText(dom.start, rt.info ? t('train.restart') : t('train.start'));
+    setDisabled(dom.pause, st !== 'training');
+    setDisabled(dom.resume, st !== 'paused' || rt.step >= rt.steps);
+    setDisabled(dom.reset, !rt.info || st === 'starting');
     // the worker's answer once it has one; before, what it will choose (gpt.js threadsAvailable: an isolated page)
     const path = this.path ?? (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' ? 'threads' : 'workers');
-    this.ctx.app.dataset.trainPath = path;
+    setData(this.ctx.app, 'trainPath', path);
     const pathText = ` ${t(path === 'threads' ? 'train.pathThreads' : 'train.pathWorkers')}`;
     setText(dom.workersHint, t('train.workersHint', { n: this.ctx.state.workers, cores: cores() }) + pathText);
     const texts = {
@@ -310,11 +322,11 @@ export class TrainingSection extends Section {
     };
     const statusText = (rt.loadedFrom && (st === 'paused' || st === 'done')) ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
     setText(dom.status, statusText);
-    dom.status.dataset.status = st;
+    setData(dom.status, 'status', st);
     // the form has changed since the model was made
-    const changed = rt.info && rt.runSpecKey && this.ctx.specKey() !== rt.runSpecKey;
-    dom.changed.textContent = changed ? t('train.changed') : '';
-    dom.changed.hidden = !changed;
+    const changed = Boolean(rt.info && rt.runSpecKey && this.ctx.specKey() !== rt.runSpecKey);
+    setText(dom.changed, changed ? t('train.changed') : '');
+    hide(dom.changed, !changed);
     // alert: divergence (the core's words) or another message
     const alertSig = JSON.stringify([st === 'diverged' ? rt.divergence : '', rt.message, this.ctx.state.lang]);
     if (dom.alert.dataset.sig !== alertSig) this.refreshAlert(st, alertSig);

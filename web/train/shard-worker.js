@@ -5,6 +5,8 @@
 // order and applies AdamW; this worker keeps no training state.
 //
 // Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
+//   → {id, op: 'prepare', config?}  ← {id, ok: true, result: {}}: loads the GPT module (and, with a
+//      config, makes its model) ahead of the first step, so that neither is on a step's clock
 //   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
 //      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
 //   grads is the params array sent, its buffer transferred back (the training worker reuses it).
@@ -15,12 +17,21 @@
 import { loadGpt } from '../gpt.js';
 
 let gpt = null;
+let loading = null; // loadGpt's promise: a request that comes while the module loads waits for the same one
 let shard = null;
 let shardConfig = '';
 
+/** The GPT module, loaded once. */
+async function load() {
+  loading ??= loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href })
+    .catch((e) => { loading = null; throw e; }); // the next request tries again
+  gpt = await loading;
+  return gpt;
+}
+
 /** The model of this config (made, or remade when the config changes). */
 async function modelFor(config) {
-  gpt ??= await loadGpt({ locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
+  await load();
   const key = JSON.stringify(config);
   if (key !== shardConfig) {
     shard?.free();
@@ -32,6 +43,10 @@ async function modelFor(config) {
 }
 
 const ops = {
+  async prepare({ config }) {
+    await (config ? modelFor(config) : load());
+    return { value: {}, transfer: [] };
+  },
   async gradients({ config, params, ids, targets, batchRows }) {
     const r = (await modelFor(config)).gradients(params, ids, targets, batchRows, { grads: params }); // the same buffer goes back
     return { value: { loss: r.loss, grads: r.grads, losses: r.losses }, transfer: [r.grads.buffer, r.losses.buffer] };

@@ -31,11 +31,13 @@
 // opened model becomes a run on the text, then trained by start like any run, on this worker alone:
 // a model from elsewhere may be GPT-2's size, and each helper or thread would hold another copy of
 // its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
-// workers (path 'workers') or threads (path 'threads') share each training step (below).
+// workers (path 'workers') or threads (path 'threads') share each training step (below; the
+// helpers of the workers path are started then).
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
-// n − 1 helper workers (shard-worker.js, started on first need and kept) compute the others with
+// n − 1 helper workers (shard-worker.js, started when the count is chosen, their models made with
+// the run's, and kept) compute the others with
 // the parameters they are sent; their gradients and losses come back as transferred ArrayBuffers
 // and are added in share order, then one AdamW step (gpt.js stepBegin … stepFinish). Each helper
 // has one buffer of n_params floats that goes out with the parameters and comes back with the
@@ -155,6 +157,19 @@ function askHelper(k, msg, transfer) {
 }
 
 /**
+ * Gets the helpers of the next steps ready while nothing waits on them (the count is chosen, a run
+ * is made to be trained): each started, its GPT module loaded and, given the run (create's, which
+ * Start trains next), its model made, so that the first step's clock does not hold a module's
+ * loading. On the threads path and for a solo run there are none. A helper that fails here fails
+ * again on the step, which says why.
+ */
+function prepareHelpers(r) {
+  if (!gpt || gpt.threads > 1 || r?.solo) return;
+  const config = r?.info?.config;
+  for (let k = 0; k < workers - 1; k++) askHelper(k, { op: 'prepare', config }, []).catch(() => {});
+}
+
+/**
  * Helpers 1 … shares − 1's own buffers of nParams floats: each goes out with the parameters and
  * comes back with the answer (giveBack), reused step after step.
  */
@@ -247,6 +262,7 @@ const ops = {
       throw Object.assign(new Error(`workers is ${n}: it must be a whole number from 1 to ${MAX_WORKERS}`), { field: 'workers' });
     }
     workers = n;
+    prepareHelpers(null);
     const threads = gpt.threads > 1;
     return { workers: threads ? Math.min(n, gpt.threads) : n, cores: self.navigator?.hardwareConcurrency ?? 1, path: threads ? 'threads' : 'workers' };
   },
@@ -256,6 +272,7 @@ const ops = {
     const r = { run, spec, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
+    prepareHelpers(r); // their models are made while this one evaluates
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     // the validation loss before any training: the curve's first point
@@ -365,6 +382,7 @@ const ops = {
     const r = { run, spec: null, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
+    prepareHelpers(null); // their module only: a checkpoint may be large, and may never be trained here
     info.val_loss = num(info.val_loss);
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
