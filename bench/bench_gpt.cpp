@@ -265,7 +265,7 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
 // the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
 // First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
 // position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
-void gpt2s_bench(const std::string& sfx, bool quick) {
+void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const std::vector<int> prompt = gpt2s::prompt();
@@ -290,6 +290,7 @@ void gpt2s_bench(const std::string& sfx, bool quick) {
   std::printf("\n");
   std::fflush(stdout);
   w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); });
+  if (!gen) return;
   // The first generated token is the prompt's argmax; each step feeds the last token back.
   m.forward(prompt.data(), nullptr, 1, P);
   const int first = argmax(m.logits() + static_cast<size_t>(P - 1) * V, V);
@@ -299,6 +300,37 @@ void gpt2s_bench(const std::string& sfx, bool quick) {
     for (int i = 0; i < n; ++i) t = argmax(m.cache_step(t), V);
     g_sink = t;
   });
+}
+
+// W6's matrix products alone (`--only w6k`): matmul_forward of the fast tier at the prompt's
+// shapes (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the lm_head) and at one row (a
+// generated token's lm_head), weights of a fixed pattern; per shape the CPU time's median of 7
+// calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=…".
+void w6_matmul_bench() {
+  const ap::kernels::Kernels& k = ap::kernels::active();
+  struct Shape {
+    int N, C, OC;
+  };
+  for (const Shape s : {Shape{64, 768, 2304}, Shape{64, 768, 768}, Shape{64, 768, 3072}, Shape{64, 3072, 768},
+                        Shape{64, 768, 50257}, Shape{1, 768, 50257}}) {
+    std::vector<float> x(static_cast<size_t>(s.N) * s.C), w(static_cast<size_t>(s.OC) * s.C), b(static_cast<size_t>(s.OC)),
+        out(static_cast<size_t>(s.N) * s.OC);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) * 0.01f - 0.06f;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 97) * 0.001f - 0.048f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.01f;
+    std::vector<double> ts;
+    for (int t = 0; t < 8; ++t) {
+      const double c0 = cpu_seconds() >= 0 ? cpu_seconds() : bench::now();
+      k.matmul_forward(out.data(), x.data(), w.data(), b.data(), s.N, s.C, s.OC);
+      const double c1 = cpu_seconds() >= 0 ? cpu_seconds() : bench::now();
+      if (t > 0) ts.push_back(c1 - c0);
+    }
+    std::sort(ts.begin(), ts.end());
+    const double md = ts[ts.size() / 2];
+    std::printf("W6k_matmul_N%d_C%d_OC%d cpu_ms_med=%.2f gflops=%.1f\n", s.N, s.C, s.OC, md * 1e3,
+                2.0 * s.N * s.C * s.OC / md * 1e-9);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
@@ -348,6 +380,8 @@ int main(int argc, char** argv) {
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
     }
     if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
+    if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false);  // the prompt's forward alone
+    if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));
       m.init_weights(0);

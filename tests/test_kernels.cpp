@@ -214,7 +214,11 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
   };
   std::vector<Shape> shapes = {{1, 1, 1},   {1, 64, 192}, {2, 3, 5},      {3, 17, 65},   {4, 64, 65},
                                {5, 7, 1},   {7, 1, 9},    {13, 33, 31},   {64, 64, 192}, {100, 64, 256},
-                               {37, 257, 70}, {1024, 64, 65}, {67, 300, 129}, {256, 256, 256}, {50, 520, 1700}};
+                               {37, 257, 70}, {1024, 64, 65}, {67, 300, 129}, {256, 256, 256}, {50, 520, 1700},
+                               // the transposed weight panels packed 4×4 (SIMD128, SSE2): output columns
+                               // not a multiple of 4, k in several KC blocks with a tail shorter than 4;
+                               // few rows as in a prompt's forward
+                               {64, 1030, 37}, {63, 1537, 9}, {6, 2049, 3}, {65, 40, 19}, {4, 3, 2}};
   std::uniform_int_distribution<int> d(1, 150);
   for (int i = 0; i < 6; ++i) shapes.push_back({d(g), d(g), d(g)});
   for (const Shape& s : shapes) {

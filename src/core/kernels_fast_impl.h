@@ -261,13 +261,15 @@ void pack_a(float* dst, const float* A, int lda, bool transA, int i0, int mc, in
   }
 }
 
+#include "kernels_fast_pack.h"  // pack_b_trans_vec
 // NR-column panels of op(B) rows [p0, p0+kc), columns [j0, j0+nc): dst[panel][k·NR + j], zero-padded.
 void pack_b(float* dst, const float* B, int ldb, bool transB, int p0, int kc, int j0, int nc) {
   for (int jr = 0; jr < nc; jr += NR) {
     const int n = imin(NR, nc - jr);
     float* d = dst + zu(jr) * kc;
     if (transB) {
-      for (int j = 0; j < n; ++j) {
+      const int j0v = pack_b_trans_vec(d, B, ldb, p0, kc, j0 + jr, n);  // columns packed by vectors
+      for (int j = j0v; j < n; ++j) {
         const float* s = B + zu(j0 + jr + j) * ldb + p0;
         for (int k = 0; k < kc; ++k) d[k * NR + j] = s[k];
       }
