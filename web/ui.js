@@ -30,6 +30,16 @@ export function setText(e, text) {
   if (e.textContent !== text) e.textContent = text;
 }
 
+/** Sets a data attribute, writing it only when it changes. */
+export function setData(e, key, value) {
+  if (e.dataset[key] !== value) e.dataset[key] = value;
+}
+
+/** Enables or disables a control, writing the attribute only when it changes. */
+export function setDisabled(e, disabled) {
+  if (e.disabled !== disabled) e.disabled = disabled;
+}
+
 /**
  * A status line: a paragraph with role="status" (announced politely by screen readers).
  * @param {string} id the element's id

@@ -166,7 +166,7 @@ export class MatrixEditor {
         if (this.editing && this.editing.td === td) continue;
         const v = this.cells[i][j];
         td.textContent = v ?? '';
-        if (td.classList.contains('is-long') !== mayOverflow(v)) td.classList.toggle('is-long');
+        td.classList.toggle('is-long', mayOverflow(v));
         td.classList.toggle('is-missing', v === undefined);
         td.classList.toggle('is-empty', v === '');
       }

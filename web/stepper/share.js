@@ -9,7 +9,7 @@
 //   const tools = attachShareTools(toolbarSlot, controller, { link: () => permalink.url() });
 //
 // The toolbar is placed in the element you give (it is appended there); styles in share.css.
-import { el } from '../ui.js';
+import { el, setDisabled } from '../ui.js';
 import { FORMATS, exportMatrix, matrixToText, heatColor } from './export.js';
 import { copyText, bindPermalink } from './permalink.js';
 import { validateState } from './state.js';
@@ -215,7 +215,7 @@ export function attachShareTools(slot, controller, { link, openHref, trace = nul
     const none = entries.length === 0;
     select.disabled = none;
     for (const b of formatBtns) {
-      if (b.disabled !== none) b.disabled = none;
+      setDisabled(b, none);
       const title = none ? T.noTrace : T.formatTitle(FORMATS[b.dataset.format].label, select.value);
       if (b.title !== title) b.title = title;
     }

@@ -14,7 +14,7 @@
 // shares the steps: wasm threads in one module where the page is cross-origin isolated, else
 // separate workers.
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
-import { el, statusLine, setText, hide } from '../ui.js';
+import { el, statusLine, setText, setData, setDisabled, hide } from '../ui.js';
 import { LossChart } from './chart.js';
 import { Section } from './section.js';
 import { newRun } from './context.js';
@@ -24,16 +24,6 @@ const STATS = ['step', 'loss', 'val', 'tps', 'elapsed'];
 const MAX_WORKERS = 16; // worker.js's
 /** While a run trains, the shortest time between two refreshes of its figures (the chart's REDRAW_MS). */
 const REFRESH_MS = 250;
-
-/** A data attribute, written only when it changes. */
-function setData(e, key, value) {
-  if (e.dataset[key] !== value) e.dataset[key] = value;
-}
-
-/** A control's disabled state, written only when it changes. */
-function setDisabled(e, disabled) {
-  if (e.disabled !== disabled) e.disabled = disabled;
-}
 
 /** The cores the browser reports (at least 1). */
 const cores = () => Math.max(1, Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1));
