@@ -17,6 +17,10 @@ export default defineConfig({
   // Two files at a time: the tests share no port, folder or storage (extra servers listen on port
   // 0, every test has its own browser context), and the whole suite passed this way at a load of 30.
   workers: 2,
+  // Tests, not files, are what the workers share out, so a long file at the end (train.spec's
+  // ~200 s) does not run alone while the other worker has finished. The few files whose beforeAll
+  // builds a file (a model, the package) keep their tests in one worker (mode 'default').
+  fullyParallel: true,
   reporter: 'list',
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,

@@ -13,6 +13,9 @@ import { savedModel, uploaded } from './train-helpers.mjs';
 
 let modelPath;
 
+// In order, in one worker: the beforeAll below builds its file once (the suite is otherwise fully parallel).
+test.describe.configure({ mode: 'default' });
+
 test.beforeAll(async ({}, testInfo) => {
   modelPath = await savedModel(testInfo, 'm12x12.safetensors', { task: 'copy', n_layer: 12, n_head: 12, n_embd: 48, block_size: 64, batch_size: 2, seed: 3 }, 3);
 });

@@ -27,6 +27,9 @@ const IDENTITY = ['0.6698', '0.3302', '0.3302', '0.6698'];
 let tmp;
 let tgz;
 let zipFile;
+// In order, in one worker: the beforeAll below builds its file once (the suite is otherwise fully parallel).
+test.describe.configure({ mode: 'default' });
+
 test.beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-ship-'));
   execFileSync(process.execPath, [path.join(ROOT, 'scripts/pack.mjs'), '--out', path.join(tmp, 'out')], { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -56,6 +56,9 @@ const test = base.extend({
 
 /** The package, built and unpacked once for the file's tests: {zip, dir}. */
 let pkg;
+// In order, in one worker: the beforeAll below builds its file once (the suite is otherwise fully parallel).
+test.describe.configure({ mode: 'default' });
+
 test.beforeAll(() => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scorm-'));
   const zip = path.join(tmp, 'quiz.zip');

@@ -17,6 +17,9 @@ let ownPath;
 const f4 = (v) => { if (v === 0) return '0'; const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
 const mark = (s) => s.replace(/[ \n\t]/g, (c) => (c === ' ' ? '␣' : c === '\n' ? '↵' : '⇥'));
 
+// In order, in one worker: the beforeAll below builds its file once (the suite is otherwise fully parallel).
+test.describe.configure({ mode: 'default' });
+
 test.beforeAll(async ({}, testInfo) => {
   ownPath = await savedModel(testInfo, 'own.safetensors', { task: 'copy', n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, batch_size: 2, seed: 3 }, 20);
 });
