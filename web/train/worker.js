@@ -32,7 +32,9 @@
 // a model from elsewhere may be GPT-2's size, and each helper or thread would hold another copy of
 // its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
 // workers (path 'workers') or threads (path 'threads') share each training step (below; the
-// helpers of the workers path are started then).
+// helpers of the workers path are started then); trace {on} → the step trace's marks since it was
+// turned on (bench/train_bench.mjs --trace; [what, ms, step, extra], below), kept from now on
+// while on.
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
@@ -75,6 +77,15 @@ let helperId = 1;
 let busy = null; // a chunk of data-parallel steps under way: requests that touch a run wait for it
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
+
+/**
+ * The step trace (op 'trace'; off unless asked, for bench/train_bench.mjs --trace): [what, time,
+ * step, extra] marks on one clock across the workers (performance.timeOrigin + now(), ms), the
+ * helpers' own marks carried back in their answers. Off, it costs one test per mark.
+ */
+let marks = null;
+const clock = () => performance.timeOrigin + performance.now();
+const mark = (what, step = -1, extra = null) => { if (marks) marks.push([what, clock(), step, extra]); };
 
 function errorOf(e) {
   return { message: e?.message ?? String(e), field: e?.field ?? '' };
@@ -136,6 +147,7 @@ function helper(k) {
   };
   h.worker.onmessage = (e) => {
     const m = e.data;
+    if (marks && m.result?.t) mark('recv', -1, { k, t: m.result.t });
     const p = h.pending.get(m.id);
     if (!p) return;
     h.pending.delete(m.id);
@@ -159,14 +171,22 @@ function askHelper(k, msg, transfer) {
 /**
  * Gets the helpers of the next steps ready while nothing waits on them (the count is chosen, a run
  * is made to be trained): each started, its GPT module loaded and, given the run (create's, which
- * Start trains next), its model made, so that the first step's clock does not hold a module's
- * loading. On the threads path and for a solo run there are none. A helper that fails here fails
+ * Start trains next), its model made and one share of its shape computed once, so that the first
+ * step's clock holds neither a module's loading nor a first call's costs. On the threads path and for a solo run there are none. A helper that fails here fails
  * again on the step, which says why.
  */
 function prepareHelpers(r) {
   if (!gpt || gpt.threads > 1 || r?.solo) return;
   const config = r?.info?.config;
-  for (let k = 0; k < workers - 1; k++) askHelper(k, { op: 'prepare', config }, []).catch(() => {});
+  const B = r?.info?.train?.batch_size ?? 0;
+  const shares = Math.min(workers, B);
+  for (let k = 0; k < workers - 1; k++) {
+    // a helper with a share also computes one on zeros of its share's shape (rows k + 1 of the
+    // core's split, shard_row in src/core/train.h), thrown away: see shard-worker.js's prepare
+    const rows = k + 1 < shares ? Math.floor((B * (k + 2)) / shares) - Math.floor((B * (k + 1)) / shares) : 0;
+    const warm = config && rows > 0 ? { nParams: r.info.n_params, rows, batchRows: B } : null;
+    askHelper(k, { op: 'prepare', config, warm }, []).catch(() => {});
+  }
 }
 
 /**
@@ -202,7 +222,7 @@ async function parallelEvaluate(r, shares) {
     const ids = b.ids.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
     const targets = b.targets.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
     const params = bufs[k - 1];
-    jobs.push(askHelper(k - 1, { op: 'evaluate', config: r.info.config, params, ids, targets, B: b.B, T: b.T },
+    jobs.push(askHelper(k - 1, { op: 'evaluate', config: r.info.config, params, ids, targets, B: b.B, T: b.T, trace: !!marks },
       [params.buffer, ids.buffer, targets.buffer]));
   }
   for (let k = b.shares; k < shares; k++) giveBack(k, bufs[k - 1]); // fewer batches than workers
@@ -222,6 +242,7 @@ async function parallelSteps(r, n, shares) {
   const losses = [], lrs = [], norms = [];
   let res = null;
   for (let i = 0; i < n; i++) {
+    mark('begin', r.info.step + i);
     const bufs = takeBuffers(shares, nParams);
     const b = r.run.stepBegin(shares, { into: bufs });
     const { T, rows } = b;
@@ -230,17 +251,22 @@ async function parallelSteps(r, n, shares) {
       const ids = b.ids.slice(rows[k] * T, rows[k + 1] * T);
       const targets = b.targets.slice(rows[k] * T, rows[k + 1] * T);
       const params = bufs[k - 1];
-      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares] },
+      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares], trace: !!marks },
         [params.buffer, ids.buffer, targets.buffer]));
     }
+    mark('sent');
     r.run.stepOwn(); // share 0 here, while the helpers compute theirs
+    mark('own');
     const parts = await Promise.all(jobs);
+    mark('all');
     for (let k = 1; k < shares; k++) {
       const p = parts[k - 1];
       r.run.stepAdd(p.grads, p.losses); // in share order
       giveBack(k, p.grads);
     }
+    mark('added');
     res = r.run.stepFinish();
+    mark('finish');
     losses.push(...res.losses);
     lrs.push(...res.lrs);
     norms.push(...res.grad_norms);
@@ -250,6 +276,11 @@ async function parallelSteps(r, n, shares) {
 }
 
 const ops = {
+  trace({ on }) {
+    const out = marks ?? [];
+    marks = on ? [] : null;
+    return out;
+  },
   async init() {
     const threads = threadsAvailable() ? Math.min(MAX_WORKERS, Math.max(2, self.navigator?.hardwareConcurrency ?? 1)) : 1;
     loading ??= loadGpt({ threads, locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
@@ -440,7 +471,11 @@ async function chunk(name, r) {
     busy = new Promise((resolve) => { done = resolve; });
     try {
       res = await parallelSteps(r, n, shares);
-      if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) val = num((await parallelEvaluate(r, shares)).val_loss);
+      if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) {
+        mark('eval');
+        val = num((await parallelEvaluate(r, shares)).val_loss);
+        mark('evaled');
+      }
     } finally {
       busy = null;
       done();
@@ -461,6 +496,7 @@ async function chunk(name, r) {
     }
   }
   const dt = performance.now() - t0;
+  mark('chunk', newStep);
   r.elapsed += dt;
   r.tokens += done * (info.tokens_per_step ?? 0);
   // aim the next chunk at CHUNK_MS
