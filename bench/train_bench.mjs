@@ -383,6 +383,17 @@ function printTrace(marks) {
   for (const [name, xs] of rows) {
     console.log(`    ${name.padEnd(58)}${med(xs).toFixed(2).padStart(8)}${(xs.reduce((a, x) => a + x, 0) / xs.length).toFixed(2).padStart(8)}${String(xs.length).padStart(6)}`);
   }
+  // the whole run per step, its evaluations left out: wall time, and each worker's busy and idle time
+  const done = steps.filter((s) => s.finish !== undefined);
+  const sum = (xs) => xs.reduce((a, x) => a + x, 0);
+  const evals = sum(done.map((s) => { const e = s.after.find(([x]) => x === 'eval'); const d = s.after.find(([x]) => x === 'evaled'); return e && d ? d[1] - e[1] : 0; }));
+  const n = done.length;
+  const wall = (done.at(-1).finish - done[0].begin - evals) / n;
+  const leader = sum(done.map((s) => (s.sent - s.begin) + (s.own - s.sent) + (s.finish - s.all))) / n;
+  const helper = sum(done.map((s) => sum(s.helpers.map((h) => (h ? h.done - h.recv : 0))))) / n / Math.max(1, done[0].helpers.length);
+  const ends = done.filter((s) => s.after.some(([x]) => x === 'chunk')).length;
+  console.log(`  per step over the run, evaluations left out (${(evals / 1000).toFixed(2)} s): wall ${wall.toFixed(2)} ms; leader busy ${leader.toFixed(2)}, idle ${(wall - leader).toFixed(2)}; ` +
+    `each helper busy ${helper.toFixed(2)}, idle ${(wall - helper).toFixed(2)}; ${ends} chunk ends in ${n} steps`);
 }
 
 async function learnerUse(context, url) {

@@ -1,7 +1,8 @@
 // worker.js — the training page's Web Worker: it owns the wasm GPT (web/gpt.js → web/gen/
 // gpt_core.mjs) and every run, so the page's thread never runs the model. Training goes in chunks
 // of steps sized to about CHUNK_MS each; between chunks the worker returns to its event loop, so
-// pause, reset and the other requests are answered within one chunk.
+// pause, reset and the other requests are answered within one chunk (a data-parallel chunk, longer,
+// ends after the step under way when a request comes).
 //
 // Protocol (client.js is the page's side):
 //   page → worker  {id, op, …}            one request; answered by {id, ok: true, result} or
@@ -62,6 +63,13 @@
 import { loadGpt, threadsAvailable } from '../gpt.js';
 
 const CHUNK_MS = 60;
+/**
+ * A chunk of data-parallel steps aims at this instead (the page redraws its figures at most every
+ * 250 ms): each chunk's end is a progress message to the page's thread and a return to this
+ * worker's event loop while the helpers wait idle, so fewer of them leave the helpers less idle
+ * time. A request that comes meanwhile still waits at most one step: it ends the chunk (waiting).
+ */
+const PARALLEL_CHUNK_MS = 250;
 const SAMPLE_TOKENS = 40;
 
 let gpt = null;
@@ -75,6 +83,7 @@ const MAX_WORKERS = 16;
 const helpers = [];
 let helperId = 1;
 let busy = null; // a chunk of data-parallel steps under way: requests that touch a run wait for it
+let waiting = 0; // requests waiting for that chunk: it ends after the step under way
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 
@@ -270,7 +279,7 @@ async function parallelSteps(r, n, shares) {
     losses.push(...res.losses);
     lrs.push(...res.lrs);
     norms.push(...res.grad_norms);
-    if (res.diverged) break;
+    if (res.diverged || waiting > 0) break; // a request waits: it is answered after this step
   }
   return { ...res, losses: Float32Array.from(losses), lrs: Float32Array.from(lrs), grad_norms: Float32Array.from(norms) };
 }
@@ -433,7 +442,10 @@ self.onmessage = async (e) => {
     // a chunk of steps is whole first: a pause is answered after the chunk's progress event, so the
     // page's step count when it sees "paused" is the run's (as with one worker, whose chunk runs
     // between two requests)
-    while (busy && op !== 'start' && op !== 'workers') await busy;
+    while (busy && op !== 'start' && op !== 'workers') {
+      waiting++;
+      try { await busy; } finally { waiting--; }
+    }
     const out = await ops[op](args);
     if (out && out.transfer) post({ id, ok: true, result: out.value }, out.transfer);
     else post({ id, ok: true, result: out });
@@ -449,7 +461,10 @@ const yieldNow = () => new Promise((resolve) => {
   ch.port2.postMessage(0);
 });
 
-/** One chunk of one run: up to the next evaluation, the next sample or the end, about CHUNK_MS. */
+/**
+ * One chunk of one run: up to the next evaluation, the next sample or the end, about CHUNK_MS
+ * (data-parallel: PARALLEL_CHUNK_MS, or less when a request comes).
+ */
 async function chunk(name, r) {
   const info = r.info;
   const step = info.step;
@@ -499,9 +514,9 @@ async function chunk(name, r) {
   mark('chunk', newStep);
   r.elapsed += dt;
   r.tokens += done * (info.tokens_per_step ?? 0);
-  // aim the next chunk at CHUNK_MS
-  const per = dt / Math.max(1, n);
-  r.chunk = Math.max(1, Math.min(1000, Math.round(CHUNK_MS / Math.max(per, 0.01))));
+  // aim the next chunk at CHUNK_MS (PARALLEL_CHUNK_MS for data-parallel steps)
+  const per = dt / Math.max(1, done);
+  r.chunk = Math.max(1, Math.min(1000, Math.round((shares > 1 ? PARALLEL_CHUNK_MS : CHUNK_MS) / Math.max(per, 0.01))));
   info.step = newStep;
   if (res.diverged) { info.diverged = true; info.divergence = res.divergence; }
   const losses = Float32Array.from(res.losses);
