@@ -14,9 +14,10 @@
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
 // Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
-// info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
-// each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
-// {run}; maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
+// info, once the helpers of the workers path are ready for it (the old run of that name is
+// freed); start {runs} (trains those runs, interleaved, until each is done, diverged or paused);
+// pause {runs}; free {run}; set_sample {run, sample}; info {run};
+// maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
 // mean (L,T,T), rollout (L,T,T)}, or {too_long: {tokens, max}} past max_tokens of the model's tokens;
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
@@ -185,17 +186,19 @@ function askHelper(k, msg, transfer) {
  * again on the step, which says why.
  */
 function prepareHelpers(r) {
-  if (!gpt || gpt.threads > 1 || r?.solo) return;
+  if (!gpt || gpt.threads > 1 || r?.solo) return Promise.resolve();
   const config = r?.info?.config;
   const B = r?.info?.train?.batch_size ?? 0;
   const shares = Math.min(workers, B);
+  const ready = [];
   for (let k = 0; k < workers - 1; k++) {
     // a helper with a share also computes one on zeros of its share's shape (rows k + 1 of the
     // core's split, shard_row in src/core/train.h), thrown away: see shard-worker.js's prepare
     const rows = k + 1 < shares ? Math.floor((B * (k + 2)) / shares) - Math.floor((B * (k + 1)) / shares) : 0;
     const warm = config && rows > 0 ? { nParams: r.info.n_params, rows, batchRows: B } : null;
-    askHelper(k, { op: 'prepare', config, warm }, []).catch(() => {});
+    ready.push(askHelper(k, { op: 'prepare', config, warm }, []).catch(() => {}));
   }
+  return Promise.all(ready);
 }
 
 /**
@@ -306,18 +309,22 @@ const ops = {
     const threads = gpt.threads > 1;
     return { workers: threads ? Math.min(n, gpt.threads) : n, cores: self.navigator?.hardwareConcurrency ?? 1, path: threads ? 'threads' : 'workers' };
   },
-  create({ run: name, spec, sample }) {
+  async create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
     free(name);
     const r = { run, spec, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
-    prepareHelpers(r); // their models are made while this one evaluates
+    const ready = prepareHelpers(r); // their models are made while this one evaluates
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     // the validation loss before any training: the curve's first point
     const ev = run.evaluate();
     r.val0 = num(ev.val_loss);
+    // the run is made when its helpers are ready too (their module loaded, their model made and
+    // warmed): the first step, and the training clock, then hold no worker's start, as with one
+    // worker, whose module loads with the page. A helper that failed says why on the first step.
+    await ready;
     return { ...info, val_loss: r.val0 };
   },
   start({ runs: names }) {
