@@ -34,6 +34,12 @@
 //   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
 //   --rounds N               every run above N times, alternated (path × count, then again), then
 //                            each one's median tokens/s and the ratios of the medians
+//   --trace                  the workers path's step trace (worker.js op 'trace': marks on one clock
+//                            from the training worker and its helpers): per data-parallel step, the
+//                            pieces' medians and means — the leader's stepBegin and posts, its
+//                            share, its wait for the helpers, the adds, stepFinish (clip, AdamW),
+//                            the gap to the next step; each helper's message latency out, its share
+//                            (parameters in, gradients out), the latency back, its idle time
 // Beside the wall and worker times it prints the CPU seconds the browser's processes used during
 // each run (from /proc: every process under this one), so a loaded machine's runs can be compared,
 // and each Web Worker thread's CPU per step (/proc/PID/task: the training worker and its helpers,
@@ -83,6 +89,7 @@ const LAZY = [
 const WEB = list('web', ['web'])[0];
 const PRESET = list('preset', ['tiny'])[0] === 'small' ? '&preset=small' : '';
 const ROUNDS = Math.max(1, arg('rounds', 1)); // the whole set of runs this many times, alternated, then the medians
+const TRACE = process.argv.includes('--trace');
 const DEFAULT_RUN = process.argv.includes('--default-run'); // the page's own settings (its default run), not --steps / --batch
 
 /** CPU seconds (user + system) of every process below this one: the browser and the server. */
@@ -292,6 +299,7 @@ async function trainingRun(context, url, path, workers) {
     await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
     // an older page (--web) may have no Workers field: it trains on one worker
     if (await page.locator('#tr-workers').count()) await page.locator('#tr-workers').selectOption(String(workers));
+    if (TRACE) await page.evaluate(() => window.trainPage.worker.call('trace', { on: true }));
     const t0 = await page.evaluate(() => performance.now());
     const w0 = Date.now();
     const c0 = childCpuSeconds();
@@ -316,10 +324,76 @@ async function trainingRun(context, url, path, workers) {
       ` (wall ${(r.elapsed / Math.max(1, r.steps)).toFixed(1)} ms a step in the worker)`);
     console.log(`  other threads over 0.2 s                                 ${threads.filter((t) => !/Worker/i.test(t.name)).map((t) => `${t.name} ${t.cpu.toFixed(1)} s`).join(', ') || '—'}`);
     console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
+    if (TRACE) printTrace(await page.evaluate(() => window.trainPage.worker.call('trace', { on: false })));
     if (!QUICK) printFrames(await framesSince(page, t0));
     await page.close();
     return r.tps;
   }
+}
+
+/**
+ * The data-parallel steps of a --trace run, from worker.js's marks ([what, ms, step, extra]): each
+ * step's pieces on the leader and on each helper, their medians and means, and each worker's idle
+ * time per step (the leader's wait for the helpers; a helper's time between its answer and its
+ * next share). "Inside a chunk": steps followed directly by the next; the steps at a chunk's end
+ * (progress message, evaluation, sample, the event loop) are counted apart.
+ */
+function printTrace(marks) {
+  const steps = [];
+  let cur = null;
+  for (const [what, t, step, extra] of marks) {
+    if (what === 'begin') { cur = { step, begin: t, helpers: [], after: [] }; steps.push(cur); continue; }
+    if (!cur) continue;
+    if (what === 'recv') { if (cur.all === undefined && cur.sent !== undefined) cur.helpers[extra.k] = { recv: extra.t[0], done: extra.t[1], back: t }; continue; }
+    if (cur.finish === undefined) cur[what] = t;
+    else cur.after.push([what, t]);
+  }
+  if (steps.length < 3) { console.log('  (no data-parallel steps traced: 1 worker, or the threads path)'); return; }
+  const rows = new Map();
+  const add = (name, v) => { if (Number.isFinite(v)) rows.set(name, [...(rows.get(name) ?? []), v]); };
+  for (let i = 0; i + 1 < steps.length; i++) {
+    const s = steps[i];
+    const next = steps[i + 1];
+    const inside = s.after.length === 0;
+    const tag = inside ? '' : ' (chunk ends)';
+    add(`step's wall time, begin to next begin${tag}`, next.begin - s.begin);
+    add('leader: stepBegin, slices, posts', s.sent - s.begin);
+    add('leader: its share (stepOwn)', s.own - s.sent);
+    add('leader: idle, waiting for the helpers', s.all - s.own);
+    add('leader: stepAdd (the helpers\' gradients)', s.added - s.all);
+    add('leader: stepFinish (loss, norm, clip, AdamW)', s.finish - s.added);
+    add(`leader: finish to the next begin${tag}`, next.begin - s.finish);
+    const at = (w) => s.after.find(([x]) => x === w)?.[1];
+    if (at('evaled') !== undefined) add('leader: the evaluation (split over the workers)', at('evaled') - at('eval'));
+    if (at('chunk') !== undefined) add('leader: the chunk\'s end: sample, progress, event loop, next chunk', next.begin - s.finish - (at('evaled') !== undefined ? at('evaled') - at('eval') : 0));
+    s.helpers.forEach((h, k) => {
+      if (!h) return;
+      add(`helper ${k + 1}: message out (posted → received)`, h.recv - s.sent);
+      add(`helper ${k + 1}: its share (params in, gradients out)`, h.done - h.recv);
+      add(`helper ${k + 1}: message back (done → leader has it)`, h.back - h.done);
+      const nh = next.helpers[k];
+      if (nh) add(`helper ${k + 1}: idle, its answer to its next share${tag}`, nh.recv - h.done);
+      add(`helper ${k + 1}: share − leader's share`, (h.done - h.recv) - (s.own - s.sent));
+    });
+  }
+  const med = (xs) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
+  const first = steps.slice(0, 5).map((s) => `${(s.own - s.sent).toFixed(1)} / ${s.helpers.map((h) => (h ? (h.done - h.recv).toFixed(1) : '—')).join(', ')}`);
+  console.log(`  the first steps' shares, leader / helpers, ms: ${first.join('; ')}`);
+  console.log(`  step trace: ${steps.length} data-parallel steps, ms (median / mean / count)`);
+  for (const [name, xs] of rows) {
+    console.log(`    ${name.padEnd(58)}${med(xs).toFixed(2).padStart(8)}${(xs.reduce((a, x) => a + x, 0) / xs.length).toFixed(2).padStart(8)}${String(xs.length).padStart(6)}`);
+  }
+  // the whole run per step, its evaluations left out: wall time, and each worker's busy and idle time
+  const done = steps.filter((s) => s.finish !== undefined);
+  const sum = (xs) => xs.reduce((a, x) => a + x, 0);
+  const evals = sum(done.map((s) => { const e = s.after.find(([x]) => x === 'eval'); const d = s.after.find(([x]) => x === 'evaled'); return e && d ? d[1] - e[1] : 0; }));
+  const n = done.length;
+  const wall = (done.at(-1).finish - done[0].begin - evals) / n;
+  const leader = sum(done.map((s) => (s.sent - s.begin) + (s.own - s.sent) + (s.finish - s.all))) / n;
+  const helper = sum(done.map((s) => sum(s.helpers.map((h) => (h ? h.done - h.recv : 0))))) / n / Math.max(1, done[0].helpers.length);
+  const ends = done.filter((s) => s.after.some(([x]) => x === 'chunk')).length;
+  console.log(`  per step over the run, evaluations left out (${(evals / 1000).toFixed(2)} s): wall ${wall.toFixed(2)} ms; leader busy ${leader.toFixed(2)}, idle ${(wall - leader).toFixed(2)}; ` +
+    `each helper busy ${helper.toFixed(2)}, idle ${(wall - helper).toFixed(2)}; ${ends} chunk ends in ${n} steps`);
 }
 
 async function learnerUse(context, url) {

@@ -9,7 +9,8 @@
 // 中文. Then across the paths: each loads one GPT module
 // (the threaded one only where isolated) and says which path it uses; two threads give the bits of
 // two workers; a checkpoint saved with two threads resumes with one worker. On the workers path the
-// helper starts when two workers are chosen, before Start, and is the one that trains the run.
+// helper starts when two workers are chosen, before Start, and is the one that trains the run; the
+// step trace (worker.js op 'trace') marks each step and each helper's share on one clock.
 //
 // Every wait is on a state (an attribute of #app, the runtime's step), never a race with the
 // worker. The runs are short (batch 4, block 16, tens of steps).
@@ -125,9 +126,23 @@ test('workers: the helper starts when two workers are chosen, before Start, and 
   expect(helpers()).toBe(0);
   await page.getByLabel('Workers').selectOption('2');
   await expect.poll(helpers).toBe(1);
+  // the step trace (bench/train_bench.mjs --trace): marks on one clock from the worker and its helper
+  await page.evaluate(() => window.trainPage.worker.call('trace', { on: true }));
   await page.locator('#tr-start').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
   expect(helpers()).toBe(1); // the same helper trained the run: none was started on the first step
+  const marks = await page.evaluate(() => window.trainPage.worker.call('trace', { on: false }));
+  expect(marks.filter(([w]) => w === 'begin').map(([, , step]) => step)).toEqual([...Array(20).keys()]);
+  expect(marks.filter(([w]) => w === 'eval').length).toBe(2); // after steps 10 and 20
+  const recv = marks.filter(([w]) => w === 'recv');
+  expect(recv.length).toBe(22); // each step's share and each evaluation's, answered by helper 0
+  for (const [, t, , { k, t: [came, done] }] of recv) {
+    expect(k).toBe(0);
+    expect(came).toBeLessThanOrEqual(done);
+    expect(done).toBeLessThanOrEqual(t + 1); // answered before the worker had it (clocks' rounding: 1 ms)
+  }
+  for (let i = 1; i < marks.length; i++) expect(marks[i][1]).toBeGreaterThanOrEqual(marks[i - 1][1]);
+  expect(await page.evaluate(() => window.trainPage.worker.call('trace', { on: false }))).toEqual([]); // off: none kept
 });
 
 test('zh: the Workers field in Chinese', async ({ page }) => {

@@ -9,8 +9,9 @@
 //    one or three;
 //  - shares of the wrong size, out of order, or with bytes that are not whole floats are refused
 //    by name, and the run stays usable;
-//  - the page's exchange (stepBegin's into, gradients' grads: one buffer per helper, reused) gives
-//    the same bits as new arrays every step;
+//  - the page's exchange (stepBegin's into, gradients' grads: one buffer per helper, reused, each
+//    helper's model used once on zeros before the first step) gives the same bits as new arrays
+//    and fresh models every step;
 //  - the evaluation split 1 … 5 ways by whole batches (evalBegin, evalOwn, shard.evaluate, evalAdd,
 //    evalFinish) is evaluate()'s answer to the bit, run after run, and refuses bad shares by name.
 import { test } from 'node:test';
@@ -71,6 +72,10 @@ test('the exchange without new buffers (stepBegin into, gradients into params) g
   const bufs = [new Float32Array(n), new Float32Array(n)];
   try {
     const plain = splitSteps(a, 3, 6);
+    // the page's helpers each compute one share on zeros before the first step (shard-worker.js's
+    // prepare): thrown away, it changes none of the steps' bits
+    const T = a.info().config.block_size;
+    for (const sh of shards) sh.gradients(new Float32Array(n), new Int32Array(2 * T), new Int32Array(2 * T), SPEC.batch_size);
     const reused = [];
     for (let i = 0; i < 6; i++) {
       const s = b.stepBegin(3, { into: bufs });

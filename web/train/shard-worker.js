@@ -5,14 +5,17 @@
 // order and applies AdamW; this worker keeps no training state.
 //
 // Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
-//   → {id, op: 'prepare', config?}  ← {id, ok: true, result: {}}: loads the GPT module (and, with a
-//      config, makes its model) ahead of the first step, so that neither is on a step's clock
+//   → {id, op: 'prepare', config?, warm?: {nParams, rows, batchRows}}  ← {id, ok: true, result: {}}:
+//      loads the GPT module (and, with a config, makes its model; with warm, computes one share of
+//      rows rows on zeros, thrown away) ahead of the first step, so that none is on a step's clock
 //   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
 //      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
 //   grads is the params array sent, its buffer transferred back (the training worker reuses it).
 //   → {id, op: 'evaluate', config, params, ids, targets (whole validation batches), B, T}
 //      ← {id, ok: true, result: {losses (Float32Array, one per batch), params (the array sent, back)}}
 //   ← {id, ok: false, error: {message, field}} when the core refuses
+//   With trace: true in a request, its answer's result also holds t: [received, done] (ms,
+//   performance.timeOrigin + now(): one clock across the workers) for the training worker's trace.
 // A model is made for the first config it is sent and remade when the config changes.
 import { loadGpt } from '../gpt.js';
 
@@ -43,8 +46,16 @@ async function modelFor(config) {
 }
 
 const ops = {
-  async prepare({ config }) {
-    await (config ? modelFor(config) : load());
+  async prepare({ config, warm }) {
+    const m = await (config ? modelFor(config) : load());
+    if (config && warm) {
+      // one share's forward and backward on zeros, of the shape the steps will send, thrown away:
+      // a module's first call of the backward costs several steps' time in Chromium (its functions
+      // compiled on first use, the activations' memory grown), which the first step would
+      // otherwise wait for. The model keeps nothing between calls, so every step's numbers stay.
+      const ids = new Int32Array(warm.rows * config.block_size);
+      m.gradients(new Float32Array(warm.nParams), ids, ids, warm.batchRows);
+    }
     return { value: {}, transfer: [] };
   },
   async gradients({ config, params, ids, targets, batchRows }) {
@@ -57,11 +68,15 @@ const ops = {
   },
 };
 
+const clock = () => performance.timeOrigin + performance.now();
+
 self.onmessage = async (e) => {
-  const { id, op, ...args } = e.data ?? {};
+  const t0 = clock();
+  const { id, op, trace, ...args } = e.data ?? {};
   try {
     if (!ops[op]) throw new Error(`unknown request ${op}`);
     const { value: result, transfer } = await ops[op](args);
+    if (trace) result.t = [t0, clock()]; // the training worker's step trace: when this share came and ended
     self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
     self.postMessage({ id, ok: false, error: { message: err?.message ?? String(err), field: err?.field ?? '' } });

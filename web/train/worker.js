@@ -1,7 +1,8 @@
 // worker.js — the training page's Web Worker: it owns the wasm GPT (web/gpt.js → web/gen/
 // gpt_core.mjs) and every run, so the page's thread never runs the model. Training goes in chunks
 // of steps sized to about CHUNK_MS each; between chunks the worker returns to its event loop, so
-// pause, reset and the other requests are answered within one chunk.
+// pause, reset and the other requests are answered within one chunk (a data-parallel chunk, longer,
+// ends after the step under way when a request comes).
 //
 // Protocol (client.js is the page's side):
 //   page → worker  {id, op, …}            one request; answered by {id, ok: true, result} or
@@ -13,9 +14,10 @@
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
 // Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
-// info (the old run of that name is freed); start {runs} (trains those runs, interleaved, until
-// each is done, diverged or paused); pause {runs}; free {run}; set_sample {run, sample}; info
-// {run}; maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
+// info, once the helpers of the workers path are ready for it (the old run of that name is
+// freed); start {runs} (trains those runs, interleaved, until each is done, diverged or paused);
+// pause {runs}; free {run}; set_sample {run, sample}; info {run};
+// maps {run, prompt, max_tokens?} → {tokens, T, n_layer, n_head, weights (L,NH,T,T), specs [L][NH],
 // mean (L,T,T), rollout (L,T,T)}, or {too_long: {tokens, max}} past max_tokens of the model's tokens;
 // next_token {run, spec} → gpt.js nextToken's answer (the next-token distribution);
 // surprisal {run, spec} → gpt.js surprisal's answer (−log p per token);
@@ -32,7 +34,9 @@
 // a model from elsewhere may be GPT-2's size, and each helper or thread would hold another copy of
 // its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
 // workers (path 'workers') or threads (path 'threads') share each training step (below; the
-// helpers of the workers path are started then).
+// helpers of the workers path are started then); trace {on} → the step trace's marks since it was
+// turned on (bench/train_bench.mjs --trace; [what, ms, step, extra], below), kept from now on
+// while on.
 //
 // Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
 // seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
@@ -60,6 +64,13 @@
 import { loadGpt, threadsAvailable } from '../gpt.js';
 
 const CHUNK_MS = 60;
+/**
+ * A chunk of data-parallel steps aims at this instead (the page redraws its figures at most every
+ * 250 ms): each chunk's end is a progress message to the page's thread and a return to this
+ * worker's event loop while the helpers wait idle, so fewer of them leave the helpers less idle
+ * time. A request that comes meanwhile still waits at most one step: it ends the chunk (waiting).
+ */
+const PARALLEL_CHUNK_MS = 250;
 const SAMPLE_TOKENS = 40;
 
 let gpt = null;
@@ -73,8 +84,18 @@ const MAX_WORKERS = 16;
 const helpers = [];
 let helperId = 1;
 let busy = null; // a chunk of data-parallel steps under way: requests that touch a run wait for it
+let waiting = 0; // requests waiting for that chunk: it ends after the step under way
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
+
+/**
+ * The step trace (op 'trace'; off unless asked, for bench/train_bench.mjs --trace): [what, time,
+ * step, extra] marks on one clock across the workers (performance.timeOrigin + now(), ms), the
+ * helpers' own marks carried back in their answers. Off, it costs one test per mark.
+ */
+let marks = null;
+const clock = () => performance.timeOrigin + performance.now();
+const mark = (what, step = -1, extra = null) => { if (marks) marks.push([what, clock(), step, extra]); };
 
 function errorOf(e) {
   return { message: e?.message ?? String(e), field: e?.field ?? '' };
@@ -136,6 +157,7 @@ function helper(k) {
   };
   h.worker.onmessage = (e) => {
     const m = e.data;
+    if (marks && m.result?.t) mark('recv', -1, { k, t: m.result.t });
     const p = h.pending.get(m.id);
     if (!p) return;
     h.pending.delete(m.id);
@@ -159,14 +181,24 @@ function askHelper(k, msg, transfer) {
 /**
  * Gets the helpers of the next steps ready while nothing waits on them (the count is chosen, a run
  * is made to be trained): each started, its GPT module loaded and, given the run (create's, which
- * Start trains next), its model made, so that the first step's clock does not hold a module's
- * loading. On the threads path and for a solo run there are none. A helper that fails here fails
+ * Start trains next), its model made and one share of its shape computed once, so that the first
+ * step's clock holds neither a module's loading nor a first call's costs. On the threads path and for a solo run there are none. A helper that fails here fails
  * again on the step, which says why.
  */
 function prepareHelpers(r) {
-  if (!gpt || gpt.threads > 1 || r?.solo) return;
+  if (!gpt || gpt.threads > 1 || r?.solo) return Promise.resolve();
   const config = r?.info?.config;
-  for (let k = 0; k < workers - 1; k++) askHelper(k, { op: 'prepare', config }, []).catch(() => {});
+  const B = r?.info?.train?.batch_size ?? 0;
+  const shares = Math.min(workers, B);
+  const ready = [];
+  for (let k = 0; k < workers - 1; k++) {
+    // a helper with a share also computes one on zeros of its share's shape (rows k + 1 of the
+    // core's split, shard_row in src/core/train.h), thrown away: see shard-worker.js's prepare
+    const rows = k + 1 < shares ? Math.floor((B * (k + 2)) / shares) - Math.floor((B * (k + 1)) / shares) : 0;
+    const warm = config && rows > 0 ? { nParams: r.info.n_params, rows, batchRows: B } : null;
+    ready.push(askHelper(k, { op: 'prepare', config, warm }, []).catch(() => {}));
+  }
+  return Promise.all(ready);
 }
 
 /**
@@ -202,7 +234,7 @@ async function parallelEvaluate(r, shares) {
     const ids = b.ids.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
     const targets = b.targets.slice(b.bounds[k] * per, b.bounds[k + 1] * per);
     const params = bufs[k - 1];
-    jobs.push(askHelper(k - 1, { op: 'evaluate', config: r.info.config, params, ids, targets, B: b.B, T: b.T },
+    jobs.push(askHelper(k - 1, { op: 'evaluate', config: r.info.config, params, ids, targets, B: b.B, T: b.T, trace: !!marks },
       [params.buffer, ids.buffer, targets.buffer]));
   }
   for (let k = b.shares; k < shares; k++) giveBack(k, bufs[k - 1]); // fewer batches than workers
@@ -222,6 +254,7 @@ async function parallelSteps(r, n, shares) {
   const losses = [], lrs = [], norms = [];
   let res = null;
   for (let i = 0; i < n; i++) {
+    mark('begin', r.info.step + i);
     const bufs = takeBuffers(shares, nParams);
     const b = r.run.stepBegin(shares, { into: bufs });
     const { T, rows } = b;
@@ -230,26 +263,36 @@ async function parallelSteps(r, n, shares) {
       const ids = b.ids.slice(rows[k] * T, rows[k + 1] * T);
       const targets = b.targets.slice(rows[k] * T, rows[k + 1] * T);
       const params = bufs[k - 1];
-      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares] },
+      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares], trace: !!marks },
         [params.buffer, ids.buffer, targets.buffer]));
     }
+    mark('sent');
     r.run.stepOwn(); // share 0 here, while the helpers compute theirs
+    mark('own');
     const parts = await Promise.all(jobs);
+    mark('all');
     for (let k = 1; k < shares; k++) {
       const p = parts[k - 1];
       r.run.stepAdd(p.grads, p.losses); // in share order
       giveBack(k, p.grads);
     }
+    mark('added');
     res = r.run.stepFinish();
+    mark('finish');
     losses.push(...res.losses);
     lrs.push(...res.lrs);
     norms.push(...res.grad_norms);
-    if (res.diverged) break;
+    if (res.diverged || waiting > 0) break; // a request waits: it is answered after this step
   }
   return { ...res, losses: Float32Array.from(losses), lrs: Float32Array.from(lrs), grad_norms: Float32Array.from(norms) };
 }
 
 const ops = {
+  trace({ on }) {
+    const out = marks ?? [];
+    marks = on ? [] : null;
+    return out;
+  },
   async init() {
     const threads = threadsAvailable() ? Math.min(MAX_WORKERS, Math.max(2, self.navigator?.hardwareConcurrency ?? 1)) : 1;
     loading ??= loadGpt({ threads, locateFile: (path) => new URL(`../gen/${path}`, import.meta.url).href });
@@ -266,18 +309,22 @@ const ops = {
     const threads = gpt.threads > 1;
     return { workers: threads ? Math.min(n, gpt.threads) : n, cores: self.navigator?.hardwareConcurrency ?? 1, path: threads ? 'threads' : 'workers' };
   },
-  create({ run: name, spec, sample }) {
+  async create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
     free(name);
     const r = { run, spec, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
-    prepareHelpers(r); // their models are made while this one evaluates
+    const ready = prepareHelpers(r); // their models are made while this one evaluates
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     // the validation loss before any training: the curve's first point
     const ev = run.evaluate();
     r.val0 = num(ev.val_loss);
+    // the run is made when its helpers are ready too (their module loaded, their model made and
+    // warmed): the first step, and the training clock, then hold no worker's start, as with one
+    // worker, whose module loads with the page. A helper that failed says why on the first step.
+    await ready;
     return { ...info, val_loss: r.val0 };
   },
   start({ runs: names }) {
@@ -402,7 +449,10 @@ self.onmessage = async (e) => {
     // a chunk of steps is whole first: a pause is answered after the chunk's progress event, so the
     // page's step count when it sees "paused" is the run's (as with one worker, whose chunk runs
     // between two requests)
-    while (busy && op !== 'start' && op !== 'workers') await busy;
+    while (busy && op !== 'start' && op !== 'workers') {
+      waiting++;
+      try { await busy; } finally { waiting--; }
+    }
     const out = await ops[op](args);
     if (out && out.transfer) post({ id, ok: true, result: out.value }, out.transfer);
     else post({ id, ok: true, result: out });
@@ -418,7 +468,10 @@ const yieldNow = () => new Promise((resolve) => {
   ch.port2.postMessage(0);
 });
 
-/** One chunk of one run: up to the next evaluation, the next sample or the end, about CHUNK_MS. */
+/**
+ * One chunk of one run: up to the next evaluation, the next sample or the end, about CHUNK_MS
+ * (data-parallel: PARALLEL_CHUNK_MS, or less when a request comes).
+ */
 async function chunk(name, r) {
   const info = r.info;
   const step = info.step;
@@ -440,7 +493,11 @@ async function chunk(name, r) {
     busy = new Promise((resolve) => { done = resolve; });
     try {
       res = await parallelSteps(r, n, shares);
-      if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) val = num((await parallelEvaluate(r, shares)).val_loss);
+      if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) {
+        mark('eval');
+        val = num((await parallelEvaluate(r, shares)).val_loss);
+        mark('evaled');
+      }
     } finally {
       busy = null;
       done();
@@ -461,11 +518,12 @@ async function chunk(name, r) {
     }
   }
   const dt = performance.now() - t0;
+  mark('chunk', newStep);
   r.elapsed += dt;
   r.tokens += done * (info.tokens_per_step ?? 0);
-  // aim the next chunk at CHUNK_MS
-  const per = dt / Math.max(1, n);
-  r.chunk = Math.max(1, Math.min(1000, Math.round(CHUNK_MS / Math.max(per, 0.01))));
+  // aim the next chunk at CHUNK_MS (PARALLEL_CHUNK_MS for data-parallel steps)
+  const per = dt / Math.max(1, done);
+  r.chunk = Math.max(1, Math.min(1000, Math.round((shares > 1 ? PARALLEL_CHUNK_MS : CHUNK_MS) / Math.max(per, 0.01))));
   info.step = newStep;
   if (res.diverged) { info.diverged = true; info.divergence = res.divergence; }
   const losses = Float32Array.from(res.losses);
