@@ -144,7 +144,8 @@ function openNotes(set, info) {
 // Where an opening's time goes: each lap() adds the time since the last one to its phase; measure()
 // leaves one user-timing entry per phase ("openModel <phase>", its duration the phase's sum, detail
 // {count}) on the timeline, where a trace or a benchmark (bench/open_bench.mjs) reads them.
-// Phases: head (the small files and the model file's first bytes), tokenizer, plan (the headers'
+// Phases: head (the small files and the model file's first bytes), tokenizer (open_begin and the
+// tokenizer's files), plan (the headers'
 // ranges, the plan, the model made), then per slice of the weights read (awaiting its bytes), copy
 // (into the core's buffer) and convert (the core: into the parameters), and finish.
 function phases() {
