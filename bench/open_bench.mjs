@@ -22,8 +22,9 @@
 // when other work loads the machine), and the peak memory as multiples of the file: the module's
 // memory after it (wasm memory never shrinks: its peak), and the renderer process's peak resident
 // set (VmHWM from /proc) above what it held before the call (its JS heap's copies of the slices
-// included). Then one next-token forward pass of "Hello, world" (GPT-2's ids), to show the model
-// works. With --twice it opens the file a second time while the first run is kept: that
+// included). Then the floor: the file's size of new wasm memory written once (its first touch)
+// and again (a memcpy), and one next-token forward pass of "Hello, world" (GPT-2's ids), to show
+// the model works. With --twice it opens the file a second time while the first run is kept: that
 // buffer lies above 2 GiB, and both runs' logits must agree (addresses past 2 GiB through Embind).
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
@@ -203,6 +204,19 @@ await runPageBench(webDir, async ({ browser, url }) => {
     run.free();
     return out;
   }, { where, twice }));
+  // The floor, in the same renderer: a new wasm memory of the file's size written once (its
+  // first touch: page faults, which the model's own memory pays too) and again (a memcpy's cost).
+  const floor = await page.evaluate((size) => {
+    const pages = Math.ceil(size / 65536);
+    const mem = new WebAssembly.Memory({ initial: 1, maximum: pages + 1 });
+    mem.grow(pages);
+    const bytes = new Uint8Array(mem.buffer, 0, size);
+    const t0 = performance.now();
+    bytes.fill(1);
+    const t1 = performance.now();
+    bytes.fill(2);
+    return { first: t1 - t0, again: performance.now() - t1 };
+  }, size);
   // the renderer that grew most is the page's
   const after = pids.filter((p) => before[p] && opened[p]).map((p) => ({ p, a: opened[p], b: before[p] })).sort((x, y) => (y.a.hwm - y.b.rss) - (x.a.hwm - x.b.rss))[0];
   const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
@@ -217,6 +231,7 @@ await runPageBench(webDir, async ({ browser, url }) => {
   }
   if (r.after) console.log(`wasm memory: ${mb(r.after)} after = ${(r.after / size).toFixed(2)}× the file (${mb(size)}); left ${mb(r.left)} of ${mb(r.max)}`);
   console.log(`renderer resident set: ${mb(after.b.rss)} before, peak ${mb(after.a.hwm)}: ${((after.a.hwm - after.b.rss) / size).toFixed(2)}× the file above what it held before`);
+  console.log(`floor: writing ${mb(size)} of new wasm memory ${(floor.first / 1000).toFixed(2)} s the first time (page faults), ${(floor.again / 1000).toFixed(2)} s again (a memcpy)`);
   console.log(`one forward pass of 3 tokens: ${r.fwd.toFixed(0)} ms; top ids ${JSON.stringify(r.top)}`);
   if (twice) {
     const same = JSON.stringify(r.top) === JSON.stringify(r.top2);
