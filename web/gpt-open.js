@@ -1,19 +1,24 @@
 // gpt-open.js — opening a model trained elsewhere through the GPT core's opening protocol: the
 // file set's roles, then open_begin / open_tokenizer / open_plan + open_piece / open_view +
-// open_feed / open_finish (src/api/gpt_session.h). web/gpt.js loads this module on the first
-// openModel() (after the core's second wasm piece, gpt_cold.wasm, which holds the opening's C++),
-// so a page that never opens a model downloads neither.
+// open_feed / open_finish (src/api/gpt_session.h), and the reading of the files. web/gpt-second.js
+// loads this module on the first openModel() (after the core's second module, gpt_core_full, which
+// holds the opening's C++), so a page that never opens a model downloads neither.
 //
 // Everything it needs comes in as arguments (openModel's `core`): a new GptSession, the run that
-// adopts it, and the parser of the core's answers. It holds no state between openings.
+// adopts it, and the parser of the core's answers. It holds no state between openings. Each
+// opening leaves its phases' times on the user-timing timeline (phases(), below).
 // Limits: the small files (meta.pkl, config.json, the tokenizer's) are read whole, up to 64 MiB
-// each; the model file never is (its headers as the core asks for them, then its weights in slices).
+// each; the model file never is (its headers as the core asks for them, then its weights in slices
+// through one reused buffer: slices(), below).
 
 import { GptError } from './gpt-error.js';
 
 const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
 const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);
 const SMALL_LIMIT = 64 << 20;
+// Node's byte streams of a Blob come in small pieces, each a promise: there slices are faster
+// (bench/open_bench.mjs, docs/PERFORMANCE.md); browsers read a BYOB stream fastest.
+const BYOB = !(typeof process === 'object' && typeof process.versions?.node === 'string');
 
 function isBytes(v) {
   return v instanceof Uint8Array || v instanceof ArrayBuffer;
@@ -63,6 +68,50 @@ async function modelHead(f) {
   return first(8 + n);
 }
 
+const changed = (name, at) => new GptError(`${name} changed while it was read (byte ${at})`, { field: name });
+
+// The bytes [at, at + n) of the blob in slices of `size` (the last one shorter), each a view that
+// is good until the next is asked for. In a browser through a byte stream's BYOB reader into one
+// buffer used again and again: a new ArrayBuffer per slice costs its memory's first touch every
+// time (page faults: seconds for 500 MB on a virtual machine) and the collector's work. In Node
+// (see BYOB; byob chooses), or where the blob's stream has no BYOB reader, each slice is read on
+// its own. A GptError (field: name) if the blob ends before at + n.
+export async function* slices(blob, at, n, size, name, byob = BYOB) {
+  const reader = byob ? byobReader(blob.slice(at, at + n)) : null;
+  if (!reader) {
+    for (let off = 0; off < n; off += size) {
+      const want = Math.min(size, n - off);
+      const bytes = new Uint8Array(await blob.slice(at + off, at + off + want).arrayBuffer());
+      if (bytes.length !== want) throw changed(name, at + off + bytes.length);
+      yield bytes;
+    }
+    return;
+  }
+  try {
+    let buf = new ArrayBuffer(Math.min(size, n));
+    for (let off = 0; off < n; off += buf.byteLength) {
+      const want = Math.min(buf.byteLength, n - off);
+      for (let filled = 0; filled < want;) {
+        const { done, value } = await reader.read(new Uint8Array(buf, filled, want - filled));
+        if (value) buf = value.buffer; // the read moved the buffer to a new ArrayBuffer: the same memory
+        if (done) throw changed(name, at + off + filled);
+        filled += value.length;
+      }
+      yield new Uint8Array(buf, 0, want);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+function byobReader(blob) {
+  try {
+    return blob.stream().getReader({ mode: 'byob' });
+  } catch {
+    return null; // not a byte stream
+  }
+}
+
 /**
  * GPT-2's tokenizer among the files: [tokenizer.json], or [vocab.json, merges.txt] (both needed);
  * null when there is no whole set (the page then says the prompts are token ids).
@@ -92,6 +141,39 @@ function openNotes(set, info) {
   return notes;
 }
 
+// Where an opening's time goes: each lap() adds the time since the last one to its phase; measure()
+// leaves one user-timing entry per phase ("openModel <phase>", its duration the phase's sum, detail
+// {count}) on the timeline, where a trace or a benchmark (bench/open_bench.mjs) reads them.
+// Phases: head (the small files and the model file's first bytes), tokenizer (open_begin and the
+// tokenizer's files), plan (the headers'
+// ranges, the plan, the model made), then per slice of the weights read (awaiting its bytes), copy
+// (into the core's buffer) and convert (the core: into the parameters), and finish.
+function phases() {
+  const perf = globalThis.performance;
+  const start = perf?.now() ?? 0;
+  let last = start;
+  const sums = new Map();
+  return {
+    lap(phase) {
+      if (!perf) return;
+      const now = perf.now();
+      const s = sums.get(phase) ?? { ms: 0, count: 0 };
+      s.ms += now - last;
+      s.count += 1;
+      sums.set(phase, s);
+      last = now;
+    },
+    measure(name) {
+      if (typeof perf?.measure !== 'function') return;
+      for (const [phase, { ms, count }] of sums) {
+        try {
+          perf.measure(`openModel ${phase}`, { start, duration: ms, detail: { count, file: name } });
+        } catch { /* a timeline without user timing's options: no figures */ }
+      }
+    },
+  };
+}
+
 /**
  * Opens a model's files (gpt.js openModel documents files and options) into a new session.
  * core: {newSession() → a GptSession, adopt(session, opened) → the run that owns it from now on,
@@ -100,6 +182,7 @@ function openNotes(set, info) {
  */
 export async function openModel(core, files, options = {}) {
   const { newSession, adopt, answer } = core;
+  const clock = phases();
   const set = classifyFiles(files);
   const chunk = options.chunkBytes ?? 16 << 20;
   const onProgress = options.onProgress ?? (() => {});
@@ -110,12 +193,14 @@ export async function openModel(core, files, options = {}) {
   const session = newSession();
   try {
     const head = await modelHead(set.model);
+    clock.lap('head');
     answer(session.open_begin(JSON.stringify({ name, size: model.size, slice: chunk, config_name: set.config?.name ?? 'config.json' }), head, config));
     const tok = tokenizerSet(set.tokenizer);
     if (tok) {
       const [first, second] = await Promise.all(tok.map(readSmall));
       answer(session.open_tokenizer(JSON.stringify({ names: tok.map((f) => f.name) }), first, second ?? new Uint8Array(0)));
     }
+    clock.lap('tokenizer');
     // the headers: the core asks for the ranges it lacks (a zip's end, directory, local headers,
     // data.pkl) until it can plan; then the model exists and the weights' ranges are known
     const planSpec = JSON.stringify({ meta_name: set.meta?.name ?? 'meta.pkl', config_name: set.config?.name ?? 'config.json' });
@@ -126,21 +211,27 @@ export async function openModel(core, files, options = {}) {
       if (round === 32) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
       for (const [at, n] of plan.need) answer(session.open_piece(at, await slice(at, n)));
     }
+    clock.lap('plan'); // the headers read and the model made
     let loaded = 0;
     for (const [at, n] of plan.read) {
-      for (let off = 0; off < n; off += chunk) {
-        const bytes = await slice(at + off, Math.min(chunk, n - off));
+      for await (const bytes of slices(model, at, n, chunk, name)) {
+        clock.lap('read');
         const view = session.open_view(0, bytes.length); // made now: no growth since
-        if (view === null || bytes.length !== Math.min(chunk, n - off)) throw new GptError(`${name} changed while it was read (byte ${at + off})`, { field: name });
+        if (view === null) throw new GptError(`${name}: a slice of ${bytes.length} bytes does not fit the core's buffer`, { field: name });
         view.set(bytes);
+        clock.lap('copy');
         answer(session.open_feed(bytes.length));
+        clock.lap('convert');
         loaded += bytes.length;
         onProgress({ loaded, total: plan.bytes, name });
       }
     }
     const info = answer(session.open_finish());
     info.opened.notes = openNotes(set, info);
-    return adopt(session, info.opened);
+    const run = adopt(session, info.opened);
+    clock.lap('finish');
+    clock.measure(name);
+    return run;
   } catch (e) {
     session.delete();
     throw e;

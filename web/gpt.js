@@ -35,6 +35,7 @@
 
 import { GptError } from './gpt-error.js';
 import { readAnswer } from './non-finite.js';
+import { isNode, secondModule } from './gpt-second.js';
 
 export { GptError };
 
@@ -185,75 +186,6 @@ function threadCount(n) {
   return n;
 }
 
-function isNode() {
-  return typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
-}
-
-// The second module, web/gen/gpt_core_full.mjs + .wasm: the same core with the code that opens
-// models trained elsewhere and walks a position through the block, which gpt_core (the page's
-// start) leaves out (src/api/gpt_cold.h). Made with the factory's options; in Node its bytes are
-// read here (the web build cannot fetch in Node).
-async function loadFullModule(factory) {
-  const { wasmBinary, ...options } = factory;
-  try {
-    if (isNode()) {
-      const { readFile } = await import('node:fs/promises');
-      options.wasmBinary = await readFile(new URL('./gen/gpt_core_full.wasm', import.meta.url));
-    }
-    const { default: createModule } = await import('./gen/gpt_core_full.mjs');
-    return await createModule(options);
-  } catch (e) {
-    throw new GptError(`the core's second module (gpt_core_full, for opening models and the walk) could not be loaded: ${e?.message ?? e}`, { field: 'piece' });
-  }
-}
-
-// The second module beside M (gpt_core_full, made by loadFullModule), loaded once, on the first
-// opening or walk: {module (null until loaded; M itself in the threads build, which has the opening
-// and the walk), load(), setKernels(tier) (the tier for it too, now or once loaded), withWalk}.
-function secondModule(M, factory) {
-  let full = M.cold_loaded() ? M : null;
-  let loading = null;
-  let tier = null; // the kernels last chosen (setKernels)
-  return {
-    get module() {
-      return full;
-    },
-    load() {
-      if (full) return Promise.resolve();
-      loading ??= loadFullModule(factory).then(
-        (F) => {
-          if (tier !== null) F.gpt_set_kernels(tier);
-          full = F;
-        },
-        (e) => {
-          loading = null;
-          throw e;
-        });
-      return loading;
-    },
-    setKernels(t) {
-      tier = t;
-      if (full && full !== M) full.gpt_set_kernels(t);
-    },
-    // The session the walk runs on: the run's own when its module has the walk (a run of the
-    // second module: an opened model; the threads build), else for this one call a copy of its
-    // model in the second module (its checkpoint, the same numbers), freed after.
-    withWalk(session, f) {
-      if (M.cold_loaded() || (full && session instanceof full.GptSession)) return f(session);
-      if (!full) throw new GptError('the walk is in the second module: await gpt.loadCold() first', { field: 'piece' });
-      const bytes = session.save();
-      if (bytes === null) throw new GptError(session.last_error(), { field: 'checkpoint' });
-      const copy = new full.GptSession();
-      try {
-        answer(copy.load(bytes, ''));
-        return f(copy);
-      } finally {
-        copy.delete();
-      }
-    },
-  };
-}
-
 /**
  * Loads the GPT's wasm module and returns the API. Call once and keep the result.
  * @param {{threads?: number, wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
@@ -277,8 +209,8 @@ export async function loadGpt(options = {}) {
         })
       : null;
 
-  // The second module (gpt_core_full): on the first opening or walk; in Node at once.
-  const second = secondModule(M, factory);
+  // The second module (gpt_core_full, gpt-second.js): on the first opening or walk; in Node at once.
+  const second = secondModule(M, factory, answer);
   if (isNode()) await second.load();
   const withWalk = second.withWalk;
 
@@ -367,16 +299,13 @@ export async function loadGpt(options = {}) {
      * notes}), "tokenizer" ("characters" | "token_ids") and "source". Rejects with GptError naming
      * the file (field: its name, "memory" for one that will not fit, refused before it is read).
      */
-    async openModel(files, options = {}) {
-      await second.load();
-      const { openModel } = await import('./gpt-open.js');
-      const adopt = (session, opened) => {
+    openModel(files, options = {}) {
+      return second.openModel(files, options, (session, opened) => {
         const run = new GptRun(session, registry, threads, withWalk);
         registry?.register(run, session, run);
         run.opened = opened;
         return run;
-      };
-      return openModel({ newSession: () => new second.module.GptSession(), adopt, answer }, files, options);
+      });
     },
 
     /**
@@ -393,11 +322,7 @@ export async function loadGpt(options = {}) {
      * be (in wasm, of the 4 GB it can address), and the module's memory now (its peak so far: wasm
      * memory never shrinks).
      */
-    openMemory() {
-      const O = second.module ?? M; // where models are opened: the second module, once it is loaded
-      const { left, max } = O.open_memory();
-      return { left, max, size: O.HEAPU8.buffer.byteLength };
-    },
+    openMemory: () => second.openMemory(),
 
     /**
      * A worker's share of data-parallel training: a model of this config (a run's info().config)

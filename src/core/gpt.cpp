@@ -90,6 +90,13 @@ struct Part {
   int64_t floats;
 };
 
+// buf holds n zeros: resized without a value (FloatBuffer), then cleared in one memset.
+void zeroed(FloatBuffer& buf, size_t n) {
+  buf.clear();
+  buf.resize(n);
+  if (n) std::memset(buf.data(), 0, n * sizeof(float));
+}
+
 int64_t floats_of(const std::vector<Part>& layout) {
   int64_t n = 0;
   for (const Part& p : layout) n += p.floats;
@@ -97,8 +104,8 @@ int64_t floats_of(const std::vector<Part>& layout) {
 }
 
 // Allocates buf for a layout (zeros) and points each view at its part.
-void carve(std::vector<float>& buf, const std::vector<Part>& layout) {
-  buf.assign(sz(floats_of(layout)), 0.0f);
+void carve(FloatBuffer& buf, const std::vector<Part>& layout) {
+  zeroed(buf, sz(floats_of(layout)));
   float* at = buf.data();
   for (const Part& p : layout) {
     *p.view = at;
@@ -231,12 +238,12 @@ GPT::GPT(const GPTConfig& config, ModelUse use) : config_(config), use_(use), op
   check_memory(config_, 1, 1, use_, limit());
   tensors_ = param_tensors(config_);
   const int64_t n = config_.num_parameters();
-  params_.assign(sz(n), 0.0f);
+  zeroed(params_, sz(n));
   n_params_ = n;
   param_base_ = params_.data();
   p_ = param_views(params_.data(), config_);
   if (use_ == ModelUse::train) {
-    grads_.assign(sz(n), 0.0f);
+    zeroed(grads_, sz(n));
     g_ = param_views(grads_.data(), config_);
   }
 }
@@ -245,7 +252,7 @@ GPT::GPT(ReplicaOf r)
     : config_(r.owner->config_), use_(ModelUse::train), opened_(r.owner->opened_), tensors_(r.owner->tensors_),
       p_(r.owner->p_), n_params_(r.owner->n_params_), param_base_(r.owner->param_base_) {
   check_memory(config_, 1, 1, use_, limit());
-  grads_.assign(sz(n_params_), 0.0f);
+  zeroed(grads_, sz(n_params_));
   g_ = param_views(grads_.data(), config_);
 }
 
@@ -255,11 +262,11 @@ void GPT::make_trainable(int B, int T) {
   if (use_ == ModelUse::train) return reserve(B, T);
   check_memory(config_, B, T, ModelUse::train, limit());
   // the inference activations go first, so that the peak is the training model's alone
-  std::vector<float>().swap(act_buffer_);
+  FloatBuffer().swap(act_buffer_);
   std::vector<int>().swap(ids_);
   B_alloc_ = T_alloc_ = B_ = T_ = 0;
   has_targets_ = false;
-  grads_.assign(params_.size(), 0.0f);
+  zeroed(grads_, params_.size());
   g_ = param_views(grads_.data(), config_);
   use_ = ModelUse::train;
   reserve(B, T);  // the training layouts: probs, losses, targets and the backward's scratch
@@ -319,7 +326,7 @@ void GPT::check_memory(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t
 
 int64_t GPT::allocated_bytes() const {
   int64_t floats = 0;
-  for (const std::vector<float>* v : {&params_, &grads_, &act_buffer_, &grad_buffer_, &cache_buffer_})
+  for (const FloatBuffer* v : {&params_, &grads_, &act_buffer_, &grad_buffer_, &cache_buffer_})
     floats += static_cast<int64_t>(v->capacity());
   const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
   return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;

@@ -42,7 +42,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention.h"
@@ -207,6 +209,30 @@ struct GPTCache {
   float* rstd;    // (1)
 };
 
+// A float buffer whose resize() leaves the new floats unset (its allocator's value-initialisation
+// does nothing), for the owner to clear in one memset (zeroed()). In wasm, under Emscripten's
+// exception handling, libc++'s fill of a std::vector<float> goes element by element: a second and
+// more for GPT-2 small's 124M parameters.
+template <class T>
+struct UnsetAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <class U>
+  UnsetAllocator(const UnsetAllocator<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: a float left as it is
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using FloatBuffer = std::vector<float, UnsetAllocator<float>>;
+
 class GPT {
  public:
   // Validates the config (InputError) and allocates the parameters (zeros: call init_weights or
@@ -308,14 +334,14 @@ class GPT {
   ModelUse use_;
   bool opened_ = false;  // made for inference (then perhaps made trainable): the open limit applies
   std::vector<ParamTensor> tensors_;
-  std::vector<float> params_, grads_;
+  FloatBuffer params_, grads_;
   GPTParams p_, g_;
   int64_t n_params_ = 0;
   float* param_base_ = nullptr;  // params_.data(), or a replica's owner's
 
   // Activations for (B_alloc, T_alloc), one buffer with named views; their gradients likewise.
   int B_alloc_ = 0, T_alloc_ = 0;
-  std::vector<float> act_buffer_, grad_buffer_;
+  FloatBuffer act_buffer_, grad_buffer_;
   GPTActs a_{};
   GPTActGrads d_{};
   std::vector<int> ids_, targets_;  // (B, T) of the last forward
@@ -323,7 +349,7 @@ class GPT {
   bool has_targets_ = false;
 
   // KV cache (allocated by the first cache_reset).
-  std::vector<float> cache_buffer_;
+  FloatBuffer cache_buffer_;
   GPTCache c_{};
   int cache_len_ = 0;
 };
