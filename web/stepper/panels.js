@@ -197,21 +197,6 @@ function fontMetrics(font) {
   return { zero: mt.width, ascent: mt.fontBoundingBoxAscent, descent: mt.fontBoundingBoxDescent };
 }
 
-// fillText's cost is mostly shaping each new string (cached per string), 256 per panel per edit. A
-// number with 4 decimals is drawn as three pieces (its last two digits, the two before, the rest:
-// a few hundred strings in all, soon all cached), where every character has one advance
-// (geo.tabular): the same pixels (docs/PERFORMANCE.md; a browser test compares both ways).
-const FOUR_DECIMALS = /^[−-]?\d+\.\d{4}$/;
-let splitDigits = true;
-/** For tests: draw every number whole (false) or in pieces where the font allows (true). */
-export function setSplitDigits(on) { splitDigits = !!on; }
-function drawPieces(ctx, s, x, y, advance) {
-  const n = s.length;
-  ctx.fillText(s.slice(n - 2), x, y);
-  ctx.fillText(s.slice(n - 4, n - 2), x - 2 * advance, y);
-  ctx.fillText(s.slice(0, n - 4), x - 4 * advance, y);
-}
-
 // hatching for −∞ (and exact zeros under the mask) and stripes for NaN, like the CSS patterns
 const patterns = new WeakMap();
 export function pattern(ctx, kind) {
@@ -492,11 +477,8 @@ export class MatrixView {
     const rowH = Math.round(fontPx * em('--aps-cell-h', 2));
     const padX = Math.round(fontPx * em('--aps-cell-pad', 0.45));
     const R = this.tds.length;
-    // every character of a number one advance, no kerning (a monospace font with its own U+2212)
-    const same = (text) => Math.abs(textWidth(font(), text) - text.length * mt.zero) < 1e-6;
-    const tabular = ['0123456789', '−0.5', '-9.5', '12.3456', '.'].every(same);
     this.geo = {
-      fontPx, family, font, ascent, descent, rowH, padX, sp: 2, tabular, advance: mt.zero,
+      fontPx, family, font, ascent, descent, rowH, padX, sp: 2,
       headH: Math.round(thPx * 1.6),
       rowHeadW: Math.ceil(digitTh * Math.max(2, String(R).length) + 2 * Math.round(thPx * 0.3)),
       minW: Math.ceil(mt.zero * 6 + 2 * padX),
@@ -660,11 +642,7 @@ export class MatrixView {
       if (ctx.font !== f) ctx.font = f;
       ctx.fillStyle = ink;
       ctx.textAlign = align;
-      const pieces = splitDigits && g.tabular && style === '' && align === 'right';
-      for (const [s, tx, y] of items) {
-        if (pieces && FOUR_DECIMALS.test(s)) drawPieces(ctx, s, tx, y + base, g.advance);
-        else ctx.fillText(s, tx, y + base);
-      }
+      for (const [s, tx, y] of items) ctx.fillText(s, tx, y + base);
     }
     this.painted = d;
     if (this.wrap.classList.contains('is-stale')) this.wrap.classList.remove('is-stale');
