@@ -126,6 +126,21 @@ TEST_CASE("json::parse: columns count characters - messages show characters - no
   CHECK(esc.column == 4);
 }
 
+TEST_CASE("json::parse: strings - runs of plain characters between escapes read whole", "[json]") {
+  const std::string long_run(5000, 'x');
+  json::Value v = json::parse("[\"" + long_run + "\\n" + long_run + "\\\"end\\u00e9\", \"\", \"a\", \"\\t\"]");
+  CHECK(v[0].as_string() == long_run + "\n" + long_run + "\"end\xC3\xA9");
+  CHECK(v[1].as_string().empty());
+  CHECK(v[2].as_string() == "a");
+  CHECK(v[3].as_string() == "\t");
+  // a control character after a run: named at its own column
+  json::JsonError c = parse_error("[\"abcdef\x01\"]");
+  CHECK_THAT(c.what(), Contains("control character in a string"));
+  CHECK(c.column == 9);
+  json::JsonError open = parse_error("[\"abcdef");
+  CHECK_THAT(open.what(), Contains("unterminated string"));
+}
+
 TEST_CASE("json::Value::dump writes valid UTF-8 whatever its strings hold", "[json]") {
   CHECK(json::Value("a\xFF" "b").dump() == "\"a" + kReplacement + "b\"");
   CHECK(json::Value("\xC3(").dump() == "\"" + kReplacement + "(\"");

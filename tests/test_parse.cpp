@@ -116,6 +116,22 @@ TEST_CASE("parse: number spellings as strtof reads them", "[parse]") {
   CHECK(u.data[5] == 3.4e38f);
 }
 
+TEST_CASE("parse: U+2212 minus signs anywhere read as '-' - the text between them unchanged", "[parse]") {
+  const std::string m = "\xE2\x88\x92";  // U+2212 MINUS SIGN
+  check_matrix(m + "1 2\n3 " + m + "4.5", {{-1, 2}, {3, -4.5f}});
+  check_matrix("0.25 " + m + "0.5 " + m + ".75", {{0.25f, -0.5f, -0.75f}});
+  check_matrix("[[" + m + "1, 2e" + m + "3]]", {{-1, 2e-3f}});
+  // two minus signs are not a number; a cut sequence is not UTF-8: both named with their cell
+  PE twice = parse_error("1 " + m + m + "2");
+  REQUIRE_PARSE_ERROR(twice);
+  CHECK(twice.column == 2);
+  CHECK_THAT(twice.what, Contains("'--2' is not a number"));
+  PE cut = parse_error("1 2 \xE2\x88");
+  REQUIRE_PARSE_ERROR(cut);
+  CHECK(cut.column == 3);
+  CHECK_THAT(cut.what, Contains("is cut short"));
+}
+
 TEST_CASE("parse errors: a non-number gives its row and column", "[parse][errors]") {
   PE p = parse_error("1 2 3\n4 5 abc");
   REQUIRE_PARSE_ERROR(p);

@@ -243,7 +243,14 @@ class Reader {
       const char c = s_[pos_++];
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) { --pos_; fail("control character in a string"); }
-      if (c != '\\') { out += c; continue; }
+      if (c != '\\') {
+        // the run of plain characters from here, appended at once (a matrix's text is thousands)
+        size_t end = pos_;
+        while (end < s_.size() && s_[end] != '"' && s_[end] != '\\' && static_cast<unsigned char>(s_[end]) >= 0x20) ++end;
+        out.append(s_, pos_ - 1, end - pos_ + 1);
+        pos_ = end;
+        continue;
+      }
       if (pos_ >= s_.size()) fail("unterminated string");
       const char e = s_[pos_++];
       if (e == 'u') {

@@ -63,6 +63,18 @@ std::string byte_note(const std::string& token) {
   return " (byte " + std::to_string(bad) + " of the cell: " + utf8_fault(token, bad) + ")";
 }
 
+// A cell's number, or false when it is not a finite float32 (parse_number then says why). It builds
+// no string and has no destructor in scope: in wasm, with Emscripten's JS exceptions, a call that may
+// throw from a frame with destructors (or from a noexcept one) goes out to JS and back, and this runs
+// once per cell of every edit.
+bool read_number(const char* begin, const char* end, float& out) {
+  double d = 0.0;
+  if (!parse_decimal(begin, end, d) || !std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) return false;
+  out = static_cast<float>(d);  // nearest double, then float32: as Math.fround and NumPy do
+  return true;
+}
+
+// The cell's number, or the ParseError that names the row, the column and what is wrong.
 float parse_number(const std::string& token, int row, int col) {
   double d = 0.0;
   if (!parse_decimal(token.data(), token.data() + token.size(), d))
@@ -71,7 +83,7 @@ float parse_number(const std::string& token, int row, int col) {
     throw ParseError(at(row, col) + quoted(token) + " is not a finite number", row, col);
   if (std::fabs(d) > std::numeric_limits<float>::max())
     throw ParseError(at(row, col) + quoted(token) + " is outside the float32 range (±3.4e38)", row, col);
-  return static_cast<float>(d);  // nearest double, then float32: as Math.fround and NumPy do
+  return static_cast<float>(d);
 }
 
 void check_row(Rows& rows, int row) {
@@ -106,7 +118,9 @@ void read_row(const std::string& text, size_t pos, size_t end, Rows& rows, int r
       const int col = static_cast<int>(out.size()) + 1;
       if (col > kMaxParseCols)
         throw ParseError(at(row, col) + "more than " + std::to_string(kMaxParseCols) + " columns", row, col);
-      out.push_back(parse_number(text.substr(pos, stop - pos), row, col));
+      float v = 0.0f;
+      if (!read_number(text.data() + pos, text.data() + stop, v)) v = parse_number(text.substr(pos, stop - pos), row, col);
+      out.push_back(v);
       hard_separator_pending = false;
       pos = stop;
     }
@@ -199,18 +213,19 @@ std::string strip_numpy_repr(const std::string& text) {
 }
 
 // U+2212 MINUS SIGN, as pasted from typeset text, becomes '-'.
+// The text is copied in runs between the minus signs, not a byte at a time (in wasm each append
+// that may throw is a call out to JS and back).
 std::string normalise_minus(const std::string& text) {
+  static const std::string kMinus = "\xE2\x88\x92";
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (i + 2 < text.size() + 0 && static_cast<unsigned char>(text[i]) == 0xE2 &&
-        static_cast<unsigned char>(text[i + 1]) == 0x88 && static_cast<unsigned char>(text[i + 2]) == 0x92) {
-      out += '-';
-      i += 2;
-    } else {
-      out += text[i];
-    }
+  size_t from = 0;
+  for (size_t m = text.find(kMinus); m != std::string::npos; m = text.find(kMinus, from)) {
+    out.append(text, from, m - from);
+    out += '-';
+    from = m + kMinus.size();
   }
+  out.append(text, from, std::string::npos);
   return out;
 }
 

@@ -110,12 +110,26 @@ size_t write_float(char* out, float f) noexcept {
   if (f < 0) *out++ = '-';
   const float a = std::fabs(f);
   const double v = a;
-  // Half the distance to the neighbouring floats: any decimal strictly inside reads back to a.
-  const double up = (static_cast<double>(std::nextafter(a, std::numeric_limits<float>::infinity())) - v) / 2;
-  const double down = (v - static_cast<double>(std::nextafter(a, 0.0f))) / 2;
-  int e10 = static_cast<int>(std::floor(std::log10(v)));
-  if (v >= times_pow10(1.0, e10 + 1)) ++e10;
-  if (v < times_pow10(1.0, e10)) --e10;
+  // Half the distance to the neighbouring floats: any decimal strictly inside reads back to a. The
+  // neighbours of a positive finite float are its bit pattern ± 1 (what std::nextafter gives; the
+  // one above FLT_MAX is infinity); wasm has no instruction for nextafter or log10, so both are
+  // done with the bits here: they run for every number of every trace.
+  uint32_t bits = 0;
+  std::memcpy(&bits, &a, sizeof bits);
+  const uint32_t above_bits = bits + 1, below_bits = bits - 1;
+  float above = 0.0f, below = 0.0f;
+  std::memcpy(&above, &above_bits, sizeof above);
+  std::memcpy(&below, &below_bits, sizeof below);
+  const double up = (static_cast<double>(above) - v) / 2;
+  const double down = (v - static_cast<double>(below)) / 2;
+  // The decimal exponent: 10^e10 ≤ v < 10^(e10+1), with the powers of ten as times_pow10 rounds
+  // them. From the binary exponent (a normal float lies in [2^b, 2^(b+1)): log10 is b·log10(2)
+  // or up to one more), then moved until the comparisons hold.
+  const int biased = static_cast<int>(bits >> 23);
+  int e10 = biased ? static_cast<int>(std::floor((biased - 127) * 0.30102999566398120))
+                   : static_cast<int>(std::floor(std::log10(v)));  // subnormal: rare
+  while (v >= times_pow10(1.0, e10 + 1)) ++e10;
+  while (v < times_pow10(1.0, e10)) --e10;
   uint64_t n = 0;
   int k = 0;
   // With p ≥ 6 digits, a normal float whose shortest form is shorter comes out padded with zeros
@@ -135,7 +149,9 @@ size_t write_float(char* out, float f) noexcept {
   }
   char digits[24];
   int len = 0;
-  for (uint64_t m = n; m; m /= 10) digits[len++] = static_cast<char>('0' + m % 10);
+  // n < 10^9 fits in 32 bits, whose division by 10 compiles to a multiplication (a 64-bit one is a
+  // division instruction in wasm, 18 per number)
+  for (uint32_t m = static_cast<uint32_t>(n); m; m /= 10) digits[len++] = static_cast<char>('0' + m % 10);
   int first = 0;  // strip trailing zeros (they sit at the start of the reversed buffer)
   while (first < len - 1 && digits[first] == '0') { ++first; ++k; }
   const int count = len - first;
