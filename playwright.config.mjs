@@ -14,8 +14,10 @@ export default defineConfig({
   // by the benchmarks (bench/), which print and never fail.
   timeout: 600_000,
   expect: { timeout: 30_000 },
-  // Two files at a time: the tests share no port, folder or storage (extra servers listen on port
+  // Two tests at a time: the tests share no port, folder or storage (extra servers listen on port
   // 0, every test has its own browser context), and the whole suite passed this way at a load of 30.
+  // Two keep a 2-core machine's cores 97% busy: a third gained 2% in a quiet A/B (2026-12-02).
+  // scripts/test's step table prints how busy every CI run's steps kept the cores.
   workers: 2,
   // Tests, not files, are what the workers share out, so a long file at the end (train.spec's
   // ~200 s) does not run alone while the other worker has finished. The few files whose beforeAll
