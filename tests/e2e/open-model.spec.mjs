@@ -240,7 +240,8 @@ test('a 12-layer × 12-head model (GPT-2 small’s grid, tiny width): every head
   await expect(msg).toContainText('Opened model.safetensors (Hugging Face GPT-2): 12 layers × 12 heads, n_embd 24, block_size 32, vocabulary 50,257');
   await expect(msg).toContainText('GPT-2’s tokenizer needs vocab.json together with merges.txt');
   await page.getByRole('button', { name: 'Show attention maps' }).click();
-  await expect(page.getByText(/: 12 layers × 12 heads/)).toBeVisible();
+  // the maps' own status (the opening's message also says "12 layers × 12 heads")
+  await expect(page.locator('#tr-maps-status')).toContainText(/on 3 tokens: 12 layers × 12 heads/);
   await expect(page.getByRole('link', { name: /open in the Attention Stepper/ })).toHaveCount(144);
   const last = page.getByRole('link', { name: 'Layer 12, head 12: open in the Attention Stepper' });
   await last.scrollIntoViewIfNeeded();
