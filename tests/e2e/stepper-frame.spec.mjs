@@ -86,3 +86,31 @@ test('the panels\' numbers fit their cells (no clip per cell): none is wider tha
     expect(over.bad).toEqual([]);
   }
 });
+
+test('the status line follows an edit after its frame; the last of two edits in one frame wins', async ({ page }) => {
+  await ready(page);
+  const status = page.locator('.aps-status');
+  await gridCell(page, 'W_q', 0, 0).dblclick();
+  const input = page.locator('[data-matrix="W_q"] input.aps-cell-input');
+  await expect(input).toBeFocused();
+  /** Types the values into the cell editor in one task (one frame), then waits for the frame after. */
+  const typeInOneFrame = (values) => page.evaluate(async (vals) => {
+    const i = document.querySelector('[data-matrix="W_q"] input.aps-cell-input');
+    for (const v of vals) { i.value = v; i.dispatchEvent(new Event('input', { bubbles: true })); }
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))));
+  }, values);
+  // an edit's status ("computed in … ms") is written after its frame, with the tables' text
+  await typeInOneFrame(['0.5']);
+  await expect(status).toContainText('C++');
+  // valid, then invalid in the same frame: the page waits for valid input, and a status still
+  // waiting for the first edit's frame does not overwrite it
+  await typeInOneFrame(['0.25', '0.2x']);
+  await settled(page);
+  await expect(status).toHaveText('Waiting for valid input');
+  await expect(page.locator('.aps-stale')).toBeVisible();
+  // invalid, then valid in the same frame: computed again
+  await typeInOneFrame(['0.2y', '0.75']);
+  await settled(page);
+  await expect(status).toContainText('C++');
+  await expect(page.locator('.aps-stale')).toBeHidden();
+});

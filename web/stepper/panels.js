@@ -11,7 +11,9 @@
 //     right after that frame is rendered (the next frame has them: within two frames of the edit;
 //     panels near the screen a frame later, far ones in the next idle periods, all within 250 ms),
 //     and at once when anything could read them: a mousedown or a focus in the table, a selection
-//     starting, a copy, printing (flushPending).
+//     starting, a copy, printing (flushPending). Other writes of an edit that are not its numbers
+//     (the status line) wait for the same pass (afterFrame), so the edit's frame lays out the
+//     cell editor alone.
 //   - Geometry does not depend on the text: column widths are set from the numbers' widths
 //     (canvas measureText) with table-layout: fixed, rows have a fixed height, so the canvas and
 //     the table's cells line up without reading layout, and changing text never moves anything.
@@ -108,6 +110,7 @@ export function look(v, lo, hi, diverging) {
 // content-visibility) in the next idle periods. After 250 ms everything is written even if no
 // frame or idle period came (a hidden tab, a busy page).
 const pending = new Set();
+const afterFrameFns = []; // other writes that wait for the same pass (afterFrame)
 let scheduled = false;
 let idleHandle = 0;
 let fallback = 0;
@@ -129,6 +132,21 @@ function queueSync(view) {
   if (!fallback) fallback = setTimeout(flushPending, 250);
 }
 
+/**
+ * Runs fn right after the next frame is rendered, after the text of the tables on the screen
+ * (within 250 ms if no frame comes): for a write that is not the numbers and would otherwise make
+ * the edit's frame lay out more than the cell editor (the status line).
+ */
+export function afterFrame(fn) {
+  afterFrameFns.push(fn);
+  afterNextFrame();
+  if (!fallback) fallback = setTimeout(flushPending, 250);
+}
+
+function runAfterFrame() {
+  for (const fn of afterFrameFns.splice(0)) fn();
+}
+
 function runPending(idleDeadline) {
   if (!idleDeadline) scheduled = false; else idleHandle = 0;
   // after a frame: the panels on the screen first, alone; those near it after the next frame
@@ -142,7 +160,7 @@ function runPending(idleDeadline) {
     if (v.live) v.catchUp(); // near the screen: painted now, before it can scroll into view
     v.syncText();
   }
-  if (!idleDeadline) nearDeferred = false;
+  if (!idleDeadline) { nearDeferred = false; runAfterFrame(); }
   if (!pending.size) { clearTimeout(fallback); fallback = 0; return; }
   let near = false;
   for (const v of pending) if (v.live) { near = true; break; }
@@ -156,6 +174,7 @@ export function flushPending() {
   fallback = 0;
   for (const v of pending) { if (v.live) v.catchUp(); v.syncText(); }
   pending.clear();
+  runAfterFrame();
 }
 
 let documentHooked = false;

@@ -60,6 +60,7 @@ import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION
 import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } from './controls.js';
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
+import { afterFrame } from './panels.js';
 import { hookPrint } from './print.js';
 import { showExplain, placeExplain } from './explain-box.js';
 import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
@@ -204,10 +205,10 @@ function render(ctx) {
 // further edits before that frame are coalesced into one compute at its start.
 function schedule(ctx) {
   if (ctx.raf) { ctx.pendingCompute = true; return; }
-  compute(ctx);
+  compute(ctx, true);
   ctx.raf = requestAnimationFrame(() => {
     ctx.raf = 0;
-    if (ctx.pendingCompute && !ctx.destroyed) { ctx.pendingCompute = false; compute(ctx); }
+    if (ctx.pendingCompute && !ctx.destroyed) { ctx.pendingCompute = false; compute(ctx, true); }
   });
 }
 
@@ -318,15 +319,33 @@ function showCoreError(ctx, e) {
   }
 }
 
-/** Computes the state in the core and paints it; an invalid input makes the page stale instead. */
-function compute(ctx) {
+/**
+ * The status line: "computed in 3.2 ms" (later: after an edit's frame, with the tables' text, so
+ * that frame lays out the cell editor alone, not the document), or at once ("Waiting for valid
+ * input"; a later write replaces one still waiting).
+ */
+function setStatus(ctx, text, later = false) {
+  ctx.statusNext = later ? text : null;
+  if (!later) { setText(ctx.dom.status, text); return; }
+  afterFrame(() => {
+    if (ctx.statusNext !== text || ctx.destroyed) return;
+    ctx.statusNext = null;
+    setText(ctx.dom.status, text);
+  });
+}
+
+/**
+ * Computes the state in the core and paints it; an invalid input makes the page stale instead.
+ * edit: an edit's compute (schedule), whose status line waits for the frame (setStatus).
+ */
+function compute(ctx, edit = false) {
   const { dom, api, gc } = ctx;
   clearErrors(ctx);
   const t0 = performance.now();
   // 1. the page's own checks: option values, the size limit per matrix
   if (!pageChecks(ctx)) {
     setStale(ctx, true);
-    dom.status.textContent = ctx.t('status.invalid');
+    setStatus(ctx, ctx.t('status.invalid'));
     return;
   }
   // 2. the core
@@ -346,7 +365,7 @@ function compute(ctx) {
   } catch (e) {
     showCoreError(ctx, e);
     setStale(ctx, true);
-    dom.status.textContent = ctx.t('status.invalid');
+    setStatus(ctx, ctx.t('status.invalid'));
     return;
   }
   ctx.trace = tr;
@@ -357,7 +376,7 @@ function compute(ctx) {
   if (ex?.pendingCheck) { ex.pendingCheck = false; exCheck(ctx, false); } // restored answers: their marks
   setStale(ctx, false);
   const ms = performance.now() - t0;
-  dom.status.textContent = ctx.t('status.ok', { ms: ms.toFixed(1), v: api.version });
+  setStatus(ctx, ctx.t('status.ok', { ms: ms.toFixed(1), v: api.version }), edit);
   ctx.events.emit('trace', tr);
 }
 
