@@ -76,7 +76,7 @@ function beginStep() {
   const t0 = clock();
   const { run, shares, k } = job;
   run.stepBegin(shares, { mirror: true });
-  const n = run.info().n_params;
+  const n = job.nParams;
   let grads = spare.pop();
   if (grads?.length !== n) grads = new Float32Array(n);
   const r = run.stepShare(k, { grads });
@@ -144,6 +144,7 @@ const ops = {
     try {
       job.run = mirrors.get(key);
       if (!job.run) throw new Error('a training helper has no copy of this run');
+      job.nParams = job.run.info().n_params; // once a chunk, not a step: info() is JSON
       beginStep();
       advance(); // the shares that came meanwhile
     } catch (err) { failJob(err); }
