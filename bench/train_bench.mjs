@@ -12,8 +12,13 @@
 //      wasm): what a static host with gzip serves. The stepper's page is measured beside it, to
 //      show that it does not grow (the GPT is a module of its own);
 //   3. training: runs the tiny preset on the copy task in the page (its worker), once per count of
-//      --workers (the page's Workers field; default 1 and 2), and prints the
-//      tokens/s the page reports, the wall time, and the page thread's long tasks (> 50 ms,
+//      --workers (the page's Workers field; default 1 and 2), and prints two figures: the whole
+//      run's tokens/s as the page reports it (its training time in the worker, so the run's fixed
+//      costs are in it: the evaluations, the samples, the chunks' ends, the first steps) and W3's
+//      (bench/README.md): a step's median time after 5 warm-up steps, each step timed on its own in
+//      the worker (from its step trace, on for every run: on one share train(1) per call, on
+//      several stepBegin to stepFinish's end), and with several counts the speed-up of those
+//      medians; then the wall time, and the page thread's long tasks (> 50 ms,
 //      Long Tasks API) and long animation frames while it trains: for each frame, the time of
 //      the page's own scripts (Long Animation Frames attribution: function@file) and of its
 //      style/layout/paint;
@@ -33,7 +38,7 @@
 //                            --steps, only the step count changed)
 //   --preset small           the small preset (4 layers, 128 wide, block 128) instead of tiny
 //   --rounds N               every run above N times, alternated (path × count, then again), then
-//                            each one's median tokens/s and the ratios of the medians
+//                            each one's median tokens/s and W3 step time, and the ratios of the medians
 //   --trace                  the workers path's step trace (worker.js op 'trace': marks on one clock
 //                            from the training worker and its helpers): per data-parallel step, the
 //                            pieces' medians and means — the leader's stepBegin and posts, its
@@ -48,7 +53,8 @@
 // A quiet sitting (nothing else running; say the load average; 3 rounds, alternated):
 //   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3   # tiny, 100 steps
 //   node bench/train_bench.mjs --quick --path workers,threads --workers 1,2 --rounds 3 --preset small --steps 20
-//       → each path's 2 ÷ 1 ratio ("Medians of 3 rounds … ratio to 1")
+//       → each path's 2 ÷ 1 ratios ("Medians of 3 rounds": the whole run's tokens/s, and W3's
+//         speed-up: one worker's median step ÷ two workers')
 //   node bench/train_bench.mjs --quick --default-run --workers 1 --rounds 3 --web OLD/web   # the old page
 //   node bench/train_bench.mjs --quick --default-run --workers 1,2 --path workers,threads --rounds 3
 //       → the default 2,000-step run's time ("training time in the worker"), old page against this
@@ -263,30 +269,41 @@ async function transferSizes(context, url) {
 const median = (xs) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
 
 // training in the page, alone, on each path with each count of workers; with --rounds N, the whole
-// set N times over (alternated: path × count, then again), then each one's median
+// set N times over (alternated: path × count, then again), then each one's median. Two figures per
+// run: the page's tokens/s (the whole run: its training time in the worker, evaluations, samples
+// and chunks' ends included) and W3's (a step's median after warm-up, each timed on its own)
 async function trainingRuns(context, url) {
-  const seen = new Map(); // `${path} ${workers}` → [tokens/s of each round]
+  const seen = new Map(); // `${path} ${workers}` → [{tps, step} of each round]
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
   for (let round = 1; round <= ROUNDS; round++) {
     if (ROUNDS > 1) console.log(`\n── round ${round} of ${ROUNDS} (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
     for (const path of PATHS) {
-      const tps = [];
+      const got = [];
       for (const workers of WORKERS) {
-        tps.push(await trainingRun(context, url, path, workers));
-        seen.set(`${path} ${workers}`, [...(seen.get(`${path} ${workers}`) ?? []), tps.at(-1)]);
+        got.push(await trainingRun(context, url, path, workers));
+        seen.set(`${path} ${workers}`, [...(seen.get(`${path} ${workers}`) ?? []), got.at(-1)]);
       }
       if (WORKERS.length > 1) {
-        console.log(`\nPath ${path}, workers ${WORKERS.join(' / ')}: tokens/s ${tps.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}; ` +
-          `ratio to ${WORKERS[0]}: ${tps.map((x) => (x / tps[0]).toFixed(2)).join(' / ')}`);
+        console.log(`\nPath ${path}, workers ${WORKERS.join(' / ')}: whole run tokens/s ${got.map((x) => fmt(x.tps)).join(' / ')}; ` +
+          `ratio to ${WORKERS[0]}: ${got.map((x) => (x.tps / got[0].tps).toFixed(2)).join(' / ')}`);
+        console.log(`  W3 step ms (median after warm-up) ${got.map((x) => x.step.toFixed(2)).join(' / ')}; ` +
+          `speed-up over ${WORKERS[0]} (its step ms ÷ this one's): ${got.map((x) => (got[0].step / x.step).toFixed(2)).join(' / ')}`);
       }
     }
   }
   if (ROUNDS < 2) return;
-  console.log(`\nMedians of ${ROUNDS} rounds (tokens/s, the page's figure; the ratio is of the medians):`);
+  console.log(`\nMedians of ${ROUNDS} rounds (the ratios are of the medians):`);
   for (const path of PATHS) {
-    const med = WORKERS.map((w) => median(seen.get(`${path} ${w}`)));
-    console.log(`  path ${path}, workers ${WORKERS.join(' / ')}: ${med.map((x) => Math.round(x).toLocaleString('en-US')).join(' / ')}` +
+    const runs = WORKERS.map((w) => seen.get(`${path} ${w}`));
+    const med = runs.map((xs) => median(xs.map((x) => x.tps)));
+    const step = runs.map((xs) => median(xs.map((x) => x.step)));
+    console.log(`  path ${path}, workers ${WORKERS.join(' / ')}:`);
+    console.log(`    whole run, the page's tokens/s: ${med.map(fmt).join(' / ')}` +
       `${WORKERS.length > 1 ? `; ratio to ${WORKERS[0]}: ${med.map((x) => (x / med[0]).toFixed(2)).join(' / ')}` : ''}` +
-      `  (rounds: ${WORKERS.map((w) => seen.get(`${path} ${w}`).map((x) => Math.round(x)).join(', ')).join(' | ')})`);
+      `  (rounds: ${runs.map((xs) => xs.map((x) => fmt(x.tps)).join(', ')).join(' | ')})`);
+    console.log(`    W3, a step's median ms after ${WARMUP} warm-up steps: ${step.map((x) => x.toFixed(2)).join(' / ')}` +
+      `${WORKERS.length > 1 ? `; speed-up over ${WORKERS[0]} (step ms ÷ step ms): ${step.map((x) => (step[0] / x).toFixed(2)).join(' / ')}` : ''}` +
+      `  (rounds: ${runs.map((xs) => xs.map((x) => x.step.toFixed(2)).join(', ')).join(' | ')})`);
   }
 }
 
@@ -299,7 +316,9 @@ async function trainingRun(context, url, path, workers) {
     await page.waitForFunction(() => document.getElementById('app').dataset.status === 'ready', null, { timeout: 600_000 });
     // an older page (--web) may have no Workers field: it trains on one worker
     if (await page.locator('#tr-workers').count()) await page.locator('#tr-workers').selectOption(String(workers));
-    if (TRACE) await page.evaluate(() => window.trainPage.worker.call('trace', { on: true }));
+    // the step trace, on for every run (a few marks a step): W3's per-step figure comes from it; an
+    // older page (--web) without it gives the whole-run figure only
+    const traced = await page.evaluate(() => window.trainPage.worker.call('trace', { on: true }).then(() => true, () => false));
     const t0 = await page.evaluate(() => performance.now());
     const w0 = Date.now();
     const c0 = childCpuSeconds();
@@ -324,11 +343,35 @@ async function trainingRun(context, url, path, workers) {
       ` (wall ${(r.elapsed / Math.max(1, r.steps)).toFixed(1)} ms a step in the worker)`);
     console.log(`  other threads over 0.2 s                                 ${threads.filter((t) => !/Worker/i.test(t.name)).map((t) => `${t.name} ${t.cpu.toFixed(1)} s`).join(', ') || '—'}`);
     console.log(`  validation loss                                          ${r.val.map((v) => v.toFixed(3)).join(' → ')}`);
-    if (TRACE) printTrace(await page.evaluate(() => window.trainPage.worker.call('trace', { on: false })));
+    const marks = traced ? await page.evaluate(() => window.trainPage.worker.call('trace', { on: false })) : [];
+    const w3 = stepTimes(marks);
+    console.log(`  W3: a step's median after ${WARMUP} warm-up steps, each timed on its own in the worker   ` +
+      (w3.length ? `${median(w3).toFixed(2)} ms (${w3.length} steps; ${Math.round((r.tps * r.elapsed) / 1000 / Math.max(1, r.steps) / median(w3) * 1000).toLocaleString('en-US')} tokens/s)` : '— (this page has no step trace)'));
+    if (TRACE) printTrace(marks);
     if (!QUICK) printFrames(await framesSince(page, t0));
     await page.close();
-    return r.tps;
+    return { tps: r.tps, step: w3.length ? median(w3) : NaN };
   }
+}
+
+/** Steps timed on their own before W3's median are its warm-up (W3: ours 5). */
+const WARMUP = 5;
+
+/**
+ * Each step's own time from the trace's marks, the first WARMUP steps of the run left out: on one
+ * share, the worker's train(1) ('one' marks); on several, stepBegin to stepFinish's end ('begin' to
+ * 'finish': the batch, the posts, the shares, the adds, clip and AdamW). Neither holds what lies
+ * between steps: the evaluations, the samples, the chunks' ends (the whole-run figure holds them).
+ */
+function stepTimes(marks) {
+  const out = [];
+  let begin = null;
+  for (const [what, t, step, extra] of marks) {
+    if (what === 'one' && step >= WARMUP) out.push(extra);
+    else if (what === 'begin') begin = step >= WARMUP ? t : null;
+    else if (what === 'finish' && begin !== null) { out.push(t - begin); begin = null; }
+  }
+  return out;
 }
 
 /**
@@ -357,9 +400,11 @@ function printTrace(marks) {
     const inside = s.after.length === 0;
     const tag = inside ? '' : ' (chunk ends)';
     add(`step's wall time, begin to next begin${tag}`, next.begin - s.begin);
-    add('leader: stepBegin, slices, posts', s.sent - s.begin);
+    const mirrored = s.posted !== undefined; // the helpers' mirrors step with the leader
+    add(mirrored ? 'leader: stepBegin (the batch)' : 'leader: stepBegin, slices, posts', s.sent - s.begin);
     add('leader: its share (stepOwn)', s.own - s.sent);
-    add('leader: idle, waiting for the helpers', s.all - s.own);
+    if (mirrored) add('leader: its gradients out to the mirrors', s.posted - s.own);
+    add('leader: idle, waiting for the helpers', s.all - (mirrored ? s.posted : s.own));
     add('leader: stepAdd (the helpers\' gradients)', s.added - s.all);
     add('leader: stepFinish (loss, norm, clip, AdamW)', s.finish - s.added);
     add(`leader: finish to the next begin${tag}`, next.begin - s.finish);
@@ -368,11 +413,11 @@ function printTrace(marks) {
     if (at('chunk') !== undefined) add('leader: the chunk\'s end: sample, progress, event loop, next chunk', next.begin - s.finish - (at('evaled') !== undefined ? at('evaled') - at('eval') : 0));
     s.helpers.forEach((h, k) => {
       if (!h) return;
-      add(`helper ${k + 1}: message out (posted → received)`, h.recv - s.sent);
-      add(`helper ${k + 1}: its share (params in, gradients out)`, h.done - h.recv);
+      if (!mirrored) add(`helper ${k + 1}: message out (posted → received)`, h.recv - s.sent);
+      add(mirrored ? `helper ${k + 1}: its stepBegin and share (gradients out)` : `helper ${k + 1}: its share (params in, gradients out)`, h.done - h.recv);
       add(`helper ${k + 1}: message back (done → leader has it)`, h.back - h.done);
       const nh = next.helpers[k];
-      if (nh) add(`helper ${k + 1}: idle, its answer to its next share${tag}`, nh.recv - h.done);
+      if (nh) add(mirrored ? `helper ${k + 1}: its share sent to its next step begun (waits, adds, AdamW)${tag}` : `helper ${k + 1}: idle, its answer to its next share${tag}`, nh.recv - h.done);
       add(`helper ${k + 1}: share − leader's share`, (h.done - h.recv) - (s.own - s.sent));
     });
   }
@@ -389,7 +434,7 @@ function printTrace(marks) {
   const evals = sum(done.map((s) => { const e = s.after.find(([x]) => x === 'eval'); const d = s.after.find(([x]) => x === 'evaled'); return e && d ? d[1] - e[1] : 0; }));
   const n = done.length;
   const wall = (done.at(-1).finish - done[0].begin - evals) / n;
-  const leader = sum(done.map((s) => (s.sent - s.begin) + (s.own - s.sent) + (s.finish - s.all))) / n;
+  const leader = sum(done.map((s) => (s.posted ?? s.own) - s.begin + (s.finish - s.all))) / n;
   const helper = sum(done.map((s) => sum(s.helpers.map((h) => (h ? h.done - h.recv : 0))))) / n / Math.max(1, done[0].helpers.length);
   const ends = done.filter((s) => s.after.some(([x]) => x === 'chunk')).length;
   console.log(`  per step over the run, evaluations left out (${(evals / 1000).toFixed(2)} s): wall ${wall.toFixed(2)} ms; leader busy ${leader.toFixed(2)}, idle ${(wall - leader).toFixed(2)}; ` +

@@ -470,9 +470,19 @@ export interface GptRun {
    * 1 … shares − 1 in order, stepFinish(). With into, the parameters are copied into each of
    * those arrays (n_params each, reused step after step) and params is left out.
    */
-  stepBegin(shares: number, options?: { into?: Float32Array[] }): StepBegin;
-  /** Share 0's forward and backward here; loss is the share's mean. */
-  stepOwn(): { loss: number };
+  stepBegin(shares: number, options?: { into?: Float32Array[]; mirror?: boolean }): StepBegin;
+  /**
+   * Share 0's forward and backward here; loss is the share's mean. With grads (n_params), also
+   * its gradients copied there and its per-token losses: what the mirrors' stepAdd takes as share 0.
+   */
+  stepOwn(options?: { grads?: Float32Array }): { loss: number; grads?: Float32Array; losses?: Float32Array };
+  /**
+   * A mirror's share k (1 … shares − 1): this run loaded from the leader's save() and stepping
+   * with it (stepBegin(shares, {mirror: true}): the same batch, no ids or params made). Its
+   * gradients are copied into grads; then stepAdd for the other shares 0 … shares − 1 in order
+   * and stepFinish give the leader's parameters, bit for bit.
+   */
+  stepShare(k: number, options: { grads: Float32Array }): { loss: number; grads: Float32Array; losses: Float32Array };
   /** The next share's gradients (n_params) and per-token losses (its rows · T). */
   stepAdd(grads: Float32Array, losses: Float32Array): void;
   /** Clips, applies AdamW; the answer of train(1). */

@@ -430,17 +430,53 @@ class GptRun {
    * AdamW and answers as train(1). With {into: [Float32Array, …]} the parameters are copied into
    * those arrays (each n_params; one per worker, reused step after step) and params is not made.
    */
-  stepBegin(shares, { into } = {}) {
+  stepBegin(shares, { into, mirror = false } = {}) {
     const s = this.#s();
     const r = answer(s.step_begin(int32(shares, 'threads', 'stepBegin(shares): shares')));
+    this.#rows = { rows: r.rows, T: r.T };
+    if (mirror) return r; // a mirror samples the same batch itself and has the parameters
     r.ids = s.batch_ids();
     r.targets = s.batch_targets();
     return paramsFor(s, r, into, 'stepBegin');
   }
 
-  /** Share 0's forward and backward in this run: {loss} (the share's mean). */
-  stepOwn() {
-    return answer(this.#s().step_own());
+  /**
+   * Share 0's forward and backward in this run: {loss} (the share's mean). With {grads: a
+   * Float32Array of n_params} also its gradients copied there and its per-token losses (a new
+   * Float32Array): what a mirror's stepAdd takes as share 0 (stepShare).
+   */
+  stepOwn({ grads } = {}) {
+    const s = this.#s();
+    const r = answer(s.step_own());
+    if (grads) this.#shareOut(r, 0, s.step_grads_view(), grads);
+    return r;
+  }
+
+  /**
+   * A mirror's share k (1 … shares − 1) of the step begun by stepBegin: this run loaded from the
+   * leader's save() and stepping with it, so that only gradients travel (the training page's
+   * helpers) → {loss, grads (copied into the Float32Array given, n_params), losses (Float32Array,
+   * the share's per token)}. Then stepAdd takes the other shares 0 … shares − 1 in order (share 0:
+   * the leader's stepOwn gradients) and stepFinish applies the leader's clip and AdamW: the
+   * parameters stay the leader's, bit for bit.
+   */
+  stepShare(k, { grads }) {
+    const s = this.#s();
+    const r = answer(s.step_share(int32(k, 'threads', 'stepShare(k): k')));
+    this.#shareOut(r, k, s.step_share_grads_view(), grads);
+    return r;
+  }
+
+  #rows = null;
+
+  #shareOut(r, k, view, grads) {
+    if (!(grads instanceof Float32Array) || grads.length !== view.length) {
+      throw new GptError(`grads must be a Float32Array of the model's ${view.length} parameters`, { field: 'grads' });
+    }
+    grads.set(view);
+    r.grads = grads;
+    const { rows, T } = this.#rows;
+    r.losses = this.#s().step_losses_view().slice(rows[k] * T, rows[k + 1] * T);
   }
 
   /** Adds the next share's gradients (Float32Array, n_params) and per-token losses (Float32Array, its rows · T). */

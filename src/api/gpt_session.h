@@ -99,7 +99,13 @@
 //   step_begin(n)           the next step's batch, split n ways → {"step","shares","T","rows" (n + 1
 //                            share bounds)}; batch_ids(), batch_targets() (B·T), step_params()
 //                            (the parameters the shares must use)
-//   step_own()              share 0's forward and backward in this session → {"loss"}
+//   step_own()              share 0's forward and backward in this session → {"loss"};
+//                            step_grads() its gradients (a view: until step_add), step_losses()
+//                            the batch's per-token losses so far (B·T; share k's at rows[k]·T …)
+//   step_share(k)           (a mirror: a session loaded from the leader's save(), stepping with
+//                            it, train.h's mirror_shard) share k's forward and backward → {"loss"};
+//                            step_share_grads(), step_losses(); then step_add for shares 0 … n − 1
+//                            but k, in order, and step_finish: the leader's parameters, bit for bit
 //   step_add(grads, losses) share k's (k = 1 … n − 1, in order) → {}
 //   step_finish()           → train(1)'s answer
 //   shard_model(config)     (in a worker) a model of this config, for shard_gradients → {"n_params"}
@@ -218,6 +224,11 @@ class GptSession {
   // gpt_shards.cpp (see above)
   std::string step_begin(int n);
   std::string step_own();
+  std::string step_share(int k);
+  // step_own's gradients (the model's: valid until the next step_add or step) → n floats at p
+  void step_grads(const float*& p, size_t& n);
+  const std::vector<float>& step_share_grads() const;
+  const std::vector<float>& step_losses() const;
   std::string step_add(const std::string& grads, const std::string& losses);
   std::string step_finish();
   std::string shard_model(const std::string& config_json);

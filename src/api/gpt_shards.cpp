@@ -30,6 +30,7 @@ void read_words(std::vector<T>& out, const std::string& bytes, const char* field
 }
 
 const std::vector<int> kNoInts;
+const std::vector<float> kNoFloats;
 
 // v resized to n values (none below 0; its capacity reused) → its data, for the bindings' views.
 template <class T>
@@ -116,6 +117,33 @@ std::string GptSession::step_own() {
     return v;
   });
 }
+
+std::string GptSession::step_share(int k) {
+  return guarded([&] {
+    require_model();
+    forget_caches();
+    trainer_->mirror_shard(k);
+    const int B = trainer_->config().batch_size, T = trainer_->context();
+    const int r0 = shard_row(B, trainer_->shares(), k), r1 = shard_row(B, trainer_->shares(), k + 1);
+    const std::vector<float>& l = trainer_->batch_losses();
+    double sum = 0.0;
+    for (int64_t i = int64_t(r0) * T; i < int64_t(r1) * T; ++i) sum += l[static_cast<size_t>(i)];
+    Value v = Value::object();
+    v.set("loss", Value::f32(static_cast<float>(sum / (double(r1 - r0) * T))));
+    return v;
+  });
+}
+
+void GptSession::step_grads(const float*& p, size_t& n) {
+  p = trainer_ ? trainer_->model().grads() : nullptr;
+  n = trainer_ ? static_cast<size_t>(trainer_->model().num_parameters()) : 0;
+}
+
+const std::vector<float>& GptSession::step_share_grads() const {
+  return trainer_ ? trainer_->mirror_grads() : kNoFloats;
+}
+
+const std::vector<float>& GptSession::step_losses() const { return trainer_ ? trainer_->batch_losses() : kNoFloats; }
 
 std::string GptSession::step_add(const std::string& grads, const std::string& losses) {
   return guarded([&] {

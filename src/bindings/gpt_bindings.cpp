@@ -76,6 +76,14 @@ val stage(GptSession& s, int n) {
   return val(emscripten::typed_memory_view(static_cast<size_t>(n > 0 ? n : 0), p));
 }
 
+// step_own's gradients, a view of the model's (valid until the next step_add or step).
+val step_grads_view(GptSession& s) {
+  const float* p = nullptr;
+  size_t n = 0;
+  s.step_grads(p, n);
+  return val(emscripten::typed_memory_view(n, p));
+}
+
 std::string last_error(const GptSession& s) { return s.last_error(); }
 
 val open_view(GptSession& s, double offset, double length) {
@@ -170,6 +178,10 @@ EMSCRIPTEN_BINDINGS(gpt_core) {
       .function("save", &save)
       .function("step_begin", &GptSession::step_begin)
       .function("step_own", &GptSession::step_own)
+      .function("step_share", &GptSession::step_share)
+      .function("step_grads_view", &step_grads_view)
+      .function("step_share_grads_view", &heap_view<float, &GptSession::step_share_grads>)
+      .function("step_losses_view", &heap_view<float, &GptSession::step_losses>)
       .function("step_add", &GptSession::step_add)
       .function("step_finish", &GptSession::step_finish)
       .function("shard_model", &GptSession::shard_model)

@@ -326,18 +326,36 @@ void Trainer::begin_step(int n) {
   batch_losses_.resize(static_cast<size_t>(B) * T);  // allocates once: the first split step
   parts_ = n;
   next_part_ = 0;
+  own_part_ = 0;
 }
 
 void Trainer::own_shard() {
-  if (parts_ < 1 || next_part_ != 0) throw InputError("no step is begun: begin_step first", "gradients");
+  if (parts_ < 1 || next_part_ != 0 || own_part_ != 0)
+    throw InputError("no step is begun: begin_step first", "gradients");
   const int B = train_.batch_size, T = context(), rows = shard_row(B, parts_, 1);
   shard_gradients(*model_, inputs_.data(), targets_.data(), rows, T, B);
   std::copy(model_->losses(), model_->losses() + int64_t(rows) * T, batch_losses_.begin());
   next_part_ = 1;
 }
 
+void Trainer::mirror_shard(int k) {
+  if (parts_ < 2 || next_part_ != 0 || own_part_ != 0)
+    throw InputError("no step is begun in two or more shares: begin_step first", "gradients");
+  if (k < 1 || k >= parts_)
+    throw InputError("share " + num(k) + " of " + num(parts_) + ": a mirror computes one of shares 1 … " +
+                         num(parts_ - 1),
+                     "threads");
+  GPT& m = *model_;
+  const int B = train_.batch_size, T = context();
+  const int r0 = shard_row(B, parts_, k), rows = shard_row(B, parts_, k + 1) - r0;
+  shard_gradients(m, inputs_.data() + int64_t(r0) * T, targets_.data() + int64_t(r0) * T, rows, T, B);
+  own_grads_.assign(m.grads(), m.grads() + m.num_parameters());  // allocates once: the first step
+  std::copy(m.losses(), m.losses() + int64_t(rows) * T, batch_losses_.begin() + int64_t(r0) * T);
+  own_part_ = k;
+}
+
 void Trainer::add_shard(const float* grads, int64_t n_grads, const float* losses, int64_t n_losses) {
-  if (next_part_ < 1 || next_part_ >= parts_)
+  if (next_part_ >= parts_ || (next_part_ < 1 && own_part_ < 1))
     throw InputError("no share is awaited: begin_step and own_shard first, then shares 1 … n − 1 in order",
                      "gradients");
   GPT& m = *model_;
@@ -352,15 +370,24 @@ void Trainer::add_shard(const float* grads, int64_t n_grads, const float* losses
                          " rows of " + num(T) + " tokens have " + num(int64_t(rows) * T),
                      "losses");
   float* g = m.grads();
-  for (int64_t j = 0; j < n_grads; ++j) g[j] += grads[j];
+  if (next_part_ == 0) {
+    std::copy(grads, grads + n_grads, g);  // a mirror's share 0: the leader's own gradients
+  } else {
+    for (int64_t j = 0; j < n_grads; ++j) g[j] += grads[j];
+  }
   std::copy(losses, losses + n_losses, batch_losses_.begin() + int64_t(r0) * T);
   ++next_part_;
+  if (next_part_ == own_part_) {  // a mirror's own share, added in its turn (its losses are in place)
+    const float* x = own_grads_.data();
+    for (int64_t j = 0; j < n_grads; ++j) g[j] += x[j];
+    ++next_part_;
+  }
 }
 
 StepResult Trainer::finish_step() {
   if (parts_ < 1 || next_part_ != parts_)
     throw InputError("the step has " + num(next_part_) + " of its " + num(parts_) + " shares", "gradients");
-  parts_ = next_part_ = 0;
+  parts_ = next_part_ = own_part_ = 0;
   StepResult r{step_ + 1, 0.0f, train_.schedule().at(step_), 0.0f, false};
   float sum = 0.0f;
   for (float l : batch_losses_) sum += l;

@@ -217,6 +217,16 @@ class Trainer {
   void own_shard();
   void add_shard(const float* grads, int64_t n_grads, const float* losses, int64_t n_losses);
   StepResult finish_step();
+  // A mirror of the run in another worker (loaded from the leader's state) steps with it, so that
+  // only gradients travel: after begin_step(n), mirror_shard(k) (1 ≤ k < n) computes share k into
+  // mirror_grads() (sent to the others) and its losses into the batch's; then add_shard takes the
+  // other shares 0 … n − 1 in order (share 0's gradients copied, the next ones added, share k's own
+  // added in its turn), so model().grads() holds the leader's sum bit for bit, and finish_step
+  // applies the same clip and AdamW: the mirror's parameters stay the leader's.
+  void mirror_shard(int k);
+  const std::vector<float>& mirror_grads() const { return own_grads_; }
+  const std::vector<float>& batch_losses() const { return batch_losses_; }
+  int shares() const { return parts_; }  // the begun step's n (0: none begun)
   // Mean loss over the validation batches (deterministic; needs no gradient): each batch's mean
   // loss, summed in batch order in double. With threads (set_threads), the threads take whole
   // batches; the sum is the same, so the same bits whatever the count.
@@ -284,6 +294,8 @@ class Trainer {
   std::vector<std::unique_ptr<GPT>> replicas_;  // shares 1 … n − 1 of the threads
   std::vector<float> batch_losses_;             // (B, T): begin_step … finish_step
   int parts_ = 0, next_part_ = 0;               // begin_step's n, and the next share add_shard takes
+  int own_part_ = 0;                            // mirror_shard's k (0: not a mirror's step)
+  std::vector<float> own_grads_;                // mirror_shard's gradients
   uint64_t sampler_before_ = 0;                 // the sampler before the begun step
   std::vector<int> eval_ids_, eval_targets_;    // (nb, B, T): every validation batch
   std::vector<float> eval_losses_;              // (nb): each batch's mean loss

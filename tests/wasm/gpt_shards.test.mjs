@@ -12,6 +12,9 @@
 //  - the page's exchange (stepBegin's into, gradients' grads: one buffer per helper, reused, each
 //    helper's model used once on zeros before the first step) gives the same bits as new arrays
 //    and fresh models every step;
+//  - mirrors (runs loaded from the leader's save(), each computing its share with stepShare and
+//    adding the others' in order: the page's helpers) give the split steps' bits and end in the
+//    leader's state, for two and three shares;
 //  - the evaluation split 1 … 5 ways by whole batches (evalBegin, evalOwn, shard.evaluate, evalAdd,
 //    evalFinish) is evaluate()'s answer to the bit, run after run, and refuses bad shares by name.
 import { test } from 'node:test';
@@ -132,6 +135,59 @@ test('the batch is the same whatever the split; a run saved with two shares resu
     }
   } finally {
     run.free();
+  }
+});
+
+/**
+ * `steps` steps of `run` split `shares` ways with mirrors (the page's helpers): each mirror loaded
+ * from run.save() samples the batch itself, computes its share (stepShare) and takes the others'
+ * in order; nothing but gradients goes from one to another. → the leader's losses.
+ */
+function mirroredSteps(run, shares, steps, mirrors) {
+  const n = run.info().n_params;
+  const losses = [];
+  for (let i = 0; i < steps; i++) {
+    run.stepBegin(shares, { mirror: true });
+    const own = run.stepOwn({ grads: new Float32Array(n) });
+    const parts = [own];
+    for (let k = 1; k < shares; k++) {
+      mirrors[k - 1].stepBegin(shares, { mirror: true });
+      parts.push(mirrors[k - 1].stepShare(k, { grads: new Float32Array(n) }));
+    }
+    for (let k = 1; k < shares; k++) run.stepAdd(parts[k].grads, parts[k].losses);
+    const res = run.stepFinish();
+    for (let k = 1; k < shares; k++) {
+      for (let j = 0; j < shares; j++) if (j !== k) mirrors[k - 1].stepAdd(parts[j].grads, parts[j].losses);
+      const m = mirrors[k - 1].stepFinish();
+      assert.ok(Object.is(m.losses[0], res.losses[0]), `mirror ${k}, step ${i + 1}: ${m.losses[0]} vs ${res.losses[0]}`);
+    }
+    losses.push(res.losses[0]);
+  }
+  return losses;
+}
+
+test('mirrors loaded from save() step with the run: the bits of the split steps, the same state', () => {
+  for (const shares of [2, 3]) {
+    const a = gpt.create(SPEC), b = gpt.create(SPEC);
+    a.train(3);
+    b.train(3);
+    const bytes = b.save();
+    const mirrors = Array.from({ length: shares - 1 }, () => gpt.load(bytes));
+    try {
+      const plain = splitSteps(a, shares, 6);
+      assert.deepEqual(mirroredSteps(b, shares, 6, mirrors), plain);
+      assert.deepEqual(b.save(), a.save());
+      for (const m of mirrors) assert.deepEqual(m.save(), a.save()); // parameters, moments, sampler, step
+      // a mirror's share refused by name: out of range, before its step is begun, or twice
+      const m = mirrors[0];
+      assert.throws(() => m.stepShare(1, { grads: new Float32Array(a.info().n_params) }), { field: 'gradients', message: /no step is begun/ });
+      m.stepBegin(shares, { mirror: true });
+      assert.throws(() => m.stepShare(shares, { grads: new Float32Array(a.info().n_params) }), { field: 'threads', message: /one of shares 1/ });
+      assert.throws(() => m.stepShare(1, { grads: new Float32Array(3) }), { field: 'grads' });
+      m.stepBegin(shares, { mirror: true }); // begun again: the same batch, and the run goes on
+    } finally {
+      for (const r of [a, b, ...mirrors]) r.free();
+    }
   }
 });
 

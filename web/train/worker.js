@@ -35,22 +35,25 @@
 // its gradients and activations; refused, the model stays); workers {n} → {workers, cores, path}: how many
 // workers (path 'workers') or threads (path 'threads') share each training step (below; the
 // helpers of the workers path are started then); trace {on} → the step trace's marks since it was
-// turned on (bench/train_bench.mjs --trace; [what, ms, step, extra], below), kept from now on
-// while on.
+// turned on (bench/train_bench.mjs; [what, ms, step, extra], below), kept from now on while on;
+// while it is on, a run on one share (one worker, or the threads path) trains one step per call,
+// each marked with its time ('one').
 //
-// Data-parallel training: with workers = n > 1, each step's batch (sampled here, the same for a
-// seed and step whatever n is) is split by rows into n shares; this worker computes share 0 while
-// n − 1 helper workers (shard-worker.js, started when the count is chosen, their models made with
-// the run's, and kept) compute the others with
-// the parameters they are sent; their gradients and losses come back as transferred ArrayBuffers
-// and are added in share order, then one AdamW step (gpt.js stepBegin … stepFinish). Each helper
-// has one buffer of n_params floats that goes out with the parameters and comes back with the
-// gradients, step after step: no buffer is made per step (their making and collection cost more
-// than the copies), and the floats cross the wasm heap by typed-array copies, not Embind strings.
-// The helpers are this worker's own workers, so the exchange never goes through the page's thread. The same n
-// gives the same numbers every time; another n agrees within the fast tier's tolerance. The
-// evaluation is split too, by whole validation batches (gpt.js evalBegin … evalFinish): each
-// batch's loss is the same forward pass wherever it runs and the sum keeps the batches' order, so
+// Data-parallel training: with workers = n > 1, each step's batch (the same for a seed and step
+// whatever n is) is split by rows into n shares; this worker computes share 0 while n − 1 helper
+// workers (shard-worker.js, started when the count is chosen and kept) compute the others. Each
+// helper holds a mirror of the run (the run's save() loaded there, made again only when it has
+// not stepped with every step since): it samples the same batch and sends its share's gradients
+// as soon as they are computed; this worker sends its own share's to the helpers (and, with
+// three or more, each helper's to the others); every side adds the shares in share order and
+// applies the same AdamW, so only gradients travel (transferred ArrayBuffers, reused step after
+// step), the helpers' parameters stay this run's bit for bit, and nobody waits for another's add
+// or AdamW. The helpers are this worker's own workers, so the exchange never goes through the
+// page's thread. The same n gives the same numbers every time (the bits of the exchange before
+// the mirrors: the same shares, summed in the same order); another n agrees within the fast
+// tier's tolerance. The evaluation is split too, by whole validation batches (gpt.js evalBegin
+// … evalFinish, the parameters sent to each helper's shard model): each batch's loss is the
+// same forward pass wherever it runs and the sum keeps the batches' order, so
 // the validation loss of given parameters is evaluate()'s to the bit, whatever n. A step is
 // whole before any other request touches the run (busy below), so pause, save and the rest see
 // the run between steps. The count is not in the checkpoint: a run saved with n resumes with any.
@@ -120,6 +123,9 @@ function useThreads(r) {
 function free(name) {
   const r = runs.get(name);
   if (!r) return;
+  helpers.forEach((h, k) => { // the helpers' mirrors of it
+    if (h?.mirrors.delete(r)) askHelper(k, { op: 'unmirror', key: r.key }, []).catch(() => {});
+  });
   if (pooled === r) pooled = null;
   r.training = false;
   try { r.run.free(); } catch { /* already freed */ }
@@ -149,14 +155,20 @@ function genInfo(s) {
 
 function helper(k) {
   if (helpers[k]) return helpers[k];
-  const h = { worker: new Worker(new URL('./shard-worker.js', import.meta.url), { type: 'module' }), pending: new Map() };
+  const h = {
+    worker: new Worker(new URL('./shard-worker.js', import.meta.url), { type: 'module' }), pending: new Map(),
+    awaiting: new Map(), inbox: new Map(), shareError: null, mirrors: new Map(), // run → the step its mirror is at
+  };
   const fail = (message) => {
     for (const { reject } of h.pending.values()) reject(new Error(message));
+    for (const { reject } of h.awaiting.values()) reject(new Error(message));
     h.pending.clear();
+    h.awaiting.clear();
     helpers[k] = null; // the next step starts another
   };
   h.worker.onmessage = (e) => {
     const m = e.data;
+    if (m.share) { shareCame(h, k, m.share); return; }
     if (marks && m.result?.t) mark('recv', -1, { k, t: m.result.t });
     const p = h.pending.get(m.id);
     if (!p) return;
@@ -167,6 +179,29 @@ function helper(k) {
   h.worker.onerror = (e) => { e.preventDefault?.(); fail(`a training helper worker stopped: ${e.message || 'it could not load'}`); };
   helpers[k] = h;
   return h;
+}
+
+/** A mirror's share (shard-worker.js 'run'), to the step waiting for it or kept until it waits. */
+function shareCame(h, k, m) {
+  if (m.chunk !== liveChunk) { if (m.grads) keep(m.grads); return; } // an ended chunk's step
+  if (marks && m.t) mark('recv', -1, { k, t: m.t });
+  if (m.error) {
+    h.shareError = { chunk: m.chunk, error: Object.assign(new Error(m.error.message), { field: m.error.field }) };
+    for (const [key, w] of h.awaiting) if (key.startsWith(`${m.chunk}:`)) { w.reject(h.shareError.error); h.awaiting.delete(key); }
+    return;
+  }
+  const key = `${m.chunk}:${m.step}`;
+  const w = h.awaiting.get(key);
+  if (w) { h.awaiting.delete(key); w.resolve(m); } else h.inbox.set(key, m);
+}
+
+/** Helper k's share of step `step` of chunk `chunk`. */
+function shareOf(k, chunk, step) {
+  const h = helper(k);
+  const key = `${chunk}:${step}`;
+  if (h.inbox.has(key)) { const m = h.inbox.get(key); h.inbox.delete(key); return Promise.resolve(m); }
+  if (h.shareError?.chunk === chunk) return Promise.reject(h.shareError.error);
+  return new Promise((resolve, reject) => h.awaiting.set(key, { resolve, reject }));
 }
 
 function askHelper(k, msg, transfer) {
@@ -202,8 +237,8 @@ function prepareHelpers(r) {
 }
 
 /**
- * Helpers 1 … shares − 1's own buffers of nParams floats: each goes out with the parameters and
- * comes back with the answer (giveBack), reused step after step.
+ * Helpers 1 … shares − 1's own buffers of nParams floats for the split evaluation: each goes out
+ * with the parameters and comes back with the answer (giveBack), reused evaluation after evaluation.
  */
 function takeBuffers(shares, nParams) {
   const bufs = [];
@@ -247,42 +282,119 @@ async function parallelEvaluate(r, shares) {
   return r.run.evalFinish();
 }
 
-/** Up to n steps split over the workers: train(n)'s answer. */
+let chunkSeq = 0;
+let liveChunk = 0; // the chunk whose shares the mirrors send now (0: none)
+let runSeq = 0;
+const spare = []; // Float32Arrays of n_params that came back with the mirrors' shares: the next puts'
+/** An array that came back, kept for a next put (a few: with three or more workers more come than go). */
+const keep = (a) => { if (spare.length < 4) spare.push(a); };
+
+/**
+ * Each helper's mirror of run r made current (shard-worker.js 'mirror': r.run.save() loaded
+ * there), unless it already is: its mirror stepped with every step since (h.mirrors: run → step).
+ */
+async function syncMirrors(r, shares) {
+  r.key ??= ++runSeq;
+  const step = r.info.step;
+  let bytes = null;
+  const made = [];
+  for (let k = 1; k < shares; k++) {
+    const h = helper(k - 1);
+    if (h.mirrors.get(r) === step) continue;
+    h.mirrors.delete(r);
+    if (!bytes) { const b = r.run.save(); bytes = b instanceof Uint8Array ? b : new Uint8Array(b); }
+    const copy = bytes.slice();
+    made.push(askHelper(k - 1, { op: 'mirror', key: r.key, bytes: copy, text: r.text ?? '' }, [copy.buffer])
+      .then(() => { h.mirrors.set(r, step); }));
+  }
+  await Promise.all(made);
+}
+
+/**
+ * Up to n steps split over the workers: train(n)'s answer. Each helper's mirror of the run steps
+ * with this one: it samples the same batch, computes its share and sends its gradients at once;
+ * this worker computes share 0 and sends its gradients to the helpers (and each helper's to the
+ * others, with three or more); each side adds the shares in share order and applies the same
+ * AdamW, so only gradients travel and no one waits for the other's add or AdamW.
+ */
 async function parallelSteps(r, n, shares) {
-  const config = r.info.config;
+  await syncMirrors(r, shares);
   const nParams = r.info.n_params;
+  const chunk = ++chunkSeq;
+  liveChunk = chunk;
+  for (let k = 1; k < shares; k++) {
+    helper(k - 1).worker.postMessage({ id: 0, op: 'run', chunk, key: r.key, shares, k, steps: n, traced: !!marks });
+  }
+  const losses = [], lrs = [], norms = [];
+  let res = null;
+  try {
+    for (let i = 0; i < n; i++) {
+      mark('begin', r.info.step + i);
+      r.run.stepBegin(shares, { mirror: true });
+      mark('sent');
+      let g0 = spare.pop();
+      if (g0?.length !== nParams) g0 = new Float32Array(nParams);
+      const own = r.run.stepOwn({ grads: g0 }); // share 0 here, while the helpers compute theirs
+      mark('own');
+      for (let k = 1; k < shares; k++) {
+        // the last helper takes the arrays themselves; the others copies
+        const last = k === shares - 1;
+        const grads = last ? own.grads : own.grads.slice();
+        const l = last ? own.losses : own.losses.slice();
+        helper(k - 1).worker.postMessage({ put: { chunk, step: i, j: 0, grads, losses: l } }, [grads.buffer, l.buffer]);
+      }
+      mark('posted');
+      const parts = await Promise.all(Array.from({ length: shares - 1 }, (_, k) => shareOf(k, chunk, i)));
+      mark('all');
+      for (let k = 1; k < shares; k++) {
+        const p = parts[k - 1];
+        // with three or more, each helper's share to the others (copies)
+        for (let o = 1; o < shares; o++) {
+          if (o === k) continue;
+          const grads = p.grads.slice(), l = p.losses.slice();
+          helper(o - 1).worker.postMessage({ put: { chunk, step: i, j: k, grads, losses: l } }, [grads.buffer, l.buffer]);
+        }
+        r.run.stepAdd(p.grads, p.losses); // in share order
+        keep(p.grads);
+      }
+      mark('added');
+      res = r.run.stepFinish();
+      mark('finish');
+      losses.push(...res.losses);
+      lrs.push(...res.lrs);
+      norms.push(...res.grad_norms);
+      for (let k = 1; k < shares; k++) helper(k - 1).mirrors.set(r, res.step); // stepped with this one
+      if (res.diverged || waiting > 0) break; // a request waits: it is answered after this step
+    }
+  } catch (err) {
+    for (let k = 1; k < shares; k++) helpers[k - 1]?.mirrors.delete(r); // made again on the next chunk
+    throw err;
+  } finally {
+    liveChunk = 0;
+    for (let k = 1; k < shares; k++) {
+      const h = helpers[k - 1];
+      if (!h) continue;
+      for (const key of h.inbox.keys()) if (key.startsWith(`${chunk}:`)) h.inbox.delete(key);
+    }
+  }
+  return { ...res, losses: Float32Array.from(losses), lrs: Float32Array.from(lrs), grad_norms: Float32Array.from(norms) };
+}
+
+/**
+ * train(n) one step at a time, each step marked ['one', start, step, ms] (the trace is on): the
+ * one-share path's steps each timed on their own, as W3 times them (bench/train_bench.mjs).
+ */
+function stepByStep(r, n) {
   const losses = [], lrs = [], norms = [];
   let res = null;
   for (let i = 0; i < n; i++) {
-    mark('begin', r.info.step + i);
-    const bufs = takeBuffers(shares, nParams);
-    const b = r.run.stepBegin(shares, { into: bufs });
-    const { T, rows } = b;
-    const jobs = [];
-    for (let k = 1; k < shares; k++) {
-      const ids = b.ids.slice(rows[k] * T, rows[k + 1] * T);
-      const targets = b.targets.slice(rows[k] * T, rows[k + 1] * T);
-      const params = bufs[k - 1];
-      jobs.push(askHelper(k - 1, { op: 'gradients', config, params, ids, targets, batchRows: rows[shares], trace: !!marks },
-        [params.buffer, ids.buffer, targets.buffer]));
-    }
-    mark('sent');
-    r.run.stepOwn(); // share 0 here, while the helpers compute theirs
-    mark('own');
-    const parts = await Promise.all(jobs);
-    mark('all');
-    for (let k = 1; k < shares; k++) {
-      const p = parts[k - 1];
-      r.run.stepAdd(p.grads, p.losses); // in share order
-      giveBack(k, p.grads);
-    }
-    mark('added');
-    res = r.run.stepFinish();
-    mark('finish');
+    const t0 = clock();
+    res = r.run.train(1);
+    mark('one', r.info.step + i, clock() - t0);
     losses.push(...res.losses);
     lrs.push(...res.lrs);
     norms.push(...res.grad_norms);
-    if (res.diverged || waiting > 0) break; // a request waits: it is answered after this step
+    if (res.diverged) break;
   }
   return { ...res, losses: Float32Array.from(losses), lrs: Float32Array.from(lrs), grad_norms: Float32Array.from(norms) };
 }
@@ -312,10 +424,11 @@ const ops = {
   async create({ run: name, spec, sample }) {
     const run = gpt.create(spec); // throws GptError naming the field; the old run stays
     free(name);
-    const r = { run, spec, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
+    const r = { run, spec, text: spec?.text ?? '', sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
-    const ready = prepareHelpers(r); // their models are made while this one evaluates
+    // their models and their mirrors of this run are made while this one evaluates
+    const ready = prepareHelpers(r).then(() => (gpt.threads > 1 ? null : syncMirrors(r, Math.min(workers, info.train.batch_size)))).catch(() => {});
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     // the validation loss before any training: the curve's first point
@@ -426,7 +539,7 @@ const ops = {
   load({ run: name, bytes, text, sample }) {
     const run = gpt.load(bytes, text || undefined); // a bad file throws here: the current run stays
     free(name);
-    const r = { run, spec: null, sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
+    const r = { run, spec: null, text: text || '', sample: sample ?? { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);
     const info = describe(r);
     prepareHelpers(null); // their module only: a checkpoint may be large, and may never be trained here
@@ -503,7 +616,7 @@ async function chunk(name, r) {
       done();
     }
   } else {
-    res = r.run.train(n);
+    res = marks ? stepByStep(r, n) : r.run.train(n);
     if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) val = num(r.run.evaluate().val_loss);
   }
   const done = res.losses.length;
