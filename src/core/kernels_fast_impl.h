@@ -10,9 +10,9 @@
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
 //    workspace of kernels_fast.h), used by matmul_forward/backward; for fewer than 4 rows
-//    (generation) matmul_forward streams the weight rows instead: a dot product per row, with one
-//    load from each 4 KB page just ahead of the row (its values unused) so the memory's streaming
-//    does not stall at page ends.
+//    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
+//    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
+//    unused) so the memory's streaming does not stall at page ends.
 //  - attention: per head, rows in blocks of MR: scores by the micro-kernel against a packed Kᵀ,
 //    only over the keys the block's last row sees (the masked half is skipped), then a
 //    vectorised softmax in place, then A·V by the micro-kernel; backward likewise by blocks.
@@ -377,7 +377,11 @@ AP_INLINE float dot(const float* a, const float* b, int n) {
 //    instruction). Loads only inside [weight, end of the matrix), the values unused but kept from
 //    being dropped (a per-thread sink), so nothing read can change a result.
 //  - dot_row: 4 vector accumulators (2 left the adds' latency on the critical path at this rate).
+// A matrix under kStreamBytes (1 MB, the L2 cache here: every matrix of the tiny presets) stays
+// in the caches from one token to the next: it keeps the plain loop (dot, no loads ahead), whose
+// per-row cost is lower for rows of a few hundred bytes.
 constexpr uintptr_t kPage = 4096, kTouchAhead = 2048;
+constexpr size_t kStreamBytes = size_t(1) << 20;
 static thread_local volatile uint32_t touch_sink;
 
 AP_INLINE uint32_t touch_pages(uintptr_t lo, uintptr_t hi) {
@@ -410,6 +414,17 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
   if (N < 4) {
     // A few rows (generation): dot products straight from the weight rows, no packing.
+    if (zu(OC) * zu(C) * sizeof(float) < kStreamBytes) {
+      for (int n = 0; n < N; ++n) {
+        const float* x = inp + zu(n) * C;
+        float* o = out + zu(n) * OC;
+        for (int oc = 0; oc < OC; ++oc) {
+          const float s = dot(x, weight + zu(oc) * C, C);
+          o[oc] = bias ? s + bias[oc] : s;
+        }
+      }
+      return;
+    }
     const uintptr_t end = reinterpret_cast<uintptr_t>(weight + zu(OC) * zu(C));
     const uintptr_t row_bytes = zu(C) * sizeof(float);
     uint32_t t = 0;
