@@ -26,7 +26,10 @@
 //       bounds what a quiet machine can give: at most N / cpu_ratio.
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t (default w3,w4)] [--reference] [--threads N]
+//   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
+//       alone), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
+//       step's parts: the whole step, its one-row matrix products, the lm_head).
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
@@ -265,7 +268,7 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
 // the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
 // First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
 // position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
-void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true) {
+void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const std::vector<int> prompt = gpt2s::prompt();
@@ -289,7 +292,8 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true) {
   }
   std::printf("\n");
   std::fflush(stdout);
-  w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); });
+  if (prefill)
+    w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); });
   if (!gen) return;
   // The first generated token is the prompt's argmax; each step feeds the last token back.
   m.forward(prompt.data(), nullptr, 1, P);
@@ -300,6 +304,64 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true) {
     for (int i = 0; i < n; ++i) t = argmax(m.cache_step(t), V);
     g_sink = t;
   });
+}
+
+// Where a W6 generation step's time goes (`--only w6s`): the cache filled with the prompt and
+// 100 tokens (the end of W6's generation), then per round, alternated: one cache_step (positions
+// 164, 165, … one a round) and its argmax, the step's 49 one-row matrix products alone on
+// the model's own weights (c_attn, attn.c_proj, c_fc, mlp.c_proj per layer, then the lm_head) and
+// the lm_head alone. Medians of 15 rounds on the bench's clock, ms a token: "W6s_step ms_med=…",
+// "W6s_matvecs …", "W6s_lm_head …" and the rest (step − products).
+void gpt2s_step_profile() {
+  ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
+  gpt2s::fill_weights(m);
+  const std::vector<int> prompt = gpt2s::prompt();
+  const ap::GPTConfig& cf = m.config();
+  const int C = cf.n_embd, V = cf.vocab_size, L = cf.n_layer;
+  m.cache_reset();
+  for (int t : prompt) m.cache_step(t);
+  int tok = argmax(m.cache_step(prompt.back()), V);
+  for (int i = 1; i < gpt2s::kGenTokens; ++i) tok = argmax(m.cache_step(tok), V);
+  const ap::kernels::Kernels& k = ap::kernels::active();
+  const ap::GPTParams& p = m.p();
+  std::vector<float> x(4 * static_cast<size_t>(C)), out(static_cast<size_t>(V));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) * 0.01f - 0.06f;
+  auto matvecs = [&] {
+    for (int l = 0; l < L; ++l) {
+      const ap::BlockParams& w = p.h[static_cast<size_t>(l)];
+      k.matmul_forward(out.data(), x.data(), w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
+      k.matmul_forward(out.data(), x.data(), w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
+      k.matmul_forward(out.data(), x.data(), w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
+      k.matmul_forward(out.data(), x.data(), w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
+    }
+    k.matmul_forward(out.data(), x.data(), p.wte, nullptr, 1, C, V);
+  };
+  auto lm_head = [&] { k.matmul_forward(out.data(), x.data(), p.wte, nullptr, 1, C, V); };
+  const int at = m.cache_length();
+  int t_in = tok;
+  auto step = [&] { t_in = argmax(m.cache_step(t_in), V); };
+  std::vector<double> ts[3];
+  const char* names[3] = {"W6s_step", "W6s_matvecs", "W6s_lm_head"};
+  for (int r = 0; r < 16; ++r) {
+    for (int v = 0; v < 3; ++v) {
+      const double t0 = bench::now();
+      if (v == 0) step();
+      else if (v == 1) matvecs();
+      else lm_head();
+      if (r > 0) ts[v].push_back((bench::now() - t0) * 1e3);
+    }
+  }
+  double med[3];
+  for (int v = 0; v < 3; ++v) {
+    std::sort(ts[v].begin(), ts[v].end());
+    med[v] = ts[v][ts[v].size() / 2];
+    std::printf("%-14s ms_min=%7.2f ms_med=%7.2f (positions %d-%d, %s)\n", names[v], ts[v].front(), med[v], at,
+                at + 15, bench::clock_name());
+  }
+  std::printf("W6s_rest       ms_med=%7.2f (step - matvecs: attention, layernorms, GELU, argmax, copies)\n",
+              med[0] - med[1]);
+  g_sink = t_in;
+  std::fflush(stdout);
 }
 
 // W6's matrix products alone (`--only w6k`): matmul_forward of the fast tier at the prompt's
@@ -382,6 +444,8 @@ int main(int argc, char** argv) {
     if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
     if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false);  // the prompt's forward alone
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
+    if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
+    if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));
       m.init_weights(0);

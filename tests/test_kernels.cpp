@@ -218,7 +218,13 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
                                // the transposed weight panels packed 4×4 (SIMD128, SSE2): output columns
                                // not a multiple of 4, k in several KC blocks with a tail shorter than 4;
                                // few rows as in a prompt's forward
-                               {64, 1030, 37}, {63, 1537, 9}, {6, 2049, 3}, {65, 40, 19}, {4, 3, 2}};
+                               {64, 1030, 37}, {63, 1537, 9}, {6, 2049, 3}, {65, 40, 19}, {4, 3, 2},
+                               // the one-row product (N < 4, generation) of a matrix of 1 MB or more
+                               // (its loads ahead of each row's pages stay inside the matrix): a row of
+                               // GPT-2's widths, rows with a tail shorter than 4 vectors, one just
+                               // under 1 MB (the plain loop)
+                               {1, 768, 400}, {1, 3072, 90}, {1, 77, 3500}, {2, 130, 2100}, {3, 1, 270000},
+                               {1, 768, 341}};
   std::uniform_int_distribution<int> d(1, 150);
   for (int i = 0; i < 6; ++i) shapes.push_back({d(g), d(g), d(g)});
   for (const Shape& s : shapes) {

@@ -9,7 +9,10 @@
 //  - tile<MR, NV>: the register-blocked micro-kernel, an MR×(NV·W) block of C from a k-loop of
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
-//    workspace of kernels_fast.h), used by matmul_forward/backward.
+//    workspace of kernels_fast.h), used by matmul_forward/backward; for fewer than 4 rows
+//    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
+//    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
+//    unused) so the memory's streaming does not stall at page ends.
 //  - attention: per head, rows in blocks of MR: scores by the micro-kernel against a packed Kᵀ,
 //    only over the keys the block's last row sees (the masked half is skipped), then a
 //    vectorised softmax in place, then A·V by the micro-kernel; backward likewise by blocks.
@@ -71,6 +74,7 @@ constexpr float kInfF = __builtin_inff();
 AP_INLINE int visible(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
 AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
 AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
+AP_INLINE uintptr_t imin_u(uintptr_t a, uintptr_t b) { return a < b ? a : b; }
 
 // ---------------------------------------------------------------- exp, erf
 
@@ -363,17 +367,80 @@ AP_INLINE float dot(const float* a, const float* b, int n) {
 
 // ---------------------------------------------------------------- matmul
 
+// The one-row product (generation) streams the whole weight matrix from memory once: at T = 1 a
+// token reads every weight (GPT-2 small: ~500 MB), so its speed is the memory's streaming rate.
+// Two things bring it near a plain read's (measured in wasm and natively, docs/PERFORMANCE.md, W6):
+//  - touch_pages: before each weight row, one 4-byte load from each 4 KB page that starts within
+//    kTouchAhead bytes past the row. The hardware's stream prefetcher stops at a page's end and
+//    the page's translation is a TLB miss; the early load starts both while the row before is
+//    summed (a plain read ran ~20% faster natively, ~25% in wasm, where there is no prefetch
+//    instruction). Loads only inside [weight, end of the matrix), the values unused but kept from
+//    being dropped (a per-thread sink), so nothing read can change a result.
+//  - dot_row: 4 vector accumulators (2 left the adds' latency on the critical path at this rate).
+// A matrix under kStreamBytes (1 MB, the L2 cache here: every matrix of the tiny presets) stays
+// in the caches from one token to the next: it keeps the plain loop (dot, no loads ahead), whose
+// per-row cost is lower for rows of a few hundred bytes.
+constexpr uintptr_t kPage = 4096, kTouchAhead = 2048;
+constexpr size_t kStreamBytes = size_t(1) << 20;
+static thread_local volatile uint32_t touch_sink;
+
+AP_INLINE uint32_t touch_pages(uintptr_t lo, uintptr_t hi) {
+  uint32_t t = 0;
+  for (uintptr_t p = (lo + kPage - 1) & ~(kPage - 1); p < hi; p += kPage) {
+    uint32_t u;
+    std::memcpy(&u, reinterpret_cast<const void*>(p), sizeof u);
+    t |= u;
+  }
+  return t;
+}
+
+// Dot product of n floats with 4 vector accumulators: ((s0 + s1) + (s2 + s3)), its lanes, then
+// the tail in order.
+AP_INLINE float dot_row(const float* a, const float* b, int n) {
+  VT s0 = V::zero(), s1 = V::zero(), s2 = V::zero(), s3 = V::zero();
+  int i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    s0 = V::fmadd(V::load(a + i), V::load(b + i), s0);
+    s1 = V::fmadd(V::load(a + i + W), V::load(b + i + W), s1);
+    s2 = V::fmadd(V::load(a + i + 2 * W), V::load(b + i + 2 * W), s2);
+    s3 = V::fmadd(V::load(a + i + 3 * W), V::load(b + i + 3 * W), s3);
+  }
+  for (; i + W <= n; i += W) s0 = V::fmadd(V::load(a + i), V::load(b + i), s0);
+  float s = V::reduce_add(V::add(V::add(s0, s1), V::add(s2, s3)));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
   if (N < 4) {
     // A few rows (generation): dot products straight from the weight rows, no packing.
+    if (zu(OC) * zu(C) * sizeof(float) < kStreamBytes) {
+      for (int n = 0; n < N; ++n) {
+        const float* x = inp + zu(n) * C;
+        float* o = out + zu(n) * OC;
+        for (int oc = 0; oc < OC; ++oc) {
+          const float s = dot(x, weight + zu(oc) * C, C);
+          o[oc] = bias ? s + bias[oc] : s;
+        }
+      }
+      return;
+    }
+    const uintptr_t end = reinterpret_cast<uintptr_t>(weight + zu(OC) * zu(C));
+    const uintptr_t row_bytes = zu(C) * sizeof(float);
+    uint32_t t = 0;
     for (int n = 0; n < N; ++n) {
       const float* x = inp + zu(n) * C;
       float* o = out + zu(n) * OC;
       for (int oc = 0; oc < OC; ++oc) {
-        const float s = dot(x, weight + zu(oc) * C, C);
+        const float* w = weight + zu(oc) * C;
+        // no wrap-around in wasm32: the heap ends 64 KB below 4 GB, more than kTouchAhead + a row
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(w) + kTouchAhead;
+        t |= touch_pages(lo, imin_u(lo + row_bytes, end));
+        const float s = dot_row(x, w, C);
         o[oc] = bias ? s + bias[oc] : s;
       }
     }
+    touch_sink = t;
     return;
   }
   gemm(N, OC, C, inp, C, false, weight, C, true, out, OC, false, bias);
