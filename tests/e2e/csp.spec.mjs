@@ -17,8 +17,17 @@ async function strict(page) {
     });
   });
   await page.route('**/*', async (route) => {
-    const response = await route.fetch();
-    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
+    // no timeout on the fetch: its default (30 s) can pass on a machine at load 20, and a handler
+    // that throws leaves its request open, so networkidle never comes (the likeliest reading of a
+    // 10-minute hang in a fresh run beside three builds). A fetch that fails is aborted and
+    // counted, so the page sees it fail and the test names it.
+    try {
+      const response = await route.fetch({ timeout: 0 });
+      await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
+    } catch (e) {
+      violations.push(`fetch failed: ${route.request().url()}: ${e.message.split('\n')[0]}`);
+      await route.abort().catch(() => {});
+    }
   });
   return violations;
 }

@@ -34,7 +34,8 @@ async function strict(page) {
       await route.fulfill({ body: WORKER, contentType: 'text/javascript', headers: { 'content-security-policy': CSP } });
       return;
     }
-    const response = await route.fetch();
+    // no timeout on the fetch: its default (30 s) can pass on a loaded machine (csp.spec)
+    const response = await route.fetch({ timeout: 0 });
     await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
   });
   return requests;
