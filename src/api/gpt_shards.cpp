@@ -32,6 +32,17 @@ void read_words(std::vector<T>& out, const std::string& bytes, const char* field
 const std::vector<int> kNoInts;
 const std::vector<float> kNoFloats;
 
+// {loss}: the mean of the per-token losses of the share the model has just run (own_shard,
+// mirror_shard: its batch is the share's rows).
+static Value share_loss(const GPT& m) {
+  double sum = 0.0;
+  const int n = m.batch() * m.seq_len();
+  for (int i = 0; i < n; ++i) sum += m.losses()[i];
+  Value v = Value::object();
+  v.set("loss", Value::f32(static_cast<float>(sum / n)));
+  return v;
+}
+
 // v resized to n values (none below 0; its capacity reused) → its data, for the bindings' views.
 template <class T>
 T* staged(std::vector<T>& v, int n) {
@@ -108,13 +119,7 @@ std::string GptSession::step_own() {
     require_model();
     forget_caches();
     trainer_->own_shard();
-    const GPT& m = trainer_->model();
-    double sum = 0.0;
-    const int n = m.batch() * m.seq_len();
-    for (int i = 0; i < n; ++i) sum += m.losses()[i];
-    Value v = Value::object();
-    v.set("loss", Value::f32(static_cast<float>(sum / n)));
-    return v;
+    return share_loss(trainer_->model());
   });
 }
 
@@ -123,14 +128,7 @@ std::string GptSession::step_share(int k) {
     require_model();
     forget_caches();
     trainer_->mirror_shard(k);
-    const int B = trainer_->config().batch_size, T = trainer_->context();
-    const int r0 = shard_row(B, trainer_->shares(), k), r1 = shard_row(B, trainer_->shares(), k + 1);
-    const std::vector<float>& l = trainer_->batch_losses();
-    double sum = 0.0;
-    for (int64_t i = int64_t(r0) * T; i < int64_t(r1) * T; ++i) sum += l[static_cast<size_t>(i)];
-    Value v = Value::object();
-    v.set("loss", Value::f32(static_cast<float>(sum / (double(r1 - r0) * T))));
-    return v;
+    return share_loss(trainer_->model());
   });
 }
 
