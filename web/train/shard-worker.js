@@ -1,16 +1,12 @@
 // shard-worker.js — a helper of the training worker (worker.js) for data-parallel training: it
-// holds a model of the run's config (gpt.shard) and computes one share of each step's batch, with
-// the parameters it is sent, into gradients and per-token losses that it sends back, and its share
-// of the validation batches into their losses. The training worker sums the shares in a fixed
-// order and applies AdamW; this worker keeps no training state.
+// holds a mirror of each run (below), which computes its share of each step's batch and applies
+// the same AdamW as the training worker, and a model of the run's config (gpt.shard) that
+// computes its share of the validation batches, with the parameters it is sent, into their losses.
 //
 // Protocol (worker.js is the other side; every array is transferred, none copied through JSON):
 //   → {id, op: 'prepare', config?, warm?: {nParams, rows, batchRows}}  ← {id, ok: true, result: {}}:
 //      loads the GPT module (and, with a config, makes its model; with warm, computes one share of
 //      rows rows on zeros, thrown away) ahead of the first step, so that none is on a step's clock
-//   → {id, op: 'gradients', config, params (Float32Array), ids, targets (Int32Array, whole rows),
-//      batchRows}   ← {id, ok: true, result: {loss, grads (Float32Array), losses (Float32Array)}}
-//   grads is the params array sent, its buffer transferred back (the training worker reuses it).
 //   → {id, op: 'evaluate', config, params, ids, targets (whole validation batches), B, T}
 //      ← {id, ok: true, result: {losses (Float32Array, one per batch), params (the array sent, back)}}
 //   ← {id, ok: false, error: {message, field}} when the core refuses
@@ -18,7 +14,7 @@
 //   performance.timeOrigin + now(): one clock across the workers) for the training worker's trace.
 // A model is made for the first config it is sent and remade when the config changes.
 //
-// The training steps go through a mirror instead (only gradients travel, nothing waits on one
+// The training steps go through the mirror (only gradients travel, nothing waits on one
 // worker's AdamW): the run itself, loaded from the training worker's save() and stepping with it.
 //   → {id, op: 'mirror', key, bytes (Uint8Array: run.save()), text}  ← {id, ok: true, result: {}}:
 //      the run key's mirror (re)loaded from bytes (a run trained on the learner's text needs it)
@@ -161,10 +157,6 @@ const ops = {
       m.gradients(new Float32Array(warm.nParams), ids, ids, warm.batchRows);
     }
     return { value: {}, transfer: [] };
-  },
-  async gradients({ config, params, ids, targets, batchRows }) {
-    const r = (await modelFor(config)).gradients(params, ids, targets, batchRows, { grads: params }); // the same buffer goes back
-    return { value: { loss: r.loss, grads: r.grads, losses: r.losses }, transfer: [r.grads.buffer, r.losses.buffer] };
   },
   async evaluate({ config, params, ids, targets, B, T }) {
     const r = (await modelFor(config)).evaluate(params, ids, targets, B, T);
