@@ -9,7 +9,8 @@
 //     focus, hover, the arrow keys and the outlines of the cell arithmetic.
 //   - The canvas is painted in the frame of the edit; the table's text, classes and titles follow
 //     right after that frame is rendered (the next frame has them: within two frames of the edit;
-//     panels near the screen a frame later, far ones in the next idle periods, all within 250 ms),
+//     panels near the screen a frame later, far ones in the next idle periods or, after 250 ms,
+//     one per task),
 //     and at once when anything could read them: a mousedown or a focus in the table, a selection
 //     starting, a copy, printing (flushPending). Other writes of an edit that are not its numbers
 //     (the status line) wait for the same pass (afterFrame), so the edit's frame lays out the
@@ -107,8 +108,9 @@ export function look(v, lo, hi, diverging) {
 // the next frame shows it: the accessible text is current within two frames of the edit. The
 // panels near the screen but not on it are painted and written right after that next frame (not
 // before it: their work would delay the text's frame); the others (not rendered:
-// content-visibility) in the next idle periods. After 250 ms everything is written even if no
-// frame or idle period came (a hidden tab, a busy page).
+// content-visibility) in the next idle periods. After 250 ms what is left is written even if no
+// frame or idle period came (a hidden tab, a busy page): one table per task, so that an edit
+// arriving meanwhile waits for one table's writes, not for all of them at once.
 const pending = new Set();
 const afterFrameFns = []; // other writes that wait for the same pass (afterFrame)
 let scheduled = false;
@@ -129,7 +131,24 @@ function afterNextFrame() {
 function queueSync(view) {
   pending.add(view);
   afterNextFrame();
-  if (!fallback) fallback = setTimeout(flushPending, 250);
+  armFallback();
+}
+
+function armFallback() {
+  if (!fallback) fallback = setTimeout(fallbackFlush, 250);
+}
+
+/** The 250 ms fallback: the waiting writes (afterFrame) and one table, then the next in a task of its own. */
+function fallbackFlush() {
+  fallback = 0;
+  runAfterFrame();
+  for (const v of pending) {
+    pending.delete(v);
+    if (v.live) v.catchUp();
+    v.syncText();
+    break;
+  }
+  if (pending.size) fallback = setTimeout(fallbackFlush, 0);
 }
 
 /**
@@ -140,7 +159,7 @@ function queueSync(view) {
 export function afterFrame(fn) {
   afterFrameFns.push(fn);
   afterNextFrame();
-  if (!fallback) fallback = setTimeout(flushPending, 250);
+  armFallback();
 }
 
 function runAfterFrame() {
