@@ -46,7 +46,7 @@ export async function settled(scope) {
   await page.evaluate(async () => {
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0))));
     // panels far off screen get their text in idle time: bring it up to date, as a copy does
-    (await import('/stepper/panels.js')).flushPending();
+    (await import('/stepper/text-queue.js')).flushPending();
   });
 }
 

@@ -15,7 +15,8 @@
 // Limits: the paper's width is an estimate in characters of the print font (PAPER_CHARS: A4 or
 // Letter, portrait, default margins); on narrower paper a block can still be cut. An exercise's
 // asked cells print "?" in the copy (never the answer).
-import { flushPending, look } from './panels.js';
+import { look } from './panels.js';
+import { flushPending } from './text-queue.js';
 import { layoutSteps } from './pipeline.js';
 import { el } from '../ui.js';
 import { formatNumber } from './format.js';

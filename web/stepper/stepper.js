@@ -60,7 +60,7 @@ import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION
 import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } from './controls.js';
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
-import { afterFrame } from './panels.js';
+import { afterFrame } from './text-queue.js';
 import { hookPrint } from './print.js';
 import { showExplain, placeExplain } from './explain-box.js';
 import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
