@@ -37,6 +37,12 @@ export function queueSync(view) {
   armFallback();
 }
 
+/** A view's text written now; one near the screen is painted first, before it can scroll into view. */
+function write(v) {
+  if (v.live) v.catchUp();
+  v.syncText();
+}
+
 function armFallback() {
   if (!fallback) fallback = setTimeout(fallbackFlush, 250);
 }
@@ -45,12 +51,8 @@ function armFallback() {
 function fallbackFlush() {
   fallback = 0;
   runAfterFrame();
-  for (const v of pending) {
-    pending.delete(v);
-    if (v.live) v.catchUp();
-    v.syncText();
-    break;
-  }
+  const [v] = pending;
+  if (v) { pending.delete(v); write(v); }
   if (pending.size) fallback = setTimeout(fallbackFlush, 0);
 }
 
@@ -79,8 +81,7 @@ function runPending(idleDeadline) {
     if (!idleDeadline && (!v.live || (onScreen && !v.visible))) continue; // later, or in an idle period
     if (idleDeadline && idleDeadline.timeRemaining() < 2) break;
     pending.delete(v);
-    if (v.live) v.catchUp(); // near the screen: painted now, before it can scroll into view
-    v.syncText();
+    write(v);
   }
   if (!idleDeadline) { nearDeferred = false; runAfterFrame(); }
   if (!pending.size) { clearTimeout(fallback); fallback = 0; return; }
@@ -94,7 +95,7 @@ function runPending(idleDeadline) {
 export function flushPending() {
   clearTimeout(fallback);
   fallback = 0;
-  for (const v of pending) { if (v.live) v.catchUp(); v.syncText(); }
+  for (const v of pending) write(v);
   pending.clear();
   runAfterFrame();
 }
