@@ -87,11 +87,26 @@ export async function transfer(context, url, path, { ready, settleMs = 300 } = {
       files.set(u, { raw: body.length, gz: gzipSync(body, { level: 9 }).length });
     } catch { /* redirects have no body */ }
   };
+  // the network's quiet kept here, not page.waitForLoadState('networkidle'): Playwright's can lose
+  // the idle state for good when a request ends before DOMContentLoaded, and then waits forever
+  const open = new Set();
+  let last = Date.now();
+  const onRequest = (r) => { open.add(r); last = Date.now(); };
+  const onDone = (r) => { open.delete(r); last = Date.now(); };
+  context.on('request', onRequest);
+  context.on('requestfinished', onDone);
+  context.on('requestfailed', onDone);
   context.on('response', onResponse);
   await page.goto(`${url}${path}`);
   if (ready) await ready(page);
-  await page.waitForLoadState('networkidle');
+  for (const t0 = Date.now(); open.size > 0 || Date.now() - last < 500;) {
+    if (Date.now() - t0 > 600_000) throw new Error(`transfer: ${path}: requests still open after 10 minutes: ${[...open].map((r) => r.url()).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await page.waitForTimeout(settleMs);
+  context.off('request', onRequest);
+  context.off('requestfinished', onDone);
+  context.off('requestfailed', onDone);
   context.off('response', onResponse);
   await page.close();
   return files;

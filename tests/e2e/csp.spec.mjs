@@ -3,13 +3,18 @@
 // response (Playwright's page.route adds it), in the page and in its iframes. Any
 // 'securitypolicyviolation' event or console error fails the test.
 import { test as base } from '@playwright/test';
-import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { test, expect, watchNetwork, BOOT_MS, RUN_MS } from './fixtures.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
 
-/** Serves every response with the CSP header and records every violation, in every frame. */
+/**
+ * Serves every response with the CSP header and records every violation, in every frame. Returns
+ * the violations, and `quiet()`: the page's network has gone quiet (every request it made has had
+ * its answer, and so its chance to be refused).
+ */
 async function strict(page) {
   const violations = [];
+  const net = watchNetwork(page);
   await page.exposeFunction('__cspViolation', (v) => violations.push(v));
   await page.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (e) => {
@@ -17,10 +22,8 @@ async function strict(page) {
     });
   });
   await page.route('**/*', async (route) => {
-    // no timeout on the fetch: its default (30 s) can pass on a machine at load 20, and a handler
-    // that throws leaves its request open, so networkidle never comes (the likeliest reading of a
-    // 10-minute hang in a fresh run beside three builds). A fetch that fails is aborted and
-    // counted, so the page sees it fail and the test names it.
+    // no timeout on the fetch: its default (30 s) can pass on a machine at load 20. A fetch that
+    // fails is aborted and counted, so the page sees it fail and the test names it.
     try {
       const response = await route.fetch({ timeout: 0 });
       await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
@@ -29,7 +32,7 @@ async function strict(page) {
       await route.abort().catch(() => {});
     }
   });
-  return violations;
+  return Object.assign(violations, { quiet: () => net.quiet() });
 }
 
 test('the playground page under the strict CSP header', async ({ page }) => {
@@ -37,8 +40,8 @@ test('the playground page under the strict CSP header', async ({ page }) => {
   const res = await page.goto('/');
   expect(res.headers()['content-security-policy']).toBe(CSP);
   await expect(page.locator('figure table td').first()).toBeVisible({ timeout: BOOT_MS });
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 test('embed.html under the strict CSP header: edit, copy link, PNG and SVG export', async ({ page, context, baseURL }) => {
@@ -57,8 +60,8 @@ test('embed.html under the strict CSP header: edit, copy link, PNG and SVG expor
     const [d] = await Promise.all([page.waitForEvent('download'), page.locator(`button.apx-format[data-format="${format}"]`).click()]);
     expect(d.suggestedFilename()).toMatch(new RegExp(`\\.${format}$`));
   }
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 test('the example course page under the strict CSP header: two elements and an iframe', async ({ page }) => {
@@ -70,8 +73,8 @@ test('the example course page under the strict CSP header: two elements and an i
   // the iframe was resized from its message (CSSOM style, allowed)
   await expect.poll(async () => (await page.locator('#frame-identity').boundingBox()).height).not.toBe(600);
   await page.locator('#stepper-identity').evaluate((el) => el.setAttribute('height', '400'));
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 test('the quiz page with a gradebook under the strict CSP header: a result reaches it from its iframe', async ({ page }) => {
@@ -83,8 +86,8 @@ test('the quiz page with a gradebook under the strict CSP header: a result reach
   await answer.fill('0.6698');
   await frame.getByRole('button', { name: 'Check answers' }).click();
   await expect(page.locator('#gradebook tr[data-frame="quiz-softmax"] td').nth(1)).toHaveText('1');
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 test('the training page under the strict CSP header: its worker, the GPT wasm, uPlot, a run, the maps, the block walk, the next token, surprisal and the pictures; 中文', async ({ page }) => {
@@ -115,8 +118,8 @@ test('the training page under the strict CSP header: its worker, the GPT wasm, u
   }
   await page.locator('#tr-lang-zh').click();
   await expect(page.getByRole('heading', { name: '整个模块，一步一步' })).toBeVisible();
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 test('the training lab under the strict CSP header: <gpt-lab> on a course page, and its iframe page trains and shows its maps', async ({ page }) => {
@@ -129,8 +132,8 @@ test('the training lab under the strict CSP header: <gpt-lab> on a course page, 
   await expect(page.locator('gpt-lab')).toHaveAttribute('data-status', 'done', { timeout: RUN_MS });
   await expect(page.locator('gpt-lab .tr-map')).toHaveCount(8);
   await expect(page.locator('gpt-lab .tr-zoom-caption')).toContainText('Layer 2, head 4.');
-  await page.waitForLoadState('networkidle');
-  expect(violations).toEqual([]);
+  await violations.quiet();
+  expect([...violations]).toEqual([]);
 });
 
 // The detector itself: an inline <style> is a violation it must see (no console fixture here: the
@@ -148,4 +151,22 @@ base('the violation detector sees an inline style', async ({ page }) => {
   // the page may still be loading through the route (no fixture here to stop it): its handlers
   // must not outlive the test
   await page.unrouteAll({ behavior: 'ignoreErrors' });
+});
+
+// The network watch itself: a request the test holds open keeps it from being quiet, and its
+// failure names the request; once answered, the network goes quiet.
+test('the network watch waits for a request held open and names it', async ({ page }) => {
+  const net = watchNetwork(page);
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route('**/held.txt', async (route) => { await held; await route.fulfill({ body: 'ok', contentType: 'text/plain' }); });
+  await page.goto('/embed.html');
+  const answer = page.evaluate(() => fetch('/held.txt').then((r) => r.text()));
+  await expect.poll(() => net.open().some((u) => u.endsWith('/held.txt'))).toBe(true);
+  const error = await net.quiet({ timeout: 2_000 }).then(() => null, (e) => e.message);
+  expect(error).toMatch(/requests still open: .*\/held\.txt/);
+  release();
+  expect(await answer).toBe('ok');
+  await net.quiet();
+  expect(net.open()).toEqual([]);
 });

@@ -1,7 +1,7 @@
 // embed.spec.mjs — the example course page (web/examples/index.html): two <attention-stepper>
 // elements (identity in English by attributes, causal-4 in Chinese by inline JSON) and an iframe
 // of embed.html, all with the right numbers and no console error.
-import { test, expect, panelCells, panelText, BOOT_MS } from './fixtures.mjs';
+import { test, expect, watchNetwork, panelCells, panelText, BOOT_MS } from './fixtures.mjs';
 
 const identity = (page) => page.locator('#stepper-identity');
 const causal = (page) => page.locator('#stepper-causal');
@@ -102,9 +102,10 @@ test('offline: every page loads only from its own origin (no CDN, no analytics)'
     const u = r.url();
     if (!u.startsWith(baseURL) && !u.startsWith('data:') && !u.startsWith('blob:')) foreign.push(u);
   });
+  const net = watchNetwork(page);
   for (const path of ['/', '/embed.html#preset=causal-4', '/examples/']) {
     await page.goto(path);
-    await page.waitForLoadState('networkidle');
+    await net.quiet();
   }
   await expect(page.frameLocator('#frame-identity').locator('figure[data-panel="weights"] td[data-c]').first()).toHaveText('0.6698', { timeout: BOOT_MS });
   expect(foreign).toEqual([]);

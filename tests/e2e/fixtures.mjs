@@ -1,7 +1,8 @@
 // fixtures.mjs — the console-error fixture of page.spec.mjs, shared by the sharing/embedding specs
 // (csp, share, embed): every test fails on a page error or a console error/warning (a CSP
 // violation, a 404, Emscripten's MIME-type fallback), in the page and in its iframes. Also the
-// longer waits (BOOT_MS, RUN_MS) and the stepper specs' readers of the tables.
+// longer waits (BOOT_MS, RUN_MS), the stepper specs' readers of the tables, and the wait for a
+// page's network to go quiet (watchNetwork).
 import { test as base, expect } from '@playwright/test';
 
 export const test = base.extend({
@@ -70,4 +71,39 @@ export function explainText(scope) {
     ...[...box.querySelectorAll('[data-text]')].map((d) => d.dataset.text),
     ...[...box.querySelectorAll('.aps-explain-hint')].map((d) => d.textContent),
   ].join('\n'));
+}
+
+/**
+ * The page's network, watched by the test itself, for "everything the page asked for has come":
+ * `const net = watchNetwork(page)` before the page is opened, then `await net.quiet()`. Quiet is
+ * nothing in flight (in the page, its iframes and its workers) and no request started for
+ * `quietMs`, seen by two looks in a row.
+ *
+ * Not page.waitForLoadState('networkidle'): Playwright calls it discouraged, and its bookkeeping
+ * can lose the idle state for good when a request starts and ends before the document's
+ * DOMContentLoaded (a window that a busy machine widens): CI saw a 10-minute hang there twice.
+ * This one fails after `timeout` instead, naming the requests still open.
+ */
+export function watchNetwork(page, { quietMs = 500 } = {}) {
+  const open = new Map();
+  let last = Date.now();
+  page.on('request', (r) => { open.set(r, r.url()); last = Date.now(); });
+  const done = (r) => { open.delete(r); last = Date.now(); };
+  page.on('requestfinished', done);
+  page.on('requestfailed', done);
+  return {
+    open: () => [...open.values()],
+    async quiet({ timeout = BOOT_MS } = {}) {
+      let looks = 0;
+      await expect.poll(() => {
+        looks = open.size === 0 && Date.now() - last >= quietMs ? looks + 1 : 0;
+        return looks >= 2;
+      }, {
+        intervals: [100],
+        timeout,
+      }).toBe(true).catch((e) => {
+        throw new Error(`the network never went quiet; requests still open: ${[...open.values()].join(', ') || 'none (requests kept starting)'}\n${e.message}`);
+      });
+    },
+  };
 }

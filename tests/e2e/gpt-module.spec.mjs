@@ -4,7 +4,7 @@
 //    (script-src 'self' 'wasm-unsafe-eval'): create, train, sample, the KV cache, save and load;
 //  - the same in a module Web Worker (ENVIRONMENT=web,worker), with the losses posted back.
 // The worker's script is served by the test (page.route) so that web/ holds no test-only file.
-import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { test, expect, watchNetwork, BOOT_MS } from './fixtures.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
 const SPEC = { n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 4, n_chars: 2000, seed: 1 };
@@ -43,9 +43,10 @@ async function strict(page) {
 
 test('the stepper page loads none of the GPT; loadGpt() then runs gpt_core under the strict CSP', async ({ page }) => {
   const requests = await strict(page);
+  const net = watchNetwork(page);
   await page.goto('/');
   await expect(page.locator('figure table td').first()).toBeVisible({ timeout: BOOT_MS });
-  await page.waitForLoadState('networkidle');
+  await net.quiet();
   expect(requests.filter((p) => /gpt\.js|gpt_core/.test(p))).toEqual([]);
 
   const result = await page.evaluate(async (spec) => {
