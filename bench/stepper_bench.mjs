@@ -10,8 +10,9 @@
 //                                                # trace): wall and CPU time (the trace's thread
 //                                                # time, which other processes' load inflates far
 //                                                # less) per edit, over the whole run and from each
-//                                                # input event to the end of its frame;
-//                                                # AP_TRACE_OUT=file.json keeps the trace
+//                                                # input event to the end of its frame, with
+//                                                # the canvases' raster at the frame on its own
+//                                                # line; AP_TRACE_OUT=file.json keeps the trace
 //   node bench/stepper_bench.mjs --cpu-profile   # + JS time per function (V8's sampling profiler)
 //   node bench/stepper_bench.mjs --width 1920    # another window width (default 1400 × 1000)
 //   node bench/stepper_bench.mjs --against /tmp/main-web --rounds 3
@@ -300,6 +301,7 @@ function profileOf(traceJson, edits) {
     if (marks[e.name] && e.cat?.includes('user_timing')) { marks[e.name].push(e.ts); continue; }
     const key = `${e.pid}:${e.tid}`;
     if (!mainThreads.has(key)) continue;
+    if (!CANVAS_EVENTS.has(e.name) && !(e.cat ?? '').split(',').some((c) => TIMELINE.has(c))) continue; // 'blink' was asked for these alone
     let x = null;
     if (e.ph === 'X' && e.dur !== undefined) x = { name: e.name, ts: e.ts, end: e.ts + e.dur, cpu: e.tdur ?? e.dur };
     else if (e.ph === 'B') { if (!open.has(key)) open.set(key, []); open.get(key).push(e); }
@@ -341,6 +343,9 @@ function profileOf(traceJson, edits) {
     'style (recalc)': ['UpdateLayoutTree', 'RecalculateStyles', 'ParseAuthorStyleSheet'],
     'layout': ['Layout', 'UpdateLayerTree'],
     'pre-paint, paint, layerize, commit': ['PrePaint', 'Paint', 'PaintImage', 'Layerize', 'Commit', 'UpdateLayer', 'CompositeLayers', 'PaintNonDefaultBackgroundColor'],
+    // the canvases' drawing, recorded by fillText & co. in script, is rasterised here (in software
+    // with --disable-gpu: on the main thread, when the frame takes the canvas)
+    'canvas raster (at the frame)': [...CANVAS_EVENTS],
   };
   const summary = (self, n) => {
     const per = (us) => us / 1000 / n;
@@ -377,6 +382,15 @@ function profileOf(traceJson, edits) {
   return { ...all, critical };
 }
 
+/**
+ * The trace's categories: the DevTools timeline's, the user-timing marks, and 'blink' for the
+ * canvases' raster at the frame (only CANVAS_EVENTS of it are kept: the rest would move self time
+ * out of the timeline's events and change the groups' meaning).
+ */
+const TIMELINE = new Set(['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing']);
+const TRACE_CATEGORIES = [...TIMELINE, 'blink'];
+const CANVAS_EVENTS = new Set(['CanvasRenderingContext2D::FinalizeFrame', 'Canvas2DResourceProvider::ProduceCanvasResource']);
+
 async function main({ browser, url }) {
   const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
   const errors = [];
@@ -385,7 +399,7 @@ async function main({ browser, url }) {
   let cdp = null;
   let cpu = null;
   const hooks = PROFILE ? {
-    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] }),
+    before: () => browser.startTracing(page, { categories: TRACE_CATEGORIES }),
     after: async () => { trace = await browser.stopTracing(); if (process.env.AP_TRACE_OUT) (await import('node:fs')).writeFileSync(process.env.AP_TRACE_OUT, trace); },
   } : CPU_PROFILE ? {
     before: async () => {
@@ -499,7 +513,7 @@ async function oneRun(browser, url) {
   const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
   let trace = null;
   const hooks = PROFILE ? {
-    before: () => browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] }),
+    before: () => browser.startTracing(page, { categories: TRACE_CATEGORIES }),
     after: async () => { trace = await browser.stopTracing(); },
   } : {};
   const res = await measureEdits(page, url, hooks);
