@@ -3,10 +3,13 @@
 // a diverging one centred on 0 (PuOr, d0…d8), −∞ and NaN drawn distinctly.
 //
 // How it is drawn (a repaint budget per edit, measured with npm run bench:stepper):
-//   - The heatmap and its numbers are painted on a <canvas> behind a real <table>. The table holds
-//     the same numbers as text, transparent over the canvas: it is what screen readers read, what
-//     a selection selects (selected text shows in ink) and what Ctrl+C copies, and its cells take
-//     focus, hover, the arrow keys and the outlines of the cell arithmetic.
+//   - The heatmap and its numbers are painted on a <canvas> behind a real <table>: the cells and
+//     the numbers into a pixel buffer from glyph masks that the canvas rasterised once
+//     (pixels.js), put on the canvas at once; the patterned cells (−∞, NaN) with the canvas's
+//     paths and fillText after it. The table holds the same numbers as text, transparent over
+//     the canvas: it is what screen readers read, what a selection selects (selected text shows
+//     in ink) and what Ctrl+C copies, and its cells take focus, hover, the arrow keys and the
+//     outlines of the cell arithmetic.
 //   - The canvas is painted in the frame of the edit; the table's text, classes and titles follow
 //     right after that frame is rendered (the next frame has them: within two frames of the edit;
 //     panels near the screen a frame later, far ones in the next idle periods or, after 250 ms,
@@ -30,6 +33,7 @@
 import { el, setText } from '../ui.js';
 import { formatNumber } from './format.js';
 import { queueSync, takePending, flushPending } from './text-queue.js';
+import { PixelBuffer, glyphWidth } from './pixels.js';
 
 export { setText }; // ui.js's, exported here too
 
@@ -165,6 +169,32 @@ export function pattern(ctx, kind) {
   c.stroke();
   cache[kind] = ctx.createPattern(tile, 'repeat');
   return cache[kind];
+}
+
+/** The cells drawn with a pattern (−∞ hatching, NaN stripes), not a plain colour. */
+const isPattern = (fill) => fill === 'nan' || fill === 'neginf';
+/**
+ * Whether cells and numbers are drawn from a pixel buffer (pixels.js) rather than with paths and
+ * fillText: always where ImageData exists, unless globalThis.APS_NO_PIXELS is set (read at each
+ * paint) — the reference drawing that tests/e2e/pixels.spec.mjs compares the buffer with.
+ */
+const HAS_IMAGE_DATA = typeof ImageData === 'function';
+const usePixels = () => HAS_IMAGE_DATA && !globalThis.APS_NO_PIXELS;
+let sharedPixels = null;
+
+/** One colour's cells on a 2D context (a pattern for −∞ and NaN, NaN's outlined too). */
+function fillCells(ctx, fill, rects, rect) {
+  ctx.fillStyle = isPattern(fill) ? pattern(ctx, fill) : fill;
+  ctx.beginPath();
+  for (const [x0, y0, w, h] of rects) rect(ctx, x0, y0, w, h);
+  ctx.fill();
+  if (fill === 'nan') {
+    ctx.strokeStyle = ERROR;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const [x0, y0, w, h] of rects) rect(ctx, x0 + 0.5, y0 + 0.5, w - 1, h - 1);
+    ctx.stroke();
+  }
 }
 
 export class MatrixView {
@@ -441,7 +471,7 @@ export class MatrixView {
       return best;
     };
     const widths = [];
-    const measure = (s, bold) => textWidth(g.font('', bold ? '700' : ''), s);
+    const measure = (s, bold) => (usePixels() ? glyphWidth : textWidth)(g.font('', bold ? '700' : ''), s); // as it will be drawn
     for (let j = 0; j < C; j++) {
       // an asked cell is as wide as an answer may be, whatever the value (its width tells nothing)
       const s = widest(texts.cells.map((r, i) => (this.ask?.has(`${i},${j}`) ? '−0.000000' : r[j])));
@@ -496,6 +526,7 @@ export class MatrixView {
 
   /** Paints the heatmap and the numbers of the current data on the canvas. */
   paint() {
+    const pixels = usePixels();
     const d = this.data;
     const geometry = this.ensureGeometry();
     if (!geometry) { this.render(); return; }
@@ -511,7 +542,6 @@ export class MatrixView {
     if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
     const ctx = this.canvas.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, W, H);
     const { m, opts, lo, hi } = d;
     const R = m.length;
     const C = R ? m[0].length : 0;
@@ -519,12 +549,14 @@ export class MatrixView {
     // backgrounds, grouped by fill (one path per colour), then the numbers grouped by font and ink
     const fills = new Map();
     const inks = new Map();
+    const patternInks = new Map(); // the text of the patterned cells (−∞, NaN): drawn on the canvas after them
     const xs = [];
     let x = 0;
     for (let j = 0; j < widths.length; j++) { xs.push(x); x += widths[j] + g.sp; }
     const radius = 4;
     const rect = (path, x0, y0, w, h) => (path.roundRect ? path.roundRect(x0, y0, w, h, radius) : path.rect(x0, y0, w, h));
-    const addText = (key, item) => { if (!inks.has(key)) inks.set(key, []); inks.get(key).push(item); };
+    const addText = (key, item, to = inks) => { if (!to.has(key)) to.set(key, []); to.get(key).push(item); };
+    const rowCells = pixels ? Array.from({ length: R }, () => []) : null; // [x, w, fill, …] per row
     for (let i = 0; i < R; i++) {
       const y = i * (g.rowH + g.sp);
       for (let j = 0; j < C; j++) {
@@ -542,9 +574,12 @@ export class MatrixView {
         else if (xc.includes('is-masked0')) { fill = 'neginf'; ink = MUTED; style = 'italic'; }
         else if (L.kind === 'd') { fill = PUOR[L.bin]; ink = PUOR_INK[L.bin]; }
         else { fill = BLUES[L.bin]; ink = BLUES_INK[L.bin]; }
-        if (!fills.has(fill)) fills.set(fill, []);
-        fills.get(fill).push([xs[j], y, widths[j], g.rowH]);
-        addText(`${style}|${ink}|${align}`, [texts.cells[i][j], align === 'center' ? xs[j] + widths[j] / 2 : xs[j] + widths[j] - g.padX, y]);
+        if (pixels && !isPattern(fill)) rowCells[i].push(xs[j], widths[j], fill);
+        else {
+          if (!fills.has(fill)) fills.set(fill, []);
+          fills.get(fill).push([xs[j], y, widths[j], g.rowH]);
+        }
+        addText(`${style}|${ink}|${align}`, [texts.cells[i][j], align === 'center' ? xs[j] + widths[j] / 2 : xs[j] + widths[j] - g.padX, y, fill], isPattern(fill) ? patternInks : inks);
       }
       if (this.hiddenRows?.has(i)) {
         // an exercise asks this row: its Σ/max/H would tell the answer
@@ -560,30 +595,32 @@ export class MatrixView {
         addText(`${style}|${ink}|right`, [texts.extra[k][i], xs[jx] + widths[jx] - g.padX, y]);
       });
     }
-    for (const [fill, rects] of fills) {
-      ctx.fillStyle = fill === 'nan' || fill === 'neginf' ? pattern(ctx, fill) : fill;
-      ctx.beginPath();
-      for (const [x0, y0, w, h] of rects) rect(ctx, x0, y0, w, h);
-      ctx.fill();
-      if (fill === 'nan') {
-        ctx.strokeStyle = ERROR;
-        ctx.lineWidth = 1;
-        ctx.beginPath();
-        for (const [x0, y0, w, h] of rects) rect(ctx, x0 + 0.5, y0 + 0.5, w - 1, h - 1);
-        ctx.stroke();
-      }
-    }
-    if (opts.extra?.some((x) => x.cls === 'is-sum')) {
-      // the Σ column's left rule
-      const k = opts.extra.findIndex((x) => x.cls === 'is-sum');
-      ctx.fillStyle = '#dddbd4';
-      ctx.fillRect(xs[C + k], 0, 2, H);
-    }
     const base = Math.round((g.rowH - (g.ascent + g.descent)) / 2 + g.ascent);
+    const fontOf = (style) => g.font(style === 'italic' ? 'italic' : '', style === 'italic' ? '' : style);
+    // the Σ column's left rule
+    const sum = opts.extra?.findIndex((x) => x.cls === 'is-sum') ?? -1;
+    if (pixels) {
+      // cells and numbers into a pixel buffer, put at once; the patterned cells on the canvas after
+      const pb = (sharedPixels ??= new PixelBuffer()); // (panels are painted one at a time)
+      pb.begin(bw, bh, dpr);
+      for (let i = 0; i < R; i++) pb.cellRow(i * (g.rowH + g.sp), g.rowH, radius, rowCells[i]);
+      if (sum >= 0) pb.rect(xs[C + sum], 0, 2, H, '#dddbd4');
+      for (const [key, items] of inks) {
+        const [style, ink, align] = key.split('|');
+        const f = fontOf(style);
+        for (const [s, tx, y, bg] of items) pb.text(s, tx, y + base, f, ink, align, bg ?? null);
+      }
+      pb.put(ctx);
+    } else {
+      ctx.clearRect(0, 0, W, H);
+      for (const [fill, rects] of fills) if (!isPattern(fill)) fillCells(ctx, fill, rects, rect);
+      if (sum >= 0) { ctx.fillStyle = '#dddbd4'; ctx.fillRect(xs[C + sum], 0, 2, H); }
+    }
+    for (const [fill, rects] of fills) if (isPattern(fill)) fillCells(ctx, fill, rects, rect);
     ctx.textBaseline = 'alphabetic';
-    for (const [key, items] of inks) {
+    for (const [key, items] of pixels ? patternInks : [...inks, ...patternInks]) {
       const [style, ink, align] = key.split('|');
-      const f = g.font(style === 'italic' ? 'italic' : '', style === 'italic' ? '' : style);
+      const f = fontOf(style);
       if (ctx.font !== f) ctx.font = f;
       ctx.fillStyle = ink;
       ctx.textAlign = align;
