@@ -154,19 +154,37 @@ export function glyphWidth(font, s) {
   return w;
 }
 
-/** A mask's pixels blended in an ink over an opaque colour, as RGBA words. */
+/**
+ * A mask's inked pixels blended in an ink over an opaque colour: their places in the mask (k)
+ * and their RGBA words (px); at, for a buffer width, their offsets from the mask's top-left.
+ */
 function makeTile(m, ink, bg) {
   const [ir, ig, ib] = rgb(ink);
   const [br, bgn, bb] = rgb(bg);
-  const t = new Uint32Array(m.a.length);
-  for (let k = 0; k < t.length; k++) {
-    const al = m.a[k];
+  let n = 0;
+  for (let k = 0; k < m.a.length; k++) if (m.a[k]) n++;
+  const k = new Int32Array(n);
+  const px = new Uint32Array(n);
+  for (let i = 0, j = 0; i < m.a.length; i++) {
+    const al = m.a[i];
+    if (!al) continue;
     const r = Math.round(br + ((ir - br) * al) / 255);
     const g = Math.round(bgn + ((ig - bgn) * al) / 255);
     const b = Math.round(bb + ((ib - bb) * al) / 255);
-    t[k] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+    k[j] = i;
+    px[j++] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
   }
-  return t;
+  return { k, px, bw: 0, at: null };
+}
+
+/** A tile's offsets in a buffer bw pixels wide (kept for the last width). */
+function offsets(tile, w, bw) {
+  if (tile.bw !== bw) {
+    tile.at = new Int32Array(tile.k.length);
+    for (let j = 0; j < tile.k.length; j++) tile.at[j] = Math.floor(tile.k[j] / w) * bw + (tile.k[j] % w);
+    tile.bw = bw;
+  }
+  return tile.at;
 }
 
 // ---- rounded corners -----------------------------------------------------------------------
@@ -312,13 +330,13 @@ export class PixelBuffer {
       tiles = atlas.tiles.get(bg);
       if (!tiles) { tiles = []; atlas.tiles.set(bg, tiles); }
     }
+    const gs = (this.gs ??= []);
     let width = 0;
-    for (let i = 0; i < s.length; i++) width += glyph(atlas, s.charCodeAt(i)).adv;
+    for (let i = 0; i < s.length; i++) { const g = glyph(atlas, s.charCodeAt(i)); gs[i] = g; width += g.adv; }
     let pen = (align === 'right' ? x - width : align === 'center' ? x - width / 2 : x) * dpr;
     const base = Math.round(y * dpr);
     for (let c = 0; c < s.length; c++) {
-      const code = s.charCodeAt(c);
-      const g = glyph(atlas, code);
+      const g = gs[c];
       let ix = Math.floor(pen);
       let p = Math.round((pen - ix) * PHASES);
       if (p === PHASES) { ix++; p = 0; }
@@ -326,22 +344,18 @@ export class PixelBuffer {
       const m = g.masks[p];
       const mx = ix + m.x;
       const my = base + m.y;
-      const xa = Math.max(0, -mx);
-      const xb = Math.min(m.w, bw - mx);
-      const ya = Math.max(0, -my);
-      const yb = Math.min(m.h, bh - my);
-      const ma = m.a;
-      const mw = m.w;
-      if (tiles) {
-        // over a known colour: the glyph's pixels copied from its tile
-        const ti = SLOT[code] * PHASES + p;
+      const inside = mx >= 0 && my >= 0 && mx + m.w <= bw && my + m.h <= bh;
+      if (tiles && inside) {
+        // over a known colour, wholly inside: the glyph's inked pixels copied from its tile
+        const ti = SLOT[s.charCodeAt(c)] * PHASES + p;
         const tile = tiles[ti] ?? (tiles[ti] = makeTile(m, ink, bg));
-        for (let yy = ya; yy < yb; yy++) {
-          let o = (my + yy) * bw + mx + xa;
-          const end = yy * mw + xb;
-          for (let k = yy * mw + xa; k < end; k++, o++) if (ma[k] !== 0) u32[o] = tile[k];
-        }
-      } else this.blend(m, mx, my, xa, xb, ya, yb, ink);
+        const at = offsets(tile, m.w, bw);
+        const px = tile.px;
+        const o = my * bw + mx;
+        for (let j = 0; j < at.length; j++) u32[o + at[j]] = px[j];
+      } else {
+        this.blend(m, mx, my, Math.max(0, -mx), Math.min(m.w, bw - mx), Math.max(0, -my), Math.min(m.h, bh - my), ink);
+      }
     }
   }
 
