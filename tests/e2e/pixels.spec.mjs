@@ -3,7 +3,7 @@
 // what globalThis.APS_NO_PIXELS selects): the same panels of the same state are read back from
 // both pages and compared pixel by pixel, at device pixel ratios 1, 1.25 and 2, for numbers of
 // every kind (4 decimals, negatives with a true minus, exponents, ±∞, NaN, the hatched −∞ and the
-// striped NaN cells, the row statistics' columns).
+// striped NaN cells, the row statistics' columns, the gradients' diverging colours and masked zeros).
 import { test, expect, settled } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 
@@ -24,7 +24,8 @@ const state = (n, { scale = 1, softmax = 'stable' } = {}) => ({
 /** Shows a state and waits for its compute (the status line names the core). */
 async function show(page, st) {
   await page.evaluate((s) => window.attentionStepper.setState(s), st);
-  await expect(page.locator('figure[data-panel="scores"] tbody tr')).toHaveCount(st.matrices.x.split('\n').length);
+  const panel = st.direction === 'backward' ? 'd_scores' : 'scores';
+  await expect(page.locator(`figure[data-panel="${panel}"] tbody tr`)).toHaveCount(st.matrices.x.split('\n').length);
   await expect(page.locator('.aps-status')).toContainText(/C\+\+/);
 }
 
@@ -77,6 +78,7 @@ function compare(page, a, b, panel, onlyOpaque) {
 const CASES = [
   { name: 'numbers and the hatched −∞', st: state(8), panels: ['q', 'scores', 'masked', 'weights', 'out'] },
   { name: 'exponents, NaN and the naive softmax', st: state(6, { scale: 400, softmax: 'naive' }), panels: ['scores', 'scaled', 'weights'] },
+  { name: 'gradients (the diverging colours) and the masked zeros', st: { ...state(8), direction: 'backward' }, panels: ['d_out', 'd_weights', 'd_scores', 'd_W_q'] },
 ];
 
 for (const dpr of [1, 1.25, 2]) {

@@ -89,22 +89,32 @@ export function pointerMoved(e) {
   return !ref || ref.x !== e.clientX || ref.y !== e.clientY;
 }
 
-/** The look of one value: its class (the table's) and bin. */
-export function look(v, lo, hi, diverging) {
-  if (Number.isNaN(v)) return { cls: 'aps-c is-nan', kind: 'nan' };
-  if (v === -Infinity) return { cls: 'aps-c is-neginf', kind: 'neginf' };
-  if (v === Infinity) return { cls: 'aps-c is-posinf', kind: 'posinf' };
+/**
+ * The heat bin of one value, without a string: 0…8 (sequential from lo to hi, or diverging
+ * centred on 0), −1 for NaN, −2 for −∞, −3 for +∞ (the canvas's per-cell path; look() names it).
+ */
+export function heatBin(v, lo, hi, diverging) {
+  if (Number.isNaN(v)) return -1;
+  if (v === -Infinity) return -2;
+  if (v === Infinity) return -3;
   if (diverging) {
     // signed values (gradients): 0 in the middle bin d4, ±max(|v|) at d0 / d8
     const m = Math.max(Math.abs(lo), Math.abs(hi));
     const x = m > 0 ? v / m : 0;
-    const bin = Math.max(0, Math.min(BINS - 1, 4 + Math.round(x * 4)));
-    return { cls: `aps-c d${bin}`, kind: 'd', bin };
+    return Math.max(0, Math.min(BINS - 1, 4 + Math.round(x * 4)));
   }
   const span = hi - lo;
   const x = span > 0 ? (v - lo) / span : (hi > 0 ? 1 : 0);
-  const bin = Math.max(0, Math.min(BINS - 1, Math.round(x * (BINS - 1))));
-  return { cls: `aps-c h${bin}`, kind: 'h', bin };
+  return Math.max(0, Math.min(BINS - 1, Math.round(x * (BINS - 1))));
+}
+
+/** The look of one value: its class (the table's) and bin. */
+export function look(v, lo, hi, diverging) {
+  const bin = heatBin(v, lo, hi, diverging);
+  if (bin === -1) return { cls: 'aps-c is-nan', kind: 'nan' };
+  if (bin === -2) return { cls: 'aps-c is-neginf', kind: 'neginf' };
+  if (bin === -3) return { cls: 'aps-c is-posinf', kind: 'posinf' };
+  return diverging ? { cls: `aps-c d${bin}`, kind: 'd', bin } : { cls: `aps-c h${bin}`, kind: 'h', bin };
 }
 
 let documentHooked = false;
@@ -557,13 +567,22 @@ export class MatrixView {
     const rect = (path, x0, y0, w, h) => (path.roundRect ? path.roundRect(x0, y0, w, h, radius) : path.rect(x0, y0, w, h));
     const addText = (key, item, to = inks) => { if (!to.has(key)) to.set(key, []); to.get(key).push(item); };
     const rowCells = pixels ? Array.from({ length: R }, () => []) : null; // [x, w, fill, …] per row
+    const plain = []; // the plain cells' numbers: [text, x, y, ink, fill, …]
     for (let i = 0; i < R; i++) {
       const y = i * (g.rowH + g.sp);
       for (let j = 0; j < C; j++) {
         if (ask?.has(`${i},${j}`)) continue; // an exercise's cell: the learner's input, never the answer
         const v = m[i][j];
-        const L = look(v, lo, hi, opts.diverging);
+        const bin = heatBin(v, lo, hi, opts.diverging);
         const xc = opts.cellClass?.(i, j) ?? '';
+        if (pixels && bin >= 0 && !xc.includes('is-masked0')) {
+          // a plain cell (most of them): its colour and number straight into the buffer's lists
+          const fill = opts.diverging ? PUOR[bin] : BLUES[bin];
+          rowCells[i].push(xs[j], widths[j], fill);
+          plain.push(texts.cells[i][j], xs[j] + widths[j] - g.padX, y, opts.diverging ? PUOR_INK[bin] : BLUES_INK[bin], fill);
+          continue;
+        }
+        const L = look(v, lo, hi, opts.diverging);
         let fill;
         let ink;
         let style = '';
@@ -605,6 +624,8 @@ export class MatrixView {
       pb.begin(bw, bh, dpr);
       for (let i = 0; i < R; i++) pb.cellRow(i * (g.rowH + g.sp), g.rowH, radius, rowCells[i]);
       if (sum >= 0) pb.rect(xs[C + sum], 0, 2, H, '#dddbd4');
+      const f0 = fontOf('');
+      for (let k = 0; k < plain.length; k += 5) pb.text(plain[k], plain[k + 1], plain[k + 2] + base, f0, plain[k + 3], 'right', plain[k + 4]);
       for (const [key, items] of inks) {
         const [style, ink, align] = key.split('|');
         const f = fontOf(style);

@@ -324,7 +324,14 @@ export class PixelBuffer {
     const { dpr, img, u32 } = this;
     const bw = img.width;
     const bh = img.height;
-    const atlas = this.atlas?.font === font && this.atlas.ink === ink && this.atlas.dpr === dpr ? this.atlas : (this.atlas = atlasOf(font, ink, dpr));
+    // the last two atlases at hand (the numbers of a panel alternate between a dark and a light ink)
+    let atlas = this.atlas;
+    if (!atlas || atlas.font !== font || atlas.ink !== ink || atlas.dpr !== dpr) {
+      const o = this.other;
+      atlas = o && o.font === font && o.ink === ink && o.dpr === dpr ? o : atlasOf(font, ink, dpr);
+      this.other = this.atlas;
+      this.atlas = atlas;
+    }
     let tiles = null;
     if (bg !== null) {
       tiles = atlas.tiles.get(bg);
