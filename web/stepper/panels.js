@@ -556,7 +556,8 @@ export class MatrixView {
     const R = m.length;
     const C = R ? m[0].length : 0;
     const ask = this.ask;
-    // backgrounds, grouped by fill (one path per colour), then the numbers grouped by font and ink
+    // backgrounds, grouped by fill (one path per colour; with the pixel buffer, by row, and only the
+    // patterned ones by fill), then the numbers grouped by font and ink (the plain cells' in a list)
     const fills = new Map();
     const inks = new Map();
     const patternInks = new Map(); // the text of the patterned cells (−∞, NaN): drawn on the canvas after them

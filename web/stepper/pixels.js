@@ -7,7 +7,8 @@
 // glyph is rasterised once, by the canvas itself, and after that a number is a few copies of its
 // glyphs' masks, blended in the ink's colour.
 //
-// What it draws: cells as rectangles with rounded corners in one opaque colour, and text from
+// What it draws: rows of cells (rectangles with rounded corners, each in one opaque colour), plain
+// rectangles, and text from
 // glyph masks made by the canvas (one per character, font, ink and device pixel ratio, at four
 // subpixel phases along x, made when first used; fallback fonts work as in fillText, since the
 // canvas draws each glyph). Limits: one glyph per UTF-16 code unit, no kerning or ligatures (the
@@ -18,6 +19,9 @@
 
 const HAS_OFFSCREEN = typeof OffscreenCanvas === 'function';
 const PHASES = 4; // subpixel positions of a glyph along x (as Skia's)
+
+/** An RGBA pixel as the word a Uint32Array view of ImageData holds (little-endian: R first). */
+const word = (r, g, b, a = 255) => ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
 
 /** '#rrggbb' → [r, g, b]. */
 const rgbCache = new Map();
@@ -92,15 +96,16 @@ function makeGlyph(atlas, code) {
     cx.canvas.width = Math.max(cx.canvas.width, w);
     cx.canvas.height = Math.max(cx.canvas.height, h);
   }
+  // (after the resize, which resets the context's state)
+  cx.font = font;
+  cx.fillStyle = ink;
+  cx.textAlign = 'left';
+  cx.textBaseline = 'alphabetic';
   const masks = [];
   for (let p = 0; p < PHASES; p++) {
     cx.setTransform(1, 0, 0, 1, 0, 0);
     cx.clearRect(0, 0, w, h);
     cx.setTransform(dpr, 0, 0, dpr, left + p / PHASES, up);
-    cx.font = font; // (a size change resets the context's state)
-    cx.fillStyle = ink;
-    cx.textAlign = 'left';
-    cx.textBaseline = 'alphabetic';
     cx.fillText(ch, 0, 0);
     const px = cx.getImageData(0, 0, w, h).data;
     // trimmed to the rows and columns with ink
@@ -172,7 +177,7 @@ function makeTile(m, ink, bg) {
     const g = Math.round(bgn + ((ig - bgn) * al) / 255);
     const b = Math.round(bb + ((ib - bb) * al) / 255);
     k[j] = i;
-    px[j++] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+    px[j++] = word(r, g, b);
   }
   return { k, px, bw: 0, at: null };
 }
@@ -218,10 +223,19 @@ function corner(r) {
 
 /** A picture of bw × bh device pixels, drawn in CSS px at a device pixel ratio, put on a canvas. */
 export class PixelBuffer {
+  constructor() {
+    this.sizes = new Map(); // `${bw}x${bh}` → { img, u32 }: the last few sizes (a page's panels come in a few)
+    this.img = null; // the picture being drawn, and its Uint32Array view
+    this.u32 = null;
+    this.dpr = 1;
+    this.line = null; // cellRow's line of colours
+    this.atlas = null; // the last two atlases text() used
+    this.other = null;
+    this.gs = []; // text()'s glyphs of one number
+  }
+
   /** Starts a picture: all transparent. */
   begin(bw, bh, dpr) {
-    // one buffer per size, the last few sizes kept (a page's panels come in a few sizes)
-    this.sizes ??= new Map();
     const key = `${bw}x${bh}`;
     let b = this.sizes.get(key);
     if (b) { this.sizes.delete(key); b.u32.fill(0); } else {
@@ -233,36 +247,6 @@ export class PixelBuffer {
     this.img = b.img;
     this.u32 = b.u32;
     this.dpr = dpr;
-  }
-
-  /** A cell: x, y, w, h in CSS px, corners of radius r CSS px, an opaque '#rrggbb'. */
-  cell(x, y, w, h, r, color) {
-    const { dpr, img, u32 } = this;
-    const bw = img.width;
-    const bh = img.height;
-    const X0 = Math.max(0, Math.round(x * dpr));
-    const X1 = Math.min(bw, Math.round((x + w) * dpr));
-    const Y0 = Math.max(0, Math.round(y * dpr));
-    const Y1 = Math.min(bh, Math.round((y + h) * dpr));
-    if (X1 <= X0 || Y1 <= Y0) return;
-    const [cr, cg, cb] = rgb(color);
-    const solid = ((255 << 24) | (cb << 16) | (cg << 8) | cr) >>> 0; // RGBA in memory (little-endian)
-    const rad = Math.min(r * dpr, (X1 - X0) / 2, (Y1 - Y0) / 2);
-    const { R, a } = rad > 0 ? corner(rad) : { R: 0, a: null };
-    const d = img.data;
-    for (let Y = Y0; Y < Y1; Y++) {
-      const row = Y * bw;
-      const cy = Y - Y0 < R ? Y - Y0 : Y1 - 1 - Y < R ? Y1 - 1 - Y : -1; // the corner row, or -1
-      if (cy < 0) { u32.fill(solid, row + X0, row + X1); continue; }
-      u32.fill(solid, row + X0 + R, row + X1 - R);
-      for (let k = 0; k < R; k++) {
-        const cov = a[cy * R + k];
-        let i = (row + X0 + k) * 4;
-        d[i] = cr; d[i + 1] = cg; d[i + 2] = cb; d[i + 3] = cov;
-        i = (row + X1 - 1 - k) * 4;
-        d[i] = cr; d[i + 1] = cg; d[i + 2] = cb; d[i + 3] = cov;
-      }
-    }
   }
 
   /**
@@ -287,7 +271,7 @@ export class PixelBuffer {
       const X1 = Math.min(bw, Math.round((cells[k] + cells[k + 1]) * dpr));
       if (X1 <= X0) continue;
       const [cr, cg, cb] = rgb(cells[k + 2]);
-      line.fill(((255 << 24) | (cb << 16) | (cg << 8) | cr) >>> 0, X0, X1);
+      line.fill(word(cr, cg, cb), X0, X1);
       const rad = Math.min(r * dpr, (X1 - X0) / 2, (Y1 - Y0) / 2);
       if (rad > 0) {
         const c = corner(rad);
@@ -303,7 +287,7 @@ export class PixelBuffer {
       for (const [X0, X1, { R, a }, cr, cg, cb] of spans) {
         if (cy >= R) continue;
         for (let k = 0; k < R; k++) {
-          const px = ((a[cy * R + k] << 24) | (cb << 16) | (cg << 8) | cr) >>> 0;
+          const px = word(cr, cg, cb, a[cy * R + k]);
           u32[row + X0 + k] = px;
           u32[row + X1 - 1 - k] = px;
         }
@@ -311,8 +295,16 @@ export class PixelBuffer {
     }
   }
 
-  /** A filled rectangle without rounding (CSS px). */
-  rect(x, y, w, h, color) { this.cell(x, y, w, h, 0, color); }
+  /** A filled rectangle, square-cornered: x, y, w, h in CSS px, an opaque '#rrggbb'. */
+  rect(x, y, w, h, color) {
+    const { dpr, img, u32 } = this;
+    const X0 = Math.max(0, Math.round(x * dpr));
+    const X1 = Math.min(img.width, Math.round((x + w) * dpr));
+    const Y0 = Math.max(0, Math.round(y * dpr));
+    const Y1 = Math.min(img.height, Math.round((y + h) * dpr));
+    const solid = word(...rgb(color));
+    for (let Y = Y0; Y < Y1 && X0 < X1; Y++) u32.fill(solid, Y * img.width + X0, Y * img.width + X1);
+  }
 
   /**
    * Text: s in font and ink ('#rrggbb'), its anchor x and baseline y in CSS px, align 'left',
@@ -337,7 +329,7 @@ export class PixelBuffer {
       tiles = atlas.tiles.get(bg);
       if (!tiles) { tiles = []; atlas.tiles.set(bg, tiles); }
     }
-    const gs = (this.gs ??= []);
+    const gs = this.gs;
     let width = 0;
     for (let i = 0; i < s.length; i++) { const g = glyph(atlas, s.charCodeAt(i)); gs[i] = g; width += g.adv; }
     let pen = (align === 'right' ? x - width : align === 'center' ? x - width / 2 : x) * dpr;
