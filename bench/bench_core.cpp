@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "bench_clock.h"
-#include "core/attention.h"
-#include "core/kernels.h"
-#include "core/kernels_fast.h"
-#include "core/ops.h"
-#include "core/rng.h"
+#include "core/attention/attention.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/kernels_fast.h"
+#include "core/tensor/ops.h"
+#include "core/base/rng.h"
 
 namespace {
 

@@ -43,12 +43,12 @@
 
 #include "bench_clock.h"
 #include "gpt2s.h"
-#include "core/gpt.h"
-#include "core/kernels.h"
-#include "core/next_token.h"
-#include "core/optim.h"
-#include "core/rng.h"
-#include "core/train.h"
+#include "core/model/gpt.h"
+#include "core/kernels/kernels.h"
+#include "core/model/next_token.h"
+#include "core/model/optim.h"
+#include "core/base/rng.h"
+#include "core/model/train.h"
 
 namespace {
 

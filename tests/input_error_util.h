@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "core/attention.h"
+#include "core/attention/attention.h"
 
 namespace input_error_util {
 

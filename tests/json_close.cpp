@@ -16,7 +16,7 @@
 #include <iterator>
 #include <string>
 
-#include "../src/api/json.h"
+#include "formats/json.h"
 
 using ap::json::Value;
 

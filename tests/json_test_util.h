@@ -1,6 +1,6 @@
 // json_test_util.h — a tiny, strict, self-contained JSON reader for the tests (header-only).
 //
-// Deliberately independent of the code under test (src/api/json.h): objects, arrays, numbers
+// Deliberately independent of the code under test (src/formats/json.h): objects, arrays, numbers
 // (as double, with their raw text kept), strings with escapes (\uXXXX incl. surrogate pairs),
 // true/false/null. Every value remembers its [begin, end) span in the source text, so a
 // sub-object (e.g. a golden case's "spec") can be passed on verbatim. Throws std::runtime_error.

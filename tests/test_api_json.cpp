@@ -3,7 +3,7 @@
 // empty/overflow rows, non-finite strings), the {"ok":false,...} error shape for bad matrices,
 // malformed JSON, wrong types, unknown values and keys, parse_matrix_json, random_matrix_json,
 // causal_mask_json, softmax_json, version, and that output numbers are the shortest text that
-// reads back to the same float32; hostile JSON (src/api/json.h's reader and writer): repeated keys
+// reads back to the same float32; hostile JSON (src/formats/json.h's reader and writer): repeated keys
 // refused by every entry point, and every output valid UTF-8 whatever bytes the input held.
 // Responses are read with the independent tests/json_test_util.h.
 #include <catch2/catch.hpp>
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "api/api.h"
-#include "core/attention.h"
-#include "core/rng.h"
-#include "core/utf8.h"
+#include "core/attention/attention.h"
+#include "core/base/rng.h"
+#include "core/base/utf8.h"
 #include "json_test_util.h"
 
 using Catch::Matchers::Contains;

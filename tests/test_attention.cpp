@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/attention.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "core/attention/attention.h"
+#include "core/tensor/ops.h"
+#include "core/tensor/tensor.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/attention.h"
-#include "core/autograd.h"
+#include "core/attention/attention.h"
+#include "core/tensor/autograd.h"
 
 namespace {
 

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "input_error_util.h"
-#include "core/block_trace.h"
-#include "core/inspect.h"
-#include "core/kernels.h"
-#include "core/ops.h"
-#include "core/rng.h"
+#include "core/model/block_trace.h"
+#include "core/model/inspect.h"
+#include "core/kernels/kernels.h"
+#include "core/tensor/ops.h"
+#include "core/base/rng.h"
 
 namespace {
 

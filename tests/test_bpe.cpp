@@ -1,4 +1,4 @@
-// test_bpe.cpp — GPT-2's byte-level BPE (core/bpe.h) and its files (api/bpe_files.h).
+// test_bpe.cpp — GPT-2's byte-level BPE (core/tokenizers/bpe.h) and its files (formats/bpe_files.h).
 // - the byte symbols (GPT-2's bytes_to_unicode) and the Unicode classes at their edges;
 // - the pre-tokenizer on strings whose splits Python's `regex` module gives for GPT-2's pattern
 //   (written here from `regex.findall`), and on invalid UTF-8;
@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "api/bpe_files.h"
+#include "formats/bpe_files.h"
 #include "api/checkpoint.h"
-#include "api/json.h"
-#include "core/bpe.h"
-#include "core/rng.h"
-#include "core/train.h"
-#include "core/unicode_classes.h"
+#include "formats/json.h"
+#include "core/tokenizers/bpe.h"
+#include "core/base/rng.h"
+#include "core/model/train.h"
+#include "core/tokenizers/unicode_classes.h"
 #include "input_error_util.h"
 
 using Catch::Matchers::Contains;

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "api/checkpoint.h"
-#include "api/file_io.h"
+#include "formats/file_io.h"
 #include "api/gpt_session.h"
-#include "api/json.h"
+#include "formats/json.h"
 #include "input_error_util.h"
 
 using input_error_util::Error;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/attention.h"
-#include "core/data.h"
-#include "core/tokenizer.h"
+#include "core/attention/attention.h"
+#include "core/model/data.h"
+#include "core/tokenizers/tokenizer.h"
 
 using Catch::Matchers::Contains;
 

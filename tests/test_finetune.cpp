@@ -15,10 +15,10 @@
 #include "api/checkpoint.h"
 #include "api/gpt_calls.h"
 #include "api/gpt_session.h"
-#include "core/bpe.h"
-#include "core/train.h"
+#include "core/tokenizers/bpe.h"
+#include "core/model/train.h"
 #include "input_error_util.h"
-#include "api/json.h"
+#include "formats/json.h"
 
 namespace {
 

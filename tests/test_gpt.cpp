@@ -19,13 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/attention.h"
-#include "core/autograd.h"
-#include "core/gpt.h"
-#include "core/kernels.h"
-#include "core/optim.h"
-#include "core/rng.h"
-#include "core/train.h"
+#include "core/attention/attention.h"
+#include "core/tensor/autograd.h"
+#include "core/model/gpt.h"
+#include "core/kernels/kernels.h"
+#include "core/model/optim.h"
+#include "core/base/rng.h"
+#include "core/model/train.h"
 
 // ------------------------------------------------------------------ allocation counter
 // Replaces the global operator new for this test binary so that a test can assert that a

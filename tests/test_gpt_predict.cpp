@@ -14,7 +14,7 @@
 
 #include "api/gpt_calls.h"
 #include "api/gpt_session.h"
-#include "core/generate.h"
+#include "core/model/generate.h"
 #include "json_test_util.h"
 
 namespace {

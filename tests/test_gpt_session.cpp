@@ -21,9 +21,9 @@
 
 #include "api/gpt_calls.h"
 #include "api/gpt_session.h"
-#include "core/attention.h"
-#include "core/gpt.h"
-#include "core/inspect.h"
+#include "core/attention/attention.h"
+#include "core/model/gpt.h"
+#include "core/model/inspect.h"
 #include "json_test_util.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // test_gpt_walk.cpp — the block walk behind JSON (src/api/gpt_walk.cpp), as `gpt api`, the wasm
 // module and the page read it:
-//  - block_trace's every vector is core/block_trace.h's, number for number after the float32
+//  - block_trace's every vector is core/model/block_trace.h's, number for number after the float32
 //    round trip of the JSON (so its bit-for-bit checks against the forward, test_block_trace.cpp,
 //    carry over), for the default (last) and a middle position, with γ, β and the biases the
 //    model's; the top logits are the forward's last row's largest, with their softmax;
@@ -20,8 +20,8 @@
 
 #include "api/gpt_calls.h"
 #include "api/gpt_session.h"
-#include "core/block_trace.h"
-#include "core/kernels.h"
+#include "core/model/block_trace.h"
+#include "core/kernels/kernels.h"
 #include "json_test_util.h"
 
 namespace {

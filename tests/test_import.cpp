@@ -1,14 +1,14 @@
-// test_import.cpp — the readers under nanoGPT's import (api/zip.h, api/pickle.h) on hand-made
+// test_import.cpp — the readers under nanoGPT's import (formats/zip.h, formats/pickle.h) on hand-made
 // bytes, without PyTorch: what they take, and what they refuse with the byte or entry named.
 // (tests/import_torch_test.py checks the whole import against files torch.save wrote.)
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "api/pickle.h"
-#include "api/zip.h"
-#include "core/attention.h"
-#include "core/train.h"
+#include "formats/pickle.h"
+#include "formats/zip.h"
+#include "core/attention/attention.h"
+#include "core/model/train.h"
 #include "input_error_util.h"
 
 using ap::InputError;

@@ -1,4 +1,4 @@
-// test_json.cpp — the JSON reader and writer of src/api/json.h as a hostile user tries them:
+// test_json.cpp — the JSON reader and writer of src/formats/json.h as a hostile user tries them:
 // repeated keys refused by name with the line and column of the second occurrence at every depth
 // (also when spelt with escapes), objects with many keys read without a quadratic scan, invalid
 // UTF-8 refused with its position and bytes, columns counted in characters, messages that show a
@@ -8,9 +8,9 @@
 
 #include <string>
 
-#include "api/json.h"
-#include "core/rng.h"
-#include "core/utf8.h"
+#include "formats/json.h"
+#include "core/base/rng.h"
+#include "core/base/utf8.h"
 #include "json_test_util.h"
 
 using Catch::Matchers::Contains;

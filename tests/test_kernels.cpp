@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "core/kernels.h"
-#include "core/kernels_fast.h"
-#include "core/ops.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/kernels_fast.h"
+#include "core/tensor/ops.h"
 
 namespace {
 

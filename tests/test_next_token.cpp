@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "input_error_util.h"
-#include "core/generate.h"
-#include "core/kernels.h"
-#include "core/next_token.h"
+#include "core/model/generate.h"
+#include "core/kernels/kernels.h"
+#include "core/model/next_token.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/number_text.h"
+#include "core/base/number_text.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/matrix_parse.h"
-#include "core/tensor.h"
-#include "core/utf8.h"
+#include "core/tensor/matrix_parse.h"
+#include "core/tensor/tensor.h"
+#include "core/base/utf8.h"
 
 using Catch::Matchers::Contains;
 

@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include "core/rng.h"
-#include "core/tensor.h"
+#include "core/base/rng.h"
+#include "core/tensor/tensor.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// test_safetensors.cpp — the safetensors container (src/api/safetensors.h) on its own, for any
+// test_safetensors.cpp — the safetensors container (src/formats/safetensors.h) on its own, for any
 // tensors (the GPT's checkpoint on top of it: test_checkpoint.cpp):
 //  - the round trip: several dtypes (F32 from floats, raw I64, U8, BOOL, F16), a scalar (shape
 //    []) and an empty tensor (a zero dimension), metadata or none; the layout byte for byte (the
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "api/json.h"
-#include "api/safetensors.h"
-#include "core/attention.h"
+#include "formats/json.h"
+#include "formats/safetensors.h"
+#include "core/attention/attention.h"
 #include "input_error_util.h"
 
 namespace st = ap::safetensors;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "core/tensor/ops.h"
+#include "core/tensor/tensor.h"
 
 namespace {
 

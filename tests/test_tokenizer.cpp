@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/attention.h"
-#include "core/rng.h"
-#include "core/tokenizer.h"
-#include "core/utf8.h"
+#include "core/attention/attention.h"
+#include "core/base/rng.h"
+#include "core/tokenizers/tokenizer.h"
+#include "core/base/utf8.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;

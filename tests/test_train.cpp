@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/generate.h"
-#include "core/kernels.h"
-#include "core/train.h"
+#include "core/model/generate.h"
+#include "core/kernels/kernels.h"
+#include "core/model/train.h"
 
 namespace {
 

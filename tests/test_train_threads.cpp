@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "api/checkpoint.h"
-#include "core/train.h"
+#include "core/model/train.h"
 #include "input_error_util.h"
 
 namespace {

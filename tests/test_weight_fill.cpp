@@ -9,12 +9,12 @@
 #include <cstring>
 #include <functional>
 
-#include "../src/api/byte_source.h"
-#include "../src/api/import.h"
-#include "../src/api/safetensors.h"
-#include "../src/api/weight_fill.h"
-#include "../src/api/zip.h"
-#include "../src/core/attention.h"
+#include "formats/byte_source.h"
+#include "formats/import.h"
+#include "formats/safetensors.h"
+#include "formats/weight_fill.h"
+#include "formats/zip.h"
+#include "core/attention/attention.h"
 #include "input_error_util.h"
 
 using namespace ap;

@@ -4,7 +4,7 @@
     walk_torch_test.py GPT WORKDIR
 
 The page's "whole block, step by step" shows the core's trace of one position (`gpt api`'s
-block_trace, core/block_trace.h). This test checks each step of that trace against PyTorch's own
+block_trace, core/model/block_trace.h). This test checks each step of that trace against PyTorch's own
 intermediate values for the same prompt, taken with forward hooks on scripts/gpt_torch.py's
 nanoGPT model (the modules' inputs and outputs: ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
 mlp.c_proj, each block, ln_f, lm_head) and, for what no module returns, with torch's own ops on

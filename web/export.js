@@ -31,7 +31,7 @@ export function xml(s) {
 
 /**
  * A token as a label: every space, newline and tab made visible (␣ ↵ ⇥), so GPT-2's piece " the"
- * shows as "␣the". The one convention (maps.js's tokenLabel); the CLI's is core/bpe.h's
+ * shows as "␣the". The one convention (maps.js's tokenLabel); the CLI's is core/tokenizers/bpe.h's
  * visible_token, both checked against tests/golden/token_labels.json.
  */
 export function tokenMark(s) {

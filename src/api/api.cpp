@@ -1,19 +1,19 @@
 // api.cpp — reads JSON specs into core types, runs the core, writes results as JSON (see api.h).
 // Every exception stops here: the functions return {"ok":false,...} instead of throwing, which is
 // what lets the wasm boundary leak nothing.
-#include "api.h"
+#include "api/api.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include "../core/attention.h"
-#include "../core/matrix_parse.h"
-#include "../core/number_text.h"
-#include "../core/rng.h"
-#include "json.h"
-#include "spec.h"
+#include "core/attention/attention.h"
+#include "core/tensor/matrix_parse.h"
+#include "core/base/number_text.h"
+#include "core/base/rng.h"
+#include "formats/json.h"
+#include "api/spec.h"
 
 namespace ap {
 

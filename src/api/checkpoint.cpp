@@ -9,7 +9,7 @@
 // read, so the first fault in header order is the one named), and only then the values, each
 // checked (finite; a second moment ≥ 0; lm_head bitwise equal to wte). Memory never exceeds the
 // file's size. Every error is an InputError whose message names the byte, tensor or metadata key.
-#include "checkpoint.h"
+#include "api/checkpoint.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,13 +18,13 @@
 #include <utility>
 #include <vector>
 
-#include "../core/number_text.h"
-#include "../core/tokenizer.h"
-#include "../core/utf8.h"
-#include "file_io.h"
-#include "gpt_json.h"
-#include "json.h"
-#include "safetensors.h"
+#include "core/base/number_text.h"
+#include "core/tokenizers/tokenizer.h"
+#include "core/base/utf8.h"
+#include "formats/file_io.h"
+#include "api/gpt_json.h"
+#include "formats/json.h"
+#include "formats/safetensors.h"
 
 namespace ap {
 

@@ -45,15 +45,11 @@
 #include <cstdint>
 #include <string>
 
-#include "../core/train.h"
-#include "byte_source.h"
+#include "core/model/train.h"
+#include "formats/byte_source.h"
+#include "formats/checkpoint_format.h"
 
 namespace ap {
-
-constexpr const char* kCheckpointFormat = "attention-playground-gpt";
-constexpr int kCheckpointFormatVersion = 1;
-constexpr uint64_t kMaxCheckpointHeader = uint64_t(1) << 24;  // 16 MiB
-constexpr uint64_t kMaxCheckpointBytes = uint64_t(1) << 31;   // 2 GiB
 
 // The checkpoint's bytes.
 std::string save_checkpoint(const TrainState& state);

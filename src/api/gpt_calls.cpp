@@ -1,10 +1,10 @@
 // gpt_calls.cpp — the table of GptSession's calls and call_json (see gpt_calls.h).
-#include "gpt_calls.h"
+#include "api/gpt_calls.h"
 
 #include <set>
 
-#include "gpt_cold.h"
-#include "spec.h"
+#include "api/gpt_cold.h"
+#include "api/spec.h"
 
 namespace ap {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "gpt_session.h"
-#include "json.h"
+#include "api/gpt_session.h"
+#include "formats/json.h"
 
 namespace ap {
 

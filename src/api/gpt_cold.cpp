@@ -1,8 +1,8 @@
 // gpt_cold.cpp — the table of gpt_cold.h: each entry calls the GptSession method of the same name.
 // Linked natively, and into the wasm modules whose bindings register it (gpt_core_full, gpt_core_mt).
-#include "gpt_cold.h"
+#include "api/gpt_cold.h"
 
-#include "gpt_session.h"
+#include "api/gpt_session.h"
 
 namespace ap {
 

@@ -2,7 +2,7 @@
 // table: opening a model trained elsewhere (gpt_open.cpp, with the safetensors and ckpt.pt
 // planning, the restricted unpickler, the zip reader, GPT-2's config and tokenizer files, the
 // weight fill), fine-tuning such a model (gpt_finetune.cpp, Trainer::finetune) and the walk
-// through the block (gpt_walk.cpp, core/block_trace.h).
+// through the block (gpt_walk.cpp, core/model/block_trace.h).
 //
 // Natively the table is linked in. In wasm a module's bindings register it (set_gpt_cold): the
 // training page's start module, web/gen/gpt_core.wasm, is built without it, and web/gpt.js loads

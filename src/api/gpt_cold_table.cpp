@@ -1,10 +1,10 @@
 // gpt_cold_table.cpp — where gpt_cold.h's table is found: natively always the linked one; in wasm
 // the one a module's bindings registered (gpt_core_full and gpt_core_mt do; gpt_core does not, so
 // the opening's, the fine-tuning's and the walk's code is not linked into it).
-#include "gpt_cold.h"
+#include "api/gpt_cold.h"
 
-#include "gpt_session.h"
-#include "spec.h"
+#include "api/gpt_session.h"
+#include "api/spec.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/heap.h>

@@ -9,10 +9,10 @@
 // estimate of the allocator's room, checked before anything is allocated.
 #include <algorithm>
 
-#include "gpt_json.h"
-#include "gpt_session.h"
-#include "json.h"
-#include "spec.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "formats/json.h"
+#include "api/spec.h"
 
 namespace ap {
 

@@ -1,11 +1,11 @@
 // gpt_json.cpp — run specs, configs, head specs and attention maps as JSON (see gpt_json.h).
-#include "gpt_json.h"
+#include "api/gpt_json.h"
 
 #include <set>
 
-#include "../core/number_text.h"
-#include "../core/utf8.h"
-#include "spec.h"
+#include "core/base/number_text.h"
+#include "core/base/utf8.h"
+#include "api/spec.h"
 
 namespace ap {
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "../core/gpt.h"
-#include "../core/train.h"
-#include "json.h"
+#include "core/model/gpt.h"
+#include "core/model/train.h"
+#include "formats/json.h"
 
 namespace ap {
 

@@ -18,15 +18,15 @@
 #include <cstring>
 #include <new>
 
-#include "bpe_files.h"
-#include "checkpoint.h"
-#include "gpt_json.h"
-#include "gpt_session.h"
-#include "import.h"
-#include "weight_fill.h"
-#include "json.h"
-#include "safetensors.h"
-#include "spec.h"
+#include "formats/bpe_files.h"
+#include "api/checkpoint.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "formats/import.h"
+#include "formats/weight_fill.h"
+#include "formats/json.h"
+#include "formats/safetensors.h"
+#include "api/spec.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/heap.h>

@@ -1,13 +1,13 @@
 // gpt_predict.cpp — the next-token distribution behind JSON (see gpt_predict.h).
-#include "gpt_predict.h"
+#include "api/gpt_predict.h"
 
 #include <algorithm>
 
-#include "../core/gpt.h"
-#include "../core/inspect.h"
-#include "gpt_json.h"
-#include "gpt_session.h"
-#include "spec.h"
+#include "core/model/gpt.h"
+#include "core/model/inspect.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "api/spec.h"
 
 namespace ap {
 

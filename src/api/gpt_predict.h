@@ -22,9 +22,9 @@
 // unknown character, a model loaded without its text for the validation windows).
 #pragma once
 
-#include "../core/next_token.h"
-#include "../core/tokenizer.h"
-#include "json.h"
+#include "core/model/next_token.h"
+#include "core/tokenizers/tokenizer.h"
+#include "formats/json.h"
 
 namespace ap {
 

@@ -1,17 +1,17 @@
 // gpt_session.cpp — the GPT run behind JSON text (see gpt_session.h).
-#include "gpt_session.h"
+#include "api/gpt_session.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "../core/inspect.h"
-#include "../core/kernels.h"
-#include "checkpoint.h"
-#include "gpt_json.h"
-#include "gpt_predict.h"
-#include "json.h"
-#include "spec.h"
+#include "core/model/inspect.h"
+#include "core/kernels/kernels.h"
+#include "api/checkpoint.h"
+#include "api/gpt_json.h"
+#include "api/gpt_predict.h"
+#include "formats/json.h"
+#include "api/spec.h"
 
 namespace ap {
 

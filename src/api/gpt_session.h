@@ -47,7 +47,7 @@
 //                            {"from","vocab","vocab_size"}; [] for token ids. info()'s "vocab"
 //                            lists a character vocabulary only (GPT-2's 50,257 pieces come from here)
 //   block_trace(spec)       {"prompt","position" (default the last),"show","sample","kv_layer"?} → one position walked
-//                            through the whole model in the reference tier (core/block_trace.h;
+//                            through the whole model in the reference tier (core/model/block_trace.h;
 //                            gpt_walk.cpp): {"tokens","T","position","token","visible","scale",
 //                            "config","activation","ln_eps","wte","wpe","encoded","layers":[{"ln_1",
 //                            "q","k","v","keys"?,"values"? (kv_layer's always),"heads":[{"dots","scores","weights",
@@ -151,9 +151,9 @@
 #include <string>
 #include <vector>
 
-#include "../core/generate.h"
-#include "../core/next_token.h"
-#include "../core/train.h"
+#include "core/model/generate.h"
+#include "core/model/next_token.h"
+#include "core/model/train.h"
 
 namespace ap {
 

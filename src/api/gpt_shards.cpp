@@ -5,10 +5,10 @@
 // little-endian (wasm and x86 both are).
 #include <cstring>
 
-#include "gpt_json.h"
-#include "gpt_session.h"
-#include "json.h"
-#include "spec.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "formats/json.h"
+#include "api/spec.h"
 
 namespace ap {
 

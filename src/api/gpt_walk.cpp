@@ -1,6 +1,6 @@
 // gpt_walk.cpp — one position of a prompt walked through the whole model, as JSON: GptSession's
 // block_trace and weight_row (declared in gpt_session.h; the calls' JSON is documented there and
-// in docs/api.md). The numbers are core/block_trace.h's, in the reference tier; this file only
+// in docs/api.md). The numbers are core/model/block_trace.h's, in the reference tier; this file only
 // writes them, with the parameters the page needs to show a step's arithmetic (γ, β and the
 // biases, which are small) — a matmul output's terms come one row at a time from weight_row, so a
 // GPT-2-sized trace does not carry its weight matrices.
@@ -11,7 +11,7 @@
 // when a score's or a context's terms are opened). The logits are written as the `show` most
 // likely (default 10), with the softmax's max and sum so a probability's arithmetic can be shown.
 // "sample" is the next token drawn from the position's logits as generation draws its first one
-// (core/generate.h first_draw: the same seed, temperature, top-k and top-p give the same token as
+// (core/model/generate.h first_draw: the same seed, temperature, top-k and top-p give the same token as
 // `gpt sample` / generate_start on the prompt cut after this position), with the reshaped
 // distribution and the draw's numbers. Its logits are the trace's (reference tier); generation's
 // are the fast tier's, equal to them within float rounding, so the two differ only if the draw
@@ -20,12 +20,12 @@
 #include <cmath>
 #include <numeric>
 
-#include "../core/block_trace.h"
-#include "../core/generate.h"
-#include "gpt_json.h"
-#include "gpt_predict.h"
-#include "gpt_session.h"
-#include "spec.h"
+#include "core/model/block_trace.h"
+#include "core/model/generate.h"
+#include "api/gpt_json.h"
+#include "api/gpt_predict.h"
+#include "api/gpt_session.h"
+#include "api/spec.h"
 
 namespace ap {
 

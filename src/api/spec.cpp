@@ -1,10 +1,10 @@
 // spec.cpp — the shared readers and writers of the API's JSON (see spec.h).
-#include "spec.h"
+#include "api/spec.h"
 
 #include <cmath>
 #include <limits>
 
-#include "../core/number_text.h"
+#include "core/base/number_text.h"
 
 namespace ap::spec {
 

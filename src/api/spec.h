@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "../core/attention.h"
-#include "../core/matrix_parse.h"
-#include "../core/tensor.h"
-#include "json.h"
+#include "core/attention/attention.h"
+#include "core/tensor/matrix_parse.h"
+#include "core/tensor/tensor.h"
+#include "formats/json.h"
 
 namespace ap::spec {
 

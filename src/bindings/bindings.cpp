@@ -7,7 +7,7 @@
 #include <emscripten/bind.h>
 #include <malloc.h>
 
-#include "../api/api.h"
+#include "api/api.h"
 
 namespace {
 

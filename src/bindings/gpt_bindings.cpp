@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "../api/gpt_calls.h"
-#include "../api/gpt_cold.h"
-#include "../api/gpt_session.h"
+#include "api/gpt_calls.h"
+#include "api/gpt_cold.h"
+#include "api/gpt_session.h"
 
 namespace {
 

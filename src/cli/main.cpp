@@ -17,8 +17,8 @@
 #include <sstream>
 #include <string>
 
-#include "../api/api.h"
-#include "../api/json.h"
+#include "api/api.h"
+#include "formats/json.h"
 
 namespace {
 

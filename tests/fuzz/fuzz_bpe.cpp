@@ -1,4 +1,4 @@
-// fuzz_bpe.cpp — libFuzzer target for GPT-2's BPE (core/bpe.h, api/bpe_files.h): any bytes, read
+// fuzz_bpe.cpp — libFuzzer target for GPT-2's BPE (core/tokenizers/bpe.h, formats/bpe_files.h): any bytes, read
 // as a tokenizer.json, as a vocab.json + merges.txt pair (split at the first NUL), and encoded by a
 // small fixed tokenizer, must give a tokenizer or an InputError naming the file, and every text must
 // decode back to its bytes exactly — never crash, hang, leak, or throw anything else.
@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "api/bpe_files.h"
-#include "core/attention.h"
+#include "formats/bpe_files.h"
+#include "core/attention/attention.h"
 
 namespace {
 

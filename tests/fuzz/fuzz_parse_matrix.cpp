@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/matrix_parse.h"
-#include "core/utf8.h"
+#include "core/tensor/matrix_parse.h"
+#include "core/base/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

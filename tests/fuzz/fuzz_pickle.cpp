@@ -1,4 +1,4 @@
-// fuzz_pickle.cpp — libFuzzer target for the restricted unpickler (api/pickle.h): any bytes, read
+// fuzz_pickle.cpp — libFuzzer target for the restricted unpickler (formats/pickle.h): any bytes, read
 // as a torch data.pkl and as a meta.pkl, must give a value or throw InputError naming the file —
 // never crash, hang, leak, recurse without bound, or throw anything else. Every reference in the
 // result must be an object of the arena.
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "api/pickle.h"
-#include "core/attention.h"
+#include "formats/pickle.h"
+#include "core/attention/attention.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (bool torch : {true, false}) {

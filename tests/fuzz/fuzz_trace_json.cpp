@@ -10,8 +10,8 @@
 #include <string>
 
 #include "api/api.h"
-#include "api/json.h"
-#include "core/utf8.h"
+#include "formats/json.h"
+#include "core/base/utf8.h"
 
 namespace {
 

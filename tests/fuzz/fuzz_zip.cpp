@@ -1,5 +1,5 @@
-// fuzz_zip.cpp — libFuzzer target for the zip reader and nanoGPT's import (api/zip.h,
-// api/import.h): any bytes must give an archive (each entry inside the file, its CRC checked when
+// fuzz_zip.cpp — libFuzzer target for the zip reader and nanoGPT's import (formats/zip.h,
+// formats/import.h): any bytes must give an archive (each entry inside the file, its CRC checked when
 // read) and a model, or throw InputError naming the file — never crash, hang, leak, allocate
 // beyond the file's size, or throw anything else. A model that imports must be one the checkpoint
 // writer takes once it has a vocabulary.
@@ -11,9 +11,9 @@
 #include <string>
 
 #include "api/checkpoint.h"
-#include "api/import.h"
-#include "api/zip.h"
-#include "core/attention.h"
+#include "formats/import.h"
+#include "formats/zip.h"
+#include "core/attention/attention.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

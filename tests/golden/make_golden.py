@@ -3,7 +3,7 @@
 
 Writes tests/golden/attention_cases.json: a list of attention specs (exactly the JSON that
 ap::trace_json takes, see src/api/api.h) with the expected trace of each, computed here in
-float64 numpy straight from the semantics in src/core/attention.h. It does not read or share any
+float64 numpy straight from the semantics in src/core/attention/attention.h. It does not read or share any
 code with the C++ implementation; the C++ native tests and the wasm Node tests both compare
 against its output (|a - b| <= tol * (1 + |b|), tol given per case).
 

@@ -3,7 +3,7 @@
 
 Writes tests/golden/attention_grad_cases.json: attention specs (the forward spec of
 ap::trace_json, see src/api/api.h, plus the upstream gradient) with the expected gradient of every
-step, computed here in float64 numpy from the forward semantics in src/core/attention.h. It does
+step, computed here in float64 numpy from the forward semantics in src/core/attention/attention.h. It does
 not read or share code with the C++ core. It reuses the forward reference and the output helpers
 of make_golden.py (same directory), and most forward specs of attention_cases.json by name.
 

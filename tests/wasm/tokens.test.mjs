@@ -2,7 +2,7 @@
 // the wasm module) and the one display convention, tokenLabel (web/train/maps.js), which every
 // part of the training page that shows a token goes through (maps, generation, next-token bars,
 // surprisal). tokenLabel is checked against tests/golden/token_labels.json, the same table
-// tests/test_bpe.cpp holds the CLI's visible_token (core/bpe.h) to. A GPT-2 BPE model reaches a
+// tests/test_bpe.cpp holds the CLI's visible_token (core/tokenizers/bpe.h) to. A GPT-2 BPE model reaches a
 // session only through an opened model (model-only files); its pieces are tested natively
 // (tests/test_bpe.cpp, tests/import_torch_test.py).
 import { test } from 'node:test';

@@ -2,7 +2,7 @@
 // position of a prompt, bars for the most likely next tokens (the token with a visible mark for a
 // space or a newline, its probability and its logit), and the controls that reshape them live —
 // the temperature, and the top k or the top p. Every change is answered by the core
-// (gpt.js nextToken, src/core/next_token.h: the numbers the sampler draws from); nothing is
+// (gpt.js nextToken, src/core/model/next_token.h: the numbers the sampler draws from); nothing is
 // recomputed here. A prompt runs the model once; a slider reshapes the logits the core kept.
 //
 // Requests go through the worker one at a time: while one is out, a newer slider position waits,

@@ -4,7 +4,7 @@
 // pointing at a token (or moving through them with the arrow keys) reads p and −log p. The mean
 // −log p over the text is the loss: for the validation windows, exactly the validation loss the
 // chart shows (the core's evaluate(), bit for bit). Every number comes from the core (gpt.js
-// surprisal, src/core/inspect.h); this file lays them out.
+// surprisal, src/core/model/inspect.h); this file lays them out.
 //
 // Limits: a text of at most 65,536 bytes (the core's); a text longer than block_size is read in
 // windows of block_size predictions that overlap by one token (a mark shows where the model's

@@ -228,7 +228,7 @@ function prepareHelpers(r) {
   const ready = [];
   for (let k = 0; k < workers - 1; k++) {
     // a helper with a share also computes one on zeros of its share's shape (rows k + 1 of the
-    // core's split, shard_row in src/core/train.h), thrown away: see shard-worker.js's prepare
+    // core's split, shard_row in src/core/model/train.h), thrown away: see shard-worker.js's prepare
     const rows = k + 1 < shares ? Math.floor((B * (k + 2)) / shares) - Math.floor((B * (k + 1)) / shares) : 0;
     const warm = config && rows > 0 ? { nParams: r.info.n_params, rows, batchRows: B } : null;
     ready.push(askHelper(k, { op: 'prepare', config, warm }, []).catch(() => {}));

@@ -5,13 +5,13 @@
 #include <iostream>
 #include <string>
 
-#include "../../api/checkpoint.h"
-#include "../../api/file_io.h"
-#include "../../api/import.h"
-#include "../../api/gpt_calls.h"
-#include "../../api/gpt_session.h"
-#include "commands.h"
-#include "common.h"
+#include "api/checkpoint.h"
+#include "formats/file_io.h"
+#include "formats/import.h"
+#include "api/gpt_calls.h"
+#include "api/gpt_session.h"
+#include "cli/gpt/commands.h"
+#include "cli/gpt/common.h"
 
 namespace ap::gpt_cli {
 

@@ -1,5 +1,5 @@
 // common.cpp — the `gpt` CLI's shared helpers (see common.h).
-#include "common.h"
+#include "cli/gpt/common.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,12 +11,12 @@
 #include <fstream>
 #include <iterator>
 
-#include "../../api/checkpoint.h"
-#include "../../api/file_io.h"
-#include "../../api/bpe_files.h"
-#include "../../api/import.h"
-#include "../../api/json.h"
-#include "../../core/number_text.h"
+#include "api/checkpoint.h"
+#include "formats/file_io.h"
+#include "formats/bpe_files.h"
+#include "formats/import.h"
+#include "formats/json.h"
+#include "core/base/number_text.h"
 
 namespace ap::gpt_cli {
 

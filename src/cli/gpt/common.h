@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "../../core/attention.h"
-#include "../../core/gpt.h"
-#include "../../core/tokenizer.h"
-#include "../../core/train.h"
-#include "../../api/byte_source.h"
-#include "../../api/safetensors.h"
+#include "core/attention/attention.h"
+#include "core/model/gpt.h"
+#include "core/tokenizers/tokenizer.h"
+#include "core/model/train.h"
+#include "formats/byte_source.h"
+#include "formats/safetensors.h"
 
 namespace ap::gpt_cli {
 
@@ -53,7 +53,7 @@ struct Checkpoint {
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
 // they lie beside it (attach_bpe); without a vocabulary it takes token ids only.
 Checkpoint read_checkpoint(const std::string& path);
-// GPT-2's BPE for a model-only state without characters (api/bpe_files.h): from the files given,
+// GPT-2's BPE for a model-only state without characters (formats/bpe_files.h): from the files given,
 // else vocab.json + merges.txt or tokenizer.json beside the model (Hugging Face's folder). Nothing
 // found: the state stays without one (require_vocab then says what to give). Throws InputError
 // naming the file at fault.

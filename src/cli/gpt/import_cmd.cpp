@@ -1,7 +1,7 @@
 // import_cmd.cpp — `gpt import FILE… -o model.safetensors`: a model trained elsewhere (nanoGPT's
 // ckpt.pt with its meta.pkl or GPT-2's tokenizer files; Hugging Face's GPT-2 model.safetensors
 // with its config.json and tokenizer files) written as the project's model-only checkpoint
-// (api/import.h, docs/import.md), tokenizer included, which every command and the training page's
+// (formats/import.h, docs/import.md), tokenizer included, which every command and the training page's
 // loader then read. Files are told apart by their contents (a zip, a pickle, a safetensors file)
 // and, for the text ones, by their names: config.json, tokenizer.json, another *.json is a
 // vocab.json, a *.txt or *.bpe a merges.txt.
@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "../../api/checkpoint.h"
-#include "../../api/file_io.h"
-#include "../../api/import.h"
-#include "../../api/safetensors.h"
-#include "commands.h"
-#include "common.h"
+#include "api/checkpoint.h"
+#include "formats/file_io.h"
+#include "formats/import.h"
+#include "formats/safetensors.h"
+#include "cli/gpt/commands.h"
+#include "cli/gpt/common.h"
 
 namespace ap::gpt_cli {
 

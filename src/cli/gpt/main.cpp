@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "../../core/kernels.h"
-#include "commands.h"
-#include "common.h"
+#include "core/kernels/kernels.h"
+#include "cli/gpt/commands.h"
+#include "cli/gpt/common.h"
 
 namespace {
 

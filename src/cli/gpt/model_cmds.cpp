@@ -4,17 +4,17 @@
 #include <iostream>
 #include <memory>
 
-#include "../../api/checkpoint.h"
-#include "../../api/gpt_json.h"
-#include "../../api/gpt_session.h"
-#include "../../api/json.h"
-#include "../../api/safetensors.h"
-#include "../../api/spec.h"
-#include "../../core/generate.h"
-#include "../../core/kernels.h"
-#include "../../core/number_text.h"
-#include "commands.h"
-#include "common.h"
+#include "api/checkpoint.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "formats/json.h"
+#include "formats/safetensors.h"
+#include "api/spec.h"
+#include "core/model/generate.h"
+#include "core/kernels/kernels.h"
+#include "core/base/number_text.h"
+#include "cli/gpt/commands.h"
+#include "cli/gpt/common.h"
 
 namespace ap::gpt_cli {
 

@@ -1,5 +1,5 @@
 // progress.cpp — Ctrl-C, the progress display and the CSV log of a training run (see progress.h).
-#include "progress.h"
+#include "cli/gpt/progress.h"
 
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -15,8 +15,8 @@
 #include <ctime>
 #include <iostream>
 
-#include "../../core/number_text.h"
-#include "common.h"
+#include "core/base/number_text.h"
+#include "cli/gpt/common.h"
 
 namespace ap::gpt_cli {
 

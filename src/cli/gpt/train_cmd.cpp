@@ -10,15 +10,15 @@
 
 #include <sys/stat.h>
 
-#include "../../api/checkpoint.h"
-#include "../../api/gpt_json.h"
-#include "../../api/gpt_session.h"
-#include "../../api/json.h"
-#include "../../core/kernels.h"
-#include "../../core/number_text.h"
-#include "commands.h"
-#include "common.h"
-#include "progress.h"
+#include "api/checkpoint.h"
+#include "api/gpt_json.h"
+#include "api/gpt_session.h"
+#include "formats/json.h"
+#include "core/kernels/kernels.h"
+#include "core/base/number_text.h"
+#include "cli/gpt/commands.h"
+#include "cli/gpt/common.h"
+#include "cli/gpt/progress.h"
 
 namespace ap::gpt_cli {
 

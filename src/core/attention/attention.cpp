@@ -1,0 +1,347 @@
+// attention.cpp — input checks and the traced forward pass of scaled dot-product attention
+// (semantics and conventions in attention.h).
+#include "core/attention/attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ap {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+std::string num(long long n) { return std::to_string(n); }
+
+void require_matrix(const Tensor& t, const std::string& name) {
+  if (t.dim() != 2)
+    throw InputError(name + " must be a matrix (2-D), got shape " + shape_str(t.shape), name);
+  if (t.shape[0] == 0 || t.shape[1] == 0)
+    throw InputError(name + " is empty (shape " + shape_str(t.shape) + ")", name);
+  if (t.shape[0] > kMaxDim || t.shape[1] > kMaxDim)
+    throw InputError(name + " is " + shape_str(t.shape) + ", larger than the limit of " + num(kMaxDim) +
+                         " rows and columns",
+                     name);
+}
+
+void require_finite(const Tensor& t, const std::string& name) {
+  const int cols = t.dim() == 2 ? t.shape[1] : static_cast<int>(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = t.data[i];
+    if (std::isfinite(v)) continue;
+    const int row = static_cast<int>(i / cols) + 1, col = static_cast<int>(i % cols) + 1;
+    const std::string what = std::isnan(v) ? "NaN" : (v > 0 ? "+∞" : "−∞");
+    throw InputError(name + ", row " + num(row) + ", column " + num(col) + ": " + what +
+                         " is not allowed as an input",
+                     name, row, col);
+  }
+}
+
+// A bias must be a vector (or a 1-row matrix) as long as its weight is wide.
+void check_bias(const Tensor& b, const std::string& name, int width, const std::string& weight) {
+  if (b.empty()) return;
+  const bool vector = b.dim() == 1 || (b.dim() == 2 && b.shape[0] == 1);
+  if (!vector) throw InputError(name + " must be a vector, got shape " + shape_str(b.shape), name);
+  if (b.numel() != width)
+    throw InputError(name + " has " + num(b.numel()) + " values but " + weight + " has " + num(width) +
+                         " columns",
+                     name);
+  require_finite(b, name);
+}
+
+// One of the matrices an input mode needs: given (else "NAME is missing (why)"), 2-D, finite.
+void require_given(const Tensor& t, const char* name, const char* why) {
+  if (t.empty()) throw InputError(std::string(name) + " is missing (" + why + ")", name);
+  require_matrix(t, name);
+  require_finite(t, name);
+}
+
+// y (rows, n) = x (rows, d) · W (d, n) + b (n, or 1×n; none if empty)
+Tensor linear(const Tensor& x, const Tensor& W, const Tensor& b) {
+  Tensor y = matmul(x, W);
+  return b.empty() ? y : add(y, reshape(b, {W.shape[1]}));
+}
+
+// Rows [from, from + count) of a matrix.
+Tensor row_range(const Tensor& m, int from, int count) {
+  const size_t w = static_cast<size_t>(m.shape[1]);
+  return Tensor({count, m.shape[1]}, std::vector<float>(m.data.begin() + from * w, m.data.begin() + (from + count) * w));
+}
+
+std::string where(const EmptyRow& r, int n_head) {
+  return (n_head > 1 ? "head " + num(r.head + 1) + ", " : std::string()) + "row " + num(r.row + 1);
+}
+
+// Throws InputError for the first thing wrong with the input under these options (shapes, finite
+// values, limits), field by field in a fixed order, so that attention_trace computes only from
+// valid input.
+void check_attention_inputs(const AttentionInput& in, const AttentionOptions& opt) {
+  const int H = opt.n_head;
+  if (H < 1) throw InputError("n_head must be at least 1, got " + num(H), "n_head");
+  if (opt.base < 0) throw InputError("base must be 0 or more, got " + num(opt.base), "base");
+
+  int T, T_total, q_cols, v_cols;  // Q is (T, q_cols), K (T_total, q_cols), V (T_total, v_cols)
+  if (in.from_x()) {
+    require_matrix(in.x, "x");
+    require_finite(in.x, "x");
+    T_total = in.x.shape[0];
+    const int d_model = in.x.shape[1];
+    if (opt.base >= T_total)
+      throw InputError("base is " + num(opt.base) + " but x has only " + num(T_total) +
+                           " rows: base counts the cached rows before the queries, so it must be less than " +
+                           num(T_total),
+                       "base");
+    const char* names[3] = {"W_q", "W_k", "W_v"};
+    const Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
+    for (int i = 0; i < 3; ++i) {
+      require_given(*W[i], names[i], "x needs W_q, W_k and W_v");
+      if (W[i]->shape[0] != d_model)
+        throw InputError(std::string(names[i]) + " has " + num(W[i]->shape[0]) + " rows but x has " +
+                             num(d_model) + " columns (d_model)",
+                         names[i]);
+    }
+    if (in.W_k.shape[1] != in.W_q.shape[1])
+      throw InputError("W_k has " + num(in.W_k.shape[1]) + " columns but W_q has " + num(in.W_q.shape[1]) +
+                           ": Q and K must have the same width",
+                       "W_k");
+    check_bias(in.b_q, "b_q", in.W_q.shape[1], "W_q");
+    check_bias(in.b_k, "b_k", in.W_k.shape[1], "W_k");
+    check_bias(in.b_v, "b_v", in.W_v.shape[1], "W_v");
+    T = T_total - opt.base;
+    q_cols = in.W_q.shape[1];
+    v_cols = in.W_v.shape[1];
+  } else {
+    if (in.Q.empty() && in.K.empty() && in.V.empty())
+      throw InputError("no input: give x with W_q, W_k, W_v, or Q, K and V", "x");
+    require_given(in.Q, "Q", "give Q, K and V");
+    require_given(in.K, "K", "give Q, K and V");
+    require_given(in.V, "V", "give Q, K and V");
+    if (in.K.shape[1] != in.Q.shape[1])
+      throw InputError("K has " + num(in.K.shape[1]) + " columns but Q has " + num(in.Q.shape[1]), "K");
+    if (in.V.shape[0] != in.K.shape[0])
+      throw InputError("V has " + num(in.V.shape[0]) + " rows but K has " + num(in.K.shape[0]) +
+                           ": every key needs a value",
+                       "V");
+    if (in.K.shape[0] != in.Q.shape[0] + opt.base)
+      throw InputError("K has " + num(in.K.shape[0]) + " rows but Q has " + num(in.Q.shape[0]) +
+                           " rows and base is " + num(opt.base) + ": K must have T + base = " +
+                           num(in.Q.shape[0] + opt.base) + " rows",
+                       "K");
+    T = in.Q.shape[0];
+    T_total = in.K.shape[0];
+    q_cols = in.Q.shape[1];
+    v_cols = in.V.shape[1];
+  }
+  const char* qname = in.from_x() ? "W_q" : "Q";
+  const char* vname = in.from_x() ? "W_v" : "V";
+  if (q_cols % H != 0)
+    throw InputError(std::string(qname) + " has " + num(q_cols) + " columns, which " + num(H) +
+                         " heads cannot share equally (n_head must divide it)",
+                     "n_head");
+  if (v_cols % H != 0)
+    throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(H) +
+                         " heads cannot share equally (n_head must divide it)",
+                     "n_head");
+  if (static_cast<long long>(H) * T * T_total > kMaxScores)
+    throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
+                         " is more than the limit of " + num(kMaxScores),
+                     "n_head");
+
+  // The output layer: concat (T, n_head·d_v = v_cols) · W_o + b_o
+  if (!in.W_o.empty()) {
+    require_matrix(in.W_o, "W_o");
+    require_finite(in.W_o, "W_o");
+    if (in.W_o.shape[0] != v_cols)
+      throw InputError("W_o has " + num(in.W_o.shape[0]) + " rows but the concatenated heads have " +
+                           num(v_cols) + " columns (n_head·d_v)",
+                       "W_o");
+    check_bias(in.b_o, "b_o", in.W_o.shape[1], "W_o");
+  } else if (!in.b_o.empty()) {
+    throw InputError("b_o is given without W_o", "b_o");
+  }
+}
+
+}  // namespace
+
+Tensor causal_mask(int T, int T_total, int base, MaskVariant variant) {
+  Tensor m({T, T_total});
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T_total; ++j) {
+      const bool hidden = variant == MaskVariant::strict ? j > i + base : j >= i + base;
+      m(i, j) = hidden ? kNegInf : 0.0f;
+    }
+  return m;
+}
+
+Tensor split_heads(const Tensor& a, int n_head) {
+  // (T, n_head·d) → (T, n_head, d) → (n_head, T, d)
+  if (a.dim() != 2 || n_head < 1 || a.shape[1] % n_head != 0)
+    throw ShapeError("split_heads: cannot split " + shape_str(a.shape) + " into " + num(n_head) + " heads");
+  return permute(reshape(a, {a.shape[0], n_head, a.shape[1] / n_head}), {1, 0, 2});
+}
+
+Tensor concat_heads(const Tensor& a) {
+  // (n_head, T, d) → (T, n_head, d) → (T, n_head·d)
+  if (a.dim() != 3) throw ShapeError("concat_heads needs (n_head, T, d), got " + shape_str(a.shape));
+  return reshape(permute(a, {1, 0, 2}), {a.shape[1], a.shape[0] * a.shape[2]});
+}
+
+AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions& opt) {
+  check_attention_inputs(in, opt);
+  AttentionTrace tr;
+  tr.options = opt;
+  tr.input = in;
+  const int H = opt.n_head;
+
+  Tensor Q, K, V;  // (T, H·hd), (T_total, H·hd), (T_total, H·dv)
+  if (in.from_x()) {
+    const int T_total = in.x.shape[0];
+    tr.d_model = in.x.shape[1];
+    Q = linear(row_range(in.x, opt.base, T_total - opt.base), in.W_q, in.b_q);  // the queries: x[base:]
+    K = linear(in.x, in.W_k, in.b_k);
+    V = linear(in.x, in.W_v, in.b_v);
+  } else {
+    Q = in.Q;
+    K = in.K;
+    V = in.V;
+  }
+  const int T = Q.shape[0], T_total = K.shape[0];
+  tr.T = T;
+  tr.T_total = T_total;
+  tr.head_dim = Q.shape[1] / H;
+  tr.d_v = V.shape[1] / H;
+  tr.scale_factor = opt.scale ? 1.0f / std::sqrt(static_cast<float>(tr.head_dim)) : 1.0f;
+
+  tr.q = split_heads(Q, H);                                    // (H, T, hd)
+  tr.k = split_heads(K, H);                                    // (H, T_total, hd)
+  tr.v = split_heads(V, H);                                    // (H, T_total, dv)
+  tr.scores = Tensor({H, T, T_total});                         // (H, T, T_total)
+  for (int h = 0; h < H; ++h)
+    matmul_bt_forward(tr.scores.ptr() + static_cast<size_t>(h) * T * T_total,
+                      tr.q.ptr() + static_cast<size_t>(h) * T * tr.head_dim,
+                      tr.k.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
+  tr.scaled = opt.scale ? scale(tr.scores, tr.scale_factor) : tr.scores;
+  tr.mask = opt.causal ? causal_mask(T, T_total, opt.base, opt.mask) : Tensor({T, T_total});
+  tr.masked = add(tr.scaled, tr.mask);
+  std::vector<RowStatus> status;
+  tr.weights = opt.stable_softmax ? softmax_rows(tr.masked, &status) : softmax_rows_naive(tr.masked, &status);
+  tr.weight_row_sums = Tensor({H, T});
+  for (int r = 0; r < H * T; ++r) {
+    float s = 0.0f;
+    for (int j = 0; j < T_total; ++j) s += tr.weights.data[static_cast<size_t>(r) * T_total + j];
+    tr.weight_row_sums.data[r] = s;
+    if (status[r] == RowStatus::empty) tr.empty_rows.push_back({r / T, r % T});
+    if (status[r] == RowStatus::overflow) tr.overflow_rows.push_back({r / T, r % T});
+  }
+  tr.context = matmul(tr.weights, tr.v);  // (H, T, dv)
+  tr.concat = concat_heads(tr.context);   // (T, H·dv)
+
+  tr.out = in.W_o.empty() ? tr.concat : linear(tr.concat, in.W_o, in.b_o);  // (T, d_out)
+  tr.d_out = tr.out.shape[1];
+
+  for (const EmptyRow& r : tr.empty_rows)
+    tr.warnings.push_back(where(r, H) + ": the mask hides every key, so this query attends to nothing; "
+                          "its weights and context are set to 0 instead of NaN (0/0)");
+  for (const EmptyRow& r : tr.overflow_rows)
+    tr.warnings.push_back(where(r, H) + (opt.stable_softmax
+                                             ? ": softmax met a non-finite score (the scores overflowed float32)"
+                                             : ": the naive softmax overflowed: e^x is +∞ for x above 88.72, "
+                                               "and ∞/∞ is NaN; the stable softmax subtracts the row max first"));
+  return tr;
+}
+
+namespace {
+
+// Column sums of m (rows, cols) → (cols): the gradient of a bias added to every row.
+Tensor column_sums(const Tensor& m) {
+  Tensor out({m.shape[1]});
+  for (int i = 0; i < m.shape[0]; ++i)
+    for (int j = 0; j < m.shape[1]; ++j) out.data[j] += m(i, j);
+  return out;
+}
+
+}  // namespace
+
+AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& d_out) {
+  if (d_out.shape != tr.out.shape)
+    throw InputError("d_out is " + shape_str(d_out.shape) + " but out is " + shape_str(tr.out.shape) +
+                         ": the upstream gradient must have out's shape",
+                     "d_out");
+  require_finite(d_out, "d_out");
+  const AttentionInput& in = tr.input;
+  const int H = tr.options.n_head, T = tr.T, Tt = tr.T_total, hd = tr.head_dim, dv = tr.d_v;
+  AttentionGrads g;
+  g.d_out = d_out;
+  // out = concat·W_o + b_o
+  if (!in.W_o.empty()) {
+    g.d_W_o = Tensor(in.W_o.shape);
+    g.d_concat = Tensor(tr.concat.shape);
+    matmul_backward(g.d_concat.ptr(), g.d_W_o.ptr(), d_out.ptr(), tr.concat.ptr(), in.W_o.ptr(), T,
+                    tr.concat.shape[1], tr.d_out);
+    if (!in.b_o.empty()) g.d_b_o = column_sums(d_out);
+  } else {
+    g.d_concat = d_out;
+  }
+  g.d_context = split_heads(g.d_concat, H);  // (H, T, dv)
+  g.d_weights = Tensor({H, T, Tt});
+  g.d_v = Tensor({H, Tt, dv});
+  g.d_scaled = Tensor({H, T, Tt});
+  g.d_q = Tensor({H, T, hd});
+  g.d_k = Tensor({H, Tt, hd});
+  for (int h = 0; h < H; ++h) {
+    const size_t oW = static_cast<size_t>(h) * T * Tt, oC = static_cast<size_t>(h) * T * dv,
+                 oV = static_cast<size_t>(h) * Tt * dv;
+    // context = weights·v
+    matmul_backward(g.d_weights.ptr() + oW, g.d_v.ptr() + oV, g.d_context.ptr() + oC, tr.weights.ptr() + oW,
+                    tr.v.ptr() + oV, T, Tt, dv);
+    // weights = softmax(masked); masked = scaled + mask (a constant): the gradient passes through
+    softmax_rows_backward(g.d_scaled.ptr() + oW, g.d_weights.ptr() + oW, tr.weights.ptr() + oW, T, Tt);
+  }
+  // scaled = scores · scale_factor
+  g.d_scores = tr.options.scale ? scale(g.d_scaled, tr.scale_factor) : g.d_scaled;
+  for (int h = 0; h < H; ++h) {
+    const size_t oW = static_cast<size_t>(h) * T * Tt, oQ = static_cast<size_t>(h) * T * hd,
+                 oK = static_cast<size_t>(h) * Tt * hd;
+    // scores = q·kᵀ
+    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW, tr.q.ptr() + oQ,
+                       tr.k.ptr() + oK, T, hd, Tt);
+  }
+  g.d_Q = concat_heads(g.d_q);
+  g.d_K = concat_heads(g.d_k);
+  g.d_V = concat_heads(g.d_v);
+  if (in.from_x()) {
+    // Q = x[base:]·W_q + b_q, K = x·W_k + b_k, V = x·W_v + b_v
+    const int base = tr.options.base, d_model = tr.d_model;
+    g.d_x = Tensor(in.x.shape);
+    g.d_W_q = Tensor(in.W_q.shape);
+    g.d_W_k = Tensor(in.W_k.shape);
+    g.d_W_v = Tensor(in.W_v.shape);
+    const size_t query_rows = static_cast<size_t>(base) * d_model;
+    matmul_backward(g.d_x.ptr() + query_rows, g.d_W_q.ptr(), g.d_Q.ptr(), in.x.ptr() + query_rows, in.W_q.ptr(), T,
+                    d_model, in.W_q.shape[1]);
+    matmul_backward(g.d_x.ptr(), g.d_W_k.ptr(), g.d_K.ptr(), in.x.ptr(), in.W_k.ptr(), Tt, d_model,
+                    in.W_k.shape[1]);
+    matmul_backward(g.d_x.ptr(), g.d_W_v.ptr(), g.d_V.ptr(), in.x.ptr(), in.W_v.ptr(), Tt, d_model,
+                    in.W_v.shape[1]);
+    if (!in.b_q.empty()) g.d_b_q = column_sums(g.d_Q);
+    if (!in.b_k.empty()) g.d_b_k = column_sums(g.d_K);
+    if (!in.b_v.empty()) g.d_b_v = column_sums(g.d_V);
+  }
+  return g;
+}
+
+OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k, const Tensor& W_v,
+                                    const Tensor& W_o, bool causal) {
+  AttentionInput in;
+  in.x = x;
+  in.W_q = W_q;
+  in.W_k = W_k;
+  in.W_v = W_v;
+  in.W_o = W_o;
+  AttentionOptions opt;
+  opt.causal = causal;
+  AttentionTrace tr = attention_trace(in, opt);
+  return {tr.out, tr.weights.slice0(0)};
+}
+
+}  // namespace ap

@@ -1,0 +1,139 @@
+// attention.h — scaled dot-product attention with a full trace of every step.
+//
+// Two ways in:
+//   from x:       Q = x[base:]·W_q + b_q,  K = x·W_k + b_k,  V = x·W_v + b_v   (the Linear layers
+//                 c_q, c_k, c_v of the tutorials; biases optional)
+//   from Q, K, V: given directly.
+// Then, for each head h (columns h·head_dim … of Q and K, h·d_v … of V):
+//   scores  = q·kᵀ                       (T, T_total)
+//   scaled  = scores / √head_dim         (or scores, when scaling is off)
+//   masked  = scaled + mask              (mask: 0 or −∞, see causal_mask)
+//   weights = softmax_rows(masked)       ("attn" in the tutorials; stable or naive)
+//   context = weights·v                  (T, d_v)
+// concat = the heads' contexts side by side (T, n_head·d_v); out = concat·W_o + b_o, or concat.
+//
+// KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
+// position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
+// j < base + i (mask j ≥ i + base, the tutorials' exercise, where row 0 of the first step sees
+// nothing). A row whose every key is masked gets all-zero weights and context and is listed in
+// AttentionTrace::empty_rows with a warning, never NaN. A naive softmax that overflows keeps its
+// NaN (that is the lesson it teaches) and is listed in overflow_rows with a warning.
+//
+// Errors: InputError (a std::invalid_argument) whose message names the matrix and the shapes,
+// e.g. "K has 3 columns but Q has 4", with `field` set to the matrix at fault and row/column
+// (1-based) for a bad value. Limits: each dimension ≤ kMaxDim, n_head·T·T_total ≤ kMaxScores.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/base/input_error.h"
+#include "core/tensor/ops.h"
+#include "core/tensor/tensor.h"
+
+namespace ap {
+
+constexpr int kMaxDim = 1024;
+// n_head · T · T_total, the size of one step of the trace: e.g. 16 heads of 128×128, or one head
+// of 512×512. A trace is for looking at; its JSON holds ~9 such steps.
+constexpr long long kMaxScores = 1 << 18;
+
+enum class MaskVariant {
+  strict,     // masked where j > i + base: each query sees itself and the past (standard)
+  inclusive,  // masked where j >= i + base: the tutorials' exercise; queries lose themselves
+};
+
+struct AttentionOptions {
+  int n_head = 1;
+  bool causal = false;
+  MaskVariant mask = MaskVariant::strict;
+  int base = 0;          // KV-cache offset: number of cached positions before the T queries
+  bool scale = true;     // divide scores by √head_dim
+  bool stable_softmax = true;
+};
+
+// Leave a tensor empty (default-constructed) to say it is absent.
+struct AttentionInput {
+  Tensor x;                    // (T_total, d_model)
+  Tensor W_q, W_k, W_v;        // (d_model, n_head·head_dim), (d_model, n_head·head_dim), (d_model, n_head·d_v)
+  Tensor b_q, b_k, b_v;        // (n_head·head_dim), …, optional
+  Tensor W_o, b_o;             // (n_head·d_v, d_out), (d_out), optional
+  Tensor Q, K, V;              // (T, n_head·head_dim), (T_total, n_head·head_dim), (T_total, n_head·d_v)
+  bool from_x() const { return !x.empty(); }
+};
+
+struct EmptyRow {
+  int head;
+  int row;
+};
+
+// Everything the forward pass computed, under the names the page shows; the backward pass reads it.
+// This is the tutorials' AttentionCache (x, q, k, v, scores, attn, context), grown.
+struct AttentionTrace {
+  AttentionOptions options;
+  int T = 0, T_total = 0, d_model = 0, head_dim = 0, d_v = 0, d_out = 0;
+  float scale_factor = 1.0f;  // 1/√head_dim, or 1 when scaling is off
+  AttentionInput input;       // as used (random weights filled in, if any)
+  Tensor q;        // (n_head, T, head_dim)
+  Tensor k;        // (n_head, T_total, head_dim)
+  Tensor v;        // (n_head, T_total, d_v)
+  Tensor scores;   // (n_head, T, T_total) = q·kᵀ
+  Tensor scaled;   // (n_head, T, T_total) = scores · scale_factor
+  Tensor mask;     // (T, T_total), 0 or −∞ (all 0 when causal is off)
+  Tensor masked;   // (n_head, T, T_total) = scaled + mask
+  Tensor weights;  // (n_head, T, T_total) = softmax_rows(masked)
+  Tensor weight_row_sums;  // (n_head, T): Σ_j weights — 1, or 0 for an empty row
+  Tensor context;  // (n_head, T, d_v) = weights·v
+  Tensor concat;   // (T, n_head·d_v)
+  Tensor out;      // (T, d_out) = concat·W_o + b_o, or concat when there is no W_o
+  std::vector<EmptyRow> empty_rows;     // rows whose every key is masked
+  std::vector<EmptyRow> overflow_rows;  // rows where the softmax met a non-finite value
+  std::vector<std::string> warnings;    // plain-language notes on the above
+};
+
+// The causal mask (T, T_total): 0 where query i may look at key j, −∞ where it may not.
+Tensor causal_mask(int T, int T_total, int base, MaskVariant variant);
+
+// The traced forward pass (the stepper's; the GPT's layer kernels are kernels.h's): checks the
+// input against the options (shapes, finite values, limits), then computes and keeps every step.
+// Throws InputError.
+AttentionTrace attention_trace(const AttentionInput& input, const AttentionOptions& options);
+
+// The tutorials' single-head attention: returns (out, attn) for x with W_q, W_k, W_v, W_o.
+struct OutAndWeights {
+  Tensor out;
+  Tensor attn;
+};
+OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k,
+                                    const Tensor& W_v, const Tensor& W_o, bool causal = false);
+
+// The gradients of attention for an upstream gradient d_out = ∂L/∂out, computed from the cached
+// forward values of a trace (llm.c style: each step's backward reads what its forward kept).
+// Names are "d_" + the forward name. Masked positions get exactly 0 in d_scaled and d_scores
+// (their weights are 0); an empty row gets 0 throughout. Gradients of absent inputs stay empty.
+struct AttentionGrads {
+  Tensor d_out;                  // (T, d_out), as given
+  Tensor d_W_o, d_b_o;           // (n_head·d_v, d_out), (d_out)
+  Tensor d_concat;               // (T, n_head·d_v)
+  Tensor d_context;              // (n_head, T, d_v)
+  Tensor d_weights;              // (n_head, T, T_total) = d_context·vᵀ
+  Tensor d_v;                    // (n_head, T_total, d_v) = weightsᵀ·d_context
+  Tensor d_scaled;               // (n_head, T, T_total): softmax backward, A ⊙ (G − rowsum(G ⊙ A))
+  Tensor d_scores;               // (n_head, T, T_total) = d_scaled · scale_factor
+  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k
+  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q
+  Tensor d_Q, d_K, d_V;          // the heads side by side, as Q, K, V
+  Tensor d_x;                    // (T_total, d_model), x mode
+  Tensor d_W_q, d_W_k, d_W_v;    // x mode
+  Tensor d_b_q, d_b_k, d_b_v;    // when the bias was given
+};
+
+// The backward pass of a trace. Throws InputError (field "d_out") if d_out's shape is not out's.
+AttentionGrads attention_trace_backward(const AttentionTrace& trace, const Tensor& d_out);
+
+// Split (T, n_head·d) into (n_head, T, d), and back.
+Tensor split_heads(const Tensor& a, int n_head);
+Tensor concat_heads(const Tensor& a);
+
+}  // namespace ap

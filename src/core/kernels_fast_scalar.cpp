@@ -1,5 +1,0 @@
-// kernels_fast_scalar.cpp — the fast kernels (kernels_fast_impl.h) for plain C++, one lane (other targets; built natively too, so it is tested).
-#define AP_SIMD_SCALAR 1
-#define AP_FAST_NS scalar
-#define AP_FAST_NAME "scalar"
-#include "kernels_fast_impl.h"

@@ -1,0 +1,518 @@
+// gpt.cpp — the tiny GPT's config, parameter layout, forward, backward and KV cache (see gpt.h).
+#include "core/model/gpt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/base/rng.h"
+
+namespace ap {
+
+namespace {
+
+std::string num(long long v) { return std::to_string(v); }
+
+void check_range(int value, int lo, int hi, const char* field, const char* what) {
+  if (value < lo || value > hi)
+    throw InputError(std::string(field) + " is " + num(value) + ": " + what + " must be between " + num(lo) +
+                         " and " + num(hi),
+                     field);
+}
+
+size_t sz(long long v) { return static_cast<size_t>(v); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- config
+
+namespace {
+
+GPTConfig sized(int vocab_size, int block_size, int n_layer, int n_head, int n_embd) {
+  GPTConfig c;
+  c.vocab_size = vocab_size;
+  c.block_size = block_size;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_embd = n_embd;
+  return c;
+}
+
+}  // namespace
+
+GPTConfig GPTConfig::tiny(int vocab_size) { return sized(vocab_size, 64, 2, 4, 64); }
+
+GPTConfig GPTConfig::small(int vocab_size) { return sized(vocab_size, 128, 4, 4, 128); }
+
+GPTConfig GPTConfig::gpt2_small() {
+  GPTConfig c = sized(50257, 1024, 12, 12, 768);
+  c.activation = Activation::gelu_new;
+  return c;
+}
+
+GPTConfig GPTConfig::preset(const std::string& name, int vocab_size) {
+  if (name == "tiny") return tiny(vocab_size);
+  if (name == "small") return small(vocab_size);
+  throw InputError("unknown preset \"" + name + "\": the presets are \"tiny\" and \"small\"", "preset");
+}
+
+void GPTConfig::validate() const {
+  check_range(vocab_size, 1, kMaxModelVocab, "vocab_size", "the vocabulary size");
+  check_range(block_size, 1, kMaxBlockSize, "block_size", "the context length");
+  check_range(n_layer, 1, kMaxLayers, "n_layer", "the number of layers");
+  check_range(n_head, 1, kMaxHeads, "n_head", "the number of heads");
+  check_range(n_embd, 1, kMaxEmbd, "n_embd", "the embedding width");
+  if (n_embd % n_head != 0)
+    throw InputError("n_embd is " + num(n_embd) + ", which " + num(n_head) +
+                         " heads cannot share equally (n_head must divide n_embd)",
+                     "n_head");
+  if (!(ln_eps > 0.0f && ln_eps <= 0.1f))
+    throw InputError("ln_eps is " + std::to_string(ln_eps) + ": LayerNorm's epsilon must be above 0 and at most 0.1",
+                     "ln_eps");
+}
+
+bool GPTConfig::operator==(const GPTConfig& o) const {
+  return vocab_size == o.vocab_size && block_size == o.block_size && n_layer == o.n_layer && n_head == o.n_head &&
+         n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax && activation == o.activation &&
+         ln_eps == o.ln_eps && bias == o.bias;
+}
+
+// ---------------------------------------------------------------- the layouts
+// Each buffer's layout, once: its parts in order, each with its size and the view that points at
+// it. The count, the views (carve), the named tensors and memory_bytes all walk these.
+
+namespace {
+
+// One part of a buffer: the view that points at it, and its size in floats.
+struct Part {
+  float** view;
+  int64_t floats;
+};
+
+// buf holds n zeros: resized without a value (FloatBuffer), then cleared in one memset.
+void zeroed(FloatBuffer& buf, size_t n) {
+  buf.clear();
+  buf.resize(n);
+  if (n) std::memset(buf.data(), 0, n * sizeof(float));
+}
+
+int64_t floats_of(const std::vector<Part>& layout) {
+  int64_t n = 0;
+  for (const Part& p : layout) n += p.floats;
+  return n;
+}
+
+// Allocates buf for a layout (zeros) and points each view at its part.
+void carve(FloatBuffer& buf, const std::vector<Part>& layout) {
+  zeroed(buf, sz(floats_of(layout)));
+  float* at = buf.data();
+  for (const Part& p : layout) {
+    *p.view = at;
+    at += p.floats;
+  }
+}
+
+// One parameter tensor: nanoGPT's state-dict name, PyTorch's shape, and its view in GPTParams.
+struct ParamSlot {
+  std::string name;
+  Shape shape;
+  float** view;
+};
+
+// The parameters in nanoGPT's state-dict order (without lm_head, tied to wte; without the biases
+// when cfg.bias is false, their views left null); views in v.
+std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
+  const int V = cfg.vocab_size, C = cfg.n_embd;
+  v.h.resize(sz(std::max(cfg.n_layer, 0)));
+  std::vector<ParamSlot> out = {{"transformer.wte.weight", {V, C}, &v.wte},
+                                {"transformer.wpe.weight", {cfg.block_size, C}, &v.wpe}};
+  for (size_t l = 0; l < v.h.size(); ++l) {
+    const std::string h = "transformer.h." + std::to_string(l) + ".";
+    BlockParams& b = v.h[l];
+    for (ParamSlot t : std::vector<ParamSlot>{{"ln_1.weight", {C}, &b.ln_1_w},
+                                              {"ln_1.bias", {C}, &b.ln_1_b},
+                                              {"attn.c_attn.weight", {3 * C, C}, &b.c_attn_w},
+                                              {"attn.c_attn.bias", {3 * C}, &b.c_attn_b},
+                                              {"attn.c_proj.weight", {C, C}, &b.attn_c_proj_w},
+                                              {"attn.c_proj.bias", {C}, &b.attn_c_proj_b},
+                                              {"ln_2.weight", {C}, &b.ln_2_w},
+                                              {"ln_2.bias", {C}, &b.ln_2_b},
+                                              {"mlp.c_fc.weight", {4 * C, C}, &b.c_fc_w},
+                                              {"mlp.c_fc.bias", {4 * C}, &b.c_fc_b},
+                                              {"mlp.c_proj.weight", {C, 4 * C}, &b.mlp_c_proj_w},
+                                              {"mlp.c_proj.bias", {C}, &b.mlp_c_proj_b}}) {
+      if (!cfg.bias && t.shape.size() == 1 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) {
+        *t.view = nullptr;
+        continue;
+      }
+      t.name = h + t.name;
+      out.push_back(std::move(t));
+    }
+  }
+  out.push_back({"transformer.ln_f.weight", {C}, &v.ln_f_w});
+  if (cfg.bias)
+    out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
+  else
+    v.ln_f_b = nullptr;
+  return out;
+}
+
+// The forward's activations for (B, T), in buffer order; views in a. Inference keeps no loss:
+// probs and losses stay null.
+std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, ModelUse use) {
+  const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T;
+  a.h.assign(sz(std::max(cfg.n_layer, 0)), BlockActs{});
+  std::vector<Part> out = {{&a.encoded, BT * C}};
+  for (BlockActs& l : a.h)
+    out.insert(out.end(), {{&l.ln_1, BT * C},
+                           {&l.ln_1_mean, BT},
+                           {&l.ln_1_rstd, BT},
+                           {&l.qkv, BT * 3 * C},
+                           {&l.atty, BT * C},
+                           {&l.att, int64_t(B) * NH * T * T},
+                           {&l.residual2, BT * C},
+                           {&l.ln_2, BT * C},
+                           {&l.ln_2_mean, BT},
+                           {&l.ln_2_rstd, BT},
+                           {&l.fch, BT * 4 * C},
+                           {&l.fch_gelu, BT * 4 * C},
+                           {&l.residual3, BT * C}});
+  out.insert(out.end(), {{&a.ln_f, BT * C}, {&a.ln_f_mean, BT}, {&a.ln_f_rstd, BT}, {&a.logits, BT * V}});
+  if (use == ModelUse::train) out.insert(out.end(), {{&a.probs, BT * V}, {&a.losses, BT}});
+  else a.probs = a.losses = nullptr;
+  return out;
+}
+
+// The backward's scratch for (B, T); views in d.
+std::vector<Part> act_grad_layout(const GPTConfig& cfg, int B, int T, GPTActGrads& d) {
+  const int64_t C = cfg.n_embd, V = cfg.vocab_size, BT = int64_t(B) * T;
+  const size_t scratch = kernels::attention_backward_scratch_max(B, T, cfg.n_embd, cfg.n_head);
+  return {{&d.residual, BT * C}, {&d.ln, BT * C},           {&d.qkv, BT * 3 * C}, {&d.atty, BT * C},
+          {&d.fch, BT * 4 * C},  {&d.fch_gelu, BT * 4 * C}, {&d.logits, BT * V},  {&d.scratch, int64_t(scratch)}};
+}
+
+// The KV cache and one position's activations; views in c.
+std::vector<Part> cache_layout(const GPTConfig& cfg, GPTCache& c) {
+  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size, S = cfg.block_size;
+  return {{&c.k, L * S * C}, {&c.v, L * S * C}, {&c.x, C},      {&c.ln, C},     {&c.qkv, 3 * C},      {&c.atty, C},
+          {&c.proj, C},      {&c.fch, 4 * C},   {&c.logits, V}, {&c.att, L * NH * S}, {&c.mean, 1}, {&c.rstd, 1}};
+}
+
+}  // namespace
+
+int64_t GPTConfig::num_parameters() const {
+  GPTParams views;
+  int64_t n = 0;
+  for (const ParamSlot& t : param_layout(*this, views)) n += shape_numel(t.shape);
+  return n;
+}
+
+std::vector<ParamTensor> param_tensors(const GPTConfig& cfg) {
+  GPTParams views;
+  std::vector<ParamTensor> out;
+  int64_t offset = 0;
+  for (ParamSlot& t : param_layout(cfg, views)) {
+    const int64_t n = shape_numel(t.shape);
+    const bool decay = t.shape.size() >= 2;
+    out.push_back({std::move(t.name), std::move(t.shape), offset, n, decay});
+    offset += n;
+  }
+  return out;
+}
+
+GPTParams param_views(float* base, const GPTConfig& cfg) {
+  GPTParams v;
+  float* at = base;
+  for (const ParamSlot& t : param_layout(cfg, v)) {
+    *t.view = at;
+    at += shape_numel(t.shape);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- the model
+
+GPT::GPT(const GPTConfig& config, ModelUse use) : config_(config), use_(use), opened_(use == ModelUse::infer) {
+  config_.validate();
+  check_memory(config_, 1, 1, use_, limit());
+  tensors_ = param_tensors(config_);
+  const int64_t n = config_.num_parameters();
+  zeroed(params_, sz(n));
+  n_params_ = n;
+  param_base_ = params_.data();
+  p_ = param_views(params_.data(), config_);
+  if (use_ == ModelUse::train) {
+    zeroed(grads_, sz(n));
+    g_ = param_views(grads_.data(), config_);
+  }
+}
+
+GPT::GPT(ReplicaOf r)
+    : config_(r.owner->config_), use_(ModelUse::train), opened_(r.owner->opened_), tensors_(r.owner->tensors_),
+      p_(r.owner->p_), n_params_(r.owner->n_params_), param_base_(r.owner->param_base_) {
+  check_memory(config_, 1, 1, use_, limit());
+  zeroed(grads_, sz(n_params_));
+  g_ = param_views(grads_.data(), config_);
+}
+
+void GPT::make_trainable(int B, int T) {
+  check_range(B, 1, kMaxBatch, "batch_size", "the batch size");
+  check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
+  if (use_ == ModelUse::train) return reserve(B, T);
+  check_memory(config_, B, T, ModelUse::train, limit());
+  // the inference activations go first, so that the peak is the training model's alone
+  FloatBuffer().swap(act_buffer_);
+  std::vector<int>().swap(ids_);
+  B_alloc_ = T_alloc_ = B_ = T_ = 0;
+  has_targets_ = false;
+  zeroed(grads_, params_.size());
+  g_ = param_views(grads_.data(), config_);
+  use_ = ModelUse::train;
+  reserve(B, T);  // the training layouts: probs, losses, targets and the backward's scratch
+}
+
+void GPT::activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const {
+  if (config_.activation == Activation::gelu_new) k.gelu_new_forward(out, inp, N);
+  else k.gelu_forward(out, inp, N);
+}
+
+void GPT::init_weights(uint64_t seed) {
+  const float std_proj = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.n_layer));
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const ParamTensor& t = tensors_[i];
+    float* w = param_base_ + t.offset;
+    const bool is_bias = t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
+    const bool is_ln = t.name.find("ln_") != std::string::npos;
+    if (is_ln && !is_bias) {
+      std::fill(w, w + t.numel, 1.0f);
+    } else if (is_bias) {
+      std::fill(w, w + t.numel, 0.0f);
+    } else {
+      const bool proj = t.name.find("c_proj.weight") != std::string::npos;
+      const float stdev = proj ? std_proj : 0.02f;
+      Rng rng(derive_seed(seed, i + 1));
+      for (int64_t k = 0; k < t.numel; ++k) w[k] = stdev * rng.normal();
+    }
+  }
+}
+
+int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use) {
+  GPTActs a;
+  GPTActGrads d;
+  GPTCache c;
+  const bool train = use == ModelUse::train;
+  const int64_t floats = (train ? 4 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
+                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) + floats_of(cache_layout(cfg, c));
+  const int64_t ints = (train ? 2 : 1) * int64_t(B) * T;  // ids (and targets)
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
+}
+
+void GPT::check_memory(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t limit) {
+  const int64_t model = memory_bytes(cfg, 1, 1, use);
+  if (model > limit)
+    throw InputError("this model has " + num(cfg.num_parameters()) + " parameters: " +
+                         (use == ModelUse::train ? "with their gradients and AdamW's moments it needs "
+                                                 : "for inference (with its KV cache) it needs ") +
+                         num(model >> 20) + " MiB, more than the limit of " + num(limit >> 20) + " MiB",
+                     "n_embd");
+  const int64_t batch = memory_bytes(cfg, B, T, use);
+  if (batch > limit)
+    throw InputError("a batch of " + num(B) + " sequences of " + num(T) + " tokens needs " + num(batch >> 20) +
+                         " MiB for this model, more than the limit of " + num(limit >> 20) +
+                         " MiB: use a smaller batch_size or block_size",
+                     "batch_size");
+}
+
+int64_t GPT::allocated_bytes() const {
+  int64_t floats = 0;
+  for (const FloatBuffer* v : {&params_, &grads_, &act_buffer_, &grad_buffer_, &cache_buffer_})
+    floats += static_cast<int64_t>(v->capacity());
+  const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
+}
+
+void GPT::reserve(int B, int T) {
+  check_range(B, 1, kMaxBatch, "batch_size", "the batch size");
+  check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
+  if (B <= B_alloc_ && T <= T_alloc_) return;
+  B = std::max(B, B_alloc_);
+  T = std::max(T, T_alloc_);
+  check_memory(config_, B, T, use_, limit());
+  carve(act_buffer_, act_layout(config_, B, T, a_, use_));
+  ids_.assign(sz(int64_t(B) * T), 0);
+  if (use_ == ModelUse::train) {
+    carve(grad_buffer_, act_grad_layout(config_, B, T, d_));
+    targets_.assign(sz(int64_t(B) * T), 0);
+  }
+  B_alloc_ = B;
+  T_alloc_ = T;
+  B_ = T_ = 0;
+  has_targets_ = false;
+}
+
+void GPT::check_ids(const int* ids, int n, const char* field) const {
+  for (int i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= config_.vocab_size)
+      throw InputError(std::string(field) + " has " + num(ids[i]) + " at position " + num(i) +
+                           ", outside the vocabulary of " + num(config_.vocab_size) + " tokens",
+                       field);
+}
+
+float GPT::forward(const int* ids, const int* targets, int B, int T) {
+  check_range(B, 1, kMaxBatch, "batch_size", "the batch size");
+  check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
+  check_ids(ids, B * T, "ids");
+  if (targets && use_ != ModelUse::train)
+    throw InputError("this model was opened for inference: it computes no loss until made trainable", "targets");
+  if (targets) check_ids(targets, B * T, "targets");
+  reserve(B, T);
+  B_ = B;
+  T_ = T;
+  has_targets_ = targets != nullptr;
+  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
+  std::copy(ids, ids + BT, ids_.begin());
+  if (targets) std::copy(targets, targets + BT, targets_.begin());
+  const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
+  const float eps = config_.ln_eps;
+
+  // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
+  k.encoder_forward(a_.encoded, ids_.data(), p_.wte, p_.wpe, B, T, C);      // (B, T, C)
+  const float* residual = a_.encoded;
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const BlockParams& w = p_.h[sz(l)];
+    BlockActs& a = a_.h[sz(l)];
+    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C, eps);
+    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);  // (B, T, 3C)
+    k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);            // (B, T, C)
+    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
+    k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
+    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C, eps);
+    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);      // (B, T, 4C)
+    activation_forward(k, a.fch_gelu, a.fch, BT * 4 * C);
+    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
+    k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
+    residual = a.residual3;
+  }
+  k.layernorm_forward(a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT, C, eps);
+  k.matmul_forward(a_.logits, a_.ln_f, p_.wte, nullptr, BT, C, V);          // (B, T, V)
+  if (!targets) return std::numeric_limits<float>::quiet_NaN();
+  k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
+  // The mean in float, summed in order (as autograd's cross_entropy).
+  float sum = 0.0f;
+  for (int i = 0; i < BT; ++i) sum += a_.losses[i];
+  return sum / static_cast<float>(BT);
+}
+
+void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
+
+void GPT::backward(int64_t loss_rows) {
+  if (use_ != ModelUse::train)
+    throw InputError("this model was opened for inference: make it trainable before a backward pass", "targets");
+  if (!has_targets_)
+    throw InputError("backward needs a forward pass with targets first", "targets");
+  const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
+  const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
+  auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
+
+  // loss = mean(losses): each row's dloss is 1/(B·T) (of the whole batch, for a share of one)
+  const float rows = static_cast<float>(loss_rows > 0 ? loss_rows : int64_t(BT));
+  zero(d_.logits, int64_t(BT) * V);
+  k.crossentropy_backward(d_.logits, a_.probs, targets_.data(), 1.0f / rows, BT, V);
+  // logits = ln_f · wteᵀ (the tied lm_head)
+  zero(d_.ln, int64_t(BT) * C);
+  k.matmul_backward(d_.ln, g_.wte, nullptr, d_.logits, a_.ln_f, p_.wte, BT, C, V);
+  const float* last = config_.n_layer ? a_.h.back().residual3 : a_.encoded;
+  zero(d_.residual, int64_t(BT) * C);
+  k.layernorm_backward(d_.residual, g_.ln_f_w, g_.ln_f_b, d_.ln, last, p_.ln_f_w, a_.ln_f_mean, a_.ln_f_rstd, BT,
+                       C);
+
+  for (int l = config_.n_layer - 1; l >= 0; --l) {
+    const BlockParams& w = p_.h[sz(l)];
+    const BlockParams& dw = g_.h[sz(l)];
+    const BlockActs& a = a_.h[sz(l)];
+    const float* residual = l == 0 ? a_.encoded : a_.h[sz(l - 1)].residual3;
+    // d_.residual holds ∂L/∂residual3. residual3 = residual2 + mlp.c_proj(fch_gelu): the
+    // projection's output gradient is d_.residual itself, and it flows on to residual2 unchanged.
+    zero(d_.fch_gelu, int64_t(BT) * 4 * C);
+    k.matmul_backward(d_.fch_gelu, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_.residual, a.fch_gelu, w.mlp_c_proj_w, BT,
+                      4 * C, C);
+    zero(d_.fch, int64_t(BT) * 4 * C);
+    if (config_.activation == Activation::gelu_new) k.gelu_new_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    else k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    zero(d_.ln, int64_t(BT) * C);
+    k.matmul_backward(d_.ln, dw.c_fc_w, dw.c_fc_b, d_.fch, a.ln_2, w.c_fc_w, BT, C, 4 * C);
+    // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
+    k.layernorm_backward(d_.residual, dw.ln_2_w, dw.ln_2_b, d_.ln, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd, BT,
+                         C);
+    // residual2 = residual + attn.c_proj(atty)
+    zero(d_.atty, int64_t(BT) * C);
+    k.matmul_backward(d_.atty, dw.attn_c_proj_w, dw.attn_c_proj_b, d_.residual, a.atty, w.attn_c_proj_w, BT, C, C);
+    zero(d_.qkv, int64_t(BT) * 3 * C);
+    k.attention_backward(d_.qkv, d_.scratch, d_.atty, a.qkv, a.att, B, T, C, NH, opt);
+    zero(d_.ln, int64_t(BT) * C);
+    k.matmul_backward(d_.ln, dw.c_attn_w, dw.c_attn_b, d_.qkv, a.ln_1, w.c_attn_w, BT, C, 3 * C);
+    k.layernorm_backward(d_.residual, dw.ln_1_w, dw.ln_1_b, d_.ln, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd, BT,
+                         C);
+  }
+  k.encoder_backward(g_.wte, g_.wpe, d_.residual, ids_.data(), B, T, C);
+}
+
+// ---------------------------------------------------------------- the KV cache
+
+void GPT::cache_reset() {
+  if (cache_buffer_.empty()) carve(cache_buffer_, cache_layout(config_, c_));
+  cache_len_ = 0;
+}
+
+const float* GPT::cache_step(int token) {
+  if (cache_buffer_.empty()) cache_reset();
+  if (cache_len_ >= config_.block_size)
+    throw InputError("the KV cache is full: it holds block_size = " + num(config_.block_size) +
+                         " positions (crop the context and start again)",
+                     "cache");
+  check_ids(&token, 1, "token");
+  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size;
+  const int pos = cache_len_;  // the stepper's base: the number of cached positions
+  const kernels::AttnOptions opt = attn_options();
+  const kernels::Kernels& k = kernels::active();
+  const float eps = config_.ln_eps;
+  // Position pos alone, with the same kernels as the full forward (N = 1 row).
+  k.encoder_forward(c_.x, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const BlockParams& w = p_.h[sz(l)];
+    float* k_cache = c_.k + int64_t(l) * S * C;
+    float* v_cache = c_.v + int64_t(l) * S * C;
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1, C, eps);
+    k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
+    std::memcpy(k_cache + int64_t(pos) * C, c_.qkv + C, sizeof(float) * sz(C));
+    std::memcpy(v_cache + int64_t(pos) * C, c_.qkv + 2 * C, sizeof(float) * sz(C));
+    float* att = c_.att + int64_t(l) * NH * S;
+    k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, C, NH, opt);
+    k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
+    k.residual_forward(c_.x, c_.x, c_.proj, C);
+    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1, C, eps);
+    k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
+    activation_forward(k, c_.fch, c_.fch, 4 * C);
+    k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
+    k.residual_forward(c_.x, c_.x, c_.proj, C);
+  }
+  k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1, C, eps);
+  k.matmul_forward(c_.logits, c_.ln, p_.wte, nullptr, 1, C, V);
+  cache_len_ = pos + 1;
+  return c_.logits;
+}
+
+const float* GPT::cache_attention(int layer) const {
+  return c_.att + int64_t(layer) * config_.n_head * config_.block_size;
+}
+const float* GPT::cache_keys(int layer) const {
+  return c_.k + int64_t(layer) * config_.block_size * config_.n_embd;
+}
+const float* GPT::cache_values(int layer) const {
+  return c_.v + int64_t(layer) * config_.block_size * config_.n_embd;
+}
+
+}  // namespace ap
