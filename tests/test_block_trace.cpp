@@ -125,7 +125,7 @@ TEST_CASE("A position's trace is the reference forward's values, bit for bit", "
   for (int v = 0; v < m.config().vocab_size; ++v) CHECK(tr.logits[v] == Approx(logits[v]).epsilon(1e-4).margin(1e-4));
 }
 
-TEST_CASE("Block trace: errors name the field; the activations", "[block_trace]") {
+TEST_CASE("Block trace: errors name the field, the activations", "[block_trace]") {
   ap::GPT m = random_model(ap::MaskVariant::strict, true);
   const std::vector<int> ids = {1, 2, 3};
   CHECK_THAT(error_of([&] { ap::block_trace(m, ids.data(), 3, 3); }), Catch::StartsWith("position: position is 3: the prompt's positions are 0 to 2"));

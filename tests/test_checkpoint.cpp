@@ -648,7 +648,7 @@ TEST_CASE("Checkpoint: another config than the one expected is refused with both
                  Catch::Contains("n_embd 8 vs 16, mask strict vs inclusive"));
 }
 
-TEST_CASE("Checkpoint: a model-only file (an imported model) round-trips; training keys and resuming are refused",
+TEST_CASE("Checkpoint: a model-only file (an imported model) round-trips, training keys and resuming are refused",
           "[checkpoint]") {
   ap::TrainState s = ap::load_checkpoint(good_checkpoint());
   s.model.activation = ap::Activation::gelu_new;  // what a model from elsewhere may hold

@@ -528,7 +528,7 @@ TEST_CASE("KV cache: logits with the cache equal the full forward's at every pos
   }
 }
 
-TEST_CASE("A model from elsewhere: gelu_new, no biases, another ε; inference only, then trainable", "[gpt][cache]") {
+TEST_CASE("A model from elsewhere: gelu_new, no biases, another ε: inference only, then trainable", "[gpt][cache]") {
   GPTConfig cfg = small_config(MaskVariant::strict, true);
   cfg.activation = ap::Activation::gelu_new;
   cfg.bias = false;
@@ -677,7 +677,7 @@ TEST_CASE("GPT overfits one small batch: the loss falls below 0.05", "[gpt][trai
   CHECK(loss < 0.05f);
 }
 
-TEST_CASE("GPT training: same seed same losses; a training step allocates nothing", "[gpt][train]") {
+TEST_CASE("GPT training: same seed same losses, a training step allocates nothing", "[gpt][train]") {
   auto run = [](std::vector<float>& losses, bool count) {
     GPT m(GPTConfig::tiny(30));
     m.init_weights(9);

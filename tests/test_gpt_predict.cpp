@@ -4,6 +4,7 @@
 //    the prompt's last position in a full forward pass (values written as float32 and read back);
 //  - without a prompt it reshapes the kept logits: the same answer as with the prompt again, for
 //    other options; the probabilities of every token sum to 1, top-k and top-p keep what they say;
+//  - a prompt longer than block_size is read by its last block_size tokens, as generation reads it;
 //  - training forgets the prompt (the weights changed), and bad options are named by field;
 //  - sampling with top_p through the session draws the text the core's generate() draws.
 #include <catch2/catch.hpp>
@@ -110,6 +111,30 @@ TEST_CASE("next_token: the prompt's distribution, then reshaped without running 
   const jt::Value after = call(s, R"({"call":"next_token","spec":{}})");
   CHECK(after.find("ok")->b == false);
   CHECK(after.find("field")->str == "prompt");
+}
+
+TEST_CASE("next_token: a prompt longer than block_size is read by its last block_size tokens", "[gpt][api][next_token]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}").find("ok")->b);
+  REQUIRE(call(s, R"({"call":"train","n":5})").find("ok")->b);
+  // 14 characters, block_size 8: the model sees the last 8, "dcba=abc", as generation crops them
+  const std::string whole = R"({"call":"next_token","spec":{"prompt":"jihgfedcba=abc","show":12}})";
+  const std::string tail = R"({"call":"next_token","spec":{"prompt":"dcba=abc","show":12}})";
+  const std::string head = R"({"call":"next_token","spec":{"prompt":"jihgfedc","show":12}})";
+  const std::string a = ap::call_json(s, whole), t = ap::call_json(s, tail), h = ap::call_json(s, head);
+  // a field's text in an answer
+  auto field = [](const std::string& answer, const char* key) {
+    const jt::Value v = jt::parse(answer);
+    REQUIRE(v.find("ok")->b);
+    const jt::Value& f = *v.find(key);
+    return answer.substr(f.begin, f.end - f.begin);
+  };
+  CHECK(jt::parse(a).find("tokens")->size() == 8);
+  CHECK(field(a, "tokens") == field(t, "tokens"));
+  CHECK(field(a, "top") == field(t, "top"));
+  CHECK(a == t);  // the whole answer, token for token
+  // the first 8 give another distribution: the comparison above tells the two crops apart
+  CHECK(field(h, "top") != field(a, "top"));
 }
 
 TEST_CASE("sample with top_p draws the text generate() draws", "[gpt][api][next_token]") {

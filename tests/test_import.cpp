@@ -53,7 +53,7 @@ pk::Pickle load(const char (&s)[N], bool torch = true) {
 
 }  // namespace
 
-TEST_CASE("zip: stored entries read back; damage refused naming the entry or byte", "[import]") {
+TEST_CASE("zip: stored entries read back, damage refused naming the entry or byte", "[import]") {
   const std::string z = make_zip({{"archive/data.pkl", "hello"}, {"archive/data/0", std::string(64, '\7')}});
   REQUIRE(zip::looks_like_zip(z));
   const zip::Archive a = zip::read_archive(z, "ckpt.pt");
@@ -85,7 +85,7 @@ TEST_CASE("zip: stored entries read back; damage refused naming the entry or byt
   CHECK_THAT(refusal([&] { zip::read_archive(many, "ckpt.pt"); }), Catch::Contains("65520 entries"));
 }
 
-TEST_CASE("pickle: a state dict's values; anything else refused by name, nothing run", "[import]") {
+TEST_CASE("pickle: a state dict's values, anything else refused by name, nothing run", "[import]") {
   // {'a': 1, 'b': [1.5, 'x'], 'c': (True, None), 'd': -2}, protocol 2, with the memo
   const std::string ok(
       "\200\002\175\161\000\050\130\001\000\000\000\141\161\001\113\001\130\001\000\000\000\142\161\002\135"
@@ -113,6 +113,13 @@ TEST_CASE("pickle: a state dict's values; anything else refused by name, nothing
   CHECK_THAT(refusal([] { load("\x80\x02" "ctorch\nFloatStorage\n)R."); }),
              Catch::Contains("REDUCE at byte 23 calls torch.FloatStorage"));
   CHECK_THAT(refusal([] { load("\x80\x02X\x01\0\0\0a)R."); }), Catch::Contains("REDUCE at byte 9 calls a string"));
+  // of torch's globals only the storage types and the tensor's rebuild: any other is refused by name
+  // at its GLOBAL, before anything could call it
+  CHECK_THAT(refusal([] { load("\x80\x02" "ctorch\nload\n)R."); }),
+             Catch::Contains("the global torch.load at byte 2") && Catch::Contains("nothing in the file was run"));
+  CHECK_THAT(refusal([] { load("\x80\x02" "ctorch._utils\n_rebuild_parameter\n."); }),
+             Catch::Contains("the global torch._utils._rebuild_parameter at byte 2"));
+  CHECK_THAT(refusal([] { load("\x80\x04\x8c\x05torch\x8c\x04save\x93."); }), Catch::Contains("the global torch.save"));
   // a meta.pkl holds no tensors: torch's globals are refused there too
   CHECK_THAT(refusal([] { load("\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n.", false); }),
              Catch::Contains("torch._utils._rebuild_tensor_v2"));

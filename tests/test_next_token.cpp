@@ -192,7 +192,7 @@ TEST_CASE("The distribution: temperature, top-k with ties, top-p, masses and ent
   CHECK(d.entropy_full > 0.0f);
 }
 
-TEST_CASE("A draw agrees with its distribution; top-p draws only kept tokens", "[next_token]") {
+TEST_CASE("A draw agrees with its distribution, top-p draws only kept tokens", "[next_token]") {
   const std::vector<float> logits = test_logits();
   ap::NextTokenLogits l;
   l.set(logits.data(), 40);

@@ -74,7 +74,7 @@ TEST_CASE("Trainer: the tiny preset learns the copy task (slow)", "[train][slow]
   CHECK(end < 1.5f);
 }
 
-TEST_CASE("Trainer: same seed same losses; resuming from state() continues bit for bit", "[train]") {
+TEST_CASE("Trainer: same seed same losses, resuming from state() continues bit for bit", "[train]") {
   const ap::TrainConfig t = quick_train(40);
   ap::Trainer a(tiny_block(32), t, task("sort"));
   ap::Trainer b(tiny_block(32), t, task("sort"));

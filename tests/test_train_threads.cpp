@@ -4,6 +4,7 @@
 //  - two and three threads agree with one within the stated tolerance (below);
 //  - a step in parts (begin_step, shard_gradients in another model, add_shard, finish_step: the
 //    page's workers) gives the bits of the same count of threads;
+//  - mirrors (mirror_shard, then add_shard of the other shares) keep the leader's bits;
 //  - a checkpoint saved with n threads resumes with any m, exactly as a run that changed count;
 //  - the evaluation in parts (begin_evaluate, validation_losses in another model, add_evaluate,
 //    finish_evaluate: the page's workers) and on threads is evaluate()'s, bit for bit, for any count;
@@ -150,6 +151,51 @@ TEST_CASE("Threads: a step in parts (the page's workers) gives the bits of as ma
   CHECK(main.state().params == threads.params);
 }
 
+TEST_CASE("Threads: mirrors that step with the leader keep its bits (share 0 copied, not added)", "[train][threads]") {
+  // The page's workers when only gradients travel: a leader (own_shard) and mirrors 1 and 2
+  // (mirror_shard), each given the other shares in order; all three step as step() on 3 threads.
+  const Run threads = train(3, 8);
+  const int B = 8, T = 32, n = 3;
+  ap::Trainer leader(tiny32(), quick(40), task("sort"));
+  ap::Trainer m1(tiny32(), quick(40), task("sort"));
+  ap::Trainer m2(tiny32(), quick(40), task("sort"));
+  ap::Trainer* mirrors[] = {&m1, &m2};
+  std::vector<float> losses[3];
+  for (int i = 0; i < 8; ++i) {
+    leader.begin_step(n);
+    for (ap::Trainer* m : mirrors) m->begin_step(n);
+    leader.own_shard();
+    m1.mirror_shard(1);
+    m2.mirror_shard(2);
+    // what each sends: its share's gradients and per-token losses
+    const int64_t np = leader.model().num_parameters();
+    std::vector<float> grads[3], share_losses[3];
+    grads[0].assign(leader.model().grads(), leader.model().grads() + np);
+    for (int k = 0; k < n; ++k) {
+      const int r0 = ap::shard_row(B, n, k), r1 = ap::shard_row(B, n, k + 1);
+      const ap::Trainer& from = k == 0 ? leader : *mirrors[k - 1];
+      if (k > 0) grads[k] = from.mirror_grads();
+      share_losses[k].assign(from.batch_losses().begin() + r0 * T, from.batch_losses().begin() + r1 * T);
+    }
+    for (int k = 1; k < n; ++k)
+      leader.add_shard(grads[k].data(), np, share_losses[k].data(), int64_t(share_losses[k].size()));
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < n; ++k)
+        if (k != j + 1)  // a mirror's own share is added in its turn by add_shard
+          mirrors[j]->add_shard(grads[k].data(), np, share_losses[k].data(), int64_t(share_losses[k].size()));
+    losses[0].push_back(leader.finish_step().loss);
+    losses[1].push_back(m1.finish_step().loss);
+    losses[2].push_back(m2.finish_step().loss);
+  }
+  for (int j = 0; j < 3; ++j) {
+    INFO("worker " << j << " (0: the leader)");
+    CHECK(losses[j] == threads.losses);
+  }
+  CHECK(leader.state().params == threads.params);
+  CHECK(m1.state().params == threads.params);
+  CHECK(m2.state().params == threads.params);
+}
+
 TEST_CASE("Threads: a checkpoint saved with n threads resumes with any m", "[train][threads]") {
   // One run changes from 2 threads to 3 at step 6; another saves at step 6 with 2 threads and
   // resumes from the checkpoint's bytes with 3: the same bits.
@@ -243,7 +289,7 @@ TEST_CASE("Threads: the evaluation in parts or on threads is evaluate()'s, bit f
   CHECK(std::isfinite(main.evaluate()));
 }
 
-TEST_CASE("ThreadPool: every index runs once; a thread's error reaches the caller", "[threads]") {
+TEST_CASE("ThreadPool: every index runs once, a thread's error reaches the caller", "[threads]") {
   ap::ThreadPool pool(4);
   std::vector<int> hits(4, 0);
   auto count = [&](int i) { hits[static_cast<size_t>(i)] += 1; };
