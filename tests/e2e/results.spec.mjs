@@ -4,8 +4,10 @@
 // answers wrong, then right, shows the answers, resets; the gradebook follows, asks for the current
 // results, and never sees an expected value. A page on a third origin (a second server,
 // hosts.mjs) that frames the same exercise naming the course's origin receives nothing but
-// heights; a frame without report-to posts nothing but its height. (Chromium resolves *.localhost
-// to the loopback address itself, so the playground's server serves the tool and the course.)
+// heights; a frame without report-to posts nothing but its height; the course page's listeners
+// ignore a look-alike origin, an opaque one and a window that is not one of its frames. (Chromium
+// resolves *.localhost to the loopback address itself, so the playground's server serves the tool
+// and the course.)
 import { test as base, expect, BOOT_MS } from './fixtures.mjs';
 import { startHost } from './hosts.mjs';
 
@@ -185,5 +187,69 @@ test('report-to takes exact origins only, and says which values it left out', as
   expect(r.warned).toHaveLength(4);
   for (const bad of ['https://example.org/path', 'javascript:alert(1)', 'https://u:p@b.test', '*']) {
     expect(r.warned.some((w) => w.includes(`"${bad}"`) && w.includes('not an origin'))).toBe(true);
+  }
+});
+
+test('onExerciseResult and onLabMessage ignore a look-alike origin, an opaque ("null") one and a window that is not one of the page\'s frames', async ({ page }) => {
+  // The tool is a second server with pages that post a result and a lab report to the top window
+  // (each labelled with its frame's hash); the course (`host`) listens for two tool origins: the
+  // tool's own, and http://tool.localhost, of which http://tool.localhost.evil.localhost:PORT (the
+  // tool's server under a longer name: Chromium resolves *.localhost to the loopback) is a
+  // look-alike, as https://course.example.evil is of https://course.example. The course's server
+  // serves web/ under /web/ for embed-results.js.
+  const tool = await startHost({
+    pages: {
+      '/post.html': `<!doctype html><title>poster</title><script>
+        const label = location.hash.slice(1);
+        top.postMessage({ type: 'attention-stepper:exercise', id: label, total: 4, right: 4, wrong: 0, empty: 0, solved: true, revealed: false, reset: false, score: 1 }, '*');
+        top.postMessage({ type: 'gpt-lab:done', status: 'done', step: 5, steps: 5, loss: 1.25, val: 1.5, message: label }, '*');
+      </script>`,
+      '/nest.html': '<!doctype html><title>nest</title><iframe src="/post.html#nested"></iframe>',
+    },
+  });
+  try {
+    const lookalike = tool.origin.replace('127.0.0.1', 'tool.localhost.evil.localhost');
+    const frames = [
+      ['trusted', tool.url('/post.html#trusted'), false],
+      ['lookalike', `${lookalike}/post.html#lookalike`, false],
+      ['opaque', tool.url('/post.html#opaque'), true],  // sandboxed without allow-same-origin: origin "null"
+      ['nest', tool.url('/nest.html'), false],  // its inner frame posts from the tool's origin, but is no frame of this page
+    ];
+    const pages = {};
+    pages['/course.html'] = `<!doctype html><title>course</title><script type="module">
+      import { onExerciseResult, onLabMessage } from '/web/embed-results.js';
+      window.__raw = []; window.__results = []; window.__lab = [];
+      addEventListener('message', (e) => window.__raw.push({ origin: e.origin, label: e.data.id ?? e.data.message }));
+      const tools = [${JSON.stringify(tool.origin)}, 'http://tool.localhost'];
+      onExerciseResult(tools, (r, f) => window.__results.push([f.id, r.id]));
+      onLabMessage(tools, (m, f) => window.__lab.push([f.id, m.message]));
+      for (const [id, src, sandboxed] of ${JSON.stringify(frames)}) {
+        const f = document.createElement('iframe');
+        f.id = id;
+        if (sandboxed) f.sandbox = 'allow-scripts';
+        f.src = src;
+        document.body.append(f);
+      }
+    </script>`;
+    const webDir = new URL('../../web/', import.meta.url).pathname;
+    const course = await startHost({ pages, folders: { '/web/': webDir } });
+    try {
+      await page.goto(course.url('/course.html'));
+      // every poster's two messages have arrived (the listeners ran on each as it came)
+      await expect.poll(() => page.evaluate(() => window.__raw.length)).toBe(8);
+      const raw = await page.evaluate(() => window.__raw);
+      const originOf = (label) => raw.find((m) => m.label === label).origin;
+      expect(originOf('trusted')).toBe(tool.origin);
+      expect(originOf('lookalike')).toBe(lookalike);
+      expect(originOf('opaque')).toBe('null');
+      expect(originOf('nested')).toBe(tool.origin);
+      // only the trusted frame's messages reach the callbacks
+      expect(await page.evaluate(() => window.__results)).toEqual([['trusted', 'trusted']]);
+      expect(await page.evaluate(() => window.__lab)).toEqual([['trusted', 'trusted']]);
+    } finally {
+      await course.close();
+    }
+  } finally {
+    await tool.close();
   }
 });

@@ -11,6 +11,11 @@ test('the losses as CSV: the gpt CLI log’s column names, one row per step, emp
   assert.equal(lossCsv({ steps: [], train: [], valSteps: [], val: [] }), 'step,loss,val_loss\n');
 });
 
+test('the losses as CSV: steps in numeric order past 9 (10 after 9, 100 after 11), not as text', () => {
+  const csv = lossCsv({ steps: [9, 10, 11, 100], train: [1.5, 1.25, 1, 0.75], valSteps: [0, 10, 100], val: [2, 1.5, 0.5] });
+  assert.equal(csv, 'step,loss,val_loss\n0,,2\n9,1.5,\n10,1.25,1.5\n11,1,\n100,0.75,0.5\n');
+});
+
 test('the browser’s errors: a full quota, no storage, anything else with its message', () => {
   assert.equal(storeError({ name: 'QuotaExceededError', message: 'full' }).kind, 'quota');
   assert.equal(storeError({ name: 'UnknownError', message: 'Quota exceeded while writing' }).kind, 'quota');
