@@ -1,9 +1,10 @@
 // gpt.test.mjs — the tiny GPT's JS API (web/gpt.js over web/gen/gpt_core.wasm) as the training page
 // uses it: every method, every typed array's shape, the KV cache's agreement with a full forward
 // pass (max_abs_diff ≤ 1e-5), a head's stepper spec reproducing its weights in the attention
-// module, checkpoints (save, load, corrupted bytes), and every error path: the field named, the
-// message saying what is wrong, and the run usable afterwards. (That train()'s arrays hold the
-// core's values under the right names: gpt_train_arrays.test.mjs.)
+// module, a prompt longer than the block read by its tail, checkpoints (save, load, corrupted
+// bytes), and every error path: the field named, the message saying what is wrong, and the run
+// usable afterwards. (That train()'s arrays hold the core's values under the right names:
+// gpt_train_arrays.test.mjs.)
 // Models here are small (one or two layers, n_embd 16–32) so the file runs in seconds; the tiny
 // preset itself is trained in gpt_agreement.test.mjs.
 import { test } from 'node:test';
@@ -233,6 +234,18 @@ test('nextToken: the distribution of a prompt, reshaped by temperature, top-k an
     // Training changes the weights: the prompt must be given again.
     run.train(1);
     assert.throws(() => run.nextToken({}), (e) => e.field === 'prompt');
+  });
+});
+
+test('nextToken: a prompt longer than block_size is read by its last block_size tokens, and shows them', () => {
+  withRun(SMALL, (run) => {
+    run.train(20);
+    // 14 characters, block_size 8: the model sees the last 8, as sample() crops its context
+    const whole = run.nextToken({ prompt: 'jihgfedcba=abc', show: 100 });
+    assert.deepEqual(whole.tokens, ['d', 'c', 'b', 'a', '=', 'a', 'b', 'c']);
+    assert.deepEqual(whole, run.nextToken({ prompt: 'dcba=abc', show: 100 }));
+    // the first 8 give another distribution: the comparison above tells the two crops apart
+    assert.notDeepEqual(run.nextToken({ prompt: 'jihgfedc', show: 100 }).top, whole.top);
   });
 });
 
