@@ -56,7 +56,11 @@ execute_process(COMMAND ${AP_TESTS} --list-test-names-only OUTPUT_VARIABLE liste
 if(rc LESS 1)  # Catch2 exits with the number of cases listed (at most 255)
   message(FATAL_ERROR "${AP_TESTS} --list-test-names-only listed no case (exit ${rc})")
 endif()
-execute_process(COMMAND ${CTEST} --test-dir ${BUILD} -N -L "^catch2$"
+# ctest -N on a copy of the build's test file (its includes are absolute paths): ctest writes its
+# Testing/Temporary/LastTest.log even with -N, and must not truncate the log of the run this is in.
+file(MAKE_DIRECTORY ${BUILD}/ctest_cases)
+file(COPY ${BUILD}/CTestTestfile.cmake DESTINATION ${BUILD}/ctest_cases)
+execute_process(COMMAND ${CTEST} --test-dir ${BUILD}/ctest_cases -N -L "^catch2$"
                 OUTPUT_VARIABLE shown RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ctest -N exited ${rc}:\n${shown}")
