@@ -93,7 +93,7 @@ test('npm install of the tarball: exports resolve, the core computes, private pa
     try { api.trace({ x: '1 x' }); } catch (e) { bad = e instanceof AttentionError ? e.field : 'not an AttentionError'; }
     const gpt = await loadGpt({ wasmBinary: await wasm('gpt_core.wasm') });
     let hidden = '';
-    try { await import('attention-playground/stepper/state.js'); } catch (e) { hidden = e.code; }
+    try { await import('attention-playground/shared/state.js'); } catch (e) { hidden = e.code; }
     console.log(JSON.stringify({ w, bad, version: api.version, pkg: pkg.version, same: viaPath.loadAttention === loadAttention,
       tasks: gpt.tasks().map((t) => t.name), type: RESULT_TYPE, hidden }));`;
   fs.writeFileSync(path.join(project, 'check.mjs'), script);
