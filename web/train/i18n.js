@@ -15,7 +15,7 @@ const en = {
   'app.title': 'Train a tiny GPT',
   'app.lede': 'Train the tutorials’ tiny GPT here in your browser and watch the loss fall. Then look at what its attention heads learned, open any head in the Attention Stepper to follow its arithmetic on the real Q, K and V, and generate text one token at a time through the KV cache. Everything runs offline, in WebAssembly, in a background thread.',
   'app.footer': 'The model is nanoGPT’s GPT (token and position embeddings, pre-LayerNorm blocks with causal multi-head attention and a 4× GELU MLP, an output head tied to the embeddings), trained with AdamW, a warm-up and a cosine learning rate. Losses are cross-entropy in nats per character. The link keeps the task, the settings and the seeds, never the weights: download a checkpoint for those.',
-  'boot.failed': 'The GPT core did not load: {message}',
+  'boot.failed': 'The GPT core (gen/gpt_core.wasm) did not load: {message}. In a clone of the repository, scripts/serve builds it and serves the page; scripts/build wasm only builds it.',
   'lang.label': 'Language',
   'nav.label': 'Pages',
   'nav.stepper': '← The Attention Stepper',
