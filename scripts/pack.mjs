@@ -15,7 +15,7 @@
 // page's helpers), the pages in PAGES (the playground the stepper's "copy link" opens, the
 // iframe embed page, the SCORM player the author mode zips, the training page), their .d.ts, and
 // every file those load, found by following their imports, import('…'), new URL('…',
-// import.meta.url) and src/href (web/shared/scorm-package.js's walk, the one the SCORM package uses): the
+// import.meta.url) and src/href (web/common/scorm-package.js's walk, the one the SCORM package uses): the
 // wasm modules, styles, the vendored uPlot with its licence. No tests, no C++ sources, no bench,
 // no examples. A new element is one line in EXPORTS.
 //
@@ -31,8 +31,8 @@ import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { collectFiles, LAUNCH } from '../web/shared/scorm-package.js';
-import { zip } from '../web/shared/zip.js';
+import { collectFiles, LAUNCH } from '../web/common/scorm-package.js';
+import { zip } from '../web/common/zip.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const web = path.join(root, 'web');

@@ -41,13 +41,13 @@
 // cells: [{panel, row, col, answer, status, correct, expected, value?}]}), 'stepper-error' (detail:
 // the error).
 import { loadAttention } from './attention.js';
-import { el, ensureStylesheet } from './shared/ui.js';
+import { el, ensureStylesheet } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
-import { defaultState, validateState, MATRIX_KEYS } from './shared/state.js';
-import { presetPatch, PRESETS } from './shared/presets.js';
-import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './shared/exercise.js';
+import { defaultState, validateState, MATRIX_KEYS } from './common/state.js';
+import { presetPatch, PRESETS } from './common/presets.js';
+import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './common/exercise.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
-import { encodeState } from './shared/permalink.js';
+import { encodeState } from './common/permalink.js';
 
 /** The stylesheets the element needs, next to this file. */
 export const STYLESHEETS = [new URL('./stepper/stepper.css', import.meta.url).href, new URL('./stepper/share.css', import.meta.url).href];

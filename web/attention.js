@@ -28,9 +28,9 @@
 // ≤ 1024 × 1024. Calls run on the calling thread: a trace near the limits takes a noticeable
 // time and builds a large object, so keep course examples small or run them in a worker.
 
-import { readAnswer } from './shared/non-finite.js';
+import { readAnswer } from './common/non-finite.js';
 
-export { GptError } from './shared/gpt-error.js';
+export { GptError } from './common/gpt-error.js';
 
 /**
  * Loads the tiny GPT (web/gpt.js, which this imports now, and its wasm module) and returns its

@@ -11,7 +11,7 @@
 // each; the model file never is (its headers as the core asks for them, then its weights in slices
 // through one reused buffer: slices(), below).
 
-import { GptError } from './shared/gpt-error.js';
+import { GptError } from './common/gpt-error.js';
 
 const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
 const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);

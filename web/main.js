@@ -1,7 +1,7 @@
 // main.js — page bootstrap: mount the Attention Stepper (web/stepper/stepper.js) on #app, with
 // sharing (web/stepper/share.js: permalink, copy-link, export).
 // No inline scripts or styles, so the page runs under a strict Content-Security-Policy.
-import { el } from './shared/ui.js';
+import { el } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { enableSharing } from './stepper/share.js';
 import { createI18n, storedLang } from './stepper/i18n.js';

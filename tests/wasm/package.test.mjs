@@ -40,7 +40,7 @@ test('the tarball holds the modules, types, wasm and page assets, and no tests, 
     'gpt-open.js', 'gpt-second.js', 'gen/gpt_core_full.mjs', 'gen/gpt_core_full.wasm',
     'stepper/stepper.css', 'stepper/share.css', 'index.html', 'embed.html', 'scorm/player.html', 'train/index.html',
     'train/worker.js', 'train/i18n-zh.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE',
-    'shared/ui.js', 'shared/lang.js', 'shared/non-finite.js', 'shared/state.js']) {
+    'common/ui.js', 'common/lang.js', 'common/non-finite.js', 'common/state.js']) {
     assert.ok(files.includes(f), `the tarball lacks ${f}`);
   }
   const bad = files.filter((f) => /^(tests?|src|bench|scripts|examples|docs|build[^/]*|node_modules|\.ci)\//.test(f) || /\/examples\//.test(f)
@@ -112,7 +112,7 @@ test('npm install of the tarball: exports resolve, the core computes, private pa
     try { api.trace({ x: '1 x' }); } catch (e) { bad = e instanceof AttentionError ? e.field : 'not an AttentionError'; }
     const gpt = await loadGpt({ wasmBinary: await wasm('gpt_core.wasm') });
     let hidden = '';
-    try { await import('attention-playground/shared/state.js'); } catch (e) { hidden = e.code; }
+    try { await import('attention-playground/common/state.js'); } catch (e) { hidden = e.code; }
     console.log(JSON.stringify({ w, bad, version: api.version, pkg: pkg.version, same: viaPath.loadAttention === loadAttention,
       tasks: gpt.tasks().map((t) => t.name), type: RESULT_TYPE, hidden }));`;
   fs.writeFileSync(path.join(project, 'check.mjs'), script);

@@ -1,14 +1,14 @@
-// web_layers.test.mjs — the web folders import one another downwards only: web/shared/ (what both
+// web_layers.test.mjs — the web folders import one another downwards only: web/common/ (what both
 // pages and the SCORM player use) imports nothing outside itself; the stepper (web/stepper/) and
 // the training page (web/train/) import neither each other nor the SCORM player (web/scorm/), which
 // sits above the stepper. So no circle through two folders can come back (stepper ↔ scorm was one).
-// Imports are read the way the packer reads them (web/shared/scorm-package.js: references(),
+// Imports are read the way the packer reads them (web/common/scorm-package.js: references(),
 // comments left out), static and import('…') alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { references, resolve } from '../../web/shared/scorm-package.js';
+import { references, resolve } from '../../web/common/scorm-package.js';
 import { ROOT } from './load.mjs';
 
 const WEB = path.join(ROOT, 'web');
@@ -19,10 +19,10 @@ const edges = (dir) => modules(dir).flatMap((from) =>
 const folder = (p) => (p.includes('/') ? p.slice(0, p.indexOf('/')) : '.');
 
 const RULES = {
-  shared: ['shared'],
-  stepper: ['stepper', 'shared', '.'],
-  train: ['train', 'shared', '.', 'gen'],
-  scorm: ['scorm', 'stepper', 'shared', '.'],
+  common: ['common'],
+  stepper: ['stepper', 'common', '.'],
+  train: ['train', 'common', '.', 'gen'],
+  scorm: ['scorm', 'stepper', 'common', '.'],
 };
 
 for (const [dir, allowed] of Object.entries(RULES)) {

@@ -1,8 +1,8 @@
 // i18n.js — every string of the stepper, in English and Simplified Chinese. The translator and
-// the remembered language (shared with the training page) are web/shared/lang.js's.
-import { translator } from '../shared/lang.js';
+// the remembered language (shared with the training page) are web/common/lang.js's.
+import { translator } from '../common/lang.js';
 
-export { storedLang, storeLang } from '../shared/lang.js';
+export { storedLang, storeLang } from '../common/lang.js';
 
 /** The gradient panels whose names are notation only: the same in every language. */
 const GRAD_NOTATION = {

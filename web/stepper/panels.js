@@ -30,8 +30,8 @@
 //     the table shows its text and colours itself, updated at once, as before.
 // Cells are updated in place; the table is rebuilt only when the shape changes. Cells are keyboard
 // focusable with a roving tabindex (arrow keys move).
-import { el, setText } from '../shared/ui.js';
-import { formatNumber } from '../shared/format.js';
+import { el, setText } from '../common/ui.js';
+import { formatNumber } from '../common/format.js';
 import { queueSync, takePending, flushPending } from './text-queue.js';
 import { PixelBuffer, glyphWidth } from './pixels.js';
 

@@ -9,10 +9,10 @@
 //   const tools = attachShareTools(toolbarSlot, controller, { link: () => permalink.url() });
 //
 // The toolbar is placed in the element you give (it is appended there); styles in share.css.
-import { el, setDisabled, ensureStylesheet } from '../shared/ui.js';
+import { el, setDisabled, ensureStylesheet } from '../common/ui.js';
 import { FORMATS, exportMatrix, matrixToText, heatColor } from './export.js';
-import { copyText, bindPermalink } from '../shared/permalink.js';
-import { validateState } from '../shared/state.js';
+import { copyText, bindPermalink } from '../common/permalink.js';
+import { validateState } from '../common/state.js';
 
 const TEXT = {
   en: {

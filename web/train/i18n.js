@@ -1,14 +1,14 @@
 // i18n.js — the training page's strings: the English table here, the Simplified Chinese one in
 // i18n-zh.js, fetched on first use (loadStrings('zh'): when Chinese is chosen, remembered or named by
 // a link), so that the page's start carries one language. The translator and the remembered
-// language (shared with the stepper) are web/shared/lang.js's. The built-in tasks' English descriptions
+// language (shared with the stepper) are web/common/lang.js's. The built-in tasks' English descriptions
 // come from the core (gpt.tasks()); their Chinese ones are in i18n-zh.js (taskd.*, taska.*).
 // Limits: createI18n(lang) translates with the tables loaded so far: until loadStrings(lang) has
 // resolved, its keys show in English (the page awaits it before it renders in that language). If
 // the Chinese module cannot be fetched (offline, never cached), the page stays readable in English.
-import { translator } from '../shared/lang.js';
+import { translator } from '../common/lang.js';
 
-export { storedLang, storeLang } from '../shared/lang.js';
+export { storedLang, storeLang } from '../common/lang.js';
 
 const en = {
   'doc.title': 'Train a tiny GPT — Attention Playground',
