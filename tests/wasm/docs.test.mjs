@@ -1,10 +1,12 @@
-// docs.test.mjs — the docs name only files that exist: in README.md and docs/*.md, every relative
-// link ([text](path), with its #anchor when it points into a Markdown file) and every repository
-// path written in the text (src/…, web/…, tests/…, scripts/…, bench/…, docs/…). So a move or a
-// rename that forgets a doc fails here, naming the doc, the line and the path.
-// Limits: build and run output (web/gen/, build*/, dist/, bench/out*/) is not in a clone and is not checked; a path with
-// a placeholder (<isa>, *, …) is checked as a pattern against the repository's files; {a,b} is
-// expanded. Anchors follow GitHub's slugs (lower case, punctuation dropped, spaces to '-').
+// docs.test.mjs — the docs name only files that exist: in README.md, bench/README.md and
+// docs/*.md, every relative link ([text](path), with its #anchor when it points into a Markdown
+// file) and every repository path written in the text (src/…, web/…, tests/…, scripts/…, bench/…,
+// docs/…). So a move or a rename that forgets a doc fails here, naming the doc, the line and the
+// path.
+// Limits: build and run output (web/gen/, build*/, dist/, bench/out*/) is not in a clone and is
+// not checked; a path with a placeholder (<isa>, *, …) is checked as a pattern against the
+// repository's files; {a,b} is expanded. Anchors follow GitHub's slugs (lower case, punctuation
+// dropped, spaces to '-'). Bare file names (`ui.js` without its folder) are not checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,7 +14,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT } from './load.mjs';
 
-const DOCS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = ['README.md', 'bench/README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 // the repository's files (tracked or new, not ignored): what a clone has
 const FILES = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => f && fs.existsSync(path.join(ROOT, f)));
