@@ -7,12 +7,15 @@
 //                                           and the files the pages and elements load
 //   dist/attention-playground-<v>.tgz       `npm pack` of that folder (npm install ./that.tgz)
 //   dist/attention-playground-<v>.zip       the same folder as a plain zip, for hosts without npm
+//   dist/attention-playground-<v>.sizes.json  its files, bytes unpacked, bytes of the .tgz and the
+//                                           .zip (null when skipped): the figures docs/courses.md
+//                                           quotes (tests/wasm/package.test.mjs compares them)
 //
 // What goes in: the modules named in EXPORTS (attention.js, gpt.js, the elements, the course
 // page's helpers), the pages in PAGES (the playground the stepper's "copy link" opens, the
 // iframe embed page, the SCORM player the author mode zips, the training page), their .d.ts, and
 // every file those load, found by following their imports, import('…'), new URL('…',
-// import.meta.url) and src/href (web/scorm/package.js's walk, the one the SCORM package uses): the
+// import.meta.url) and src/href (web/common/scorm-package.js's walk, the one the SCORM package uses): the
 // wasm modules, styles, the vendored uPlot with its licence. No tests, no C++ sources, no bench,
 // no examples. A new element is one line in EXPORTS.
 //
@@ -28,8 +31,8 @@ import { deflateRawSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { collectFiles, LAUNCH } from '../web/scorm/package.js';
-import { zip } from '../web/scorm/zip.js';
+import { collectFiles, LAUNCH } from '../web/common/scorm-package.js';
+import { zip } from '../web/common/zip.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const web = path.join(root, 'web');
@@ -175,6 +178,7 @@ async function main() {
   const { dir, version, files } = await buildFolder(outDir);
   const size = (await Promise.all(files.map((f) => stat(path.join(dir, f))))).reduce((s, st) => s + st.size, 0);
   console.log(`${path.relative(process.cwd(), dir) || dir}/: ${NAME} ${version}, ${files.length} files, ${(size / 1024).toFixed(0)} kB`);
+  const sizes = { version, files: files.length, unpacked_bytes: size, tgz_bytes: null, zip_bytes: null };
   if (!opt['no-tgz']) {
     const out = execFileSync('npm', ['pack', '--json', '--pack-destination', outDir], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     const [info] = JSON.parse(out);
@@ -183,13 +187,18 @@ async function main() {
     const extra = packed.filter((f) => !files.includes(f));
     if (missing.length || extra.length) fail(`npm pack took ${extra.length ? `extra files: ${extra.join(', ')}` : ''}${missing.length ? ` left out: ${missing.join(', ')}` : ''}`);
     console.log(`${path.relative(process.cwd(), path.join(outDir, info.filename))}: npm pack, ${info.entryCount} files, ${(info.size / 1024).toFixed(0)} kB`);
+    sizes.tgz_bytes = info.size;
   }
   if (!opt['no-zip']) {
     const name = path.join(outDir, `${NAME}-${version}.zip`);
     const bytes = await zipFolder(dir, files);
     await writeFile(name, bytes);
     console.log(`${path.relative(process.cwd(), name)}: zip, ${files.length} files in ${NAME}/, ${(bytes.length / 1024).toFixed(0)} kB`);
+    sizes.zip_bytes = bytes.length;
   }
+  await writeFile(path.join(outDir, `${NAME}-${version}.sizes.json`), `${JSON.stringify(sizes, null, 2)}\n`);
+  const mb = (b) => (b / 2 ** 20).toFixed(1);
+  console.log(`package: ${sizes.files} files, ${mb(size)} MB unpacked${sizes.tgz_bytes ? `, ${mb(sizes.tgz_bytes)} MB packed (.tgz)` : ''}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();

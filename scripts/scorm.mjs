@@ -12,15 +12,15 @@
 //   --json FILE        the activity as JSON instead ({title, lang, exercises: [EXERCISE, …]})
 //
 // It needs the built wasm core (web/gen/, scripts/build wasm). The package holds imsmanifest.xml
-// and the files the player loads, from web/ (web/scorm/package.js finds them). Exit 1 with a
+// and the files the player loads, from web/ (web/common/scorm-package.js finds them). Exit 1 with a
 // message naming the exercise at fault when an exercise names none.
 import { readFile, writeFile } from 'node:fs/promises';
 import { deflateRawSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { readActivity } from '../web/scorm/activity.js';
-import { buildPackage, packageName, LAUNCH } from '../web/scorm/package.js';
-import { zip } from '../web/scorm/zip.js';
+import { readActivity } from '../web/common/scorm-activity.js';
+import { buildPackage, packageName, LAUNCH } from '../web/common/scorm-package.js';
+import { zip } from '../web/common/zip.js';
 
 const web = fileURLToPath(new URL('../web/', import.meta.url));
 const fail = (msg) => { console.error(`scorm: ${msg}`); process.exit(1); };

@@ -1,7 +1,7 @@
 // attention-stepper.d.ts — types of web/attention-stepper.js: the <attention-stepper> element, its
 // properties and its events. Importing the module defines the element (a side effect); the
 // attributes and the JSON child are listed at the top of attention-stepper.js and in
-// docs/embedding.md. The state is the stepper's plain-JSON state (web/stepper/state.js), typed here
+// docs/embedding.md. The state is the stepper's plain-JSON state (web/common/state.js), typed here
 // loosely as a record: it is versioned ("version": 1) and validated when set.
 
 import type { Attention, Trace } from './attention.js';

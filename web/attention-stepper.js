@@ -41,13 +41,13 @@
 // cells: [{panel, row, col, answer, status, correct, expected, value?}]}), 'stepper-error' (detail:
 // the error).
 import { loadAttention } from './attention.js';
-import { el } from './ui.js';
+import { el, ensureStylesheet } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
-import { defaultState, validateState, MATRIX_KEYS } from './stepper/state.js';
-import { presetPatch, PRESETS } from './stepper/presets.js';
-import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './stepper/exercise.js';
-import { attachShareTools, ensureStylesheet, keepInToolbar } from './stepper/share.js';
-import { encodeState } from './stepper/permalink.js';
+import { defaultState, validateState, MATRIX_KEYS } from './common/state.js';
+import { presetPatch, PRESETS } from './common/presets.js';
+import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './common/exercise.js';
+import { attachShareTools, keepInToolbar } from './stepper/share.js';
+import { encodeState } from './common/permalink.js';
 
 /** The stylesheets the element needs, next to this file. */
 export const STYLESHEETS = [new URL('./stepper/stepper.css', import.meta.url).href, new URL('./stepper/share.css', import.meta.url).href];

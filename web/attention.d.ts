@@ -324,7 +324,8 @@ export interface AttentionCoreModule {
 /** Options for {@link loadAttention} (and loadGpt), passed to the Emscripten factory. */
 export interface LoadOptions {
   /** The bytes of the module's .wasm file (web/gen/attention_core.wasm, or gpt_core.wasm for
-   * loadGpt). Required in Node, where the web build cannot fetch it. */
+   * loadGpt). Required in Node, where the web build cannot fetch it: loadAttention() without it
+   * rejects with an AttentionError (field 'wasmBinary') that names the file to read. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where to find the .wasm file (default: next to its .mjs in web/gen/). */
   locateFile?: (path: string, prefix: string) => string;

@@ -28,9 +28,9 @@
 // ≤ 1024 × 1024. Calls run on the calling thread: a trace near the limits takes a noticeable
 // time and builds a large object, so keep course examples small or run them in a worker.
 
-import { readAnswer } from './non-finite.js';
+import { readAnswer } from './common/non-finite.js';
 
-export { GptError } from './gpt-error.js';
+export { GptError } from './common/gpt-error.js';
 
 /**
  * Loads the tiny GPT (web/gpt.js, which this imports now, and its wasm module) and returns its
@@ -139,13 +139,25 @@ function toSpecText(spec) {
   return JSON.stringify(out);
 }
 
+const inNode = () => typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
+
+/** What to pass in Node, where the web build cannot fetch its .wasm: the file's own path in it. */
+function nodeWithoutBytes() {
+  const file = decodeURIComponent(new URL('./gen/attention_core.wasm', import.meta.url).pathname);
+  return `loadAttention() in Node needs the core's bytes: pass { wasmBinary }, e.g. ` +
+    `loadAttention({ wasmBinary: await readFile('${file}') }) with readFile from 'node:fs/promises' ` +
+    `(the file is built by scripts/build wasm)`;
+}
+
 /**
  * Loads the wasm core and returns the API. Call once and keep the result.
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
  *   passed to the Emscripten factory. In Node give wasmBinary (the bytes of
- *   web/gen/attention_core.wasm): the web build cannot fetch files there.
+ *   web/gen/attention_core.wasm): the web build cannot fetch files there. Without it (nor
+ *   instantiateWasm) Node gets an AttentionError (field 'wasmBinary') saying what to pass.
  */
 export async function loadAttention(options = {}) {
+  if (inNode() && !options.wasmBinary && !options.instantiateWasm) throw new AttentionError(nodeWithoutBytes(), { field: 'wasmBinary' });
   const { default: createModule } = await import('./gen/attention_core.mjs');
   const M = await createModule({ ...options });
 

@@ -7,9 +7,9 @@
 // &seed=3&view=step&step=2, and an exercise: exercise=…&ask=…&tolerance=…, as the element's
 // attributes). The origins come from `report-to=https://course.example` (embed-origins.js).
 import { presetState, applySpec } from './attention-stepper.js';
-import { defaultState, validateState } from './stepper/state.js';
-import { decodeState } from './stepper/permalink.js';
-import { EXERCISES, withReadyExercise } from './stepper/exercise.js';
+import { defaultState, validateState } from './common/state.js';
+import { decodeState } from './common/permalink.js';
+import { EXERCISES, withReadyExercise } from './common/exercise.js';
 import { RESULT_TYPE, REQUEST_RESULT_TYPE } from './embed-results.js';
 
 // where results may go: one module, shared with the lab's iframe page (lab-embed.js)

@@ -17,11 +17,11 @@
 // and the parent may ask for the current one with {type: 'attention-stepper:request-result'}: the
 // answer goes to a named origin only, and only if the request came from it. Without report-to,
 // nothing but the height is posted. (web/embed-results.js is the course page's side.)
-import { el } from './ui.js';
+import { el } from './common/ui.js';
 import { sharedAttention, refreshTrace, PLAYGROUND_URL } from './attention-stepper.js';
 import { mountStepper } from './stepper/stepper.js';
-import { validateState } from './stepper/state.js';
-import { bindPermalink, encodeState } from './stepper/permalink.js';
+import { validateState } from './common/state.js';
+import { bindPermalink, encodeState } from './common/permalink.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
 import { stateFromHash, reportOrigins, reportSuffix, resultMessage, REQUEST_RESULT_TYPE } from './embed-state.js';
 import { postToOrigins } from './embed-origins.js';

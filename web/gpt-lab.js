@@ -33,8 +33,7 @@
 // files from the course site (or use the iframe page, lab-embed.html, from another origin). Changing
 // a run attribute after the element started replaces the form's settings (the run in progress goes
 // on; Start makes the new one).
-import { el } from './ui.js';
-import { ensureStylesheet } from './stepper/share.js';
+import { el, ensureStylesheet } from './common/ui.js';
 import { defaultState, decodeHash, encodeHash } from './train/config.js';
 import { startWorker } from './train/client.js';
 import { createContext } from './train/context.js';

@@ -11,13 +11,13 @@
 // each; the model file never is (its headers as the core asks for them, then its weights in slices
 // through one reused buffer: slices(), below).
 
-import { GptError } from './gpt-error.js';
+import { GptError } from './common/gpt-error.js';
 
 const MODEL_FILE = /\.(pt|pth|ckpt|safetensors)$/i;
 const TOKENIZER_FILES = new Set(['vocab.json', 'merges.txt', 'tokenizer.json']);
 const SMALL_LIMIT = 64 << 20;
 // Node's byte streams of a Blob come in small pieces, each a promise: there slices are faster
-// (bench/open_bench.mjs, docs/PERFORMANCE.md); browsers read a BYOB stream fastest.
+// (bench/open_bench.mjs, docs/performance-journal.md); browsers read a BYOB stream fastest.
 const BYOB = !(typeof process === 'object' && typeof process.versions?.node === 'string');
 
 function isBytes(v) {

@@ -7,7 +7,7 @@
 // protocol and the file's reading, loaded on the first opening) and the memory left for opening.
 // Limits: one second module per loadGpt; it is never unloaded (wasm memory never shrinks).
 
-import { GptError } from './gpt-error.js';
+import { GptError } from './common/gpt-error.js';
 
 export function isNode() {
   return typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';

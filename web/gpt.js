@@ -33,8 +33,8 @@
 // address (the model file under 2 GiB: one allocation's limit in wasm32).
 // The module needs WebAssembly SIMD128.
 
-import { GptError } from './gpt-error.js';
-import { readAnswer } from './non-finite.js';
+import { GptError } from './common/gpt-error.js';
+import { readAnswer } from './common/non-finite.js';
 import { isNode, secondModule } from './gpt-second.js';
 
 export { GptError };

@@ -1,9 +1,10 @@
 // main.js — page bootstrap: mount the Attention Stepper (web/stepper/stepper.js) on #app, with
 // sharing (web/stepper/share.js: permalink, copy-link, export).
 // No inline scripts or styles, so the page runs under a strict Content-Security-Policy.
-import { el } from './ui.js';
+import { el } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { enableSharing } from './stepper/share.js';
+import { createI18n, storedLang } from './stepper/i18n.js';
 
 const app = document.getElementById('app');
 
@@ -18,7 +19,9 @@ try {
   window.attentionStepper = stepper;
 } catch (e) {
   app.dataset.status = 'failed';
-  const p = el('p', 'boot failed', `Failed to load the attention core: ${e?.message ?? e}`);
+  // the language the stepper would have shown; the message says what to run (a clone without web/gen/)
+  const { t } = createI18n(storedLang() ?? 'en');
+  const p = el('p', 'boot failed', t('boot.failed', { message: e?.message ?? e }));
   p.setAttribute('role', 'alert');
   app.replaceChildren(p);
 }

@@ -1,5 +1,6 @@
 // spec.h — reading JSON specs and writing JSON results, shared by the API's entry points
-// (api.cpp for attention, gpt_json.cpp for the GPT). Internal to src/api/.
+// (api.cpp for attention, gpt_json.cpp for the GPT) and by the gpt CLI's --json answers
+// (src/cli/gpt/model_cmds.cpp: spec::ok, so they have the API's shape). Not for the core.
 //
 // Readers throw InputError naming the key at fault (and 1-based row/column for a matrix cell);
 // guarded() turns every exception into {"ok":false,"error":…,"field":…,"row":…,"column":…}, so no

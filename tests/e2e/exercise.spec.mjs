@@ -26,7 +26,7 @@ async function fill(page, answers) {
 function coreValues(page, panel, head = 0) {
   return page.evaluate(async ({ panel, head }) => {
     const { loadAttention } = await import('/attention.js');
-    const { formatNumber } = await import('/stepper/format.js');
+    const { formatNumber } = await import('/common/format.js');
     const api = await loadAttention();
     const s = window.attentionStepper.getState();
     const keys = s.mode === 'x' ? ['x', 'W_q', 'W_k', 'W_v'] : ['Q', 'K', 'V'];
@@ -155,7 +155,7 @@ test('the j ≥ i + base mask: the empty row is 0, not NaN; answers kept across 
   const key = 'attention-playground.exercise.mask-base';
   expect(JSON.parse(await page.evaluate((k) => localStorage.getItem(k), key)).answers['weights:0:0']).toBe('NaN');
   const url = await page.evaluate(async () => {
-    const { encodeState } = await import('/stepper/permalink.js');
+    const { encodeState } = await import('/common/permalink.js');
     return location.pathname + encodeState(window.attentionStepper.getState());
   });
   await page.goto(url);
@@ -254,7 +254,7 @@ test('an exercise made on the page: pick cells and a step, set the tolerance, ca
   expect([...state.exercise.ask].sort((a, b) => a.panel.localeCompare(b.panel))).toEqual([{ panel: 'context', cells: 'all' }, { panel: 'scores', cells: [[1, 0]] }]);
   // the link opens it for a learner: questions, covered steps
   const url = await page.evaluate(async () => {
-    const { encodeState } = await import('/stepper/permalink.js');
+    const { encodeState } = await import('/common/permalink.js');
     return location.pathname + encodeState(window.attentionStepper.getState());
   });
   const learner = await context.newPage();

@@ -1,4 +1,4 @@
-// export.spec.mjs — the training page's pictures for slides (web/export.js), driven as a learner
+// export.spec.mjs — the training page's pictures for slides (web/common/export.js), driven as a learner
 // does: after a short run, the loss chart and the next-token bars save as SVG (parsed by the
 // browser's DOMParser as image/svg+xml: no parsererror, an <svg> root, the legend's and the axes'
 // text) and as PNG (the IHDR's width and height are the size the page states, twice the SVG's);

@@ -35,7 +35,7 @@ test('40 tokens: the page says so, the big panels are heatmaps, the numbers one 
   await page.keyboard.press('ArrowRight');
   const want = await page.evaluate(async () => {
     const { loadAttention } = await import('/attention.js');
-    const { formatNumber } = await import('/stepper/format.js');
+    const { formatNumber } = await import('/common/format.js');
     const api = await loadAttention();
     const s = window.attentionStepper.getState();
     const tr = api.trace({ ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v, W_o: s.matrices.W_o });

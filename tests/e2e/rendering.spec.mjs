@@ -89,7 +89,7 @@ test('a panel far off screen gets its text (what a screen reader reads) within a
   await expect(out).not.toHaveText(before);
   const want = await page.evaluate(async () => {
     const { loadAttention } = await import('/attention.js');
-    const { formatNumber } = await import('/stepper/format.js');
+    const { formatNumber } = await import('/common/format.js');
     const api = await loadAttention();
     const s = window.attentionStepper.getState();
     return formatNumber(api.trace({ ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v }).heads[0].context[0][0]);
@@ -179,7 +179,7 @@ test('after each keystroke the tables\' text (what screen readers read and a sel
   /** The numbers of the panels as the core computes them for the state now, formatted as shown. */
   const want = () => page.evaluate(async () => {
     const { loadAttention } = await import('/attention.js');
-    const { formatNumber } = await import('/stepper/format.js');
+    const { formatNumber } = await import('/common/format.js');
     const api = await loadAttention();
     const s = window.attentionStepper.getState();
     const tr = api.trace({ ...s.options, x: s.matrices.x, W_q: s.matrices.W_q, W_k: s.matrices.W_k, W_v: s.matrices.W_v, W_o: s.matrices.W_o });

@@ -8,7 +8,7 @@ const stateOf = (page) => page.evaluate(() => window.__stepper.controller.getSta
 /** The page's URL once its hash holds this state (the hash is written when edits pause). */
 async function urlOf(page, state) {
   await expect.poll(() => page.evaluate(async (s) => {
-    const { decodeState } = await import('/stepper/permalink.js');
+    const { decodeState } = await import('/common/permalink.js');
     return JSON.stringify(decodeState(location.hash)) === JSON.stringify(s);
   }, state)).toBe(true);
   return page.url();
@@ -67,7 +67,7 @@ test('copy link: the clipboard gets a URL that opens the same state', async ({ p
   const link = await page.evaluate(() => navigator.clipboard.readText());
   expect(link).toMatch(/\/index\.html#s=1\.[A-Za-z0-9_-]+$/);
   const state = await stateOf(page);
-  const decoded = await page.evaluate(async (l) => (await import('/stepper/permalink.js')).decodeState(l), link);
+  const decoded = await page.evaluate(async (l) => (await import('/common/permalink.js')).decodeState(l), link);
   expect(decoded).toEqual(state);
   // the same state opens in the embed page from that hash
   const other = await context.newPage();

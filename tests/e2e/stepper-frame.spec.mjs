@@ -1,4 +1,4 @@
-// stepper-frame.spec.mjs — what the stepper's cheaper edit frame must not lose (docs/PERFORMANCE.md,
+// stepper-frame.spec.mjs — what the stepper's cheaper edit frame must not lose (docs/performance-journal.md,
 // "The stepper: edit → repaint"): the input grids clip a cell (with an ellipsis) only when its text
 // could overflow, yet a long value never spills out of its cell; the cell editor looks and sits as
 // before inside its cell; the panels' numbers, no longer clipped cell by cell, fit their cells.

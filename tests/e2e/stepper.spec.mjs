@@ -372,7 +372,7 @@ test('the explanation box is MathML: every line of every cell of every panel rea
     const { loadAttention } = await import('/attention.js');
     const { explain } = await import('/stepper/explain.js');
     const { explainGrad } = await import('/stepper/explain-grad.js');
-    const { mathLine } = await import('/stepper/explain-math.js');
+    const { mathLine } = await import('/common/explain-math.js');
     const { createI18n } = await import('/stepper/i18n.js');
     const api = await loadAttention();
     const X4 = '0.5 -1 0.25 0\n1 0.5 -0.5 0.75\n-0.25 0.5 1 -1\n0 1.5 0.5 0.25';

@@ -255,7 +255,7 @@ test('an attention map’s head opens in the stepper, which shows the same weigh
         [...tr.querySelectorAll('td[data-c]')].map((td) => ({ text: td.textContent, exact: Number(td.title) })));
     });
     const fmt = await stepper.evaluate(async (w) => {
-      const { formatNumber } = await import('/stepper/format.js');
+      const { formatNumber } = await import('/common/format.js');
       return w.map((v) => formatNumber(v));
     }, map.w);
     let worst = 0;

@@ -8,7 +8,7 @@
 // seeded pseudo-random numbers, the same for the same seed. Limits: float32 and bfloat16 storages,
 // pickle protocol 2, zips without zip64 (files under 4 GiB).
 
-import { zip } from '../../web/scorm/zip.js'; // the SCORM package's writer: stored entries, as torch.save writes them
+import { zip } from '../../web/common/zip.js'; // the SCORM package's writer: stored entries, as torch.save writes them
 
 // ------------------------------------------------------------------ the weights
 /** nanoGPT's tensors of a config {n_layer, n_head, n_embd, block_size, vocab_size, bias}, in its order. */

@@ -1,4 +1,4 @@
-// exercise.test.mjs — the exercise mode's logic (web/stepper/exercise.js) in Node: reading a
+// exercise.test.mjs — the exercise mode's logic (web/common/exercise.js) in Node: reading a
 // learner's answer, checking it within a tolerance, the ask and tolerance syntax of attributes,
 // cleaning an exercise from a state, and the ready-made exercises against the core's values.
 import { test } from 'node:test';
@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import {
   parseAnswer, checkAnswer, parseAsk, askText, askedCells, parseTol, validateExercise, validateTol,
   readyExercise, withReadyExercise, customId, EXERCISES, EXERCISE_IDS, DEFAULT_TOL,
-} from '../../web/stepper/exercise.js';
-import { defaultState, validateState } from '../../web/stepper/state.js';
+} from '../../web/common/exercise.js';
+import { defaultState, validateState } from '../../web/common/state.js';
 import { loadApi } from './load.mjs';
 
 test('answers: what people type for a number is read, anything else is not', () => {

@@ -5,6 +5,7 @@
 // folder; and `npm install ./the.tgz` into an empty project (offline: the package has no
 // dependencies) gives a package whose bare specifiers resolve through `exports` (and only them),
 // with a core that computes the identity example's softmax and a GPT that lists its tasks.
+// docs/courses.md's size figures are the packer's (its .sizes.json), within 10%.
 // The browser side (the tarball unpacked under a deep path and served) is tests/e2e/package.spec.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +39,8 @@ test('the tarball holds the modules, types, wasm and page assets, and no tests, 
     'gen/attention_core.mjs', 'gen/attention_core.wasm', 'gen/gpt_core.mjs', 'gen/gpt_core.wasm',
     'gpt-open.js', 'gpt-second.js', 'gen/gpt_core_full.mjs', 'gen/gpt_core_full.wasm',
     'stepper/stepper.css', 'stepper/share.css', 'index.html', 'embed.html', 'scorm/player.html', 'train/index.html',
-    'train/worker.js', 'train/i18n-zh.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE']) {
+    'train/worker.js', 'train/i18n-zh.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE',
+    'common/ui.js', 'common/lang.js', 'common/non-finite.js', 'common/state.js']) {
     assert.ok(files.includes(f), `the tarball lacks ${f}`);
   }
   const bad = files.filter((f) => /^(tests?|src|bench|scripts|examples|docs|build[^/]*|node_modules|\.ci)\//.test(f) || /\/examples\//.test(f)
@@ -68,6 +70,23 @@ test('package.json: the version, MIT, and every export and files entry exists', 
   for (const f of pkg.files) assert.ok(files.some((g) => g === f || g.startsWith(f)), `files: ${f} matches nothing`);
 });
 
+test('docs/courses.md quotes the packer\'s own figures (files, MB unpacked, MB packed), within 10%', () => {
+  const sizes = JSON.parse(fs.readFileSync(path.join(tmp, 'out', `${NAME}-${ROOT_PKG.version}.sizes.json`), 'utf8'));
+  // the packer's counts are the package's: its file count is the tarball's, its packed size the .tgz's
+  assert.equal(sizes.files, tarList().length);
+  assert.equal(sizes.tgz_bytes, fs.statSync(tgz).size);
+  assert.equal(sizes.zip_bytes, fs.statSync(zipFile).size);
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/courses.md'), 'utf8').replace(/\s+/g, ' ');
+  const m = /About (\d+) files, ([\d.]+) MB unpacked, ([\d.]+) MB packed/.exec(doc);
+  assert.ok(m, 'docs/courses.md says "About N files, X MB unpacked, Y MB packed"');
+  const MB = 2 ** 20; // as the packer prints them
+  const near = (quoted, actual, what) => assert.ok(Math.abs(quoted - actual) <= 0.1 * actual,
+    `docs/courses.md says ${quoted} for ${what}; npm run dist gives ${Number.isInteger(actual) ? actual : actual.toFixed(2)}: update the sentence`);
+  near(Number(m[1]), sizes.files, 'the files');
+  near(Number(m[2]), sizes.unpacked_bytes / MB, 'MB unpacked');
+  near(Number(m[3]), sizes.tgz_bytes / MB, 'MB packed');
+});
+
 test('the zip holds the same files under attention-playground/', () => {
   const listed = execFileSync('unzip', ['-Z1', zipFile], { encoding: 'utf8' }).trim().split('\n').sort();
   assert.deepEqual(listed, tarList().map((f) => `${NAME}/${f}`));
@@ -93,7 +112,7 @@ test('npm install of the tarball: exports resolve, the core computes, private pa
     try { api.trace({ x: '1 x' }); } catch (e) { bad = e instanceof AttentionError ? e.field : 'not an AttentionError'; }
     const gpt = await loadGpt({ wasmBinary: await wasm('gpt_core.wasm') });
     let hidden = '';
-    try { await import('attention-playground/stepper/state.js'); } catch (e) { hidden = e.code; }
+    try { await import('attention-playground/common/state.js'); } catch (e) { hidden = e.code; }
     console.log(JSON.stringify({ w, bad, version: api.version, pkg: pkg.version, same: viaPath.loadAttention === loadAttention,
       tasks: gpt.tasks().map((t) => t.name), type: RESULT_TYPE, hidden }));`;
   fs.writeFileSync(path.join(project, 'check.mjs'), script);

@@ -1,7 +1,7 @@
-// permalink.test.mjs — web/stepper/permalink.js: the state in the URL hash, exact and junk-proof.
+// permalink.test.mjs — web/common/permalink.js: the state in the URL hash, exact and junk-proof.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeState, decodeState, linkFor } from '../../web/stepper/permalink.js';
+import { encodeState, decodeState, linkFor } from '../../web/common/permalink.js';
 
 const STATE = {
   version: 1,

@@ -21,10 +21,10 @@
 // expected values with the browser's tools: it is for practice, not for an exam.
 import { sharedAttention } from '../attention-stepper.js';
 import { mountStepper } from '../stepper/stepper.js';
-import { readAnswers } from '../stepper/exercise.js';
-import { translator } from '../lang.js';
+import { readAnswers } from '../common/exercise.js';
+import { translator } from '../common/lang.js';
 import { stateFromHash } from '../embed-state.js';
-import { readActivity } from './activity.js';
+import { readActivity } from '../common/scorm-activity.js';
 import { findApi, openSession, timespan, SUSPEND_LIMIT } from './scorm-api.js';
 import { STRINGS } from './i18n.js';
 

@@ -1,8 +1,8 @@
 // backward.js — the backward mode's definitions (its steps, the cached forward values each gradient
 // reads) and the "check this gradient" box (api.gradcheck: central differences against the
 // analytic gradients). All numbers come from the core; this file only lays them out.
-import { el } from '../ui.js';
-import { formatNumber } from './format.js';
+import { el } from '../common/ui.js';
+import { formatNumber } from '../common/format.js';
 
 /**
  * The backward steps in order. panels: the gradient panels of the step; from: the gradient panels

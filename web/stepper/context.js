@@ -11,7 +11,7 @@
 // ctx.schedule(), ctx.paint(), ctx.showExplain(), ctx.buildSpec().
 //
 // Limits: no DOM of its own; the fields are the component's, not an API for other code.
-import { BIAS_OF } from './state.js';
+import { BIAS_OF } from '../common/state.js';
 import { createI18n } from './i18n.js';
 import { visibleBSteps } from './backward.js';
 import { visibilityObserver } from './panels.js';

@@ -6,13 +6,13 @@
 // Every function takes the stepper's context (context.js). A control that changes what the page
 // shows rebuilds it (rebuild: ctx.render), one that changes the numbers computes again
 // (recompute, or ctx.schedule for typing), and every user change emits 'change'.
-import { el, segGroup, langSwitch } from '../ui.js';
-import { MAX_DIM, MAX_HEADS, BIAS_OF } from './state.js';
+import { el, segGroup, langSwitch } from '../common/ui.js';
+import { MAX_DIM, MAX_HEADS, BIAS_OF } from '../common/state.js';
 import { createI18n, storeLang } from './i18n.js';
 import { MatrixEditor, textToCells } from './grid.js';
-import { cellText } from './format.js';
-import { PRESETS, presetPatch } from './presets.js';
-import { EXERCISE_IDS } from './exercise.js';
+import { cellText } from '../common/format.js';
+import { PRESETS, presetPatch } from '../common/presets.js';
+import { EXERCISE_IDS } from '../common/exercise.js';
 import { STEPS, BIASES, UPSTREAM_EDITOR, rebuild, recompute, userChange, activeInputs, isBackward } from './context.js';
 import { layoutSteps } from './pipeline.js';
 import { chooseExercise } from './exercise-bar.js';

@@ -7,12 +7,12 @@
 // The logic without the DOM (the ready-made exercises, the ask syntax, reading and checking an
 // answer, localStorage) is exercise.js's; this file is its user interface. Every function takes
 // the stepper's context (context.js); ctx.ex is the learner's work on the current exercise.
-import { el, hide, setText } from '../ui.js';
+import { el, hide, setText } from '../common/ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
-import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from './exercise.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from '../common/exercise.js';
 import { STEPS, biases, userChange, getState } from './context.js';
-import { encodeState } from './permalink.js';
+import { encodeState } from '../common/permalink.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
 export const exKey = (p, i, j) => `${p}:${i}:${j}`;
@@ -118,7 +118,7 @@ export function exerciseBar(ctx) {
 }
 
 /**
- * The exercise as a SCORM 1.2 package for an LMS (web/scorm/download.js, loaded now: the same
+ * The exercise as a SCORM 1.2 package for an LMS (web/common/scorm-download.js, loaded now: the same
  * package as `npm run scorm`), its one exercise the state's permalink; the outcome in the bar.
  */
 async function scormDownload(ctx) {
@@ -127,7 +127,7 @@ async function scormDownload(ctx) {
   if (!x?.ask?.length) { setText(dom.exResult, t('exercise.scorm.empty')); return; }
   setText(dom.exResult, t('exercise.scorm.busy'));
   try {
-    const { downloadScorm } = await import('../scorm/download.js');
+    const { downloadScorm } = await import('../common/scorm-download.js');
     const title = EXERCISE_IDS.includes(x.id) ? t(`exercise.${x.id}.title`) : t('exercise.custom.title');
     const spec = encodeState(getState(ctx)).replace(/^#/, '');
     const { name, size } = await downloadScorm({ title, lang: ctx.state.lang, exercises: [spec] });

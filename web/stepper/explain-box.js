@@ -5,10 +5,10 @@
 // sits: a third, sticky column on wide screens, docked under the steps otherwise.
 //
 // Every function takes the stepper's context (context.js). The box itself is ctx.dom.explain.
-import { el } from '../ui.js';
+import { el } from '../common/ui.js';
 import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
-import { exLine } from './explain-math.js';
+import { exLine } from '../common/explain-math.js';
 import { quizzing, exKey, exHint } from './exercise-bar.js';
 
 /** The (empty) explanation box, ctx.dom.explain: filled by showExplain. */

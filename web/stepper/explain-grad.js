@@ -2,8 +2,8 @@
 // the actual numbers, and which cells of the other panels (forward values, gradients) and input
 // grids feed it. Every total shown is the C++ value from api.backward's grads; only the displayed
 // terms (a product, a partial sum Σ_k G_ik·A_ik) are worked out here for the explanation.
-import { formatNumber as f, term } from './format.js';
-import { sumLine, dotLines, col, lineBuilder, cellOf } from './explain-lines.js';
+import { formatNumber as f, term } from '../common/format.js';
+import { sumLine, dotLines, col, lineBuilder, cellOf } from '../common/explain-lines.js';
 
 /**
  * bw: {trace, loss, grads} from api.backward; sel: { panel, row, col, head }; t: i18n;

@@ -2,8 +2,8 @@
 // of the other panels (and input grids) feed it. Every total shown is the C++ value from the
 // trace; only the individual displayed terms (a product, an e^(x − max)) are worked out here
 // for the explanation.
-import { formatNumber as f, term } from './format.js';
-import { sumLine, dotLines, col, lineBuilder, cellOf } from './explain-lines.js';
+import { formatNumber as f, term } from '../common/format.js';
+import { sumLine, dotLines, col, lineBuilder, cellOf } from '../common/explain-lines.js';
 
 /**
  * trace: the core's trace; sel: { panel, row, col, head }; t: i18n.

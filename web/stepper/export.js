@@ -13,9 +13,9 @@
 // CSV, JSON and NumPy keep every digit (the shortest text that reads back to the same float32);
 // LaTeX and the SVG/PNG panels round like the page (4 decimals).
 
-import { formatNumber } from './format.js';
-import { downloadBlob, downloadText } from '../ui.js';
-import { svgToPngBlob, xml } from '../export.js';
+import { formatNumber } from '../common/format.js';
+import { downloadBlob, downloadText } from '../common/ui.js';
+import { svgToPngBlob, xml } from '../common/export.js';
 
 export { svgToPngBlob };
 

@@ -2,8 +2,8 @@
 // add/remove rows and columns, block paste, and a paste box. The grid edits the TEXT of the matrix
 // (cells as typed, so bad input survives); the numbers are read by the C++ parser (api.parseMatrix
 // or api.trace), never by JS.
-import { el } from '../ui.js';
-import { cellText } from './format.js';
+import { el } from '../common/ui.js';
+import { cellText } from '../common/format.js';
 
 /** Cells (strings) from matrix text: rows on lines or split by ';', cells by tabs, else spaces/commas. */
 export function textToCells(text) {

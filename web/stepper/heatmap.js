@@ -8,8 +8,8 @@
 // The same interface as MatrixView (panels.js): update, setLive, ensurePainted, cell, mark, destroy,
 // fillColors, scroll (the element to place).
 import { look, BLUES, PUOR, pattern, pointerMoved } from './panels.js';
-import { el } from '../ui.js';
-import { formatNumber } from './format.js';
+import { el } from '../common/ui.js';
+import { formatNumber } from '../common/format.js';
 
 /** The side of a cell (CSS px) for a matrix C columns wide: the map stays within about 560 px. */
 export function heatCell(C) {

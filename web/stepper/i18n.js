@@ -1,8 +1,8 @@
 // i18n.js — every string of the stepper, in English and Simplified Chinese. The translator and
-// the remembered language (shared with the training page) are web/lang.js's.
-import { translator } from '../lang.js';
+// the remembered language (shared with the training page) are web/common/lang.js's.
+import { translator } from '../common/lang.js';
 
-export { storedLang, storeLang } from '../lang.js';
+export { storedLang, storeLang } from '../common/lang.js';
 
 /** The gradient panels whose names are notation only: the same in every language. */
 const GRAD_NOTATION = {
@@ -26,6 +26,7 @@ const en = {
   'app.title': 'The Attention Stepper',
   'app.lede': 'Type your own matrices and watch every step of scaled dot-product attention — Q·Kᵀ, ÷√d_k, mask, softmax, A·V — with the arithmetic behind each number. Every number is computed by the C++ core, running here as WebAssembly.',
   'app.footer': 'Rows are queries i, columns are keys j (both counted from 1). −∞ marks a masked position, NaN a broken number. Colours follow a colour-blind-safe sequential scale per panel; numbers are float32, shown to 4 decimals (hover for the exact value).',
+  'boot.failed': 'The attention core (gen/attention_core.wasm) did not load: {message}. In a clone of the repository, scripts/serve builds it and serves the page; scripts/build wasm only builds it.',
   'lang.label': 'Language',
   'ui.preset': 'Example',
   'ui.mode': 'Input',
@@ -315,6 +316,7 @@ const zh = {
   'app.title': '注意力步进器',
   'app.lede': '输入你自己的矩阵，逐步观察缩放点积注意力的每一步——Q·Kᵀ、÷√d_k、掩码、softmax、A·V——并看到每个数字背后的算术。所有数字都由 C++ 内核计算，它以 WebAssembly 的形式在这里运行。',
   'app.footer': '行是查询 i，列是键 j（都从 1 开始数）。−∞ 表示被掩盖的位置，NaN 表示计算出错的数。每个面板的颜色采用对色盲友好的顺序色阶；数字为 float32，显示 4 位小数（鼠标悬停可看精确值）。',
+  'boot.failed': '注意力内核（gen/attention_core.wasm）未能加载：{message}。在仓库的克隆中，scripts/serve 会构建它并提供页面；scripts/build wasm 只构建它。',
   'lang.label': '语言',
   'ui.preset': '示例',
   'ui.mode': '输入方式',

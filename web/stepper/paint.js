@@ -7,10 +7,10 @@
 //
 // Every function takes the stepper's context (context.js): ctx.trace (and ctx.bw in backward
 // mode) are what is painted.
-import { el, hide, setText } from '../ui.js';
-import { formula, gradFormula } from './math.js';
+import { el, hide, setText } from '../common/ui.js';
+import { formula, gradFormula } from '../common/math.js';
 import { HEAD_GRAD_PANELS } from './backward.js';
-import { formatNumber } from './format.js';
+import { formatNumber } from '../common/format.js';
 import { BIASES, HEAD_PANELS, LARGE_T, userChange, largeT, heatOnly, heatPanel, headsSide } from './context.js';
 import { viewKind, buildMultiples, layoutSteps } from './pipeline.js';
 import { showExplain } from './explain-box.js';

@@ -30,8 +30,8 @@
 //     the table shows its text and colours itself, updated at once, as before.
 // Cells are updated in place; the table is rebuilt only when the shape changes. Cells are keyboard
 // focusable with a roving tabindex (arrow keys move).
-import { el, setText } from '../ui.js';
-import { formatNumber } from './format.js';
+import { el, setText } from '../common/ui.js';
+import { formatNumber } from '../common/format.js';
 import { queueSync, takePending, flushPending } from './text-queue.js';
 import { PixelBuffer, glyphWidth } from './pixels.js';
 
@@ -130,7 +130,7 @@ const forcedColors = globalThis.matchMedia?.('(forced-colors: active)');
 // Text is measured on a canvas that is not in the document (measureText needs no style of the
 // page). The numbers are drawn on the visible canvas itself: drawing them outside the document and
 // copying the picture over (to spare the font changes a style update) cost more than it saved once
-// the DOM writes of an edit were moved after its frame (docs/PERFORMANCE.md).
+// the DOM writes of an edit were moved after its frame (docs/performance-journal.md).
 const HAS_OFFSCREEN = typeof OffscreenCanvas === 'function';
 let measureCtx = null;
 const widthCache = new Map();
@@ -548,7 +548,7 @@ export class MatrixView {
     const bh = Math.max(1, Math.round(H * dpr));
     // drawn straight on the visible canvas: a picture drawn outside the document and copied onto
     // it cost the copy and a second rasterisation (the edit's script time, 16 × 16, 4 heads: 18 ms
-    // of CPU against 21 under load; docs/PERFORMANCE.md)
+    // of CPU against 21 under load; docs/performance-journal.md)
     if (this.canvas.width !== bw || this.canvas.height !== bh) { this.canvas.width = bw; this.canvas.height = bh; }
     const ctx = this.canvas.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);

@@ -6,7 +6,7 @@
 //
 // It builds the DOM and lays it out; the numbers are written by paint.js. Every function takes
 // the stepper's context (context.js); the figures are ctx.views, the named elements ctx.dom.
-import { el, hide } from '../ui.js';
+import { el, hide } from '../common/ui.js';
 import { MatrixView, pointerMoved } from './panels.js';
 import { HeatmapView } from './heatmap.js';
 import { visibleBSteps, panelReads, stepReads, INPUT_GRADS, gradCheckBox } from './backward.js';

@@ -3,7 +3,7 @@
 //
 // Why: Chromium shapes every new string that fillText draws (an edit changes all 256 of a panel)
 // and rasterises the recorded text when the frame is produced; for the two panels on the screen
-// that was most of the edit's frame (docs/PERFORMANCE.md, "The numbers from glyph masks"). Here a
+// that was most of the edit's frame (docs/performance-journal.md, "The numbers from glyph masks"). Here a
 // glyph is rasterised once, by the canvas itself, and after that a number is a few copies of its
 // glyphs' masks, blended in the ink's colour.
 //

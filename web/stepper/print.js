@@ -18,8 +18,8 @@
 import { look } from './panels.js';
 import { flushPending } from './text-queue.js';
 import { layoutSteps } from './pipeline.js';
-import { el } from '../ui.js';
-import { formatNumber } from './format.js';
+import { el } from '../common/ui.js';
+import { formatNumber } from '../common/format.js';
 
 /** Characters of the print font (stepper.css .aps-print-mat, 8pt monospace) across the paper. */
 const PAPER_CHARS = 100;

@@ -9,10 +9,10 @@
 //   const tools = attachShareTools(toolbarSlot, controller, { link: () => permalink.url() });
 //
 // The toolbar is placed in the element you give (it is appended there); styles in share.css.
-import { el, setDisabled } from '../ui.js';
+import { el, setDisabled, ensureStylesheet } from '../common/ui.js';
 import { FORMATS, exportMatrix, matrixToText, heatColor } from './export.js';
-import { copyText, bindPermalink } from './permalink.js';
-import { validateState } from './state.js';
+import { copyText, bindPermalink } from '../common/permalink.js';
+import { validateState } from '../common/state.js';
 
 const TEXT = {
   en: {
@@ -86,27 +86,6 @@ export function traceMatrices(trace, lang = 'en') {
 
 /** The toolbar's stylesheet, share.css next to this module. */
 export const SHARE_CSS = new URL('./share.css', import.meta.url).href;
-
-/**
- * Adds <link rel="stylesheet" href="…"> to the document head (or to the shadow root `node` lives in)
- * unless it is there already. A stylesheet from the same origin is allowed by style-src 'self'.
- * @returns {Promise<void>} resolves when it has loaded (or failed)
- */
-export function ensureStylesheet(href = SHARE_CSS, node = document) {
-  const root = node.getRootNode ? node.getRootNode() : document;
-  const parent = root instanceof ShadowRoot ? root : document.head;
-  const have = [...parent.querySelectorAll('link[rel="stylesheet"]')].find((l) => l.href === href);
-  if (have) return have.__apxLoaded ?? Promise.resolve();
-  const link = document.createElement('link');
-  link.rel = 'stylesheet';
-  link.href = href;
-  link.__apxLoaded = new Promise((resolve) => {
-    link.addEventListener('load', () => resolve(), { once: true });
-    link.addEventListener('error', () => resolve(), { once: true });
-  });
-  parent.append(link);
-  return link.__apxLoaded;
-}
 
 /** The trace in a 'trace' event's payload: the trace itself, or {trace, …}. */
 export function traceOf(payload) {

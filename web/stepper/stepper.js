@@ -52,10 +52,10 @@
 // controller above.
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
-import { el, hide, setText } from '../ui.js';
-import { defaultState, validateState, MATRIX_KEYS, MAX_DIM } from './state.js';
+import { el, hide, setText } from '../common/ui.js';
+import { defaultState, validateState, MATRIX_KEYS, MAX_DIM } from '../common/state.js';
 import { createI18n, storedLang } from './i18n.js';
-import { cellText } from './format.js';
+import { cellText } from '../common/format.js';
 import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION_FIELDS, UPSTREAM_EDITOR } from './context.js';
 import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } from './controls.js';
 import { pipelineColumn, onStepKey } from './pipeline.js';

@@ -12,7 +12,7 @@
 //   const c = new LossChart(el, { runs: [{ label: 'strict', color: '#2457a6' }], t });
 //   c.set(0, { steps: [1, 2, …], train: [2.5, …], valSteps: [0, 25, …], val: [2.49, …], divergedAt: null });
 //   c.destroy();
-import { exportBar } from '../export.js';
+import { exportBar } from '../common/export.js';
 
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
@@ -60,7 +60,7 @@ export class LossChart {
   /** The chart as SVG text (a promise: figures.js loads on the first save): every run's losses, divergence markers, legend. */
   async svg() {
     const { t } = this;
-    const { lossSvg } = await import('../figures.js');
+    const { lossSvg } = await import('../common/figures.js');
     return lossSvg(this.runs, {
       title: this.title || t('chart.figTitle'), subtitle: this.runs.length > 1 ? this.runs.map((r) => `${r.glyph} ${r.label}`).join('   ') : '',
       x: t('chart.step'), y: t('chart.loss'), train: t('chart.train'), val: t('chart.val'), diverged: `✕ ${t('chart.diverged', { step: '{step}' })}`,

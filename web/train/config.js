@@ -25,7 +25,7 @@ export const PRESETS = {
 };
 export const MAX_TEXT_BYTES = 1_000_000;
 export const MAX_LINK_TEXT = 2000;
-/** The stepper's own limit on a matrix's rows (web/stepper/state.js MAX_DIM): maps' prompts stay within it. */
+/** The stepper's own limit on a matrix's rows (web/common/state.js MAX_DIM): maps' prompts stay within it. */
 export const STEPPER_MAX_ROWS = 64;
 
 /** Numeric fields: kind, range, default. */

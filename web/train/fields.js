@@ -7,7 +7,7 @@
 // A prompt field shows a newline as ↵ (a one-line input cannot hold one; Shift+Enter types it);
 // the model gets '\n' back (fromField).
 import { FIELDS, MODEL_FIELDS, presetOf } from './config.js';
-import { el } from '../ui.js';
+import { el } from '../common/ui.js';
 
 export const NEWLINE_MARK = '↵';
 export const toField = (text) => text.replace(/\n/g, NEWLINE_MARK);

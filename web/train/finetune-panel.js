@@ -15,7 +15,7 @@
 //
 // #app's data-finetune says where it is: idle | checking | refused | starting | training | stopped
 // | done | diverged (the page's tests wait on it).
-import { el, setText, hide } from '../ui.js';
+import { el, setText, hide } from '../common/ui.js';
 import { button, buttonBar, fieldBox, filePicker, fmtInt, fmtLoss, idEl } from './fields.js';
 
 /** The settings: key → {id, default (from the opened model's config), whole number?, range}. */

@@ -9,7 +9,7 @@ export const zh = {
   'app.title': '训练一个小 GPT',
   'app.lede': '在浏览器里训练教程中的小 GPT，看着损失下降。然后看看它的注意力头学到了什么：把任意一个头在注意力步进器中打开，用真实的 Q、K、V 逐步跟踪计算；再借助 KV 缓存一次生成一个词元。一切都离线运行，在后台线程里的 WebAssembly 中完成。',
   'app.footer': '模型是 nanoGPT 的 GPT（词元与位置嵌入、前置 LayerNorm 的块：因果多头注意力加 4 倍宽的 GELU MLP，输出层与嵌入共享权重），用 AdamW、预热和余弦学习率训练。损失是交叉熵，单位为每字符的 nat。链接保存任务、设置和随机种子，但从不保存权重：需要权重请下载检查点。',
-  'boot.failed': 'GPT 内核未能加载：{message}',
+  'boot.failed': 'GPT 内核（gen/gpt_core.wasm）未能加载：{message}。在仓库的克隆中，scripts/serve 会构建它并提供页面；scripts/build wasm 只构建它。',
   'lang.label': '语言',
   'nav.label': '页面',
   'nav.stepper': '← 注意力步进器',

@@ -1,21 +1,21 @@
 // i18n.js — the training page's strings: the English table here, the Simplified Chinese one in
 // i18n-zh.js, fetched on first use (loadStrings('zh'): when Chinese is chosen, remembered or named by
 // a link), so that the page's start carries one language. The translator and the remembered
-// language (shared with the stepper) are web/lang.js's. The built-in tasks' English descriptions
+// language (shared with the stepper) are web/common/lang.js's. The built-in tasks' English descriptions
 // come from the core (gpt.tasks()); their Chinese ones are in i18n-zh.js (taskd.*, taska.*).
 // Limits: createI18n(lang) translates with the tables loaded so far: until loadStrings(lang) has
 // resolved, its keys show in English (the page awaits it before it renders in that language). If
 // the Chinese module cannot be fetched (offline, never cached), the page stays readable in English.
-import { translator } from '../lang.js';
+import { translator } from '../common/lang.js';
 
-export { storedLang, storeLang } from '../lang.js';
+export { storedLang, storeLang } from '../common/lang.js';
 
 const en = {
   'doc.title': 'Train a tiny GPT — Attention Playground',
   'app.title': 'Train a tiny GPT',
   'app.lede': 'Train the tutorials’ tiny GPT here in your browser and watch the loss fall. Then look at what its attention heads learned, open any head in the Attention Stepper to follow its arithmetic on the real Q, K and V, and generate text one token at a time through the KV cache. Everything runs offline, in WebAssembly, in a background thread.',
   'app.footer': 'The model is nanoGPT’s GPT (token and position embeddings, pre-LayerNorm blocks with causal multi-head attention and a 4× GELU MLP, an output head tied to the embeddings), trained with AdamW, a warm-up and a cosine learning rate. Losses are cross-entropy in nats per character. The link keeps the task, the settings and the seeds, never the weights: download a checkpoint for those.',
-  'boot.failed': 'The GPT core did not load: {message}',
+  'boot.failed': 'The GPT core (gen/gpt_core.wasm) did not load: {message}. In a clone of the repository, scripts/serve builds it and serves the page; scripts/build wasm only builds it.',
   'lang.label': 'Language',
   'nav.label': 'Pages',
   'nav.stepper': '← The Attention Stepper',

@@ -8,8 +8,8 @@
 // temperature, top-k and top-p, the bars) and the draw (the uniform number, the coin, the token's
 // segment). Every number comes from the core
 // (the worker's gen_start / gen_next answers); this file only lays them out.
-import { heat, tokenMark as tokenLabel } from '../export.js';
-import { el } from '../ui.js';
+import { heat, tokenMark as tokenLabel } from '../common/export.js';
+import { el } from '../common/ui.js';
 import { barsTable, fillBars, factsText, pct } from './next-bars.js';
 
 export const KV_TOLERANCE = 1e-5;

@@ -21,7 +21,7 @@
 import { defaultState, cleanState, decodeHash } from './config.js';
 import { startWorker } from './client.js';
 import { storedLang, storeLang, loadStrings, stringsLoaded } from './i18n.js';
-import { el, langSwitch } from '../ui.js';
+import { el, langSwitch } from '../common/ui.js';
 import { createContext } from './context.js';
 import { button, buttonBar } from './fields.js';
 import { DataSection } from './section-data.js';

@@ -1,7 +1,7 @@
 // maps.js — drawing one attention map of a prompt (rows: queries, columns: keys, the prompt's
 // characters on both axes) on a canvas, so that a 64-token prompt with 12 × 12 heads stays a cheap
 // paint; and each head's link into the Attention Stepper (web/index.html) in Q, K, V mode with that
-// head's q, k, v, through the stepper's own permalink format (web/stepper/permalink.js), so the
+// head's q, k, v, through the stepper's own permalink format (web/common/permalink.js), so the
 // stepper recomputes the same weights with all its cell arithmetic. The model view that lays the
 // maps out is model-view.js.
 //
@@ -11,9 +11,9 @@
 // the sections that only show tokens take heat and tokenMark from ../export.js itself.
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 of the model's tokens (config.js STEPPER_MAX_ROWS).
-import { encodeState } from '../stepper/permalink.js';
-import { el } from '../ui.js';
-import { heat, tokenMark } from '../export.js';
+import { encodeState } from '../common/permalink.js';
+import { el } from '../common/ui.js';
+import { heat, tokenMark } from '../common/export.js';
 
 // the colour scale and the token marks are export.js's (the pictures use the same)
 export { heat };

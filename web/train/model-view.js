@@ -12,11 +12,11 @@
 // CSS variable (the outlines are two absolutely placed boxes per map, positioned by CSS), so a
 // 12 × 12 model with a 64-token prompt points as fast as a 1 × 1 one. Past the box's width the grid
 // scrolls inside its own box, with the layer and head labels sticky.
-import { el } from '../ui.js';
-import { exportBar, exportButtons } from '../export.js';
+import { el } from '../common/ui.js';
+import { exportBar, exportButtons } from '../common/export.js';
 
 /** The figures' module, loaded on the first save (export.js). */
-const figures = () => import('../figures.js');
+const figures = () => import('../common/figures.js');
 import { drawMap, masked, stepperUrl, tokenLabel } from './maps.js';
 
 /** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */

@@ -3,8 +3,8 @@
 // for the probability it is drawn with over a hatched one for its probability before top-k and
 // top-p, the probability and the logit; dropped tokens grey. Used by the next-token section and
 // by the generation's "drawn from" view. Lays out numbers only: it computes none.
-import { el } from '../ui.js';
-import { tokenMark as tokenLabel } from '../export.js';
+import { el } from '../common/ui.js';
+import { tokenMark as tokenLabel } from '../common/export.js';
 
 /** A probability as the bars show it. */
 export const pct = (p) => (p >= 0.9995 ? '100%' : p >= 0.001 ? `${(p * 100).toFixed(1)}%` : p > 0 ? '<0.1%' : '0%');

@@ -7,7 +7,7 @@
 // Interface (every section's: a class made with the page's context): render() → its element;
 // refresh(); adopt(info, …) (a model loaded into the main run becomes the page's run: an upload,
 // or a kept run resumed by section-runs.js).
-import { el, downloadBlob } from '../ui.js';
+import { el, downloadBlob } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, fmtInt, idEl, filePicker } from './fields.js';
 

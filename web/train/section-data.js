@@ -9,7 +9,7 @@
 import {
   FIELDS, MODEL_FIELDS, TRAIN_FIELDS, SOURCES, MAX_TEXT_BYTES, MAX_LINK_TEXT, applyPreset, presetOf,
 } from './config.js';
-import { el, segGroup } from '../ui.js';
+import { el, segGroup } from '../common/ui.js';
 import { Section } from './section.js';
 import { fieldBox, errorSpan, numField, showFieldError, fmtInt, idEl } from './fields.js';
 

@@ -8,7 +8,7 @@
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
 // (the experiments' worker's events) and chartPoints() (for tests).
 import { runSpec } from './config.js';
-import { el, statusLine, setText, hide } from '../ui.js';
+import { el, statusLine, setText, hide } from '../common/ui.js';
 import { LossChart } from './chart.js';
 import { experimentSentence } from './experiments.js';
 import { Section } from './section.js';

@@ -7,7 +7,7 @@
 // refresh(). Also stop() (stops playing), reset() (forgets the generation) and followTask() (a
 // prompt that was the task's default follows a new task).
 import { GEN_FIELDS } from './config.js';
-import { el, statusLine, setText } from '../ui.js';
+import { el, statusLine, setText } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, numField, promptField, refreshFieldError, fromField, idEl } from './fields.js';
 

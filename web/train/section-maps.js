@@ -10,7 +10,7 @@
 // refresh(). Also clear() (no maps), followTask() and onShown (set by main.js: called after new maps) (a prompt that was the task's default follows
 // a new task).
 import { STEPPER_MAX_ROWS } from './config.js';
-import { el, statusLine } from '../ui.js';
+import { el, statusLine } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, promptField, refreshFieldError, fromField, idEl } from './fields.js';
 

@@ -12,10 +12,10 @@
 //
 // Interface (every section's): render() → its element; refresh(). Also reset() (the model is gone)
 // and followTask() (a prompt that was the default follows a new task).
-import { el, segGroup, statusLine, setText, hide } from '../ui.js';
+import { el, segGroup, statusLine, setText, hide } from '../common/ui.js';
 import { Section } from './section.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
-import { exportBar, tokenMark as tokenLabel } from '../export.js';
+import { exportBar, tokenMark as tokenLabel } from '../common/export.js';
 import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
 
 /** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */
@@ -101,7 +101,7 @@ export class NextTokenSection extends Section {
     const a = this.answer;
     if (!a) return '';
     const { t } = this.ctx;
-    const { barsSvg } = await import('../figures.js');
+    const { barsSvg } = await import('../common/figures.js');
     return barsSvg(a, {
       title: t('next.figTitle', { prompt: tail((a.tokens ?? []).map(tokenLabel).join('')) }), subtitle: factsText(t, a),
       p: t('next.col.p'), logit: t('next.col.logit'), dropped: t('next.figDropped'), keptKey: t('next.figKept'), fullKey: t('next.figFull'),

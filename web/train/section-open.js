@@ -14,7 +14,7 @@
 //
 // Interface (every section's): render() → its element; refresh(); onMessage(m) for the worker's
 // 'open_progress' events.
-import { el } from '../ui.js';
+import { el } from '../common/ui.js';
 import { Section } from './section.js';
 import { fmtInt, idEl, filePicker } from './fields.js';
 

@@ -17,7 +17,7 @@
 // Interface (every section's): render() → its element; mounted(); refresh(). Also boot() (opens
 // the store and lists the runs, once), keepMain() (the main run paused or ended), keepPair() (the
 // experiment ended or was stopped), and for tests chartPoints().
-import { el, setText, hide, statusLine, downloadBlob, downloadText } from '../ui.js';
+import { el, setText, hide, statusLine, downloadBlob, downloadText } from '../common/ui.js';
 import { LossChart } from './chart.js';
 import { Section } from './section.js';
 import { button, buttonBar, fmtInt, fmtLoss, idEl } from './fields.js';

@@ -11,10 +11,10 @@
 // context starts again).
 //
 // Interface (every section's): render() → its element; refresh(); reset() (the model is gone).
-import { el, statusLine, setText } from '../ui.js';
+import { el, statusLine, setText } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, idEl, fromField } from './fields.js';
-import { heat, tokenMark as tokenLabel } from '../export.js';
+import { heat, tokenMark as tokenLabel } from '../common/export.js';
 
 const TOP = 10; // the most surprising tokens listed in the table
 

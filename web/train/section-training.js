@@ -14,7 +14,7 @@
 // shares the steps: wasm threads in one module where the page is cross-origin isolated, else
 // separate workers.
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
-import { el, statusLine, setText, setData, setDisabled, hide } from '../ui.js';
+import { el, statusLine, setText, setData, setDisabled, hide } from '../common/ui.js';
 import { LossChart } from './chart.js';
 import { Section } from './section.js';
 import { newRun } from './context.js';

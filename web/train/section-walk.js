@@ -14,10 +14,10 @@
 // generation section's sampling options {greedy, seed, temperature?, top_k?, top_p?}, read at
 // each walk.
 // Interface (every section's): render() → its element; refresh(); clear() (the model is gone).
-import { el, statusLine } from '../ui.js';
+import { el, statusLine } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, idEl } from './fields.js';
-import { tokenMark as tokenLabel } from '../export.js';
+import { tokenMark as tokenLabel } from '../common/export.js';
 
 export class WalkSection extends Section {
   /**

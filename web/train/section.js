@@ -7,7 +7,7 @@
 // A section's interface: render() → its element (the page renders again on a language or a link);
 // mounted() once that element is in the document; refresh() (writes what the state and the
 // runtime say, only what changed); onMessage(m) where a worker's events are routed to it.
-import { card } from '../ui.js';
+import { card } from '../common/ui.js';
 
 export class Section {
   /** @param {object} ctx the page's context (context.js) */

@@ -3,7 +3,7 @@
 // strip (numbers written in the cells when there are at most 16), with its smallest and largest
 // value at the right, and a legend of the colour scales. Loaded by walk-view.js on the first save.
 // Text only: no script, no external reference (the SVG opens anywhere).
-import { xml, tokenMark } from '../export.js';
+import { xml, tokenMark } from '../common/export.js';
 
 const W = 960; // the figure's width
 const LEFT = 150; // the labels' column

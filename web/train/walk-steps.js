@@ -1,7 +1,7 @@
 // walk-steps.js — the steps of "the whole block, step by step" from the core's trace (gpt.js
 // blockTrace), ending with the sampled token (the core's seeded draw, as generation's): for each step its title, its formula and its vectors, and for any number of a
-// vector the lines of its arithmetic, in the stepper's notation (stepper/explain-lines.js, turned
-// into MathML by stepper/explain-math.js). The numbers are the core's: a line of terms shows the
+// vector the lines of its arithmetic, in the stepper's notation (common/explain-lines.js, turned
+// into MathML by common/explain-math.js). The numbers are the core's: a line of terms shows the
 // operands the core used and the result line shows the core's value; nothing here is the source
 // of a number on screen, except a product or a difference written out as a term.
 //
@@ -12,8 +12,8 @@
 // does; a score's q·k terms and a context's Σ a·v need the keys and values, which the trace
 // carries only for models small enough; for larger ones `kv(layer)` (the worker's walk_kv: the
 // same trace asked for that layer's keys and values) fetches them when such a number is opened.
-import { lineBuilder, sumLine } from '../stepper/explain-lines.js';
-import { formatNumber as f, term } from '../stepper/format.js';
+import { lineBuilder, sumLine } from '../common/explain-lines.js';
+import { formatNumber as f, term } from '../common/format.js';
 
 const slice = (v, a, n) => v.slice(a, a + n);
 const keyRow = (flat, j, C) => flat.slice(j * C, (j + 1) * C);

@@ -11,10 +11,10 @@
 // (arrows, Page Up/Down by 16, Home, End), pointing picks a number, and the picked number is read
 // out under it. Colours: blue below zero, red above, white at zero, scaled to the vector's largest
 // magnitude (attention weights and probabilities, all ≥ 0, on the maps' blues).
-import { el } from '../ui.js';
-import { exportBar, heat, tokenMark } from '../export.js';
-import { exLine, mathLine } from '../stepper/explain-math.js';
-import { formatNumber as f } from '../stepper/format.js';
+import { el } from '../common/ui.js';
+import { exportBar, heat, tokenMark } from '../common/export.js';
+import { exLine, mathLine } from '../common/explain-math.js';
+import { formatNumber as f } from '../common/format.js';
 import { stepperUrl } from './maps.js';
 import { walkSteps } from './walk-steps.js';
 

@@ -370,7 +370,7 @@ AP_INLINE float dot(const float* a, const float* b, int n) {
 
 // The one-row product (generation) streams the whole weight matrix from memory once: at T = 1 a
 // token reads every weight (GPT-2 small: ~500 MB), so its speed is the memory's streaming rate.
-// Two things bring it near a plain read's (measured in wasm and natively, docs/PERFORMANCE.md, W6):
+// Two things bring it near a plain read's (measured in wasm and natively, docs/performance-journal.md, W6):
 //  - touch_pages: before each weight row, one 4-byte load from each 4 KB page that starts within
 //    kTouchAhead bytes past the row. The hardware's stream prefetcher stops at a page's end and
 //    the page's translation is a TLB miss; the early load starts both while the row before is

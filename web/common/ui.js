@@ -1,7 +1,8 @@
 // ui.js — the small DOM helpers both pages share (the stepper, web/stepper/, and the training
 // page, web/train/): making an element, showing and hiding one, a status line, a card, the
-// segmented radio group, the language switch, and offering a file as a download. One behaviour
-// for each, accessible the same way on both pages.
+// segmented radio group, the language switch, offering a file as a download, and a stylesheet
+// linked once into a document or shadow root. One behaviour for each, accessible the same way
+// on both pages.
 //
 // Limits: plain DOM, no state of its own. Every helper takes what it needs as arguments (the
 // current value, the label, a callback); none reads a page's state or translator. Browser only.
@@ -175,4 +176,25 @@ export function downloadBlob(name, blob) {
  */
 export function downloadText(name, text, mime = 'text/plain') {
   downloadBlob(name, new Blob([text], { type: `${mime};charset=utf-8` }));
+}
+
+/**
+ * Adds <link rel="stylesheet" href="…"> to the document head (or to the shadow root `node` lives in)
+ * unless it is there already. A stylesheet from the same origin is allowed by style-src 'self'.
+ * @returns {Promise<void>} resolves when it has loaded (or failed)
+ */
+export function ensureStylesheet(href, node = document) {
+  const root = node.getRootNode ? node.getRootNode() : document;
+  const parent = root instanceof ShadowRoot ? root : document.head;
+  const have = [...parent.querySelectorAll('link[rel="stylesheet"]')].find((l) => l.href === href);
+  if (have) return have.__apxLoaded ?? Promise.resolve();
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = href;
+  link.__apxLoaded = new Promise((resolve) => {
+    link.addEventListener('load', () => resolve(), { once: true });
+    link.addEventListener('error', () => resolve(), { once: true });
+  });
+  parent.append(link);
+  return link.__apxLoaded;
 }

@@ -1,4 +1,4 @@
-// activity.js — a SCORM activity: what the package shows, read the same way by the packager
+// scorm-activity.js — a SCORM activity: what the package shows, read the same way by the packager
 // (scripts/scorm.mjs, in Node) and by the player (player.js, in the LMS). No DOM, no wasm.
 //
 //   { title: 'Softmax by hand', lang: 'en' | 'zh',
@@ -9,9 +9,9 @@
 // Each exercise is what embed.html's hash takes (the part after '#', a whole URL is fine). One
 // exercise or several: they are one activity, one score. Each must name an exercise (a ready-made
 // id, or an id of your own with `ask`), and no two the same id (their answers are kept by id).
-import { decodeState } from '../stepper/permalink.js';
-import { validateState } from '../stepper/state.js';
-import { EXERCISES } from '../stepper/exercise.js';
+import { decodeState } from './permalink.js';
+import { validateState } from './state.js';
+import { EXERCISES } from './exercise.js';
 
 /** At most this many exercises in one activity (their answers share 4096 characters). */
 export const MAX_EXERCISES = 20;

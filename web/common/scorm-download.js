@@ -1,12 +1,12 @@
-// download.js — the SCORM package built in the browser, for the stepper's author mode ("Download
-// as a SCORM package"): the same package as `npm run scorm` (package.js), its files fetched from
+// scorm-download.js — the SCORM package built in the browser, for the stepper's author mode ("Download
+// as a SCORM package"): the same package as `npm run scorm` (scorm-package.js), its files fetched from
 // the site the stepper is served from (this file's folder's parent), deflated with the browser's
 // CompressionStream where there is one (stored otherwise), zipped and downloaded.
 // Loaded on demand (import()) by the exercise bar: the stepper does not carry it otherwise.
-import { readActivity } from './activity.js';
-import { buildPackage, packageName } from './package.js';
+import { readActivity } from './scorm-activity.js';
+import { buildPackage, packageName } from './scorm-package.js';
 import { zip } from './zip.js';
-import { downloadBlob } from '../ui.js';
+import { downloadBlob } from './ui.js';
 
 const SITE = new URL('../', import.meta.url);
 

@@ -1,9 +1,9 @@
-// package.js — a SCORM 1.2 package of an activity (activity.js): the files the player needs,
+// scorm-package.js — a SCORM 1.2 package of an activity (scorm-activity.js): the files the player needs,
 // found by following the imports from scorm/player.html (so the package holds the page, the
 // stepper, the core and its wasm, and nothing else of the site), the player page with the
 // activity written into it, and imsmanifest.xml (one organization, one item, one SCO resource
 // listing every file). The caller reads the site's files and zips the result (zip.js):
-// scripts/scorm.mjs in Node, download.js in the browser.
+// scripts/scorm.mjs in Node, scorm-download.js in the browser.
 //
 // Limits: the manifest names the SCORM 1.2 namespaces but the package does not carry the ADL/IMS
 // schema files (.xsd), which LMSs do not need; an ADL conformance suite that asks for them will.
@@ -36,7 +36,7 @@ export function references(text, html = false) {
   return [...out];
 }
 
-/** 'stepper/x.js' + '../ui.js' → 'ui.js' (null when it leaves the site's folder). */
+/** 'stepper/x.js' + './ui.js' → 'ui.js' (null when it leaves the site's folder). */
 export function resolve(from, ref) {
   const base = new URL(from, 'http://site/');
   const u = new URL(ref, base);
