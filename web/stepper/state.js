@@ -31,7 +31,8 @@
 //     target: text,                     //   the target of 'mse' ('' = zeros of out's shape)
 //   }
 // }
-// States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
+// States from before the backward mode (no direction / upstream) are valid: forward, the default
+// loss (MSE against zeros).
 
 export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
 /** The bias vectors and the weight matrix whose columns each one matches. */
@@ -80,7 +81,9 @@ export function defaultState() {
     lang: 'en',
     focus: null,
     direction: 'forward',
-    upstream: { kind: 'sum', d_out: '', target: '' },
+    // MSE against zeros: a loss whose gradient reaches Q and K (L = Σ out gives the identity
+    // example ∂L/∂S′ = 0 all the way back to W_q and W_k; paint.js says why where it happens)
+    upstream: { kind: 'mse', d_out: '', target: '' },
   };
 }
 
@@ -128,7 +131,7 @@ export function validateState(obj) {
   s.direction = oneOf(obj.direction, ['forward', 'backward'], 'forward');
   const u = isObj(obj.upstream) ? obj.upstream : {};
   const text = (v) => (typeof v === 'string' && v.length <= 200_000 ? v : '');
-  s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, 'sum'), d_out: text(u.d_out), target: text(u.target) };
+  s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, d.upstream.kind), d_out: text(u.d_out), target: text(u.target) };
   return s;
 }
 
