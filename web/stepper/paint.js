@@ -88,7 +88,8 @@ function forwardSpecs(ctx, tr, h, quiz) {
     scaled: [H.scaled, TT],
     masked: [H.masked, TT],
     weights: [H.weights, TT, { range: [0, 1], rowClass }, { rowClass, extra: [
-      { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum' },
+      // a float sum: always 4 decimals (1.0000 and 0.99999994 alike), never a bare "1" beside "1.0000"
+      { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum', fmt: (v) => (Number.isFinite(v) ? v.toFixed(4) : formatNumber(v)) },
       { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
       { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
     ] }],
