@@ -141,7 +141,8 @@ function openNotes(set, info) {
   if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
   // example ids the model has: "Hello, world" in GPT-2's, else its first three
   const ids = gpt2Size ? '[15496][11][995]' : Array.from({ length: Math.min(3, V) }, (_, i) => `[${i}]`).join('');
-  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids', ids });
+  const missingMeta = format === 'nanogpt' && !set.meta && !gpt2Size;
+  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : missingMeta ? 'token_ids_until' : 'token_ids', ids, vocab: V });
   const used = info.tokenizer === 'gpt2-bpe' ? tokenizerSet(set.tokenizer) ?? [] : [];
   if (used.length) notes.push({ code: 'gpt2_bpe', file: used.map((f) => f.name).join(' + ') });
   const unused = info.tokenizer === 'token_ids' ? [] : set.tokenizer.filter((f) => !used.includes(f));

@@ -225,7 +225,8 @@ test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids;
   await expect(msg).toContainText('This checkpoint came without its meta.pkl. Its vocabulary has 26 tokens, not GPT-2’s 50,257');
   await expect(msg).toContainText('data/<dataset>/meta.pkl');
   await expect(msg).not.toContainText('GPT-2’s vocab.json');
-  await expect(msg).toContainText('token ids, written [0][1][2].');
+  await expect(msg).toContainText('Until then, prompts and outputs are token ids from [0] to the vocabulary’s last, written [0][1][2].');
+  await expect(msg).not.toContainText('in this version');
   const got = await bars(page);
   for (const b of got) expect(b.token).toMatch(/^\[\d+\]$/);
   // a truncated checkpoint: refused naming the file and the fault; the model that was there stays

@@ -355,6 +355,7 @@ export const zh = {
   'open.format.huggingface': 'Hugging Face GPT-2',
   'open.format.playground': '本站的文件',
   'open.note.no_meta_own': '这个检查点没有附带它的 meta.pkl。它的词表有 {vocab} 个词元，不是 GPT-2 的 50,257 个，所以它是在自己的数据集上训练的，字符表在那个数据集的 meta.pkl 里（nanoGPT 的 data/<dataset>/meta.pkl，由 prepare.py 写出）：选择或拖入这个文件，就能用这个模型读写文本。',
+  'open.note.token_ids_until': '在此之前，提示和输出都是词元编号（从 [0] 到词表的最后一个），写作 {ids}。',
   'open.note.completed': '{added} 补全了之前打开的 {model}：这些文件一起读取。',
   'open.note.no_meta': '这个检查点没有 meta.pkl，因此 nanoGPT 会使用 GPT-2 的分词器：加入 GPT-2 的 vocab.json 和 merges.txt（或 tokenizer.json）即可用它读写文本，或加入字符级模型的 meta.pkl（data/<dataset>/meta.pkl）。',
   'open.note.token_ids': '此版本还没有这个模型的分词器：提示和输出都是词元编号，写作 {ids}。',

@@ -397,6 +397,7 @@ const en = {
   'open.format.huggingface': 'Hugging Face GPT-2',
   'open.format.playground': 'this playground’s file',
   'open.note.no_meta_own': 'This checkpoint came without its meta.pkl. Its vocabulary has {vocab} tokens, not GPT-2’s 50,257, so it was trained on a dataset of its own, whose characters are in that dataset’s meta.pkl (nanoGPT’s data/<dataset>/meta.pkl, written by prepare.py): choose or drop it to read and write text with this model.',
+  'open.note.token_ids_until': 'Until then, prompts and outputs are token ids from [0] to the vocabulary’s last, written {ids}.',
   'open.note.completed': '{added} completes {model}, opened before: the files are read together.',
   'open.note.no_meta': 'This checkpoint came without a meta.pkl, so nanoGPT would use GPT-2’s tokenizer: add GPT-2’s vocab.json and merges.txt (or tokenizer.json) to read text with it, or the meta.pkl of a character-level model (data/<dataset>/meta.pkl).',
   'open.note.token_ids': 'No tokenizer for this model in this version: prompts and outputs are token ids, written {ids}.',
