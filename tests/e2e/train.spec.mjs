@@ -443,7 +443,7 @@ test('a corrupted or foreign upload gets the core’s message and the current mo
     await expect(msg).toContainText(`${name} was not loaded`);
     const core = (await msg.locator('.tr-core-msg').textContent()).trim();
     expect(core.length, name).toBeGreaterThan(10);
-    await expect(msg).toContainText(`The current model (step ${step}) is unchanged.`);
+    await expect(msg).toContainText(`The model at step ${step} is kept, unchanged.`);
     expect(await rt(page, 'rt.step')).toBe(step);
     await expect(app(page)).toHaveAttribute('data-train', 'done');
   }
