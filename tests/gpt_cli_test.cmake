@@ -6,7 +6,11 @@
 # sample, logits, attention and its head spec traced by `attention`, damaged files, divergence);
 # resume (bit for bit); text (a run on the user's text); interrupt (Ctrl-C saves); api (a scripted
 # `gpt api` session, and resume through it); finetune (`gpt finetune` of a model file: the run it
-# writes samples and resumes, the same seed the same file, refusals; and through `gpt api`).
+# writes samples and resumes, the same seed the same file, refusals; and through `gpt api`);
+# foreign (nanoGPT's ckpt.pt and meta.pkl written by Node, tests/lib/write-foreign.mjs: every
+# command takes the meta.pkl after the checkpoint, a meta.pkl found is named, a model without one
+# is told what to give, a text named .pt is called what it is not, and `gpt api` scores an opened
+# model's surprisal as a float64 nanoGPT does; needs -DNODE=<node> -DSRC=<source dir>).
 # Models are tiny (1 layer, n_embd 16, block 16, batches of 4) so every part takes seconds, also
 # under ASan in a Debug build.
 
@@ -270,7 +274,7 @@ if(PART STREQUAL "train")
     expect_run("${name}: missing file" 1 "gpt: cannot open no_such.safetensors: No such file" ${GPT} ${name} no_such.safetensors ${cmd})
   endforeach()
   file(WRITE ${tmp}/not_a_checkpoint.safetensors "hello")
-  expect_run("not a checkpoint" 1 "gpt: not_a_checkpoint.safetensors: the file is 5 bytes: it ends at byte 5, inside the 8-byte header length" ${GPT} inspect not_a_checkpoint.safetensors)
+  expect_run("not a checkpoint" 1 "gpt: not_a_checkpoint.safetensors is neither a PyTorch zip \\(ckpt.pt\\) nor a safetensors file: the file is 5 bytes: it ends at byte 5, inside the 8-byte header length" ${GPT} inspect not_a_checkpoint.safetensors)
   execute_process(COMMAND sh -c "head -c 3000 a.safetensors > truncated.safetensors" WORKING_DIRECTORY ${tmp})
   expect_run("truncated file" 1 "gpt: truncated.safetensors: the header length \\(bytes 0 to 7\\) says the JSON header takes bytes 8 to [0-9]+, but the file ends at byte 3000"
              ${GPT} sample truncated.safetensors --prompt a)
@@ -512,4 +516,45 @@ if(PART STREQUAL "finetune")
   expect_answer("api finetune" "${answer_1}" "^\\{\"ok\":true,.*\"base\":\"this playground's run on the text")
   expect_answer("api train after finetune" "${answer_2}" "^\\{\"ok\":true,\"step\":12,")
   expect_answer("api finetune_memory" "${answer_3}" "^\\{\"ok\":true,\"need\":[0-9]+,\"available\":[0-9]+,\"fits\":true")
+endif()
+
+# ==================================================================== foreign
+if(PART STREQUAL "foreign")
+  execute_process(COMMAND ${NODE} ${SRC}/tests/lib/write-foreign.mjs ${tmp} RESULT_VARIABLE rc ERROR_VARIABLE e)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "write-foreign.mjs: exit ${rc}: ${e}")
+  endif()
+  # every command that takes a ckpt.pt takes its meta.pkl after it, as gpt import does
+  expect_run("sample ckpt.pt meta.pkl" 0 "^To be" ${GPT} sample alone/ckpt.pt chars/meta.pkl --prompt "To be" -n 4 --greedy)
+  expect_run("logits ckpt.pt meta.pkl" 0 "^\\{\"ok\":true,\"tokens\":\\[\"T\",\"o\"\\]" ${GPT} logits alone/ckpt.pt chars/meta.pkl --prompt To)
+  expect_run("attention ckpt.pt meta.pkl" 0 "\"maps\"" ${GPT} attention alone/ckpt.pt chars/meta.pkl --prompt To)
+  expect_run("inspect ckpt.pt meta.pkl" 0 "source +nanoGPT alone/ckpt.pt, iter 5000" ${GPT} inspect alone/ckpt.pt chars/meta.pkl)
+  if(err MATCHES "found")
+    message(FATAL_ERROR "inspect with its meta.pkl named: no search, no note; stderr: ${err}")
+  endif()
+  expect_run("eval ckpt.pt meta.pkl" 1 "holds a model only" ${GPT} eval alone/ckpt.pt chars/meta.pkl)
+  # a meta.pkl found by nanoGPT's layout is named (on stderr), for every command that searches
+  foreach(cmd "inspect" "sample;--prompt;To;-n;2" "logits;--prompt;To")
+    list(POP_FRONT cmd name)
+    expect_run("${name}: the meta.pkl found is named" 0 "." ${GPT} ${name} out/ckpt.pt ${cmd})
+    if(NOT err MATCHES "gpt: out/ckpt.pt: its characters from out/../data/tiny_chars/meta.pkl \\(found by its dataset \"tiny_chars\"; to use another, name it after out/ckpt.pt\\)")
+      message(FATAL_ERROR "${name}: stderr does not name the meta.pkl found: ${err}")
+    endif()
+  endforeach()
+  # without one: what is missing and what to give, not GPT-2's tokenizer for 26 characters
+  expect_run("no meta.pkl" 1 "gpt: alone/ckpt.pt: no meta.pkl: this model's vocabulary has 26 tokens, not GPT-2's 50,257, so it was trained on characters of its own: give its dataset's meta.pkl \\(nanoGPT's data/<dataset>/meta.pkl"
+             ${GPT} sample alone/ckpt.pt --prompt To)
+  if(out MATCHES "vocab.json")
+    message(FATAL_ERROR "no meta.pkl: GPT-2's files offered for a 26-character model: ${out}")
+  endif()
+  # a text named .pt: the page's words
+  expect_run("a text named .pt" 1 "gpt: renamed.pt is neither a PyTorch zip \\(ckpt.pt\\) nor a safetensors file: the header length" ${GPT} inspect renamed.pt)
+  # surprisal of an opened model through gpt api: a forward pass and log-softmax, as a float64 nanoGPT
+  run_api(foreign_surprisal
+    "{\"call\":\"load\",\"path\":\"out/ckpt.pt\"}"
+    "{\"call\":\"surprisal\",\"spec\":{\"text\":\"ROMEO: To be\"}}")
+  expect_answer("api load ckpt.pt" "${answer_0}" "^\\{\"ok\":true")
+  expect_answer("api surprisal of an opened model" "${answer_1}" "^\\{\"ok\":true,\"windows\":\\[\\{\"offset\":0,")
+  file(WRITE ${tmp}/surprisal_answer.json "${answer_1}")
+  expect_run("surprisal = float64 nanoGPT's" 0 "max" ${JSON_CLOSE} ${tmp}/surprisal_answer.json windows.0.losses ${tmp}/surprisal.json losses 1e-4)
 endif()

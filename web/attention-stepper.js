@@ -45,7 +45,7 @@ import { el, ensureStylesheet } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { defaultState, validateState, MATRIX_KEYS } from './common/state.js';
 import { presetPatch, PRESETS } from './common/presets.js';
-import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId, DEFAULT_TOL } from './common/exercise.js';
+import { EXERCISES, withReadyExercise, readyExercise, parseAsk, parseTol, validateExercise, customId } from './common/exercise.js';
 import { attachShareTools, keepInToolbar } from './stepper/share.js';
 import { encodeState } from './common/permalink.js';
 
@@ -174,7 +174,7 @@ export function exerciseOf({ exercise, ask, tolerance }, state) {
   }
   if (id === '' || id === 'none') return null;
   if (id && EXERCISES[id] && list === undefined) return { ...readyExercise(id), ...(tol ? { tol } : {}) };
-  const x = validateExercise({ id: id || customId(state, list ?? []), ask: list ?? [], tol: tol ?? { ...DEFAULT_TOL } });
+  const x = validateExercise({ id: id || customId(state, list ?? []), ask: list ?? [], tol });
   if (!x) console.warn(`<attention-stepper> exercise: "${id}" is not an id (letters, digits, _ . -, at most 64)`);
   return x;
 }

@@ -133,8 +133,8 @@ export class GptLabElement extends HTMLElement {
 
 /** The run's attribute names, each with its key in the training page's link. */
 export const RUN_ATTRS: Record<string, string>;
-/** The section classes by name, in the page's order. */
-export const SECTIONS: Record<GptLabSection, unknown>;
+/** The sections a lesson may show, by name, in the page's order. */
+export const SECTIONS: GptLabSection[];
 /** 'training', 'maps', 'generation' */
 export const DEFAULT_SECTIONS: GptLabSection[];
 /** The stylesheets the element links into its shadow root. */

@@ -38,15 +38,7 @@ import { defaultState, decodeHash, encodeHash } from './train/config.js';
 import { startWorker } from './train/client.js';
 import { createContext } from './train/context.js';
 import { createI18n, loadStrings, stringsLoaded } from './train/i18n.js';
-import { DataSection } from './train/section-data.js';
-import { TrainingSection } from './train/section-training.js';
-import { ExperimentsSection } from './train/section-experiments.js';
-import { MapsSection } from './train/section-maps.js';
-import { NextTokenSection } from './train/section-next-token.js';
-import { SurprisalSection } from './train/section-surprisal.js';
-import { GenerationSection } from './train/section-generation.js';
-import { CheckpointsSection } from './train/section-checkpoints.js';
-import { RunsSection } from './train/section-runs.js';
+import { makeSections, assemble, LAB_SECTIONS } from './train/sections.js';
 
 /** The stylesheets of the shadow root, next to this file (each written as new URL('…',
  * import.meta.url) so that the package's walk, scripts/pack.mjs, finds and ships it). */
@@ -59,12 +51,8 @@ export const STYLESHEETS = [
 /** The training page, where "copy link" points. */
 export const TRAIN_PAGE_URL = new URL('./train/index.html', import.meta.url).href;
 
-/** The sections by name, in the page's order. */
-export const SECTIONS = {
-  data: DataSection, training: TrainingSection, experiments: ExperimentsSection, maps: MapsSection,
-  next: NextTokenSection, surprisal: SurprisalSection, generation: GenerationSection, checkpoints: CheckpointsSection,
-  runs: RunsSection,
-};
+/** The sections a lesson may show, in the page's order (train/sections.js declares them, with the page). */
+export const SECTIONS = LAB_SECTIONS;
 export const DEFAULT_SECTIONS = ['training', 'maps', 'generation'];
 const SECTION_ALIASES = { 'next-token': 'next', train: 'training', map: 'maps', gen: 'generation', checkpoint: 'checkpoints' };
 
@@ -104,11 +92,11 @@ export function parseSections(text) {
   const want = new Set();
   for (const w of String(text).toLowerCase().split(/[\s,]+/).filter(Boolean)) {
     const name = SECTION_ALIASES[w] ?? w;
-    if (name === 'all') Object.keys(SECTIONS).forEach((k) => want.add(k));
-    else if (SECTIONS[name]) want.add(name);
-    else console.warn(`<gpt-lab> sections: "${w.slice(0, 40)}" is not a section (${Object.keys(SECTIONS).join(', ')}): left out`);
+    if (name === 'all') SECTIONS.forEach((k) => want.add(k));
+    else if (SECTIONS.includes(name)) want.add(name);
+    else console.warn(`<gpt-lab> sections: "${w.slice(0, 40)}" is not a section (${SECTIONS.join(', ')}): left out`);
   }
-  return Object.keys(SECTIONS).filter((k) => want.has(k));
+  return SECTIONS.filter((k) => want.has(k));
 }
 
 /** A 1-based index attribute → 0-based (null when absent or not a whole number ≥ 1). */
@@ -282,7 +270,7 @@ export class GptLabElement extends HTMLElement {
     ctx.writeHash = () => {};
     ctx.linkUrl = () => this.link;
     lab.ctx = ctx;
-    lab.sections = Object.fromEntries(Object.entries(SECTIONS).map(([k, C]) => [k, new C(ctx)]));
+    lab.sections = makeSections(ctx, SECTIONS);
     ctx.sections = lab.sections;
     this._lab = lab;
     route(ctx.worker, (m) => { lab.sections.training.onMessage(m); this._onWorker(m); });
@@ -322,16 +310,12 @@ export class GptLabElement extends HTMLElement {
     const root = this.shadowRoot;
     const focusId = root.activeElement?.id;
     const shown = parseSections(this.getAttribute('sections'));
-    const parts = Object.fromEntries(Object.entries(sections).map(([k, s]) => [k, s.render()]));
+    const { top, rest } = assemble(ctx, shown, { numbered: false }); // a lesson's few sections: no numbers
     const page = el('div', 'aps tr-page gl-page');
     page.lang = ctx.state.lang === 'zh' ? 'zh-CN' : 'en';
-    const top = el('div', 'tr-top');
-    for (const k of ['data', 'training']) if (shown.includes(k)) top.append(parts[k]);
-    if (top.childElementCount === 1) top.classList.add('gl-single');
-    if (top.firstChild) page.append(top);
-    for (const k of shown) if (k !== 'data' && k !== 'training') page.append(parts[k]);
-    // the page numbers its sections; a lesson shows some of them: no numbers (as in "2 · Training")
-    for (const h of page.querySelectorAll('h2.aps-h2')) h.textContent = h.textContent.replace(/^\d+\s*·\s*/, '');
+    if (top?.childElementCount === 1) top.classList.add('gl-single');
+    if (top) page.append(top);
+    page.append(...rest);
     ctx.app.replaceChildren(page);
     ctx.app.dataset.sections = shown.join(' ');
     for (const k of shown) sections[k].mounted?.();

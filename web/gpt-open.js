@@ -125,14 +125,24 @@ function tokenizerSet(files) {
   return vocab && merges ? [vocab, merges] : null;
 }
 
-// What the page says about the files given: codes with the files they name.
+/** GPT-2's vocabulary (50,257 tokens; nanoGPT pads it to 50,304). */
+const GPT2_VOCAB = 50257;
+
+// What the page says about the files given: codes with the files they name (and the figures a code's words need).
 function openNotes(set, info) {
   const notes = [];
   const { format } = info.opened;
-  if (format === 'nanogpt' && !set.meta && info.tokenizer !== 'gpt2-bpe') notes.push({ code: 'no_meta' });
+  // without meta.pkl nanoGPT uses GPT-2's tokenizer, but only a vocabulary of GPT-2's size can be
+  // GPT-2's: a smaller one is a dataset's own characters, and its meta.pkl is what is missing
+  const V = info.config.vocab_size;
+  const gpt2Size = V >= GPT2_VOCAB;
+  if (format === 'nanogpt' && !set.meta && info.tokenizer !== 'gpt2-bpe') notes.push(gpt2Size ? { code: 'no_meta' } : { code: 'no_meta_own', vocab: V });
   if (format !== 'nanogpt' && set.meta) notes.push({ code: 'unused', file: set.meta.name });
   if (format !== 'huggingface' && set.config) notes.push({ code: 'unused', file: set.config.name });
-  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : 'token_ids' });
+  // example ids the model has: "Hello, world" in GPT-2's, else its first three
+  const ids = gpt2Size ? '[15496][11][995]' : Array.from({ length: Math.min(3, V) }, (_, i) => `[${i}]`).join('');
+  const missingMeta = format === 'nanogpt' && !set.meta && !gpt2Size;
+  if (info.tokenizer === 'token_ids') notes.push({ code: set.tokenizer.length ? 'tokenizer_unread' : missingMeta ? 'token_ids_until' : 'token_ids', ids, vocab: V });
   const used = info.tokenizer === 'gpt2-bpe' ? tokenizerSet(set.tokenizer) ?? [] : [];
   if (used.length) notes.push({ code: 'gpt2_bpe', file: used.map((f) => f.name).join(' + ') });
   const unused = info.tokenizer === 'token_ids' ? [] : set.tokenizer.filter((f) => !used.includes(f));

@@ -560,6 +560,11 @@ TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected) 
   return load_checkpoint(StringSource(bytes), expected);
 }
 
+std::string checkpoint_fault(const std::string& name, const std::string& head, const std::string& what) {
+  const bool safetensors = head.size() >= 9 && head[8] == '{';
+  return name + (safetensors ? ": " : " is neither a PyTorch zip (ckpt.pt) nor a safetensors file: ") + what;
+}
+
 TrainState load_checkpoint(const ByteSource& bytes, const GPTConfig* expected) {
   const safetensors::Header h = safetensors::read_header(bytes, kLimits);
   const Value* meta = h.metadata();

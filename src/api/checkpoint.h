@@ -61,6 +61,12 @@ TrainState load_checkpoint(const std::string& bytes, const GPTConfig* expected =
 // The same from a source read in slices (file_io.h's FileSource: never the whole file at once).
 TrainState load_checkpoint(const ByteSource& bytes, const GPTConfig* expected = nullptr);
 
+// A checkpoint's fault in the words the page and the CLI both use: "NAME: WHAT" for a safetensors
+// file (its JSON header starts at byte 8: `head` is the file's first 9 bytes, or fewer), and "NAME
+// is neither a PyTorch zip (ckpt.pt) nor a safetensors file: WHAT" for anything else (a text
+// renamed .pt, whose first bytes read as an absurd header length).
+std::string checkpoint_fault(const std::string& name, const std::string& head, const std::string& what);
+
 // Native only (the wasm module passes bytes). Throws InputError (field "path") on I/O errors.
 void write_checkpoint_file(const std::string& path, const std::string& bytes);
 std::string read_checkpoint_file(const std::string& path);

@@ -211,10 +211,7 @@ std::string GptSession::open_plan(const std::string& spec_json, const std::strin
         try {
           plan.state = load_checkpoint(whole);
         } catch (const InputError& e) {
-          const bool safetensors = whole.size() >= 9 && whole[8] == '{';
-          throw InputError(o.name + (safetensors ? ": " : " is neither a PyTorch zip (ckpt.pt) nor a safetensors file: ") +
-                               e.what(),
-                           e.field.empty() ? o.name : e.field);
+          throw InputError(checkpoint_fault(o.name, whole.substr(0, 9), e.what()), e.field.empty() ? o.name : e.field);
         }
         model_only = plan.state.model_only();
       }

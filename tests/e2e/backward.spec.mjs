@@ -49,7 +49,8 @@ test('identity, dOut = [[1,0],[0,0]]: the softmax backward and ∂L/∂x from th
   await expect(page.locator('figure[data-panel="d_out"] .aps-panel-note')).toContainText('L = Σ dOut ⊙ out = 0.6698');
   const st = await page.evaluate(() => window.attentionStepper.getState());
   expect(st.direction).toBe('backward');
-  expect(st.upstream).toEqual({ kind: 'd_out', d_out: '1 0\n0 0', target: '' });
+  // the target is the default loss's (MSE against zeros of out's shape), kept for switching back
+  expect(st.upstream).toEqual({ kind: 'd_out', d_out: '1 0\n0 0', target: '0 0\n0 0' });
   // the forward values stay on screen as the cache
   await expect(page.locator('.aps-cache-head')).toBeVisible();
   await expect(panelCells(page, 'weights').first()).toHaveText('0.6698');
@@ -101,21 +102,50 @@ test('cell arithmetic of gradients and the "reads" chips', async ({ page }, test
   await expect(gridCell(page, 'W_q', 1, 1)).toHaveClass(/is-feed/);
 });
 
-test('loss sum on identity: ∂L/∂V is all ones and the softmax backward is 0', async ({ page }) => {
+test('backward opens on MSE against zeros: the softmax backward is not 0 (float64 check)', async ({ page }) => {
   await ready(page);
   await backward(page);
-  await expect(page.locator('[data-key="upstream.sum"]')).toHaveAttribute('aria-checked', 'true');
-  await expect(panelCells(page, 'd_out')).toHaveText(['1', '1', '1', '1']);
-  await expect(panelCells(page, 'd_V')).toHaveText(['1', '1', '1', '1']);
-  await expect(panelCells(page, 'd_scaled')).toHaveText(['0', '0', '0', '0']);
-  await expect(panelCells(page, 'd_W_q')).toHaveText(['0', '0', '0', '0']);
-  await expect(page.locator('.aps-summary')).toContainText('L2');
-  // mse against a target: zeros of out's shape, then 2·out/N
-  await page.locator('[data-key="upstream.mse"]').click();
+  await expect(page.locator('[data-key="upstream.mse"]')).toHaveAttribute('aria-checked', 'true');
   await expect(gridCell(page, 'target', 0, 0)).toHaveText('0');
   await expect(row(page, 'd_out', 0)).toHaveText(['0.3349', '0.1651']);
   await cell(page, 'd_out', 0, 0).hover();
   await expect.poll(() => explainText(page)).toContain('= 2·(0.6698 − 0) / 4');
+  // float64: out = A (V = W_o = I), G = ∂L/∂A = 2A/4, ∂L/∂S′ = A ⊙ (G − rowsum(G ⊙ A))
+  const a = 1 / (1 + Math.exp(-Math.SQRT1_2));
+  const A = [a, 1 - a];
+  const G = A.map((v) => v / 2);
+  const s = G[0] * A[0] + G[1] * A[1];
+  const want = A.map((v, k) => v * (G[k] - s));
+  for (let k = 0; k < 2; k++) expect(Number(await cell(page, 'd_scaled', 0, k).getAttribute('title'))).toBeCloseTo(want[k], 6);
+  expect(Math.abs(want[0])).toBeGreaterThan(0.03);
+  for (const p of ['d_W_q', 'd_W_k']) await expect(panelCells(page, p).first()).not.toHaveText('0');
+  await expect(page.locator('figure[data-panel="d_scaled"] .aps-panel-note')).not.toContainText('is 0 here');
+});
+
+test('loss sum on identity: ∂L/∂V is all ones, the softmax backward is 0, and the page says why (en, zh)', async ({ page }) => {
+  await ready(page);
+  await backward(page);
+  await page.locator('[data-key="upstream.sum"]').click();
+  await expect(panelCells(page, 'd_out')).toHaveText(['1', '1', '1', '1']);
+  await expect(panelCells(page, 'd_V')).toHaveText(['1', '1', '1', '1']);
+  await expect(panelCells(page, 'd_weights')).toHaveText(['1', '1', '1', '1']);
+  await expect(panelCells(page, 'd_scaled')).toHaveText(['0', '0', '0', '0']);
+  await expect(panelCells(page, 'd_W_q')).toHaveText(['0', '0', '0', '0']);
+  await expect(page.locator('.aps-summary')).toContainText('L2');
+  const note = (p) => page.locator(`figure[data-panel="${p}"] .aps-panel-note`);
+  await expect(note('d_scaled')).toContainText('Every ∂L/∂S′ is 0 here, and so is every gradient from here back to W_q and W_k. Not because Q and K do not matter');
+  await expect(note('d_scaled')).toContainText('(row 1: 1)');
+  for (const p of ['d_scores', 'd_q', 'd_k', 'd_W_q', 'd_W_k']) await expect(note(p)).toContainText('0 because ∂L/∂S′ is 0');
+  await page.locator('[data-key="lang.zh"]').click();
+  await expect(note('d_scaled')).toContainText('这并不说明 Q 和 K 无关紧要');
+  await expect(note('d_W_k')).toContainText('因为 ∂L/∂S′ 是 0');
+  await page.locator('[data-key="lang.en"]').click();
+  // a dOut that tells the keys apart: the note goes
+  await page.locator('[data-key="upstream.d_out"]').click();
+  await typeInto(page, 'd_out', 0, 1, '0');
+  await expect(row(page, 'd_scaled', 0)).not.toHaveText(['0', '0']);
+  await expect(note('d_scaled')).not.toContainText('is 0 here');
+  await expect(note('d_W_q')).toHaveText('');
 });
 
 test('causal mask: masked positions of the softmax backward are exactly 0', async ({ page }) => {
@@ -292,7 +322,7 @@ test('old states stay valid; the backward state survives setState', async ({ pag
     return window.attentionStepper.getState();
   });
   expect(s.direction).toBe('forward');
-  expect(s.upstream).toEqual({ kind: 'sum', d_out: '', target: '' });
+  expect(s.upstream).toEqual({ kind: 'mse', d_out: '', target: '' });
   await page.evaluate(() => window.attentionStepper.setState({ ...window.attentionStepper.getState(), direction: 'backward', upstream: { kind: 'd_out', d_out: '[[1, 0], [0, 0]]', target: 7 }, focus: { panel: 'd_scaled', row: 0, col: 1 } }));
   await expect(row(page, 'd_scaled', 0)).toHaveText(['0.2212', '−0.2212']);
   await expect(gridCell(page, 'd_out', 0, 0)).toHaveText('1');
@@ -304,7 +334,9 @@ test('old states stay valid; the backward state survives setState', async ({ pag
 test('backward on the naive overflow: L = NaN is shown, not a crash', async ({ page }) => {
   await ready(page);
   await page.locator('select[data-key="preset"]').selectOption('overflow-naive');
-  await backward(page);
+  // the default loss (MSE) refuses a NaN output (below); L = Σ out shows it
+  await page.locator('[data-key="direction.backward"]').click();
+  await page.locator('[data-key="upstream.sum"]').click();
   await expect(page.locator('figure[data-panel="d_out"] .aps-panel-note')).toContainText('L = Σ out = NaN');
   await expect(row(page, 'd_scaled', 0).first()).toHaveText('NaN');
   await cell(page, 'd_scaled', 0, 0).hover();

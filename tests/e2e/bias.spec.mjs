@@ -47,6 +47,7 @@ test('biases: zeros when turned on, an edit moves Q by the bias, explanation and
   await page.screenshot({ path: testInfo.outputPath('bias.png'), fullPage: true });
   // backward: ∂L/∂b are the column sums (L = Σ out: ∂L/∂b_o = T = 2 ones per column)
   await page.locator('[data-key="direction.backward"]').click();
+  await page.locator('[data-key="upstream.sum"]').click();
   await expect(panelCells(page, 'd_b_o')).toHaveText(['2', '2']);
   const dQ = await page.evaluate(() => new Promise((resolve) => {
     import('/attention.js').then(async ({ loadAttention }) => {

@@ -106,8 +106,8 @@ test('the training page under the strict CSP header: its worker, the GPT wasm, u
   await page.getByRole('button', { name: 'Next step →' }).click();
   await expect(page.locator('.tr-walk-explain math').first()).toBeVisible();
   // the next-token bars, the surprisal and the pictures (figures.js, a PNG drawn from the SVG)
-  await page.getByRole('region', { name: '5 · The next token' }).getByRole('slider', { name: 'Temperature' }).press('ArrowLeft');
-  const sur = page.getByRole('region', { name: '6 · Surprisal: the loss, token by token' });
+  await page.getByRole('region', { name: '7 · The next token' }).getByRole('slider', { name: 'Temperature' }).press('ArrowLeft');
+  const sur = page.getByRole('region', { name: '8 · Surprisal: the loss, token by token' });
   await sur.getByRole('button', { name: 'Score the validation windows' }).click();
   await expect(sur.getByRole('status')).toContainText('validation windows:', { timeout: RUN_MS });
   for (const name of ['Save this step', 'Save the model view as a picture', 'Save the next-token bars as a picture']) {

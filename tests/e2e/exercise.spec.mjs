@@ -47,7 +47,7 @@ test('identity softmax by hand: wrong, then the hints one by one, then right; la
   await ready(page);
   await choose(page, 'identity-softmax');
   await expect(page.locator('.aps-exercise-title')).toHaveText('The 2×2 identity softmax by hand');
-  await expect(page.locator('.aps-exercise-tol')).toHaveText('An answer counts as right to 4 decimals, or within ±0.1 %.');
+  await expect(page.locator('.aps-exercise-tol')).toHaveText('An answer counts as right to 4 decimals.');
   // the four weights are questions: no number in the cell, the value neither painted nor in the DOM
   for (const [r, c] of [[0, 0], [0, 1], [1, 0], [1, 1]]) {
     await expect(answer(page, 'weights', r, c)).toBeVisible();
@@ -62,8 +62,8 @@ test('identity softmax by hand: wrong, then the hints one by one, then right; la
     await expect(page.locator(`figure[data-panel="${p}"] .aps-mat-scroll`)).toBeHidden();
   }
   await expect(page.locator('figure[data-panel="scaled"]')).not.toHaveClass(/is-covered/);
-  // answers: one wrong (0.35), one not a number, the others right (0.6699 is within 0.1 %)
-  await fill(page, { 'weights:0:0': '0.6698', 'weights:0:1': '0.35', 'weights:1:0': 'abc', 'weights:1:1': '0.6699' });
+  // answers: one wrong (0.35), one not a number, the others right
+  await fill(page, { 'weights:0:0': '0.6698', 'weights:0:1': '0.35', 'weights:1:0': 'abc', 'weights:1:1': '0.6698' });
   await check(page);
   await expect(page.locator('.aps-exercise-result')).toHaveText('2 of 4 right. Not yet: softmax (A) [1,2], softmax (A) [2,1].');
   await expect(answerCell(page, 'weights', 0, 0)).toHaveClass(/is-right/);
@@ -107,6 +107,37 @@ test('identity softmax by hand: wrong, then the hints one by one, then right; la
   await expect(page.locator('figure[data-panel="out"] td[data-c]').first()).toHaveText('0.6698');
   await expect(page.locator('.aps-exercise-why')).toHaveAttribute('open', '');
   await expect(page.locator('.aps-exercise-why')).toContainText('0.669762');
+});
+
+test('identity softmax: the tutorials\' 0.6699 / 0.3301 is marked wrong, and the page says why (en, zh)', async ({ page }) => {
+  await ready(page);
+  await choose(page, 'identity-softmax');
+  // the true value in float64: e^(1/√2) / (e^(1/√2) + 1) = 0.669762 → 0.6698, not 0.6699
+  const exact = 1 / (1 + Math.exp(-Math.SQRT1_2));
+  expect(exact.toFixed(4)).toBe('0.6698');
+  await fill(page, { 'weights:0:0': '0.6699', 'weights:0:1': '0.3301', 'weights:1:0': '0.3301', 'weights:1:1': '0.6699' });
+  await check(page);
+  const result = page.locator('.aps-exercise-result');
+  await expect(result).toContainText('0 of 4 right.');
+  await expect(result).toContainText('0.6699 / 0.3301 is the tutorials’ value, and it is off in the fourth decimal');
+  await expect(result).toContainText('0.669762, which rounds to 0.6698');
+  await answer(page, 'weights', 0, 0).focus();
+  await expect(page.locator('.aps-explain .aps-verdict')).toContainText('✗ Not right: 0.6699.');
+  await expect(page.locator('.aps-explain .aps-verdict')).toContainText('it is off in the fourth decimal');
+  // one digit off the slip is an ordinary wrong answer, without the slip's words
+  await fill(page, { 'weights:0:0': '0.6698', 'weights:0:1': '0.3302', 'weights:1:0': '0.3302', 'weights:1:1': '0.6697' });
+  await check(page);
+  await expect(result).toHaveText('3 of 4 right. Not yet: softmax (A) [2,2].');
+  await fill(page, { 'weights:1:1': '0.6699' });
+  await page.locator('[data-key="lang.zh"]').click();
+  await check(page);
+  await expect(result).toContainText('0.6699 / 0.3301 是教程里的数，第四位小数错了');
+  await expect(page.locator('.aps-exercise-tol')).toHaveText(/4/);
+  await fill(page, { 'weights:1:1': '0.6698' });
+  await check(page);
+  await expect(result).toContainText('4 个全部正确');
+  await expect(page.locator('.aps-exercise-why')).toContainText('这个练习按 4 位小数判分');
+  await page.locator('[data-key="lang.en"]').click();
 });
 
 test('the masked row of the causal 4×4: −∞ typed as -inf, the row\'s softmax', async ({ page }) => {

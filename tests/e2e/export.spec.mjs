@@ -38,7 +38,7 @@ test('the loss chart and the next-token bars save as SVG and PNG with their lege
   const chartText = await saveBoth(page, chartGroup, 'loss-chart', chartGroup.locator('xpath=following-sibling::span[@role="status"]'));
   for (const s of ['Loss per step', 'step', 'loss (nats)', 'training loss', 'validation loss']) expect(chartText).toContain(s);
 
-  const next = page.getByRole('region', { name: '5 · The next token' });
+  const next = page.getByRole('region', { name: '7 · The next token' });
   await expect(next.locator('#tr-next-facts')).toContainText('before top-k 5');
   const barsGroup = next.getByRole('group', { name: 'Save the next-token bars as a picture' });
   const barsText = await saveBoth(page, barsGroup, 'next-token', barsGroup.locator('xpath=following-sibling::span[@role="status"]'));
@@ -49,7 +49,7 @@ test('an experiment’s overlaid loss curves save as one picture with both runs 
   await trained(page, '#steps=12&batch_size=4&sample_every=0');
   await page.getByRole('button', { name: 'Strict vs inclusive mask (exercise 2)' }).click();
   await expect(page.locator('#app')).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
-  const exp = page.getByRole('region', { name: '3 · Experiments from the tutorials' });
+  const exp = page.getByRole('region', { name: '4 · Experiments from the tutorials' });
   const group = exp.getByRole('group', { name: 'Save the loss chart as a picture' });
   const text = await saveBoth(page, group, 'loss-chart', group.locator('xpath=following-sibling::span[@role="status"]'));
   for (const run of ['strict j > i', 'inclusive j ≥ i']) {

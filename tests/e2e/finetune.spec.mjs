@@ -89,7 +89,7 @@ test('fine-tune an opened ckpt.pt: memory first, refusals by name, a few steps, 
   const prompt = 'ROMEO: To';
   const gen = node.sample({ prompt, max_new_tokens: 20, greedy: true }).new_text;
   // the next-token bars of the page's model at step 40: the core's logits, to the 3 decimals shown
-  const next = page.getByRole('region', { name: '5 · The next token' });
+  const next = page.getByRole('region', { name: '7 · The next token' });
   await expect(next.getByRole('status').filter({ hasText: 'The model at step 40' })).toBeVisible();
   const nextPrompt = (await next.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
   const table = page.getByRole('table', { name: 'The most likely next tokens' });

@@ -75,6 +75,9 @@ test('an element with attributes trains for its steps, says so in its events, an
   // the headings carry no page numbers, and the training page's "Start again" is the lab's
   await expect(lab.getByRole('heading', { level: 2 })).toHaveText(['Training', 'Attention maps']);
   await expect(lab.getByRole('button', { name: 'Start again' })).toBeEnabled();
+  // no generation section here: the samples' line names no "generation below"
+  const hint = lab.locator('#tr-training').getByText(/steps the model continues/);
+  await expect(hint).toHaveText(/^Every \d+ steps the model continues “.*” greedily\.$/);
   // the lesson's address is the course's: the lab wrote nothing into it
   expect(new URL(page.url()).hash).toBe('');
   // another head, by attribute, after the run
@@ -88,6 +91,7 @@ test('the sections attribute shows and hides sections; the styles stay on their 
   await expect(lab).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
   const h2 = lab.getByRole('heading', { level: 2 });
   await expect(h2).toHaveText(['Training', 'Generation with the KV cache']);
+  await expect(lab.locator('#tr-training').getByText(/steps the model continues/)).toContainText('(the same prompt as in generation below)');
   // the author changes them: the page's order, whatever the attribute's
   await lab.evaluate((e) => e.setAttribute('sections', 'maps data'));
   await expect(h2).toHaveText(['Data and model', 'Attention maps']);

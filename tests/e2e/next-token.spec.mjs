@@ -29,7 +29,7 @@ const facts = (page) => page.locator('#tr-next-facts');
 
 test('the next token: bars from the core, reshaped by temperature, top-k and top-p', async ({ page }, testInfo) => {
   await trained(page, '#steps=60&batch_size=4&sample_every=0&next_prompt=abc%3D');
-  const section = page.getByRole('region', { name: '5 · The next token' });
+  const section = page.getByRole('region', { name: '7 · The next token' });
   await expect(section).toBeVisible();
   await expect(section.getByRole('status').filter({ hasText: 'The model at step' })).toContainText('after the 4 tokens “abc=”');
   // the copy task's 12 characters, all shown (fewer than the 16 bars); the newline has its mark
@@ -100,10 +100,49 @@ test('the next token: bars from the core, reshaped by temperature, top-k and top
 
   // 中文
   await page.locator('#tr-lang-zh').click();
-  const zh = page.getByRole('region', { name: '5 · 下一个词元' });
+  const zh = page.getByRole('region', { name: '7 · 下一个词元' });
   await expect(zh.getByRole('table', { name: '最可能的下一个词元' }).locator('tbody tr')).toHaveCount(12);
   await expect(zh.locator('#tr-next-facts')).toContainText('熵');
   await expect(zh.getByRole('radio', { name: '前 p 的概率' })).toHaveAttribute('aria-checked', 'true');
+});
+
+test('one set of sampling settings: the panel says what generation draws with, and sets it (en, zh)', async ({ page }, testInfo) => {
+  await trained(page, '#steps=10&batch_size=4&sample_every=0&next_prompt=abc%3D&gen_prompt=cabej%3D&gen_max=2');
+  const section = page.getByRole('region', { name: '7 · The next token' });
+  const gen = page.getByRole('region', { name: '9 · Generation with the KV cache' });
+  const says = section.locator('#tr-next-gen');
+  const use = section.getByRole('button', { name: 'Generate with these settings' });
+  // generation starts greedy: the panel says so, beside its own sliders
+  await expect(says).toHaveText('Generation draws with its own settings: greedy (always the most likely token) — not these bars.');
+  await expect(gen.locator('#tr-gen-draws')).toContainText('Each new token: greedy (always the most likely token).');
+  // temperature 1.25 and top-p 0.9 above, then given to generation
+  await section.getByRole('slider', { name: 'Temperature' }).fill('1.25');
+  await section.getByRole('radio', { name: 'the top p' }).click();
+  await section.getByRole('slider', { name: 'p (probability kept)' }).fill('0.9');
+  await expect(facts(page)).toContainText('before top-p 0.9');
+  await expect(says).toContainText('its own settings');
+  await use.click();
+  await expect(says).toHaveText('Generation draws with these settings: temperature 1.25, top-p 0.9.');
+  await expect(use).toBeDisabled();
+  await expect(gen.getByRole('checkbox', { name: /Greedy/ })).not.toBeChecked();
+  await expect(gen.getByLabel('Temperature')).toHaveValue('1.25');
+  await expect(gen.getByLabel('Top-p (1: all)')).toHaveValue('0.9');
+  await expect(gen.getByLabel('Top-k (0: all)')).toHaveValue('0');
+  await expect(gen.locator('#tr-gen-draws')).toContainText('Each new token: temperature 1.25, top-p 0.9.');
+  // generation draws with them: its first token's distribution names them
+  await gen.getByRole('button', { name: 'Run the prompt' }).click();
+  await gen.getByRole('button', { name: 'Next token' }).click();
+  const drawn = gen.getByRole('region', { name: /^New token 1,/ });
+  await expect(drawn).toContainText('temperature 1.25');
+  await expect(drawn).toContainText('top-p 0.9');
+  await section.screenshot({ path: testInfo.outputPath('next-token-link.png') });
+  // a field changed below: the panel says they differ again
+  await gen.getByLabel('Temperature').fill('0.7');
+  await expect(says).toHaveText('Generation draws with its own settings: temperature 0.7, top-p 0.9 — not these bars.');
+  await expect(use).toBeEnabled();
+  await page.locator('#tr-lang-zh').click();
+  await expect(page.locator('#tr-next-gen')).toHaveText('生成用它自己的设置：温度 0.7，top-p 0.9——不是这些柱状图的设置。');
+  await expect(page.getByRole('button', { name: '用这些设置生成' })).toBeEnabled();
 });
 
 test('the next-token section at phone, laptop and projector widths, English and 中文: no horizontal overflow', async ({ page }, testInfo) => {
@@ -131,7 +170,7 @@ test('the next-token section at phone, laptop and projector widths, English and 
 
 test('generation: each new token carries its probability; choosing one shows what it was drawn from and the draw', async ({ page }, testInfo) => {
   await trained(page, '#steps=60&batch_size=4&sample_every=0&gen_prompt=cabej%3D&gen_max=4&gen_greedy=false&gen_temperature=1.3&gen_top_k=6&gen_top_p=0.8');
-  const gen = page.getByRole('region', { name: '7 · Generation with the KV cache' });
+  const gen = page.getByRole('region', { name: '9 · Generation with the KV cache' });
   await gen.getByRole('button', { name: 'Run the prompt' }).click();
   for (let n = 1; n <= 3; n++) {
     await gen.getByRole('button', { name: 'Next token' }).click();

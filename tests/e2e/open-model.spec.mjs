@@ -14,7 +14,8 @@
 // are on states (#app's data-open, the sections' status lines), never on time.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
-import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { hfGpt2Files, nanoGptCkpt, nanoGptTensors, metaPkl } from '../lib/foreign-files.mjs';
+import { refSurprisal } from '../lib/gpt-ref.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
 
 const app = (page) => page.locator('#app');
@@ -87,15 +88,16 @@ test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generati
   try {
     // the maps: the page's prompt (the opened model's default) through the model
     await page.getByRole('button', { name: 'Show attention maps' }).click();
-    const maps = page.getByRole('region', { name: '4 · Attention maps' });
-    await expect(maps.getByText(/on \d+ characters: 2 layers × 2 heads/)).toBeVisible();
+    const maps = page.getByRole('region', { name: '5 · Attention maps' });
+    // named by where it came from and nanoGPT's iter_num, not the page's step 0
+    await expect(maps.getByText(/^The model opened from nanoGPT ckpt\.pt, iter 5000, on \d+ characters: 2 layers × 2 heads/)).toBeVisible();
     const prompt = await maps.getByRole('textbox', { name: 'Prompt' }).inputValue();
     const text = prompt.replace(/↵/g, '\n');
     const r = node.runPrompt(text);
     await expect(page.getByRole('link', { name: /Layer 2, head 2: open in the Attention Stepper/ })).toHaveCount(1);
     // the next-token bars for the next-token prompt: the core's logits, to the 3 decimals shown
-    const next = page.getByRole('region', { name: '5 · The next token' });
-    await expect(next.getByRole('status').filter({ hasText: 'The model at step' })).toBeVisible();
+    const next = page.getByRole('region', { name: '7 · The next token' });
+    await expect(next.getByRole('status').filter({ hasText: 'The model opened from nanoGPT ckpt.pt, iter 5000, after the' })).toBeVisible();
     const nextPrompt = (await next.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
     const got = await bars(page);
     const want = node.nextToken({ prompt: nextPrompt, temperature: 1, top_k: 5, show: got.length }).top;
@@ -106,7 +108,7 @@ test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generati
     }
     expect(r.tokens.length).toBeGreaterThan(0);
     // greedy generation through the KV cache: the page's tokens are the core's
-    const gen = page.getByRole('region', { name: '7 · Generation with the KV cache' });
+    const gen = page.getByRole('region', { name: '9 · Generation with the KV cache' });
     const genPrompt = (await gen.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
     await gen.locator('#tr-f-gen_greedy').check();
     await gen.getByRole('button', { name: 'Run the prompt' }).click();
@@ -117,6 +119,23 @@ test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generati
     }
     const s = node.sample({ prompt: genPrompt, max_new_tokens: 3, greedy: true });
     await expect(gen.locator('#tr-kv')).toContainText(shown(s.new_text));
+    // the download is named after the file and its iteration
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download .safetensors' }).click()]);
+    expect(download.suggestedFilename()).toBe('gpt-nanogpt-ckpt-pt-iter-5000.safetensors');
+    await expect(page.locator('#tr-ckpt-msg')).toContainText('bytes, the model opened from nanoGPT ckpt.pt, iter 5000.');
+    // surprisal needs only a forward pass: an opened model scores a text, each −log p a float64 nanoGPT's
+    const sur = page.getByRole('region', { name: '8 · Surprisal: the loss, token by token' });
+    const surText = 'ROMEO: To be';
+    await sur.getByLabel('Text').fill(surText);
+    await sur.getByRole('button', { name: 'Score the text' }).click();
+    await expect(sur.getByRole('status')).toContainText('over the 11 predicted tokens');
+    await expect(sur.getByRole('status')).toContainText('(the model opened from nanoGPT ckpt.pt, iter 5000; context windows: 1)');
+    const nlls = await sur.getByRole('group', { name: /The tokens coloured by p/ }).locator('span[title]')
+      .evaluateAll((ss) => ss.map((x) => Number(x.title.match(/−log p = ([\d.]+)/)[1])));
+    const ref = refSurprisal(SMALL, nanoGptTensors(SMALL, 5), [...surText].map((c) => CHARS.indexOf(c)));
+    expect(nlls).toHaveLength(11);
+    nlls.forEach((v, i) => expect(Math.abs(v - ref[i]), `token ${i + 1}`).toBeLessThanOrEqual(0.00005 + 1e-4));
+    await expect(sur.getByRole('button', { name: 'Score the validation windows' })).toBeDisabled();
   } finally {
     node.free();
   }
@@ -134,15 +153,15 @@ test('a Hugging Face GPT-2 with vocab.json and merges.txt: text in, GPT-2\'s pie
   await expect(msg).toContainText('GPT-2’s tokenizer from vocab.json + merges.txt');
   const node = await nodeRun(set);
   try {
-    const next = page.getByRole('region', { name: '5 · The next token' });
-    await expect(next.getByRole('status').filter({ hasText: 'The model at step' })).toBeVisible();
+    const next = page.getByRole('region', { name: '7 · The next token' });
+    await expect(next.getByRole('status').filter({ hasText: 'The model opened from Hugging Face GPT-2 model.safetensors' })).toBeVisible();
     const nextPrompt = (await next.getByRole('textbox').first().inputValue()).replace(/↵/g, '\n');
     expect(nextPrompt).toMatch(/[A-Za-z]/); // text, not ids
     const got = await bars(page);
     const want = node.nextToken({ prompt: nextPrompt, temperature: 1, top_k: 5, show: got.length }).top;
     for (let i = 0; i < got.length; i++) expect(got[i].token, `bar ${i}`).toBe(shown(want[i].text));
     // the maps name GPT-2's pieces: " world" shows as ␣world
-    const maps = page.getByRole('region', { name: '4 · Attention maps' });
+    const maps = page.getByRole('region', { name: '5 · Attention maps' });
     await maps.getByRole('textbox', { name: 'Prompt' }).fill('Hello, world');
     await page.getByRole('button', { name: 'Show attention maps' }).click();
     await expect(maps.getByText(/on 3 tokens: 1 layers × 2 heads/)).toBeVisible();
@@ -168,7 +187,7 @@ test('the maps\' limit is the model\'s tokens: a long text in GPT-2\'s pieces is
   }
   await boot(page);
   await pick(page, files(testInfo, set));
-  const maps = page.getByRole('region', { name: '4 · Attention maps' });
+  const maps = page.getByRole('region', { name: '5 · Attention maps' });
   const prompt = maps.getByRole('textbox', { name: 'Prompt' });
   const err = page.locator('#tr-err-prompt');
   const show = page.getByRole('button', { name: 'Show attention maps' });
@@ -202,8 +221,12 @@ test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids;
   await boot(page);
   await drop(page, { 'ckpt.pt': ckpt });
   const msg = page.locator('#tr-open-msg');
-  await expect(msg).toContainText('This checkpoint came without a meta.pkl');
-  await expect(msg).toContainText('token ids, written [15496][11][995]');
+  // 26 tokens cannot be GPT-2's tokenizer: the message names what is missing, and ids the model has
+  await expect(msg).toContainText('This checkpoint came without its meta.pkl. Its vocabulary has 26 tokens, not GPT-2’s 50,257');
+  await expect(msg).toContainText('data/<dataset>/meta.pkl');
+  await expect(msg).not.toContainText('GPT-2’s vocab.json');
+  await expect(msg).toContainText('Until then, prompts and outputs are token ids from [0] to the vocabulary’s last, written [0][1][2].');
+  await expect(msg).not.toContainText('in this version');
   const got = await bars(page);
   for (const b of got) expect(b.token).toMatch(/^\[\d+\]$/);
   // a truncated checkpoint: refused naming the file and the fault; the model that was there stays
@@ -220,6 +243,18 @@ test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids;
   const hf = hfGpt2Files(SMALL, 2);
   await pick(page, files(testInfo, { 'model.safetensors': hf.model }), 'refused');
   await expect(msg).toContainText('config.json');
+  // meta.pkl chosen after the ckpt.pt completes it: the two are opened together, the model reads text
+  await pick(page, files(testInfo, { 'meta.pkl': metaPkl(CHARS) }));
+  await expect(msg).toContainText('Opened ckpt.pt (nanoGPT checkpoint)');
+  await expect(msg).toContainText('meta.pkl completes ckpt.pt, opened before: the files are read together.');
+  await expect(msg).not.toContainText('without its meta.pkl');
+  await expect(msg).not.toContainText('token ids');
+  const chars = await bars(page);
+  expect(chars.length).toBeGreaterThan(3);
+  for (const b of chars) expect(b.token).not.toMatch(/^\[\d+\]$/);
+  await page.locator('#tr-lang-zh').click();
+  await expect(msg).toContainText('meta.pkl 补全了之前打开的 ckpt.pt');
+  await page.locator('#tr-lang-en').click();
 });
 
 test('a model too large for the page is refused before it is read, with what it needs and what there is', async ({ page }, testInfo) => {
@@ -248,7 +283,7 @@ test('a 12-layer × 12-head model (GPT-2 small’s grid, tiny width): every head
   const href = await last.getAttribute('href');
   expect(href).toContain('index.html#s=');  // the stepper with this head's Q, K and V
   // the next-token bars are GPT-2's ids ("Hello, world" as the default prompt)
-  const next = page.getByRole('region', { name: '5 · The next token' });
+  const next = page.getByRole('region', { name: '7 · The next token' });
   await expect(next.getByRole('textbox').first()).toHaveValue('[15496][11][995]');
   for (const b of await bars(page)) expect(b.token).toMatch(/^\[\d+\]$/);
   // widths, in English and in 中文

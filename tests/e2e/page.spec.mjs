@@ -28,7 +28,7 @@ test('identity example: 0.6698 / 0.3302, every step shown with a MathML formula'
   await ready(page);
   await expect(page.locator('select[data-key="preset"]')).toHaveValue('identity');
   await expect(panelCells(page, 'weights')).toHaveText(['0.6698', '0.3302', '0.3302', '0.6698']);
-  await expect(page.locator('[data-panel="weights"] td.is-sum')).toHaveText(['1', '1']);
+  await expect(page.locator('[data-panel="weights"] td.is-sum')).toHaveText(['1.0000', '1.0000']);
   for (const p of ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out']) {
     const fig = page.locator(`figure[data-panel="${p}"]`);
     await expect(fig, p).toBeVisible();
@@ -37,6 +37,9 @@ test('identity example: 0.6698 / 0.3302, every step shown with a MathML formula'
   await expect(page.locator('.aps-preset-note')).toContainText('0.669762');
   await expect(page.locator('.aps-preset-note')).toContainText('0.6699');
   await page.screenshot({ path: testInfo.outputPath('en.png'), fullPage: true });
+  // Σ is a float sum, always to 4 decimals: an exact 1 and a 0.99999994 look alike
+  await page.locator('select[data-key="preset"]').selectOption('causal-4');
+  await expect(page.locator('[data-panel="weights"] td.is-sum')).toHaveText(['1.0000', '1.0000', '1.0000', '1.0000']);
 });
 
 test('zh: switching shows Chinese everywhere and is remembered after a reload', async ({ page }, testInfo) => {

@@ -253,7 +253,7 @@ test('中文 and the keyboard: the kept runs in Chinese; tick, open and delete w
   await open(page, '#lang=zh&steps=6&batch_size=4&sample_every=0');
   await trainToEnd(page);
   await expect(app(page)).toHaveAttribute('data-kept', '1');
-  await expect(page.locator('#tr-runs-h')).toHaveText('9 · 保存在本浏览器中的运行');
+  await expect(page.locator('#tr-runs-h')).toHaveText('11 · 保存在本浏览器中的运行');
   await expect(page.locator('#tr-runs-msg')).toContainText('已保存 运行 1');
   const item = runItem(page, '运行 1');
   await expect(item).toContainText('已完成 · 第 6 步，共 6 步');

@@ -40,7 +40,7 @@ test('each option changes what it should', async ({ page }) => {
   await page.locator('[data-key="mask.inclusive"]').click();
   await expect(row(page, 'masked', 0)).toHaveText(['−∞', '−∞']);
   await expect(row(page, 'weights', 0)).toHaveText(['0', '0']);
-  await expect(page.locator('[data-panel="weights"] td.is-sum').first()).toHaveText('0');
+  await expect(page.locator('[data-panel="weights"] td.is-sum').first()).toHaveText('0.0000');
   await expect(page.locator('.aps-warnings li')).toContainText([/hides every key/]);
   await page.locator('[data-key="mask.strict"]').click();
   await page.locator('input[data-key="causal"]').uncheck();

@@ -13,9 +13,11 @@ test('surprisal: the validation windows average to the chart’s validation loss
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-start').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
-  const section = page.getByRole('region', { name: '6 · Surprisal: the loss, token by token' });
+  const section = page.getByRole('region', { name: '8 · Surprisal: the loss, token by token' });
   const status = section.getByRole('status');
 
+  // nothing scored yet: no table (not an empty header row)
+  await expect(section.getByRole('table', { name: 'The most surprising tokens' })).toBeHidden();
   await section.getByRole('button', { name: 'Score the validation windows' }).click();
   await expect(status).toContainText('validation windows:');
   const m = (await status.textContent()).match(/: ([\d.]+) nats — the validation loss on the chart is ([\d.]+) \(step 40\)/);
@@ -55,6 +57,6 @@ test('surprisal: the validation windows average to the chart’s validation loss
   await expect(status).toContainText('"Z"');
 
   await page.locator('#tr-lang-zh').click();
-  await expect(page.getByRole('region', { name: '6 · 意外度：逐个词元看损失' }).getByRole('button', { name: '为验证窗口打分' })).toBeVisible();
+  await expect(page.getByRole('region', { name: '8 · 意外度：逐个词元看损失' }).getByRole('button', { name: '为验证窗口打分' })).toBeVisible();
   await widths('zh');
 });

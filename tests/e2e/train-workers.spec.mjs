@@ -99,7 +99,7 @@ for (const { path, base } of PATHS) {
     const two = await lossesWith(page, 2, 30, { val: true });
     expect(two.valSteps).toEqual([0, 10, 20, 30]);
     // the next-token bars follow a training run at most once a second: once it ends, they are its last step's
-    const next = page.getByRole('region', { name: '5 · The next token' }).getByRole('status').filter({ hasText: 'The model at step' });
+    const next = page.getByRole('region', { name: '7 · The next token' }).getByRole('status').filter({ hasText: 'The model at step' });
     await expect(next).toContainText('The model at step 30,');
     // the model after step 30, evaluated again by the training worker alone (the surprisal of the
     // validation windows: the same batches, one forward after another in one module)

@@ -95,6 +95,29 @@ test('a 100-step run of the tiny preset on the copy task lowers the loss, and th
   // uPlot drew them: the canvas has ink, the legend names both series
   await expect(page.locator('#tr-chart .u-legend')).toContainText('training loss');
   await expect(page.locator('#tr-chart .u-legend')).toContainText('validation loss');
+  // the two curves differ in colour and line style, their legend swatches too; the task's floor
+  // (the one the form states) is drawn and named
+  const floor = (await page.locator('#tr-data').getByText(/the floor\): [\d.]+ nats/).textContent()).match(/the floor\): ([\d.]+) nats/)[1];
+  await expect(page.locator('#tr-chart .u-legend')).toContainText(`the task’s floor, ${floor} (a perfect model’s loss)`);
+  const swatches = await page.locator('#tr-chart .u-legend .u-series').evaluateAll((rows) => rows.map((r) => {
+    const m = r.querySelector('.u-marker');
+    if (!m) return null;
+    const st = getComputedStyle(m);
+    return { label: r.textContent, color: st.borderTopColor, style: st.borderTopStyle };
+  }).filter(Boolean));
+  const sw = (word) => swatches.find((x) => x.label.includes(word));
+  expect(sw('training loss').color).not.toBe(sw('validation loss').color);
+  expect(sw('training loss').style).toBe('solid');
+  expect(sw('validation loss').style).toBe('dotted');
+  expect(sw('floor').style).toBe('dashed');
+  expect(new Set([sw('training loss'), sw('validation loss'), sw('floor')].map((x) => x.color)).size).toBe(3);
+  // every section numbered from one list, 1 to 11 in order
+  const heads = await page.locator('#app section > h2').allTextContents();
+  expect(heads.map((h) => Number(h.split(' · ')[0]))).toEqual([...Array(heads.length).keys()].map((k) => k + 1));
+  expect(heads.length).toBe(11);
+  // the Workers select looks like the page's other selects
+  const look = (sel) => page.locator(sel).evaluate((e) => { const c = getComputedStyle(e); return [c.borderTopWidth, c.borderTopStyle, c.borderRadius, c.paddingTop, c.fontSize].join(' '); });
+  expect(await look('#tr-workers')).toBe(await look('#tr-f-task'));
   await expect(page.locator('[data-stat="step"] dd')).toHaveText('100 / 100');
   await expect(page.locator('[data-stat="val"] dd')).toHaveText(s.val[4].toFixed(4));
   expect(Number((await page.locator('[data-stat="tps"] dd').textContent()).replace(/,/g, ''))).toBeGreaterThan(0);
@@ -420,7 +443,7 @@ test('a corrupted or foreign upload gets the core’s message and the current mo
     await expect(msg).toContainText(`${name} was not loaded`);
     const core = (await msg.locator('.tr-core-msg').textContent()).trim();
     expect(core.length, name).toBeGreaterThan(10);
-    await expect(msg).toContainText(`The current model (step ${step}) is unchanged.`);
+    await expect(msg).toContainText(`The model at step ${step} is kept, unchanged.`);
     expect(await rt(page, 'rt.step')).toBe(step);
     await expect(app(page)).toHaveAttribute('data-train', 'done');
   }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   parseAnswer, checkAnswer, parseAsk, askText, askedCells, parseTol, validateExercise, validateTol,
-  readyExercise, withReadyExercise, customId, EXERCISES, EXERCISE_IDS, DEFAULT_TOL,
+  readyExercise, withReadyExercise, customId, EXERCISES, EXERCISE_IDS, DEFAULT_TOL, isSlip,
 } from '../../web/common/exercise.js';
 import { defaultState, validateState } from '../../web/common/state.js';
 import { loadApi } from './load.mjs';
@@ -108,6 +108,18 @@ test('the ready-made exercises: their examples, and the answers they expect from
   const w = api.trace(specOf(s1)).heads[0].weights;
   assert.equal(checkAnswer('0.6698', w[0][0]), 'right');
   assert.equal(checkAnswer('0.3302', w[0][1]), 'right');
+  // the exercise's point: the tutorials' 0.6699 / 0.3301 is wrong at its tolerance (4 decimals),
+  // against the float64 value e^(1/√2) / (e^(1/√2) + 1) = 0.669762 as well as the core's
+  const exact = 1 / (1 + Math.exp(-Math.SQRT1_2));
+  assert.deepEqual(s1.exercise.tol, { decimals: 4 });
+  for (const v of [exact, w[0][0]]) {
+    assert.equal(checkAnswer('0.6698', v, s1.exercise.tol), 'right');
+    assert.equal(checkAnswer('0.6699', v, s1.exercise.tol), 'wrong');
+    assert.equal(checkAnswer('0.3302', 1 - v, s1.exercise.tol), 'right');
+    assert.equal(checkAnswer('0.3301', 1 - v, s1.exercise.tol), 'wrong');
+  }
+  assert.ok(isSlip('identity-softmax', '0.6699') && isSlip('identity-softmax', ' .3301'));
+  assert.ok(!isSlip('identity-softmax', '0.6698') && !isSlip('causal-row', '0.6699'));
   const s2 = withReadyExercise(defaultState(), 'causal-row', api);
   assert.equal(s2.options.causal, true);
   assert.equal(api.trace(specOf(s2)).heads[0].masked[2][3], -Infinity);

@@ -9,7 +9,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGptApi } from './load.mjs';
-import { hfGpt2Files, hfGpt2Header, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { hfGpt2Files, hfGpt2Header, nanoGptCkpt, nanoGptTensors, metaPkl } from '../lib/foreign-files.mjs';
+import { refSurprisal } from '../lib/gpt-ref.mjs';
 
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
 const CFG = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length };
@@ -43,6 +44,37 @@ test('one set of weights as ckpt.pt and as model.safetensors: the same logits, g
   } finally {
     ck.free();
     st.free();
+  }
+});
+
+test('the surprisal of an opened model (ckpt.pt + meta.pkl, and its model-only file) is a float64 nanoGPT\'s −log p', async () => {
+  const gpt = await loadGptApi();
+  const ck = await gpt.openModel([{ name: 'ckpt.pt', data: nanoGptCkpt(CFG, 9) }, { name: 'meta.pkl', data: metaPkl(CHARS) }]);
+  let again = null;
+  try {
+    const text = 'ROMEO: To be, or not to be: this is the';  // 38 tokens: three windows of block_size 16
+    const a = ck.surprisal({ text });
+    assert.equal(a.windows.length, 3);
+    assert.equal(a.count, text.length - 1);
+    const tensors = nanoGptTensors(CFG, 9);
+    let sum = 0;
+    for (const w of a.windows) {
+      const ids = w.tokens.map((c) => CHARS.indexOf(c));
+      assert.ok(ids.every((i) => i >= 0));
+      const want = refSurprisal(CFG, tensors, ids);
+      assert.equal(w.losses.length, want.length);
+      w.losses.forEach((l, i) => assert.ok(Math.abs(l - want[i]) < 1e-4, `window ${w.offset}, token ${i + 1}: ${l} against ${want[i]}`));
+      sum += want.reduce((x, y) => x + y, 0);
+    }
+    assert.ok(Math.abs(a.mean - sum / a.count) < 1e-4);
+    // the validation windows need the text the model was trained on, which an opened model has not
+    assert.throws(() => ck.surprisal({ validation: true }), (e) => e.field === 'text' && /without the text it was trained on/.test(e.message));
+    // the model-only file it saves scores the same, bit for bit
+    again = await gpt.openModel([{ name: 'model-only.safetensors', data: ck.save() }]);
+    assert.deepEqual(again.surprisal({ text }).windows, a.windows);
+  } finally {
+    ck.free();
+    again?.free();
   }
 });
 

@@ -9,23 +9,25 @@
 //             cells: 'all' | [[row, col], …] }],   // 0-based; null for a whole row or column
 //     tol: { decimals: 4, rel: 0.001, abs?: number } }   // right if any of them holds
 // The learner's answers are not in the state (a permalink shares the exercise, not the answers).
-import { ASK_PANELS, DEFAULT_TOL, validateExercise, validateTol } from './state.js';
+import { ASK_PANELS, DEFAULT_TOL, toleranceOf, validateExercise, validateTol } from './state.js';
 import { presetPatch } from './presets.js';
 
 // The exercise's part of the state is validated with the rest of the state (state.js); these are
 // exported here too, with the logic that uses them.
-export { DEFAULT_TOL, validateExercise, validateTol };
+export { DEFAULT_TOL, toleranceOf, validateExercise, validateTol };
 
 export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward'];
 export const STORAGE_PREFIX = 'attention-playground.exercise.';
 
 /**
  * The ready-made exercises: the state they start from (a preset, and for the backward one the
- * direction and dOut) and the cells they ask. Titles, tasks and explanations are in i18n.js
- * (exercise.<id>.title / .task / .why).
+ * direction and dOut) and the cells they ask; slips: wrong answers the learner is expected to
+ * meet (a value printed elsewhere), answered with exercise.<id>.slip when typed. Titles, tasks and
+ * explanations are in i18n.js (exercise.<id>.title / .task / .why); a ready-made exercise's own
+ * tolerance is in state.js (toleranceOf).
  */
 export const EXERCISES = {
-  'identity-softmax': { preset: 'identity', ask: [{ panel: 'weights', cells: 'all' }] },
+  'identity-softmax': { preset: 'identity', ask: [{ panel: 'weights', cells: 'all' }], slips: [0.6699, 0.3301] },
   'causal-row': { preset: 'causal-4', ask: [{ panel: 'masked', cells: row(2, 4) }, { panel: 'weights', cells: row(2, 4) }] },
   'mask-base': { preset: 'inclusive', ask: [{ panel: 'masked', cells: 'all' }, { panel: 'weights', cells: row(0, 3) }] },
   'naive-1000': { preset: 'overflow-naive', ask: [{ panel: 'weights', cells: row(0, 2) }] },
@@ -43,7 +45,13 @@ function row(r, n) {
 /** The exercise object of a ready-made id (a deep copy), or null. */
 export function readyExercise(id) {
   const e = EXERCISES[id];
-  return e ? { id, ask: JSON.parse(JSON.stringify(e.ask)), tol: { ...DEFAULT_TOL } } : null;
+  return e ? { id, ask: JSON.parse(JSON.stringify(e.ask)), tol: toleranceOf(id) } : null;
+}
+
+/** Whether a learner's answer is one of a ready-made exercise's known slips (see EXERCISES). */
+export function isSlip(id, text) {
+  const a = parseAnswer(text);
+  return a.ok && (EXERCISES[id]?.slips ?? []).some((v) => Math.abs(a.value - v) < 1e-9);
 }
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -147,7 +147,7 @@ function niceStep(span, n) {
 
 /**
  * Loss curves as SVG text: runs [{label, color, dash: number[], steps, train, valSteps, val,
- * divergedAt}] and labels {title, subtitle, x, y, train, val, diverged}. Axes with ticks, each run's
+ * divergedAt, valColor?}] and labels {title, subtitle, x, y, train, val, diverged, floor?: {value, text, color, dash}}. Axes with ticks, each run's
  * training loss as a line and its validation loss as dots on a dotted line, a divergence marker
  * with its step, and a legend naming every series by text and line style.
  */
@@ -155,7 +155,8 @@ export function lossSvg(runs, labels) {
   const svg = new Svg();
   const W = 1200, H = 640, L = 90, R = 30, top = 90, bottom = H - 150;
   const xs = runs.flatMap((r) => [...r.steps, ...r.valSteps]);
-  const ys = runs.flatMap((r) => [...r.train, ...r.val]).filter(Number.isFinite);
+  const floor = Number.isFinite(labels.floor?.value) ? labels.floor.value : null;
+  const ys = [...runs.flatMap((r) => [...r.train, ...r.val]), ...(floor == null ? [] : [floor])].filter(Number.isFinite);
   const x1 = Math.max(1, ...xs), x0 = Math.min(x1 - 1, ...xs, 0);
   let y0 = ys.length ? Math.min(...ys) : 0, y1 = ys.length ? Math.max(...ys) : 1;
   if (y1 - y0 < 1e-6) { y0 -= 0.5; y1 += 0.5; }
@@ -182,8 +183,8 @@ export function lossSvg(runs, labels) {
     const pts = r.steps.map((s, i) => [s, r.train[i]]).filter(([, v]) => Number.isFinite(v)).map(([s, v]) => [X(s), clipped(v)]);
     svg.poly(pts, r.color, 2, (r.dash ?? []).join(' '));
     const vp = r.valSteps.map((s, i) => [s, r.val[i]]).filter(([, v]) => Number.isFinite(v)).map(([s, v]) => [X(s), clipped(v)]);
-    svg.poly(vp, r.color, 1.5, '2 4');
-    vp.forEach(([x, y]) => svg.dot(x, y, 4, r.color));
+    svg.poly(vp, r.valColor ?? r.color, 1.5, '2 4');
+    vp.forEach(([x, y]) => svg.dot(x, y, 4, r.valColor ?? r.color));
     if (r.divergedAt != null) {
       svg.line(X(r.divergedAt), top, X(r.divergedAt), bottom, '#b42318', 2, '6 4');
       svg.text(X(r.divergedAt) + 6, top + 14, labels.diverged.replace('{step}', r.divergedAt), { size: 14, fill: '#b42318' });
@@ -193,10 +194,16 @@ export function lossSvg(runs, labels) {
   runs.forEach((r) => {
     svg.line(L, ly, L + 40, ly, r.color, 2, (r.dash ?? []).join(' '));
     svg.text(L + 50, ly, `${r.label ? `${r.label}: ` : ''}${labels.train}`, { size: 15 });
-    svg.line(L + 420, ly, L + 460, ly, r.color, 1.5, '2 4');
-    svg.dot(L + 440, ly, 4, r.color);
+    svg.line(L + 420, ly, L + 460, ly, r.valColor ?? r.color, 1.5, '2 4');
+    svg.dot(L + 440, ly, 4, r.valColor ?? r.color);
     svg.text(L + 470, ly, `${r.label ? `${r.label}: ` : ''}${labels.val}`, { size: 15 });
     ly += 26;
   });
+  if (floor != null) { // the task's loss floor: a perfect model's loss
+    svg.line(L, Y(floor), W - R, Y(floor), labels.floor.color, 1.5, labels.floor.dash);
+    svg.line(L, ly, L + 40, ly, labels.floor.color, 1.5, labels.floor.dash);
+    svg.text(L + 50, ly, labels.floor.text, { size: 15 });
+    ly += 26;
+  }
   return svg.doc(W, Math.max(H, ly + 10));
 }

@@ -31,7 +31,8 @@
 //     target: text,                     //   the target of 'mse' ('' = zeros of out's shape)
 //   }
 // }
-// States from before the backward mode (no direction / upstream) are valid: forward, loss sum.
+// States from before the backward mode (no direction / upstream) are valid: forward, the default
+// loss (MSE against zeros).
 
 export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
 /** The bias vectors and the weight matrix whose columns each one matches. */
@@ -52,6 +53,11 @@ export const MAX_HEADS = 16;
 
 /** The default tolerance of an exercise: 4 decimals, or ±0.1 % relative. */
 export const DEFAULT_TOL = Object.freeze({ decimals: 4, rel: 1e-3 });
+// A ready-made exercise whose point needs a stricter tolerance than the default: the identity
+// softmax must tell the true 0.6698 from the tutorials' 0.6699 (0.02 % apart, inside ±0.1 %).
+const READY_TOL = { 'identity-softmax': Object.freeze({ decimals: 4 }) };
+/** The tolerance an exercise gets when none is given: its own for a ready-made id, else the default. */
+export const toleranceOf = (id) => ({ ...(READY_TOL[id] ?? DEFAULT_TOL) });
 const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const I2 = '1 0\n0 1';
@@ -75,7 +81,9 @@ export function defaultState() {
     lang: 'en',
     focus: null,
     direction: 'forward',
-    upstream: { kind: 'sum', d_out: '', target: '' },
+    // MSE against zeros: a loss whose gradient reaches Q and K (L = Σ out gives the identity
+    // example ∂L/∂S′ = 0 all the way back to W_q and W_k; paint.js says why where it happens)
+    upstream: { kind: 'mse', d_out: '', target: '' },
   };
 }
 
@@ -123,7 +131,7 @@ export function validateState(obj) {
   s.direction = oneOf(obj.direction, ['forward', 'backward'], 'forward');
   const u = isObj(obj.upstream) ? obj.upstream : {};
   const text = (v) => (typeof v === 'string' && v.length <= 200_000 ? v : '');
-  s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, 'sum'), d_out: text(u.d_out), target: text(u.target) };
+  s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, d.upstream.kind), d_out: text(u.d_out), target: text(u.target) };
   return s;
 }
 
@@ -141,7 +149,7 @@ export function validateExercise(x) {
     const cells = a.cells.filter((c) => Array.isArray(c) && c.length === 2 && c.every(ok) && !(c[0] === null && c[1] === null)).map((c) => [c[0], c[1]]);
     if (cells.length) ask.push({ panel: a.panel, cells: dedupe(cells) });
   }
-  return { id: x.id, ask, tol: validateTol(x.tol) };
+  return { id: x.id, ask, tol: x.tol === undefined ? toleranceOf(x.id) : validateTol(x.tol) };
 }
 
 function dedupe(cells) {

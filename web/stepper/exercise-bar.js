@@ -10,7 +10,7 @@
 import { el, hide, setText } from '../common/ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
-import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol } from '../common/exercise.js';
+import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol, isSlip } from '../common/exercise.js';
 import { STEPS, biases, userChange, getState } from './context.js';
 import { encodeState } from '../common/permalink.js';
 
@@ -343,6 +343,9 @@ function exResultText(ctx) {
   else if (res.some(Boolean)) {
     const wrong = keys.filter((k) => ex.results[k] === 'wrong' || ex.results[k] === 'invalid').map((k) => { const [p, i, j] = k.split(':'); return `${t(`panel.${p}`)} [${+i + 1},${+j + 1}]`; });
     text = t('exercise.score', { right: res.filter((r) => r === 'right').length, total: keys.length }) + (wrong.length ? ` ${t('exercise.wrongList', { cells: wrong.join(', ') })}` : '');
+    // a known slip among the wrong answers: say why it is one
+    const id = ctx.state.exercise.id;
+    if (keys.some((k) => ex.results[k] === 'wrong' && isSlip(id, ex.answers[k]))) text += ` ${t(`exercise.${id}.slip`)}`;
     cls = 'is-open';
   }
   setText(dom.exResult, text);

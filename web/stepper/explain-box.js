@@ -10,6 +10,7 @@ import { explain } from './explain.js';
 import { explainGrad } from './explain-grad.js';
 import { exLine } from '../common/explain-math.js';
 import { quizzing, exKey, exHint } from './exercise-bar.js';
+import { isSlip } from '../common/exercise.js';
 
 /** The (empty) explanation box, ctx.dom.explain: filled by showExplain. */
 export function explainBox(ctx) {
@@ -83,6 +84,7 @@ function hintBox(ctx, sel, exp, head) {
   const verdict = el('p', `aps-verdict ${status ? `is-${status === 'right' ? 'right' : 'wrong'}` : ''}`);
   verdict.dataset.key = 'ex.verdict';
   if (status === 'right') verdict.textContent = t('exercise.v.right', { answer });
+  else if (status === 'wrong' && isSlip(ctx.state.exercise.id, answer)) verdict.textContent = `${t('exercise.v.wrong', { answer })} ${t(`exercise.${ctx.state.exercise.id}.slip`)}`;
   else if (status === 'wrong') verdict.textContent = t('exercise.v.wrong', { answer });
   else if (status === 'invalid') verdict.textContent = t('exercise.v.invalid', { answer, name });
   else if (status === 'empty') verdict.textContent = t('exercise.v.empty');

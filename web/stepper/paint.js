@@ -88,7 +88,8 @@ function forwardSpecs(ctx, tr, h, quiz) {
     scaled: [H.scaled, TT],
     masked: [H.masked, TT],
     weights: [H.weights, TT, { range: [0, 1], rowClass }, { rowClass, extra: [
-      { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum' },
+      // a float sum: always 4 decimals (1.0000 and 0.99999994 alike), never a bare "1" beside "1.0000"
+      { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum', fmt: (v) => (Number.isFinite(v) ? v.toFixed(4) : formatNumber(v)) },
       { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
       { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
     ] }],
@@ -169,12 +170,30 @@ function gradNote(ctx, p, b, h) {
     case 'd_out': return t(`bn.out.${ctx.state.upstream.kind}`, { loss: formatNumber(b.loss) });
     case 'd_concat': return ctx.state.use_W_o ? '' : t('bn.noWo');
     case 'd_context': return tr.n_head > 1 ? t('bn.context', { h: h + 1, d: tr.d_v }) : '';
-    case 'd_scaled': return [t('bn.scaled'), hidden ? t('bn.masked') : '', tr.empty_rows.some((r) => r.head === h) ? t('bn.emptyRow') : ''].filter(Boolean).join(' ');
-    case 'd_scores': return hidden ? t('bn.masked') : '';
+    case 'd_scaled': return [t('bn.scaled'), hidden ? t('bn.masked') : '', tr.empty_rows.some((r) => r.head === h) ? t('bn.emptyRow') : '',
+      flatHead(b, h) ? t('bn.flat', { g: formatNumber(b.grads.heads[h].weights[0][0]) }) : ''].filter(Boolean).join(' ');
+    case 'd_scores': return [hidden ? t('bn.masked') : '', flatHead(b, h) ? t('bn.flatAfter') : ''].filter(Boolean).join(' ');
+    case 'd_q': case 'd_k': return flatHead(b, h) ? t('bn.flatAfter') : '';
     case 'd_x': return tr.base > 0 ? t('bn.xbase', { base: tr.base }) : '';
-    case 'd_W_q': return tr.base > 0 ? t('bn.wqbase', { base: tr.base }) : '';
+    case 'd_W_q': case 'd_W_k': return [p === 'd_W_q' && tr.base > 0 ? t('bn.wqbase', { base: tr.base }) : '',
+      b.grads.heads.every((_, k) => flatHead(b, k)) ? t('bn.flatAfter') : ''].filter(Boolean).join(' ');
     default: return '';
   }
+}
+
+/**
+ * Whether the loss cannot move head h's scores: in every row, ∂L/∂A takes one value over the keys
+ * the row sees. Adding one number to a row of scores leaves its softmax as it was, so ∂L/∂S′ is 0,
+ * and with it every gradient back to W_q and W_k (the identity example under L = Σ out). A row of
+ * A that is one-hot also gives ∂L/∂S′ = 0; that is saturation, not this.
+ */
+function flatHead(b, h) {
+  const G = b.grads.heads[h].weights;
+  const mask = b.trace.mask;
+  return G.every((row, i) => {
+    const seen = row.filter((_, j) => mask[i][j] !== -Infinity);
+    return seen.every((g) => Number.isFinite(g) && Math.abs(g - seen[0]) <= 1e-6 * Math.max(1, Math.abs(seen[0])));
+  });
 }
 
 function panelNote(ctx, p, tr, h) {

@@ -14,14 +14,20 @@
 //   c.destroy();
 import { exportBar } from '../common/export.js';
 
+// Each run's training loss in its colour and dash; its validation loss in a colour of its own
+// (teal, violet), dotted with dots: the two curves differ in colour, line and legend swatch.
 export const RUN_STYLES = [
-  { color: '#2457a6', dash: [], glyph: '━━' },         // blue, solid
-  { color: '#c2410c', dash: [10, 5], glyph: '– – –' },  // orange, dashed
+  { color: '#2457a6', dash: [], glyph: '━━', valColor: '#0f766e' },         // blue, solid; teal
+  { color: '#c2410c', dash: [10, 5], glyph: '– – –', valColor: '#7c3aed' },  // orange, dashed; violet
 ];
+/** The task's loss floor (a perfect model's loss): a grey dash-dot line across the chart. */
+const FLOOR = { color: '#5d636d', dash: [8, 4, 2, 4], glyph: '─·─' };
 /** The shortest time between two redraws of a chart while data streams in. */
 const REDRAW_MS = 250;
 /** The validation series' look, in the legend's text too: a dotted line with dots. */
 const VAL_GLYPH = '·●·';
+/** A line's dash pattern as a legend swatch's CSS border style. */
+const swatchStyle = (dash) => (!dash?.length ? 'solid' : dash[0] <= 2 ? 'dotted' : 'dashed');
 /** uPlot's class, loaded once, on the first chart that has a point to draw. */
 let uPlotClass = null;
 const loadUPlot = () => (uPlotClass ??= import('../gen/vendor/uplot.mjs').then((m) => m.default));
@@ -37,6 +43,7 @@ export class LossChart {
     this.runs = runs.map((r, i) => ({ ...r, ...RUN_STYLES[i % RUN_STYLES.length], steps: [], train: [], valSteps: [], val: [], divergedAt: null }));
     this.height = height;
     this.title = title;
+    this.floor = null; // the task's loss floor, drawn when set (setFloor)
     this.plot = null;
     this.pending = false;
     this.lastDraw = -Infinity;
@@ -64,6 +71,7 @@ export class LossChart {
     return lossSvg(this.runs, {
       title: this.title || t('chart.figTitle'), subtitle: this.runs.length > 1 ? this.runs.map((r) => `${r.glyph} ${r.label}`).join('   ') : '',
       x: t('chart.step'), y: t('chart.loss'), train: t('chart.train'), val: t('chart.val'), diverged: `✕ ${t('chart.diverged', { step: '{step}' })}`,
+      floor: this.floor == null ? null : { value: this.floor, text: this.floorLabel(), color: FLOOR.color, dash: FLOOR.dash.join(' ') },
     });
   }
 
@@ -84,10 +92,13 @@ export class LossChart {
         value: (u, v) => (v == null ? '—' : v.toFixed(4)),
       });
       series.push({
-        label: `${VAL_GLYPH} ${prefix}${this.t('chart.val')}`, stroke: r.color, width: 2.5, dash: [2, 4], spanGaps: true,
-        points: { show: true, size: 7, fill: '#fff', stroke: r.color, width: 2 },
+        label: `${VAL_GLYPH} ${prefix}${this.t('chart.val')}`, stroke: r.valColor, width: 2.5, dash: [2, 4], spanGaps: true,
+        points: { show: true, size: 7, fill: '#fff', stroke: r.valColor, width: 2 },
         value: (u, v) => (v == null ? '—' : v.toFixed(4)),
       });
+    }
+    if (this.floor != null) {
+      series.push({ label: this.floorLabel(), stroke: FLOOR.color, width: 1.5, dash: FLOOR.dash, points: { show: false }, value: () => this.floor.toFixed(3) });
     }
     const width = Math.max(200, Math.floor(this.el.clientWidth || 600));
     const opts = {
@@ -99,7 +110,8 @@ export class LossChart {
           incrs: [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000] },
         { label: this.t('chart.loss'), stroke: '#5d636d', grid: { stroke: '#e6e4dd' }, ticks: { stroke: '#dddbd4' }, size: 56 },
       ],
-      legend: { live: true },
+      // each swatch in its series' colour and line style (solid, dotted, dashed), not all solid
+      legend: { live: true, markers: { dash: (u, i) => swatchStyle(u.series[i].dash) } },
       cursor: { drag: { x: true, y: false } },
       series,
       plugins: [this.markerPlugin()],
@@ -156,6 +168,7 @@ export class LossChart {
       r.valSteps.forEach((s, i) => { va[index.get(s)] = Number.isFinite(r.val[i]) ? r.val[i] : null; });
       out.push(tr, va);
     }
+    if (this.floor != null) out.push(x.map(() => this.floor)); // a flat line, in the y range too
     return out;
   }
 
@@ -177,6 +190,21 @@ export class LossChart {
       this.plot.setData(this.data());
       this.updateLabel();
     }), wait);
+  }
+
+  /**
+   * The task's loss floor (a perfect model's loss, nats per character), drawn across the chart and
+   * named in its legend; null for none (a text of the learner's has no known floor).
+   */
+  setFloor(v) {
+    const f = Number.isFinite(v) ? v : null;
+    if (f === this.floor) return;
+    this.floor = f;
+    if (this.plot) this.build();
+  }
+
+  floorLabel() {
+    return `${FLOOR.glyph} ${this.t('chart.floor', { floor: this.floor.toFixed(3) })}`;
   }
 
   /** A text description for assistive technology: the last values of each run. */

@@ -100,6 +100,23 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
       return lastValid.result;
     },
 
+    /**
+     * Which model a number comes from, for the page's sentences: {model, Model} (the second with a
+     * capital, to start one). A run of this page (or a fine-tuned opened model) is "the model at
+     * step N"; an opened model is named by where it came from (the core's source: "nanoGPT
+     * ckpt.pt, iter 800"), never by the page's step 0.
+     */
+    modelLabel(step = ctx.rt.step) {
+      const info = ctx.rt.info;
+      const model = info?.source && !info.base ? ctx.t('model.opened', { source: info.source }) : ctx.t('model.step', { step });
+      return { model, Model: model.charAt(0).toUpperCase() + model.slice(1) };
+    },
+
+    /** The sections on the page, by name (main.js, <gpt-lab>: its sections attribute); null: all. */
+    shown: null,
+    /** Whether a section is on the page (a lesson shows some): a sentence names only what is there. */
+    onPage: (name) => !ctx.shown || ctx.shown.includes(name),
+
     /** The core's facts about a built-in task (example, alphabet, loss floor), or null. */
     taskInfo(name = ctx.state.task) {
       return ctx.rt.tasks.find((x) => x.name === name) ?? null;
@@ -129,6 +146,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
     formChanged() {
       ctx.sections.data.refresh();
       ctx.sections.training.refresh();
+      ctx.sections.generation?.refresh(); // its sampling line, and the next-token panel's link to it
       ctx.writeHash();
     },
 

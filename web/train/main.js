@@ -6,7 +6,7 @@
 //
 // This file only wires the page: it reads the state (the link, else the defaults and the
 // remembered language), makes the context the sections share (context.js), renders the header,
-// the eight sections and the footer, routes the workers' events to their sections, follows the
+// the sections (sections.js) and the footer, routes the workers' events to their sections, follows the
 // link, and starts the worker. The sections, one module each, a class with the same interface
 // (new XSection(ctx); render() → element, mounted() if it needs the document, refresh(),
 // onMessage(m) for a worker's events): section-data.js, section-training.js, section-experiments.js, section-maps.js,
@@ -24,17 +24,7 @@ import { storedLang, storeLang, loadStrings, stringsLoaded } from './i18n.js';
 import { el, langSwitch } from '../common/ui.js';
 import { createContext } from './context.js';
 import { button, buttonBar } from './fields.js';
-import { DataSection } from './section-data.js';
-import { TrainingSection } from './section-training.js';
-import { ExperimentsSection } from './section-experiments.js';
-import { MapsSection } from './section-maps.js';
-import { WalkSection } from './section-walk.js';
-import { NextTokenSection } from './section-next-token.js';
-import { SurprisalSection } from './section-surprisal.js';
-import { GenerationSection } from './section-generation.js';
-import { CheckpointsSection } from './section-checkpoints.js';
-import { RunsSection } from './section-runs.js';
-import { OpenSection } from './section-open.js';
+import { makeSections, assemble } from './sections.js';
 
 const app = document.getElementById('app');
 const fromLink = decodeHash(location.hash);
@@ -50,20 +40,8 @@ const ctx = createContext({
   startExpWorker: () => route(startWorker(), 'experiments'),
   render,
 });
-/** The sections in the page's order. */
-const sections = {
-  data: new DataSection(ctx),
-  training: new TrainingSection(ctx),
-  open: new OpenSection(ctx),
-  experiments: new ExperimentsSection(ctx),
-  maps: new MapsSection(ctx),
-  walk: new WalkSection(ctx, { maps: () => ctx.rt.maps, sampling: () => ctx.sections.generation.sampling() }),
-  next: new NextTokenSection(ctx),
-  surprisal: new SurprisalSection(ctx),
-  generation: new GenerationSection(ctx),
-  checkpoints: new CheckpointsSection(ctx),
-  runs: new RunsSection(ctx),
-};
+/** The sections in the page's order (sections.js: declared once, with <gpt-lab>). */
+const sections = makeSections(ctx);
 ctx.sections = sections;
 sections.maps.onShown = () => sections.walk.refresh(); // the walk is of the maps' prompt
 
@@ -82,9 +60,7 @@ function render() {
   const focusId = document.activeElement?.id;
   document.documentElement.lang = state.lang === 'zh' ? 'zh-CN' : 'en';
   document.title = t('doc.title');
-  const [data, training, ...rest] = Object.values(sections).map((s) => s.render());
-  const top = el('div', 'tr-top');
-  top.append(data, training);
+  const { top, rest } = assemble(ctx, Object.keys(sections), { numbered: true });
   const page = el('div', 'aps tr-page');
   page.append(header(), top, ...rest, footer());
   app.replaceChildren(page);

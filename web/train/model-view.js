@@ -323,6 +323,13 @@ export class ModelView {
     return { legend: t('mv.legend'), masked: t('mv.legendMasked'), queries: t('mv.queries'), keys: t('mv.keys') };
   }
 
+  /** {model, Model}: which model the maps are of (the page's label, else "the model at step N"). */
+  modelLabel(step) {
+    if (this.opts.modelLabel) return this.opts.modelLabel(step);
+    const model = this.opts.t('model.step', { step });
+    return { model, Model: model.charAt(0).toUpperCase() + model.slice(1) };
+  }
+
   /** The enlarged map as SVG text (a promise: figures.js is loaded on the first save). */
   async svgMap(kind, l, h) {
     const { t } = this.opts;
@@ -330,7 +337,7 @@ export class ModelView {
     if (!r) return '';
     const { mapsSvg } = await figures();
     return mapsSvg({
-      title: this.title(kind, l, h), subtitle: t('mv.figSubtitle', { step: r.step ?? 0, T: r.T }),
+      title: this.title(kind, l, h), subtitle: t('mv.figSubtitle', { ...this.modelLabel(r.step ?? 0), T: r.T }),
       tokens: r.tokens, mask: this.mask, maps: [{ row: 0, col: 0, ...this.source(kind, l, h) }], rows: [''], cols: [''], labels: this.figureLabels(),
     });
   }
@@ -350,7 +357,7 @@ export class ModelView {
     const cols = [...Array.from({ length: NH }, (_, h) => t('maps.head', { h: h + 1 })), ...(hasSum ? SUMMARIES.map((s) => t(`mv.${s}`)) : [])];
     const { mapsSvg } = await figures();
     return mapsSvg({
-      title: t('mv.figTitle', { L, H: NH }), subtitle: `${t('mv.figSubtitle', { step: r.step ?? 0, T: r.T })} ${t('mv.figPrompt', { p: r.tokens.map(tokenLabel).join('') })}`,
+      title: t('mv.figTitle', { L, H: NH }), subtitle: `${t('mv.figSubtitle', { ...this.modelLabel(r.step ?? 0), T: r.T })} ${t('mv.figPrompt', { p: r.tokens.map(tokenLabel).join('') })}`,
       tokens: r.tokens, mask: this.mask, maps, rows: Array.from({ length: L }, (_, l) => t('maps.layer', { l: l + 1 })), cols, labels: this.figureLabels(),
     });
   }

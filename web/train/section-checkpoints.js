@@ -31,9 +31,12 @@ export class CheckpointsSection extends Section {
     if (!rt.info) return;
     try {
       const { bytes, info } = await this.ctx.worker.call('save', { run: 'main' });
-      const name = `gpt-${info.data?.task ?? 'text'}-${info.config.n_layer}x${info.config.n_embd}-step${info.step}.safetensors`;
+      // an opened model is named by where it came from (nanoGPT's iter_num in it), not the page's step 0
+      const what = info.source && !info.base ? info.source.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+        : `${info.data?.task ?? 'text'}-${info.config.n_layer}x${info.config.n_embd}-step${info.step}`;
+      const name = `gpt-${what}.safetensors`;
       downloadBlob(name, new Blob([bytes], { type: 'application/octet-stream' }));
-      rt.ckpt.message = { kind: 'info', text: this.ctx.t('ckpt.saved', { name, bytes: fmtInt(bytes.length), step: info.step }) };
+      rt.ckpt.message = { kind: 'info', text: this.ctx.t('ckpt.saved', { name, bytes: fmtInt(bytes.length), ...this.ctx.modelLabel(info.step) }) };
     } catch (e) {
       rt.ckpt.message = { kind: 'error', text: e.message };
     }
@@ -105,7 +108,7 @@ export class CheckpointsSection extends Section {
       dom.msg.className = `tr-ckpt-msg is-${m.kind}`;
       dom.msg.append(el('p', '', m.text));
       if (m.detail) dom.msg.append(el('p', 'tr-core-msg', m.detail));
-      if (m.kind === 'error' && rt.info) dom.msg.append(el('p', 'aps-hint', this.ctx.t('ckpt.kept', { step: rt.step })));
+      if (m.kind === 'error' && rt.info) dom.msg.append(el('p', 'aps-hint', this.ctx.t('ckpt.kept', this.ctx.modelLabel(rt.step))));
     } else dom.msg.className = 'tr-ckpt-msg';
   }
 }

@@ -54,6 +54,7 @@ export class ExperimentsSection extends Section {
     ex.labels = this.labelsOf(ex.kind);
     if (ex.sentence) ex.sentence = experimentSentence(ex, this.ctx.t);
     this.chart = this.newChart(ex.labels);
+    this.chart.setFloor(ex.floor);
     ex.runs.forEach((r, i) => this.chart.set(i, r));
   }
 
@@ -75,6 +76,7 @@ export class ExperimentsSection extends Section {
     rt.exp.state = structuredClone(this.ctx.state); // the settings the pair is kept with (section-runs.js)
     this.chart?.destroy();
     this.chart = this.newChart(labels);
+    this.chart.setFloor(rt.exp.floor);
     this.refresh();
     try {
       const a = await w.call('create', { run: 'a', spec: runSpec(this.ctx.state, v.values, over[0]) });

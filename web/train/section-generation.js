@@ -13,6 +13,16 @@ import { button, buttonBar, numField, promptField, refreshFieldError, fromField,
 
 const PLAY_MS = 350;
 
+/** Sampling options {greedy, temperature, top_k, top_p} in words, for a vocabulary of V tokens. */
+export function samplingText(t, o, V) {
+  if (o.greedy) return t('samp.greedy');
+  const parts = [t('samp.temperature', { v: o.temperature })];
+  if (o.top_k > 0 && o.top_k < V) parts.push(t('samp.top_k', { k: o.top_k }));
+  if (o.top_p < 1) parts.push(t('samp.top_p', { p: o.top_p }));
+  if (parts.length === 1) parts.push(t('samp.all'));
+  return parts.join(t('samp.sep'));
+}
+
 export class GenerationSection extends Section {
   /** @param {object} ctx the page's context (context.js) */
   constructor(ctx) {
@@ -44,7 +54,8 @@ export class GenerationSection extends Section {
     dom.play = button(t('gen.play'), 'gen-play', () => this.play());
     dom.status = statusLine('tr-gen-status');
     dom.box = idEl('tr-kv', 'div', 'tr-kv');
-    s.append(p.row, p.err, p.hint, grid, buttonBar(dom.start, dom.next, dom.play), dom.status, dom.box);
+    dom.draws = idEl('tr-gen-draws', 'p', 'tr-hint tr-gen-draws');
+    s.append(p.row, p.err, p.hint, grid, dom.draws, buttonBar(dom.start, dom.next, dom.play), dom.status, dom.box);
     if (this.view) { this.view.root = dom.box; this.view.opts = { t }; }
     return s;
   }
@@ -156,6 +167,10 @@ export class GenerationSection extends Section {
       if (inp) inp.disabled = this.ctx.state.gen_greedy;
     }
     refreshFieldError(this.ctx, 'gen_prompt');
+    // what the fields mean for each new token, and where the next-token panel's sliders come in
+    const V = rt.info?.config?.vocab_size ?? Infinity;
+    setText(dom.draws, [t('gen.draws', { how: samplingText(t, this.sampling(), V) }), this.ctx.onPage('next') ? t('gen.drawsLink') : ''].filter(Boolean).join(' '));
+    this.ctx.sections.next?.refreshLink();
     let s;
     if (!rt.info) s = t('gen.noModel');
     else if (training) s = t('gen.training');

@@ -32,7 +32,7 @@ export class MapsSection extends Section {
     dom.status = statusLine('tr-maps-status');
     dom.box = idEl('tr-maps-box', 'div', 'tr-maps-box');
     s.append(p.row, p.err, p.hint, dom.status, dom.box);
-    this.viewOpts = { t, lang: this.ctx.state.lang };
+    this.viewOpts = { t, lang: this.ctx.state.lang, modelLabel: (step) => this.ctx.modelLabel(step) };
     if (this.view) { this.view.root = dom.box; this.view.opts = this.viewOpts; this.view.result = null; }
     return s;
   }
@@ -95,7 +95,7 @@ export class MapsSection extends Section {
       return;
     }
     const m = rt.maps;
-    dom.status.textContent = t(rt.info?.tokenizer && rt.info.tokenizer !== 'characters' ? 'maps.shownTokens' : 'maps.shown', { step: m.step, T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
+    dom.status.textContent = t(rt.info?.tokenizer && rt.info.tokenizer !== 'characters' ? 'maps.shownTokens' : 'maps.shown', { ...this.ctx.modelLabel(m.step), T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
     if (!this.view) this.loadView().catch((e) => this.fail(e.message));
     else if (this.view.result !== m) this.view.show(m, m.mask);
   }

@@ -16,7 +16,8 @@ import { el, segGroup, statusLine, setText, hide } from '../common/ui.js';
 import { Section } from './section.js';
 import { barsTable, fillBars, factsText } from './next-bars.js';
 import { exportBar, tokenMark as tokenLabel } from '../common/export.js';
-import { promptField, refreshFieldError, fromField, idEl } from './fields.js';
+import { promptField, refreshFieldError, fromField, idEl, button } from './fields.js';
+import { samplingText } from './section-generation.js';
 
 /** The last 40 characters of a text, '…' before them if it is longer (a figure's title). */
 const tail = (x) => ([...x].length > 40 ? `…${[...x].slice(-40).join('')}` : x);
@@ -91,7 +92,14 @@ export class NextTokenSection extends Section {
       lead: t('next.exportLead'), file: 'next-token', makeSvg: () => this.svg(), cls: 'tr-chart-tools',
       words: { png: 'PNG', svg: 'SVG', group: t('next.exportGroup'), saved: t('export.saved') },
     });
-    s.append(p.row, p.err, p.hint, controls, dom.status, dom.facts, scroll, el('p', 'tr-hint tr-next-legend', t('next.legend')), tools);
+    // one set of sampling settings seen from both sides: what generation draws with, and a button
+    // that makes it draw with these sliders (generation's own fields stay the ones it uses)
+    dom.link = el('div', 'tr-next-link');
+    dom.genSays = idEl('tr-next-gen', 'p', 'tr-next-gen');
+    dom.genSays.setAttribute('aria-live', 'polite');
+    dom.useGen = button(t('next.useGen'), 'next-use-gen', () => this.useForGeneration());
+    dom.link.append(dom.genSays, dom.useGen);
+    s.append(p.row, p.err, p.hint, controls, dom.link, dom.status, dom.facts, scroll, el('p', 'tr-hint tr-next-legend', t('next.legend')), tools);
     this.refreshControls();
     return s;
   }
@@ -125,6 +133,40 @@ export class NextTokenSection extends Section {
     hide(dom.p.box, opts.mode !== 'top_p');
   }
 
+  /** The generation's sampling fields set to these sliders (greedy off): generation draws as the bars show. */
+  useForGeneration() {
+    const { state } = this.ctx;
+    const o = this.spec();
+    state.fields.gen_temperature = String(o.temperature);
+    state.fields.gen_top_k = String(o.top_k);
+    state.fields.gen_top_p = String(o.top_p);
+    state.gen_greedy = false;
+    for (const k of ['gen_temperature', 'gen_top_k', 'gen_top_p']) {
+      const inp = this.ctx.byId(`tr-f-${k}`);
+      if (inp) inp.value = state.fields[k];
+    }
+    const cb = this.ctx.byId('tr-f-gen_greedy');
+    if (cb) cb.checked = false;
+    this.ctx.formChanged();
+  }
+
+  /** What generation draws with, beside the sliders: the same as the bars, or what differs. */
+  refreshLink() {
+    const { dom } = this;
+    if (!dom.link) return;
+    const onPage = this.ctx.onPage('generation');
+    hide(dom.link, !onPage);
+    if (!onPage) return;
+    const { t } = this.ctx;
+    const gen = this.ctx.sections.generation.sampling();
+    const mine = this.spec();
+    const V = this.vocabSize();
+    const k = (x) => (!x || x >= V ? 0 : x); // top-k of the whole vocabulary keeps every token
+    const same = !gen.greedy && gen.temperature === mine.temperature && k(gen.top_k) === k(mine.top_k) && gen.top_p === mine.top_p;
+    setText(dom.genSays, t(same ? 'next.gen.same' : 'next.gen.other', { how: samplingText(t, gen, V) }));
+    dom.useGen.disabled = same;
+  }
+
   /** The core's options from the controls. */
   spec() {
     const o = this.opts;
@@ -133,6 +175,7 @@ export class NextTokenSection extends Section {
 
   /** Asks the core for the distribution the controls describe (one request out at a time). */
   async ask() {
+    this.refreshLink();
     const { rt } = this;
     if (!rt.info) return;
     if (this.inFlight) { this.queued = true; return; }
@@ -187,6 +230,7 @@ export class NextTokenSection extends Section {
     if (!dom.status) return;
     const { t } = this.ctx;
     this.refreshControls();
+    this.refreshLink();
     refreshFieldError(this.ctx, 'next_prompt');
     // a new model, or new weights: ask again (the core forgets the logits when the weights change)
     const r = this.ranFor;
@@ -196,7 +240,7 @@ export class NextTokenSection extends Section {
     if (!rt.info) s = t('next.noModel');
     else if (this.error) s = this.error;
     else if (!a) s = t('next.asking');
-    else s = t('next.status', { step: a.step, n: a.tokens.length, context: a.tokens.map(tokenLabel).join('') });
+    else s = t('next.status', { ...this.ctx.modelLabel(a.step), n: a.tokens.length, context: a.tokens.map(tokenLabel).join('') });
     setText(dom.status, s);
     if (!a || !rt.info) {
       setText(dom.facts, '');

@@ -19,6 +19,8 @@ import { Section } from './section.js';
 import { fmtInt, idEl, filePicker } from './fields.js';
 
 const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt';
+/** A model's own file (the others — meta.pkl, config.json, a tokenizer's — go with one). */
+const MODEL_FILE = /\.(pt|pth|ckpt|safetensors|bin)$/i;
 
 export class OpenSection extends Section {
   render() {
@@ -65,11 +67,16 @@ export class OpenSection extends Section {
   }
 
   /** Opens the files as the page's model (in the worker); the model that was there stays on failure. */
-  async open(files) {
+  async open(picked) {
     const { rt } = this;
-    const { t } = this.ctx;
     const { training, maps, generation, next, surprisal } = this.ctx.sections;
     if (rt.opening) return;
+    // companion files alone (a meta.pkl, a tokenizer's files) complete the model opened before:
+    // it is opened again with them, in place of any file of the same name
+    const prev = rt.opened && this.openedFiles;
+    const alone = !picked.some((f) => MODEL_FILE.test(f.name));
+    const files = prev && alone ? [...prev.filter((f) => !picked.some((p) => p.name === f.name)), ...picked] : picked;
+    const completed = prev && alone ? { added: picked.map((f) => f.name).join(', '), model: prev.filter((f) => MODEL_FILE.test(f.name)).map((f) => f.name).join(', ') } : null;
     const names = files.map((f) => f.name).join(', ');
     rt.opening = { names, loaded: 0, total: 0, name: '' };
     rt.openMessage = null;
@@ -93,7 +100,8 @@ export class OpenSection extends Section {
       generation.reset();
       next.reset();
       surprisal.reset();
-      rt.openMessage = { kind: 'info', info };
+      rt.openMessage = { kind: 'info', info, completed };
+      this.openedFiles = files;
       rt.opening = null;
       this.ctx.render(); // the prompts' fields follow the opened model's vocabulary
       this.ctx.app.dataset.open = 'opened';
@@ -152,7 +160,8 @@ export class OpenSection extends Section {
       n_embd: c.n_embd, block_size: c.block_size, vocab: fmtInt(c.vocab_size), n: fmtInt(info.n_params),
     })));
     const list = el('ul', 'tr-open-notes');
-    for (const n of info.opened.notes) list.append(el('li', '', t(`open.note.${n.code}`, { file: n.file ?? '' })));
+    if (m.completed) list.append(el('li', '', t('open.note.completed', m.completed)));
+    for (const n of info.opened.notes) list.append(el('li', '', t(`open.note.${n.code}`, { file: n.file ?? '', vocab: fmtInt(n.vocab ?? 0), ids: n.ids ?? '' })));
     if (info.source) list.append(el('li', '', t('open.note.inference')));
     dom.msg.append(list);
   }

@@ -11,7 +11,7 @@
 // context starts again).
 //
 // Interface (every section's): render() → its element; refresh(); reset() (the model is gone).
-import { el, statusLine, setText } from '../common/ui.js';
+import { el, statusLine, setText, hide } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, idEl, fromField } from './fields.js';
 import { heat, tokenMark as tokenLabel } from '../common/export.js';
@@ -57,6 +57,8 @@ export class SurprisalSection extends Section {
     dom.table.append(head, el('tbody'));
     const sc = el('div', 'tr-scroll');
     sc.append(dom.table);
+    dom.tableBox = sc; // shown once something is scored (no header row over nothing)
+    hide(sc, true);
     s.append(lab, dom.text, buttonBar(dom.scoreText, dom.scoreVal), dom.status, dom.strip, dom.readout, el('p', 'tr-hint', t('sur.legend')), sc);
     dom.shown = null;
     return s;
@@ -136,7 +138,7 @@ export class SurprisalSection extends Section {
     else if (training) s = t('sur.training');
     else if (this.error) s = this.error;
     else if (!r) s = t('sur.ready');
-    else if (r.kind === 'text') s = t('sur.meanText', { mean: r.answer.mean.toFixed(4), n: r.answer.count, step: r.answer.step, windows: r.answer.windows.length });
+    else if (r.kind === 'text') s = t('sur.meanText', { mean: r.answer.mean.toFixed(4), n: r.answer.count, ...this.ctx.modelLabel(r.answer.step), windows: r.answer.windows.length });
     else s = t('sur.meanVal', { mean: String(r.answer.mean), n: r.answer.count, step: r.answer.step, windows: r.answer.windows.length, val: r.val == null ? '—' : String(r.val), valStep: r.valStep ?? '—' });
     setText(dom.status, s);
     if (dom.shown === r) return;
@@ -148,6 +150,7 @@ export class SurprisalSection extends Section {
     const { dom } = this;
     const { t } = this.ctx;
     setText(dom.readout, r ? t('sur.readoutHint') : '');
+    hide(dom.tableBox, !r);
     if (!r) { dom.strip.replaceChildren(); dom.table.tBodies[0].replaceChildren(); return; }
     const frag = document.createDocumentFragment();
     r.items.forEach((it, i) => {

@@ -79,7 +79,7 @@ export class TrainingSection extends Section {
     state.workers ??= Math.min(MAX_WORKERS, cores());
     const lab = el('label', 'aps-label', t('train.workers'));
     lab.htmlFor = 'tr-workers';
-    dom.workers = idEl('tr-workers', 'select', 'tr-input tr-workers');
+    dom.workers = idEl('tr-workers', 'select', 'aps-select tr-workers'); // styled as the page's other selects
     for (let n = 1; n <= most; n++) {
       const o = el('option', '', String(n));
       o.value = String(n);
@@ -112,6 +112,8 @@ export class TrainingSection extends Section {
 
   /** The chart follows the run's curve. */
   updateChart() {
+    // the floor of the task the run learns (a built-in task's, from the core; a text has none)
+    this.chart?.setFloor(this.rt.info ? this.rt.info.data?.loss_floor : this.ctx.taskInfo()?.loss_floor);
     this.chart?.set(0, this.rt.series);
   }
 
@@ -352,7 +354,7 @@ export class TrainingSection extends Section {
     setText(S.elapsed, rt.info ? fmtTime(rt.elapsed) : '—');
     // samples
     const v = this.ctx.validated();
-    setText(dom.samplesHint, v.values.sample_every ? t('samples.hint', { every: v.values.sample_every, prompt: this.ctx.genPrompt() }) : t('samples.off'));
+    setText(dom.samplesHint, v.values.sample_every ? t(this.ctx.onPage('generation') ? 'samples.hint' : 'samples.hintAlone', { every: v.values.sample_every, prompt: this.ctx.genPrompt() }) : t('samples.off'));
     const sig = rt.samples.length ? `${rt.samples.length}:${rt.samples[0].step}:${this.ctx.state.lang}` : '';
     if (dom.samples.dataset.sig === sig) return; // the samples have not changed: no DOM work
     dom.samples.dataset.sig = sig;

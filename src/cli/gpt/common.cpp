@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 
 #include "api/checkpoint.h"
@@ -95,6 +96,10 @@ TrainState import_model(const std::string& path, const ByteSource& bytes, const 
       }
   }
   if (!meta_path.empty()) set_meta_vocab(im.state, read_file(meta_path, kMaxTextBytes, "the meta.pkl"), meta_path);
+  if (meta.empty() && !meta_path.empty())
+    std::cerr << "gpt: " << path << ": its characters from " << meta_path << " (found"
+              << (im.dataset.empty() ? " beside it" : " by its dataset " + json_quoted(im.dataset)) << "; to use another, name it after "
+              << path << ")\n";
   return std::move(im.state);
 }
 
@@ -114,6 +119,9 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
     } else {
       return;
     }
+    std::cerr << "gpt: " << model_path << ": GPT-2's tokenizer from "
+              << (f.vocab.empty() ? f.tokenizer_json : f.vocab + " + " + f.merges) << " (found beside it; to use another, name its files after "
+              << model_path << ")\n";
   }
   constexpr size_t kMaxTokenizerBytes = size_t(1) << 26;
   std::shared_ptr<const BpeTokenizer> bpe;
@@ -171,7 +179,21 @@ Checkpoint read_checkpoint(const std::string& path) {
     c.state = load_checkpoint(*src);
     c.header = safetensors::read_file(*src, {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
   } catch (const InputError& e) {
-    throw CliError(path + ": " + e.what());
+    const uint64_t n = std::min<uint64_t>(9, src->size());
+    throw CliError(checkpoint_fault(path, n ? std::string(src->read(0, n), n) : std::string(), e.what()));
+  }
+  return c;
+}
+
+Checkpoint read_checkpoint(const std::vector<std::string>& files) {
+  if (files.size() == 1) return read_checkpoint(files[0]);
+  Checkpoint c;
+  c.state = read_model_files(files, false);
+  c.imported = c.state.source.rfind("nanoGPT", 0) == 0 ? "nanoGPT's ckpt.pt" : "Hugging Face's GPT-2 safetensors";
+  try {
+    c.file_bytes = FileSource(files[0], kMaxCheckpointBytes, "a checkpoint").size();
+  } catch (const InputError& e) {
+    throw CliError(e.what());
   }
   return c;
 }
@@ -182,9 +204,10 @@ void require_training_state(const std::string& file, const TrainState& s, const 
                    ": sample from it, look at its attention or logits, or train a new run");
 }
 
-LoadedModel load_model(const std::string& path, bool need_tokenizer) {
+LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenizer) {
   LoadedModel m;
-  m.state = read_checkpoint(path).state;
+  const std::string& path = files[0];
+  m.state = read_checkpoint(files).state;
   if (need_tokenizer) {
     try {
       require_vocab(m.state, path);

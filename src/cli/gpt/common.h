@@ -52,7 +52,12 @@ struct Checkpoint {
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
 // they lie beside it (attach_bpe); without a vocabulary it takes token ids only.
+// A note on stderr (never stdout: --json answers stay clean) names every file found this way.
 Checkpoint read_checkpoint(const std::string& path);
+// The model file and the files that go with it, as every command that takes a checkpoint takes
+// them (`gpt sample ckpt.pt meta.pkl`, as `gpt import`): alone, read_checkpoint(files[0]); with
+// companions (meta.pkl, config.json, GPT-2's tokenizer files), read_model_files(files, false).
+Checkpoint read_checkpoint(const std::vector<std::string>& files);
 // GPT-2's BPE for a model-only state without characters (formats/bpe_files.h): from the files given,
 // else vocab.json + merges.txt or tokenizer.json beside the model (Hugging Face's folder). Nothing
 // found: the state stays without one (require_vocab then says what to give). Throws InputError
@@ -82,7 +87,7 @@ struct LoadedModel {
   std::unique_ptr<GPT> model;
   std::unique_ptr<CharTokenizer> tok;
 };
-LoadedModel load_model(const std::string& path, bool need_tokenizer = true);
+LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenizer = true);
 void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids);
 
 // The text a run trains or evaluates on: the --text file's, checked against the checkpoint (a

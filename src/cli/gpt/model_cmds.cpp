@@ -24,15 +24,27 @@ using json::Value;
 
 // ---------------------------------------------------------------- sample, eval
 
+// The companions of a checkpoint (meta.pkl, config.json, GPT-2's tokenizer files) after it, as
+// `gpt import` takes them: every command that takes a checkpoint takes them the same way.
+constexpr const char* kWithHelp = "the files that go with a model trained elsewhere, when not where they are looked for: "
+                                  "nanoGPT's meta.pkl, Hugging Face's config.json, GPT-2's vocab.json + merges.txt or tokenizer.json";
+
+std::vector<std::string> files_of(const std::string& file, const std::vector<std::string>& with) {
+  std::vector<std::string> f = {file};
+  f.insert(f.end(), with.begin(), with.end());
+  return f;
+}
+
 struct SampleArgs {
   std::string file, prompt;
+  std::vector<std::string> with;
   long long max_new_tokens = 200, top_k = 0, seed = 1;
   double temperature = 1.0, top_p = 1.0;
   bool greedy = false, json = false;
 };
 
 int cmd_sample(const SampleArgs& a) {
-  LoadedModel m = load_model(a.file);
+  LoadedModel m = load_model(files_of(a.file, a.with));
   const std::vector<int> ids = m.tok->encode(a.prompt, "prompt");
   SampleOptions o;
   auto check = [](long long v, long long lo, long long hi, const char* field) {
@@ -75,11 +87,12 @@ int cmd_sample(const SampleArgs& a) {
 
 struct EvalArgs {
   std::string file, text_file;
+  std::vector<std::string> with;
   bool json = false;
 };
 
 int cmd_eval(const EvalArgs& a) {
-  const TrainState s = read_checkpoint(a.file).state;
+  const TrainState s = read_checkpoint(files_of(a.file, a.with)).state;
   require_training_state(a.file, s, "evaluate");
   const std::string text = run_text(a.file, s, a.text_file);
   if (a.text_file.empty() && s.task.empty())
@@ -105,8 +118,8 @@ int cmd_eval(const EvalArgs& a) {
 
 // ---------------------------------------------------------------- inspect
 
-int cmd_inspect(const std::string& file, bool json) {
-  const Checkpoint ck = read_checkpoint(file);
+int cmd_inspect(const std::string& file, const std::vector<std::string>& with, bool json) {
+  const Checkpoint ck = read_checkpoint(files_of(file, with));
   const TrainState& s = ck.state;
   const GPTConfig& c = s.model;
   // The file has passed load_checkpoint, so its container is known to be sound. A model without a
@@ -224,11 +237,11 @@ int cmd_inspect(const std::string& file, bool json) {
 
 // ---------------------------------------------------------------- attention, logits, tasks
 
-int cmd_attention(const std::string& file, const std::string& prompt, const std::string& head) {
+int cmd_attention(const std::vector<std::string>& files, const std::string& prompt, const std::string& head) {
   // The reference kernels: the stepper's arithmetic, so `attention trace` reproduces a head's
   // weights from its spec to the last bit.
   kernels::set_tier(kernels::Tier::reference);
-  LoadedModel m = load_model(file);
+  LoadedModel m = load_model(files);
   const std::vector<int> ids = m.tok->encode(prompt, "prompt");
   check_prompt_length(m, ids);
   const int T = static_cast<int>(ids.size());
@@ -274,10 +287,10 @@ std::vector<int> parse_ids(const std::string& text) {
   return ids;
 }
 
-int cmd_logits(const std::string& file, const std::string& prompt, const std::string& id_text) {
+int cmd_logits(const std::vector<std::string>& files, const std::string& prompt, const std::string& id_text) {
   if (prompt.empty() == id_text.empty())
     throw CliError("give the input as --prompt TEXT or as --ids N,N,… (token ids), one of them", kExitUsage);
-  LoadedModel m = load_model(file, id_text.empty());
+  LoadedModel m = load_model(files, id_text.empty());
   const std::vector<int> ids = id_text.empty() ? m.tok->encode(prompt, "prompt") : parse_ids(id_text);
   check_prompt_length(m, ids);
   const int T = static_cast<int>(ids.size()), V = m.state.model.vocab_size;
@@ -312,11 +325,13 @@ int cmd_tasks(bool json) {
 // A checkpoint and a prompt: what attention and logits take (logits also token ids).
 struct PromptArgs {
   std::string file, prompt, head, ids;
+  std::vector<std::string> with;
 };
 
 CLI::App* add_prompt_command(CLI::App& app, const char* name, const char* about, PromptArgs& a) {
   CLI::App* sub = app.add_subcommand(name, about);
   sub->add_option("file", a.file, "the checkpoint")->required();
+  sub->add_option("with", a.with, kWithHelp);
   sub->add_option("-p,--prompt", a.prompt, "the text to run (at most block_size characters)")->required();
   return sub;
 }
@@ -336,6 +351,7 @@ Command add_sample(CLI::App& app) {
   auto a = std::make_shared<SampleArgs>();
   CLI::App* sample = app.add_subcommand("sample", "generate text from a checkpoint, one character at a time (KV cache)");
   sample->add_option("file", a->file, "the checkpoint")->required();
+  sample->add_option("with", a->with, kWithHelp);
   sample->add_option("-p,--prompt", a->prompt, "the text to continue (characters the model knows)")->required();
   sample->add_option("-n,--max-new-tokens", a->max_new_tokens, "characters to generate (default 200)");
   sample->add_option("-t,--temperature", a->temperature, "divide the logits by this before sampling (default 1)");
@@ -353,6 +369,7 @@ Command add_eval(CLI::App& app) {
   auto a = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", "the validation loss of a checkpoint");
   eval->add_option("file", a->file, "the checkpoint")->required();
+  eval->add_option("with", a->with, kWithHelp);
   eval->add_option("--text", a->text_file, "the text a text run was trained on");
   eval->add_flag("--json", a->json, "print {\"ok\":true,\"step\",\"val_loss\"}");
   return {eval, [a] { return cmd_eval(*a); }, &a->text_file};
@@ -360,11 +377,13 @@ Command add_eval(CLI::App& app) {
 
 Command add_inspect(CLI::App& app) {
   auto file = std::make_shared<std::string>();
+  auto with = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   CLI::App* inspect = app.add_subcommand("inspect", "a checkpoint's config, vocabulary, step and every tensor's name and shape");
   inspect->add_option("file", *file, "the checkpoint")->required();
+  inspect->add_option("with", *with, kWithHelp);
   inspect->add_flag("--json", *json, "the same as JSON");
-  return {inspect, [file, json] { return cmd_inspect(*file, *json); }};
+  return {inspect, [file, with, json] { return cmd_inspect(*file, *with, *json); }};
 }
 
 Command add_attention(CLI::App& app) {
@@ -386,18 +405,19 @@ Command add_attention(CLI::App& app) {
           "LAYER.HEAD");
   attention->footer("Runs the reference kernels (the stepper's arithmetic). Example: gpt attention m.safetensors "
                     "--prompt \"cabej=\" --head 2.1 | attention trace");
-  return {attention, [a] { return cmd_attention(a->file, a->prompt, a->head); }};
+  return {attention, [a] { return cmd_attention(files_of(a->file, a->with), a->prompt, a->head); }};
 }
 
 Command add_logits(CLI::App& app) {
   auto a = std::make_shared<PromptArgs>();
   CLI::App* logits = app.add_subcommand("logits", "the logits at every position of a prompt (or of token ids), as JSON");
   logits->add_option("file", a->file, "the checkpoint")->required();
+  logits->add_option("with", a->with, kWithHelp);
   logits->add_option("-p,--prompt", a->prompt, "the text to run (at most block_size characters)");
   logits->add_option("--ids", a->ids,
                      "token ids instead of a prompt, comma-separated (for a model without a character vocabulary, "
                      "such as GPT-2's)");
-  return {logits, [a] { return cmd_logits(a->file, a->prompt, a->ids); }};
+  return {logits, [a] { return cmd_logits(files_of(a->file, a->with), a->prompt, a->ids); }};
 }
 
 }  // namespace ap::gpt_cli

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/kernels/kernels.h"
+
 namespace ap {
 
 std::vector<SurprisalWindow> text_surprisal(GPT& model, const std::vector<int>& ids) {
@@ -13,14 +15,28 @@ std::vector<SurprisalWindow> text_surprisal(GPT& model, const std::vector<int>& 
                          " token: give at least two (the first is only context for the second)",
                      "text");
   const int S = model.config().block_size;
+  std::vector<float> probs(static_cast<size_t>(model.config().vocab_size));
   std::vector<SurprisalWindow> out;
   for (int64_t start = 0; start + 1 < n; start += S) {
     const int T = static_cast<int>(std::min<int64_t>(S, n - 1 - start));
     SurprisalWindow w;
     w.offset = start;
     w.tokens.assign(ids.begin() + start, ids.begin() + start + T + 1);
-    w.mean = model.forward(w.tokens.data(), w.tokens.data() + 1, 1, T);
-    w.losses.assign(model.losses(), model.losses() + T);
+    // The forward without targets, then the loss kernel row by row: a model opened for inference
+    // has no loss buffers (and needs none; one row of probabilities is scratch). Each row's loss
+    // is the kernel's, and the mean is summed as GPT::forward sums it: the same bits as a
+    // forward with targets.
+    model.forward(w.tokens.data(), nullptr, 1, T);
+    const int V = model.config().vocab_size;
+    const kernels::Kernels& k = kernels::active();
+    w.losses.resize(static_cast<size_t>(T));
+    float sum = 0.0f;
+    for (int t = 0; t < T; ++t) {
+      k.crossentropy_forward(&w.losses[static_cast<size_t>(t)], probs.data(), model.logits() + static_cast<size_t>(t) * V,
+                             &w.tokens[static_cast<size_t>(t) + 1], 1, V);
+      sum += w.losses[static_cast<size_t>(t)];
+    }
+    w.mean = sum / static_cast<float>(T);
     out.push_back(std::move(w));
   }
   return out;

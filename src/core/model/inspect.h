@@ -5,9 +5,10 @@
 // before it, and −log p_i (nats), the cross-entropy the loss averages. A text longer than the
 // model's context is read in windows of block_size predictions (block_size + 1 tokens) that
 // overlap by one token, as the training windows are: each window's first token is context only,
-// and the model's context starts again there. The values are the forward pass's own losses (the
-// kernel that computes the training loss), so a window's mean is exactly the loss
-// GPT::forward returns for it; validation_surprisal scores the validation windows and averages
+// and the model's context starts again there. The values are the kernel that computes the training
+// loss, applied to the forward's logits, so a window's mean is exactly the loss GPT::forward
+// returns for it — and a model opened for inference (no loss buffers) is scored too;
+// validation_surprisal scores the validation windows and averages
 // them as Trainer::evaluate() does, giving the same value, bit for bit.
 //
 // Attention summaries of a prompt's maps (L, NH, T, T):
