@@ -8,8 +8,9 @@
 //    double's 17 digits; a generation step's max_abs_diff likewise);
 //  - gpt_memory_json is GPT::memory_bytes of the run create would make (the data's vocabulary,
 //    batch_size × block_size), and create's error past the limit;
-//  - call_json (gpt_calls.h), the calls' table: a line answered as the method would, the "unknown
-//    call" message listing the table's names in order, the files reached only through the
+//  - call_json (gpt_calls.h), the calls' table: a line answered as the method would (and as the
+//    wasm methods' positional way in, call_given, answers), the "unknown call" message listing the
+//    table's gpt api names in order, each cold row's handler in gpt_cold.cpp, the files reached only through the
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
 //    error answered with that key);
 //  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
@@ -17,9 +18,11 @@
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
 #include "api/gpt_calls.h"
+#include "api/gpt_cold.h"
 #include "api/gpt_session.h"
 #include "core/attention/attention.h"
 #include "core/model/gpt.h"
@@ -148,12 +151,26 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   CHECK(ap::call_json(a, R"({"call":"train","n":2})") == b.train(2));
 
   std::string names;
-  for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
+  for (const ap::GptCall& c : ap::kGptCalls)
+    if (c.example) names += std::string(names.empty() ? "" : ", ") + c.name;
   CHECK(names == "create, load, info, vocab, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
                  "attention_maps, attention_summary, next_token, surprisal, block_trace, weight_row, save, tasks, kernels, "
-                 "memory, threads, encode, decode, finetune_memory, finetune");
+                 "memory, threads, encode, decode, finetune_memory, finetune, calls");
   const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
   CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
+
+  // The same row through the wasm methods' way in (positional arguments): the same answer.
+  const std::string n3 = "3";
+  ap::GptArgValue given[1] = {{nullptr, 3}};
+  CHECK(ap::call_given(a, *ap::find_gpt_call("train"), given, nullptr) == b.train(3));
+  ap::GptArgValue prompt[1] = {{&n3, 0}};
+  CHECK(ap::call_given(a, *ap::find_gpt_call("run_prompt"), prompt, nullptr) == b.run_prompt("3"));
+
+  // Each cold row (no handler in the table) has its handler in gpt_cold.cpp, and no other has one.
+  std::set<std::string> cold;
+  for (const ap::GptColdCall& c : ap::gpt_cold_calls()) CHECK(cold.insert(c.name).second);
+  for (const ap::GptCall& c : ap::kGptCalls) CHECK(cold.erase(c.name) == (c.handler ? 0u : 1u));
+  CHECK(cold.empty());
 
   // No FileAccess: a call that names a file is refused, naming the key; the run stays.
   jt::Value r = jt::parse(ap::call_json(a, R"({"call":"load","path":"x.safetensors","text_path":"t.txt"})"));

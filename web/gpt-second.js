@@ -43,7 +43,7 @@ export function secondModule(M, factory, answer) {
     if (full) return Promise.resolve();
     loading ??= loadFullModule(factory).then(
       (F) => {
-        if (tier !== null) F.gpt_set_kernels(tier);
+        if (tier !== null) F.gpt_kernels(tier);
         full = F;
       },
       (e) => {
@@ -59,7 +59,7 @@ export function secondModule(M, factory, answer) {
     load,
     setKernels(t) {
       tier = t;
-      if (full && full !== M) full.gpt_set_kernels(t);
+      if (full && full !== M) full.gpt_kernels(t);
     },
     // The session the walk runs on: the run's own when its module has the walk (a run of the
     // second module: an opened model; the threads build), else for this one call a copy of its

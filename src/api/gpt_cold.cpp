@@ -1,31 +1,36 @@
-// gpt_cold.cpp — the table of gpt_cold.h: each entry calls the GptSession method of the same name.
-// Linked natively, and into the wasm modules whose bindings register it (gpt_core_full, gpt_core_mt).
+// gpt_cold.cpp — the handlers of the calls' table's cold rows (gpt_cold.h), each the GptSession
+// method of its name. Linked natively, and into the wasm modules whose bindings register them
+// (gpt_core_full, gpt_core_mt).
 #include "api/gpt_cold.h"
 
-#include "api/gpt_session.h"
+#include "api/gpt_calls.h"
+#include "api/spec.h"
 
 namespace ap {
 
 const GptColdCalls& gpt_cold_calls() {
-  static const GptColdCalls calls = {
-      [](GptSession& s, const std::string& spec, const std::string& head, const std::string& config) {
-        return s.open_begin(spec, head, config);
-      },
-      [](GptSession& s, double at, std::string bytes) { return s.open_piece(at, std::move(bytes)); },
-      [](GptSession& s, const std::string& spec, const std::string& meta, const std::string& config) {
-        return s.open_plan(spec, meta, config);
-      },
-      [](GptSession& s, double n) { return s.open_feed(n); },
-      [](GptSession& s) { return s.open_finish(); },
-      [](GptSession& s, const std::string& spec, const std::string& first, const std::string& second) {
-        return s.open_tokenizer(spec, first, second);
-      },
-      [](GptSession& s) { s.open_cancel(); },
-      [](GptSession& s, const std::string& spec) { return s.block_trace(spec); },
-      [](GptSession& s, const std::string& spec) { return s.weight_row(spec); },
-      [](GptSession& s, const std::string& spec) { return s.finetune_memory(spec); },
-      [](GptSession& s, const std::string& spec, const std::string& text) { return s.finetune(spec, text); },
+  using A = const GptCallArgs&;
+  static const GptColdCall handlers[] = {
+      {"block_trace", [](GptSession& s, A a) { return s.block_trace(a.spec("spec")); }},
+      {"weight_row", [](GptSession& s, A a) { return s.weight_row(a.spec("spec")); }},
+      {"finetune_memory", [](GptSession& s, A a) { return s.finetune_memory(a.spec("spec")); }},
+      {"finetune", [](GptSession& s, A a) {
+         const std::string text = finetune_text(a);
+         return s.finetune(a.spec("spec"), text);
+       }},
+      {"open_begin", [](GptSession& s, A a) { return s.open_begin(a.spec("spec"), a.bytes("head"), a.bytes("config")); }},
+      {"open_piece", [](GptSession& s, A a) { return s.open_piece(a.number("at"), a.bytes("bytes")); }},
+      {"open_plan", [](GptSession& s, A a) { return s.open_plan(a.spec("spec"), a.bytes("meta"), a.bytes("config")); }},
+      {"open_feed", [](GptSession& s, A a) { return s.open_feed(a.number("n")); }},
+      {"open_finish", [](GptSession& s, A) { return s.open_finish(); }},
+      {"open_tokenizer",
+       [](GptSession& s, A a) { return s.open_tokenizer(a.spec("spec"), a.bytes("first"), a.bytes("second")); }},
+      {"open_cancel", [](GptSession& s, A) {
+         s.open_cancel();
+         return spec::ok(json::Value::object()).dump();
+       }},
   };
+  static const GptColdCalls calls = {handlers, sizeof(handlers) / sizeof(handlers[0])};
   return calls;
 }
 

@@ -1,5 +1,5 @@
-// gpt_cold.h — the session's calls that run once per opening or per walk, reached through one
-// table: opening a model trained elsewhere (gpt_open.cpp, with the safetensors and ckpt.pt
+// gpt_cold.h — the handlers of the calls' table's cold rows (gpt_calls.h: rows without a
+// handler), the calls that run once per opening or per walk: opening a model trained elsewhere (gpt_open.cpp, with the safetensors and ckpt.pt
 // planning, the restricted unpickler, the zip reader, GPT-2's config and tokenizer files, the
 // weight fill), fine-tuning such a model (gpt_finetune.cpp, Trainer::finetune) and the walk
 // through the block (gpt_walk.cpp, core/model/block_trace.h).
@@ -13,36 +13,34 @@
 
 #include <cstdint>
 #include <string>
+#include <cstddef>
 
 namespace ap {
 
 class GptSession;
+class GptCallArgs;
 
+// A cold call's handler (gpt_calls.h's GptHandler), by the name of its row in kGptCalls.
+struct GptColdCall {
+  const char* name;
+  std::string (*handler)(GptSession& s, const GptCallArgs& a);
+};
+// The handlers, a static array (no heap: the modules' heaps stay alike).
 struct GptColdCalls {
-  std::string (*open_begin)(GptSession& s, const std::string& spec_json, const std::string& head,
-                            const std::string& config_json);
-  std::string (*open_piece)(GptSession& s, double at, std::string bytes);
-  std::string (*open_plan)(GptSession& s, const std::string& spec_json, const std::string& meta,
-                           const std::string& config_json);
-  std::string (*open_feed)(GptSession& s, double n);
-  std::string (*open_finish)(GptSession& s);
-  std::string (*open_tokenizer)(GptSession& s, const std::string& spec_json, const std::string& first,
-                                const std::string& second);
-  void (*open_cancel)(GptSession& s);
-  std::string (*block_trace)(GptSession& s, const std::string& spec_json);
-  std::string (*weight_row)(GptSession& s, const std::string& spec_json);
-  std::string (*finetune_memory)(GptSession& s, const std::string& spec_json);
-  std::string (*finetune)(GptSession& s, const std::string& spec_json, const std::string& text);
+  const GptColdCall* calls;
+  size_t count;
+  const GptColdCall* begin() const { return calls; }
+  const GptColdCall* end() const { return calls + count; }
 };
 
-// The table, or null in a wasm module that did not register it (gpt_core).
+// The handlers, or null in a wasm module that did not register them (gpt_core).
 const GptColdCalls* gpt_cold();
-// The table or an InputError (field "piece"); for guarded code.
-const GptColdCalls& need_gpt_cold();
-// The answer of a call refused for want of the table: {"ok":false,…,"field":"piece"}.
-std::string gpt_cold_missing();
-// The linked table (gpt_cold.cpp), and its registration (a wasm module's bindings).
+// The handler of a cold call, or an InputError (field "piece"); for guarded code.
+std::string (*need_gpt_cold(const char* name))(GptSession&, const GptCallArgs&);
+// The linked handlers (gpt_cold.cpp), and their registration (a wasm module's bindings).
 const GptColdCalls& gpt_cold_calls();
 void set_gpt_cold(const GptColdCalls* calls);
+// finetune's text, from the wasm method or gpt api ("text" or "text_path": gpt_calls.cpp).
+std::string finetune_text(const GptCallArgs& a);
 
 }  // namespace ap

@@ -1,4 +1,4 @@
-// gpt_cold_table.cpp — where gpt_cold.h's table is found: natively always the linked one; in wasm
+// gpt_cold_table.cpp — where gpt_cold.h's handlers are found: natively always the linked one; in wasm
 // the one a module's bindings registered (gpt_core_full and gpt_core_mt do; gpt_core does not, so
 // the opening's, the fine-tuning's and the walk's code is not linked into it).
 #include "api/gpt_cold.h"
@@ -28,16 +28,14 @@ const GptColdCalls* gpt_cold() {
 #endif
 }
 
-const GptColdCalls& need_gpt_cold() {
+std::string (*need_gpt_cold(const char* name))(GptSession&, const GptCallArgs&) {
   const GptColdCalls* calls = gpt_cold();
   if (!calls)
     throw InputError("opening a model, fine-tuning it and the walk are in the second module (gpt_core_full), not in this one",
                      "piece");
-  return *calls;
-}
-
-std::string gpt_cold_missing() {
-  return spec::guarded([]() -> json::Value { need_gpt_cold(); return json::Value::object(); });
+  for (const GptColdCall& c : *calls)
+    if (std::string(c.name) == name) return c.handler;
+  throw InputError(std::string("the call ") + name + " has no handler", "call");
 }
 
 // What is left for opening a model (gpt_session.h), here rather than in gpt_open.cpp: the page

@@ -123,7 +123,7 @@ test('a model whose parameters need one block of 2 GiB or more is refused before
   } finally {
     s.delete();
   }
-  assert.equal(gpt.module.heap_bytes_in_use(), before);
+  assert.equal(gpt.openingModule.heap_bytes_in_use(), before);
 });
 
 test('too large: refused before the buffer is made, with what it needs and what is left; nothing leaks', async () => {

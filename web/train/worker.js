@@ -24,6 +24,8 @@
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
 // walk_kv {run, spec with kv_layer} → {keys, values} of that layer (a trace too large to carry them);
 // weight_row {run, spec} → gpt.js weightRow's answer;
+// call {run, call, args} → gpt.js run.call(call, ...args): any call of the core's table (its typed
+// arrays transferred), so that a new call reaches the page without an op of its own;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
 // (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
@@ -524,6 +526,13 @@ const ops = {
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
     return { ...info, opened: run.opened };
+  },
+  async call({ run: name, call, args = [] }) {
+    const r = need(name);
+    if (gpt.calls().find((c) => c.name === call)?.cold) await gpt.loadCold(); // the second module's
+    const value = r.run.call(call, ...args);
+    const arrays = ArrayBuffer.isView(value) ? [value] : Object.values(value).filter((v) => ArrayBuffer.isView(v));
+    return { transfer: arrays.map((a) => a.buffer), value };
   },
   finetune_memory({ run: name, spec }) { return need(name).run.finetuneMemory(spec); },
   finetune({ run: name, spec, text }) {
