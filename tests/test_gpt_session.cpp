@@ -164,6 +164,22 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   ap::GptArgValue prompt[1] = {{&n3, 0}};
   CHECK(ap::call_given(a, *ap::find_gpt_call("run_prompt"), prompt, nullptr) == b.run_prompt("3"));
 
+  // result: a typed array the calls left, as JSON — the values of run_prompt's maps, and of an
+  // int result (a step's batch); an unknown name refused, naming the results.
+  const jt::Value maps = jt::parse(ap::call_json(a, R"({"call":"result","name":"attention_weights"})"));
+  REQUIRE(maps.find("values"));
+  const std::vector<float>& w = a.attention_weights();
+  REQUIRE(maps.find("values")->arr.size() == w.size());
+  for (size_t i = 0; i < w.size(); ++i) CHECK(static_cast<float>(maps.find("values")->arr[i].num) == w[i]);
+  CHECK(jt::parse(ap::call_json(a, R"({"call":"step_begin","n":2})")).find("error"));  // the wasm module's only
+  a.step_begin(2);
+  const jt::Value ids = jt::parse(ap::call_json(a, R"({"call":"result","name":"batch_ids"})"));
+  REQUIRE(ids.find("values")->arr.size() == a.batch_ids().size());
+  CHECK(ids.find("values")->arr[1].num == a.batch_ids()[1]);
+  const jt::Value bad = jt::parse(ap::call_json(a, R"({"call":"result","name":"weights"})"));
+  CHECK(bad.find("field")->str == "name");
+  CHECK(bad.find("error")->str.find("the results are logits, full_logits,") != std::string::npos);
+
   // Each cold row (no handler in the table) has its handler in gpt_cold.cpp, and no other has one.
   std::set<std::string> cold;
   for (const ap::GptColdCall& c : ap::gpt_cold_calls()) CHECK(cold.insert(c.name).second);

@@ -649,6 +649,8 @@ export interface GptSessionHandle {
   train(n: number): string;
   evaluate(): string;
   threads(n: number): string;
+  /** A result of the last calls as JSON {name, values}: what NAME() copies, for gpt api and tools. */
+  result(name: string): string;
   /** null on failure: last_error() says why. */
   save(): Uint8Array | null;
   last_error(): string;

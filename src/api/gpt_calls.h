@@ -196,6 +196,28 @@ inline constexpr GptCall kGptCalls[] = {
   {"train", R::run, {{"n", K::whole}}, {}, R"({"call":"train","n":N})",
    [](GptSession& s, A a) { return s.train(a.whole("n")); }},
   {"evaluate", R::run, {}, {}, "", [](GptSession& s, A) { return s.evaluate(); }},
+  // a typed array the calls left (kGptResults), as JSON: gpt api's way to what the wasm methods copy
+  {"result", R::run, {{"name", K::text, 64}}, {}, R"({"call":"result","name":"logits"})",
+   [](GptSession& s, A a) {
+     const std::string& name = a.text("name");
+     std::string names;
+     for (const GptResult& r : kGptResults) {
+       names += std::string(names.empty() ? "" : ", ") + r.name;
+       if (name != r.name) continue;
+       const void* p = nullptr;
+       size_t n = 0;
+       r.get(s, p, n);
+       json::Value values = json::Value::array();
+       for (size_t i = 0; i < n; ++i)
+         values.push(r.ints ? json::Value(static_cast<const int*>(p)[i]) : json::Value::f32(static_cast<const float*>(p)[i]));
+       json::Value answer = json::Value::object();
+       answer.set("ok", true);
+       answer.set("name", name);
+       answer.set("values", std::move(values));
+       return answer.dump();
+     }
+     throw InputError("unknown result \"" + json::excerpt(name) + "\": the results are " + names, "name");
+   }},
   // predicting and inspecting (gpt_session.cpp, gpt_predict.cpp; the walk: gpt_walk.cpp, cold)
   {"sample", R::predict, {{"spec", K::spec}}, {}, R"({"call":"sample","spec":{…}})",
    [](GptSession& s, A a) { return s.sample(a.spec("spec")); }},
