@@ -10,7 +10,7 @@
 //    batch_size × block_size), and create's error past the limit;
 //  - call_json (gpt_calls.h), the calls' table: a line answered as the method would (and as the
 //    wasm methods' positional way in, call_given, answers), the "unknown call" message listing the
-//    table's gpt api names in order, each cold row's handler in gpt_cold.cpp, the files reached only through the
+//    table's gpt api names in order, each full-module row's handler in gpt_full.cpp, the files reached only through the
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
 //    error answered with that key);
 //  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
@@ -22,7 +22,7 @@
 #include <string>
 
 #include "api/gpt_calls.h"
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 #include "api/gpt_session.h"
 #include "core/attention/attention.h"
 #include "core/model/gpt.h"
@@ -180,11 +180,11 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   CHECK(bad.find("field")->str == "name");
   CHECK(bad.find("error")->str.find("the results are logits, full_logits,") != std::string::npos);
 
-  // Each cold row (no handler in the table) has its handler in gpt_cold.cpp, and no other has one.
-  std::set<std::string> cold;
-  for (const ap::GptColdCall& c : ap::gpt_cold_calls()) CHECK(cold.insert(c.name).second);
-  for (const ap::GptCall& c : ap::kGptCalls) CHECK(cold.erase(c.name) == (c.handler ? 0u : 1u));
-  CHECK(cold.empty());
+  // Each full-module row (no handler in the table) has its handler in gpt_full.cpp, and no other has one.
+  std::set<std::string> full_rows;
+  for (const ap::GptFullCall& c : ap::gpt_full_calls()) CHECK(full_rows.insert(c.name).second);
+  for (const ap::GptCall& c : ap::kGptCalls) CHECK(full_rows.erase(c.name) == (c.handler ? 0u : 1u));
+  CHECK(full_rows.empty());
 
   // No FileAccess: a call that names a file is refused, naming the key; the run stays.
   jt::Value r = jt::parse(ap::call_json(a, R"({"call":"load","path":"x.safetensors","text_path":"t.txt"})"));

@@ -585,7 +585,7 @@ export interface GptCallRow {
   args: { key: string; kind: 'spec' | 'json' | 'text' | 'bytes' | 'whole' | 'number' | 'out'; file?: string }[];
   results: string[];
   api: boolean;
-  cold?: boolean;
+  full?: boolean;
   returns?: 'bytes';
 }
 
@@ -619,11 +619,11 @@ export interface Gpt {
   /** Bytes left for opening a model, the most there can be, and the module's memory now. */
   openMemory(): { left: number; max: number; size: number };
   /**
-   * Loads the second module (gpt_core_full: opening models, the walk) if it is not in yet;
+   * Loads the full module (gpt_core_full: opening models, the walk) if it is not in yet;
    * openModel does it itself, run.blockTrace/weightRow need it done first in a browser (in Node
    * loadGpt has done it). Rejects with GptError field "piece".
    */
-  loadCold(): Promise<void>;
+  loadFull(): Promise<void>;
   /** The module models are opened and walked in: gpt_core_full once loaded, the threads build itself; null before. */
   readonly openingModule: GptCoreModule | null;
   /** A worker's model of this config (a run's info().config) for data-parallel steps. */
@@ -748,14 +748,14 @@ export interface GptCoreModule {
   gpt_tasks(): string;
   gpt_kernels(tier: string): string;
   gpt_memory(spec: string): string;
-  /** The calls' table as JSON: {calls: [{name, role, args: [{key, kind, file?}], results, api, cold?, returns?}], results, stages}. */
+  /** The calls' table as JSON: {calls: [{name, role, args: [{key, kind, file?}], results, api, full?, returns?}], results, stages}. */
   gpt_calls(): string;
   /** Bytes malloc'd now (for leak tests). */
   heap_bytes_in_use(): number;
   /** Memory for opening a model: what is left and the most there can be. */
   open_memory(): { left: number; max: number };
   /** Whether this module has the opening and the walk (gpt_core_full, gpt_core_mt; not gpt_core). */
-  cold_loaded(): boolean;
+  full_loaded(): boolean;
 }
 
 /**

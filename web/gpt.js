@@ -35,7 +35,7 @@
 
 import { GptError } from './gpt-error.js';
 import { readAnswer } from './non-finite.js';
-import { isNode, secondModule } from './gpt-second.js';
+import { isNode, fullModule } from './gpt-full.js';
 
 export { GptError };
 
@@ -171,7 +171,7 @@ function staged(s, stage, a, field) {
 
 /**
  * The core's table of calls (src/api/gpt_calls.h, the module's gpt_calls()): {rows: Map name →
- * {name, role, args: [{key, kind}], results, api, cold?, returns?}, results: Map name → {type}}.
+ * {name, role, args: [{key, kind}], results, api, full?, returns?}, results: Map name → {type}}.
  */
 function tableOf(M) {
   const t = answer(M.gpt_calls());
@@ -198,7 +198,7 @@ function argOf(v, arg, what) {
 /**
  * Calls row `name` of the table on session s with args (in the row's order, as JS values) → the
  * answer with the typed arrays the call leaves (copies) under their names; a returns-bytes call
- * (save) → its Uint8Array. on(session, f) picks the session a cold predicting call runs on (the
+ * (save) → its Uint8Array. on(session, f) picks the session a full-module predicting call runs on (the
  * walk); what names the call in JS's messages.
  */
 function callRow(table, s, name, args, on = (x, f) => f(x), what = `call('${name}')`) {
@@ -219,7 +219,7 @@ function callRow(table, s, name, args, on = (x, f) => f(x), what = `call('${name
     for (const res of row.results) r[res] = w[res]();
     return r;
   };
-  return row.cold && row.role === 'predict' ? on(s, run) : run(s);
+  return row.full && row.role === 'predict' ? on(s, run) : run(s);
 }
 
 /** SharedArrayBuffer and Atomics.wait work here: a cross-origin isolated page or worker (or Node). */
@@ -262,10 +262,10 @@ export async function loadGpt(options = {}) {
         })
       : null;
 
-  // The second module (gpt_core_full, gpt-second.js): on the first opening or walk; in Node at once.
-  const second = secondModule(M, factory, answer);
-  if (isNode()) await second.load();
-  const withWalk = second.withWalk;
+  // The full module (gpt_core_full, gpt-full.js): on the first opening or walk; in Node at once.
+  const full = fullModule(M, factory, answer);
+  if (isNode()) await full.load();
+  const withWalk = full.withWalk;
   const table = tableOf(M);
 
   // A new session started by start(session) → answer text; on failure it is deleted at once.
@@ -286,7 +286,7 @@ export async function loadGpt(options = {}) {
     /**
      * The core's table of calls (src/api/gpt_calls.h): [{name, role ("run" | "predict" | "open" |
      * "shards" | "module"), args: [{key, kind}] (in the order run.call takes them), results (the
-     * typed arrays it leaves), api (a gpt api call too), cold (in the second module), returns?}].
+     * typed arrays it leaves), api (a gpt api call too), full (in the full module only), returns?}].
      */
     calls() {
       return [...table.rows.values()];
@@ -304,7 +304,7 @@ export async function loadGpt(options = {}) {
     setKernels(tier) {
       if (typeof tier !== 'string') throw new GptError(`kernels must be "reference" or "fast", got ${String(tier)}`, { field: 'kernels' });
       const chosen = answer(M.gpt_kernels(tier)).kernels;
-      second.setKernels(tier);
+      full.setKernels(tier);
       return chosen;
     },
 
@@ -363,7 +363,7 @@ export async function loadGpt(options = {}) {
      * the file (field: its name, "memory" for one that will not fit, refused before it is read).
      */
     openModel(files, options = {}) {
-      return second.openModel(files, options, (session, opened) => {
+      return full.openModel(files, options, (session, opened) => {
         const run = new GptRun(session, registry, threads, withWalk, table);
         registry?.register(run, session, run);
         run.opened = opened;
@@ -372,20 +372,20 @@ export async function loadGpt(options = {}) {
     },
 
     /**
-     * Loads the core's second wasm piece (web/gen/gpt_cold.wasm: opening models trained elsewhere,
+     * Loads the full module (web/gen/gpt_core_full.wasm: opening models trained elsewhere,
      * and the walk through the block) if it is not in yet; openModel does it itself, the walk
      * (run.blockTrace, run.weightRow) needs it done first. In Node loadGpt has done it already; the
      * threads build has that code linked in. Resolves once the piece is in; rejects with GptError
      * (field "piece") if it cannot be fetched.
      */
-    loadCold: () => second.load(),
+    loadFull: () => full.load(),
 
     /**
      * Memory for opening a model, in bytes: {left, max, size}: what is left and the most there can
      * be (in wasm, of the 4 GB it can address), and the module's memory now (its peak so far: wasm
      * memory never shrinks).
      */
-    openMemory: () => second.openMemory(),
+    openMemory: () => full.openMemory(),
 
     /**
      * A worker's share of data-parallel training: a model of this config (a run's info().config)
@@ -412,12 +412,12 @@ export async function loadGpt(options = {}) {
     module: M,
 
     /**
-     * The Emscripten module models are opened and walked in: the second module (gpt_core_full) once
-     * loadCold() has resolved (at once in Node), the module itself in the threads build; null
+     * The Emscripten module models are opened and walked in: the full module (gpt_core_full) once
+     * loadFull() has resolved (at once in Node), the module itself in the threads build; null
      * before. For tests and tools.
      */
     get openingModule() {
-      return second.module;
+      return full.module;
     },
   };
 }
@@ -745,7 +745,7 @@ class GptRun {
    * (min(block_size, 128)), batch_size (4), …: finetune's} → {need, available (bytes), fits,
    * context, batch_size}, and when it does not fit finetune's refusal as {error, field} ("context",
    * "batch_size" or "model": the setting to lower). A bad setting throws GptError naming it.
-   * Fine-tuning is in the second module, with the opening: for an opened model (a run made by
+   * Fine-tuning is in the full module, with the opening: for an opened model (a run made by
    * create or load lives in the first and is refused, field "piece"; the threads build has both).
    */
   finetuneMemory(spec = {}) {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 #include "api/spec.h"
 
 namespace ap {
@@ -109,7 +109,7 @@ std::set<std::string> json_keys(const GptCall& c) {
   return keys;
 }
 
-GptHandler handler_of(const GptCall& c) { return c.handler ? c.handler : need_gpt_cold(c.name); }
+GptHandler handler_of(const GptCall& c) { return c.handler ? c.handler : need_gpt_full(c.name); }
 
 }  // namespace
 
@@ -144,7 +144,7 @@ std::string save_call(GptSession& s, const GptCallArgs& a) {
   return ok(std::move(r)).dump();
 }
 
-// finetune's text in gpt api: "text" or the file "text_path", not both (gpt_cold.cpp's handler).
+// finetune's text in gpt api: "text" or the file "text_path", not both (gpt_full.cpp's handler).
 std::string finetune_text(const GptCallArgs& a) {
   if (!a.call_object()) return a.text("text");
   if (get(*a.call_object(), "text") && get(*a.call_object(), "text_path"))
@@ -214,7 +214,7 @@ std::string calls_call(GptSession&, const GptCallArgs&) {
       if (r) results.push(Value(r));
     row.set("results", std::move(results));
     row.set("api", c.example != nullptr);
-    if (!c.handler) row.set("cold", true);
+    if (!c.handler) row.set("full", true);
     if (c.returns_bytes) row.set("returns", "bytes");
     calls.push(std::move(row));
   }

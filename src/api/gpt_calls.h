@@ -14,7 +14,7 @@
 // A row with an example is a `gpt api` call (its help lists the examples; the "unknown call"
 // message lists those names in the table's order); a row without one takes bytes or hands out the
 // heap (the data-parallel exchange, the opening's pieces) and is the wasm module's only. A row
-// without a handler is a cold call: its handler is in gpt_cold.cpp (gpt_cold.h), linked into the
+// without a handler is a call of the full module: its handler is in gpt_full.cpp (gpt_full.h), linked into the
 // modules that have the opening, fine-tuning and the walk. Role "module" rows need no session:
 // the wasm module registers them as functions gpt_<name>.
 //
@@ -74,7 +74,7 @@ struct GptCall {
   GptArg args[kMaxCallArgs];
   const char* results[kMaxCallResults];  // the typed arrays it leaves (kGptResults' names)
   const char* example;                   // gpt api's help ("" the name alone); nullptr: not a gpt api call
-  GptHandler handler;                    // nullptr: a cold call (gpt_cold.cpp)
+  GptHandler handler;                    // nullptr: a call of the full module (gpt_full.cpp)
   bool returns_bytes = false;            // the wasm method returns the bytes (Uint8Array, null on failure)
 };
 
@@ -218,7 +218,7 @@ inline constexpr GptCall kGptCalls[] = {
      }
      throw InputError("unknown result \"" + json::excerpt(name) + "\": the results are " + names, "name");
    }},
-  // predicting and inspecting (gpt_session.cpp, gpt_predict.cpp; the walk: gpt_walk.cpp, cold)
+  // predicting and inspecting (gpt_session.cpp, gpt_predict.cpp; the walk: gpt_walk.cpp, the full module)
   {"sample", R::predict, {{"spec", K::spec}}, {}, R"({"call":"sample","spec":{…}})",
    [](GptSession& s, A a) { return s.sample(a.spec("spec")); }},
   {"generate_start", R::predict, {{"spec", K::spec}},
@@ -257,7 +257,7 @@ inline constexpr GptCall kGptCalls[] = {
    [](GptSession& s, A a) { return s.encode(a.text("text")); }},
   {"decode", R::predict, {{"ids", K::json}}, {}, R"({"call":"decode","ids":[N,…]})",
    [](GptSession& s, A a) { return s.decode(a.json("ids")); }},
-  // opening a model and fine-tuning it (gpt_open.cpp, gpt_finetune.cpp: cold)
+  // opening a model and fine-tuning it (gpt_open.cpp, gpt_finetune.cpp: the full module)
   {"finetune_memory", R::open, {{"spec", K::spec}}, {}, R"({"call":"finetune_memory","spec":{"context":T,"batch_size":B}})",
    nullptr},
   {"finetune", R::open, {{"spec", K::spec}, {"text", K::text, size_t(1) << 26, "text_path"}}, {},

@@ -288,7 +288,7 @@ class GptSession {
 };
 
 // What is left for opening a model, and the most there can be: in wasm the module's address space
-// (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_cold_table.cpp).
+// (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_full_table.cpp).
 int64_t open_memory_left();
 int64_t open_memory_max();
 // What fine-tuning `model` may take in all, and (where) how to name it in a refusal (gpt_finetune.cpp).

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "api/gpt_calls.h"
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 #include "api/gpt_session.h"
 
 namespace {
@@ -154,7 +154,7 @@ val open_memory() {
 
 double heap_bytes_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
-bool cold_loaded() { return ap::gpt_cold() != nullptr; }
+bool full_loaded() { return ap::gpt_full() != nullptr; }
 
 template <class T>
 constexpr size_t count(const T& table) {
@@ -164,12 +164,12 @@ constexpr size_t count(const T& table) {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpt_core) {
-#ifdef AP_COLD_LINKED
-  ap::set_gpt_cold(&ap::gpt_cold_calls());
+#ifdef AP_FULL_LINKED
+  ap::set_gpt_full(&ap::gpt_full_calls());
 #endif
   emscripten::function("heap_bytes_in_use", &heap_bytes_in_use);
   emscripten::function("open_memory", &open_memory);
-  emscripten::function("cold_loaded", &cold_loaded);
+  emscripten::function("full_loaded", &full_loaded);
 
   emscripten::class_<GptSession> session("GptSession");
   session.constructor<>();

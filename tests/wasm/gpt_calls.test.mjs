@@ -20,7 +20,7 @@ const M = gpt.module;
 const table = JSON.parse(M.gpt_calls());
 const EMBIND = new Set(['constructor', 'clone', 'delete', 'deleteLater', 'isAliasOf', 'isDeleted']);
 const SESSION_FIXED = ['open_view', 'last_error', 'call_json'];
-const MODULE_FIXED = ['heap_bytes_in_use', 'open_memory', 'cold_loaded'];
+const MODULE_FIXED = ['heap_bytes_in_use', 'open_memory', 'full_loaded'];
 
 const sessionCalls = table.calls.filter((c) => c.role !== 'module');
 const moduleCalls = table.calls.filter((c) => c.role === 'module');

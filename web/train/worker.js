@@ -484,7 +484,7 @@ const ops = {
   surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
   async walk({ run: name, spec }) {
     const r = need(name);
-    await gpt.loadCold(); // the walk's C++ is the core's second piece, fetched on the first walk
+    await gpt.loadFull(); // the walk's C++ is the full module, fetched on the first walk
     const trace = r.run.blockTrace(spec);
     // the stepper's spec of each head for the same prompt (the walk's links into the stepper)
     const m = r.run.runPrompt(spec.prompt);
@@ -494,12 +494,12 @@ const ops = {
   },
   async walk_kv({ run: name, spec }) {
     const r = need(name);
-    await gpt.loadCold();
+    await gpt.loadFull();
     const layer = r.run.blockTrace(spec).layers[spec.kv_layer];
     return { keys: layer.keys, values: layer.values };
   },
   async weight_row({ run: name, spec }) {
-    await gpt.loadCold();
+    await gpt.loadFull();
     return need(name).run.weightRow(spec);
   },
   gen_start({ run: name, spec }) {
@@ -529,7 +529,7 @@ const ops = {
   },
   async call({ run: name, call, args = [] }) {
     const r = need(name);
-    if (gpt.calls().find((c) => c.name === call)?.cold) await gpt.loadCold(); // the second module's
+    if (gpt.calls().find((c) => c.name === call)?.full) await gpt.loadFull(); // the full module's
     const value = r.run.call(call, ...args);
     const arrays = ArrayBuffer.isView(value) ? [value] : Object.values(value).filter((v) => ArrayBuffer.isView(v));
     return { transfer: arrays.map((a) => a.buffer), value };

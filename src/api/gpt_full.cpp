@@ -1,16 +1,16 @@
-// gpt_cold.cpp — the handlers of the calls' table's cold rows (gpt_cold.h), each the GptSession
+// gpt_full.cpp — the handlers of the calls' table's full-module rows (gpt_full.h), each the GptSession
 // method of its name. Linked natively, and into the wasm modules whose bindings register them
 // (gpt_core_full, gpt_core_mt).
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 
 #include "api/gpt_calls.h"
 #include "api/spec.h"
 
 namespace ap {
 
-const GptColdCalls& gpt_cold_calls() {
+const GptFullCalls& gpt_full_calls() {
   using A = const GptCallArgs&;
-  static const GptColdCall handlers[] = {
+  static const GptFullCall handlers[] = {
       {"block_trace", [](GptSession& s, A a) { return s.block_trace(a.spec("spec")); }},
       {"weight_row", [](GptSession& s, A a) { return s.weight_row(a.spec("spec")); }},
       {"finetune_memory", [](GptSession& s, A a) { return s.finetune_memory(a.spec("spec")); }},
@@ -30,7 +30,7 @@ const GptColdCalls& gpt_cold_calls() {
          return spec::ok(json::Value::object()).dump();
        }},
   };
-  static const GptColdCalls calls = {handlers, sizeof(handlers) / sizeof(handlers[0])};
+  static const GptFullCalls calls = {handlers, sizeof(handlers) / sizeof(handlers[0])};
   return calls;
 }
 
