@@ -172,10 +172,10 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   REQUIRE(maps.find("values")->arr.size() == w.size());
   for (size_t i = 0; i < w.size(); ++i) CHECK(static_cast<float>(maps.find("values")->arr[i].num) == w[i]);
   CHECK(jt::parse(ap::call_json(a, R"({"call":"step_begin","n":2})")).find("error"));  // the wasm module's only
-  a.step_begin(2);
+  a.shards().step_begin(2);
   const jt::Value ids = jt::parse(ap::call_json(a, R"({"call":"result","name":"batch_ids"})"));
-  REQUIRE(ids.find("values")->arr.size() == a.batch_ids().size());
-  CHECK(ids.find("values")->arr[1].num == a.batch_ids()[1]);
+  REQUIRE(ids.find("values")->arr.size() == a.shards().batch_ids().size());
+  CHECK(ids.find("values")->arr[1].num == a.shards().batch_ids()[1]);
   const jt::Value bad = jt::parse(ap::call_json(a, R"({"call":"result","name":"weights"})"));
   CHECK(bad.find("field")->str == "name");
   CHECK(bad.find("error")->str.find("the results are logits, full_logits,") != std::string::npos);

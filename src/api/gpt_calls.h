@@ -149,6 +149,13 @@ void ints_of(GptSession& s, const void*& p, size_t& n) {
   p = v.data();
   n = v.size();
 }
+// the same for the shards part (gpt_shards.h)
+template <class T, const std::vector<T>& (GptShards::*get)() const>
+void shards_of(GptSession& s, const void*& p, size_t& n) {
+  const std::vector<T>& v = (s.shards().*get)();
+  p = v.data();
+  n = v.size();
+}
 
 // clang-format off
 inline constexpr GptResult kGptResults[] = {
@@ -160,28 +167,28 @@ inline constexpr GptResult kGptResults[] = {
   {"cache_attention", false, floats_of<&GptSession::cache_attention>},
   {"cache_keys", false, floats_of<&GptSession::cache_keys>},
   {"cache_values", false, floats_of<&GptSession::cache_values>},
-  {"step_params", false, floats_of<&GptSession::step_params>},
-  {"batch_ids", true, ints_of<&GptSession::batch_ids>},
-  {"batch_targets", true, ints_of<&GptSession::batch_targets>},
+  {"step_params", false, shards_of<float, &GptShards::step_params>},
+  {"batch_ids", true, shards_of<int, &GptShards::batch_ids>},
+  {"batch_targets", true, shards_of<int, &GptShards::batch_targets>},
   // step_own's gradients: the model's own (valid until the next step_add or step)
   {"step_grads", false, [](GptSession& s, const void*& p, size_t& n) {
      const float* f = nullptr;
-     s.step_grads(f, n);
+     s.shards().step_grads(f, n);
      p = f;
    }},
-  {"step_share_grads", false, floats_of<&GptSession::step_share_grads>},
-  {"step_losses", false, floats_of<&GptSession::step_losses>},
-  {"shard_grads", false, floats_of<&GptSession::shard_grads>},
-  {"shard_losses", false, floats_of<&GptSession::shard_losses>},
-  {"eval_ids", true, ints_of<&GptSession::eval_ids>},
-  {"eval_targets", true, ints_of<&GptSession::eval_targets>},
+  {"step_share_grads", false, shards_of<float, &GptShards::step_share_grads>},
+  {"step_losses", false, shards_of<float, &GptShards::step_losses>},
+  {"shard_grads", false, shards_of<float, &GptShards::shard_grads>},
+  {"shard_losses", false, shards_of<float, &GptShards::shard_losses>},
+  {"eval_ids", true, shards_of<int, &GptShards::eval_ids>},
+  {"eval_targets", true, shards_of<int, &GptShards::eval_targets>},
 };
 
 inline constexpr GptStage kGptStages[] = {
-  {"stage_floats", false, [](GptSession& s, int n) -> void* { return s.stage_floats(n); }},
-  {"stage_losses", false, [](GptSession& s, int n) -> void* { return s.stage_losses(n); }},
-  {"stage_ids", true, [](GptSession& s, int n) -> void* { return s.stage_ids(n); }},
-  {"stage_targets", true, [](GptSession& s, int n) -> void* { return s.stage_targets(n); }},
+  {"stage_floats", false, [](GptSession& s, int n) -> void* { return s.shards().stage_floats(n); }},
+  {"stage_losses", false, [](GptSession& s, int n) -> void* { return s.shards().stage_losses(n); }},
+  {"stage_ids", true, [](GptSession& s, int n) -> void* { return s.shards().stage_ids(n); }},
+  {"stage_targets", true, [](GptSession& s, int n) -> void* { return s.shards().stage_targets(n); }},
 };
 
 inline constexpr GptCall kGptCalls[] = {
@@ -276,32 +283,32 @@ inline constexpr GptCall kGptCalls[] = {
   {"open_cancel", R::open, {}, {}, nullptr, nullptr},
   // the data-parallel shards (gpt_shards.cpp)
   {"step_begin", R::shards, {{"n", K::whole}}, {"batch_ids", "batch_targets", "step_params"}, nullptr,
-   [](GptSession& s, A a) { return s.step_begin(a.whole("n")); }},
-  {"step_own", R::shards, {}, {"step_grads", "step_losses"}, nullptr, [](GptSession& s, A) { return s.step_own(); }},
+   [](GptSession& s, A a) { return s.shards().step_begin(a.whole("n")); }},
+  {"step_own", R::shards, {}, {"step_grads", "step_losses"}, nullptr, [](GptSession& s, A) { return s.shards().step_own(); }},
   {"step_share", R::shards, {{"k", K::whole}}, {"step_share_grads", "step_losses"}, nullptr,
-   [](GptSession& s, A a) { return s.step_share(a.whole("k")); }},
+   [](GptSession& s, A a) { return s.shards().step_share(a.whole("k")); }},
   {"step_add", R::shards, {{"grads", K::bytes}, {"losses", K::bytes}}, {}, nullptr,
-   [](GptSession& s, A a) { return s.step_add(a.bytes("grads"), a.bytes("losses")); }},
-  {"step_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.step_add_staged(); }},
-  {"step_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.step_finish(); }},
+   [](GptSession& s, A a) { return s.shards().step_add(a.bytes("grads"), a.bytes("losses")); }},
+  {"step_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_add_staged(); }},
+  {"step_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_finish(); }},
   {"shard_model", R::shards, {{"config", K::json}}, {}, nullptr,
-   [](GptSession& s, A a) { return s.shard_model(a.json("config")); }},
+   [](GptSession& s, A a) { return s.shards().shard_model(a.json("config")); }},
   {"shard_gradients", R::shards, {{"params", K::bytes}, {"ids", K::bytes}, {"targets", K::bytes}, {"batch_rows", K::whole}},
    {"shard_grads", "shard_losses"}, nullptr,
    [](GptSession& s, A a) {
-     return s.shard_gradients(a.bytes("params"), a.bytes("ids"), a.bytes("targets"), a.whole("batch_rows"));
+     return s.shards().shard_gradients(a.bytes("params"), a.bytes("ids"), a.bytes("targets"), a.whole("batch_rows"));
    }},
   {"shard_gradients_staged", R::shards, {{"batch_rows", K::whole}}, {"shard_grads", "shard_losses"}, nullptr,
-   [](GptSession& s, A a) { return s.shard_gradients_staged(a.whole("batch_rows")); }},
+   [](GptSession& s, A a) { return s.shards().shard_gradients_staged(a.whole("batch_rows")); }},
   {"eval_begin", R::shards, {{"n", K::whole}}, {"eval_ids", "eval_targets", "step_params"}, nullptr,
-   [](GptSession& s, A a) { return s.eval_begin(a.whole("n")); }},
-  {"eval_own", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.eval_own(); }},
-  {"eval_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.eval_add_staged(); }},
-  {"eval_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.eval_finish(); }},
+   [](GptSession& s, A a) { return s.shards().eval_begin(a.whole("n")); }},
+  {"eval_own", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_own(); }},
+  {"eval_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_add_staged(); }},
+  {"eval_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_finish(); }},
   {"shard_evaluate_staged", R::shards, {{"B", K::whole}, {"T", K::whole}}, {"shard_losses"}, nullptr,
    [](GptSession& s, A a) {
      const int B = a.whole("B"), T = a.whole("T");
-     return s.shard_evaluate_staged(B, T);
+     return s.shards().shard_evaluate_staged(B, T);
    }},
 };
 
