@@ -124,7 +124,7 @@ await runPageBench(webDir, async ({ browser, url }) => {
   });
   await page.locator('#bench-files').setInputFiles([modelPath, configPath]);
   const load = loadavg()[0];
-  // the module, and the second module where models are opened, loaded before the figures are read
+  // the module, and the full module where models are opened, loaded before the figures are read
   if (where === 'worker') {
     await page.evaluate(async (src) => {
       const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), { type: 'module' });
@@ -145,13 +145,13 @@ await runPageBench(webDir, async ({ browser, url }) => {
         w.postMessage({ id, op, ...args }, transfer);
       });
       await window.__ask('init');
-      await window.__ask('weight_row', { run: 'none', spec: {} }).catch(() => {}); // loadCold first: no run of that name
+      await window.__ask('weight_row', { run: 'none', spec: {} }).catch(() => {}); // loadFull first: no run of that name
     }, WORKER(url));
   } else {
     await page.evaluate(async () => {
       const { loadGpt } = await import('/gpt.js');
       window.__gpt = await loadGpt({ locateFile: (p) => `/gen/${p}` });
-      await window.__gpt.loadCold();
+      await window.__gpt.loadFull();
     });
   }
   const root = process.pid; // Chromium runs under this process (playwright-core launches it)

@@ -87,8 +87,8 @@ const LAZY = [
   ['/train/maps.js', 'the first model view or walk (model-view.js, walk-view.js)'],
   ['/common/permalink.js', 'the first model view or walk (maps.js: the heads\' links into the stepper)'],
   ['/train/i18n-zh.js', 'Chinese: chosen, remembered or in the link (i18n.js)'],
-  ['/gen/gpt_core_full.wasm', 'the first model opened or walk (gpt.js loadCold: the core with the opening and the walk)'],
-  ['/gen/gpt_core_full.mjs', 'the first model opened or walk (gpt.js loadCold)'],
+  ['/gen/gpt_core_full.wasm', 'the first model opened or walk (gpt.js loadFull: the core with the opening and the walk)'],
+  ['/gen/gpt_core_full.mjs', 'the first model opened or walk (gpt.js loadFull)'],
   ['/gpt-open.js', 'the first model opened (gpt.js openModel)'],
   ['/train/finetune-panel.js', 'the first model opened (section-open.js: "Fine-tune it on your text")'],
 ];

@@ -8,8 +8,9 @@
 //    double's 17 digits; a generation step's max_abs_diff likewise);
 //  - gpt_memory_json is GPT::memory_bytes of the run create would make (the data's vocabulary,
 //    batch_size × block_size), and create's error past the limit;
-//  - call_json (gpt_calls.h), the calls' table: a line answered as the method would, the "unknown
-//    call" message listing the table's names in order, the files reached only through the
+//  - call_json (gpt_calls.h), the calls' table: a line answered as the method would (and as the
+//    wasm methods' positional way in, call_given, answers), the "unknown call" message listing the
+//    table's gpt api names in order, each full-module row's handler in gpt_full.cpp, the files reached only through the
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
 //    error answered with that key);
 //  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
@@ -17,9 +18,11 @@
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
 #include "api/gpt_calls.h"
+#include "api/gpt_full.h"
 #include "api/gpt_session.h"
 #include "core/attention/attention.h"
 #include "core/model/gpt.h"
@@ -148,12 +151,40 @@ TEST_CASE("call_json: the calls' table, and files only through the caller's File
   CHECK(ap::call_json(a, R"({"call":"train","n":2})") == b.train(2));
 
   std::string names;
-  for (const ap::GptCall& c : ap::gpt_calls()) names += std::string(names.empty() ? "" : ", ") + c.name;
-  CHECK(names == "create, load, info, vocab, train, evaluate, sample, generate_start, generate_next, run_prompt, head_spec, "
-                 "attention_maps, attention_summary, next_token, surprisal, block_trace, weight_row, save, tasks, kernels, "
-                 "memory, threads, encode, decode, finetune_memory, finetune");
+  for (const ap::GptCall& c : ap::kGptCalls)
+    if (c.example) names += std::string(names.empty() ? "" : ", ") + c.name;
+  CHECK(names.rfind("create, load, info, vocab, train, evaluate", 0) == 0);
   const jt::Value unknown = jt::parse(ap::call_json(a, R"({"call":"fly"})"));
   CHECK(unknown.find("error")->str == "unknown call \"fly\": the calls are " + names);
+
+  // The same row through the wasm methods' way in (positional arguments): the same answer.
+  const std::string n3 = "3";
+  ap::GptArgValue given[1] = {{nullptr, 3}};
+  CHECK(ap::call_given(a, *ap::find_gpt_call("train"), given, nullptr) == b.train(3));
+  ap::GptArgValue prompt[1] = {{&n3, 0}};
+  CHECK(ap::call_given(a, *ap::find_gpt_call("run_prompt"), prompt, nullptr) == b.run_prompt("3"));
+
+  // result: a typed array the calls left, as JSON — the values of run_prompt's maps, and of an
+  // int result (a step's batch); an unknown name refused, naming the results.
+  const jt::Value maps = jt::parse(ap::call_json(a, R"({"call":"result","name":"attention_weights"})"));
+  REQUIRE(maps.find("values"));
+  const std::vector<float>& w = a.attention_weights();
+  REQUIRE(maps.find("values")->arr.size() == w.size());
+  for (size_t i = 0; i < w.size(); ++i) CHECK(static_cast<float>(maps.find("values")->arr[i].num) == w[i]);
+  CHECK(jt::parse(ap::call_json(a, R"({"call":"step_begin","n":2})")).find("error"));  // the wasm module's only
+  a.shards().step_begin(2);
+  const jt::Value ids = jt::parse(ap::call_json(a, R"({"call":"result","name":"batch_ids"})"));
+  REQUIRE(ids.find("values")->arr.size() == a.shards().batch_ids().size());
+  CHECK(ids.find("values")->arr[1].num == a.shards().batch_ids()[1]);
+  const jt::Value bad = jt::parse(ap::call_json(a, R"({"call":"result","name":"weights"})"));
+  CHECK(bad.find("field")->str == "name");
+  CHECK(bad.find("error")->str.find("the results are logits, full_logits,") != std::string::npos);
+
+  // Each full-module row (no handler in the table) has its handler in gpt_full.cpp, and no other has one.
+  std::set<std::string> full_rows;
+  for (const ap::GptFullCall& c : ap::gpt_full_calls()) CHECK(full_rows.insert(c.name).second);
+  for (const ap::GptCall& c : ap::kGptCalls) CHECK(full_rows.erase(c.name) == (c.handler ? 0u : 1u));
+  CHECK(full_rows.empty());
 
   // No FileAccess: a call that names a file is refused, naming the key; the run stays.
   jt::Value r = jt::parse(ap::call_json(a, R"({"call":"load","path":"x.safetensors","text_path":"t.txt"})"));

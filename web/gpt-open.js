@@ -1,7 +1,7 @@
 // gpt-open.js — opening a model trained elsewhere through the GPT core's opening protocol: the
 // file set's roles, then open_begin / open_tokenizer / open_plan + open_piece / open_view +
-// open_feed / open_finish (src/api/gpt_session.h), and the reading of the files. web/gpt-second.js
-// loads this module on the first openModel() (after the core's second module, gpt_core_full, which
+// open_feed / open_finish (src/api/gpt_session.h), and the reading of the files. web/gpt-full.js
+// loads this module on the first openModel() (after the core's full module, gpt_core_full, which
 // holds the opening's C++), so a page that never opens a model downloads neither.
 //
 // Everything it needs comes in as arguments (openModel's `core`): a new GptSession, the run that

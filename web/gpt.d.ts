@@ -414,6 +414,12 @@ export interface HeadSpec {
 export interface GptRun {
   /** True once free() has been called. */
   readonly freed: boolean;
+  /**
+   * Any call of the core's table (Gpt.calls(), a role other than "module") by name, its arguments in
+   * the row's order as JS values → the answer with the typed arrays the call leaves under their
+   * names (save: its bytes).
+   */
+  call(name: string, ...args: unknown[]): any;
   info(): RunInfo;
   /**
    * The tokens' texts by id: all of them (a frozen array, fetched from the core once per run), or
@@ -572,7 +578,20 @@ export interface MemoryEstimate {
 }
 
 /** The loaded API. */
+/** A row of the core's table of calls (src/api/gpt_calls.h). */
+export interface GptCallRow {
+  name: string;
+  role: 'run' | 'predict' | 'open' | 'shards' | 'module';
+  args: { key: string; kind: 'spec' | 'json' | 'text' | 'bytes' | 'whole' | 'number' | 'out'; file?: string }[];
+  results: string[];
+  api: boolean;
+  full?: boolean;
+  returns?: 'bytes';
+}
+
 export interface Gpt {
+  /** The core's table of calls: what GptRun.call takes. */
+  calls(): GptCallRow[];
   tasks(): TaskInfo[];
   /** 'reference': scalar, the same bits natively and in wasm; 'fast': SIMD128. Returns the tier in use. Applies to every run. */
   setKernels(tier: 'reference' | 'fast'): string;
@@ -600,91 +619,122 @@ export interface Gpt {
   /** Bytes left for opening a model, the most there can be, and the module's memory now. */
   openMemory(): { left: number; max: number; size: number };
   /**
-   * Loads the second module (gpt_core_full: opening models, the walk) if it is not in yet;
+   * Loads the full module (gpt_core_full: opening models, the walk) if it is not in yet;
    * openModel does it itself, run.blockTrace/weightRow need it done first in a browser (in Node
    * loadGpt has done it). Rejects with GptError field "piece".
    */
-  loadCold(): Promise<void>;
+  loadFull(): Promise<void>;
   /** The module models are opened and walked in: gpt_core_full once loaded, the threads build itself; null before. */
   readonly openingModule: GptCoreModule | null;
   /** A worker's model of this config (a run's info().config) for data-parallel steps. */
   shard(config: GptConfig): GptShard;
   /** The threads a run may use (run.setThreads): loadGpt's threads; 1 for the single-threaded module. */
   readonly threads: number;
-  /** The raw Emscripten module (GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use). For tests and tools. */
+  /** The raw Emscripten module (GptSession, gpt_tasks, gpt_kernels, gpt_memory, heap_bytes_in_use). For tests and tools. */
   readonly module: GptCoreModule;
 }
 
-/** The raw session (web/gen/gpt_core.mjs): JSON text out, never throws a C++ exception. Delete it when done. */
+/**
+ * The raw session (web/gen/gpt_core.mjs): the calls' table (src/api/gpt_calls.h) registered as
+ * methods, arguments positional in the table's order; JSON text out, never a C++ exception.
+ * Delete it when done. tests/wasm/gpt_calls.test.mjs checks this list against the module.
+ */
 export interface GptSessionHandle {
+  // the run and its training
   create(spec: string): string;
   create_with_text(spec: string, text: string | Uint8Array): string;
-  load(bytes: Uint8Array, text: string | Uint8Array): string;
-  open_begin(spec: string, head: Uint8Array, config: Uint8Array): string;
-  open_piece(at: number, bytes: Uint8Array): string;
-  open_plan(spec: string, meta: Uint8Array, config: Uint8Array): string;
-  open_view(offset: number, length: number): Uint8Array | null;
-  open_feed(n: number): string;
-  open_finish(): string;
-  open_cancel(): void;
+  load(checkpoint: Uint8Array, text: string | Uint8Array): string;
   info(): string;
   vocab(spec: string): string;
   train(n: number): string;
   evaluate(): string;
+  threads(n: number): string;
+  /** A result of the last calls as JSON {name, values}: what NAME() copies, for gpt api and tools. */
+  result(name: string): string;
+  /** null on failure: last_error() says why. */
+  save(): Uint8Array | null;
+  last_error(): string;
+  // predicting and inspecting
   sample(spec: string): string;
   generate_start(spec: string): string;
   generate_next(): string;
   run_prompt(prompt: string): string;
   head_spec(layer: number, head: number): string;
-  attention_maps_json(): string;
+  attention_maps(): string;
   attention_summary(): string;
   next_token(spec: string): string;
   surprisal(spec: string): string;
   block_trace(spec: string): string;
   weight_row(spec: string): string;
   encode(text: string): string;
-  decode(ids_json: string): string;
-  logits(): Float32Array;
-  full_logits(): Float32Array;
-  attention_weights(): Float32Array;
-  attention_mean(): Float32Array;
-  attention_rollout(): Float32Array;
-  cache_attention(): Float32Array;
-  cache_keys(): Float32Array;
-  cache_values(): Float32Array;
-  /** null on failure: last_error() says why. */
-  save(): Uint8Array | null;
-  last_error(): string;
-  step_begin(shares: number): string;
+  decode(ids: string): string;
+  // opening a model, fine-tuning it
+  open_begin(spec: string, head: Uint8Array, config: Uint8Array): string;
+  open_piece(at: number, bytes: Uint8Array): string;
+  open_plan(spec: string, meta: Uint8Array, config: Uint8Array): string;
+  open_view(offset: number, length: number): Uint8Array | null;
+  open_feed(n: number): string;
+  open_finish(): string;
+  open_tokenizer(spec: string, first: Uint8Array, second: Uint8Array): string;
+  open_cancel(): string;
+  finetune_memory(spec: string): string;
+  finetune(spec: string, text: string | Uint8Array): string;
+  // the data-parallel shards
+  step_begin(n: number): string;
   step_own(): string;
+  step_share(k: number): string;
   step_add(grads: Uint8Array, losses: Uint8Array): string;
+  step_add_staged(): string;
   step_finish(): string;
   shard_model(config: string): string;
-  shard_gradients(params: Uint8Array, ids: Uint8Array, targets: Uint8Array, batchRows: number): string;
-  step_params(): Float32Array;
-  batch_ids(): Int32Array;
-  batch_targets(): Int32Array;
-  shard_grads(): Float32Array;
-  shard_losses(): Float32Array;
-  /** Views into the heap (not copies): valid until the next call into the module. */
-  step_params_view(): Float32Array;
-  batch_ids_view(): Int32Array;
-  batch_targets_view(): Int32Array;
-  shard_grads_view(): Float32Array;
-  shard_losses_view(): Float32Array;
-  /** Staging areas of n values as heap views to write into, then step_add_staged / shard_gradients_staged. */
-  stage_floats(n: number): Float32Array;
-  stage_losses(n: number): Float32Array;
-  stage_ids(n: number): Int32Array;
-  stage_targets(n: number): Int32Array;
-  step_add_staged(): string;
-  shard_gradients_staged(batchRows: number): string;
-  eval_begin(shares: number): string;
+  shard_gradients(params: Uint8Array, ids: Uint8Array, targets: Uint8Array, batch_rows: number): string;
+  shard_gradients_staged(batch_rows: number): string;
+  eval_begin(n: number): string;
   eval_own(): string;
   eval_add_staged(): string;
   eval_finish(): string;
   shard_evaluate_staged(B: number, T: number): string;
+  /** Staging areas of n values as heap views to write into, then a *_staged call. */
+  stage_floats(n: number): Float32Array;
+  stage_losses(n: number): Float32Array;
+  stage_ids(n: number): Int32Array;
+  stage_targets(n: number): Int32Array;
+  // the results: NAME() a copy, NAME_view() a view into the heap (valid until the next call into the module)
+  logits(): Float32Array;
+  logits_view(): Float32Array;
+  full_logits(): Float32Array;
+  full_logits_view(): Float32Array;
+  attention_weights(): Float32Array;
+  attention_weights_view(): Float32Array;
+  attention_mean(): Float32Array;
+  attention_mean_view(): Float32Array;
+  attention_rollout(): Float32Array;
+  attention_rollout_view(): Float32Array;
+  cache_attention(): Float32Array;
+  cache_attention_view(): Float32Array;
+  cache_keys(): Float32Array;
+  cache_keys_view(): Float32Array;
+  cache_values(): Float32Array;
+  cache_values_view(): Float32Array;
+  step_params(): Float32Array;
+  step_params_view(): Float32Array;
+  batch_ids(): Int32Array;
+  batch_ids_view(): Int32Array;
+  batch_targets(): Int32Array;
+  batch_targets_view(): Int32Array;
+  step_grads(): Float32Array;
+  step_grads_view(): Float32Array;
+  step_share_grads(): Float32Array;
+  step_share_grads_view(): Float32Array;
+  step_losses(): Float32Array;
+  step_losses_view(): Float32Array;
+  shard_grads(): Float32Array;
+  shard_grads_view(): Float32Array;
+  shard_losses(): Float32Array;
+  shard_losses_view(): Float32Array;
+  eval_ids(): Int32Array;
   eval_ids_view(): Int32Array;
+  eval_targets(): Int32Array;
   eval_targets_view(): Int32Array;
   /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
   call_json(line: string): string;
@@ -692,15 +742,20 @@ export interface GptSessionHandle {
   isDeleted(): boolean;
 }
 
+/** The raw module: the table's module calls as gpt_<name>, and the module's own few. */
 export interface GptCoreModule {
   GptSession: new () => GptSessionHandle;
-  gpt_tasks_json(): string;
-  gpt_set_kernels(tier: string): string;
-  gpt_memory_json(spec: string): string;
+  gpt_tasks(): string;
+  gpt_kernels(tier: string): string;
+  gpt_memory(spec: string): string;
+  /** The calls' table as JSON: {calls: [{name, role, args: [{key, kind, file?}], results, api, full?, returns?}], results, stages}. */
+  gpt_calls(): string;
   /** Bytes malloc'd now (for leak tests). */
   heap_bytes_in_use(): number;
+  /** Memory for opening a model: what is left and the most there can be. */
+  open_memory(): { left: number; max: number };
   /** Whether this module has the opening and the walk (gpt_core_full, gpt_core_mt; not gpt_core). */
-  cold_loaded(): boolean;
+  full_loaded(): boolean;
 }
 
 /**

@@ -35,7 +35,7 @@
 
 import { GptError } from './common/gpt-error.js';
 import { readAnswer } from './common/non-finite.js';
-import { isNode, secondModule } from './gpt-second.js';
+import { isNode, fullModule } from './gpt-full.js';
 
 export { GptError };
 
@@ -169,6 +169,59 @@ function staged(s, stage, a, field) {
   else v.set(a instanceof Float32Array ? new Int32Array(a.buffer, a.byteOffset, a.length) : new Float32Array(a.buffer, a.byteOffset, a.length));
 }
 
+/**
+ * The core's table of calls (src/api/gpt_calls.h, the module's gpt_calls()): {rows: Map name →
+ * {name, role, args: [{key, kind}], results, api, full?, returns?}, results: Map name → {type}}.
+ */
+function tableOf(M) {
+  const t = answer(M.gpt_calls());
+  return { rows: new Map(t.calls.map((c) => [c.name, c])), results: new Map(t.results.map((r) => [r.name, r])) };
+}
+
+/** One argument of a call as its wasm method takes it, by the row's kind (src/api/gpt_calls.h's ArgKind). */
+function argOf(v, arg, what) {
+  switch (arg.kind) {
+    case 'spec': return toSpecText(v, what);
+    case 'json': return typeof v === 'string' ? checkUnicode(v, arg.key) : JSON.stringify(v);
+    case 'text': return toText(v, arg.key);
+    case 'bytes':
+      if (v instanceof Float32Array || v instanceof Int32Array) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+      return toText(v ?? '', arg.key);
+    case 'whole': return int32(v, arg.key, `${what}: ${arg.key}`);
+    case 'number':
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw new GptError(`${what}: ${arg.key} must be a number`, { field: arg.key });
+      return v;
+    default: throw new GptError(`${what}: ${arg.key} is not an argument of the wasm method`, { field: arg.key });
+  }
+}
+
+/**
+ * Calls row `name` of the table on session s with args (in the row's order, as JS values) → the
+ * answer with the typed arrays the call leaves (copies) under their names; a returns-bytes call
+ * (save) → its Uint8Array. on(session, f) picks the session a full-module predicting call runs on (the
+ * walk); what names the call in JS's messages.
+ */
+function callRow(table, s, name, args, on = (x, f) => f(x), what = `call('${name}')`) {
+  const row = table.rows.get(name);
+  if (!row || row.role === 'module') {
+    throw new GptError(`unknown call "${name}": the calls are ${[...table.rows.values()].filter((c) => c.role !== 'module').map((c) => c.name).join(', ')}`, { field: 'call' });
+  }
+  const given = row.args.filter((a) => a.kind !== 'out');
+  if (args.length > given.length) throw new TypeError(`${what} takes ${given.length} arguments (${given.map((a) => a.key).join(', ')}), got ${args.length}`);
+  const values = given.map((a, i) => argOf(args[i], a, what));
+  const run = (w) => {
+    if (row.returns === 'bytes') {
+      const bytes = w[name](...values);
+      if (bytes === null) throw new GptError(w.last_error() || `${name} failed`, { field: 'checkpoint' });
+      return bytes;
+    }
+    const r = answer(w[name](...values));
+    for (const res of row.results) r[res] = w[res]();
+    return r;
+  };
+  return row.full && row.role === 'predict' ? on(s, run) : run(s);
+}
+
 /** SharedArrayBuffer and Atomics.wait work here: a cross-origin isolated page or worker (or Node). */
 export function threadsAvailable() {
   return typeof SharedArrayBuffer === 'function' && (globalThis.crossOriginIsolated === true || typeof process === 'object');
@@ -209,10 +262,11 @@ export async function loadGpt(options = {}) {
         })
       : null;
 
-  // The second module (gpt_core_full, gpt-second.js): on the first opening or walk; in Node at once.
-  const second = secondModule(M, factory, answer);
-  if (isNode()) await second.load();
-  const withWalk = second.withWalk;
+  // The full module (gpt_core_full, gpt-full.js): on the first opening or walk; in Node at once.
+  const full = fullModule(M, factory, answer);
+  if (isNode()) await full.load();
+  const withWalk = full.withWalk;
+  const table = tableOf(M);
 
   // A new session started by start(session) → answer text; on failure it is deleted at once.
   function newRun(start) {
@@ -223,15 +277,24 @@ export async function loadGpt(options = {}) {
       session.delete();
       throw e;
     }
-    const run = new GptRun(session, registry, threads, withWalk);
+    const run = new GptRun(session, registry, threads, withWalk, table);
     registry?.register(run, session, run);
     return run;
   }
 
   return {
+    /**
+     * The core's table of calls (src/api/gpt_calls.h): [{name, role ("run" | "predict" | "open" |
+     * "shards" | "module"), args: [{key, kind}] (in the order run.call takes them), results (the
+     * typed arrays it leaves), api (a gpt api call too), full (in the full module only), returns?}].
+     */
+    calls() {
+      return [...table.rows.values()];
+    },
+
     /** The built-in tasks: [{name, description, example, attention, alphabet, loss_floor}]. */
     tasks() {
-      return answer(M.gpt_tasks_json()).tasks;
+      return answer(M.gpt_tasks()).tasks;
     },
 
     /**
@@ -240,8 +303,8 @@ export async function loadGpt(options = {}) {
      */
     setKernels(tier) {
       if (typeof tier !== 'string') throw new GptError(`kernels must be "reference" or "fast", got ${String(tier)}`, { field: 'kernels' });
-      const chosen = answer(M.gpt_set_kernels(tier)).kernels;
-      second.setKernels(tier);
+      const chosen = answer(M.gpt_kernels(tier)).kernels;
+      full.setKernels(tier);
       return chosen;
     },
 
@@ -256,7 +319,7 @@ export async function loadGpt(options = {}) {
       if (spec !== null && typeof spec === 'object' && isBytes(spec.text)) {
         throw new TypeError('memoryEstimate(spec): give the text as a string');
       }
-      const { bytes, limit } = answer(M.gpt_memory_json(toSpecText(spec, 'memoryEstimate(spec)')));
+      const { bytes, limit } = answer(M.gpt_memory(toSpecText(spec, 'memoryEstimate(spec)')));
       return { bytes, limit };
     },
 
@@ -300,8 +363,8 @@ export async function loadGpt(options = {}) {
      * the file (field: its name, "memory" for one that will not fit, refused before it is read).
      */
     openModel(files, options = {}) {
-      return second.openModel(files, options, (session, opened) => {
-        const run = new GptRun(session, registry, threads, withWalk);
+      return full.openModel(files, options, (session, opened) => {
+        const run = new GptRun(session, registry, threads, withWalk, table);
         registry?.register(run, session, run);
         run.opened = opened;
         return run;
@@ -309,20 +372,20 @@ export async function loadGpt(options = {}) {
     },
 
     /**
-     * Loads the core's second wasm piece (web/gen/gpt_cold.wasm: opening models trained elsewhere,
+     * Loads the full module (web/gen/gpt_core_full.wasm: opening models trained elsewhere,
      * and the walk through the block) if it is not in yet; openModel does it itself, the walk
      * (run.blockTrace, run.weightRow) needs it done first. In Node loadGpt has done it already; the
      * threads build has that code linked in. Resolves once the piece is in; rejects with GptError
      * (field "piece") if it cannot be fetched.
      */
-    loadCold: () => second.load(),
+    loadFull: () => full.load(),
 
     /**
      * Memory for opening a model, in bytes: {left, max, size}: what is left and the most there can
      * be (in wasm, of the 4 GB it can address), and the module's memory now (its peak so far: wasm
      * memory never shrinks).
      */
-    openMemory: () => second.openMemory(),
+    openMemory: () => full.openMemory(),
 
     /**
      * A worker's share of data-parallel training: a model of this config (a run's info().config)
@@ -345,16 +408,16 @@ export async function loadGpt(options = {}) {
      */
     threads,
 
-    /** The Emscripten module: GptSession, gpt_tasks_json, gpt_set_kernels, gpt_memory_json, heap_bytes_in_use. For tests and tools. */
+    /** The Emscripten module: GptSession, gpt_tasks, gpt_kernels, gpt_memory, heap_bytes_in_use. For tests and tools. */
     module: M,
 
     /**
-     * The Emscripten module models are opened and walked in: the second module (gpt_core_full) once
-     * loadCold() has resolved (at once in Node), the module itself in the threads build; null
+     * The Emscripten module models are opened and walked in: the full module (gpt_core_full) once
+     * loadFull() has resolved (at once in Node), the module itself in the threads build; null
      * before. For tests and tools.
      */
     get openingModule() {
-      return second.module;
+      return full.module;
     },
   };
 }
@@ -367,11 +430,32 @@ class GptRun {
   #vocab = null; // the whole vocabulary, fetched once (a run's tokenizer never changes)
   #withWalk; // (session, f) → f(the session the walk runs on) (loadGpt's withWalk)
 
-  constructor(session, registry, threads = 1, withWalk = (s, f) => f(s)) {
+  #table; // the core's table of calls (tableOf)
+
+  constructor(session, registry, threads, withWalk, table) {
     this.#session = session;
     this.#registry = registry;
     this.#threads = threads;
     this.#withWalk = withWalk;
+    this.#table = table;
+  }
+
+  /**
+   * Any call of the core's table on this run (gpt.calls(): the rows of a role other than
+   * "module"), its arguments in the row's order as JS values: a spec as an object (or JSON text),
+   * a text as a string or UTF-8 bytes, bytes as a Uint8Array (or a Float32Array / Int32Array: its
+   * bytes), whole numbers and numbers as numbers → the answer, with the typed arrays the call
+   * leaves (copies) under their names; save → its bytes. A new row of the table is reached here
+   * (and through the worker's call op) without a method of its own. Throws GptError as the
+   * methods do (field "call" for a name not in the table).
+   */
+  call(name, ...args) {
+    return callRow(this.#table, this.#s(), name, args, this.#withWalk);
+  }
+
+  // A method that is one row of the table: what names it in JS's messages.
+  #row(name, what, ...args) {
+    return callRow(this.#table, this.#s(), name, args, this.#withWalk, what);
   }
 
   #s() {
@@ -503,7 +587,7 @@ class GptRun {
     if (n > this.#threads && n <= MAX_THREADS) {
       throw new GptError(`threads is ${n}: this module was loaded with ${this.#threads} (loadGpt({threads}))`, { field: 'threads' });
     }
-    return answer(s.call_json(JSON.stringify({ call: 'threads', n })));
+    return answer(s.threads(n));
   }
 
   /** The mean loss over the validation windows: {step, val_loss}. */
@@ -557,8 +641,7 @@ class GptRun {
 
   /** Runs the prompt through the KV cache (spec as sample's); returns the first step (see generateNext). */
   generateStart(spec) {
-    const s = this.#s();
-    return this.#step(answer(s.generate_start(toSpecText(spec, 'generateStart(spec)'))));
+    return this.#row('generate_start', 'generateStart(spec)', spec);
   }
 
   /**
@@ -566,18 +649,7 @@ class GptRun {
    * tokens, max_abs_diff, logits, full_logits, cache_attention, cache_keys, cache_values}.
    */
   generateNext() {
-    const s = this.#s();
-    return this.#step(answer(s.generate_next()));
-  }
-
-  #step(r) {
-    const s = this.#session;
-    r.logits = s.logits();
-    r.full_logits = s.full_logits();
-    r.cache_attention = s.cache_attention();
-    r.cache_keys = s.cache_keys();
-    r.cache_values = s.cache_values();
-    return r;
+    return this.#row('generate_next', 'generateNext()');
   }
 
   /** One forward pass over the prompt (its last block_size characters): {tokens, T, n_layer, n_head, weights (L, NH, T, T)}. */
@@ -607,8 +679,7 @@ class GptRun {
    * runs over it once; without one the last prompt's logits are reshaped (what a slider costs).
    */
   nextToken(spec) {
-    const s = this.#s();
-    return answer(s.next_token(toSpecText(spec, 'nextToken(spec)')));
+    return this.#row('next_token', 'nextToken(spec)', spec);
   }
 
   /**
@@ -635,10 +706,9 @@ class GptRun {
    * the seed, the draw (+ text, cum_from, cum_to) and the drawn token's entry.
    */
   blockTrace(spec) {
-    const s = this.#s();
+    this.#s();
     if (spec && typeof spec === 'object' && typeof spec.prompt === 'string') checkUnicode(spec.prompt, 'prompt');
-    const text = toSpecText(spec, 'blockTrace(spec)');
-    return answer(this.#withWalk(s, (w) => w.block_trace(text)));
+    return this.#row('block_trace', 'blockTrace(spec)', spec);
   }
 
   /**
@@ -647,9 +717,7 @@ class GptRun {
    * (bias null for lm_head and models without biases).
    */
   weightRow(spec) {
-    const s = this.#s();
-    const text = toSpecText(spec, 'weightRow(spec)');
-    return answer(this.#withWalk(s, (w) => w.weight_row(text)));
+    return this.#row('weight_row', 'weightRow(spec)', spec);
   }
 
   /** The model's token ids of a text: {ids, tokens} (tokens: each token's text, such as GPT-2's " the"). */
@@ -677,12 +745,11 @@ class GptRun {
    * (min(block_size, 128)), batch_size (4), …: finetune's} → {need, available (bytes), fits,
    * context, batch_size}, and when it does not fit finetune's refusal as {error, field} ("context",
    * "batch_size" or "model": the setting to lower). A bad setting throws GptError naming it.
-   * Fine-tuning is in the second module, with the opening: for an opened model (a run made by
+   * Fine-tuning is in the full module, with the opening: for an opened model (a run made by
    * create or load lives in the first and is refused, field "piece"; the threads build has both).
    */
   finetuneMemory(spec = {}) {
-    const s = this.#s();
-    return answer(s.finetune_memory(toSpecText(spec, 'finetuneMemory(spec)')));
+    return this.#row('finetune_memory', 'finetuneMemory(spec)', spec);
   }
 
   /**

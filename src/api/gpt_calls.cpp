@@ -1,9 +1,11 @@
-// gpt_calls.cpp — the table of GptSession's calls and call_json (see gpt_calls.h).
+// gpt_calls.cpp — the calls' arguments (GptCallArgs), the handlers longer than a line, and the
+// dispatch of both ways in: call_json (gpt api) and call_given (the wasm methods); see gpt_calls.h.
 #include "api/gpt_calls.h"
 
+#include <cstring>
 #include <set>
 
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 #include "api/spec.h"
 
 namespace ap {
@@ -11,25 +13,69 @@ namespace ap {
 using json::Value;
 using namespace spec;
 
+GptCallArgs::GptCallArgs(const GptCall& r, const json::Value& call, const FileAccess& files)
+    : row(r), call_(&call), files_(&files) {}
+
+GptCallArgs::GptCallArgs(const GptCall& r, const GptArgValue* given, std::string* bytes_out)
+    : row(r), given_(given), bytes_out_(bytes_out) {
+  static const FileAccess none;
+  files_ = &none;
+}
+
+size_t GptCallArgs::index(const char* key) const {
+  size_t j = 0;
+  for (const GptArg& a : row.args) {
+    if (!a.key || a.kind == ArgKind::out) continue;
+    if (std::strcmp(a.key, key) == 0) return j;
+    ++j;
+  }
+  throw InputError(std::string("the ") + row.name + " call has no argument \"" + key + "\"", key);
+}
+
 const Value& GptCallArgs::need(const char* key) const {
-  const Value* x = get(call, key);
-  if (!x) throw InputError("the " + name + " call needs \"" + key + "\"", key);
+  const Value* x = call_ ? get(*call_, key) : nullptr;
+  if (!x) throw InputError("the " + std::string(row.name) + " call needs \"" + key + "\"", key);
   return *x;
 }
 
-std::string GptCallArgs::spec_text() const {
-  const Value* x = get(call, "spec");
+std::string GptCallArgs::spec(const char* key) const {
+  if (!call_) return *given_[index(key)].text;
+  const Value* x = get(*call_, key);
   return x ? x->dump() : std::string("{}");
 }
 
-int GptCallArgs::whole(const char* key) const {
-  need(key);
-  return static_cast<int>(read_int(call, key, 0, -(1LL << 31), (1LL << 31) - 1));
+std::string GptCallArgs::json(const char* key) const {
+  if (!call_) return *given_[index(key)].text;
+  return need(key).dump();
 }
 
-std::string GptCallArgs::text(const char* key, size_t max_bytes) const {
+const std::string& GptCallArgs::text(const char* key) const {
+  const size_t j = index(key);
+  if (!call_) return *given_[j].text;
   need(key);
-  return read_string(call, key, "", max_bytes);
+  return held_[j] = read_string(*call_, key, "", row.args[j].max);
+}
+
+const std::string& GptCallArgs::bytes(const char* key) const {
+  const size_t j = index(key);
+  if (!call_) return *given_[j].text;
+  throw InputError(std::string("the ") + row.name + " call takes bytes: the wasm module's only", key);
+}
+
+int GptCallArgs::whole(const char* key) const {
+  if (!call_) return static_cast<int>(given_[index(key)].number);
+  need(key);
+  return static_cast<int>(read_int(*call_, key, 0, -(1LL << 31), (1LL << 31) - 1));
+}
+
+double GptCallArgs::number(const char* key) const {
+  if (!call_) return given_[index(key)].number;
+  need(key);
+  return static_cast<double>(read_int(*call_, key, 0, 0, 1LL << 53));
+}
+
+void GptCallArgs::give_bytes(std::string b) const {
+  if (bytes_out_) *bytes_out_ = std::move(b);
 }
 
 namespace {
@@ -47,21 +93,49 @@ std::string read_through(const std::function<std::string(const std::string&)>& r
   }
 }
 
-std::string load(GptSession& s, const GptCallArgs& a) {
-  const std::string path = a.text("path", kMaxPath);
-  std::string text;
-  if (get(a.call, "text_path")) text = read_through(a.files.read_text, a.text("text_path", kMaxPath), "text_path");
-  return s.load(read_through(a.files.read_checkpoint, path, "path"), text);
+std::string path_of(const GptCallArgs& a, const char* key) {
+  a.need(key);
+  return read_string(*a.call_object(), key, "", kMaxPath);
 }
 
-std::string save(GptSession& s, const GptCallArgs& a) {
-  const std::string path = a.text("path", kMaxPath);
+// gpt api's keys of a row: each argument's own, or for bytes the key of the file that holds them.
+std::set<std::string> json_keys(const GptCall& c) {
+  std::set<std::string> keys{"call"};
+  for (const GptArg& a : c.args) {
+    if (!a.key) continue;
+    if (a.kind != ArgKind::bytes) keys.insert(a.key);
+    if (a.file) keys.insert(a.file);
+  }
+  return keys;
+}
+
+GptHandler handler_of(const GptCall& c) { return c.handler ? c.handler : need_gpt_full(c.name); }
+
+}  // namespace
+
+std::string load_call(GptSession& s, const GptCallArgs& a) {
+  if (!a.call_object()) return s.load(a.bytes("checkpoint"), a.bytes("text"));
+  const std::string path = path_of(a, "path");
+  std::string text;
+  if (get(*a.call_object(), "text_path"))
+    text = read_through(a.files().read_text, path_of(a, "text_path"), "text_path");
+  return s.load(read_through(a.files().read_checkpoint, path, "path"), text);
+}
+
+std::string save_call(GptSession& s, const GptCallArgs& a) {
+  if (!a.call_object()) {
+    std::string bytes = s.save();
+    a.give_bytes(bytes);
+    if (bytes.empty()) throw InputError(s.last_error(), "checkpoint");
+    return ok(Value::object()).dump();
+  }
+  const std::string path = path_of(a, "path");
   const std::string bytes = s.save();
   if (bytes.empty()) throw InputError(s.last_error(), "checkpoint");
-  if (!a.files.write_checkpoint)
+  if (!a.files().write_checkpoint)
     throw InputError("this build writes no files (" + path + "): take the bytes from the session's save", "path");
   try {
-    a.files.write_checkpoint(path, bytes);
+    a.files().write_checkpoint(path, bytes);
   } catch (const InputError& e) {
     throw InputError(e.what(), "path");
   }
@@ -70,62 +144,91 @@ std::string save(GptSession& s, const GptCallArgs& a) {
   return ok(std::move(r)).dump();
 }
 
-std::string finetune(GptSession& s, const GptCallArgs& a) {
-  if (get(a.call, "text") && get(a.call, "text_path"))
+// finetune's text in gpt api: "text" or the file "text_path", not both (gpt_full.cpp's handler).
+std::string finetune_text(const GptCallArgs& a) {
+  if (!a.call_object()) return a.text("text");
+  if (get(*a.call_object(), "text") && get(*a.call_object(), "text_path"))
     throw InputError("give the text once: \"text\" or \"text_path\"", "text");
-  const std::string text = get(a.call, "text_path")
-                               ? read_through(a.files.read_text, a.text("text_path", kMaxPath), "text_path")
-                               : a.text("text", size_t(1) << 26);
-  return need_gpt_cold().finetune(s, a.spec_text(), text);
+  return get(*a.call_object(), "text_path") ? read_through(a.files().read_text, path_of(a, "text_path"), "text_path")
+                                            : a.text("text");
 }
 
-using A = const GptCallArgs&;
+namespace {
+
+const char* kind_name(ArgKind k) {
+  switch (k) {
+    case ArgKind::spec: return "spec";
+    case ArgKind::json: return "json";
+    case ArgKind::text: return "text";
+    case ArgKind::bytes: return "bytes";
+    case ArgKind::whole: return "whole";
+    case ArgKind::number: return "number";
+    case ArgKind::out: return "out";
+  }
+  return "";
+}
+
+const char* role_name(GptRole r) {
+  switch (r) {
+    case GptRole::run: return "run";
+    case GptRole::predict: return "predict";
+    case GptRole::open: return "open";
+    case GptRole::shards: return "shards";
+    case GptRole::module: return "module";
+  }
+  return "";
+}
+
+template <class T>
+Value typed_list(const T& table) {
+  Value list = Value::array();
+  for (const auto& x : table) {
+    Value e = Value::object();
+    e.set("name", x.name);
+    e.set("type", x.ints ? "int32" : "float32");
+    list.push(std::move(e));
+  }
+  return list;
+}
 
 }  // namespace
 
-const std::vector<GptCall>& gpt_calls() {
-  static const std::vector<GptCall> calls = {
-      {"create", {"spec"}, R"({"call":"create","spec":{…}})", [](GptSession& s, A a) { return s.create(a.spec_text()); }},
-      {"load", {"path", "text_path"}, R"({"call":"load","path":F,"text_path":T})", load},
-      {"info", {}, "", [](GptSession& s, A) { return s.info(); }},
-      {"vocab", {"spec"}, R"({"call":"vocab","spec":{"from":0,"count":100}})",
-       [](GptSession& s, A a) { return s.vocab(a.spec_text()); }},
-      {"train", {"n"}, R"({"call":"train","n":N})", [](GptSession& s, A a) { return s.train(a.whole("n")); }},
-      {"evaluate", {}, "", [](GptSession& s, A) { return s.evaluate(); }},
-      {"sample", {"spec"}, R"({"call":"sample","spec":{…}})", [](GptSession& s, A a) { return s.sample(a.spec_text()); }},
-      {"generate_start", {"spec"}, "generate_start (spec)",
-       [](GptSession& s, A a) { return s.generate_start(a.spec_text()); }},
-      {"generate_next", {}, "", [](GptSession& s, A) { return s.generate_next(); }},
-      {"run_prompt", {"prompt"}, R"({"call":"run_prompt","prompt":P})",
-       [](GptSession& s, A a) { return s.run_prompt(a.text("prompt", 1 << 20)); }},
-      {"head_spec", {"layer", "head"}, R"({"call":"head_spec","layer":L,"head":H})",
-       [](GptSession& s, A a) {
-         const int layer = a.whole("layer"), head = a.whole("head");
-         return s.head_spec(layer, head);
-       }},
-      {"attention_maps", {}, "", [](GptSession& s, A) { return s.attention_maps_json(); }},
-      {"attention_summary", {}, "", [](GptSession& s, A) { return s.attention_summary(); }},
-      {"next_token", {"spec"}, R"({"call":"next_token","spec":{"prompt":P,"temperature":T,"top_k":K,"top_p":P}})",
-       [](GptSession& s, A a) { return s.next_token(a.spec_text()); }},
-      {"surprisal", {"spec"}, R"({"call":"surprisal","spec":{"text":T}|{"validation":true}})",
-       [](GptSession& s, A a) { return s.surprisal(a.spec_text()); }},
-      {"block_trace", {"spec"}, R"({"call":"block_trace","spec":{"prompt":P,"position":N}})",
-       [](GptSession& s, A a) { return need_gpt_cold().block_trace(s, a.spec_text()); }},
-      {"weight_row", {"spec"}, R"({"call":"weight_row","spec":{"weight":W,"layer":L,"row":R}})",
-       [](GptSession& s, A a) { return need_gpt_cold().weight_row(s, a.spec_text()); }},
-      {"save", {"path"}, R"({"call":"save","path":F})", save},
-      {"tasks", {}, "", [](GptSession&, A) { return gpt_tasks_json(); }},
-      {"kernels", {"tier"}, R"({"call":"kernels","tier":"reference"|"fast"})",
-       [](GptSession&, A a) { return gpt_set_kernels(a.text("tier", 64)); }},
-      {"memory", {"spec"}, R"({"call":"memory","spec":{…}})", [](GptSession&, A a) { return gpt_memory_json(a.spec_text()); }},
-      {"threads", {"n"}, R"({"call":"threads","n":N})", [](GptSession& s, A a) { return s.set_threads(a.whole("n")); }},
-      {"encode", {"text"}, R"({"call":"encode","text":T})", [](GptSession& s, A a) { return s.encode(a.text("text", 1 << 24)); }},
-      {"decode", {"ids"}, R"({"call":"decode","ids":[N,…]})", [](GptSession& s, A a) { return s.decode(a.need("ids").dump()); }},
-      {"finetune_memory", {"spec"}, R"({"call":"finetune_memory","spec":{"context":T,"batch_size":B}})",
-       [](GptSession& s, A a) { return need_gpt_cold().finetune_memory(s, a.spec_text()); }},
-      {"finetune", {"spec", "text", "text_path"}, R"({"call":"finetune","spec":{…},"text_path":F})", finetune},
-  };
-  return calls;
+std::string calls_call(GptSession&, const GptCallArgs&) {
+  Value calls = Value::array();
+  for (const GptCall& c : kGptCalls) {
+    Value row = Value::object();
+    row.set("name", c.name);
+    row.set("role", role_name(c.role));
+    Value args = Value::array();
+    for (const GptArg& a : c.args) {
+      if (!a.key) continue;
+      Value arg = Value::object();
+      arg.set("key", a.key);
+      arg.set("kind", kind_name(a.kind));
+      if (a.file) arg.set("file", a.file);
+      args.push(std::move(arg));
+    }
+    row.set("args", std::move(args));
+    Value results = Value::array();
+    for (const char* r : c.results)
+      if (r) results.push(Value(r));
+    row.set("results", std::move(results));
+    row.set("api", c.example != nullptr);
+    if (!c.handler) row.set("full", true);
+    if (c.returns_bytes) row.set("returns", "bytes");
+    calls.push(std::move(row));
+  }
+  Value r = Value::object();
+  r.set("calls", std::move(calls));
+  r.set("results", typed_list(kGptResults));
+  r.set("stages", typed_list(kGptStages));
+  return ok(std::move(r)).dump();
+}
+
+const GptCall* find_gpt_call(const std::string& name) {
+  for (const GptCall& c : kGptCalls)
+    if (name == c.name) return &c;
+  return nullptr;
 }
 
 std::string call_json(GptSession& session, const std::string& line) { return call_json(session, line, FileAccess{}); }
@@ -139,15 +242,24 @@ std::string call_json(GptSession& session, const std::string& line, const FileAc
     const std::string name = read_string(v, "call", "", 64);
     const GptCall* call = nullptr;
     std::string names;
-    for (const GptCall& c : gpt_calls()) {
+    for (const GptCall& c : kGptCalls) {
+      if (!c.example) continue;  // the wasm module's only
       if (name == c.name) call = &c;
       names += std::string(names.empty() ? "" : ", ") + c.name;
     }
     if (!call) throw InputError("unknown call \"" + json::excerpt(name) + "\": the calls are " + names, "call");
-    std::set<std::string> known(call->keys.begin(), call->keys.end());
-    known.insert("call");
-    reject_unknown_keys(v, known, name + " call");
-    answer = call->handler(session, GptCallArgs{v, name, files});
+    reject_unknown_keys(v, json_keys(*call), name + " call");
+    const GptHandler handler = handler_of(*call);
+    answer = handler(session, GptCallArgs(*call, v, files));
+    return Value::object();
+  });
+  return answer.empty() ? envelope : answer;
+}
+
+std::string call_given(GptSession& session, const GptCall& row, const GptArgValue* given, std::string* bytes_out) {
+  std::string answer;
+  const std::string envelope = guarded([&] {
+    answer = handler_of(row)(session, GptCallArgs(row, given, bytes_out));
     return Value::object();
   });
   return answer.empty() ? envelope : answer;

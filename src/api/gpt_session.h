@@ -93,40 +93,8 @@
 //                            refused, the opened model stays → info (with "base": where it came from);
 //                            then train, step_begin … step_finish, evaluate and save as any run
 // load() also opens a model-only file (gpt import's) as an opened model, for finetune.
-// Data-parallel training across workers that each hold a session (the training page's; train.h's
-// step in parts; gpt_shards.cpp). The floats and ints go in as bytes (a Uint8Array over a
-// Float32Array's or Int32Array's buffer, little-endian) and come out through the accessors:
-//   step_begin(n)           the next step's batch, split n ways → {"step","shares","T","rows" (n + 1
-//                            share bounds)}; batch_ids(), batch_targets() (B·T), step_params()
-//                            (the parameters the shares must use)
-//   step_own()              share 0's forward and backward in this session → {"loss"};
-//                            step_grads() its gradients (a view: until step_add), step_losses()
-//                            the batch's per-token losses so far (B·T; share k's at rows[k]·T …)
-//   step_share(k)           (a mirror: a session loaded from the leader's save(), stepping with
-//                            it, train.h's mirror_shard) share k's forward and backward → {"loss"};
-//                            step_share_grads(), step_losses(); then step_add for shares 0 … n − 1
-//                            but k, in order, and step_finish: the leader's parameters, bit for bit
-//   step_add(grads, losses) share k's (k = 1 … n − 1, in order) → {}
-//   step_finish()           → train(1)'s answer
-//   shard_model(config)     (in a worker) a model of this config, for shard_gradients → {"n_params"}
-//   shard_gradients(params, ids, targets, batch_rows)
-//                           one share with these parameters → {"loss","rows"}; shard_grads(),
-//                            shard_losses()
-// The same exchange without bytes through strings (the wasm bindings hand out views of these
-// staging areas; web/gpt.js writes a share into them, then calls the *_staged call): stage_floats(n)
-// (a share's gradients in the main session, the parameters in a worker's), stage_losses(n),
-// stage_ids(n), stage_targets(n) → the area, n values; step_add_staged() and
-// shard_gradients_staged(batch_rows) are step_add and shard_gradients on what is staged.
-// The evaluation split the same way, by whole validation batches (train.h's evaluation in parts):
-//   eval_begin(n)           → {"step","shares" (n, at most the batches),"batches","B","T","bounds"
-//                            (shares + 1 bounds, in batches)}; eval_ids(), eval_targets()
-//                            (batches·B·T), step_params()
-//   eval_own()              share 0's batches in this session → {}
-//   eval_add_staged()       share k's batch losses, staged by stage_losses (k = 1 … n − 1, in order) → {}
-//   eval_finish()           → evaluate()'s answer, the same bits whatever n
-//   shard_evaluate_staged(B, T) (in a worker) the staged ids and targets as batches of B rows of T
-//                            tokens, with the staged parameters → {"batches"}; shard_losses() (one
-//                            loss a batch)
+// Data-parallel training across workers (step_begin … shard_evaluate_staged): the session's
+// shards part, GptShards (gpt_shards.h), reached as shards().
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
@@ -154,6 +122,7 @@
 #include "core/model/generate.h"
 #include "core/model/next_token.h"
 #include "core/model/train.h"
+#include "api/gpt_shards.h"
 
 namespace ap {
 
@@ -221,37 +190,9 @@ class GptSession {
   std::string save();
   const std::string& last_error() const { return last_error_; }
   std::string set_threads(int n);
-  // gpt_shards.cpp (see above)
-  std::string step_begin(int n);
-  std::string step_own();
-  std::string step_share(int k);
-  // step_own's gradients (the model's: valid until the next step_add or step) → n floats at p
-  void step_grads(const float*& p, size_t& n);
-  const std::vector<float>& step_share_grads() const;
-  const std::vector<float>& step_losses() const;
-  std::string step_add(const std::string& grads, const std::string& losses);
-  std::string step_finish();
-  std::string shard_model(const std::string& config_json);
-  std::string shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
-                              int batch_rows);
-  float* stage_floats(int n);
-  float* stage_losses(int n);
-  int* stage_ids(int n);
-  int* stage_targets(int n);
-  std::string step_add_staged();
-  std::string shard_gradients_staged(int batch_rows);
-  std::string eval_begin(int n);
-  std::string eval_own();
-  std::string eval_add_staged();
-  std::string eval_finish();
-  std::string shard_evaluate_staged(int B, int T);
-  const std::vector<int>& eval_ids() const;
-  const std::vector<int>& eval_targets() const;
-  const std::vector<float>& step_params() const { return step_params_; }
-  const std::vector<int>& batch_ids() const;
-  const std::vector<int>& batch_targets() const;
-  const std::vector<float>& shard_grads() const { return shard_grads_; }
-  const std::vector<float>& shard_losses() const { return shard_losses_; }
+  // the data-parallel part (gpt_shards.h)
+  GptShards& shards() { return shards_; }
+  const GptShards& shards() const { return shards_; }
 
   bool ready() const { return trainer_ != nullptr; }
   Trainer* trainer() { return trainer_.get(); }
@@ -281,14 +222,12 @@ class GptSession {
   std::shared_ptr<const BpeTokenizer> tokenizer_;  // open_tokenizer's, for open_finish
   std::string tokenizer_name_;
   int threads_ = 1;
-  std::vector<float> step_params_, shard_grads_, shard_losses_, shard_in_;
-  std::vector<int> shard_ids_, shard_targets_;
-  std::vector<float> stage_losses_;  // step_add's losses, staged
-  std::unique_ptr<GPT> shard_;  // shard_model's
+  GptShards shards_{*this};
+  friend class GptShards;
 };
 
 // What is left for opening a model, and the most there can be: in wasm the module's address space
-// (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_cold_table.cpp).
+// (up to 4 GiB) minus what it uses; natively kMaxOpenBytes (gpt_full_table.cpp).
 int64_t open_memory_left();
 int64_t open_memory_max();
 // What fine-tuning `model` may take in all, and (where) how to name it in a refusal (gpt_finetune.cpp).

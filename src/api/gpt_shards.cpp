@@ -1,5 +1,5 @@
-// gpt_shards.cpp — GptSession's calls for a training step split across workers that each hold a
-// session (see gpt_session.h; the step in parts is train.h's). The main session samples the batch
+// gpt_shards.cpp — GptShards (gpt_shards.h): a training step split across workers that each hold a
+// session (see gpt_shards.h; the step in parts is train.h's). The main session samples the batch
 // and owns the run; a worker's session holds only a model of the same config (shard_model) and
 // computes one share's gradients with the parameters it is sent. Bytes are float32 or int32
 // little-endian (wasm and x86 both are).
@@ -7,6 +7,7 @@
 
 #include "api/gpt_json.h"
 #include "api/gpt_session.h"
+#include "api/gpt_shards.h"
 #include "formats/json.h"
 #include "api/spec.h"
 
@@ -91,22 +92,22 @@ Value compute_share(GPT& g, const std::vector<float>& params, const std::vector<
 
 }  // namespace
 
-const std::vector<int>& GptSession::batch_ids() const { return trainer_ ? trainer_->batch_ids() : kNoInts; }
-const std::vector<int>& GptSession::batch_targets() const {
-  return trainer_ ? trainer_->batch_targets() : kNoInts;
+const std::vector<int>& GptShards::batch_ids() const { return s_.trainer_ ? s_.trainer_->batch_ids() : kNoInts; }
+const std::vector<int>& GptShards::batch_targets() const {
+  return s_.trainer_ ? s_.trainer_->batch_targets() : kNoInts;
 }
 
-std::string GptSession::step_begin(int n) {
+std::string GptShards::step_begin(int n) {
   return guarded([&] {
-    require_model();
-    trainer_->begin_step(n);
-    const GPT& m = trainer_->model();
+    s_.require_model();
+    s_.trainer_->begin_step(n);
+    const GPT& m = s_.trainer_->model();
     step_params_.assign(m.params(), m.params() + m.num_parameters());
-    const int B = trainer_->config().batch_size;
+    const int B = s_.trainer_->config().batch_size;
     Value rows = Value::array();
     for (int k = 0; k <= n; ++k) rows.push(static_cast<long long>(shard_row(B, n, k)));
     Value v = Value::object();
-    v.set("step", static_cast<long long>(trainer_->steps_done() + 1));
+    v.set("step", static_cast<long long>(s_.trainer_->steps_done() + 1));
     v.set("shares", n);
     v.set("T", m.config().block_size);
     v.set("rows", std::move(rows));
@@ -114,66 +115,66 @@ std::string GptSession::step_begin(int n) {
   });
 }
 
-std::string GptSession::step_own() {
+std::string GptShards::step_own() {
   return guarded([&] {
-    require_model();
-    forget_caches();
-    trainer_->own_shard();
-    return share_loss(trainer_->model());
+    s_.require_model();
+    s_.forget_caches();
+    s_.trainer_->own_shard();
+    return share_loss(s_.trainer_->model());
   });
 }
 
-std::string GptSession::step_share(int k) {
+std::string GptShards::step_share(int k) {
   return guarded([&] {
-    require_model();
-    forget_caches();
-    trainer_->mirror_shard(k);
-    return share_loss(trainer_->model());
+    s_.require_model();
+    s_.forget_caches();
+    s_.trainer_->mirror_shard(k);
+    return share_loss(s_.trainer_->model());
   });
 }
 
-void GptSession::step_grads(const float*& p, size_t& n) {
-  p = trainer_ ? trainer_->model().grads() : nullptr;
-  n = trainer_ ? static_cast<size_t>(trainer_->model().num_parameters()) : 0;
+void GptShards::step_grads(const float*& p, size_t& n) {
+  p = s_.trainer_ ? s_.trainer_->model().grads() : nullptr;
+  n = s_.trainer_ ? static_cast<size_t>(s_.trainer_->model().num_parameters()) : 0;
 }
 
-const std::vector<float>& GptSession::step_share_grads() const {
-  return trainer_ ? trainer_->mirror_grads() : kNoFloats;
+const std::vector<float>& GptShards::step_share_grads() const {
+  return s_.trainer_ ? s_.trainer_->mirror_grads() : kNoFloats;
 }
 
-const std::vector<float>& GptSession::step_losses() const { return trainer_ ? trainer_->batch_losses() : kNoFloats; }
+const std::vector<float>& GptShards::step_losses() const { return s_.trainer_ ? s_.trainer_->batch_losses() : kNoFloats; }
 
-std::string GptSession::step_add(const std::string& grads, const std::string& losses) {
+std::string GptShards::step_add(const std::string& grads, const std::string& losses) {
   return guarded([&] {
-    require_model();
+    s_.require_model();
     read_words(shard_in_, grads, "gradients");
     read_words(stage_losses_, losses, "losses");
-    return add_share(*trainer_, shard_in_, stage_losses_);
+    return add_share(*s_.trainer_, shard_in_, stage_losses_);
   });
 }
 
-std::string GptSession::step_add_staged() {
+std::string GptShards::step_add_staged() {
   return guarded([&] {
-    require_model();
-    return add_share(*trainer_, shard_in_, stage_losses_);
+    s_.require_model();
+    return add_share(*s_.trainer_, shard_in_, stage_losses_);
   });
 }
 
-std::string GptSession::step_finish() {
+std::string GptShards::step_finish() {
   return guarded([&] {
-    require_model();
-    forget_caches();
-    const StepResult r = trainer_->finish_step();
+    s_.require_model();
+    s_.forget_caches();
+    const StepResult r = s_.trainer_->finish_step();
     std::vector<float> lrs, norms;
     if (!r.diverged) {
       lrs.push_back(r.lr);
       norms.push_back(r.grad_norm);
     }
-    return steps_answer({r.loss}, lrs, norms);
+    return s_.steps_answer({r.loss}, lrs, norms);
   });
 }
 
-std::string GptSession::shard_model(const std::string& config_json) {
+std::string GptShards::shard_model(const std::string& config_json) {
   return guarded([&] {
     const GPTConfig c = read_config(json::parse(config_json), "config");
     shard_ = std::make_unique<GPT>(c);
@@ -183,7 +184,7 @@ std::string GptSession::shard_model(const std::string& config_json) {
   });
 }
 
-std::string GptSession::shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
+std::string GptShards::shard_gradients(const std::string& params, const std::string& ids, const std::string& targets,
                                         int batch_rows) {
   return guarded([&] {
     if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
@@ -195,7 +196,7 @@ std::string GptSession::shard_gradients(const std::string& params, const std::st
   });
 }
 
-std::string GptSession::shard_gradients_staged(int batch_rows) {
+std::string GptShards::shard_gradients_staged(int batch_rows) {
   return guarded([&] {
     if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
     if (static_cast<int64_t>(shard_in_.size()) != shard_->num_parameters()) throw params_size(*shard_, 4 * shard_in_.size());
@@ -203,54 +204,54 @@ std::string GptSession::shard_gradients_staged(int batch_rows) {
   });
 }
 
-std::string GptSession::eval_begin(int n) {
+std::string GptShards::eval_begin(int n) {
   return guarded([&] {
-    require_model();
-    n = trainer_->begin_evaluate(n);
-    const GPT& m = trainer_->model();
+    s_.require_model();
+    n = s_.trainer_->begin_evaluate(n);
+    const GPT& m = s_.trainer_->model();
     step_params_.assign(m.params(), m.params() + m.num_parameters());
-    const int nb = trainer_->eval_batches();
+    const int nb = s_.trainer_->eval_batches();
     Value bounds = Value::array();
     for (int k = 0; k <= n; ++k) bounds.push(static_cast<long long>(shard_row(nb, n, k)));
     Value v = Value::object();
-    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("step", static_cast<long long>(s_.trainer_->steps_done()));
     v.set("shares", n);
     v.set("batches", nb);
-    v.set("B", trainer_->config().batch_size);
-    v.set("T", trainer_->context());
+    v.set("B", s_.trainer_->config().batch_size);
+    v.set("T", s_.trainer_->context());
     v.set("bounds", std::move(bounds));
     return v;
   });
 }
 
-std::string GptSession::eval_own() {
+std::string GptShards::eval_own() {
   return guarded([&] {
-    require_model();
-    trainer_->own_evaluate();
+    s_.require_model();
+    s_.trainer_->own_evaluate();
     return Value::object();
   });
 }
 
-std::string GptSession::eval_add_staged() {
+std::string GptShards::eval_add_staged() {
   return guarded([&] {
-    require_model();
-    trainer_->add_evaluate(stage_losses_.data(), static_cast<int64_t>(stage_losses_.size()));
+    s_.require_model();
+    s_.trainer_->add_evaluate(stage_losses_.data(), static_cast<int64_t>(stage_losses_.size()));
     return Value::object();
   });
 }
 
-std::string GptSession::eval_finish() {
+std::string GptShards::eval_finish() {
   return guarded([&] {
-    require_model();
-    const float loss = trainer_->finish_evaluate();
+    s_.require_model();
+    const float loss = s_.trainer_->finish_evaluate();
     Value v = Value::object();
-    v.set("step", static_cast<long long>(trainer_->steps_done()));
+    v.set("step", static_cast<long long>(s_.trainer_->steps_done()));
     v.set("val_loss", Value::f32(loss));
     return v;
   });
 }
 
-std::string GptSession::shard_evaluate_staged(int B, int T) {
+std::string GptShards::shard_evaluate_staged(int B, int T) {
   return guarded([&] {
     if (!shard_) throw InputError("no shard model yet: shard_model(config) first", "model");
     if (static_cast<int64_t>(shard_in_.size()) != shard_->num_parameters()) throw params_size(*shard_, 4 * shard_in_.size());
@@ -276,12 +277,12 @@ std::string GptSession::shard_evaluate_staged(int B, int T) {
   });
 }
 
-const std::vector<int>& GptSession::eval_ids() const { return trainer_ ? trainer_->eval_ids() : kNoInts; }
-const std::vector<int>& GptSession::eval_targets() const { return trainer_ ? trainer_->eval_targets() : kNoInts; }
+const std::vector<int>& GptShards::eval_ids() const { return s_.trainer_ ? s_.trainer_->eval_ids() : kNoInts; }
+const std::vector<int>& GptShards::eval_targets() const { return s_.trainer_ ? s_.trainer_->eval_targets() : kNoInts; }
 
-float* GptSession::stage_floats(int n) { return staged(shard_in_, n); }
-float* GptSession::stage_losses(int n) { return staged(stage_losses_, n); }
-int* GptSession::stage_ids(int n) { return staged(shard_ids_, n); }
-int* GptSession::stage_targets(int n) { return staged(shard_targets_, n); }
+float* GptShards::stage_floats(int n) { return staged(shard_in_, n); }
+float* GptShards::stage_losses(int n) { return staged(stage_losses_, n); }
+int* GptShards::stage_ids(int n) { return staged(shard_ids_, n); }
+int* GptShards::stage_targets(int n) { return staged(shard_targets_, n); }
 
 }  // namespace ap

@@ -96,14 +96,14 @@ async function both(native, session, call) {
     case 'generate_start': w = session.generate_start(JSON.stringify(call.spec)); break;
     case 'generate_next': w = session.generate_next(); break;
     case 'run_prompt': w = session.run_prompt(call.prompt); break;
-    case 'attention_maps': w = session.attention_maps_json(); break;
+    case 'attention_maps': w = session.attention_maps(); break;
     case 'attention_summary': w = session.attention_summary(); break;
     case 'head_spec': w = session.head_spec(call.layer, call.head); break;
     case 'next_token': w = session.next_token(JSON.stringify(call.spec)); break;
     case 'surprisal': w = session.surprisal(JSON.stringify(call.spec)); break;
-    case 'tasks': w = M.gpt_tasks_json(); break;
-    case 'kernels': w = M.gpt_set_kernels(call.tier); break;
-    case 'memory': w = M.gpt_memory_json(JSON.stringify(call.spec)); break;
+    case 'tasks': w = M.gpt_tasks(); break;
+    case 'kernels': w = M.gpt_kernels(call.tier); break;
+    case 'memory': w = M.gpt_memory(JSON.stringify(call.spec)); break;
     default: throw new Error(`no wasm twin for ${call.call}`);
   }
   return { native: n, wasm: w };
@@ -181,7 +181,7 @@ for (const c of REFERENCE_CASES) {
     } finally {
       native.close();
       session.delete();
-      M.gpt_set_kernels('fast');
+      M.gpt_kernels('fast');
     }
   });
 }
@@ -243,7 +243,7 @@ test('the same errors and the same divergence, word for word', { skip }, async (
   } finally {
     native.close();
     session.delete();
-    M.gpt_set_kernels('fast');
+    M.gpt_kernels('fast');
   }
 });
 
@@ -276,7 +276,7 @@ test('call_json: the wasm session answers `gpt api` lines as gpt api does, malfo
   } finally {
     native.close();
     session.delete();
-    M.gpt_set_kernels('fast');
+    M.gpt_kernels('fast');
   }
 });
 
@@ -325,7 +325,7 @@ test('reference kernels, fine-tuning an opened model: finetune, train, evaluate,
   try {
     const tiers = await both(native, session, { call: 'kernels', tier: 'reference' });
     assert.equal(tiers.wasm, tiers.native);
-    W.gpt_set_kernels('reference');
+    W.gpt_kernels('reference');
     const loaded = await native.call({ call: 'load', path: file });
     assert.equal(session.load(readFileSync(file), ''), loaded);
     // the memory figures of the opened model agree but for what there is: natively the 32 GiB limit, in wasm the module's room
@@ -353,8 +353,8 @@ test('reference kernels, fine-tuning an opened model: finetune, train, evaluate,
     assert.equal(JSON.parse(await native.call({ call: 'save', path: nativeFile })).ok, true);
     assert.deepEqual(session.save(), new Uint8Array(readFileSync(nativeFile)), 'the fine-tuned checkpoints are the same bytes');
   } finally {
-    W.gpt_set_kernels('fast');
-    M.gpt_set_kernels('fast');
+    W.gpt_kernels('fast');
+    M.gpt_kernels('fast');
     session.delete();
     native.close();
   }

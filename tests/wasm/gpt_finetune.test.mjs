@@ -67,11 +67,11 @@ test('a setting that will not fit is refused with both figures, and the model st
   }
 });
 
-test('fine-tuning is in the second module: a run of the start module is refused, field "piece"', async () => {
+test('fine-tuning is in the full module: a run of the start module is refused, field "piece"', async () => {
   const gpt = await loadGptApi();
   const run = gpt.create({ preset: 'tiny', task: 'copy', seed: 1 });
   try {
-    assert.throws(() => run.finetuneMemory({}), (e) => e.field === 'piece' && /second module/.test(e.message));
+    assert.throws(() => run.finetuneMemory({}), (e) => e.field === 'piece' && /full module/.test(e.message));
     assert.throws(() => run.finetune({}, FINETUNE_TEXT), (e) => e.field === 'piece');
     assert.equal(run.train(1).step, 1); // the run goes on
   } finally {

@@ -91,7 +91,7 @@ function ballast(M, n) {
 
 test('the slice buffer and the model above 2 GiB: filled through a view at its address, the same model', async () => {
   const gpt = await loadGptApi();
-  const M = gpt.openingModule; // the second module (gpt_core_full), where models are opened
+  const M = gpt.openingModule; // the full module (gpt_core_full), where models are opened
   // 21 MB of weights: a slice buffer of 16 MiB, larger than any hole below the ballast
   const cfg = { ...CFG, n_layer: 3, n_head: 4, n_embd: 384 };
   const set = [{ name: 'ckpt.pt', data: nanoGptCkpt(cfg, 4) }, { name: 'meta.pkl', data: metaPkl(CHARS) }];
@@ -155,7 +155,7 @@ test('a model whose parameters need one block of 2 GiB or more is refused before
   } finally {
     s.delete();
   }
-  assert.equal(gpt.module.heap_bytes_in_use(), before);
+  assert.equal(gpt.openingModule.heap_bytes_in_use(), before);
 });
 
 test('too large: refused before the buffer is made, with what it needs and what is left; nothing leaks', async () => {

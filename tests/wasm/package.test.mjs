@@ -37,7 +37,7 @@ test('the tarball holds the modules, types, wasm and page assets, and no tests, 
     'attention-stepper.js', 'attention-stepper.d.ts', 'embed-results.js', 'embed-results.d.ts', 'embed-resize.js',
     'gpt-lab.js', 'gpt-lab.d.ts', 'gpt-lab.css', 'lab-embed.html',
     'gen/attention_core.mjs', 'gen/attention_core.wasm', 'gen/gpt_core.mjs', 'gen/gpt_core.wasm',
-    'gpt-open.js', 'gpt-second.js', 'gen/gpt_core_full.mjs', 'gen/gpt_core_full.wasm',
+    'gpt-open.js', 'gpt-full.js', 'gen/gpt_core_full.mjs', 'gen/gpt_core_full.wasm',
     'stepper/stepper.css', 'stepper/share.css', 'index.html', 'embed.html', 'scorm/player.html', 'train/index.html',
     'train/worker.js', 'train/i18n-zh.js', 'gen/vendor/uplot.mjs', 'gen/vendor/uplot.LICENSE',
     'common/ui.js', 'common/lang.js', 'common/non-finite.js', 'common/state.js']) {

@@ -52,7 +52,8 @@ Command add_api(CLI::App& app) {
   CLI::App* api = app.add_subcommand(
       "api", "read one JSON call per line on stdin, answer one JSON line each (the wasm module's answers)");
   std::string calls;
-  for (const GptCall& c : gpt_calls()) calls += std::string(calls.empty() ? "" : ", ") + (*c.example ? c.example : c.name);
+  for (const GptCall& c : kGptCalls)
+    if (c.example) calls += std::string(calls.empty() ? "" : ", ") + (*c.example ? c.example : c.name);
   api->footer("Calls: " + calls + ". See docs/gpt.md.");
   return {api, cmd_api};
 }

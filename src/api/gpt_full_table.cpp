@@ -1,7 +1,7 @@
-// gpt_cold_table.cpp — where gpt_cold.h's table is found: natively always the linked one; in wasm
+// gpt_full_table.cpp — where gpt_full.h's handlers are found: natively always the linked one; in wasm
 // the one a module's bindings registered (gpt_core_full and gpt_core_mt do; gpt_core does not, so
 // the opening's, the fine-tuning's and the walk's code is not linked into it).
-#include "api/gpt_cold.h"
+#include "api/gpt_full.h"
 
 #include "api/gpt_session.h"
 #include "api/spec.h"
@@ -15,33 +15,31 @@
 namespace ap {
 
 namespace {
-const GptColdCalls* registered_calls = nullptr;
+const GptFullCalls* registered_calls = nullptr;
 }  // namespace
 
-void set_gpt_cold(const GptColdCalls* calls) { registered_calls = calls; }
+void set_gpt_full(const GptFullCalls* calls) { registered_calls = calls; }
 
-const GptColdCalls* gpt_cold() {
+const GptFullCalls* gpt_full() {
 #ifdef __EMSCRIPTEN__
   return registered_calls;
 #else
-  return registered_calls ? registered_calls : &gpt_cold_calls();
+  return registered_calls ? registered_calls : &gpt_full_calls();
 #endif
 }
 
-const GptColdCalls& need_gpt_cold() {
-  const GptColdCalls* calls = gpt_cold();
+std::string (*need_gpt_full(const char* name))(GptSession&, const GptCallArgs&) {
+  const GptFullCalls* calls = gpt_full();
   if (!calls)
-    throw InputError("opening a model, fine-tuning it and the walk are in the second module (gpt_core_full), not in this one",
+    throw InputError("opening a model, fine-tuning it and the walk are in the full module (gpt_core_full), not in this one",
                      "piece");
-  return *calls;
-}
-
-std::string gpt_cold_missing() {
-  return spec::guarded([]() -> json::Value { need_gpt_cold(); return json::Value::object(); });
+  for (const GptFullCall& c : *calls)
+    if (std::string(c.name) == name) return c.handler;
+  throw InputError(std::string("the call ") + name + " has no handler", "call");
 }
 
 // What is left for opening a model (gpt_session.h), here rather than in gpt_open.cpp: the page
-// asks before the second piece is loaded.
+// asks before the full module is loaded.
 int64_t open_memory_max() {
 #ifdef __EMSCRIPTEN__
   return static_cast<int64_t>(emscripten_get_heap_max());

@@ -1,11 +1,11 @@
-// gpt-second.js — the GPT core's second module for web/gpt.js: web/gen/gpt_core_full.mjs + .wasm,
+// gpt-full.js — the GPT core's full module for web/gpt.js: web/gen/gpt_core_full.mjs + .wasm,
 // the same core with the code that opens models trained elsewhere, fine-tunes them and walks a
-// position through the block, which gpt_core (the page's start) leaves out (src/api/gpt_cold.h).
+// position through the block, which gpt_core (the page's start) leaves out (src/api/gpt_full.h).
 // It is loaded once, on the first opening or walk (in Node at once: loadGpt awaits load()), with
 // the factory's options; in the threads build the module itself has that code and is used as is.
-// Here too: openModel's plumbing (the second module made, then web/gpt-open.js, the opening
+// Here too: openModel's plumbing (the full module made, then web/gpt-open.js, the opening
 // protocol and the file's reading, loaded on the first opening) and the memory left for opening.
-// Limits: one second module per loadGpt; it is never unloaded (wasm memory never shrinks).
+// Limits: one full module per loadGpt; it is never unloaded (wasm memory never shrinks).
 
 import { GptError } from './common/gpt-error.js';
 
@@ -13,7 +13,7 @@ export function isNode() {
   return typeof process === 'object' && typeof process.versions?.node === 'string' && typeof window === 'undefined';
 }
 
-// The second module, made with the factory's options; in Node its bytes are read here (the web
+// The full module, made with the factory's options; in Node its bytes are read here (the web
 // build cannot fetch in Node).
 async function loadFullModule(factory) {
   const { wasmBinary, ...options } = factory;
@@ -25,25 +25,25 @@ async function loadFullModule(factory) {
     const { default: createModule } = await import('./gen/gpt_core_full.mjs');
     return await createModule(options);
   } catch (e) {
-    throw new GptError(`the core's second module (gpt_core_full, for opening models and the walk) could not be loaded: ${e?.message ?? e}`, { field: 'piece' });
+    throw new GptError(`the core's full module (gpt_core_full, for opening models and the walk) could not be loaded: ${e?.message ?? e}`, { field: 'piece' });
   }
 }
 
 /**
- * The second module beside M (the module loadGpt made from `factory`'s options); answer parses the
+ * The full module beside M (the module loadGpt made from `factory`'s options); answer parses the
  * core's answers. Returns {module (null until loaded; M itself in the threads build, which has the
  * opening and the walk), load(), setKernels(tier) (the tier for it too, now or once loaded),
  * withWalk(session, f), openModel(files, options, adopt), openMemory()}.
  */
-export function secondModule(M, factory, answer) {
-  let full = M.cold_loaded() ? M : null;
+export function fullModule(M, factory, answer) {
+  let full = M.full_loaded() ? M : null;
   let loading = null;
   let tier = null; // the kernels last chosen (setKernels)
   const load = () => {
     if (full) return Promise.resolve();
     loading ??= loadFullModule(factory).then(
       (F) => {
-        if (tier !== null) F.gpt_set_kernels(tier);
+        if (tier !== null) F.gpt_kernels(tier);
         full = F;
       },
       (e) => {
@@ -59,14 +59,14 @@ export function secondModule(M, factory, answer) {
     load,
     setKernels(t) {
       tier = t;
-      if (full && full !== M) full.gpt_set_kernels(t);
+      if (full && full !== M) full.gpt_kernels(t);
     },
     // The session the walk runs on: the run's own when its module has the walk (a run of the
-    // second module: an opened model; the threads build), else for this one call a copy of its
-    // model in the second module (its checkpoint, the same numbers), freed after.
+    // full module: an opened model; the threads build), else for this one call a copy of its
+    // model in the full module (its checkpoint, the same numbers), freed after.
     withWalk(session, f) {
-      if (M.cold_loaded() || (full && session instanceof full.GptSession)) return f(session);
-      if (!full) throw new GptError('the walk is in the second module: await gpt.loadCold() first', { field: 'piece' });
+      if (M.full_loaded() || (full && session instanceof full.GptSession)) return f(session);
+      if (!full) throw new GptError('the walk is in the full module: await gpt.loadFull() first', { field: 'piece' });
       const bytes = session.save();
       if (bytes === null) throw new GptError(session.last_error(), { field: 'checkpoint' });
       const copy = new full.GptSession();
@@ -77,14 +77,14 @@ export function secondModule(M, factory, answer) {
         copy.delete();
       }
     },
-    // gpt.openModel: the files opened into a new session of the second module (gpt-open.js), which
+    // gpt.openModel: the files opened into a new session of the full module (gpt-open.js), which
     // adopt(session, opened) makes a run.
     async openModel(files, options, adopt) {
       await load();
       const { openModel } = await import('./gpt-open.js');
       return openModel({ newSession: () => new full.GptSession(), adopt, answer }, files, options);
     },
-    // gpt.openMemory: where models are opened, the second module once it is loaded, else M.
+    // gpt.openMemory: where models are opened, the full module once it is loaded, else M.
     openMemory() {
       const O = full ?? M;
       const { left, max } = O.open_memory();
