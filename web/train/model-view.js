@@ -17,7 +17,7 @@ import { exportBar, exportButtons } from '../export.js';
 
 /** The figures' module, loaded on the first save (export.js). */
 const figures = () => import('../figures.js');
-import { drawMap, masked, stepperUrl, tokenLabel } from './maps.js';
+import { drawMap, masked, stepperUrl, headSource, tokenLabel } from './maps.js';
 
 /** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */
 const BESIDE = 960;
@@ -158,7 +158,7 @@ export class ModelView {
       grid.append(el('h4', 'tr-mv-rowhead', t('maps.layer', { l: l + 1 })));
       for (let h = 0; h < NH; h++) {
         const a = el('a', 'tr-map');
-        a.href = stepperUrl(r.specs[l][h], this.opts.lang);
+        a.href = stepperUrl(r.specs[l][h], this.opts.lang, null, headSource(l, h, r));
         a.target = '_blank';
         a.rel = 'noopener';
         a.dataset.layer = String(l);
