@@ -1,6 +1,6 @@
 // test_parse.cpp — parse_matrix (matrix_parse.h): every accepted format listed in the header
-// (lines, ';', commas, tabs, JSON brackets, NumPy print and repr, a single bracketed row,
-// trailing whitespace, CRLF), number spellings, and every ParseError with its 1-based row/column.
+// (lines, ';', commas, tabs, JSON brackets, NumPy print and repr, NumPy and PyTorch code as written
+// and printed, a single bracketed row, trailing whitespace, CRLF), number spellings, and every ParseError with its 1-based row/column.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -86,6 +86,64 @@ TEST_CASE("parse: JSON and NumPy bracket styles", "[parse]") {
   check_matrix("[1, 2]", {{1, 2}});  // a single bracketed row
   check_matrix("[1 2 3]", {{1, 2, 3}});
   check_matrix("[[5]]", {{5}});
+}
+
+TEST_CASE("parse: NumPy and PyTorch code - calls as written and tensors as printed", "[parse]") {
+  check_matrix("np.array([[1., 0.], [0., 1.]])", kI2);
+  check_matrix("numpy.asarray([[1, 0], [0, 1]], dtype=np.float32)", kI2);
+  check_matrix("  np.array([[1., 0.],\n            [0., 1.]])\n", kI2);
+  check_matrix("torch.tensor([[1., 0.], [0., 1.]])", kI2);
+  check_matrix("torch.tensor([[1., 0.], [0., 1.]], dtype=torch.float32, requires_grad=True)", kI2);
+  check_matrix("tensor([[1., 0.], [0., 1.]], requires_grad=True)", kI2);
+  check_matrix("tensor([[1., 0.], [0., 1.]], grad_fn=<AddBackward0>)", kI2);
+  check_matrix("tensor([[1., 0.], [0., 1.]], device='cuda:0', grad_fn=<MmBackward0>)", kI2);
+  check_matrix("tensor([[ 0.1000, -0.2000],\n        [ 0.3000,  0.4000]])", {{0.1f, -0.2f}, {0.3f, 0.4f}});
+  check_matrix("tensor([[ 1.0000e-03, -2.5000e+00],\n        [ 3.0000e+00,  4.0000e+00]],\n       requires_grad=True)",
+               {{1e-3f, -2.5f}, {3, 4}});
+  check_matrix("Parameter containing:\ntensor([[ 0.5000, -1.0000]], requires_grad=True)", {{0.5f, -1}});
+  check_matrix("tensor([1., 2., 3.])", {{1, 2, 3}});  // a vector is one row
+  check_matrix("torch.FloatTensor([[1, 0], [0, 1]])", kI2);
+  check_matrix("tensor([[1., 0.], [0., 1.]],)", kI2);  // a trailing comma
+}
+
+TEST_CASE("parse errors: code that is not a matrix names what is wrong", "[parse][errors]") {
+  PE call = parse_error("torch.randn(2, 3)");
+  REQUIRE_PARSE_ERROR(call);
+  CHECK_THAT(call.what, Contains("'torch.randn('"));
+  PE tail = parse_error("tensor([[1., 0.]], 7)");
+  REQUIRE_PARSE_ERROR(tail);
+  CHECK_THAT(tail.what, Contains("at character 20"));
+  CHECK_THAT(tail.what, Contains("'7'"));
+  PE open = parse_error("tensor([[1., 0.]]");
+  REQUIRE_PARSE_ERROR(open);
+  CHECK_THAT(open.what, Contains("closing ')'"));
+  PE start = parse_error("x = [[1, 2]]");
+  REQUIRE_PARSE_ERROR(start);
+  CHECK_THAT(start.what, Contains("found 'x' at character 1"));
+  PE start_utf8 = parse_error("\xC3\xA9 [[1, 2]]");  // é: one character, named whole
+  REQUIRE_PARSE_ERROR(start_utf8);
+  CHECK_THAT(start_utf8.what, Contains("found '\xC3\xA9' at character 1"));
+  PE after = parse_error("tensor([[1., 0.]] x)");
+  REQUIRE_PARSE_ERROR(after);
+  CHECK_THAT(after.what, Contains("at character 19"));
+  PE row = parse_error("[[1, 2], 3]");
+  REQUIRE_PARSE_ERROR(row);
+  CHECK(row.row == 2);
+  CHECK_THAT(row.what, Contains("found '3' at character 10"));
+  PE cell = parse_error("tensor([[1., x], [0., 1.]])");
+  REQUIRE_PARSE_ERROR(cell);
+  CHECK(cell.row == 1);
+  CHECK(cell.column == 2);
+  CHECK_THAT(cell.what, Contains("'x'"));
+  PE shortened = parse_error("tensor([[0.1, 0.2, ..., 0.9],\n        [0.3, 0.4, ..., 0.8]])");
+  REQUIRE_PARSE_ERROR(shortened);
+  CHECK(shortened.row == 1);
+  CHECK(shortened.column == 3);
+  CHECK_THAT(shortened.what, Contains("profile='full'"));
+  PE rows_left_out = parse_error("array([[1, 2],\n       ...,\n       [3, 4]])");
+  REQUIRE_PARSE_ERROR(rows_left_out);
+  CHECK(rows_left_out.row == 2);
+  CHECK_THAT(rows_left_out.what, Contains("threshold=sys.maxsize"));
 }
 
 TEST_CASE("parse: trailing whitespace - trailing newlines and CRLF", "[parse]") {

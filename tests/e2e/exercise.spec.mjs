@@ -325,3 +325,37 @@ test('during an exercise the export offers the inputs only; once solved, every m
   await page.locator('[data-key="ex.reset"]').click();
   await expect.poll(options).not.toContain('heads.0.weights');
 });
+
+test('on a phone the bar points to the questions far below, and its link takes the keyboard there (en, 中文, step view)', async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 740 });
+  await ready(page);
+  await choose(page, 'causal-row');
+  const go = page.getByRole('button', { name: 'Your 8 cells to answer are in step 4 (adding the mask) ↓' });
+  await expect(go).toBeVisible();
+  const first = answer(page, 'masked', 2, 0);
+  await expect(first).not.toBeInViewport(); // far below the fold
+  await go.click();
+  await expect(first).toBeFocused();
+  await expect(first).toBeInViewport();
+  // in the step-by-step view the link shows that step first
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.getByRole('radio', { name: 'Step by step' }).click();
+  await expect(page.locator('.aps-progress-text')).toHaveText('Step 1 of 7: queries, keys and values');
+  await go.click();
+  await expect(page.locator('.aps-progress-text')).toHaveText('Step 4 of 7: adding the mask');
+  await expect(first).toBeFocused();
+  // solved: the pointer goes away
+  await page.getByRole('radio', { name: 'All steps' }).click();
+  const masked = await coreValues(page, 'masked');
+  const weights = await coreValues(page, 'weights');
+  const right = {};
+  for (let c = 0; c < 4; c++) { right[`masked:2:${c}`] = masked[2][c]; right[`weights:2:${c}`] = weights[2][c]; }
+  await fill(page, right);
+  await check(page);
+  await expect(page.locator('.aps-exercise-result')).toContainText('All 8 right');
+  await expect(go).toBeHidden();
+  // 中文
+  await page.getByRole('button', { name: 'Reset', exact: true }).click();
+  await page.locator('[data-key="lang.zh"]').click();
+  await expect(page.getByRole('button', { name: /^你要填写的 8 个单元格在第 4 步（.+）↓$/ })).toBeVisible();
+});

@@ -69,6 +69,23 @@ test('12 × 12 heads: every map and summary, a token pointed in all of them, any
   const [stepper] = await Promise.all([context.waitForEvent('page'), last.press('Enter')]);
   await stepper.waitForLoadState();
   expect(stepper.url()).toContain('/index.html#');
+  // the stepper knows who the head is: its line names layer, head, model and prompt, its rows are
+  // the prompt's tokens, and a link goes back to the training page
+  const { prompt, tokens: toks } = await page.evaluate(() => window.trainPage.runtime.maps);
+  const mark = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥');
+  await expect(stepper.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: RUN_MS });
+  await expect(stepper.getByText(`Layer 12, head 12 of m12x12.safetensors on “${prompt.replace(/\n/g, '↵')}”`)).toBeVisible();
+  await expect(stepper.getByRole('combobox', { name: 'Example' })).toHaveValue('custom');
+  await expect(stepper.getByRole('combobox', { name: 'Example' }).locator('option:checked')).toHaveText('Layer 12, head 12 of a model');
+  const weights = stepper.getByRole('grid', { name: /softmax/ }).first();
+  await expect(weights.locator('tbody th')).toHaveText(toks.map((tok, i) => `${i + 1} ${mark(tok)}`));
+  await expect(weights.locator('thead th.aps-idx')).toHaveText(toks.map((tok, i) => `${i + 1} ${mark(tok)}`));
+  await expect(stepper.getByRole('region', { name: 'Matrix Q' }).locator('tbody th')).toHaveText(toks.map((tok, i) => `${i + 1} ${mark(tok)}`));
+  const back = stepper.getByRole('link', { name: '← Back to the training page' });
+  expect(await back.getAttribute('href')).toBe(page.url());
+  await stepper.getByRole('button', { name: '中文' }).click();
+  await expect(stepper.getByText(`m12x12.safetensors 的第 12 层第 12 个头，输入为“${prompt.replace(/\n/g, '↵')}”`)).toBeVisible();
+  await expect(stepper.getByRole('link', { name: '← 返回训练页面' })).toBeVisible();
   await stepper.close();
 
   // the summaries: the rollout up to layer 12 opens large with its explanation

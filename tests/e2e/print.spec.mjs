@@ -121,3 +121,53 @@ for (const lang of ['en', 'zh']) {
     await expect(scores.locator('td')).toHaveCount(0);
   });
 }
+
+/** How many pixels of a panel's canvas are painted (not blank, not white); 0 while it is hidden. */
+const paintedPixels = (fig) => fig.locator('canvas.aps-mat-canvas').evaluate((c) => {
+  if (!c.width || !c.height || getComputedStyle(c).visibility === 'hidden') return 0;
+  const copy = document.createElement('canvas'); // (a reading canvas of its own: no readback warning)
+  copy.width = c.width;
+  copy.height = c.height;
+  const g = copy.getContext('2d', { willReadFrequently: true });
+  g.drawImage(c, 0, 0);
+  const d = g.getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] && (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250)) n++;
+  return n;
+});
+
+test('a far panel has its pixels and its text after beforeprint, and after paintAll() for a full-page screenshot', async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await open(page, 'en');
+  const example = page.getByRole('combobox', { name: 'Example' });
+  const out = page.locator('figure[data-panel="context"]'); // A·V: step 6, far below the first screen
+  const cells = out.locator('tbody td[data-c]');
+  // far from the screen, as the page's observer sees it (panels.js paints only near the screen)
+  const far = () => out.locator('.aps-mat-scroll').evaluate((e) => !e.apsView.live);
+  // what the panel shows once on screen (the page's own painting), then back at the top
+  await example.selectOption('causal-4');
+  await out.scrollIntoViewIfNeeded();
+  await expect.poll(() => paintedPixels(out)).toBeGreaterThan(100);
+  const want = await cells.allTextContents();
+  expect(want.length).toBeGreaterThan(0);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect.poll(far).toBe(true);
+  await example.selectOption('identity');
+  await example.selectOption('causal-4');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect.poll(far).toBe(true);
+  // printing: beforeprint paints it and writes its table
+  await page.evaluate(() => dispatchEvent(new Event('beforeprint')));
+  expect(await paintedPixels(out)).toBeGreaterThan(100);
+  expect(await cells.allTextContents()).toEqual(want);
+  await page.evaluate(() => dispatchEvent(new Event('afterprint')));
+  // a full-page screenshot: paintAll() paints every panel, rendered while off screen
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect.poll(far).toBe(true);
+  expect(await out.locator('.aps-mat-wrap').evaluate((e) => getComputedStyle(e).contentVisibility)).toBe('auto'); // skipped off screen
+  await page.evaluate(() => window.attentionStepper.paintAll());
+  expect(await paintedPixels(out)).toBeGreaterThan(100);
+  expect(await cells.allTextContents()).toEqual(want);
+  expect(await out.locator('.aps-mat-wrap').evaluate((e) => getComputedStyle(e).contentVisibility)).toBe('visible');
+  await page.screenshot({ path: testInfo.outputPath('full-page.png'), fullPage: true });
+});

@@ -153,12 +153,13 @@ test('bad input: every kind gets its message beside the matrix, keeps the input,
 
 test('paste box and grid paste read NumPy, TSV, JSON and "1 0; 0 1" with the C++ parser', async ({ page }) => {
   await ready(page);
-  await page.locator('[data-matrix="x"] .aps-paste summary').click();
   const area = page.locator('[data-key="x.paste"]');
   const use = page.locator('[data-key="x.paste-use"]');
   for (const text of ['array([[1., 0.],\n       [0., 1.],\n       [1., 1.]], dtype=float32)', '[[1. 0.]\n [0. 1.]\n [1. 1.]]', '1\t0\n0\t1\n1\t1', '[[1, 0], [0, 1], [1, 1]]', '1 0; 0 1; 1 1']) {
+    await page.locator('[data-matrix="x"] .aps-paste summary').click(); // (Use this closed it)
     await area.fill(text);
     await use.click();
+    await expect(area, text).toBeHidden();
     await expect(page.locator('[data-matrix="x"] .aps-shape'), text).toHaveText('3 × 2');
     await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr'), text).toHaveCount(3);
     await page.locator('[data-matrix="x"] [data-key="x.row-"]').click();
@@ -173,6 +174,48 @@ test('paste box and grid paste read NumPy, TSV, JSON and "1 0; 0 1" with the C++
   await expect(page.locator('[data-matrix="x"] .aps-shape')).toHaveText('3 × 2');
   await expect(gridCell(page, 'x', 2, 1)).toHaveText('10');
   expect((await page.evaluate(() => window.attentionStepper.getState())).matrices.x).toBe('5 6\n7 8\n9 10');
+});
+
+test('paste box reads NumPy and PyTorch code and prints, closes after Use this, names the character at fault', async ({ page }) => {
+  await ready(page);
+  const x = page.getByRole('region', { name: 'Matrix x' });
+  const open = () => x.getByText('Paste a matrix').click();
+  const area = x.getByLabel(/Text for x/);
+  const use = x.getByRole('button', { name: 'Use this' });
+  const cases = [
+    ['np.array([[1., 2.],\n          [3., 4.],\n          [5., 6.]])', ['1', '2', '3', '4', '5', '6']],
+    ['torch.tensor([[1., 0.], [0., 1.], [2., 2.]], dtype=torch.float32, requires_grad=True)', ['1', '0', '0', '1', '2', '2']],
+    ['tensor([[ 0.1000, -0.2000],\n        [ 0.3000,  0.4000],\n        [-1.5000,  2.0000]], grad_fn=<MmBackward0>)', ['0.1', '-0.2', '0.3', '0.4', '-1.5', '2']],
+  ];
+  for (const [text, cells] of cases) {
+    await open();
+    await area.fill(text);
+    await use.click();
+    await expect(area, text).toBeHidden(); // the box closed
+    await expect(x.locator('.aps-shape'), text).toHaveText('3 × 2');
+    await expect(x.getByRole('gridcell'), text).toHaveText(cells);
+    await expect(page.locator('figure[data-panel="weights"] .aps-mat:not(.aps-stats) tbody tr'), text).toHaveCount(3);
+  }
+  // the keyboard is back on the grid it filled
+  await expect(x.getByRole('gridcell', { name: 'x row 1, column 1' })).toBeFocused();
+  // bad code: the message names the character, the box stays open with the text, the grid unchanged
+  await open();
+  await area.fill('tensor([[1., 0.]], 7)');
+  await use.click();
+  await expect(x.locator('.aps-paste .aps-field-error')).toContainText("unexpected text after the closing ']' at character 20: '7'");
+  await expect(area).toHaveValue('tensor([[1., 0.]], 7)');
+  await expect(x.getByRole('gridcell').first()).toHaveText('0.1');
+  await area.fill('tensor([[0.1, ..., 0.9]])');
+  await use.click();
+  await expect(x.locator('.aps-paste .aps-field-error')).toContainText("row 1, column 2: the print left numbers out ('...')");
+  // 中文: the same box, the same reader
+  await page.getByRole('button', { name: '中文' }).click();
+  const xz = page.getByRole('region', { name: '矩阵 x' });
+  await xz.getByText('粘贴矩阵').click();
+  await xz.getByLabel(/x 的文本/).fill('np.array([[7., 8.]])');
+  await xz.getByRole('button', { name: '使用' }).click();
+  await expect(xz.getByLabel(/x 的文本/)).toBeHidden();
+  await expect(xz.getByRole('gridcell')).toHaveText(['7', '8']);
 });
 
 test('grid keyboard: arrows, typing replaces, Enter moves down, F2 edits, Escape cancels, Tab, resize keeps values', async ({ page }) => {
@@ -310,6 +353,165 @@ test('step mode: next / previous buttons, N / P keys, progress indicator, all-st
   await page.locator('[data-key="view.all"]').click();
   await expect(page.locator('.aps-stepnav')).toBeHidden();
   for (const p of ['q', 'scores', 'weights', 'out']) await expect(page.locator(`figure[data-panel="${p}"]`)).toBeVisible();
+});
+
+test('step mode keys: ← → J K Home End with the focus anywhere but a field; the keys are written under the steps', async ({ page }) => {
+  await ready(page);
+  await page.getByRole('radio', { name: 'Step by step' }).click();
+  const nav = page.getByRole('navigation', { name: 'Step navigation' });
+  const progress = nav.locator('.aps-progress-text');
+  await expect(progress).toHaveText('Step 1 of 8: queries, keys and values');
+  await expect(nav.getByText('Keys: → or N next, ← or P previous')).toBeVisible();
+  await page.evaluate(() => document.activeElement.blur()); // the focus on the page itself
+  await page.keyboard.press('ArrowRight');
+  await expect(progress).toHaveText('Step 2 of 8: scores S = QKᵀ');
+  await expect(page.locator('figure[data-panel="scores"]')).toBeVisible();
+  await page.keyboard.press('j');
+  await expect(progress).toHaveText('Step 3 of 8: scaling by 1/√d_k');
+  await page.keyboard.press('k');
+  await page.keyboard.press('ArrowLeft');
+  await expect(progress).toHaveText('Step 1 of 8: queries, keys and values');
+  await page.keyboard.press('End');
+  await expect(progress).toHaveText('Step 8 of 8: output projection ·W_o');
+  await expect(page.locator('figure[data-panel="out"]')).toBeVisible();
+  await page.keyboard.press('Home');
+  await expect(progress).toHaveText('Step 1 of 8: queries, keys and values');
+  // from the Next button too (Tab reaches it; the arrows then step)
+  await nav.getByRole('button', { name: 'Next →' }).focus();
+  await page.keyboard.press('ArrowRight');
+  await expect(progress).toHaveText('Step 2 of 8: scores S = QKᵀ');
+  // a panel's cells keep their arrows: the cell moves, the step stays
+  const q = page.getByRole('grid', { name: /^Q/ }).first();
+  await q.getByRole('gridcell').first().focus();
+  await page.keyboard.press('ArrowRight');
+  await expect(q.getByRole('gridcell').nth(1)).toBeFocused();
+  await expect(progress).toHaveText('Step 2 of 8: scores S = QKᵀ');
+  // and so does an input grid
+  await page.getByRole('gridcell', { name: 'x row 1, column 1' }).click();
+  await page.keyboard.press('ArrowRight');
+  await expect(page.getByRole('gridcell', { name: 'x row 1, column 2' })).toBeFocused();
+  await page.keyboard.press('End');
+  await expect(progress).toHaveText('Step 2 of 8: scores S = QKᵀ');
+  // 中文
+  await page.getByRole('button', { name: '中文' }).click();
+  await expect(page.getByText('按键：→ 或 N 下一步')).toBeVisible();
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press('ArrowRight');
+  await expect(page.locator('.aps-progress-text')).toHaveText(/^第 3 步，共 8 步/);
+});
+
+test('undo and redo: Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y over typing, a random fill and an example', async ({ page }) => {
+  await ready(page);
+  const weights = () => panelCells(page, 'weights').allTextContents();
+  const example = page.getByRole('combobox', { name: 'Example' });
+  const x00 = page.getByRole('gridcell', { name: 'x row 1, column 1' });
+  const start = { x: await page.evaluate(() => window.attentionStepper.getState().matrices), w: await weights() };
+  // typing one cell is one entry, whatever the number of keystrokes
+  await x00.click();
+  await page.keyboard.type('2.5');
+  await page.keyboard.press('Enter');
+  await expect(x00).toHaveText('2.5');
+  await expect(example).toHaveValue('custom');
+  const typed = await weights();
+  expect(typed).not.toEqual(start.w);
+  await page.getByRole('button', { name: 'Random fill' }).click();
+  const filled = await page.evaluate(() => window.attentionStepper.getState().matrices);
+  expect(filled.W_q).not.toBe(start.x.W_q);
+  await example.selectOption('two-token');
+  await expect(panelCells(page, 'weights')).toHaveText(['0.5000', '0.5000', '0.3302', '0.6698']);
+  // back, one change at a time (the keyboard on the example's select, then on the page)
+  await page.keyboard.press('Control+z');
+  await expect(example).toHaveValue('custom');
+  await expect.poll(() => page.evaluate(() => window.attentionStepper.getState().matrices)).toEqual(filled);
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press('Control+z');
+  await expect(x00).toHaveText('2.5');
+  await expect.poll(weights).toEqual(typed);
+  await page.keyboard.press('Control+z');
+  await expect(x00).toHaveText('1');
+  await expect.poll(weights).toEqual(start.w);
+  expect(await page.evaluate(() => window.attentionStepper.getState().matrices)).toEqual(start.x);
+  await page.keyboard.press('Control+z'); // nothing more to undo: nothing changes
+  await expect(x00).toHaveText('1');
+  // and forward again
+  await page.keyboard.press('Control+Shift+z');
+  await expect(x00).toHaveText('2.5');
+  await page.keyboard.press('Control+y');
+  await expect.poll(() => page.evaluate(() => window.attentionStepper.getState().matrices)).toEqual(filled);
+  await page.keyboard.press('Control+y');
+  await expect(example).toHaveValue('two-token');
+  // Ctrl+Z in a grid cell undoes there too, and the keyboard stays in the grid
+  await page.getByRole('gridcell', { name: 'K row 2, column 1' }).click();
+  await page.keyboard.press('Delete');
+  await expect(page.getByRole('gridcell', { name: 'K row 2, column 1' })).toHaveText('');
+  await page.keyboard.press('Control+z');
+  await expect(page.getByRole('gridcell', { name: 'K row 2, column 1' })).toHaveText('1');
+  await expect(page.getByRole('gridcell', { name: 'K row 2, column 1' })).toBeFocused();
+});
+
+test('the browser’s Back and Forward go through examples and random fills; typing stays in its entry', async ({ page }) => {
+  await ready(page);
+  const example = page.getByRole('combobox', { name: 'Example' });
+  await example.selectOption('two-token');
+  await expect(panelCells(page, 'weights')).toHaveText(['0.5000', '0.5000', '0.3302', '0.6698']);
+  await example.selectOption('causal-4');
+  await expect(example).toHaveValue('causal-4');
+  const causal = await panelCells(page, 'weights').allTextContents();
+  await page.getByRole('button', { name: 'Random fill' }).click();
+  const filled = await page.evaluate(() => window.attentionStepper.getState().matrices);
+  // keystrokes replace the entry they are made in (no entry per keystroke)
+  await page.getByRole('gridcell', { name: 'x row 1, column 1' }).click();
+  await page.keyboard.type('3');
+  await page.keyboard.press('Enter');
+  const inLink = () => page.evaluate(async () => (await import('/stepper/permalink.js')).decodeState(location.hash)?.matrices.x.split(/\s/)[0]);
+  await expect.poll(inLink).toBe('3'); // written into this entry once the typing pauses
+  await page.goBack();
+  await expect(example).toHaveValue('causal-4');
+  await expect(panelCells(page, 'weights')).toHaveText(causal);
+  await page.goBack();
+  await expect(example).toHaveValue('two-token');
+  await expect(panelCells(page, 'weights')).toHaveText(['0.5000', '0.5000', '0.3302', '0.6698']);
+  await page.goBack();
+  await expect(example).toHaveValue('identity'); // the page as first opened
+  await page.goForward();
+  await page.goForward();
+  await page.goForward();
+  await expect(page.getByRole('gridcell', { name: 'x row 1, column 1' })).toHaveText('3');
+  const now = await page.evaluate(() => window.attentionStepper.getState().matrices);
+  expect({ ...now, x: filled.x }).toEqual(filled);
+});
+
+test('on a phone the cell arithmetic closes: its × button and Escape (en, 中文)', async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 375, height: 740 });
+  await ready(page);
+  const box = page.getByRole('complementary', { name: 'Cell arithmetic' });
+  const cell = page.getByRole('grid', { name: 'softmax (A)' }).getByRole('gridcell').first();
+  await cell.scrollIntoViewIfNeeded();
+  await cell.click();
+  await expect(box.locator('.aps-explain-title')).toContainText('Cell arithmetic: ');
+  const open = (await box.boundingBox()).height;
+  expect(open).toBeGreaterThan(740 / 5); // what the issue saw: a good part of the screen
+  await page.screenshot({ path: testInfo.outputPath('phone-explain-open.png') });
+  const close = box.getByRole('button', { name: 'Close the cell arithmetic' });
+  await close.click();
+  await expect(box.getByText('Point at or focus')).toBeVisible();
+  await expect(close).toHaveCount(0);
+  expect((await box.boundingBox()).height).toBeLessThan(open / 2);
+  expect(await page.evaluate(() => window.attentionStepper.getState().focus)).toBeNull();
+  await page.screenshot({ path: testInfo.outputPath('phone-explain-closed.png') });
+  // Escape, from the cell the keyboard is on
+  await cell.focus();
+  await expect(box.locator('.aps-explain-title')).toContainText('Cell arithmetic: ');
+  await page.keyboard.press('Escape');
+  await expect(box.getByText('Point at or focus')).toBeVisible();
+  // 中文
+  await page.locator('[data-key="lang.zh"]').click();
+  const zhCell = page.getByRole('grid', { name: 'softmax（A）' }).getByRole('gridcell').first();
+  await zhCell.scrollIntoViewIfNeeded();
+  await zhCell.click();
+  const zhBox = page.getByRole('complementary', { name: '单元格算式' });
+  await zhBox.getByRole('button', { name: '关闭单元格算式' }).click();
+  await expect(zhBox.getByRole('button', { name: '关闭单元格算式' })).toHaveCount(0);
 });
 
 test('random fill is seeded; qkv mode; d_k = 64 saturation shows max and entropy', async ({ page }) => {

@@ -148,9 +148,13 @@ export const WRITE_DELAY = 150;
  * Binds a stepper controller ({getState, setState, on}) to location.hash: restores the state from
  * the hash now (if there is a valid one), writes the hash with history.replaceState once the
  * changes pause (WRITE_DELAY after the last one; at once when the page is hidden or left), and
- * follows hash changes made by the user (a pasted link). replaceState is not written at every
- * keystroke: with a long hash it costs 5–25 ms of the main thread each time, and browsers throttle
- * pages that call it too often.
+ * follows hash changes made by the user (a pasted link, the browser's Back and Forward).
+ * replaceState is not written at every keystroke: with a long hash it costs 5–25 ms of the main
+ * thread each time, and browsers throttle pages that call it too often. A change the learner made
+ * on purpose (the 'change' event's {push}: an example, a random fill, an option) is a new history
+ * entry at once (pushState), so Back returns to the state before it; the entry it leaves keeps
+ * the state from just before it (keystrokes not yet written included). Back to the entry without a
+ * state (the page as first opened) restores the state the page started with.
  * @param {{getState(): object, setState(s: object): void, on(ev: string, fn: Function): any}} controller
  * @param {{validate?: Function, restore?: boolean, suffix?: string}} [options] suffix: kept after
  *   the state in the hash ('&report-to=…': the page's own parameters, which the state does not hold)
@@ -170,28 +174,41 @@ export function bindPermalink(controller, { validate, restore = true, suffix = '
     }
   }
   let timer = 0;
+  let initial = null; // the state the page started with (Back to the entry without a hash)
+  try { initial = controller.getState(); } catch { /* none */ }
+  let shown = initial; // the state of the last 'change' (the one before a change that pushes)
+  const put = (state, push) => {
+    const hash = encodeState(state) + suffix;
+    if (hash === location.hash) return;
+    lastHash = hash;
+    if (push) history.pushState(null, '', hash); else history.replaceState(history.state, '', hash);
+  };
   const write = () => {
     clearTimeout(timer);
     timer = 0;
     let state;
     try { state = controller.getState(); } catch { return; }
-    const hash = encodeState(state) + suffix;
-    if (hash === location.hash) return;
-    lastHash = hash;
-    history.replaceState(history.state, '', hash);
+    put(state, false);
   };
   const onHash = () => {
     if (location.hash === lastHash) return;
     clearTimeout(timer); // a link the user pasted wins over a pending write
     timer = 0;
-    const s = decodeState(location.hash, { validate });
+    const s = location.hash.length > 1 ? decodeState(location.hash, { validate }) : initial;
     if (!s) return;
     lastHash = location.hash;
-    try { controller.setState(s); } catch { /* ignore */ }
+    try { controller.setState(s); shown = controller.getState(); } catch { /* ignore */ }
   };
-  const later = () => {
+  const later = (state, how) => {
     clearTimeout(timer);
-    timer = setTimeout(write, WRITE_DELAY);
+    timer = 0;
+    if (how?.push && state) {
+      if (shown) put(shown, false); // the entry we leave: the state just before (typing not yet written)
+      put(state, true);
+    } else {
+      timer = setTimeout(write, WRITE_DELAY);
+    }
+    if (state) shown = state;
   };
   const flush = () => { if (timer) write(); };
   const onVisibility = () => { if (document.visibilityState === 'hidden') flush(); };

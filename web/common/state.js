@@ -29,6 +29,13 @@
 //     kind: 'sum' | 'mse' | 'd_out',    //   L = Σ out | L = mean((out − target)²) | dOut as typed
 //     d_out: text,                      //   the typed dOut ('' = ones of out's shape when chosen)
 //     target: text,                     //   the target of 'mse' ('' = zeros of out's shape)
+//   },
+//   source: null | {                    // where Q, K, V came from: one head of a model on a prompt
+//     layer, head: integer ≥ 0,         //   (the training page's link; 0-based, shown from 1)
+//     model: string,                    //   the model's name as that page shows it
+//     prompt: string, tokens: [string], //   the prompt and its tokens (the rows' labels: queries
+//                                       //   tokens[base + i], keys tokens[j]), as the model read it
+//     back: string,                     //   the page to go back to (a relative or http(s) URL)
 //   }
 // }
 // States from before the backward mode (no direction / upstream) are valid: forward, the default
@@ -43,6 +50,12 @@ export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights'
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
 export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
   'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
+/**
+ * What the learner makes, as opposed to how the page shows it: the fields that undo and redo
+ * restore (undo.js) and whose change is a new entry in the browser's history (permalink.js). The
+ * view (view, step, head, head_view, display, lang, focus) is neither undone nor a history entry.
+ */
+export const CONTENT_KEYS = ['preset', 'mode', 'matrices', 'use_W_o', 'use_bias', 'options', 'seed', 'exercise', 'direction', 'upstream', 'source'];
 /** The panels an exercise may ask (exercise.js). */
 export const ASK_PANELS = [...PANEL_IDS, ...GRAD_PANEL_IDS];
 export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
@@ -84,6 +97,7 @@ export function defaultState() {
     // MSE against zeros: a loss whose gradient reaches Q and K (L = Σ out gives the identity
     // example ∂L/∂S′ = 0 all the way back to W_q and W_k; paint.js says why where it happens)
     upstream: { kind: 'mse', d_out: '', target: '' },
+    source: null,
   };
 }
 
@@ -132,7 +146,24 @@ export function validateState(obj) {
   const u = isObj(obj.upstream) ? obj.upstream : {};
   const text = (v) => (typeof v === 'string' && v.length <= 200_000 ? v : '');
   s.upstream = { kind: oneOf(u.kind, UPSTREAM_KINDS, d.upstream.kind), d_out: text(u.d_out), target: text(u.target) };
+  s.source = validateSource(obj.source);
   return s;
+}
+
+/** A clean source (state.source) or null; its back link only a relative or an http(s) URL. */
+export function validateSource(x) {
+  if (!isObj(x)) return null;
+  const str = (v, max) => (typeof v === 'string' ? v.slice(0, max) : '');
+  const tokens = Array.isArray(x.tokens) ? x.tokens.slice(0, MAX_DIM).map((v) => str(v, 64)) : [];
+  const back = str(x.back, 4000);
+  return {
+    layer: intIn(x.layer, 0, 1023, 0),
+    head: intIn(x.head, 0, 1023, 0),
+    model: str(x.model, 200),
+    prompt: str(x.prompt, 4000),
+    tokens,
+    back: /^(https?:\/\/|\.{0,2}\/(?!\/))/i.test(back) ? back : '',
+  };
 }
 
 // ───────────── the exercise (state.exercise; the logic that uses it is exercise.js) ─────────────

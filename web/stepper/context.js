@@ -12,6 +12,8 @@
 //
 // Limits: no DOM of its own; the fields are the component's, not an API for other code.
 import { BIAS_OF } from '../common/state.js';
+import { tokenMark } from '../common/export.js';
+import { createUndo, noteChange } from './undo.js';
 import { createI18n } from './i18n.js';
 import { visibleBSteps } from './backward.js';
 import { visibilityObserver } from './panels.js';
@@ -48,8 +50,8 @@ export function createEvents(names) {
       return () => listeners[ev].delete(fn);
     },
     /** Calls every listener of ev; one that throws does not stop the others (its error is rethrown later). */
-    emit(ev, arg) {
-      for (const fn of listeners[ev]) { try { fn(arg); } catch (e) { setTimeout(() => { throw e; }); } }
+    emit(ev, ...args) {
+      for (const fn of listeners[ev]) { try { fn(...args); } catch (e) { setTimeout(() => { throw e; }); } }
     },
     clear() { for (const set of Object.values(listeners)) set.clear(); },
   };
@@ -75,6 +77,7 @@ export function createContext({ api, root, id, embed, state }) {
     gc: { key: '', result: null, pick: null, eps: 0.01 }, // the gradient check (kept while the spec is the same)
     hover: null, // the cell under the mouse {panel, row, col, head?}: explained instead of state.focus
     optErrors: {}, // option key → its message, while the typed value is invalid
+    undo: createUndo(state), // undo and redo over what the learner made (undo.js)
     raf: 0, // the frame that ends the current compute (schedule)
     pendingCompute: false, // an edit came before that frame: compute again at its start
     destroyed: false,
@@ -94,8 +97,16 @@ export function createContext({ api, root, id, embed, state }) {
 
 /** A deep copy of the state (plain JSON). */
 export const getState = (ctx) => JSON.parse(JSON.stringify(ctx.state));
-/** A change made by the user: 'change' with the new state. */
-export const userChange = (ctx) => ctx.events.emit('change', getState(ctx));
+/**
+ * A change made by the user: 'change' with the new state and {push}: true when what the learner
+ * made changed on purpose (an example, a random fill, an option: a new entry in the browser's
+ * history), false for a keystroke or the view. typing: the cell or field being typed in, so that
+ * its keystrokes make one undo entry (undo.js).
+ */
+export function userChange(ctx, typing = null) {
+  const made = noteChange(ctx.undo, ctx.state, typing);
+  ctx.events.emit('change', getState(ctx), { push: made && !typing });
+}
 
 /** A change that rebuilds the page: mutate(state), render, then 'change'. */
 export function rebuild(ctx, mutate) {
@@ -118,6 +129,20 @@ export function activeInputs(ctx) {
   const names = s.mode === 'x' ? ['x', 'W_q', ...b('b_q'), 'W_k', ...b('b_k'), 'W_v', ...b('b_v')] : ['Q', 'K', 'V'];
   if (s.use_W_o) names.push('W_o', ...b('b_o'));
   return names;
+}
+
+/** A row's label from a token: its number and the token with spaces made visible ("3 ␣the"). */
+export const tokenRowLabel = (i, token) => `${i + 1} ${tokenMark(token)}`;
+
+/**
+ * The token labels of the axes when the matrices came from a model on a prompt (state.source) and
+ * have a row per token: {keys: T_total labels, queries: T labels (keys from base on)}; else null.
+ */
+export function tokenAxes(ctx, T_total) {
+  const tokens = ctx.state.source?.tokens;
+  if (!tokens?.length || tokens.length !== T_total) return null;
+  const keys = tokens.map((tok, j) => tokenRowLabel(j, tok));
+  return { keys, queries: keys.slice(ctx.state.options.base) };
 }
 
 export const isBackward = (ctx) => ctx.state.direction === 'backward';

@@ -13,7 +13,7 @@ import { MatrixEditor, textToCells } from './grid.js';
 import { cellText } from '../common/format.js';
 import { PRESETS, presetPatch } from '../common/presets.js';
 import { EXERCISE_IDS } from '../common/exercise.js';
-import { STEPS, BIASES, UPSTREAM_EDITOR, rebuild, recompute, userChange, activeInputs, isBackward } from './context.js';
+import { STEPS, BIASES, UPSTREAM_EDITOR, rebuild, recompute, userChange, activeInputs, isBackward, tokenRowLabel } from './context.js';
 import { layoutSteps } from './pipeline.js';
 import { chooseExercise } from './exercise-bar.js';
 
@@ -71,7 +71,9 @@ export function toolbar(ctx) {
   const { t, state } = ctx;
   const bar = el('div', 'aps-toolbar');
   // the example
-  const preset = selectTool(ctx, 'preset', 'ui.preset', [...PRESETS.map((p) => [p, t(`preset.${p}.title`)]), ['custom', t('preset.custom.title')]],
+  const src = state.source;
+  const custom = src ? t('source.option', { l: src.layer + 1, h: src.head + 1 }) : t('preset.custom.title');
+  const preset = selectTool(ctx, 'preset', 'ui.preset', [...PRESETS.map((p) => [p, t(`preset.${p}.title`)]), ['custom', custom]],
     state.preset, (v) => applyPreset(ctx, v));
   preset.sel.setAttribute('aria-describedby', `${ctx.id}preset-note`);
   ctx.dom.presetSelect = preset.sel;
@@ -104,6 +106,7 @@ function applyPreset(ctx, p) {
     s.preset = p;
     s.exercise = null; // another example: the exercise was about the old one
     if (!patch) return;
+    s.source = null; // its matrices are no longer the model's
     s.mode = patch.mode;
     s.matrices = { ...s.matrices, ...patch.matrices };
     s.use_W_o = patch.use_W_o;
@@ -118,9 +121,41 @@ function applyPreset(ctx, p) {
   });
 }
 
+const PROMPT_SHOWN = 160; // characters of a prompt shown in the source line
+
+/**
+ * Where the matrices came from (state.source): "Layer 2, head 3 of <model> on “<prompt>”", and
+ * the link back to the page that opened it.
+ */
+export function sourceLine(ctx) {
+  const { t } = ctx;
+  const src = ctx.state.source;
+  const line = el('p', 'aps-source');
+  const cut = src.prompt.length > PROMPT_SHOWN ? `${src.prompt.slice(0, PROMPT_SHOWN)}…` : src.prompt;
+  const words = { l: src.layer + 1, h: src.head + 1, model: src.model, prompt: cut.replace(/\n/g, '↵') };
+  line.append(el('span', 'aps-source-text', t(src.model ? 'source.line' : 'source.lineNoModel', words)));
+  if (src.back) {
+    const a = el('a', 'aps-source-back', t('source.back'));
+    a.href = new URL(src.back, location.href).href;
+    line.append(' ', a);
+  }
+  return line;
+}
+
 /** The example's explanation under the toolbar. */
 export function updatePresetNote(ctx) {
   ctx.dom.presetNote.textContent = ctx.t(`preset.${ctx.state.preset}.text`);
+}
+
+/**
+ * The rows' labels of an input grid whose rows are the tokens of a prompt (state.source): x, K and
+ * V have a row per token, Q a row per query (the tokens from base on); null for the others.
+ */
+function tokenRows(ctx, name) {
+  const tokens = ctx.state.source?.tokens;
+  if (!tokens?.length || !['x', 'Q', 'K', 'V'].includes(name)) return null;
+  const from = name === 'Q' ? ctx.state.options.base : 0;
+  return (i) => (from + i < tokens.length ? tokenRowLabel(from + i, tokens[from + i]) : null);
 }
 
 /**
@@ -129,11 +164,11 @@ export function updatePresetNote(ctx) {
  */
 function matrixEditor(ctx, name, hint, text, vector, store) {
   const ed = new MatrixEditor({
-    name, hint, text, t: ctx.t, api: ctx.api, idPrefix: ctx.id, maxDim: MAX_DIM, vector,
-    onChange: (typed) => {
+    name, hint, text, t: ctx.t, api: ctx.api, idPrefix: ctx.id, maxDim: MAX_DIM, vector, rowLabel: tokenRows(ctx, name),
+    onChange: (typed, typing) => {
       if (store(typed) === false) return;
       ctx.schedule();
-      userChange(ctx);
+      userChange(ctx, typing ? `${name}:${typing}` : null);
     },
   });
   ctx.editors.set(name, ed);
@@ -226,7 +261,7 @@ function intInput(ctx, key, value, min, max) {
       if (key === 'seed') ctx.state.seed = v; else ctx.state.options[key] = v;
     }
     ctx.schedule();
-    userChange(ctx);
+    userChange(ctx, `option:${key}`);
   });
   return inp;
 }

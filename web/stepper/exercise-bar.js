@@ -11,7 +11,7 @@ import { el, hide, setText } from '../common/ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
 import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol, isSlip } from '../common/exercise.js';
-import { STEPS, biases, userChange, getState } from './context.js';
+import { STEPS, biases, userChange, getState, visibleSteps } from './context.js';
 import { encodeState } from '../common/permalink.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
@@ -81,6 +81,15 @@ export function exerciseBar(ctx) {
   bar.append(h);
   bar.append(el('p', 'aps-exercise-task', ctx.authoring ? t('exercise.author.task') : ready ? t(`exercise.${x.id}.task`) : t('exercise.custom.task')));
   bar.append(el('p', 'aps-exercise-tol', tolText(t, x.tol)));
+  if (!ctx.authoring) {
+    // where the questions are: often far below, in a later step (exPointer writes it)
+    dom.exGo = el('button', 'aps-exercise-go');
+    dom.exGo.type = 'button';
+    dom.exGo.dataset.key = 'ex.go';
+    dom.exGo.hidden = true;
+    dom.exGo.addEventListener('click', () => goToQuestions(ctx));
+    bar.append(dom.exGo);
+  } else dom.exGo = null;
   dom.exErrors = el('ul', 'aps-exercise-errors');
   bar.append(dom.exErrors);
   const buttons = el('div', 'aps-exercise-row');
@@ -219,6 +228,41 @@ export function paintExercise(ctx) {
   if (dom.exErrors) dom.exErrors.replaceChildren(...errors.map((e) => el('li', '', e)));
   if (dom.exAsked) setText(dom.exAsked, t('exercise.asked', { n: exAllKeys(ctx).length }));
   exResultText(ctx);
+  exPointer(ctx);
+}
+
+/** The first panel with questions, in the page's order, and how many cells are asked; null if none. */
+function firstQuestion(ctx) {
+  const keys = exAllKeys(ctx);
+  const panels = new Set(keys.map((k) => k.split(':')[0]));
+  for (const p of ctx.views.keys()) if (panels.has(p)) return { panel: p, n: keys.length };
+  return null;
+}
+
+/** The bar's pointer to the questions: "Your 4 cells to answer are in step 5 (…) ↓", while they are open. */
+function exPointer(ctx) {
+  const b = ctx.dom.exGo;
+  if (!b) return;
+  const q = quizzing(ctx) ? firstQuestion(ctx) : null;
+  hide(b, !q);
+  if (!q) return;
+  const fig = ctx.views.get(q.panel).fig;
+  const s = fig.querySelector('.aps-step-no')?.textContent ?? '';
+  setText(b, ctx.t('exercise.goto', { n: q.n, s, name: ctx.t(`stepname.${fig.dataset.step}`) }));
+}
+
+/** Scrolls to the first question (its step shown in the step-by-step view) and puts the keyboard in it. */
+function goToQuestions(ctx) {
+  const q = firstQuestion(ctx);
+  if (!q || !ctx.trace) return;
+  const v = ctx.views.get(q.panel);
+  if (ctx.state.view === 'step') {
+    const k = visibleSteps(ctx).findIndex((st) => st.id === v.fig.dataset.step);
+    if (k >= 0 && k !== ctx.state.step) { ctx.state.step = k; ctx.paint(); userChange(ctx); }
+  }
+  v.fig.scrollIntoView({ block: 'start' });
+  v.view.ensurePainted?.();
+  v.fig.querySelector('td.is-ask input')?.focus({ preventScroll: true });
 }
 
 /** The handlers of the answer inputs of one panel. */

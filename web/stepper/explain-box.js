@@ -11,6 +11,7 @@ import { explainGrad } from './explain-grad.js';
 import { exLine } from '../common/explain-math.js';
 import { quizzing, exKey, exHint } from './exercise-bar.js';
 import { isSlip } from '../common/exercise.js';
+import { userChange } from './context.js';
 
 /** The (empty) explanation box, ctx.dom.explain: filled by showExplain. */
 export function explainBox(ctx) {
@@ -37,6 +38,7 @@ export function showExplain(ctx) {
   dom.explain.replaceChildren();
   dom.explainHint = false;
   const head = el('h3', 'aps-explain-title', t('ex.label'));
+  if (valid) dom.explain.append(closeButton(ctx));
   dom.explain.append(head);
   if (!valid) {
     dom.explain.append(el('p', 'aps-explain-hint', t('ex.hint')));
@@ -67,6 +69,33 @@ export function showExplain(ctx) {
     else if (f.editor && editors.has(f.editor)) editors.get(f.editor).highlight(f.row ?? null, f.col ?? null);
   }
   for (const [p, fs] of byPanel) views.get(p).view.mark(null, fs);
+}
+
+/** The box's close button (Escape does the same): on a phone the box covers a good part of the screen. */
+function closeButton(ctx) {
+  const b = el('button', 'aps-explain-close', '×');
+  b.type = 'button';
+  b.dataset.key = 'ex.close';
+  b.setAttribute('aria-label', ctx.t('ex.close'));
+  b.title = ctx.t('ex.close');
+  b.setAttribute('aria-keyshortcuts', 'Escape');
+  b.addEventListener('click', () => closeExplain(ctx));
+  return b;
+}
+
+/**
+ * Closes the explanation: no cell explained (the box back to its one-line hint), the keyboard on
+ * the box; false when there was nothing to close.
+ */
+export function closeExplain(ctx) {
+  if (!ctx.trace || !ctx.dom.explain || ctx.dom.explainHint) return false;
+  ctx.hover = null;
+  ctx.state.focus = null;
+  showExplain(ctx);
+  ctx.dom.explain.tabIndex = -1;
+  ctx.dom.explain.focus({ preventScroll: true });
+  userChange(ctx);
+  return true;
 }
 
 /**

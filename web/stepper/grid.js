@@ -26,8 +26,10 @@ export function cellsToText(cells) {
 
 /**
  * One matrix editor: a header (name, shape, resize buttons), the grid, an error slot, a paste box.
- * opts: { name, hint, text, t, api, idPrefix, maxDim, onChange(text), onPaste?, vector? (a bias:
- * one row, no row buttons) }
+ * opts: { name, hint, text, t, api, idPrefix, maxDim, onChange(text, typing?), onPaste?, vector? (a
+ * bias: one row, no row buttons) }; typing: 'r,c' of the cell whose keystrokes made the change
+ * (they are one undo entry), absent for a change made at once (a paste, a resize, Delete).
+ * rowLabel?(i): a row's label instead of its number (a prompt's token), or null.
  */
 export class MatrixEditor {
   constructor(opts) {
@@ -82,7 +84,7 @@ export class MatrixEditor {
     this.pasteArea.rows = 3;
     this.pasteArea.spellcheck = false;
     this.pasteArea.dataset.key = `${name}.paste`;
-    this.pasteArea.placeholder = '[[1, 0], [0, 1]]';
+    this.pasteArea.placeholder = '[[1, 0], [0, 1]]  np.array(…)  tensor(…)';
     lab.append(this.pasteArea);
     const use = el('button', 'aps-btn', t('paste.use'));
     use.type = 'button';
@@ -132,7 +134,9 @@ export class MatrixEditor {
     this.tds = [];
     for (let i = 0; i < R; i++) {
       const tr = body.insertRow();
-      const th = el('th', 'aps-idx', String(i + 1));
+      const label = this.o.rowLabel?.(i);
+      const th = el('th', 'aps-idx', label ?? String(i + 1));
+      if (label) th.title = label;
       th.scope = 'row';
       tr.append(th);
       const tdRow = [];
@@ -218,14 +222,15 @@ export class MatrixEditor {
     input.focus();
     if (initial == null) input.select();
     else input.setSelectionRange(input.value.length, input.value.length);
+    const typing = `${r},${c}`; // the keystrokes of one cell: one undo entry
     input.addEventListener('input', () => {
       this.setCell(r, c, input.value.trim());
-      this.o.onChange(this.text());
+      this.o.onChange(this.text(), typing);
     });
     input.addEventListener('blur', () => this.endEdit(true, false));
     if (initial != null) {
       this.setCell(r, c, input.value.trim());
-      this.o.onChange(this.text());
+      this.o.onChange(this.text(), typing);
     }
   }
 
@@ -237,7 +242,7 @@ export class MatrixEditor {
     else this.setCell(ed.r, ed.c, ed.input.value.trim());
     ed.input.remove();
     this.paint();
-    this.o.onChange(this.text());
+    this.o.onChange(this.text(), `${ed.r},${ed.c}`);
     if (refocus) ed.td.focus();
   }
 
@@ -270,7 +275,8 @@ export class MatrixEditor {
       e.preventDefault();
       this.startEdit(k);
     }
-    if (k !== 'Tab' || e.defaultPrevented) e.stopPropagation();
+    // a key the grid used stays in it; Tab and Ctrl/⌘ combinations it left alone (Ctrl+Z) go on
+    if (e.defaultPrevented || (k !== 'Tab' && !e.ctrlKey && !e.metaKey)) e.stopPropagation();
   }
 
   moveTab(back) {
@@ -347,6 +353,9 @@ export class MatrixEditor {
     this.pasteError.textContent = '';
     this.cells = m.map((row) => row.map(cellText));
     this.changed(true);
+    // done: the box closes and the keyboard lands on the grid it filled
+    this.details.open = false;
+    this.setPos(0, 0);
   }
 
   /** Marks the cell (1-based row, column) or row at fault, or clears the marks (row 0). */

@@ -11,7 +11,7 @@ import { el, hide, setText } from '../common/ui.js';
 import { formula, gradFormula } from '../common/math.js';
 import { HEAD_GRAD_PANELS } from './backward.js';
 import { formatNumber } from '../common/format.js';
-import { BIASES, HEAD_PANELS, LARGE_T, userChange, largeT, heatOnly, heatPanel, headsSide } from './context.js';
+import { BIASES, HEAD_PANELS, LARGE_T, userChange, largeT, heatOnly, heatPanel, headsSide, tokenAxes } from './context.js';
 import { viewKind, buildMultiples, layoutSteps } from './pipeline.js';
 import { showExplain } from './explain-box.js';
 import { paintExercise, quizzing } from './exercise-bar.js';
@@ -80,22 +80,27 @@ function forwardSpecs(ctx, tr, h, quiz) {
   const over = new Set(tr.overflow_rows.filter((r) => r.head === h).map((r) => r.row));
   const rowClass = (i) => (quiz ? '' : empty.has(i) ? 'is-empty-row' : over.has(i) ? 'is-overflow-row' : '');
   const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
+  // the prompt's tokens on the axes, when the matrices came from a model (state.source)
+  const axes = tokenAxes(ctx, tr.T_total);
+  const qRows = axes ? { rowLabels: axes.queries } : {};
+  const kRows = axes ? { rowLabels: axes.keys } : {};
+  const qk = axes ? { rowLabels: axes.queries, colLabels: axes.keys } : {};
   return {
-    q: [H.q, `T × d_k = ${tr.T} × ${tr.head_dim}`],
-    k: [H.k, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
-    v: [H.v, `T_total × d_v = ${tr.T_total} × ${tr.d_v}`],
-    scores: [H.scores, TT],
-    scaled: [H.scaled, TT],
-    masked: [H.masked, TT],
-    weights: [H.weights, TT, { range: [0, 1], rowClass }, { rowClass, extra: [
+    q: [H.q, `T × d_k = ${tr.T} × ${tr.head_dim}`, qRows],
+    k: [H.k, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`, kRows],
+    v: [H.v, `T_total × d_v = ${tr.T_total} × ${tr.d_v}`, kRows],
+    scores: [H.scores, TT, qk],
+    scaled: [H.scaled, TT, qk],
+    masked: [H.masked, TT, qk],
+    weights: [H.weights, TT, { range: [0, 1], rowClass, ...qk }, { rowClass, ...qRows, extra: [
       // a float sum: always 4 decimals (1.0000 and 0.99999994 alike), never a bare "1" beside "1.0000"
       { head: 'Σ', title: t('panel.sumTitle'), values: H.weight_row_sums, cls: 'is-sum', fmt: (v) => (Number.isFinite(v) ? v.toFixed(4) : formatNumber(v)) },
       { head: 'max', title: t('panel.derivedTitle'), values: H.weights.map((r) => (r.some(Number.isNaN) ? NaN : Math.max(...r))), cls: 'is-derived' },
       { head: 'H', title: t('panel.derivedTitle'), values: H.weights.map(entropyBits), cls: 'is-derived', fmt: (v) => (Number.isNaN(v) ? 'NaN' : v.toFixed(2)) },
     ] }],
-    context: [H.context, `T × d_v = ${tr.T} × ${tr.d_v}`, { rowClass }],
-    concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`],
-    out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`],
+    context: [H.context, `T × d_v = ${tr.T} × ${tr.d_v}`, { rowClass, ...qRows }],
+    concat: [tr.concat, `T × n_head·d_v = ${tr.T} × ${tr.n_head * tr.d_v}`, qRows],
+    out: [tr.out, `T × d_out = ${tr.T} × ${tr.d_out}`, qRows],
   };
 }
 

@@ -207,6 +207,13 @@ function fillCells(ctx, fill, rects, rect) {
   }
 }
 
+/** The widest a text label of a row or a column may make its header (em of the numbers' font). */
+const LABEL_EM = 9;
+/** An element's horizontal padding (px). */
+const paddingX = (e) => { const cs = getComputedStyle(e); return parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight); };
+/** A row or column header's text label (its title too, for one cut by the ellipsis). */
+const labelHead = (th, text) => { setText(th, text); if (th.title !== text) th.title = text; };
+
 export class MatrixView {
   /**
    * opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null),
@@ -303,9 +310,9 @@ export class MatrixView {
     for (let i = 0; i < R; i++) {
       const cls = opts.rowClass?.(i) ?? '';
       if (this.rowEls[i].className !== cls) this.rowEls[i].className = cls;
-      if (opts.rowLabels) setText(this.rowHeads[i], String(opts.rowLabels[i]));
+      if (opts.rowLabels) labelHead(this.rowHeads[i], String(opts.rowLabels[i]));
     }
-    if (opts.colLabels) opts.colLabels.forEach((l, j) => setText(this.colHeads[j], String(l)));
+    if (opts.colLabels) opts.colLabels.forEach((l, j) => labelHead(this.colHeads[j], String(l)));
     this.refreshAsk();
     this.render();
   }
@@ -465,6 +472,7 @@ export class MatrixView {
     this.geo = {
       fontPx, family, font, ascent, descent, rowH, padX, sp: 2,
       headH: Math.round(thPx * 1.6),
+      thFont: `500 ${thPx}px ${family}`, thPad: this.rowHeads?.[0] ? paddingX(this.rowHeads[0]) : 2 * Math.round(thPx * 0.3),
       rowHeadW: Math.ceil(digitTh * Math.max(2, String(R).length) + 2 * Math.round(thPx * 0.3)),
       minW: Math.ceil(mt.zero * 6 + 2 * padX),
       probe: this.probe.offsetWidth,
@@ -485,7 +493,7 @@ export class MatrixView {
     for (let j = 0; j < C; j++) {
       // an asked cell is as wide as an answer may be, whatever the value (its width tells nothing)
       const s = widest(texts.cells.map((r, i) => (this.ask?.has(`${i},${j}`) ? '−0.000000' : r[j])));
-      widths.push(Math.max(g.minW, Math.ceil(measure(s, s === 'NaN') + 2 * g.padX + 1)));
+      widths.push(Math.max(g.minW, g.colMin?.[j] ?? 0, Math.ceil(measure(s, s === 'NaN') + 2 * g.padX + 1)));
     }
     const extra = this.data.opts.extra ?? [];
     texts.extra.forEach((vals, k) => {
@@ -493,6 +501,14 @@ export class MatrixView {
       widths.push(Math.ceil(measure(s, true) + 2 * g.padX + 2));
     });
     return widths;
+  }
+
+  /** The geometry widened for text labels (a prompt's tokens), up to LABEL_EM em (then "…", the title whole). */
+  labelGeometry(g) {
+    const { rowLabels, colLabels } = this.data.opts;
+    if (!rowLabels && !colLabels) return g;
+    const w = (s) => Math.min(Math.round(g.fontPx * LABEL_EM), Math.ceil(textWidth(g.thFont, String(s))) + g.thPad + 2);
+    return { ...g, rowHeadW: rowLabels ? Math.max(g.rowHeadW, ...rowLabels.map(w)) : g.rowHeadW, colMin: colLabels?.map(w) };
   }
 
   /** Sets the table's geometry (fixed layout) from the widths; written only when it changes. */
@@ -523,8 +539,9 @@ export class MatrixView {
    * when there is no canvas to paint (no 2D context, or a canvas too large to be worth it).
    */
   ensureGeometry() {
-    const g = this.geo ?? this.measure();
-    if (!g) return null;
+    const g0 = this.geo ?? this.measure();
+    if (!g0) return null;
+    const g = this.labelGeometry(g0);
     const widths = this.layoutColumns(null, g, this.texts());
     this.applyGeometry(g, widths);
     const [W, H] = this.cssSize;

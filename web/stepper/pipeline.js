@@ -99,11 +99,11 @@ function stepNav(ctx) {
   dom.prev = el('button', 'aps-btn', t('step.prev'));
   dom.prev.type = 'button';
   dom.prev.dataset.key = 'step.prev';
-  dom.prev.setAttribute('aria-keyshortcuts', 'P [');
+  dom.prev.setAttribute('aria-keyshortcuts', 'ArrowLeft P K [');
   dom.next = el('button', 'aps-btn aps-btn-primary', t('step.next'));
   dom.next.type = 'button';
   dom.next.dataset.key = 'step.next';
-  dom.next.setAttribute('aria-keyshortcuts', 'N ]');
+  dom.next.setAttribute('aria-keyshortcuts', 'ArrowRight N J ]');
   dom.prev.addEventListener('click', () => go(ctx, -1));
   dom.next.addEventListener('click', () => go(ctx, 1));
   dom.progress = el('div', 'aps-progress');
@@ -112,6 +112,11 @@ function stepNav(ctx) {
   dom.progressBar = el('ol', 'aps-dots');
   dom.progress.append(dom.progressText, dom.progressBar);
   nav.append(dom.prev, dom.progress, dom.next);
+  const keys = el('p', 'aps-stepnav-keys', t('step.keys'));
+  keys.id = `${ctx.id}step-keys`;
+  nav.append(keys);
+  dom.prev.setAttribute('aria-describedby', keys.id);
+  dom.next.setAttribute('aria-describedby', keys.id);
   dom.stepnav = nav;
   nav.hidden = ctx.state.view !== 'step'; // (layoutSteps keeps it so; an invalid first input never lays out)
   return nav;
@@ -381,10 +386,30 @@ function go(ctx, d) {
   userChange(ctx);
 }
 
-/** The keyboard shortcuts of the steps (N / ] next, P / [ previous), not while typing in a field or a grid. */
+/**
+ * The keys of the steps (STEP_KEYS: → N J ] next, ← P K [ previous, Home first, End last), not
+ * while typing in a field or a grid, nor in a widget that moves with the arrows itself (a panel's
+ * cells, a heatmap, a group of choices: they keep ← → Home End).
+ */
+export const STEP_KEYS = {
+  next: ['ArrowRight', 'n', 'N', 'j', 'J', ']'],
+  prev: ['ArrowLeft', 'p', 'P', 'k', 'K', '['],
+  first: ['Home'],
+  last: ['End'],
+};
+const ARROWS = new Set(['ArrowRight', 'ArrowLeft', 'Home', 'End']);
+
 export function onStepKey(ctx, e) {
-  if (ctx.state.view !== 'step' || e.ctrlKey || e.metaKey || e.altKey) return;
-  if (e.target.closest('input, textarea, select, .aps-grid, [contenteditable]')) return;
-  if (e.key === 'n' || e.key === ']' || e.key === 'N') { e.preventDefault(); go(ctx, 1); }
-  else if (e.key === 'p' || e.key === '[' || e.key === 'P') { e.preventDefault(); go(ctx, -1); }
+  if (ctx.state.view !== 'step' || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+  if (e.target.closest?.('input, textarea, select, .aps-grid, [contenteditable]')) return;
+  if (ARROWS.has(e.key) && e.target.closest?.('[role="grid"], [role="application"], [role="radiogroup"], [role="group"], [role="slider"]')) return;
+  const n = visibleSteps(ctx).length;
+  let d = 0;
+  if (STEP_KEYS.next.includes(e.key)) d = 1;
+  else if (STEP_KEYS.prev.includes(e.key)) d = -1;
+  else if (STEP_KEYS.first.includes(e.key)) d = -ctx.state.step;
+  else if (STEP_KEYS.last.includes(e.key)) d = n - 1 - ctx.state.step;
+  else return;
+  e.preventDefault();
+  go(ctx, d);
 }

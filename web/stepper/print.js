@@ -12,6 +12,8 @@
 // into blocks of columns that each fit the paper's width, every block with its column numbers and
 // row labels, in a smaller font, coloured like the panel; the blocks stack one under the other and
 // the page may break between blocks. After printing the copies are removed.
+// The same painting of every panel serves a full-page screenshot (paintAll, the controller's
+// paintAll()): a capture of the whole page does not scroll, so the far panels would be blank.
 // Limits: the paper's width is an estimate in characters of the print font (PAPER_CHARS: A4 or
 // Letter, portrait, default margins); on narrower paper a block can still be cut. An exercise's
 // asked cells print "?" in the copy (never the answer).
@@ -107,6 +109,27 @@ function editorBlocks(ed) {
   }, false);
 }
 
+/**
+ * Every shown panel painted and its table written now (not only those near the screen), and the
+ * panels rendered while off screen (.aps-painted-all: no content-visibility) until the next edit:
+ * for a full-page screenshot or any capture of the whole page (the controller's paintAll()).
+ * each(view): called for every view painted (the print copies).
+ */
+export function paintAll(ctx, each = () => {}) {
+  if (ctx.destroyed) return;
+  ctx.root.classList.add('aps-painted-all');
+  flushPending();
+  for (const v of ctx.views.values()) {
+    if (v.fig?.hidden) continue;
+    for (const sub of [v.view, v.stats, ...(v.multi ?? []).map((m) => m.view)]) {
+      if (!sub) continue;
+      sub.ensurePainted?.();
+      sub.syncText?.();
+      each(sub);
+    }
+  }
+}
+
 /** Installs the print hooks on a mounted stepper's context; → a function that removes them. */
 export function hookPrint(ctx) {
   let printing = false;
@@ -121,28 +144,19 @@ export function hookPrint(ctx) {
       ctx.state.view = 'all'; // for the layout only: the state (and the permalink) are not written
       layoutSteps(ctx);
     }
-    flushPending();
     const copy = (scroll, blocks) => {
       if (!blocks) return;
       scroll.after(blocks);
       scroll.classList.add('is-print-copied');
       copies.push([scroll, blocks]);
     };
-    for (const v of ctx.views.values()) {
-      if (v.fig?.hidden) continue;
-      for (const sub of [v.view, v.stats, ...(v.multi ?? []).map((m) => m.view)]) {
-        if (!sub) continue;
-        sub.ensurePainted?.();
-        sub.syncText?.();
-        copy(sub.scroll, printBlocks(sub));
-      }
-    }
+    paintAll(ctx, (sub) => copy(sub.scroll, printBlocks(sub)));
     for (const ed of ctx.editors?.values() ?? []) copy(ed.scroll, editorBlocks(ed));
   };
   const after = () => {
     if (!printing) return;
     printing = false;
-    ctx.root.classList.remove('aps-printing');
+    ctx.root.classList.remove('aps-printing', 'aps-painted-all');
     for (const [scroll, copy] of copies) { copy.remove(); scroll.classList.remove('is-print-copied'); }
     copies = [];
     if (wasStep && !ctx.destroyed) {

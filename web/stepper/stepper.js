@@ -19,7 +19,15 @@
 //   });
 //   ctl.getState()        → a deep copy of the current state (plain JSON; see state.js)
 //   ctl.setState(state)   → replaces the state (validated) and re-renders; emits no 'change'
-//   ctl.on('change', fn)  → fn(state) after every user change (typing, options, steps, focus…)
+//   ctl.on('change', fn)  → fn(state, {push}) after every user change (typing, options, steps,
+//                           focus…); push: what the learner made changed on purpose (an example,
+//                           a random fill, an option; not a keystroke, not the view): a page that
+//                           keeps the state in its URL makes it a new history entry
+//   ctl.paintAll()       → paints every shown panel and writes its table now, and renders them while
+//                           off screen until the next edit: for a full-page screenshot (the page
+//                           paints only the panels near the screen; printing does this by itself)
+//   ctl.undo(dir = -1)    → undoes (−1) or redoes (1) the last change the learner made (what
+//                           Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y do); false when there is none
 //   ctl.on('trace', fn)   → fn(trace) after every new trace computed by the core
 //                           (in backward mode, state.direction = 'backward', the trace part of
 //                           api.backward's result: the forward values the gradients belong to)
@@ -57,13 +65,14 @@ import { defaultState, validateState, MATRIX_KEYS, MAX_DIM } from '../common/sta
 import { createI18n, storedLang } from './i18n.js';
 import { cellText } from '../common/format.js';
 import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION_FIELDS, UPSTREAM_EDITOR } from './context.js';
-import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases } from './controls.js';
+import { languageSwitch, toolbar, inputColumn, updatePresetNote, fillBiases, sourceLine } from './controls.js';
 import { pipelineColumn, onStepKey } from './pipeline.js';
 import { paint } from './paint.js';
 import { afterFrame } from './text-queue.js';
-import { hookPrint } from './print.js';
-import { showExplain, placeExplain } from './explain-box.js';
+import { hookPrint, paintAll } from './print.js';
+import { showExplain, placeExplain, closeExplain } from './explain-box.js';
 import { exerciseData, exerciseBar, exCheck, quizzing, exerciseNow } from './exercise-bar.js';
+import { createUndo, noteChange, undoStep, undoKey } from './undo.js';
 
 export { defaultState, validateState };
 export { LARGE_T } from './context.js';
@@ -105,11 +114,15 @@ export async function mountStepper(root, options = {}) {
   ctx.wide = wide;
   // printing: every step's panels shown, painted and written first (print.js)
   const unhookPrint = hookPrint(ctx);
-  // keyboard shortcuts for the steps (not while typing in a field or a grid)
-  const onKey = (e) => onStepKey(ctx, e);
+  // keyboard shortcuts: undo and redo, the steps (not while typing in a field or a grid); on a
+  // page of its own also while the focus is nowhere (on the body)
+  const onKey = (e) => { if (!onUndoKey(ctx, e) && !onEscape(ctx, e)) onStepKey(ctx, e); };
   root.addEventListener('keydown', onKey);
+  const onPageKey = (e) => { if (e.target === document.body || e.target === document.documentElement) onKey(e); };
+  if (!ctx.embed) document.addEventListener('keydown', onPageKey);
 
   canonicalise(ctx);
+  ctx.undo = createUndo(ctx.state);
   render(ctx);
 
   return {
@@ -125,8 +138,13 @@ export async function mountStepper(root, options = {}) {
       ctx.i18n = createI18n(next.lang);
       for (const k of Object.keys(ctx.optErrors)) delete ctx.optErrors[k];
       canonicalise(ctx);
+      noteChange(ctx.undo, ctx.state); // a link or the browser's Back: undone like an edit
       render(ctx);
     },
+    /** Paints every shown panel now, for a full-page screenshot (print.js paintAll). */
+    paintAll: () => paintAll(ctx),
+    /** Undoes (dir −1) or redoes (dir 1) the last change the learner made; false when there is none. */
+    undo: (dir = -1) => undoRedo(ctx, dir),
     on: (ev, fn) => ctx.events.on(ev, fn),
     focusCell() {
       const f = ctx.state.focus;
@@ -142,6 +160,7 @@ export async function mountStepper(root, options = {}) {
       ctx.destroyed = true;
       if (ctx.raf) cancelAnimationFrame(ctx.raf);
       root.removeEventListener('keydown', onKey);
+      document.removeEventListener('keydown', onPageKey);
       wide.removeEventListener('change', onWide);
       unhookPrint();
       destroyViews(ctx.views);
@@ -151,6 +170,40 @@ export async function mountStepper(root, options = {}) {
       root.classList.remove('aps-root', 'aps-embed', 'aps-is-stale', 'aps-step-view');
     },
   };
+}
+
+/** Escape outside a field closes the explanation box (a grid's edit and a field's own Escape come first). */
+function onEscape(ctx, e) {
+  if (e.key !== 'Escape' || e.defaultPrevented || e.target.closest?.('input, textarea, select')) return false;
+  if (!closeExplain(ctx)) return false;
+  e.preventDefault();
+  return true;
+}
+
+// ───────────────────────────── undo and redo ─────────────────────────────
+/** Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y outside a text field (whose own undo is the browser's); true when handled. */
+function onUndoKey(ctx, e) {
+  const dir = undoKey(e);
+  if (!dir || e.defaultPrevented) return false;
+  if (e.target.closest?.('textarea, input:not([type="checkbox"]):not([type="radio"]), [contenteditable]')) return false;
+  e.preventDefault();
+  undoRedo(ctx, dir);
+  return true;
+}
+
+/** Goes one entry back or forward (undo.js), rebuilds the page, keeps the keyboard in its grid. */
+function undoRedo(ctx, dir) {
+  const next = undoStep(ctx.undo, ctx.state, dir);
+  if (!next) return false;
+  const td = document.activeElement?.closest?.('td[data-r]');
+  const grid = td && ctx.root.contains(td) ? td.closest('[data-matrix]')?.dataset.matrix : null;
+  ctx.state = next;
+  if (!next.exercise) ctx.authoring = false;
+  for (const k of Object.keys(ctx.optErrors)) delete ctx.optErrors[k];
+  render(ctx);
+  if (grid && ctx.editors.has(grid)) ctx.editors.get(grid).setPos(+td.dataset.r, +td.dataset.c);
+  ctx.events.emit('change', getState(ctx), { push: false });
+  return true;
 }
 
 // ───────────────────────────── building the DOM ─────────────────────────────
@@ -177,6 +230,7 @@ function render(ctx) {
     app.append(header);
   }
   app.append(toolbar(ctx));
+  if (ctx.state.source) app.append(sourceLine(ctx));
   dom.presetNote = el('p', 'aps-preset-note');
   dom.presetNote.id = `${ctx.id}preset-note`;
   app.append(dom.presetNote);
@@ -204,6 +258,7 @@ function render(ctx) {
 // An edit is computed and painted at once (the work overlaps the wait for the next frame);
 // further edits before that frame are coalesced into one compute at its start.
 function schedule(ctx) {
+  ctx.root.classList.remove('aps-painted-all'); // (paintAll's, until an edit)
   if (ctx.raf) { ctx.pendingCompute = true; return; }
   compute(ctx, true);
   ctx.raf = requestAnimationFrame(() => {

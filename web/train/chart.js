@@ -4,7 +4,7 @@
 // evaluation). A run that diverged gets a vertical marker with its step written beside it, so the
 // place is told by text and line style, not by colour alone. The chart follows its container's
 // width (ResizeObserver) and keeps its data when rebuilt. Beside it, PNG and SVG buttons save the
-// chart as a picture for slides (../figures.js lossSvg: the same runs, overlays and markers, drawn
+// chart as a picture for slides (../common/figures.js lossSvg: the same runs, overlays and markers, drawn
 // from the numbers, with axis labels and a legend in text). uPlot itself is loaded with the first
 // points to draw (a dynamic import, shared by every chart): a page where nothing has trained yet
 // does not download it, and its box stays empty until then (the sections say why beside it).

@@ -178,6 +178,7 @@ export const zh = {
   'maps.head': '第 {h} 个头',
   'maps.open': '第 {l} 层第 {h} 个头：在注意力步进器中打开',
   'maps.openBtn': '在步进器中打开第 {l} 层第 {h} 个头',
+  'maps.modelHere': '本页训练的 GPT（{L} 层 × {H} 个头，第 {step} 步）',
   'maps.axes': '行：查询（提示，从上到下）；列：键（从左到右）。',
   'maps.readoutHint': '指向一个方格可读出它的权重。',
   'maps.readout': '查询 {i}“{q}”→ 键 {j}“{k}”：权重 {w}',

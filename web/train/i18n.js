@@ -184,6 +184,7 @@ const en = {
   'maps.head': 'head {h}',
   'maps.open': 'Layer {l}, head {h}: open in the Attention Stepper',
   'maps.openBtn': 'Open layer {l}, head {h} in the stepper',
+  'maps.modelHere': 'the GPT trained on this page ({L} layers × {H} heads, step {step})',
   'maps.axes': 'Rows: queries (the prompt, top to bottom); columns: keys (left to right).',
   'maps.readoutHint': 'Point at a square to read its weight.',
   'maps.readout': 'Query {i} “{q}” → key {j} “{k}”: weight {w}',

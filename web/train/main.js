@@ -15,7 +15,7 @@
 // validation, the run spec, the permalink), fields.js (the form's pieces), client.js (requests to
 // the worker), chart.js (uPlot loss charts), maps.js (attention maps, stepper links), kv.js (the
 // KV-cache view), experiments.js (the experiment's sentence), i18n.js (English and 中文),
-// ../ui.js (the DOM helpers shared with the stepper).
+// ../common/ui.js (the DOM helpers shared with the stepper).
 // No inline scripts or styles: the page runs under script-src 'self' 'wasm-unsafe-eval' and
 // style-src 'self'.
 import { defaultState, cleanState, decodeHash } from './config.js';

@@ -8,7 +8,7 @@
 // Colour is not the only cue: masked keys are hatched (not just pale), each row's strongest key
 // carries a dot.
 // Loaded with the first model view or walk (model-view.js, walk-view.js), not at the page's start:
-// the sections that only show tokens take heat and tokenMark from ../export.js itself.
+// the sections that only show tokens take heat and tokenMark from ../common/export.js itself.
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 of the model's tokens (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../common/permalink.js';
@@ -37,8 +37,10 @@ export const matrixText = (m) => m.map((r) => r.map((v) => String(v)).join(' '))
  * The stepper's state for one head's spec {Q, K, V, n_head, causal, mask, softmax}: Q, K, V
  * mode, no W_o, so its weights panel is this head's attention. row (optional, from 0): the query
  * row the stepper opens on (its weights panel's first cell of that row, focused and explained).
+ * source (optional): who the head is, {layer, head, model, prompt, tokens} (headSource), so the
+ * stepper labels its rows with the tokens, names the head and links back to this page.
  */
-export function stepperState(spec, lang, row = null) {
+export function stepperState(spec, lang, row = null, source = null) {
   return {
     version: 1,
     preset: 'custom',
@@ -52,12 +54,16 @@ export function stepperState(spec, lang, row = null) {
     head: 0,
     lang,
     focus: row == null ? null : { panel: 'weights', row, col: 0 },
+    source: source && { ...source, back: location.href },
   };
 }
 
-/** The stepper page's URL for a head, relative to this file; row: the query row it lands on. */
-export function stepperUrl(spec, lang, row = null) {
-  return new URL('../index.html', import.meta.url).href.split('#')[0] + encodeState(stepperState(spec, lang, row));
+/** Who a head is, for the stepper (state.source): layer and head from 0, the model's name, the prompt and its tokens. */
+export const headSource = (layer, head, { model = '', prompt = '', tokens = [] } = {}) => ({ layer, head, model, prompt, tokens });
+
+/** The stepper page's URL for a head, relative to this file; row: the query row it lands on; source: headSource's. */
+export function stepperUrl(spec, lang, row = null, source = null) {
+  return new URL('../index.html', import.meta.url).href.split('#')[0] + encodeState(stepperState(spec, lang, row, source));
 }
 
 /**

@@ -6,7 +6,7 @@
 // or the keyboard opens large beside the grid (below it on narrow screens), with readable labels,
 // the weight under the pointer, and in words each query's strongest key (for screen readers);
 // clicking a head's map opens it in the Attention Stepper (maps.js stepperUrl), as Enter does.
-// The model view and the enlarged map export as PNG and SVG (../export.js) with a legend.
+// The model view and the enlarged map export as PNG and SVG (../common/export.js) with a legend.
 //
 // Cost: the maps are canvases, painted a few per animation frame; pointing at a token writes one
 // CSS variable (the outlines are two absolutely placed boxes per map, positioned by CSS), so a
@@ -17,7 +17,7 @@ import { exportBar, exportButtons } from '../common/export.js';
 
 /** The figures' module, loaded on the first save (export.js). */
 const figures = () => import('../common/figures.js');
-import { drawMap, masked, stepperUrl, tokenLabel } from './maps.js';
+import { drawMap, masked, stepperUrl, headSource, tokenLabel } from './maps.js';
 
 /** From this width of the maps' box on, the enlarged map stands beside the grid (train.css says the same). */
 const BESIDE = 960;
@@ -158,7 +158,7 @@ export class ModelView {
       grid.append(el('h4', 'tr-mv-rowhead', t('maps.layer', { l: l + 1 })));
       for (let h = 0; h < NH; h++) {
         const a = el('a', 'tr-map');
-        a.href = stepperUrl(r.specs[l][h], this.opts.lang);
+        a.href = stepperUrl(r.specs[l][h], this.opts.lang, null, headSource(l, h, r));
         a.target = '_blank';
         a.rel = 'noopener';
         a.dataset.layer = String(l);

@@ -73,7 +73,7 @@ export class MapsSection extends Section {
         this.fail(t('err.promptLong', { n: r.too_long.tokens, max: r.too_long.max }));
         return;
       }
-      rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt };
+      rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt, model: this.modelName() };
       this.refresh();
       this.onShown?.();
     } catch (e) {
@@ -81,6 +81,13 @@ export class MapsSection extends Section {
       this.dom.status.textContent = '';
       this.fail(e.message);
     }
+  }
+
+  /** The model's name for the stepper's line about a head: an opened or loaded model's file, else the one trained here. */
+  modelName() {
+    const { rt } = this;
+    const c = rt.info.config;
+    return rt.opened?.name || rt.loadedFrom || this.ctx.t('maps.modelHere', { L: c.n_layer, H: c.n_head, step: rt.step });
   }
 
   refresh() {

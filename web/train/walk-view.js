@@ -15,7 +15,7 @@ import { el } from '../common/ui.js';
 import { exportBar, heat, tokenMark } from '../common/export.js';
 import { exLine, mathLine } from '../common/explain-math.js';
 import { formatNumber as f } from '../common/format.js';
-import { stepperUrl } from './maps.js';
+import { stepperUrl, headSource } from './maps.js';
 import { walkSteps } from './walk-steps.js';
 
 export const WIDE = 64;
@@ -163,7 +163,9 @@ export class WalkView {
       const spec = this.trace.specs?.[step.layer]?.[vec.head];
       if (spec) {
         const a = el('a', 'tr-walk-stepper', t('walk.openHead', { h: vec.head + 1 }));
-        a.href = stepperUrl(spec, this.opts.lang, this.trace.position); // lands on this position's query row
+        const tokens = this.trace.tokens ?? [];
+        const source = headSource(step.layer, vec.head, { prompt: tokens.join(''), tokens });
+        a.href = stepperUrl(spec, this.opts.lang, this.trace.position, source); // lands on this position's query row
         a.target = '_blank';
         a.rel = 'noopener';
         head.append(a);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/base/number_text.h"
@@ -74,9 +75,15 @@ bool read_number(const char* begin, const char* end, float& out) {
   return true;
 }
 
+// NumPy and PyTorch print a large matrix with '...' in place of rows and columns.
+const char* const kShortenedPrint =
+    "the print left numbers out ('...'): print it whole first (np.set_printoptions(threshold=sys.maxsize), "
+    "torch.set_printoptions(profile='full'))";
+
 // The cell's number, or the ParseError that names the row, the column and what is wrong.
 float parse_number(const std::string& token, int row, int col) {
   double d = 0.0;
+  if (token == "..." || token == "\xE2\x80\xA6") throw ParseError(at(row, col) + kShortenedPrint, row, col);
   if (!parse_decimal(token.data(), token.data() + token.size(), d))
     throw ParseError(at(row, col) + quoted(token) + " is not a number" + byte_note(token), row, col);
   if (!std::isfinite(d))
@@ -148,11 +155,28 @@ Tensor parse_lines(const std::string& text) {
   return to_tensor(rows);
 }
 
-// "[[1, 0], [0, 1]]", NumPy's "[[1. 0.]\n [0. 1.]]", or one row "[1, 2]".
-Tensor parse_brackets(const std::string& text) {
-  size_t pos = 0;
+// Where `pos` is for a message: "character N" (1-based, counting characters, not bytes).
+std::string character_at(const std::string& text, size_t pos) {
+  size_t n = 0;
+  for (size_t i = 0; i < pos && i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+  return "character " + std::to_string(n + 1);
+}
+
+// The character at `pos` (all its bytes), quoted for a message; "the end" past the text.
+std::string found_at(const std::string& text, size_t pos, size_t end) {
+  if (pos >= end) return "the end";
+  size_t stop = pos + 1;
+  while (stop < end && (static_cast<unsigned char>(text[stop]) & 0xC0) == 0x80) ++stop;
+  return quoted(text.substr(pos, stop - pos)) + " at " + character_at(text, pos);
+}
+
+// "[[1, 0], [0, 1]]", NumPy's "[[1. 0.]\n [0. 1.]]", or one row "[1, 2]": text[begin, end), so
+// that a message counts characters in the text as the user gave it.
+Tensor parse_brackets(const std::string& text, size_t begin, size_t end) {
+  size_t pos = begin;
   auto skip = [&](bool commas) {
-    while (pos < text.size() && (is_space(text[pos]) || (commas && text[pos] == ','))) ++pos;
+    while (pos < end && (is_space(text[pos]) || (commas && text[pos] == ','))) ++pos;
   };
   auto row_of = [](const Rows& rows) { return static_cast<int>(rows.size()) + 1; };
   Rows rows;
@@ -160,27 +184,33 @@ Tensor parse_brackets(const std::string& text) {
   auto bracketed_row = [&]() {
     const int row = row_of(rows);
     const size_t open = pos++;
-    const size_t close = text.find_first_of("[]", pos);
+    size_t close = text.find_first_of("[]", pos);
+    if (close >= end) close = std::string::npos;
     if (close == std::string::npos || text[close] != ']')
       throw ParseError(close == std::string::npos
                            ? "row " + std::to_string(row) + ": missing ']'"
-                           : "row " + std::to_string(row) + ": brackets nested more than two levels",
+                           : "row " + std::to_string(row) + ": brackets nested more than two levels (" +
+                                 found_at(text, close, end) + ")",
                        row, 0);
     read_row(text, open + 1, close, rows, row);
     pos = close + 1;
   };
   skip(false);
-  if (pos >= text.size() || text[pos] != '[') throw ParseError("expected '[' at the start", 0, 0);
+  if (pos >= end || text[pos] != '[')
+    throw ParseError("expected '[' at the start, found " + found_at(text, pos, end), 0, 0);
   size_t inner = pos + 1;
-  while (inner < text.size() && is_space(text[inner])) ++inner;
-  if (inner < text.size() && text[inner] == '[') {  // a list of rows
+  while (inner < end && is_space(text[inner])) ++inner;
+  if (inner < end && text[inner] == '[') {  // a list of rows
     ++pos;
     for (;;) {
       skip(true);
-      if (pos >= text.size()) throw ParseError("missing ']' at the end", row_of(rows) - 1, 0);
+      if (pos >= end) throw ParseError("missing ']' at the end", row_of(rows) - 1, 0);
       if (text[pos] == ']') { ++pos; break; }
+      if (text.compare(pos, 3, "...") == 0)
+        throw ParseError("row " + std::to_string(row_of(rows)) + ": " + kShortenedPrint, row_of(rows), 0);
       if (text[pos] != '[')
-        throw ParseError("row " + std::to_string(row_of(rows)) + ": expected '[' before the numbers of a row",
+        throw ParseError("row " + std::to_string(row_of(rows)) + ": expected '[' before the numbers of a row, found " +
+                             found_at(text, pos, end),
                          row_of(rows), 0);
       bracketed_row();
     }
@@ -188,28 +218,91 @@ Tensor parse_brackets(const std::string& text) {
     bracketed_row();
   }
   skip(false);
-  if (pos != text.size())
-    throw ParseError("unexpected text after the closing ']': " + quoted(text.substr(pos)), 0, 0);
+  if (pos != end)
+    throw ParseError("unexpected text after the closing ']' at " + character_at(text, pos) + ": " +
+                         quoted(text.substr(pos, end - pos)),
+                     0, 0);
   return to_tensor(rows);
 }
 
-// NumPy's repr: "array([[1., 2.]], dtype=float32)" → "[[1., 2.]]".
-std::string strip_numpy_repr(const std::string& text) {
+bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+// The call names whose brackets are read: NumPy's array/asarray, PyTorch's tensor/as_tensor and
+// its typed constructors, each with any module prefix ("np.", "numpy.", "torch.").
+bool is_matrix_call(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
+  for (const char* known : {"array", "asarray", "tensor", "as_tensor", "Tensor", "FloatTensor", "DoubleTensor"})
+    if (last == known) return true;
+  return false;
+}
+
+// The keyword arguments after the last ']' of a call ("dtype=float32", "requires_grad=True",
+// "grad_fn=<AddBackward0>", "device='cuda:0'"): each `name=value`; anything else is named.
+void check_call_tail(const std::string& text, size_t from, size_t to) {
+  size_t pos = from;
+  auto skip = [&] { while (pos < to && is_space(text[pos])) ++pos; };
+  auto refuse = [&](size_t at) {
+    throw ParseError("unexpected text after the closing ']' at " + character_at(text, at) + ": " +
+                         quoted(text.substr(at, to - at)) + " (only keyword arguments such as dtype=… may follow)",
+                     0, 0);
+  };
+  skip();
+  while (pos < to) {
+    if (text[pos] != ',') refuse(pos);
+    ++pos;
+    skip();
+    if (pos == to) return;  // a trailing comma
+    const size_t name = pos;
+    while (pos < to && is_name_char(text[pos])) ++pos;
+    if (pos == name || !is_name_start(text[name])) refuse(name);
+    skip();
+    if (pos == to || text[pos] != '=') refuse(name);
+    ++pos;
+    // The value runs to the next comma outside <…>, quotes and parentheses.
+    int depth = 0;
+    char quote = 0;
+    while (pos < to) {
+      const char c = text[pos];
+      if (quote) { if (c == quote) quote = 0; }
+      else if (c == '\'' || c == '"') quote = c;
+      else if (c == '<' || c == '(') ++depth;
+      else if ((c == '>' || c == ')') && depth > 0) --depth;
+      else if (c == ',' && depth == 0) break;
+      ++pos;
+    }
+  }
+}
+
+// Python code around the brackets: NumPy's repr "array([[1., 2.]], dtype=float32)", a call as
+// written "np.array([[1., 2.]])", PyTorch's print "tensor([[ 0.1000, -0.2000],\n        [...]],
+// requires_grad=True)" (also after nn.Parameter's "Parameter containing:") → the range of "[[1., 2.]]".
+std::pair<size_t, size_t> strip_code_call(const std::string& text) {
   size_t b = 0;
   while (b < text.size() && is_space(text[b])) ++b;
-  if (text.compare(b, 6, "array(") != 0) return text;
-  size_t e = text.size();
-  while (e > b && is_space(text[e - 1])) --e;
-  if (e == b || text[e - 1] != ')') throw ParseError("array( is missing its closing ')'", 0, 0);
-  std::string body = text.substr(b + 6, e - 1 - (b + 6));
-  const size_t last = body.rfind(']');
-  if (last != std::string::npos) {
-    size_t rest = last + 1;
-    while (rest < body.size() && is_space(body[rest])) ++rest;
-    if (rest < body.size() && body[rest] == ',' && body.find("dtype", rest) != std::string::npos)
-      body.resize(last + 1);
+  static const std::string kParameter = "Parameter containing:";
+  if (text.compare(b, kParameter.size(), kParameter) == 0) {
+    b += kParameter.size();
+    while (b < text.size() && is_space(text[b])) ++b;
   }
-  return body;
+  if (b >= text.size() || !is_name_start(text[b])) return {b, text.size()};
+  size_t open = b;
+  while (open < text.size() && (is_name_char(text[open]) || text[open] == '.')) ++open;
+  const std::string name = text.substr(b, open - b);
+  while (open < text.size() && is_space(text[open])) ++open;
+  if (open >= text.size() || text[open] != '(') return {b, text.size()};  // words, not a call: the reader names them
+  if (!is_matrix_call(name))
+    throw ParseError(quoted(name + "(") + " is not read; paste the numbers, or array(…) / tensor(…) as NumPy "
+                         "and PyTorch print them",
+                     0, 0);
+  size_t e = text.size();
+  while (e > open && is_space(text[e - 1])) --e;
+  if (e == open + 1 || text[e - 1] != ')') throw ParseError(quoted(name + "(") + " is missing its closing ')'", 0, 0);
+  const size_t body = open + 1, end = e - 1;
+  const size_t last = text.rfind(']', end);
+  if (last != std::string::npos && last >= body) check_call_tail(text, last + 1, end);
+  return {body, last != std::string::npos && last >= body ? last + 1 : end};
 }
 
 // U+2212 MINUS SIGN, as pasted from typeset text, becomes '-'.
@@ -232,9 +325,11 @@ std::string normalise_minus(const std::string& text) {
 }  // namespace
 
 Tensor parse_matrix(const std::string& raw) {
-  const std::string text = strip_numpy_repr(normalise_minus(raw));
-  return text.find('[') != std::string::npos || text.find(']') != std::string::npos ? parse_brackets(text)
-                                                                                     : parse_lines(text);
+  const std::string text = normalise_minus(raw);
+  const auto [begin, end] = strip_code_call(text);
+  const size_t bracket = text.find_first_of("[]", begin);
+  if (bracket != std::string::npos && bracket < end) return parse_brackets(text, begin, end);
+  return parse_lines(text.substr(begin, end - begin));
 }
 
 }  // namespace ap
