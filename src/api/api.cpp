@@ -26,12 +26,29 @@ constexpr const char* kVersion = "0.1.0";
 
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
-                                          "causal", "mask", "base", "scale", "softmax"};
+                                          "causal", "mask", "base", "scale", "softmax",
+                                          "rope", "rope_base", "rope_dims"};
 
 struct Spec {
   AttentionInput in;
   AttentionOptions opt;
 };
+
+// The modern variants' keys (attention.h): each is off when absent, and a key that only refines
+// a variant that is off is an error naming it.
+void read_modern_options(const Value& spec, AttentionOptions& opt) {
+  const std::string rope = read_choice(spec, "rope", {"none", "interleaved", "halves"});
+  opt.rope = rope == "interleaved" ? RopePairing::interleaved
+             : rope == "halves"    ? RopePairing::halves
+                                   : RopePairing::none;
+  if (opt.rope == RopePairing::none)
+    for (const char* key : {"rope_base", "rope_dims"})
+      if (get(spec, key))
+        throw InputError(std::string(key) + " is given but rope is off: set \"rope\" to \"interleaved\" or \"halves\"",
+                         key);
+  opt.rope_base = read_float(spec, "rope_base", 10000.0f, 1.0 + 1e-6, 1e9);
+  opt.rope_dims = static_cast<int>(read_int(spec, "rope_dims", 0, 2, kMaxDim));
+}
 
 // The attention part of a spec; `extra` lists the other keys the caller reads itself.
 Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra = {}) {
@@ -45,6 +62,7 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
   opt.base = static_cast<int>(read_int(spec, "base", 0, 0, kMaxDim));
   opt.scale = read_bool(spec, "scale", true);
   opt.stable_softmax = read_choice(spec, "softmax", {"stable", "naive"}) == "stable";
+  read_modern_options(spec, opt);
 
   AttentionInput in;
   const std::pair<const char*, Tensor*> matrices[] = {{"x", &in.x},     {"W_q", &in.W_q}, {"W_k", &in.W_k},
@@ -103,6 +121,20 @@ Value trace_object(const AttentionTrace& tr) {
   o.set("base", opt.base);
   o.set("scale", opt.scale);
   o.set("softmax", opt.stable_softmax ? "stable" : "naive");
+  if (opt.rope != RopePairing::none) {
+    o.set("rope", opt.rope == RopePairing::interleaved ? "interleaved" : "halves");
+    o.set("rope_base", opt.rope_base);
+    o.set("rope_dims", tr.rope_dims);
+    Value& r = t.set("rope", Value::object());
+    r.set("pairing", opt.rope == RopePairing::interleaved ? "interleaved" : "halves");
+    r.set("base", opt.rope_base);
+    r.set("dims", tr.rope_dims);
+    r.set("theta", matrix_value(tr.rope_theta));
+    r.set("q_positions", matrix_value(tr.q_positions));
+    r.set("k_positions", matrix_value(tr.k_positions));
+    r.set("q_angles", matrix_value(tr.q_angles));
+    r.set("k_angles", matrix_value(tr.k_angles));
+  }
   Value& inputs = t.set("inputs", Value::object());
   const std::pair<const char*, const Tensor*> used[] = {
       {"x", &tr.input.x},     {"W_q", &tr.input.W_q}, {"W_k", &tr.input.W_k}, {"W_v", &tr.input.W_v},
@@ -111,9 +143,12 @@ Value trace_object(const AttentionTrace& tr) {
   for (const auto& [key, tensor] : used)
     if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
   t.set("mask", matrix_value(tr.mask));
-  t.set("heads", per_head(opt.n_head, {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}, {"scores", &tr.scores},
-                                       {"scaled", &tr.scaled}, {"masked", &tr.masked}, {"weights", &tr.weights},
-                                       {"weight_row_sums", &tr.weight_row_sums}, {"context", &tr.context}}));
+  std::vector<std::pair<const char*, const Tensor*>> steps = {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}};
+  if (!tr.q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &tr.q_rot}, {"k_rot", &tr.k_rot}});
+  steps.insert(steps.end(), {{"scores", &tr.scores}, {"scaled", &tr.scaled}, {"masked", &tr.masked},
+                             {"weights", &tr.weights}, {"weight_row_sums", &tr.weight_row_sums},
+                             {"context", &tr.context}});
+  t.set("heads", per_head(opt.n_head, steps));
   t.set("concat", matrix_value(tr.concat));
   t.set("out", matrix_value(tr.out));
   t.set("empty_rows", rows_value(tr.empty_rows));
@@ -205,9 +240,12 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   const std::pair<const char*, const Tensor*> top[] = {{"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"concat", &g.d_concat}};
   for (const auto& [key, t] : top)
     if (!t->empty()) out.set(key, matrix_value(*t));
-  out.set("heads", per_head(tr.options.n_head, {{"context", &g.d_context}, {"weights", &g.d_weights}, {"v", &g.d_v},
-                                                {"scaled", &g.d_scaled}, {"scores", &g.d_scores}, {"q", &g.d_q},
-                                                {"k", &g.d_k}}));
+  std::vector<std::pair<const char*, const Tensor*>> steps = {
+      {"context", &g.d_context}, {"weights", &g.d_weights}, {"v", &g.d_v},
+      {"scaled", &g.d_scaled},   {"scores", &g.d_scores}};
+  if (!g.d_q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &g.d_q_rot}, {"k_rot", &g.d_k_rot}});
+  steps.insert(steps.end(), {{"q", &g.d_q}, {"k", &g.d_k}});
+  out.set("heads", per_head(tr.options.n_head, steps));
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};

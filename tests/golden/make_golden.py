@@ -69,6 +69,39 @@ def softmax_row_naive(row):
     return np.full_like(row, np.nan), "overflow"
 
 
+def rope_setup(spec, head_dim, T, T_total, base):
+    """RoPE from its definition: pair i of the first d_rot dimensions, read as the complex number
+    a + ib, is multiplied by e^(i·position·θ_i), θ_i = rope_base^(-2i/d_rot). Pairs are
+    (2i, 2i+1) interleaved, (i, i + d_rot/2) halves. Returns None when rope is off."""
+    pairing = spec.get("rope", "none")
+    if pairing == "none":
+        return None
+    d_rot = spec.get("rope_dims", head_dim)
+    rope_base = float(np.float32(spec.get("rope_base", 10000)))
+    theta = np.array([rope_base ** (-2.0 * i / d_rot) for i in range(d_rot // 2)])
+    q_pos = np.arange(base, base + T, dtype=np.float64)
+    k_pos = np.arange(T_total, dtype=np.float64)
+    return {"pairing": pairing, "base": rope_base, "dims": d_rot, "theta": theta,
+            "q_positions": q_pos, "k_positions": k_pos,
+            "q_angles": np.outer(q_pos, theta), "k_angles": np.outer(k_pos, theta)}
+
+
+def rope_pairs(pairing, d_rot):
+    half = d_rot // 2
+    if pairing == "interleaved":
+        return np.arange(0, d_rot, 2), np.arange(1, d_rot, 2)
+    return np.arange(half), np.arange(half, d_rot)
+
+
+def rope_turn(m, angles, pairing, d_rot):
+    """Each row r of m multiplied, pair by pair, by e^(i·angles[r]) (negative angles turn back)."""
+    a, b = rope_pairs(pairing, d_rot)
+    z = (m[:, a] + 1j * m[:, b]) * np.exp(1j * angles)
+    out = m.copy()
+    out[:, a], out[:, b] = z.real, z.imag
+    return out
+
+
 def attention(spec):
     n_head = spec.get("n_head", 1)
     causal = spec.get("causal", False)
@@ -98,12 +131,19 @@ def attention(spec):
     scale_factor = 1.0 / math.sqrt(head_dim) if scale else 1.0
 
     mask = causal_mask(T, T_total, base, causal, variant)
+    rope = rope_setup(spec, head_dim, T, T_total, base)
     heads, contexts, empty_rows, overflow_rows = [], [], [], []
     for h in range(n_head):
         q = Q[:, h * head_dim:(h + 1) * head_dim]
         k = K[:, h * head_dim:(h + 1) * head_dim]
         v = V[:, h * d_v:(h + 1) * d_v]
-        scores = q @ k.T
+        extra = {}
+        if rope:
+            extra["q_rot"] = rope_turn(q, rope["q_angles"], rope["pairing"], rope["dims"])
+            extra["k_rot"] = rope_turn(k, rope["k_angles"], rope["pairing"], rope["dims"])
+            scores = extra["q_rot"] @ extra["k_rot"].T
+        else:
+            scores = q @ k.T
         scaled = scores / math.sqrt(head_dim) if scale else scores.copy()
         masked = scaled + mask
         weights = np.zeros_like(masked)
@@ -115,7 +155,7 @@ def attention(spec):
                 overflow_rows.append({"head": h, "row": i})
         with np.errstate(invalid="ignore"):
             context = weights @ v
-        heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled,
+        heads.append({"q": q, "k": k, "v": v, **extra, "scores": scores, "scaled": scaled,
                       "masked": masked, "weights": weights,
                       "weight_row_sums": weights.sum(axis=1), "context": context})
         contexts.append(context)
@@ -126,10 +166,13 @@ def attention(spec):
             out = concat @ W_o + bias("b_o", W_o.shape[1])
     else:
         out = concat
-    return {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
-            "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
-            "mask": mask, "heads": heads, "concat": concat, "out": out,
-            "empty_rows": empty_rows, "overflow_rows": overflow_rows}
+    result = {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
+              "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
+              "mask": mask, "heads": heads, "concat": concat, "out": out,
+              "empty_rows": empty_rows, "overflow_rows": overflow_rows}
+    if rope:
+        result["rope"] = rope
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -298,6 +341,43 @@ CASES = [
                        "no mask; values rounded to 3 decimals",
         "spec": {"Q": rnd(30, 6, 5, -2, 2), "K": rnd(31, 6, 5, -2, 2), "V": rnd(32, 6, 3, -2, 2)},
     },
+    # ---- RoPE
+    {
+        "name": "rope_interleaved_kv_cache",
+        "description": "RoPE, interleaved pairs (2i, 2i+1), base 10000, x mode, n_head 2, head_dim 4, "
+                       "T_total 5 with base 2 (queries at positions 2..4), causal, W_o; "
+                       "default_rng(50..)",
+        "spec": {"x": rnd(50, 5, 4), "W_q": rnd(51, 4, 8), "W_k": rnd(52, 4, 8),
+                 "W_v": rnd(53, 4, 4), "W_o": rnd(54, 4, 3), "n_head": 2, "causal": True,
+                 "base": 2, "rope": "interleaved"},
+    },
+    {
+        "name": "rope_halves_partial",
+        "description": "RoPE, GPT-NeoX halves, partial: rope_dims 4 of head_dim 6 (dims 4, 5 pass "
+                       "unrotated), rope_base 100, Q K V given, T 3 after base 1; default_rng(55..)",
+        "spec": {"Q": rnd(55, 3, 6, -2, 2), "K": rnd(56, 4, 6, -2, 2), "V": rnd(57, 4, 2),
+                 "base": 1, "causal": True, "rope": "halves", "rope_dims": 4, "rope_base": 100},
+    },
+    {
+        "name": "rope_halves_two_heads_full",
+        "description": "RoPE halves over all of head_dim 4, n_head 2, no mask, biases; "
+                       "default_rng(58..)",
+        "spec": {"x": rnd(58, 4, 3), "W_q": rnd(59, 3, 8), "W_k": rnd(60, 3, 8), "W_v": rnd(61, 3, 4),
+                 "b_q": rnd(62, 1, 8)[0], "b_k": rnd(63, 1, 8)[0], "n_head": 2, "rope": "halves"},
+    },
+    {
+        "name": "rope_error_odd_dims",
+        "description": "rope_dims 3 is odd: refused, naming rope_dims",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1, 0]], "V": [[1]], "rope": "interleaved",
+                 "rope_dims": 3},
+        "expect": {"ok": False, "field": "rope_dims"},
+    },
+    {
+        "name": "rope_error_base_without_rope",
+        "description": "rope_base given while rope is off: refused, naming rope_base",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "rope_base": 500},
+        "expect": {"ok": False, "field": "rope_base"},
+    },
 ]
 
 
@@ -354,7 +434,7 @@ def main():
     cases = []
     for c in CASES:
         cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
-                      "expect": attention(c["spec"]), "tolerance": c.get("tolerance", 1e-5)})
+                      "expect": c.get("expect") or attention(c["spec"]), "tolerance": c.get("tolerance", 1e-5)})
     doc = plain({
         "about": "Golden attention traces from tests/golden/make_golden.py (float64 numpy, "
                  "independent of the C++ core); compare |a-b| <= tolerance*(1+|b|).",

@@ -95,6 +95,7 @@ def setup(spec, dtype=np.float64):
     s["scale_factor"] = (1.0 / math.sqrt(s["head_dim"])) if s["scale"] else 1.0
     s["mask"] = mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"],
                                s["variant"]).astype(dtype)
+    s["rope"] = mg.rope_setup(spec, s["head_dim"], s["T"], s["T_total"], s["base"])
     s["loss"] = "d_out" if "d_out" in spec else spec.get("loss", "sum")
     assert s["loss"] in ("d_out", "sum", "mse")
     if s["loss"] == "d_out":
@@ -128,12 +129,19 @@ def forward(s, P, ov=None):
         q = stage((h, "q"), lambda: Q[:, h * hd:(h + 1) * hd])
         k = stage((h, "k"), lambda: K[:, h * hd:(h + 1) * hd])
         v = stage((h, "v"), lambda: V[:, h * dv:(h + 1) * dv])
-        scores = stage((h, "scores"), lambda: q @ k.T)
+        rope, extra = s["rope"], {}
+        qs, ks = q, k  # what the scores are taken from
+        if rope:
+            qs = extra["q_rot"] = stage((h, "q_rot"), lambda: mg.rope_turn(
+                q, rope["q_angles"], rope["pairing"], rope["dims"]).astype(dt))
+            ks = extra["k_rot"] = stage((h, "k_rot"), lambda: mg.rope_turn(
+                k, rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt))
+        scores = stage((h, "scores"), lambda: qs @ ks.T)
         scaled = stage((h, "scaled"), lambda: scores * sf)
         masked = scaled + s["mask"]
         weights = stage((h, "weights"), lambda: softmax_rows(masked, dt))
         context = stage((h, "context"), lambda: weights @ v)
-        heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled,
+        heads.append({"q": q, "k": k, "v": v, **extra, "scores": scores, "scaled": scaled,
                       "masked": masked, "weights": weights, "context": context})
     concat = stage("concat", lambda: np.concatenate([hh["context"] for hh in heads], axis=1))
     if "W_o" in P:
@@ -179,10 +187,16 @@ def backward(s, P, F):
         d_v = A.T @ d_context
         d_scaled = A * (d_weights - (d_weights * A).sum(axis=1, keepdims=True))
         d_scores = d_scaled * sf
-        d_q = d_scores @ H["k"]
-        d_k = d_scores.T @ H["q"]
+        d_q = d_scores @ H.get("k_rot", H["k"])  # the rotated k and q with RoPE
+        d_k = d_scores.T @ H.get("q_rot", H["q"])
+        extra = {}
+        rope = s["rope"]
+        if rope:  # q_rot = R q, R a rotation: d_q = R^T d_q_rot, the turn by the opposite angle
+            extra = {"d_q_rot": d_q, "d_k_rot": d_k}
+            d_q = mg.rope_turn(d_q, -rope["q_angles"], rope["pairing"], rope["dims"]).astype(dt)
+            d_k = mg.rope_turn(d_k, -rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt)
         g["heads"].append({"d_context": d_context, "d_weights": d_weights, "d_scaled": d_scaled,
-                           "d_scores": d_scores, "d_q": d_q, "d_k": d_k, "d_v": d_v})
+                           "d_scores": d_scores, **extra, "d_q": d_q, "d_k": d_k, "d_v": d_v})
     for big, small in (("d_Q", "d_q"), ("d_K", "d_k"), ("d_V", "d_v")):
         g[big] = np.concatenate([hh[small] for hh in g["heads"]], axis=1)
     if s["x_mode"]:
@@ -231,7 +245,9 @@ def fd_check(s, P, F, g):
     checks.append(("d_concat", ("ov", "concat"), F["concat"], g["d_concat"]))
     checks.append(("d_out", ("ov", "out"), F["out"], g["d_out"]))
     for h, H in enumerate(F["heads"]):
-        for n in ("q", "k", "v", "scores", "scaled", "weights", "context"):
+        for n in ("q", "k", "v", "q_rot", "k_rot", "scores", "scaled", "weights", "context"):
+            if n not in H:
+                continue
             checks.append(("heads[%d].d_%s" % (h, n), ("ov", (h, n)), H[n], g["heads"][h]["d_" + n]))
     worst, per = 0.0, {}
     for label, where, value, analytic in checks:
@@ -397,6 +413,23 @@ CASES = [
         "spec": fwd("random_x_3head_causal", loss="mse",
                     target=target_near_out("random_x_3head_causal", 109)),
     },
+    {
+        "name": "rope_interleaved_kv_cache",
+        "description": "RoPE interleaved, n_head 2, base 2, causal, W_o; d_out from default_rng(110); "
+                       "d_q = R^T d_q_rot (the turn back by each query's angles)",
+        "spec": fwd("rope_interleaved_kv_cache", d_out=mg.rnd(110, 3, 3, decimals=2)),
+    },
+    {
+        "name": "rope_halves_partial",
+        "description": "RoPE halves, rope_dims 4 of head_dim 6, rope_base 100, Q K V given, base 1; "
+                       "d_out from default_rng(111); dims 4, 5 of d_q equal those of d_q_rot",
+        "spec": fwd("rope_halves_partial", d_out=mg.rnd(111, 3, 2, decimals=2)),
+    },
+    {
+        "name": "rope_halves_two_heads_full",
+        "description": "RoPE halves, n_head 2, biases b_q b_k, loss sum",
+        "spec": fwd("rope_halves_two_heads_full", loss="sum"),
+    },
 ]
 
 
@@ -404,7 +437,8 @@ CASES = [
 
 KEY_ORDER = ["loss", "d_out", "d_W_o", "d_b_o", "d_concat", "heads", "d_Q", "d_K", "d_V", "d_x",
              "d_W_q", "d_W_k", "d_W_v", "d_b_q", "d_b_k", "d_b_v"]
-HEAD_ORDER = ["d_context", "d_weights", "d_scaled", "d_scores", "d_q", "d_k", "d_v"]
+HEAD_ORDER = ["d_context", "d_weights", "d_scaled", "d_scores", "d_q_rot", "d_k_rot", "d_q", "d_k",
+              "d_v"]
 
 
 def snap(a):
@@ -465,7 +499,7 @@ def run_case(c):
     expect = {}
     for k in KEY_ORDER:
         if k == "heads":
-            expect["heads"] = [{n[2:]: snap(hh[n]) for n in HEAD_ORDER} for hh in g["heads"]]
+            expect["heads"] = [{n[2:]: snap(hh[n]) for n in HEAD_ORDER if n in hh} for hh in g["heads"]]
         elif k in g:
             expect[k if k == "loss" else k[2:]] = snap(g[k]) if k != "loss" else float(L)
     assert len(g) == len(expect)

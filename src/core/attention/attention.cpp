@@ -142,6 +142,23 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(H) +
                          " heads cannot share equally (n_head must divide it)",
                      "n_head");
+  if (opt.rope != RopePairing::none) {
+    const int head_dim = q_cols / H;
+    if (!(opt.rope_base > 1.0) || !std::isfinite(opt.rope_base))
+      throw InputError("rope_base must be a number above 1 (10000 in the RoPE paper), got " +
+                           std::to_string(opt.rope_base),
+                       "rope_base");
+    if (opt.rope_dims == 0 && head_dim % 2 != 0)
+      throw InputError("RoPE turns pairs of dimensions but head_dim is " + num(head_dim) +
+                           ", odd: set rope_dims to an even number up to " + num(head_dim - 1),
+                       "rope");
+    if (opt.rope_dims != 0 && (opt.rope_dims < 2 || opt.rope_dims % 2 != 0 || opt.rope_dims > head_dim))
+      throw InputError("rope_dims must be even, from 2 to head_dim = " + num(head_dim) + ", got " +
+                           num(opt.rope_dims),
+                       "rope_dims");
+  } else if (opt.rope_dims != 0) {
+    throw InputError("rope_dims is given but rope is off", "rope_dims");
+  }
   if (static_cast<long long>(H) * T * T_total > kMaxScores)
     throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
                          " is more than the limit of " + num(kMaxScores),
@@ -159,6 +176,35 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
   } else if (!in.b_o.empty()) {
     throw InputError("b_o is given without W_o", "b_o");
   }
+}
+
+// RoPE's angles: angles(r, i) = positions[r]·θ_i, in double, kept as float.
+Tensor rope_angles(const Tensor& positions, const Tensor& theta) {
+  const int n = positions.shape[0], pairs = theta.shape[0];
+  Tensor a({n, pairs});
+  for (int r = 0; r < n; ++r)
+    for (int i = 0; i < pairs; ++i)
+      a(r, i) = static_cast<float>(static_cast<double>(positions.data[r]) * static_cast<double>(theta.data[i]));
+  return a;
+}
+
+// Turns each row r of every head of t (H, rows, hd) by angles(r, ·), pair by pair, in place;
+// sign −1 turns back (Rᵀ, the backward pass).
+void rope_rotate(Tensor& t, const Tensor& angles, RopePairing pairing, float sign) {
+  const int H = t.shape[0], rows = t.shape[1], hd = t.shape[2], pairs = angles.shape[1];
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < pairs; ++i) {
+      const double phi = angles(r, i);
+      const float c = static_cast<float>(std::cos(phi)), s = sign * static_cast<float>(std::sin(phi));
+      const int ia = pairing == RopePairing::interleaved ? 2 * i : i;
+      const int ib = pairing == RopePairing::interleaved ? 2 * i + 1 : i + pairs;
+      for (int h = 0; h < H; ++h) {
+        float* row = t.ptr() + (static_cast<size_t>(h) * rows + r) * hd;
+        const float a = row[ia], b = row[ib];
+        row[ia] = a * c - b * s;
+        row[ib] = a * s + b * c;
+      }
+    }
 }
 
 }  // namespace
@@ -215,11 +261,30 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
   tr.q = split_heads(Q, H);                                    // (H, T, hd)
   tr.k = split_heads(K, H);                                    // (H, T_total, hd)
   tr.v = split_heads(V, H);                                    // (H, T_total, dv)
+  if (opt.rope != RopePairing::none) {
+    const int d_rot = opt.rope_dims ? opt.rope_dims : tr.head_dim;
+    tr.rope_dims = d_rot;
+    tr.rope_theta = Tensor({d_rot / 2});
+    for (int i = 0; i < d_rot / 2; ++i)
+      tr.rope_theta.data[i] = static_cast<float>(std::pow(opt.rope_base, -2.0 * i / d_rot));
+    tr.q_positions = Tensor({T});
+    tr.k_positions = Tensor({T_total});
+    for (int i = 0; i < T; ++i) tr.q_positions.data[i] = static_cast<float>(opt.base + i);
+    for (int j = 0; j < T_total; ++j) tr.k_positions.data[j] = static_cast<float>(j);
+    tr.q_angles = rope_angles(tr.q_positions, tr.rope_theta);
+    tr.k_angles = rope_angles(tr.k_positions, tr.rope_theta);
+    tr.q_rot = tr.q;
+    tr.k_rot = tr.k;
+    rope_rotate(tr.q_rot, tr.q_angles, opt.rope, 1.0f);
+    rope_rotate(tr.k_rot, tr.k_angles, opt.rope, 1.0f);
+  }
+  const Tensor& q_used = tr.q_rot.empty() ? tr.q : tr.q_rot;  // what the scores are taken from
+  const Tensor& k_used = tr.k_rot.empty() ? tr.k : tr.k_rot;
   tr.scores = Tensor({H, T, T_total});                         // (H, T, T_total)
   for (int h = 0; h < H; ++h)
     matmul_bt_forward(tr.scores.ptr() + static_cast<size_t>(h) * T * T_total,
-                      tr.q.ptr() + static_cast<size_t>(h) * T * tr.head_dim,
-                      tr.k.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
+                      q_used.ptr() + static_cast<size_t>(h) * T * tr.head_dim,
+                      k_used.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
   tr.scaled = opt.scale ? scale(tr.scores, tr.scale_factor) : tr.scores;
   tr.mask = opt.causal ? causal_mask(T, T_total, opt.base, opt.mask) : Tensor({T, T_total});
   tr.masked = add(tr.scaled, tr.mask);
@@ -286,6 +351,7 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
   g.d_weights = Tensor({H, T, Tt});
   g.d_v = Tensor({H, Tt, dv});
   g.d_scaled = Tensor({H, T, Tt});
+  const bool rope = !tr.q_rot.empty();
   g.d_q = Tensor({H, T, hd});
   g.d_k = Tensor({H, Tt, hd});
   for (int h = 0; h < H; ++h) {
@@ -302,9 +368,15 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
   for (int h = 0; h < H; ++h) {
     const size_t oW = static_cast<size_t>(h) * T * Tt, oQ = static_cast<size_t>(h) * T * hd,
                  oK = static_cast<size_t>(h) * Tt * hd;
-    // scores = q·kᵀ
-    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW, tr.q.ptr() + oQ,
-                       tr.k.ptr() + oK, T, hd, Tt);
+    // scores = q·kᵀ (q_rot·k_rotᵀ with RoPE: these are then d_q_rot, d_k_rot)
+    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW,
+                       (rope ? tr.q_rot : tr.q).ptr() + oQ, (rope ? tr.k_rot : tr.k).ptr() + oK, T, hd, Tt);
+  }
+  if (rope) {  // q_rot = R·q: d_q = Rᵀ·d_q_rot, the turn by the opposite angle
+    g.d_q_rot = g.d_q;
+    g.d_k_rot = g.d_k;
+    rope_rotate(g.d_q, tr.q_angles, tr.options.rope, -1.0f);
+    rope_rotate(g.d_k, tr.k_angles, tr.options.rope, -1.0f);
   }
   g.d_Q = concat_heads(g.d_q);
   g.d_K = concat_heads(g.d_k);

@@ -12,6 +12,17 @@
 //   context = weights·v                  (T, d_v)
 // concat = the heads' contexts side by side (T, n_head·d_v); out = concat·W_o + b_o, or concat.
 //
+// Modern variants (each off by default; off, the trace is the plain one above, bit for bit):
+//   RoPE (rope = interleaved | halves): before the scores, q and k are rotated pair by pair:
+//                 q_rot = R(position)·q, k_rot = R(position)·k, scores = q_rot·k_rotᵀ. Query i
+//                 sits at position base + i, key j at position j. The first d_rot = rope_dims
+//                 dimensions (default head_dim; even) form d_rot/2 pairs, pair i turning by the
+//                 angle position·θ_i, θ_i = rope_base^(−2i/d_rot) (rope_base 10000 by default):
+//                 (a, b) → (a·cos − b·sin, a·sin + b·cos). Pairs are (2i, 2i+1) when interleaved
+//                 (the RoPE paper) and (i, i + d_rot/2) when halves (GPT-NeoX, Llama); the
+//                 dimensions from d_rot on pass unrotated (partial rotation, GPT-NeoX and Phi).
+//                 Angles are computed in double and kept as float; the rotation is float.
+//
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
 // j < base + i (mask j ≥ i + base, the tutorials' exercise, where row 0 of the first step sees
@@ -44,6 +55,12 @@ enum class MaskVariant {
   inclusive,  // masked where j >= i + base: the tutorials' exercise; queries lose themselves
 };
 
+enum class RopePairing {
+  none,         // no rotary position embedding
+  interleaved,  // pairs (2i, 2i+1), the RoPE paper
+  halves,       // pairs (i, i + d_rot/2), GPT-NeoX and Llama
+};
+
 struct AttentionOptions {
   int n_head = 1;
   bool causal = false;
@@ -51,6 +68,9 @@ struct AttentionOptions {
   int base = 0;          // KV-cache offset: number of cached positions before the T queries
   bool scale = true;     // divide scores by √head_dim
   bool stable_softmax = true;
+  RopePairing rope = RopePairing::none;
+  double rope_base = 10000.0;  // θ_i = rope_base^(−2i/d_rot); must be > 1
+  int rope_dims = 0;           // d_rot, the rotated dimensions of each head; 0 means head_dim
 };
 
 // Leave a tensor empty (default-constructed) to say it is absent.
@@ -78,7 +98,17 @@ struct AttentionTrace {
   Tensor q;        // (n_head, T, head_dim)
   Tensor k;        // (n_head, T_total, head_dim)
   Tensor v;        // (n_head, T_total, d_v)
-  Tensor scores;   // (n_head, T, T_total) = q·kᵀ
+  // RoPE (empty when off): d_rot as used, θ_i, the positions, the angles position·θ_i, and the
+  // rotated q and k the scores are taken from.
+  int rope_dims = 0;
+  Tensor rope_theta;   // (d_rot/2)
+  Tensor q_positions;  // (T): base + i
+  Tensor k_positions;  // (T_total): j
+  Tensor q_angles;     // (T, d_rot/2)
+  Tensor k_angles;     // (T_total, d_rot/2)
+  Tensor q_rot;        // (n_head, T, head_dim)
+  Tensor k_rot;        // (n_head, T_total, head_dim)
+  Tensor scores;   // (n_head, T, T_total) = q·kᵀ (q_rot·k_rotᵀ with RoPE)
   Tensor scaled;   // (n_head, T, T_total) = scores · scale_factor
   Tensor mask;     // (T, T_total), 0 or −∞ (all 0 when causal is off)
   Tensor masked;   // (n_head, T, T_total) = scaled + mask
@@ -121,8 +151,9 @@ struct AttentionGrads {
   Tensor d_v;                    // (n_head, T_total, d_v) = weightsᵀ·d_context
   Tensor d_scaled;               // (n_head, T, T_total): softmax backward, A ⊙ (G − rowsum(G ⊙ A))
   Tensor d_scores;               // (n_head, T, T_total) = d_scaled · scale_factor
-  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k
-  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q
+  Tensor d_q_rot, d_k_rot;       // RoPE: d_scores·k_rot, d_scoresᵀ·q_rot (empty when off)
+  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k (RoPE: R(position)ᵀ·d_q_rot)
+  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q (RoPE: R(position)ᵀ·d_k_rot)
   Tensor d_Q, d_K, d_V;          // the heads side by side, as Q, K, V
   Tensor d_x;                    // (T_total, d_model), x mode
   Tensor d_W_q, d_W_k, d_W_v;    // x mode

@@ -1,0 +1,160 @@
+// test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE,
+// …): their defining properties, a finite-difference check of attention_trace_backward under
+// each variant, and their input errors. The numbers themselves are checked against the float64
+// NumPy reference in test_golden.cpp / test_golden_grad.cpp (tests/golden/make_golden.py).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/attention/attention.h"
+#include "input_error_util.h"
+
+namespace {
+
+using ap::AttentionInput;
+using ap::AttentionOptions;
+using ap::Tensor;
+
+Tensor rnd(ap::Shape shape, std::mt19937& gen) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Tensor t(shape);
+  for (float& v : t.data) v = u(gen);
+  return t;
+}
+
+// L = Σ d_out ⊙ out, summed in double.
+double loss(const AttentionInput& in, const AttentionOptions& opt, const Tensor& d_out) {
+  const Tensor out = ap::attention_trace(in, opt).out;
+  double L = 0;
+  for (int64_t i = 0; i < out.numel(); ++i) L += static_cast<double>(d_out.data[i]) * out.data[i];
+  return L;
+}
+
+// Every entry of every given input: the analytic gradient against central differences (eps 1e-2
+// on float32 forward passes; the tolerance is test_golden_grad.cpp's for the same reason).
+void fd_check(const std::string& name, const AttentionInput& in, const AttentionOptions& opt, std::mt19937& gen) {
+  const ap::AttentionTrace tr = ap::attention_trace(in, opt);
+  const Tensor d_out = rnd(tr.out.shape, gen);
+  const ap::AttentionGrads g = ap::attention_trace_backward(tr, d_out);
+  AttentionInput probe = in;
+  const std::pair<Tensor*, const Tensor*> pairs[] = {
+      {&probe.x, &g.d_x}, {&probe.W_q, &g.d_W_q}, {&probe.W_k, &g.d_W_k}, {&probe.W_v, &g.d_W_v},
+      {&probe.b_q, &g.d_b_q}, {&probe.W_o, &g.d_W_o}, {&probe.Q, &g.d_Q}, {&probe.K, &g.d_K}, {&probe.V, &g.d_V}};
+  int checked = 0;
+  for (const auto& [t, grad] : pairs) {
+    if (t->empty()) continue;
+    REQUIRE(grad->shape == t->shape);
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      const float original = t->data[i];
+      t->data[i] = original + 1e-2f;
+      const double up = loss(probe, opt, d_out);
+      t->data[i] = original - 1e-2f;
+      const double down = loss(probe, opt, d_out);
+      const double step = static_cast<double>(original + 1e-2f) - static_cast<double>(original - 1e-2f);
+      t->data[i] = original;
+      const double numeric = (up - down) / step, analytic = grad->data[i];
+      INFO(name << ": entry " << i << " analytic " << analytic << " numeric " << numeric);
+      REQUIRE(std::fabs(analytic - numeric) <= 2e-3 * (1.0 + std::fabs(analytic)));
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
+}
+
+AttentionInput x_input(std::mt19937& gen, int T_total, int d_model, int q_cols, int kv_cols, int v_cols) {
+  AttentionInput in;
+  in.x = rnd({T_total, d_model}, gen);
+  in.W_q = rnd({d_model, q_cols}, gen);
+  in.W_k = rnd({d_model, kv_cols}, gen);
+  in.W_v = rnd({d_model, v_cols}, gen);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("RoPE: scores depend only on the distance between query and key", "[attention][rope]") {
+  // One query q and keys all equal to k: with the query at position base, the score of key j is
+  // a function of base − j alone, whatever base is.
+  std::mt19937 gen(33);
+  const Tensor q = rnd({1, 6}, gen), k = rnd({1, 6}, gen);
+  for (ap::RopePairing pairing : {ap::RopePairing::interleaved, ap::RopePairing::halves}) {
+    auto scores_at = [&](int base) {
+      AttentionInput in;
+      in.Q = q;
+      in.K = Tensor({base + 1, 6});
+      for (int j = 0; j <= base; ++j)
+        for (int c = 0; c < 6; ++c) in.K(j, c) = k(0, c);
+      in.V = Tensor({base + 1, 1}, 1.0f);
+      AttentionOptions o;
+      o.base = base;
+      o.rope = pairing;
+      return ap::attention_trace(in, o).scores;
+    };
+    const Tensor near = scores_at(2), far = scores_at(7);
+    for (int d = 0; d <= 2; ++d) CHECK(near.data[2 - d] == Approx(far.data[7 - d]).margin(1e-5));
+    // Without RoPE every score would be q·k; with it the distance shows.
+    CHECK(std::fabs(near.data[0] - near.data[2]) > 1e-3);
+  }
+}
+
+TEST_CASE("RoPE: partial rotation leaves the dimensions from rope_dims on untouched", "[attention][rope]") {
+  std::mt19937 gen(34);
+  AttentionInput in;
+  in.Q = rnd({3, 8}, gen);
+  in.K = rnd({3, 8}, gen);
+  in.V = rnd({3, 2}, gen);
+  AttentionOptions o;
+  o.rope = ap::RopePairing::halves;
+  o.rope_dims = 4;
+  const ap::AttentionTrace tr = ap::attention_trace(in, o);
+  REQUIRE(tr.rope_dims == 4);
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < 8; ++c) {
+      if (c >= 4) CHECK(tr.q_rot(0, i, c) == tr.q(0, i, c));
+      const float norm_q = tr.q(0, i, 0) * tr.q(0, i, 0) + tr.q(0, i, 2) * tr.q(0, i, 2);
+      const float norm_r = tr.q_rot(0, i, 0) * tr.q_rot(0, i, 0) + tr.q_rot(0, i, 2) * tr.q_rot(0, i, 2);
+      CHECK(norm_r == Approx(norm_q).margin(1e-6));  // halves: pair (0, 2) turns, keeping its length
+    }
+  // Position 0 does not turn at all.
+  for (int c = 0; c < 8; ++c) CHECK(tr.q_rot(0, 0, c) == tr.q(0, 0, c));
+}
+
+TEST_CASE("RoPE: backward agrees with finite differences", "[attention][rope][fd]") {
+  std::mt19937 gen(35);
+  AttentionOptions o;
+  o.n_head = 2;
+  o.causal = true;
+  o.base = 2;
+  o.rope = ap::RopePairing::interleaved;
+  AttentionInput in = x_input(gen, 5, 3, 8, 8, 4);
+  in.W_o = rnd({4, 3}, gen);
+  fd_check("rope interleaved, x mode", in, o, gen);
+  o.rope = ap::RopePairing::halves;
+  o.rope_dims = 2;
+  o.rope_base = 50;
+  fd_check("rope halves partial, x mode", in, o, gen);
+}
+
+TEST_CASE("RoPE: input errors name the option", "[attention][rope][errors]") {
+  using input_error_util::error_of;
+  AttentionInput in;
+  in.Q = Tensor({1, 6}, 1.0f);
+  in.K = Tensor({1, 6}, 1.0f);
+  in.V = Tensor({1, 2}, 1.0f);
+  AttentionOptions o;
+  o.rope_dims = 4;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "rope_dims");  // rope off
+  o.rope = ap::RopePairing::halves;
+  o.rope_dims = 8;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "rope_dims");  // > head_dim
+  o.rope_dims = 0;
+  o.rope_base = 1.0;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "rope_base");
+  o.rope_base = 10000;
+  o.n_head = 2;  // head_dim 3, odd
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "rope");
+}
