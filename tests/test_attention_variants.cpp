@@ -1,4 +1,4 @@
-// test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE,
+// test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE, ALiBi,
 // …): their defining properties, a finite-difference check of attention_trace_backward under
 // each variant, and their input errors. The numbers themselves are checked against the float64
 // NumPy reference in test_golden.cpp / test_golden_grad.cpp (tests/golden/make_golden.py).
@@ -157,4 +157,62 @@ TEST_CASE("RoPE: input errors name the option", "[attention][rope][errors]") {
   o.rope_base = 10000;
   o.n_head = 2;  // head_dim 3, odd
   CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "rope");
+}
+
+TEST_CASE("ALiBi: with zero queries the weights are the bias alone, e^(−m·distance) normalised",
+          "[attention][alibi]") {
+  // Q = 0 makes every score 0, so row i's weights are softmax_j(−m·(base + i − j)) over the keys
+  // the causal mask leaves: a geometric sequence of ratio e^(−m), worked out here by hand.
+  AttentionInput in;
+  in.Q = Tensor({2, 4});
+  in.K = Tensor({5, 4}, 1.0f);
+  in.V = Tensor({5, 2}, 1.0f);
+  AttentionOptions o;
+  o.n_head = 2;
+  o.base = 3;
+  o.causal = true;
+  o.alibi = true;
+  const ap::AttentionTrace tr = ap::attention_trace(in, o);
+  REQUIRE(tr.alibi_slopes.data == std::vector<float>{0.0625f, 0.00390625f});  // 2^(−8·1/2), 2^(−8·2/2)
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 2; ++i) {
+      const double m = tr.alibi_slopes.data[h];
+      double sum = 0;
+      for (int j = 0; j <= 3 + i; ++j) sum += std::exp(-m * (3 + i - j));
+      for (int j = 0; j < 5; ++j) {
+        const double want = j <= 3 + i ? std::exp(-m * (3 + i - j)) / sum : 0.0;
+        CHECK(tr.bias(h, i, j) == static_cast<float>(-m * (3 + i - j)));
+        CHECK(tr.weights(h, i, j) == Approx(want).margin(1e-6));
+      }
+    }
+}
+
+TEST_CASE("ALiBi: backward agrees with finite differences", "[attention][alibi][fd]") {
+  std::mt19937 gen(36);
+  AttentionOptions o;
+  o.n_head = 2;
+  o.causal = true;
+  o.base = 1;
+  o.alibi = true;
+  AttentionInput in = x_input(gen, 4, 3, 4, 4, 4);
+  fd_check("alibi geometric", in, o, gen);
+  o.alibi_slopes = {0.75f, -0.5f};
+  o.rope = ap::RopePairing::halves;
+  fd_check("alibi own slopes with rope", in, o, gen);
+}
+
+TEST_CASE("ALiBi: input errors name the option", "[attention][alibi][errors]") {
+  using input_error_util::error_of;
+  AttentionInput in;
+  in.Q = Tensor({1, 2}, 1.0f);
+  in.K = Tensor({1, 2}, 1.0f);
+  in.V = Tensor({1, 2}, 1.0f);
+  AttentionOptions o;
+  o.alibi_slopes = {0.5f};
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "alibi_slopes");  // alibi off
+  o.alibi = true;
+  o.n_head = 2;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "alibi_slopes");  // 1 slope, 2 heads
+  o.alibi_slopes = {0.5f, std::nanf("")};
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "alibi_slopes");
 }

@@ -27,7 +27,7 @@ constexpr const char* kVersion = "0.1.0";
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax",
-                                          "rope", "rope_base", "rope_dims"};
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes"};
 
 struct Spec {
   AttentionInput in;
@@ -48,6 +48,11 @@ void read_modern_options(const Value& spec, AttentionOptions& opt) {
                          key);
   opt.rope_base = read_float(spec, "rope_base", 10000.0f, 1.0 + 1e-6, 1e9);
   opt.rope_dims = static_cast<int>(read_int(spec, "rope_dims", 0, 2, kMaxDim));
+  opt.alibi = read_bool(spec, "alibi", false);
+  if (const Value* v = get(spec, "alibi_slopes")) {
+    if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
+    opt.alibi_slopes = read_vector(*v, "alibi_slopes").data;
+  }
 }
 
 // The attention part of a spec; `extra` lists the other keys the caller reads itself.
@@ -135,6 +140,10 @@ Value trace_object(const AttentionTrace& tr) {
     r.set("q_angles", matrix_value(tr.q_angles));
     r.set("k_angles", matrix_value(tr.k_angles));
   }
+  if (opt.alibi) {
+    o.set("alibi", true);
+    t.set("alibi", Value::object()).set("slopes", matrix_value(tr.alibi_slopes));
+  }
   Value& inputs = t.set("inputs", Value::object());
   const std::pair<const char*, const Tensor*> used[] = {
       {"x", &tr.input.x},     {"W_q", &tr.input.W_q}, {"W_k", &tr.input.W_k}, {"W_v", &tr.input.W_v},
@@ -145,7 +154,9 @@ Value trace_object(const AttentionTrace& tr) {
   t.set("mask", matrix_value(tr.mask));
   std::vector<std::pair<const char*, const Tensor*>> steps = {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}};
   if (!tr.q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &tr.q_rot}, {"k_rot", &tr.k_rot}});
-  steps.insert(steps.end(), {{"scores", &tr.scores}, {"scaled", &tr.scaled}, {"masked", &tr.masked},
+  steps.insert(steps.end(), {{"scores", &tr.scores}, {"scaled", &tr.scaled}});
+  if (!tr.bias.empty()) steps.push_back({"bias", &tr.bias});
+  steps.insert(steps.end(), {{"masked", &tr.masked},
                              {"weights", &tr.weights}, {"weight_row_sums", &tr.weight_row_sums},
                              {"context", &tr.context}});
   t.set("heads", per_head(opt.n_head, steps));

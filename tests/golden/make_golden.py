@@ -102,6 +102,19 @@ def rope_turn(m, angles, pairing, d_rot):
     return out
 
 
+def alibi_setup(spec, n_head, T, T_total, base):
+    """ALiBi: slopes m_h (the paper's 2^(-8h/n_head), h = 1..n_head, or the spec's own list) and
+    per head the bias -m_h (p_i - p_j) between query position p_i = base + i and key j."""
+    if not spec.get("alibi", False):
+        return None
+    if "alibi_slopes" in spec:
+        slopes = f32(spec["alibi_slopes"]).reshape(-1)
+    else:
+        slopes = np.array([2.0 ** (-8.0 * h / n_head) for h in range(1, n_head + 1)])
+    distance = (base + np.arange(T))[:, None] - np.arange(T_total)[None, :]
+    return {"slopes": slopes, "bias": [-m * distance for m in slopes]}
+
+
 def attention(spec):
     n_head = spec.get("n_head", 1)
     causal = spec.get("causal", False)
@@ -132,6 +145,7 @@ def attention(spec):
 
     mask = causal_mask(T, T_total, base, causal, variant)
     rope = rope_setup(spec, head_dim, T, T_total, base)
+    alibi = alibi_setup(spec, n_head, T, T_total, base)
     heads, contexts, empty_rows, overflow_rows = [], [], [], []
     for h in range(n_head):
         q = Q[:, h * head_dim:(h + 1) * head_dim]
@@ -145,7 +159,11 @@ def attention(spec):
         else:
             scores = q @ k.T
         scaled = scores / math.sqrt(head_dim) if scale else scores.copy()
-        masked = scaled + mask
+        if alibi:
+            extra["bias"] = alibi["bias"][h]
+            masked = scaled + alibi["bias"][h] + mask
+        else:
+            masked = scaled + mask
         weights = np.zeros_like(masked)
         for i in range(T):
             weights[i], status = (softmax_row_naive if naive else softmax_row_stable)(masked[i])
@@ -172,6 +190,8 @@ def attention(spec):
               "empty_rows": empty_rows, "overflow_rows": overflow_rows}
     if rope:
         result["rope"] = rope
+    if alibi:
+        result["alibi"] = {"slopes": alibi["slopes"]}
     return result
 
 
@@ -377,6 +397,41 @@ CASES = [
         "description": "rope_base given while rope is off: refused, naming rope_base",
         "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "rope_base": 500},
         "expect": {"ok": False, "field": "rope_base"},
+    },
+    # ---- ALiBi
+    {
+        "name": "alibi_geometric_4head_causal",
+        "description": "ALiBi with the paper's slopes 2^(-8h/4) = 1/4, 1/16, 1/64, 1/256, n_head 4, "
+                       "head_dim 2, x mode, T_total 5 with base 1, causal; default_rng(64..)",
+        "spec": {"x": rnd(64, 5, 4), "W_q": rnd(65, 4, 8), "W_k": rnd(66, 4, 8), "W_v": rnd(67, 4, 8),
+                 "W_o": rnd(68, 8, 4), "n_head": 4, "causal": True, "base": 1, "alibi": True},
+    },
+    {
+        "name": "alibi_own_slopes_noncausal",
+        "description": "ALiBi with the slopes [0.5, 1.5] given, n_head 2, no mask: keys after the "
+                       "query get a positive bias -m(i - j) > 0; Q K V given; default_rng(69..)",
+        "spec": {"Q": rnd(69, 4, 4), "K": rnd(70, 4, 4), "V": rnd(71, 4, 4), "n_head": 2,
+                 "alibi": True, "alibi_slopes": [0.5, 1.5]},
+    },
+    {
+        "name": "alibi_with_rope_inclusive",
+        "description": "ALiBi (geometric, n_head 2) with RoPE interleaved and the inclusive mask, "
+                       "base 0: row 0 empty in both heads; default_rng(72..)",
+        "spec": {"Q": rnd(72, 3, 8), "K": rnd(73, 3, 8), "V": rnd(74, 3, 2), "n_head": 2,
+                 "causal": True, "mask": "inclusive", "alibi": True, "rope": "interleaved"},
+    },
+    {
+        "name": "alibi_error_slope_count",
+        "description": "alibi_slopes with 3 slopes for 2 heads: refused, naming alibi_slopes",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1, 1]], "n_head": 2, "alibi": True,
+                 "alibi_slopes": [0.5, 0.25, 0.125]},
+        "expect": {"ok": False, "field": "alibi_slopes"},
+    },
+    {
+        "name": "alibi_error_slopes_without_alibi",
+        "description": "alibi_slopes while alibi is off: refused, naming alibi_slopes",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "alibi_slopes": [0.5]},
+        "expect": {"ok": False, "field": "alibi_slopes"},
     },
 ]
 

@@ -96,6 +96,7 @@ def setup(spec, dtype=np.float64):
     s["mask"] = mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"],
                                s["variant"]).astype(dtype)
     s["rope"] = mg.rope_setup(spec, s["head_dim"], s["T"], s["T_total"], s["base"])
+    s["alibi"] = mg.alibi_setup(spec, s["n_head"], s["T"], s["T_total"], s["base"])
     s["loss"] = "d_out" if "d_out" in spec else spec.get("loss", "sum")
     assert s["loss"] in ("d_out", "sum", "mse")
     if s["loss"] == "d_out":
@@ -138,7 +139,7 @@ def forward(s, P, ov=None):
                 k, rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt))
         scores = stage((h, "scores"), lambda: qs @ ks.T)
         scaled = stage((h, "scaled"), lambda: scores * sf)
-        masked = scaled + s["mask"]
+        masked = scaled + (s["alibi"]["bias"][h] if s["alibi"] else 0) + s["mask"]
         weights = stage((h, "weights"), lambda: softmax_rows(masked, dt))
         context = stage((h, "context"), lambda: weights @ v)
         heads.append({"q": q, "k": k, "v": v, **extra, "scores": scores, "scaled": scaled,
@@ -429,6 +430,18 @@ CASES = [
         "name": "rope_halves_two_heads_full",
         "description": "RoPE halves, n_head 2, biases b_q b_k, loss sum",
         "spec": fwd("rope_halves_two_heads_full", loss="sum"),
+    },
+    {
+        "name": "alibi_geometric_4head_causal",
+        "description": "ALiBi, geometric slopes, n_head 4, base 1, causal, W_o; d_out from "
+                       "default_rng(112); the bias is a constant add, so d_scaled is also d_masked",
+        "spec": fwd("alibi_geometric_4head_causal", d_out=mg.rnd(112, 4, 4, decimals=2)),
+    },
+    {
+        "name": "alibi_with_rope_inclusive",
+        "description": "ALiBi and RoPE interleaved, inclusive mask (row 0 empty: 0 gradients); "
+                       "d_out from default_rng(113)",
+        "spec": fwd("alibi_with_rope_inclusive", d_out=mg.rnd(113, 3, 2, decimals=2)),
     },
 ]
 

@@ -159,6 +159,16 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
   } else if (opt.rope_dims != 0) {
     throw InputError("rope_dims is given but rope is off", "rope_dims");
   }
+  if (!opt.alibi && !opt.alibi_slopes.empty())
+    throw InputError("alibi_slopes is given but alibi is off", "alibi_slopes");
+  if (opt.alibi && !opt.alibi_slopes.empty()) {
+    if (static_cast<int>(opt.alibi_slopes.size()) != H)
+      throw InputError("alibi_slopes has " + num(static_cast<long long>(opt.alibi_slopes.size())) +
+                           " slopes but there are " + num(H) + " heads: give one per head",
+                       "alibi_slopes");
+    for (float m : opt.alibi_slopes)
+      if (!std::isfinite(m)) throw InputError("alibi_slopes holds a non-finite slope", "alibi_slopes");
+  }
   if (static_cast<long long>(H) * T * T_total > kMaxScores)
     throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
                          " is more than the limit of " + num(kMaxScores),
@@ -287,7 +297,21 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
                       k_used.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
   tr.scaled = opt.scale ? scale(tr.scores, tr.scale_factor) : tr.scores;
   tr.mask = opt.causal ? causal_mask(T, T_total, opt.base, opt.mask) : Tensor({T, T_total});
-  tr.masked = add(tr.scaled, tr.mask);
+  if (opt.alibi) {
+    tr.alibi_slopes = Tensor({H});
+    for (int h = 0; h < H; ++h)
+      tr.alibi_slopes.data[h] = opt.alibi_slopes.empty()
+                                    ? static_cast<float>(std::pow(2.0, -8.0 * (h + 1) / H))
+                                    : opt.alibi_slopes[h];
+    tr.bias = Tensor({H, T, T_total});
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T_total; ++j)
+          tr.bias(h, i, j) = -tr.alibi_slopes.data[h] * static_cast<float>(opt.base + i - j);
+    tr.masked = add(add(tr.scaled, tr.bias), tr.mask);
+  } else {
+    tr.masked = add(tr.scaled, tr.mask);
+  }
   std::vector<RowStatus> status;
   tr.weights = opt.stable_softmax ? softmax_rows(tr.masked, &status) : softmax_rows_naive(tr.masked, &status);
   tr.weight_row_sums = Tensor({H, T});

@@ -22,6 +22,10 @@
 //                 (the RoPE paper) and (i, i + d_rot/2) when halves (GPT-NeoX, Llama); the
 //                 dimensions from d_rot on pass unrotated (partial rotation, GPT-NeoX and Phi).
 //                 Angles are computed in double and kept as float; the rotation is float.
+//   ALiBi (alibi): head h adds the bias −m_h·(position_i − j) to its scaled scores before the
+//                 mask: masked = scaled + bias + mask, query i at position base + i, key j at j.
+//                 The slopes m_h are the paper's geometric sequence 2^(−8h/n_head), h = 1 …
+//                 n_head (computed in double, kept as float), or alibi_slopes, one per head.
 //
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
@@ -71,6 +75,8 @@ struct AttentionOptions {
   RopePairing rope = RopePairing::none;
   double rope_base = 10000.0;  // θ_i = rope_base^(−2i/d_rot); must be > 1
   int rope_dims = 0;           // d_rot, the rotated dimensions of each head; 0 means head_dim
+  bool alibi = false;
+  std::vector<float> alibi_slopes;  // one per head; empty means 2^(−8h/n_head)
 };
 
 // Leave a tensor empty (default-constructed) to say it is absent.
@@ -110,8 +116,10 @@ struct AttentionTrace {
   Tensor k_rot;        // (n_head, T_total, head_dim)
   Tensor scores;   // (n_head, T, T_total) = q·kᵀ (q_rot·k_rotᵀ with RoPE)
   Tensor scaled;   // (n_head, T, T_total) = scores · scale_factor
+  Tensor alibi_slopes;  // ALiBi (empty when off): (n_head) m_h
+  Tensor bias;          // (n_head, T, T_total) = −m_h·(base + i − j)
   Tensor mask;     // (T, T_total), 0 or −∞ (all 0 when causal is off)
-  Tensor masked;   // (n_head, T, T_total) = scaled + mask
+  Tensor masked;   // (n_head, T, T_total) = scaled + mask (scaled + bias + mask with ALiBi)
   Tensor weights;  // (n_head, T, T_total) = softmax_rows(masked)
   Tensor weight_row_sums;  // (n_head, T): Σ_j weights — 1, or 0 for an empty row
   Tensor context;  // (n_head, T, d_v) = weights·v
