@@ -1,4 +1,4 @@
-// test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE, ALiBi,
+// test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE, ALiBi, GQA,
 // …): their defining properties, a finite-difference check of attention_trace_backward under
 // each variant, and their input errors. The numbers themselves are checked against the float64
 // NumPy reference in test_golden.cpp / test_golden_grad.cpp (tests/golden/make_golden.py).
@@ -215,4 +215,76 @@ TEST_CASE("ALiBi: input errors name the option", "[attention][alibi][errors]") {
   CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "alibi_slopes");  // 1 slope, 2 heads
   o.alibi_slopes = {0.5f, std::nanf("")};
   CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "alibi_slopes");
+}
+
+TEST_CASE("GQA: equals multi-head attention on K and V with each kv head repeated for its group",
+          "[attention][gqa]") {
+  std::mt19937 gen(37);
+  const int H = 4, KV = 2, hd = 2, dv = 3, T = 3;
+  AttentionInput gqa;
+  gqa.Q = rnd({T, H * hd}, gen);
+  gqa.K = rnd({T, KV * hd}, gen);
+  gqa.V = rnd({T, KV * dv}, gen);
+  AttentionInput mha = gqa;  // K, V widened: query head h gets kv head h / 2's columns
+  mha.K = Tensor({T, H * hd});
+  mha.V = Tensor({T, H * dv});
+  for (int i = 0; i < T; ++i)
+    for (int h = 0; h < H; ++h) {
+      for (int c = 0; c < hd; ++c) mha.K(i, h * hd + c) = gqa.K(i, (h / 2) * hd + c);
+      for (int c = 0; c < dv; ++c) mha.V(i, h * dv + c) = gqa.V(i, (h / 2) * dv + c);
+    }
+  AttentionOptions o;
+  o.n_head = H;
+  o.causal = true;
+  const ap::AttentionTrace plain = ap::attention_trace(mha, o);
+  o.n_kv_head = KV;
+  const ap::AttentionTrace grouped = ap::attention_trace(gqa, o);
+  CHECK(grouped.kv_head == std::vector<int>{0, 0, 1, 1});
+  CHECK(grouped.out.data == plain.out.data);  // the same arithmetic, bit for bit
+  const Tensor d_out = rnd(plain.out.shape, gen);
+  const ap::AttentionGrads gp = ap::attention_trace_backward(plain, d_out);
+  const ap::AttentionGrads gg = ap::attention_trace_backward(grouped, d_out);
+  REQUIRE(gg.d_K.shape == gqa.K.shape);
+  for (int i = 0; i < T; ++i)
+    for (int kv = 0; kv < KV; ++kv)
+      for (int c = 0; c < hd; ++c)
+        CHECK(gg.d_K(i, kv * hd + c) ==
+              Approx(gp.d_K(i, 2 * kv * hd + c) + gp.d_K(i, (2 * kv + 1) * hd + c)).margin(1e-6));
+}
+
+TEST_CASE("GQA: backward agrees with finite differences", "[attention][gqa][fd]") {
+  std::mt19937 gen(38);
+  AttentionOptions o;
+  o.n_head = 4;
+  o.n_kv_head = 2;
+  o.causal = true;
+  o.base = 1;
+  AttentionInput in = x_input(gen, 4, 3, 8, 4, 4);
+  in.W_o = rnd({8, 3}, gen);
+  fd_check("gqa x mode", in, o, gen);
+  o.n_kv_head = 1;
+  o.rope = ap::RopePairing::interleaved;
+  in = x_input(gen, 4, 3, 8, 2, 2);
+  fd_check("mqa with rope", in, o, gen);
+}
+
+TEST_CASE("GQA: input errors name the option or the matrix", "[attention][gqa][errors]") {
+  using input_error_util::error_of;
+  AttentionInput in;
+  in.Q = Tensor({1, 4}, 1.0f);
+  in.K = Tensor({1, 4}, 1.0f);
+  in.V = Tensor({1, 4}, 1.0f);
+  AttentionOptions o;
+  o.n_head = 4;
+  o.n_kv_head = 3;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "n_kv_head");
+  o.n_kv_head = 8;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "n_kv_head");
+  o.n_kv_head = 2;  // K must be 2 heads of head_dim 1 wide
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "K");
+  in.K = Tensor({1, 2}, 1.0f);
+  in.V = Tensor({1, 3}, 1.0f);
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "n_kv_head");  // 3 value columns, 2 heads
+  in.V = Tensor({1, 2}, 1.0f);
+  CHECK_NOTHROW(ap::attention_trace(in, o));
 }

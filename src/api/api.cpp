@@ -27,7 +27,7 @@ constexpr const char* kVersion = "0.1.0";
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax",
-                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes"};
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head"};
 
 struct Spec {
   AttentionInput in;
@@ -48,6 +48,7 @@ void read_modern_options(const Value& spec, AttentionOptions& opt) {
                          key);
   opt.rope_base = read_float(spec, "rope_base", 10000.0f, 1.0 + 1e-6, 1e9);
   opt.rope_dims = static_cast<int>(read_int(spec, "rope_dims", 0, 2, kMaxDim));
+  opt.n_kv_head = static_cast<int>(read_int(spec, "n_kv_head", 0, 1, kMaxDim));
   opt.alibi = read_bool(spec, "alibi", false);
   if (const Value* v = get(spec, "alibi_slopes")) {
     if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
@@ -98,8 +99,11 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
                        "n_head");
     const float bound = 1.0f / std::sqrt(static_cast<float>(d_model / opt.n_head));
     Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
+    // With n_kv_head, W_k and W_v are n_kv_head heads wide (checked by the core when it divides).
+    const int kv = opt.n_kv_head && opt.n_head % opt.n_kv_head == 0 ? opt.n_kv_head : opt.n_head;
+    const int widths[3] = {d_model, d_model / opt.n_head * kv, d_model / opt.n_head * kv};
     for (int i = 0; i < 3; ++i)
-      if (W[i]->empty()) *W[i] = random_uniform(d_model, d_model, bound, derive_seed(seed, i + 1));
+      if (W[i]->empty()) *W[i] = random_uniform(d_model, widths[i], bound, derive_seed(seed, i + 1));
   }
 
   return {in, opt};
@@ -139,6 +143,17 @@ Value trace_object(const AttentionTrace& tr) {
     r.set("k_positions", matrix_value(tr.k_positions));
     r.set("q_angles", matrix_value(tr.q_angles));
     r.set("k_angles", matrix_value(tr.k_angles));
+  }
+  if (opt.n_kv_head) {
+    o.set("n_kv_head", opt.n_kv_head);
+    Value& g = t.set("kv_heads", Value::object());
+    g.set("n_kv_head", opt.n_kv_head);
+    g.set("group_size", opt.n_head / opt.n_kv_head);
+    Value& reads = g.set("kv_head", Value::array());
+    for (int h : tr.kv_head) reads.push(h);
+    // The KV cache holds K and V for T_total positions: n_kv_head heads here, n_head in full MHA.
+    g.set("cache_floats", static_cast<double>(tr.T_total) * opt.n_kv_head * (tr.head_dim + tr.d_v));
+    g.set("cache_floats_mha", static_cast<double>(tr.T_total) * opt.n_head * (tr.head_dim + tr.d_v));
   }
   if (opt.alibi) {
     o.set("alibi", true);

@@ -138,9 +138,14 @@ def attention(spec):
         Q, K, V = f32(spec["Q"]), f32(spec["K"]), f32(spec["V"])
         T, T_total = Q.shape[0], K.shape[0]
         assert T_total == T + base
-    assert Q.shape[1] % n_head == 0 and V.shape[1] % n_head == 0
+    # Grouped-query attention: n_kv key/value heads, each read by a group of n_head / n_kv query
+    # heads (query head h reads kv head h // group); n_kv = n_head is plain multi-head attention.
+    n_kv = spec.get("n_kv_head", n_head)
+    group = n_head // n_kv
+    assert n_head % n_kv == 0 and Q.shape[1] % n_head == 0 and V.shape[1] % n_kv == 0
     head_dim = Q.shape[1] // n_head
-    d_v = V.shape[1] // n_head
+    assert K.shape[1] == n_kv * head_dim
+    d_v = V.shape[1] // n_kv
     scale_factor = 1.0 / math.sqrt(head_dim) if scale else 1.0
 
     mask = causal_mask(T, T_total, base, causal, variant)
@@ -149,8 +154,9 @@ def attention(spec):
     heads, contexts, empty_rows, overflow_rows = [], [], [], []
     for h in range(n_head):
         q = Q[:, h * head_dim:(h + 1) * head_dim]
-        k = K[:, h * head_dim:(h + 1) * head_dim]
-        v = V[:, h * d_v:(h + 1) * d_v]
+        kv = h // group
+        k = K[:, kv * head_dim:(kv + 1) * head_dim]
+        v = V[:, kv * d_v:(kv + 1) * d_v]
         extra = {}
         if rope:
             extra["q_rot"] = rope_turn(q, rope["q_angles"], rope["pairing"], rope["dims"])
@@ -192,6 +198,11 @@ def attention(spec):
         result["rope"] = rope
     if alibi:
         result["alibi"] = {"slopes": alibi["slopes"]}
+    if "n_kv_head" in spec:
+        result["kv_heads"] = {"n_kv_head": n_kv, "group_size": group,
+                              "kv_head": [h // group for h in range(n_head)],
+                              "cache_floats": T_total * n_kv * (head_dim + d_v),
+                              "cache_floats_mha": T_total * n_head * (head_dim + d_v)}
     return result
 
 
@@ -432,6 +443,36 @@ CASES = [
         "description": "alibi_slopes while alibi is off: refused, naming alibi_slopes",
         "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "alibi_slopes": [0.5]},
         "expect": {"ok": False, "field": "alibi_slopes"},
+    },
+    # ---- grouped-query and multi-query attention
+    {
+        "name": "gqa_4q_2kv_x_mode",
+        "description": "grouped-query: n_head 4, n_kv_head 2 (heads 0,1 read kv 0; 2,3 read kv 1), "
+                       "head_dim 2, d_v 3; W_k 4x4, W_v 4x6, W_o 12x4, causal, base 1, biases; "
+                       "default_rng(75..)",
+        "spec": {"x": rnd(75, 4, 4), "W_q": rnd(76, 4, 8), "W_k": rnd(77, 4, 4), "W_v": rnd(78, 4, 6),
+                 "b_q": rnd(79, 1, 8)[0], "b_k": rnd(80, 1, 4)[0], "b_v": rnd(81, 1, 6)[0],
+                 "W_o": rnd(82, 12, 4), "n_head": 4, "n_kv_head": 2, "causal": True, "base": 1},
+    },
+    {
+        "name": "mqa_3q_1kv_qkv_rope_alibi",
+        "description": "multi-query: n_head 3, n_kv_head 1 (K 4x2, V 4x2 shared by all heads), with "
+                       "RoPE halves and ALiBi; Q K V given, base 1, causal; default_rng(83..)",
+        "spec": {"Q": rnd(83, 3, 6), "K": rnd(84, 4, 2), "V": rnd(85, 4, 2), "n_head": 3,
+                 "n_kv_head": 1, "causal": True, "base": 1, "rope": "halves", "alibi": True},
+    },
+    {
+        "name": "gqa_error_not_dividing",
+        "description": "n_kv_head 3 does not divide n_head 4: refused, naming n_kv_head",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1]], "V": [[1, 1, 1]], "n_head": 4, "n_kv_head": 3},
+        "expect": {"ok": False, "field": "n_kv_head"},
+    },
+    {
+        "name": "gqa_error_k_width",
+        "description": "n_head 4, n_kv_head 2, head_dim 1 but K has 4 columns (full MHA width): "
+                       "refused, naming K",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1, 0]], "V": [[1, 1]], "n_head": 4, "n_kv_head": 2},
+        "expect": {"ok": False, "field": "K"},
     },
 ]
 

@@ -90,8 +90,10 @@ def setup(spec, dtype=np.float64):
         s["T"], s["T_total"] = P["Q"].shape[0], P["K"].shape[0]
         assert s["T_total"] == s["T"] + s["base"]
         hd_cols, dv_cols = P["Q"].shape[1], P["V"].shape[1]
+    s["n_kv"] = spec.get("n_kv_head", s["n_head"])
+    s["group"] = s["n_head"] // s["n_kv"]
     s["head_dim"] = hd_cols // s["n_head"]
-    s["d_v"] = dv_cols // s["n_head"]
+    s["d_v"] = dv_cols // s["n_kv"]
     s["scale_factor"] = (1.0 / math.sqrt(s["head_dim"])) if s["scale"] else 1.0
     s["mask"] = mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"],
                                s["variant"]).astype(dtype)
@@ -128,8 +130,9 @@ def forward(s, P, ov=None):
     heads = []
     for h in range(s["n_head"]):
         q = stage((h, "q"), lambda: Q[:, h * hd:(h + 1) * hd])
-        k = stage((h, "k"), lambda: K[:, h * hd:(h + 1) * hd])
-        v = stage((h, "v"), lambda: V[:, h * dv:(h + 1) * dv])
+        kv = h // s["group"]  # the key/value head query head h reads
+        k = stage((h, "k"), lambda: K[:, kv * hd:(kv + 1) * hd])
+        v = stage((h, "v"), lambda: V[:, kv * dv:(kv + 1) * dv])
         rope, extra = s["rope"], {}
         qs, ks = q, k  # what the scores are taken from
         if rope:
@@ -198,8 +201,10 @@ def backward(s, P, F):
             d_k = mg.rope_turn(d_k, -rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt)
         g["heads"].append({"d_context": d_context, "d_weights": d_weights, "d_scaled": d_scaled,
                            "d_scores": d_scores, **extra, "d_q": d_q, "d_k": d_k, "d_v": d_v})
-    for big, small in (("d_Q", "d_q"), ("d_K", "d_k"), ("d_V", "d_v")):
-        g[big] = np.concatenate([hh[small] for hh in g["heads"]], axis=1)
+    g["d_Q"] = np.concatenate([hh["d_q"] for hh in g["heads"]], axis=1)
+    for big, small in (("d_K", "d_k"), ("d_V", "d_v")):  # a kv head's gradient: its group's sum
+        g[big] = np.concatenate([sum(g["heads"][h][small] for h in range(s["n_head"])
+                                     if h // s["group"] == kv) for kv in range(s["n_kv"])], axis=1)
     if s["x_mode"]:
         x, b = P["x"], s["base"]
         g["d_W_q"] = x[b:].T @ g["d_Q"]
@@ -442,6 +447,17 @@ CASES = [
         "description": "ALiBi and RoPE interleaved, inclusive mask (row 0 empty: 0 gradients); "
                        "d_out from default_rng(113)",
         "spec": fwd("alibi_with_rope_inclusive", d_out=mg.rnd(113, 3, 2, decimals=2)),
+    },
+    {
+        "name": "gqa_4q_2kv_x_mode",
+        "description": "grouped-query, n_head 4, n_kv_head 2, biases, W_o, base 1; d_out from "
+                       "default_rng(114); d_K and d_V sum the gradients of each group's two heads",
+        "spec": fwd("gqa_4q_2kv_x_mode", d_out=mg.rnd(114, 3, 4, decimals=2)),
+    },
+    {
+        "name": "mqa_3q_1kv_qkv_rope_alibi",
+        "description": "multi-query (1 kv head for 3 query heads) with RoPE and ALiBi; loss sum",
+        "spec": fwd("mqa_3q_1kv_qkv_rope_alibi", loss="sum"),
     },
 ]
 

@@ -2,6 +2,7 @@
 // (semantics and conventions in attention.h).
 #include "core/attention/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -79,8 +80,14 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
   const int H = opt.n_head;
   if (H < 1) throw InputError("n_head must be at least 1, got " + num(H), "n_head");
   if (opt.base < 0) throw InputError("base must be 0 or more, got " + num(opt.base), "base");
+  if (opt.n_kv_head != 0 && (opt.n_kv_head < 1 || opt.n_kv_head > H || H % opt.n_kv_head != 0))
+    throw InputError("n_kv_head must divide n_head = " + num(H) + " (each group of query heads reads one key/value "
+                         "head), got " + num(opt.n_kv_head),
+                     "n_kv_head");
+  const int KV = opt.n_kv_head ? opt.n_kv_head : H;
+  const bool grouped = KV != H;  // K and V are narrower than Q: their widths are checked below
 
-  int T, T_total, q_cols, v_cols;  // Q is (T, q_cols), K (T_total, q_cols), V (T_total, v_cols)
+  int T, T_total, q_cols, k_cols, v_cols;  // Q is (T, q_cols), K (T_total, k_cols), V (T_total, v_cols)
   if (in.from_x()) {
     require_matrix(in.x, "x");
     require_finite(in.x, "x");
@@ -100,7 +107,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
                              num(d_model) + " columns (d_model)",
                          names[i]);
     }
-    if (in.W_k.shape[1] != in.W_q.shape[1])
+    if (!grouped && in.W_k.shape[1] != in.W_q.shape[1])
       throw InputError("W_k has " + num(in.W_k.shape[1]) + " columns but W_q has " + num(in.W_q.shape[1]) +
                            ": Q and K must have the same width",
                        "W_k");
@@ -109,6 +116,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     check_bias(in.b_v, "b_v", in.W_v.shape[1], "W_v");
     T = T_total - opt.base;
     q_cols = in.W_q.shape[1];
+    k_cols = in.W_k.shape[1];
     v_cols = in.W_v.shape[1];
   } else {
     if (in.Q.empty() && in.K.empty() && in.V.empty())
@@ -116,7 +124,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     require_given(in.Q, "Q", "give Q, K and V");
     require_given(in.K, "K", "give Q, K and V");
     require_given(in.V, "V", "give Q, K and V");
-    if (in.K.shape[1] != in.Q.shape[1])
+    if (!grouped && in.K.shape[1] != in.Q.shape[1])
       throw InputError("K has " + num(in.K.shape[1]) + " columns but Q has " + num(in.Q.shape[1]), "K");
     if (in.V.shape[0] != in.K.shape[0])
       throw InputError("V has " + num(in.V.shape[0]) + " rows but K has " + num(in.K.shape[0]) +
@@ -130,6 +138,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     T = in.Q.shape[0];
     T_total = in.K.shape[0];
     q_cols = in.Q.shape[1];
+    k_cols = in.K.shape[1];
     v_cols = in.V.shape[1];
   }
   const char* qname = in.from_x() ? "W_q" : "Q";
@@ -138,10 +147,22 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     throw InputError(std::string(qname) + " has " + num(q_cols) + " columns, which " + num(H) +
                          " heads cannot share equally (n_head must divide it)",
                      "n_head");
-  if (v_cols % H != 0)
+  if (!grouped && v_cols % H != 0)
     throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(H) +
                          " heads cannot share equally (n_head must divide it)",
                      "n_head");
+  if (grouped) {
+    const char* kname = in.from_x() ? "W_k" : "K";
+    if (k_cols != q_cols / H * KV)
+      throw InputError(std::string(kname) + " has " + num(k_cols) + " columns but " + num(KV) +
+                           " key/value heads of head_dim " + num(q_cols / H) + " need " + num(q_cols / H * KV),
+                       kname);
+    if (v_cols % KV != 0)
+      throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(KV) +
+                           " key/value heads cannot share equally (n_kv_head must divide it)",
+                       "n_kv_head");
+  }
+  const int concat_cols = H * (v_cols / KV);  // n_head·d_v
   if (opt.rope != RopePairing::none) {
     const int head_dim = q_cols / H;
     if (!(opt.rope_base > 1.0) || !std::isfinite(opt.rope_base))
@@ -174,18 +195,45 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
                          " is more than the limit of " + num(kMaxScores),
                      "n_head");
 
-  // The output layer: concat (T, n_head·d_v = v_cols) · W_o + b_o
+  // The output layer: concat (T, n_head·d_v) · W_o + b_o
   if (!in.W_o.empty()) {
     require_matrix(in.W_o, "W_o");
     require_finite(in.W_o, "W_o");
-    if (in.W_o.shape[0] != v_cols)
+    if (in.W_o.shape[0] != concat_cols)
       throw InputError("W_o has " + num(in.W_o.shape[0]) + " rows but the concatenated heads have " +
-                           num(v_cols) + " columns (n_head·d_v)",
+                           num(concat_cols) + " columns (n_head·d_v)",
                        "W_o");
     check_bias(in.b_o, "b_o", in.W_o.shape[1], "W_o");
   } else if (!in.b_o.empty()) {
     throw InputError("b_o is given without W_o", "b_o");
   }
+}
+
+// (KV, rows, d) → (H, rows, d): query head h gets key/value head h / (H/KV), listed in kv_head.
+Tensor repeat_kv(const Tensor& t, int H, std::vector<int>& kv_head) {
+  const int KV = t.shape[0];
+  kv_head.resize(H);
+  if (KV == H) {
+    for (int h = 0; h < H; ++h) kv_head[h] = h;
+    return t;
+  }
+  Tensor out({H, t.shape[1], t.shape[2]});
+  const size_t n = static_cast<size_t>(t.shape[1]) * t.shape[2];
+  for (int h = 0; h < H; ++h) {
+    kv_head[h] = h / (H / KV);
+    std::copy(t.data.begin() + kv_head[h] * n, t.data.begin() + (kv_head[h] + 1) * n, out.data.begin() + h * n);
+  }
+  return out;
+}
+
+// The backward of repeat_kv: (H, rows, d) → (KV, rows, d), each group's heads summed.
+Tensor sum_kv_groups(const Tensor& t, const std::vector<int>& kv_head, int KV) {
+  if (KV == t.shape[0]) return t;
+  Tensor out({KV, t.shape[1], t.shape[2]});
+  const size_t n = static_cast<size_t>(t.shape[1]) * t.shape[2];
+  for (int h = 0; h < t.shape[0]; ++h)
+    for (size_t i = 0; i < n; ++i) out.data[kv_head[h] * n + i] += t.data[h * n + i];
+  return out;
 }
 
 // RoPE's angles: angles(r, i) = positions[r]·θ_i, in double, kept as float.
@@ -265,12 +313,13 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
   tr.T = T;
   tr.T_total = T_total;
   tr.head_dim = Q.shape[1] / H;
-  tr.d_v = V.shape[1] / H;
+  const int KV = opt.n_kv_head ? opt.n_kv_head : H;
+  tr.d_v = V.shape[1] / KV;
   tr.scale_factor = opt.scale ? 1.0f / std::sqrt(static_cast<float>(tr.head_dim)) : 1.0f;
 
   tr.q = split_heads(Q, H);                                    // (H, T, hd)
-  tr.k = split_heads(K, H);                                    // (H, T_total, hd)
-  tr.v = split_heads(V, H);                                    // (H, T_total, dv)
+  tr.k = repeat_kv(split_heads(K, KV), H, tr.kv_head);        // (H, T_total, hd)
+  tr.v = repeat_kv(split_heads(V, KV), H, tr.kv_head);        // (H, T_total, dv)
   if (opt.rope != RopePairing::none) {
     const int d_rot = opt.rope_dims ? opt.rope_dims : tr.head_dim;
     tr.rope_dims = d_rot;
@@ -403,8 +452,9 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
     rope_rotate(g.d_k, tr.k_angles, tr.options.rope, -1.0f);
   }
   g.d_Q = concat_heads(g.d_q);
-  g.d_K = concat_heads(g.d_k);
-  g.d_V = concat_heads(g.d_v);
+  const int KV = tr.options.n_kv_head ? tr.options.n_kv_head : H;
+  g.d_K = concat_heads(sum_kv_groups(g.d_k, tr.kv_head, KV));
+  g.d_V = concat_heads(sum_kv_groups(g.d_v, tr.kv_head, KV));
   if (in.from_x()) {
     // Q = x[base:]·W_q + b_q, K = x·W_k + b_k, V = x·W_v + b_v
     const int base = tr.options.base, d_model = tr.d_model;

@@ -26,6 +26,10 @@
 //                 mask: masked = scaled + bias + mask, query i at position base + i, key j at j.
 //                 The slopes m_h are the paper's geometric sequence 2^(−8h/n_head), h = 1 …
 //                 n_head (computed in double, kept as float), or alibi_slopes, one per head.
+//   Grouped-query (n_kv_head, dividing n_head; 1 is multi-query): K and V (or W_k, W_v) have
+//                 n_kv_head·head_dim and n_kv_head·d_v columns; query head h reads key/value head
+//                 h / (n_head/n_kv_head). The trace's k and v are per query head (its group's,
+//                 repeated, as Llama's repeat_kv); the gradients of K and V sum over the group.
 //
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
@@ -75,6 +79,7 @@ struct AttentionOptions {
   RopePairing rope = RopePairing::none;
   double rope_base = 10000.0;  // θ_i = rope_base^(−2i/d_rot); must be > 1
   int rope_dims = 0;           // d_rot, the rotated dimensions of each head; 0 means head_dim
+  int n_kv_head = 0;  // key/value heads; 0 means n_head (plain multi-head attention)
   bool alibi = false;
   std::vector<float> alibi_slopes;  // one per head; empty means 2^(−8h/n_head)
 };
@@ -102,8 +107,9 @@ struct AttentionTrace {
   float scale_factor = 1.0f;  // 1/√head_dim, or 1 when scaling is off
   AttentionInput input;       // as used (random weights filled in, if any)
   Tensor q;        // (n_head, T, head_dim)
-  Tensor k;        // (n_head, T_total, head_dim)
+  Tensor k;        // (n_head, T_total, head_dim): query head h's keys (kv head kv_head[h]'s)
   Tensor v;        // (n_head, T_total, d_v)
+  std::vector<int> kv_head;  // (n_head): the key/value head each query head reads
   // RoPE (empty when off): d_rot as used, θ_i, the positions, the angles position·θ_i, and the
   // rotated q and k the scores are taken from.
   int rope_dims = 0;
@@ -162,6 +168,7 @@ struct AttentionGrads {
   Tensor d_q_rot, d_k_rot;       // RoPE: d_scores·k_rot, d_scoresᵀ·q_rot (empty when off)
   Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k (RoPE: R(position)ᵀ·d_q_rot)
   Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q (RoPE: R(position)ᵀ·d_k_rot)
+                                 // (per query head; d_K sums each group's, with n_kv_head)
   Tensor d_Q, d_K, d_V;          // the heads side by side, as Q, K, V
   Tensor d_x;                    // (T_total, d_model), x mode
   Tensor d_W_q, d_W_k, d_W_v;    // x mode
