@@ -1,5 +1,5 @@
 // test_attention_variants.cpp — the modern variants of the traced attention (attention.h: RoPE, ALiBi, GQA,
-// …): their defining properties, a finite-difference check of attention_trace_backward under
+// sliding window): their defining properties, a finite-difference check of attention_trace_backward under
 // each variant, and their input errors. The numbers themselves are checked against the float64
 // NumPy reference in test_golden.cpp / test_golden_grad.cpp (tests/golden/make_golden.py).
 #include <catch2/catch.hpp>
@@ -287,4 +287,58 @@ TEST_CASE("GQA: input errors name the option or the matrix", "[attention][gqa][e
   CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "n_kv_head");  // 3 value columns, 2 heads
   in.V = Tensor({1, 2}, 1.0f);
   CHECK_NOTHROW(ap::attention_trace(in, o));
+}
+
+TEST_CASE("Sliding window: the mask keeps the last w keys and the sinks", "[attention][window]") {
+  AttentionInput in;
+  in.Q = Tensor({3, 2}, 0.5f);
+  in.K = Tensor({6, 2}, 0.5f);
+  in.V = Tensor({6, 1}, 1.0f);
+  AttentionOptions o;
+  o.causal = true;
+  o.base = 3;  // queries at positions 3, 4, 5
+  o.window = 2;
+  o.sinks = 1;
+  // '.' visible, 'x' hidden; key 0 is the sink, and position p sees p − 1 and p.
+  const char* want[3] = {".x..xx", ".xx..x", ".xxx.."};
+  const Tensor mask = ap::attention_trace(in, o).mask;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 6; ++j) {
+      INFO("row " << i << " key " << j);
+      CHECK(std::isinf(mask(i, j)) == (want[i][j] == 'x'));
+    }
+  o.mask = ap::MaskVariant::inclusive;  // position p sees p − 1 only (and the sink)
+  const Tensor inclusive = ap::attention_trace(in, o).mask;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 6; ++j) CHECK(std::isinf(inclusive(i, j)) == !(j == 0 || j == 3 + i - 1));
+}
+
+TEST_CASE("Sliding window: backward agrees with finite differences", "[attention][window][fd]") {
+  std::mt19937 gen(39);
+  AttentionOptions o;
+  o.n_head = 2;
+  o.causal = true;
+  o.base = 1;
+  o.window = 2;
+  o.sinks = 1;
+  o.alibi = true;
+  AttentionInput in = x_input(gen, 5, 3, 4, 4, 4);
+  fd_check("window with sink and alibi", in, o, gen);
+}
+
+TEST_CASE("Sliding window: input errors name the option", "[attention][window][errors]") {
+  using input_error_util::error_of;
+  AttentionInput in;
+  in.Q = Tensor({1, 2}, 1.0f);
+  in.K = Tensor({1, 2}, 1.0f);
+  in.V = Tensor({1, 2}, 1.0f);
+  AttentionOptions o;
+  o.window = 2;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "window");  // not causal
+  o.causal = true;
+  o.window = -1;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "window");
+  o.window = 0;
+  o.sinks = 1;
+  CHECK(error_of([&] { ap::attention_trace(in, o); }).field == "sinks");
 }

@@ -27,7 +27,7 @@ constexpr const char* kVersion = "0.1.0";
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax",
-                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head"};
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks"};
 
 struct Spec {
   AttentionInput in;
@@ -49,6 +49,10 @@ void read_modern_options(const Value& spec, AttentionOptions& opt) {
   opt.rope_base = read_float(spec, "rope_base", 10000.0f, 1.0 + 1e-6, 1e9);
   opt.rope_dims = static_cast<int>(read_int(spec, "rope_dims", 0, 2, kMaxDim));
   opt.n_kv_head = static_cast<int>(read_int(spec, "n_kv_head", 0, 1, kMaxDim));
+  opt.window = static_cast<int>(read_int(spec, "window", 0, 1, 1 << 20));
+  opt.sinks = static_cast<int>(read_int(spec, "sinks", 0, 0, 1 << 20));
+  if (opt.window && !opt.causal) throw InputError("window needs \"causal\": true", "window");
+  if (get(spec, "sinks") && !opt.window) throw InputError("sinks is given but there is no window", "sinks");
   opt.alibi = read_bool(spec, "alibi", false);
   if (const Value* v = get(spec, "alibi_slopes")) {
     if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
@@ -143,6 +147,10 @@ Value trace_object(const AttentionTrace& tr) {
     r.set("k_positions", matrix_value(tr.k_positions));
     r.set("q_angles", matrix_value(tr.q_angles));
     r.set("k_angles", matrix_value(tr.k_angles));
+  }
+  if (opt.window) {
+    o.set("window", opt.window);
+    o.set("sinks", opt.sinks);
   }
   if (opt.n_kv_head) {
     o.set("n_kv_head", opt.n_kv_head);

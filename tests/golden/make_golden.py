@@ -43,6 +43,20 @@ def causal_mask(T, T_total, base, causal, variant):
     return m
 
 
+def window_mask(spec, T, T_total, base):
+    """Sliding window w with s sinks: the query at p = base + i also loses key j when
+    p - j >= w (j older than the last w positions), unless j < s."""
+    m = np.zeros((T, T_total))
+    w = spec.get("window")
+    if w:
+        s = spec.get("sinks", 0)
+        for i in range(T):
+            for j in range(T_total):
+                if (base + i) - j >= w and j >= s:
+                    m[i, j] = -np.inf
+    return m
+
+
 def softmax_row_stable(row):
     if np.all(np.isneginf(row)):
         return np.zeros_like(row), "empty"
@@ -148,7 +162,7 @@ def attention(spec):
     d_v = V.shape[1] // n_kv
     scale_factor = 1.0 / math.sqrt(head_dim) if scale else 1.0
 
-    mask = causal_mask(T, T_total, base, causal, variant)
+    mask = causal_mask(T, T_total, base, causal, variant) + window_mask(spec, T, T_total, base)
     rope = rope_setup(spec, head_dim, T, T_total, base)
     alibi = alibi_setup(spec, n_head, T, T_total, base)
     heads, contexts, empty_rows, overflow_rows = [], [], [], []
@@ -473,6 +487,40 @@ CASES = [
                        "refused, naming K",
         "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1, 0]], "V": [[1, 1]], "n_head": 4, "n_kv_head": 2},
         "expect": {"ok": False, "field": "K"},
+    },
+    # ---- sliding window and attention sinks
+    {
+        "name": "window3_kv_cache",
+        "description": "sliding window 3, causal strict, x mode, T_total 6 with base 2: the query at "
+                       "position p sees keys p-2..p; default_rng(86..)",
+        "spec": {"x": rnd(86, 6, 4), "W_q": rnd(87, 4, 4), "W_k": rnd(88, 4, 4), "W_v": rnd(89, 4, 4),
+                 "n_head": 2, "causal": True, "base": 2, "window": 3},
+    },
+    {
+        "name": "window2_sinks1_gqa_rope",
+        "description": "window 2 with 1 sink (key 0 always visible), n_head 2 with n_kv_head 1, "
+                       "RoPE interleaved, Q K V given, T 6; default_rng(90..)",
+        "spec": {"Q": rnd(90, 6, 4), "K": rnd(91, 6, 2), "V": rnd(92, 6, 2), "n_head": 2,
+                 "n_kv_head": 1, "causal": True, "window": 2, "sinks": 1, "rope": "interleaved"},
+    },
+    {
+        "name": "window1_inclusive_empty_rows",
+        "description": "window 1 with the inclusive mask: a query would see keys p..p-1, nothing; "
+                       "with 2 sinks rows 1.. see keys 0..1 only, row 0 stays empty; ALiBi on",
+        "spec": {"Q": rnd(93, 4, 2), "K": rnd(94, 4, 2), "V": rnd(95, 4, 2), "causal": True,
+                 "mask": "inclusive", "window": 1, "sinks": 2, "alibi": True},
+    },
+    {
+        "name": "window_error_not_causal",
+        "description": "window without causal: refused, naming window",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "window": 2},
+        "expect": {"ok": False, "field": "window"},
+    },
+    {
+        "name": "window_error_sinks_without_window",
+        "description": "sinks without window: refused, naming sinks",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "causal": True, "sinks": 1},
+        "expect": {"ok": False, "field": "sinks"},
     },
 ]
 

@@ -95,8 +95,8 @@ def setup(spec, dtype=np.float64):
     s["head_dim"] = hd_cols // s["n_head"]
     s["d_v"] = dv_cols // s["n_kv"]
     s["scale_factor"] = (1.0 / math.sqrt(s["head_dim"])) if s["scale"] else 1.0
-    s["mask"] = mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"],
-                               s["variant"]).astype(dtype)
+    s["mask"] = (mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"], s["variant"]) +
+                 mg.window_mask(spec, s["T"], s["T_total"], s["base"])).astype(dtype)
     s["rope"] = mg.rope_setup(spec, s["head_dim"], s["T"], s["T_total"], s["base"])
     s["alibi"] = mg.alibi_setup(spec, s["n_head"], s["T"], s["T_total"], s["base"])
     s["loss"] = "d_out" if "d_out" in spec else spec.get("loss", "sum")
@@ -458,6 +458,17 @@ CASES = [
         "name": "mqa_3q_1kv_qkv_rope_alibi",
         "description": "multi-query (1 kv head for 3 query heads) with RoPE and ALiBi; loss sum",
         "spec": fwd("mqa_3q_1kv_qkv_rope_alibi", loss="sum"),
+    },
+    {
+        "name": "window2_sinks1_gqa_rope",
+        "description": "window 2, 1 sink, MQA, RoPE; d_out from default_rng(115); keys outside the "
+                       "window get exactly 0 in d_scaled",
+        "spec": fwd("window2_sinks1_gqa_rope", d_out=mg.rnd(115, 6, 4, decimals=2)),
+    },
+    {
+        "name": "window3_kv_cache",
+        "description": "window 3, base 2, x mode; loss sum",
+        "spec": fwd("window3_kv_cache", loss="sum"),
     },
 ]
 

@@ -180,6 +180,11 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
   } else if (opt.rope_dims != 0) {
     throw InputError("rope_dims is given but rope is off", "rope_dims");
   }
+  if (opt.window < 0) throw InputError("window must be 1 or more, got " + num(opt.window), "window");
+  if (opt.window > 0 && !opt.causal)
+    throw InputError("window needs causal: true (a sliding window limits how far back a query looks)", "window");
+  if (opt.sinks < 0) throw InputError("sinks must be 0 or more, got " + num(opt.sinks), "sinks");
+  if (opt.sinks > 0 && opt.window == 0) throw InputError("sinks is given but there is no window", "sinks");
   if (!opt.alibi && !opt.alibi_slopes.empty())
     throw InputError("alibi_slopes is given but alibi is off", "alibi_slopes");
   if (opt.alibi && !opt.alibi_slopes.empty()) {
@@ -346,6 +351,9 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
                       k_used.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
   tr.scaled = opt.scale ? scale(tr.scores, tr.scale_factor) : tr.scores;
   tr.mask = opt.causal ? causal_mask(T, T_total, opt.base, opt.mask) : Tensor({T, T_total});
+  if (opt.window > 0)  // keys j ≤ p − w fall out of the window of the query at p, but for the sinks
+    for (int i = 0; i < T; ++i)
+      for (int j = opt.sinks; j < T_total && j <= opt.base + i - opt.window; ++j) tr.mask(i, j) = kNegInf;
   if (opt.alibi) {
     tr.alibi_slopes = Tensor({H});
     for (int h = 0; h < H; ++h)

@@ -30,6 +30,9 @@
 //                 n_kv_head·head_dim and n_kv_head·d_v columns; query head h reads key/value head
 //                 h / (n_head/n_kv_head). The trace's k and v are per query head (its group's,
 //                 repeated, as Llama's repeat_kv); the gradients of K and V sum over the group.
+//   Sliding window (window w ≥ 1, with causal): the query at position p = base + i also loses the
+//                 keys j ≤ p − w, so it sees p − w + 1 … p (strict; … p − 1 inclusive), as Mistral;
+//                 with sinks s the first s keys stay visible whatever the window (StreamingLLM).
 //
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
@@ -80,6 +83,8 @@ struct AttentionOptions {
   double rope_base = 10000.0;  // θ_i = rope_base^(−2i/d_rot); must be > 1
   int rope_dims = 0;           // d_rot, the rotated dimensions of each head; 0 means head_dim
   int n_kv_head = 0;  // key/value heads; 0 means n_head (plain multi-head attention)
+  int window = 0;     // sliding window w (needs causal); 0 means none
+  int sinks = 0;      // attention sinks: the first keys, always visible (needs window)
   bool alibi = false;
   std::vector<float> alibi_slopes;  // one per head; empty means 2^(−8h/n_head)
 };
