@@ -26,12 +26,39 @@ constexpr const char* kVersion = "0.1.0";
 
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
-                                          "causal", "mask", "base", "scale", "softmax"};
+                                          "causal", "mask", "base", "scale", "softmax",
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks"};
 
 struct Spec {
   AttentionInput in;
   AttentionOptions opt;
 };
+
+// The modern variants' keys (attention.h): each is off when absent, and a key that only refines
+// a variant that is off is an error naming it.
+void read_modern_options(const Value& spec, AttentionOptions& opt) {
+  const std::string rope = read_choice(spec, "rope", {"none", "interleaved", "halves"});
+  opt.rope = rope == "interleaved" ? RopePairing::interleaved
+             : rope == "halves"    ? RopePairing::halves
+                                   : RopePairing::none;
+  if (opt.rope == RopePairing::none)
+    for (const char* key : {"rope_base", "rope_dims"})
+      if (get(spec, key))
+        throw InputError(std::string(key) + " is given but rope is off: set \"rope\" to \"interleaved\" or \"halves\"",
+                         key);
+  opt.rope_base = read_float(spec, "rope_base", 10000.0f, 1.0 + 1e-6, 1e9);
+  opt.rope_dims = static_cast<int>(read_int(spec, "rope_dims", 0, 2, kMaxDim));
+  opt.n_kv_head = static_cast<int>(read_int(spec, "n_kv_head", 0, 1, kMaxDim));
+  opt.window = static_cast<int>(read_int(spec, "window", 0, 1, 1 << 20));
+  opt.sinks = static_cast<int>(read_int(spec, "sinks", 0, 0, 1 << 20));
+  if (opt.window && !opt.causal) throw InputError("window needs \"causal\": true", "window");
+  if (get(spec, "sinks") && !opt.window) throw InputError("sinks is given but there is no window", "sinks");
+  opt.alibi = read_bool(spec, "alibi", false);
+  if (const Value* v = get(spec, "alibi_slopes")) {
+    if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
+    opt.alibi_slopes = read_vector(*v, "alibi_slopes").data;
+  }
+}
 
 // The attention part of a spec; `extra` lists the other keys the caller reads itself.
 Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra = {}) {
@@ -45,6 +72,7 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
   opt.base = static_cast<int>(read_int(spec, "base", 0, 0, kMaxDim));
   opt.scale = read_bool(spec, "scale", true);
   opt.stable_softmax = read_choice(spec, "softmax", {"stable", "naive"}) == "stable";
+  read_modern_options(spec, opt);
 
   AttentionInput in;
   const std::pair<const char*, Tensor*> matrices[] = {{"x", &in.x},     {"W_q", &in.W_q}, {"W_k", &in.W_k},
@@ -75,8 +103,11 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
                        "n_head");
     const float bound = 1.0f / std::sqrt(static_cast<float>(d_model / opt.n_head));
     Tensor* W[3] = {&in.W_q, &in.W_k, &in.W_v};
+    // With n_kv_head, W_k and W_v are n_kv_head heads wide (checked by the core when it divides).
+    const int kv = opt.n_kv_head && opt.n_head % opt.n_kv_head == 0 ? opt.n_kv_head : opt.n_head;
+    const int widths[3] = {d_model, d_model / opt.n_head * kv, d_model / opt.n_head * kv};
     for (int i = 0; i < 3; ++i)
-      if (W[i]->empty()) *W[i] = random_uniform(d_model, d_model, bound, derive_seed(seed, i + 1));
+      if (W[i]->empty()) *W[i] = random_uniform(d_model, widths[i], bound, derive_seed(seed, i + 1));
   }
 
   return {in, opt};
@@ -103,6 +134,39 @@ Value trace_object(const AttentionTrace& tr) {
   o.set("base", opt.base);
   o.set("scale", opt.scale);
   o.set("softmax", opt.stable_softmax ? "stable" : "naive");
+  if (opt.rope != RopePairing::none) {
+    o.set("rope", opt.rope == RopePairing::interleaved ? "interleaved" : "halves");
+    o.set("rope_base", opt.rope_base);
+    o.set("rope_dims", tr.rope_dims);
+    Value& r = t.set("rope", Value::object());
+    r.set("pairing", opt.rope == RopePairing::interleaved ? "interleaved" : "halves");
+    r.set("base", opt.rope_base);
+    r.set("dims", tr.rope_dims);
+    r.set("theta", matrix_value(tr.rope_theta));
+    r.set("q_positions", matrix_value(tr.q_positions));
+    r.set("k_positions", matrix_value(tr.k_positions));
+    r.set("q_angles", matrix_value(tr.q_angles));
+    r.set("k_angles", matrix_value(tr.k_angles));
+  }
+  if (opt.window) {
+    o.set("window", opt.window);
+    o.set("sinks", opt.sinks);
+  }
+  if (opt.n_kv_head) {
+    o.set("n_kv_head", opt.n_kv_head);
+    Value& g = t.set("kv_heads", Value::object());
+    g.set("n_kv_head", opt.n_kv_head);
+    g.set("group_size", opt.n_head / opt.n_kv_head);
+    Value& reads = g.set("kv_head", Value::array());
+    for (int h : tr.kv_head) reads.push(h);
+    // The KV cache holds K and V for T_total positions: n_kv_head heads here, n_head in full MHA.
+    g.set("cache_floats", static_cast<double>(tr.T_total) * opt.n_kv_head * (tr.head_dim + tr.d_v));
+    g.set("cache_floats_mha", static_cast<double>(tr.T_total) * opt.n_head * (tr.head_dim + tr.d_v));
+  }
+  if (opt.alibi) {
+    o.set("alibi", true);
+    t.set("alibi", Value::object()).set("slopes", matrix_value(tr.alibi_slopes));
+  }
   Value& inputs = t.set("inputs", Value::object());
   const std::pair<const char*, const Tensor*> used[] = {
       {"x", &tr.input.x},     {"W_q", &tr.input.W_q}, {"W_k", &tr.input.W_k}, {"W_v", &tr.input.W_v},
@@ -111,9 +175,14 @@ Value trace_object(const AttentionTrace& tr) {
   for (const auto& [key, tensor] : used)
     if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
   t.set("mask", matrix_value(tr.mask));
-  t.set("heads", per_head(opt.n_head, {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}, {"scores", &tr.scores},
-                                       {"scaled", &tr.scaled}, {"masked", &tr.masked}, {"weights", &tr.weights},
-                                       {"weight_row_sums", &tr.weight_row_sums}, {"context", &tr.context}}));
+  std::vector<std::pair<const char*, const Tensor*>> steps = {{"q", &tr.q}, {"k", &tr.k}, {"v", &tr.v}};
+  if (!tr.q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &tr.q_rot}, {"k_rot", &tr.k_rot}});
+  steps.insert(steps.end(), {{"scores", &tr.scores}, {"scaled", &tr.scaled}});
+  if (!tr.bias.empty()) steps.push_back({"bias", &tr.bias});
+  steps.insert(steps.end(), {{"masked", &tr.masked},
+                             {"weights", &tr.weights}, {"weight_row_sums", &tr.weight_row_sums},
+                             {"context", &tr.context}});
+  t.set("heads", per_head(opt.n_head, steps));
   t.set("concat", matrix_value(tr.concat));
   t.set("out", matrix_value(tr.out));
   t.set("empty_rows", rows_value(tr.empty_rows));
@@ -205,9 +274,12 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   const std::pair<const char*, const Tensor*> top[] = {{"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"concat", &g.d_concat}};
   for (const auto& [key, t] : top)
     if (!t->empty()) out.set(key, matrix_value(*t));
-  out.set("heads", per_head(tr.options.n_head, {{"context", &g.d_context}, {"weights", &g.d_weights}, {"v", &g.d_v},
-                                                {"scaled", &g.d_scaled}, {"scores", &g.d_scores}, {"q", &g.d_q},
-                                                {"k", &g.d_k}}));
+  std::vector<std::pair<const char*, const Tensor*>> steps = {
+      {"context", &g.d_context}, {"weights", &g.d_weights}, {"v", &g.d_v},
+      {"scaled", &g.d_scaled},   {"scores", &g.d_scores}};
+  if (!g.d_q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &g.d_q_rot}, {"k_rot", &g.d_k_rot}});
+  steps.insert(steps.end(), {{"q", &g.d_q}, {"k", &g.d_k}});
+  out.set("heads", per_head(tr.options.n_head, steps));
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};

@@ -43,6 +43,20 @@ def causal_mask(T, T_total, base, causal, variant):
     return m
 
 
+def window_mask(spec, T, T_total, base):
+    """Sliding window w with s sinks: the query at p = base + i also loses key j when
+    p - j >= w (j older than the last w positions), unless j < s."""
+    m = np.zeros((T, T_total))
+    w = spec.get("window")
+    if w:
+        s = spec.get("sinks", 0)
+        for i in range(T):
+            for j in range(T_total):
+                if (base + i) - j >= w and j >= s:
+                    m[i, j] = -np.inf
+    return m
+
+
 def softmax_row_stable(row):
     if np.all(np.isneginf(row)):
         return np.zeros_like(row), "empty"
@@ -69,6 +83,52 @@ def softmax_row_naive(row):
     return np.full_like(row, np.nan), "overflow"
 
 
+def rope_setup(spec, head_dim, T, T_total, base):
+    """RoPE from its definition: pair i of the first d_rot dimensions, read as the complex number
+    a + ib, is multiplied by e^(i·position·θ_i), θ_i = rope_base^(-2i/d_rot). Pairs are
+    (2i, 2i+1) interleaved, (i, i + d_rot/2) halves. Returns None when rope is off."""
+    pairing = spec.get("rope", "none")
+    if pairing == "none":
+        return None
+    d_rot = spec.get("rope_dims", head_dim)
+    rope_base = float(np.float32(spec.get("rope_base", 10000)))
+    theta = np.array([rope_base ** (-2.0 * i / d_rot) for i in range(d_rot // 2)])
+    q_pos = np.arange(base, base + T, dtype=np.float64)
+    k_pos = np.arange(T_total, dtype=np.float64)
+    return {"pairing": pairing, "base": rope_base, "dims": d_rot, "theta": theta,
+            "q_positions": q_pos, "k_positions": k_pos,
+            "q_angles": np.outer(q_pos, theta), "k_angles": np.outer(k_pos, theta)}
+
+
+def rope_pairs(pairing, d_rot):
+    half = d_rot // 2
+    if pairing == "interleaved":
+        return np.arange(0, d_rot, 2), np.arange(1, d_rot, 2)
+    return np.arange(half), np.arange(half, d_rot)
+
+
+def rope_turn(m, angles, pairing, d_rot):
+    """Each row r of m multiplied, pair by pair, by e^(i·angles[r]) (negative angles turn back)."""
+    a, b = rope_pairs(pairing, d_rot)
+    z = (m[:, a] + 1j * m[:, b]) * np.exp(1j * angles)
+    out = m.copy()
+    out[:, a], out[:, b] = z.real, z.imag
+    return out
+
+
+def alibi_setup(spec, n_head, T, T_total, base):
+    """ALiBi: slopes m_h (the paper's 2^(-8h/n_head), h = 1..n_head, or the spec's own list) and
+    per head the bias -m_h (p_i - p_j) between query position p_i = base + i and key j."""
+    if not spec.get("alibi", False):
+        return None
+    if "alibi_slopes" in spec:
+        slopes = f32(spec["alibi_slopes"]).reshape(-1)
+    else:
+        slopes = np.array([2.0 ** (-8.0 * h / n_head) for h in range(1, n_head + 1)])
+    distance = (base + np.arange(T))[:, None] - np.arange(T_total)[None, :]
+    return {"slopes": slopes, "bias": [-m * distance for m in slopes]}
+
+
 def attention(spec):
     n_head = spec.get("n_head", 1)
     causal = spec.get("causal", False)
@@ -92,20 +152,38 @@ def attention(spec):
         Q, K, V = f32(spec["Q"]), f32(spec["K"]), f32(spec["V"])
         T, T_total = Q.shape[0], K.shape[0]
         assert T_total == T + base
-    assert Q.shape[1] % n_head == 0 and V.shape[1] % n_head == 0
+    # Grouped-query attention: n_kv key/value heads, each read by a group of n_head / n_kv query
+    # heads (query head h reads kv head h // group); n_kv = n_head is plain multi-head attention.
+    n_kv = spec.get("n_kv_head", n_head)
+    group = n_head // n_kv
+    assert n_head % n_kv == 0 and Q.shape[1] % n_head == 0 and V.shape[1] % n_kv == 0
     head_dim = Q.shape[1] // n_head
-    d_v = V.shape[1] // n_head
+    assert K.shape[1] == n_kv * head_dim
+    d_v = V.shape[1] // n_kv
     scale_factor = 1.0 / math.sqrt(head_dim) if scale else 1.0
 
-    mask = causal_mask(T, T_total, base, causal, variant)
+    mask = causal_mask(T, T_total, base, causal, variant) + window_mask(spec, T, T_total, base)
+    rope = rope_setup(spec, head_dim, T, T_total, base)
+    alibi = alibi_setup(spec, n_head, T, T_total, base)
     heads, contexts, empty_rows, overflow_rows = [], [], [], []
     for h in range(n_head):
         q = Q[:, h * head_dim:(h + 1) * head_dim]
-        k = K[:, h * head_dim:(h + 1) * head_dim]
-        v = V[:, h * d_v:(h + 1) * d_v]
-        scores = q @ k.T
+        kv = h // group
+        k = K[:, kv * head_dim:(kv + 1) * head_dim]
+        v = V[:, kv * d_v:(kv + 1) * d_v]
+        extra = {}
+        if rope:
+            extra["q_rot"] = rope_turn(q, rope["q_angles"], rope["pairing"], rope["dims"])
+            extra["k_rot"] = rope_turn(k, rope["k_angles"], rope["pairing"], rope["dims"])
+            scores = extra["q_rot"] @ extra["k_rot"].T
+        else:
+            scores = q @ k.T
         scaled = scores / math.sqrt(head_dim) if scale else scores.copy()
-        masked = scaled + mask
+        if alibi:
+            extra["bias"] = alibi["bias"][h]
+            masked = scaled + alibi["bias"][h] + mask
+        else:
+            masked = scaled + mask
         weights = np.zeros_like(masked)
         for i in range(T):
             weights[i], status = (softmax_row_naive if naive else softmax_row_stable)(masked[i])
@@ -115,7 +193,7 @@ def attention(spec):
                 overflow_rows.append({"head": h, "row": i})
         with np.errstate(invalid="ignore"):
             context = weights @ v
-        heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled,
+        heads.append({"q": q, "k": k, "v": v, **extra, "scores": scores, "scaled": scaled,
                       "masked": masked, "weights": weights,
                       "weight_row_sums": weights.sum(axis=1), "context": context})
         contexts.append(context)
@@ -126,10 +204,20 @@ def attention(spec):
             out = concat @ W_o + bias("b_o", W_o.shape[1])
     else:
         out = concat
-    return {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
-            "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
-            "mask": mask, "heads": heads, "concat": concat, "out": out,
-            "empty_rows": empty_rows, "overflow_rows": overflow_rows}
+    result = {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
+              "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
+              "mask": mask, "heads": heads, "concat": concat, "out": out,
+              "empty_rows": empty_rows, "overflow_rows": overflow_rows}
+    if rope:
+        result["rope"] = rope
+    if alibi:
+        result["alibi"] = {"slopes": alibi["slopes"]}
+    if "n_kv_head" in spec:
+        result["kv_heads"] = {"n_kv_head": n_kv, "group_size": group,
+                              "kv_head": [h // group for h in range(n_head)],
+                              "cache_floats": T_total * n_kv * (head_dim + d_v),
+                              "cache_floats_mha": T_total * n_head * (head_dim + d_v)}
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -298,6 +386,142 @@ CASES = [
                        "no mask; values rounded to 3 decimals",
         "spec": {"Q": rnd(30, 6, 5, -2, 2), "K": rnd(31, 6, 5, -2, 2), "V": rnd(32, 6, 3, -2, 2)},
     },
+    # ---- RoPE
+    {
+        "name": "rope_interleaved_kv_cache",
+        "description": "RoPE, interleaved pairs (2i, 2i+1), base 10000, x mode, n_head 2, head_dim 4, "
+                       "T_total 5 with base 2 (queries at positions 2..4), causal, W_o; "
+                       "default_rng(50..)",
+        "spec": {"x": rnd(50, 5, 4), "W_q": rnd(51, 4, 8), "W_k": rnd(52, 4, 8),
+                 "W_v": rnd(53, 4, 4), "W_o": rnd(54, 4, 3), "n_head": 2, "causal": True,
+                 "base": 2, "rope": "interleaved"},
+    },
+    {
+        "name": "rope_halves_partial",
+        "description": "RoPE, GPT-NeoX halves, partial: rope_dims 4 of head_dim 6 (dims 4, 5 pass "
+                       "unrotated), rope_base 100, Q K V given, T 3 after base 1; default_rng(55..)",
+        "spec": {"Q": rnd(55, 3, 6, -2, 2), "K": rnd(56, 4, 6, -2, 2), "V": rnd(57, 4, 2),
+                 "base": 1, "causal": True, "rope": "halves", "rope_dims": 4, "rope_base": 100},
+    },
+    {
+        "name": "rope_halves_two_heads_full",
+        "description": "RoPE halves over all of head_dim 4, n_head 2, no mask, biases; "
+                       "default_rng(58..)",
+        "spec": {"x": rnd(58, 4, 3), "W_q": rnd(59, 3, 8), "W_k": rnd(60, 3, 8), "W_v": rnd(61, 3, 4),
+                 "b_q": rnd(62, 1, 8)[0], "b_k": rnd(63, 1, 8)[0], "n_head": 2, "rope": "halves"},
+    },
+    {
+        "name": "rope_error_odd_dims",
+        "description": "rope_dims 3 is odd: refused, naming rope_dims",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1, 0]], "V": [[1]], "rope": "interleaved",
+                 "rope_dims": 3},
+        "expect": {"ok": False, "field": "rope_dims"},
+    },
+    {
+        "name": "rope_error_base_without_rope",
+        "description": "rope_base given while rope is off: refused, naming rope_base",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "rope_base": 500},
+        "expect": {"ok": False, "field": "rope_base"},
+    },
+    # ---- ALiBi
+    {
+        "name": "alibi_geometric_4head_causal",
+        "description": "ALiBi with the paper's slopes 2^(-8h/4) = 1/4, 1/16, 1/64, 1/256, n_head 4, "
+                       "head_dim 2, x mode, T_total 5 with base 1, causal; default_rng(64..)",
+        "spec": {"x": rnd(64, 5, 4), "W_q": rnd(65, 4, 8), "W_k": rnd(66, 4, 8), "W_v": rnd(67, 4, 8),
+                 "W_o": rnd(68, 8, 4), "n_head": 4, "causal": True, "base": 1, "alibi": True},
+    },
+    {
+        "name": "alibi_own_slopes_noncausal",
+        "description": "ALiBi with the slopes [0.5, 1.5] given, n_head 2, no mask: keys after the "
+                       "query get a positive bias -m(i - j) > 0; Q K V given; default_rng(69..)",
+        "spec": {"Q": rnd(69, 4, 4), "K": rnd(70, 4, 4), "V": rnd(71, 4, 4), "n_head": 2,
+                 "alibi": True, "alibi_slopes": [0.5, 1.5]},
+    },
+    {
+        "name": "alibi_with_rope_inclusive",
+        "description": "ALiBi (geometric, n_head 2) with RoPE interleaved and the inclusive mask, "
+                       "base 0: row 0 empty in both heads; default_rng(72..)",
+        "spec": {"Q": rnd(72, 3, 8), "K": rnd(73, 3, 8), "V": rnd(74, 3, 2), "n_head": 2,
+                 "causal": True, "mask": "inclusive", "alibi": True, "rope": "interleaved"},
+    },
+    {
+        "name": "alibi_error_slope_count",
+        "description": "alibi_slopes with 3 slopes for 2 heads: refused, naming alibi_slopes",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1, 1]], "n_head": 2, "alibi": True,
+                 "alibi_slopes": [0.5, 0.25, 0.125]},
+        "expect": {"ok": False, "field": "alibi_slopes"},
+    },
+    {
+        "name": "alibi_error_slopes_without_alibi",
+        "description": "alibi_slopes while alibi is off: refused, naming alibi_slopes",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "alibi_slopes": [0.5]},
+        "expect": {"ok": False, "field": "alibi_slopes"},
+    },
+    # ---- grouped-query and multi-query attention
+    {
+        "name": "gqa_4q_2kv_x_mode",
+        "description": "grouped-query: n_head 4, n_kv_head 2 (heads 0,1 read kv 0; 2,3 read kv 1), "
+                       "head_dim 2, d_v 3; W_k 4x4, W_v 4x6, W_o 12x4, causal, base 1, biases; "
+                       "default_rng(75..)",
+        "spec": {"x": rnd(75, 4, 4), "W_q": rnd(76, 4, 8), "W_k": rnd(77, 4, 4), "W_v": rnd(78, 4, 6),
+                 "b_q": rnd(79, 1, 8)[0], "b_k": rnd(80, 1, 4)[0], "b_v": rnd(81, 1, 6)[0],
+                 "W_o": rnd(82, 12, 4), "n_head": 4, "n_kv_head": 2, "causal": True, "base": 1},
+    },
+    {
+        "name": "mqa_3q_1kv_qkv_rope_alibi",
+        "description": "multi-query: n_head 3, n_kv_head 1 (K 4x2, V 4x2 shared by all heads), with "
+                       "RoPE halves and ALiBi; Q K V given, base 1, causal; default_rng(83..)",
+        "spec": {"Q": rnd(83, 3, 6), "K": rnd(84, 4, 2), "V": rnd(85, 4, 2), "n_head": 3,
+                 "n_kv_head": 1, "causal": True, "base": 1, "rope": "halves", "alibi": True},
+    },
+    {
+        "name": "gqa_error_not_dividing",
+        "description": "n_kv_head 3 does not divide n_head 4: refused, naming n_kv_head",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1]], "V": [[1, 1, 1]], "n_head": 4, "n_kv_head": 3},
+        "expect": {"ok": False, "field": "n_kv_head"},
+    },
+    {
+        "name": "gqa_error_k_width",
+        "description": "n_head 4, n_kv_head 2, head_dim 1 but K has 4 columns (full MHA width): "
+                       "refused, naming K",
+        "spec": {"Q": [[1, 0, 0, 1]], "K": [[0, 1, 1, 0]], "V": [[1, 1]], "n_head": 4, "n_kv_head": 2},
+        "expect": {"ok": False, "field": "K"},
+    },
+    # ---- sliding window and attention sinks
+    {
+        "name": "window3_kv_cache",
+        "description": "sliding window 3, causal strict, x mode, T_total 6 with base 2: the query at "
+                       "position p sees keys p-2..p; default_rng(86..)",
+        "spec": {"x": rnd(86, 6, 4), "W_q": rnd(87, 4, 4), "W_k": rnd(88, 4, 4), "W_v": rnd(89, 4, 4),
+                 "n_head": 2, "causal": True, "base": 2, "window": 3},
+    },
+    {
+        "name": "window2_sinks1_gqa_rope",
+        "description": "window 2 with 1 sink (key 0 always visible), n_head 2 with n_kv_head 1, "
+                       "RoPE interleaved, Q K V given, T 6; default_rng(90..)",
+        "spec": {"Q": rnd(90, 6, 4), "K": rnd(91, 6, 2), "V": rnd(92, 6, 2), "n_head": 2,
+                 "n_kv_head": 1, "causal": True, "window": 2, "sinks": 1, "rope": "interleaved"},
+    },
+    {
+        "name": "window1_inclusive_empty_rows",
+        "description": "window 1 with the inclusive mask: a query would see keys p..p-1, nothing; "
+                       "with 2 sinks rows 1.. see keys 0..1 only, row 0 stays empty; ALiBi on",
+        "spec": {"Q": rnd(93, 4, 2), "K": rnd(94, 4, 2), "V": rnd(95, 4, 2), "causal": True,
+                 "mask": "inclusive", "window": 1, "sinks": 2, "alibi": True},
+    },
+    {
+        "name": "window_error_not_causal",
+        "description": "window without causal: refused, naming window",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "window": 2},
+        "expect": {"ok": False, "field": "window"},
+    },
+    {
+        "name": "window_error_sinks_without_window",
+        "description": "sinks without window: refused, naming sinks",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "causal": True, "sinks": 1},
+        "expect": {"ok": False, "field": "sinks"},
+    },
 ]
 
 
@@ -354,7 +578,7 @@ def main():
     cases = []
     for c in CASES:
         cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
-                      "expect": attention(c["spec"]), "tolerance": c.get("tolerance", 1e-5)})
+                      "expect": c.get("expect") or attention(c["spec"]), "tolerance": c.get("tolerance", 1e-5)})
     doc = plain({
         "about": "Golden attention traces from tests/golden/make_golden.py (float64 numpy, "
                  "independent of the C++ core); compare |a-b| <= tolerance*(1+|b|).",

@@ -90,11 +90,15 @@ def setup(spec, dtype=np.float64):
         s["T"], s["T_total"] = P["Q"].shape[0], P["K"].shape[0]
         assert s["T_total"] == s["T"] + s["base"]
         hd_cols, dv_cols = P["Q"].shape[1], P["V"].shape[1]
+    s["n_kv"] = spec.get("n_kv_head", s["n_head"])
+    s["group"] = s["n_head"] // s["n_kv"]
     s["head_dim"] = hd_cols // s["n_head"]
-    s["d_v"] = dv_cols // s["n_head"]
+    s["d_v"] = dv_cols // s["n_kv"]
     s["scale_factor"] = (1.0 / math.sqrt(s["head_dim"])) if s["scale"] else 1.0
-    s["mask"] = mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"],
-                               s["variant"]).astype(dtype)
+    s["mask"] = (mg.causal_mask(s["T"], s["T_total"], s["base"], s["causal"], s["variant"]) +
+                 mg.window_mask(spec, s["T"], s["T_total"], s["base"])).astype(dtype)
+    s["rope"] = mg.rope_setup(spec, s["head_dim"], s["T"], s["T_total"], s["base"])
+    s["alibi"] = mg.alibi_setup(spec, s["n_head"], s["T"], s["T_total"], s["base"])
     s["loss"] = "d_out" if "d_out" in spec else spec.get("loss", "sum")
     assert s["loss"] in ("d_out", "sum", "mse")
     if s["loss"] == "d_out":
@@ -126,14 +130,22 @@ def forward(s, P, ov=None):
     heads = []
     for h in range(s["n_head"]):
         q = stage((h, "q"), lambda: Q[:, h * hd:(h + 1) * hd])
-        k = stage((h, "k"), lambda: K[:, h * hd:(h + 1) * hd])
-        v = stage((h, "v"), lambda: V[:, h * dv:(h + 1) * dv])
-        scores = stage((h, "scores"), lambda: q @ k.T)
+        kv = h // s["group"]  # the key/value head query head h reads
+        k = stage((h, "k"), lambda: K[:, kv * hd:(kv + 1) * hd])
+        v = stage((h, "v"), lambda: V[:, kv * dv:(kv + 1) * dv])
+        rope, extra = s["rope"], {}
+        qs, ks = q, k  # what the scores are taken from
+        if rope:
+            qs = extra["q_rot"] = stage((h, "q_rot"), lambda: mg.rope_turn(
+                q, rope["q_angles"], rope["pairing"], rope["dims"]).astype(dt))
+            ks = extra["k_rot"] = stage((h, "k_rot"), lambda: mg.rope_turn(
+                k, rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt))
+        scores = stage((h, "scores"), lambda: qs @ ks.T)
         scaled = stage((h, "scaled"), lambda: scores * sf)
-        masked = scaled + s["mask"]
+        masked = scaled + (s["alibi"]["bias"][h] if s["alibi"] else 0) + s["mask"]
         weights = stage((h, "weights"), lambda: softmax_rows(masked, dt))
         context = stage((h, "context"), lambda: weights @ v)
-        heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled,
+        heads.append({"q": q, "k": k, "v": v, **extra, "scores": scores, "scaled": scaled,
                       "masked": masked, "weights": weights, "context": context})
     concat = stage("concat", lambda: np.concatenate([hh["context"] for hh in heads], axis=1))
     if "W_o" in P:
@@ -179,12 +191,20 @@ def backward(s, P, F):
         d_v = A.T @ d_context
         d_scaled = A * (d_weights - (d_weights * A).sum(axis=1, keepdims=True))
         d_scores = d_scaled * sf
-        d_q = d_scores @ H["k"]
-        d_k = d_scores.T @ H["q"]
+        d_q = d_scores @ H.get("k_rot", H["k"])  # the rotated k and q with RoPE
+        d_k = d_scores.T @ H.get("q_rot", H["q"])
+        extra = {}
+        rope = s["rope"]
+        if rope:  # q_rot = R q, R a rotation: d_q = R^T d_q_rot, the turn by the opposite angle
+            extra = {"d_q_rot": d_q, "d_k_rot": d_k}
+            d_q = mg.rope_turn(d_q, -rope["q_angles"], rope["pairing"], rope["dims"]).astype(dt)
+            d_k = mg.rope_turn(d_k, -rope["k_angles"], rope["pairing"], rope["dims"]).astype(dt)
         g["heads"].append({"d_context": d_context, "d_weights": d_weights, "d_scaled": d_scaled,
-                           "d_scores": d_scores, "d_q": d_q, "d_k": d_k, "d_v": d_v})
-    for big, small in (("d_Q", "d_q"), ("d_K", "d_k"), ("d_V", "d_v")):
-        g[big] = np.concatenate([hh[small] for hh in g["heads"]], axis=1)
+                           "d_scores": d_scores, **extra, "d_q": d_q, "d_k": d_k, "d_v": d_v})
+    g["d_Q"] = np.concatenate([hh["d_q"] for hh in g["heads"]], axis=1)
+    for big, small in (("d_K", "d_k"), ("d_V", "d_v")):  # a kv head's gradient: its group's sum
+        g[big] = np.concatenate([sum(g["heads"][h][small] for h in range(s["n_head"])
+                                     if h // s["group"] == kv) for kv in range(s["n_kv"])], axis=1)
     if s["x_mode"]:
         x, b = P["x"], s["base"]
         g["d_W_q"] = x[b:].T @ g["d_Q"]
@@ -231,7 +251,9 @@ def fd_check(s, P, F, g):
     checks.append(("d_concat", ("ov", "concat"), F["concat"], g["d_concat"]))
     checks.append(("d_out", ("ov", "out"), F["out"], g["d_out"]))
     for h, H in enumerate(F["heads"]):
-        for n in ("q", "k", "v", "scores", "scaled", "weights", "context"):
+        for n in ("q", "k", "v", "q_rot", "k_rot", "scores", "scaled", "weights", "context"):
+            if n not in H:
+                continue
             checks.append(("heads[%d].d_%s" % (h, n), ("ov", (h, n)), H[n], g["heads"][h]["d_" + n]))
     worst, per = 0.0, {}
     for label, where, value, analytic in checks:
@@ -397,6 +419,57 @@ CASES = [
         "spec": fwd("random_x_3head_causal", loss="mse",
                     target=target_near_out("random_x_3head_causal", 109)),
     },
+    {
+        "name": "rope_interleaved_kv_cache",
+        "description": "RoPE interleaved, n_head 2, base 2, causal, W_o; d_out from default_rng(110); "
+                       "d_q = R^T d_q_rot (the turn back by each query's angles)",
+        "spec": fwd("rope_interleaved_kv_cache", d_out=mg.rnd(110, 3, 3, decimals=2)),
+    },
+    {
+        "name": "rope_halves_partial",
+        "description": "RoPE halves, rope_dims 4 of head_dim 6, rope_base 100, Q K V given, base 1; "
+                       "d_out from default_rng(111); dims 4, 5 of d_q equal those of d_q_rot",
+        "spec": fwd("rope_halves_partial", d_out=mg.rnd(111, 3, 2, decimals=2)),
+    },
+    {
+        "name": "rope_halves_two_heads_full",
+        "description": "RoPE halves, n_head 2, biases b_q b_k, loss sum",
+        "spec": fwd("rope_halves_two_heads_full", loss="sum"),
+    },
+    {
+        "name": "alibi_geometric_4head_causal",
+        "description": "ALiBi, geometric slopes, n_head 4, base 1, causal, W_o; d_out from "
+                       "default_rng(112); the bias is a constant add, so d_scaled is also d_masked",
+        "spec": fwd("alibi_geometric_4head_causal", d_out=mg.rnd(112, 4, 4, decimals=2)),
+    },
+    {
+        "name": "alibi_with_rope_inclusive",
+        "description": "ALiBi and RoPE interleaved, inclusive mask (row 0 empty: 0 gradients); "
+                       "d_out from default_rng(113)",
+        "spec": fwd("alibi_with_rope_inclusive", d_out=mg.rnd(113, 3, 2, decimals=2)),
+    },
+    {
+        "name": "gqa_4q_2kv_x_mode",
+        "description": "grouped-query, n_head 4, n_kv_head 2, biases, W_o, base 1; d_out from "
+                       "default_rng(114); d_K and d_V sum the gradients of each group's two heads",
+        "spec": fwd("gqa_4q_2kv_x_mode", d_out=mg.rnd(114, 3, 4, decimals=2)),
+    },
+    {
+        "name": "mqa_3q_1kv_qkv_rope_alibi",
+        "description": "multi-query (1 kv head for 3 query heads) with RoPE and ALiBi; loss sum",
+        "spec": fwd("mqa_3q_1kv_qkv_rope_alibi", loss="sum"),
+    },
+    {
+        "name": "window2_sinks1_gqa_rope",
+        "description": "window 2, 1 sink, MQA, RoPE; d_out from default_rng(115); keys outside the "
+                       "window get exactly 0 in d_scaled",
+        "spec": fwd("window2_sinks1_gqa_rope", d_out=mg.rnd(115, 6, 4, decimals=2)),
+    },
+    {
+        "name": "window3_kv_cache",
+        "description": "window 3, base 2, x mode; loss sum",
+        "spec": fwd("window3_kv_cache", loss="sum"),
+    },
 ]
 
 
@@ -404,7 +477,8 @@ CASES = [
 
 KEY_ORDER = ["loss", "d_out", "d_W_o", "d_b_o", "d_concat", "heads", "d_Q", "d_K", "d_V", "d_x",
              "d_W_q", "d_W_k", "d_W_v", "d_b_q", "d_b_k", "d_b_v"]
-HEAD_ORDER = ["d_context", "d_weights", "d_scaled", "d_scores", "d_q", "d_k", "d_v"]
+HEAD_ORDER = ["d_context", "d_weights", "d_scaled", "d_scores", "d_q_rot", "d_k_rot", "d_q", "d_k",
+              "d_v"]
 
 
 def snap(a):
@@ -465,7 +539,7 @@ def run_case(c):
     expect = {}
     for k in KEY_ORDER:
         if k == "heads":
-            expect["heads"] = [{n[2:]: snap(hh[n]) for n in HEAD_ORDER} for hh in g["heads"]]
+            expect["heads"] = [{n[2:]: snap(hh[n]) for n in HEAD_ORDER if n in hh} for hh in g["heads"]]
         elif k in g:
             expect[k if k == "loss" else k[2:]] = snap(g[k]) if k != "loss" else float(L)
     assert len(g) == len(expect)

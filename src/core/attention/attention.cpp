@@ -2,6 +2,7 @@
 // (semantics and conventions in attention.h).
 #include "core/attention/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -79,8 +80,14 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
   const int H = opt.n_head;
   if (H < 1) throw InputError("n_head must be at least 1, got " + num(H), "n_head");
   if (opt.base < 0) throw InputError("base must be 0 or more, got " + num(opt.base), "base");
+  if (opt.n_kv_head != 0 && (opt.n_kv_head < 1 || opt.n_kv_head > H || H % opt.n_kv_head != 0))
+    throw InputError("n_kv_head must divide n_head = " + num(H) + " (each group of query heads reads one key/value "
+                         "head), got " + num(opt.n_kv_head),
+                     "n_kv_head");
+  const int KV = opt.n_kv_head ? opt.n_kv_head : H;
+  const bool grouped = KV != H;  // K and V are narrower than Q: their widths are checked below
 
-  int T, T_total, q_cols, v_cols;  // Q is (T, q_cols), K (T_total, q_cols), V (T_total, v_cols)
+  int T, T_total, q_cols, k_cols, v_cols;  // Q is (T, q_cols), K (T_total, k_cols), V (T_total, v_cols)
   if (in.from_x()) {
     require_matrix(in.x, "x");
     require_finite(in.x, "x");
@@ -100,7 +107,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
                              num(d_model) + " columns (d_model)",
                          names[i]);
     }
-    if (in.W_k.shape[1] != in.W_q.shape[1])
+    if (!grouped && in.W_k.shape[1] != in.W_q.shape[1])
       throw InputError("W_k has " + num(in.W_k.shape[1]) + " columns but W_q has " + num(in.W_q.shape[1]) +
                            ": Q and K must have the same width",
                        "W_k");
@@ -109,6 +116,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     check_bias(in.b_v, "b_v", in.W_v.shape[1], "W_v");
     T = T_total - opt.base;
     q_cols = in.W_q.shape[1];
+    k_cols = in.W_k.shape[1];
     v_cols = in.W_v.shape[1];
   } else {
     if (in.Q.empty() && in.K.empty() && in.V.empty())
@@ -116,7 +124,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     require_given(in.Q, "Q", "give Q, K and V");
     require_given(in.K, "K", "give Q, K and V");
     require_given(in.V, "V", "give Q, K and V");
-    if (in.K.shape[1] != in.Q.shape[1])
+    if (!grouped && in.K.shape[1] != in.Q.shape[1])
       throw InputError("K has " + num(in.K.shape[1]) + " columns but Q has " + num(in.Q.shape[1]), "K");
     if (in.V.shape[0] != in.K.shape[0])
       throw InputError("V has " + num(in.V.shape[0]) + " rows but K has " + num(in.K.shape[0]) +
@@ -130,6 +138,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     T = in.Q.shape[0];
     T_total = in.K.shape[0];
     q_cols = in.Q.shape[1];
+    k_cols = in.K.shape[1];
     v_cols = in.V.shape[1];
   }
   const char* qname = in.from_x() ? "W_q" : "Q";
@@ -138,27 +147,127 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     throw InputError(std::string(qname) + " has " + num(q_cols) + " columns, which " + num(H) +
                          " heads cannot share equally (n_head must divide it)",
                      "n_head");
-  if (v_cols % H != 0)
+  if (!grouped && v_cols % H != 0)
     throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(H) +
                          " heads cannot share equally (n_head must divide it)",
                      "n_head");
+  if (grouped) {
+    const char* kname = in.from_x() ? "W_k" : "K";
+    if (k_cols != q_cols / H * KV)
+      throw InputError(std::string(kname) + " has " + num(k_cols) + " columns but " + num(KV) +
+                           " key/value heads of head_dim " + num(q_cols / H) + " need " + num(q_cols / H * KV),
+                       kname);
+    if (v_cols % KV != 0)
+      throw InputError(std::string(vname) + " has " + num(v_cols) + " columns, which " + num(KV) +
+                           " key/value heads cannot share equally (n_kv_head must divide it)",
+                       "n_kv_head");
+  }
+  const int concat_cols = H * (v_cols / KV);  // n_head·d_v
+  if (opt.rope != RopePairing::none) {
+    const int head_dim = q_cols / H;
+    if (!(opt.rope_base > 1.0) || !std::isfinite(opt.rope_base))
+      throw InputError("rope_base must be a number above 1 (10000 in the RoPE paper), got " +
+                           std::to_string(opt.rope_base),
+                       "rope_base");
+    if (opt.rope_dims == 0 && head_dim % 2 != 0)
+      throw InputError("RoPE turns pairs of dimensions but head_dim is " + num(head_dim) +
+                           ", odd: set rope_dims to an even number up to " + num(head_dim - 1),
+                       "rope");
+    if (opt.rope_dims != 0 && (opt.rope_dims < 2 || opt.rope_dims % 2 != 0 || opt.rope_dims > head_dim))
+      throw InputError("rope_dims must be even, from 2 to head_dim = " + num(head_dim) + ", got " +
+                           num(opt.rope_dims),
+                       "rope_dims");
+  } else if (opt.rope_dims != 0) {
+    throw InputError("rope_dims is given but rope is off", "rope_dims");
+  }
+  if (opt.window < 0) throw InputError("window must be 1 or more, got " + num(opt.window), "window");
+  if (opt.window > 0 && !opt.causal)
+    throw InputError("window needs causal: true (a sliding window limits how far back a query looks)", "window");
+  if (opt.sinks < 0) throw InputError("sinks must be 0 or more, got " + num(opt.sinks), "sinks");
+  if (opt.sinks > 0 && opt.window == 0) throw InputError("sinks is given but there is no window", "sinks");
+  if (!opt.alibi && !opt.alibi_slopes.empty())
+    throw InputError("alibi_slopes is given but alibi is off", "alibi_slopes");
+  if (opt.alibi && !opt.alibi_slopes.empty()) {
+    if (static_cast<int>(opt.alibi_slopes.size()) != H)
+      throw InputError("alibi_slopes has " + num(static_cast<long long>(opt.alibi_slopes.size())) +
+                           " slopes but there are " + num(H) + " heads: give one per head",
+                       "alibi_slopes");
+    for (float m : opt.alibi_slopes)
+      if (!std::isfinite(m)) throw InputError("alibi_slopes holds a non-finite slope", "alibi_slopes");
+  }
   if (static_cast<long long>(H) * T * T_total > kMaxScores)
     throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
                          " is more than the limit of " + num(kMaxScores),
                      "n_head");
 
-  // The output layer: concat (T, n_head·d_v = v_cols) · W_o + b_o
+  // The output layer: concat (T, n_head·d_v) · W_o + b_o
   if (!in.W_o.empty()) {
     require_matrix(in.W_o, "W_o");
     require_finite(in.W_o, "W_o");
-    if (in.W_o.shape[0] != v_cols)
+    if (in.W_o.shape[0] != concat_cols)
       throw InputError("W_o has " + num(in.W_o.shape[0]) + " rows but the concatenated heads have " +
-                           num(v_cols) + " columns (n_head·d_v)",
+                           num(concat_cols) + " columns (n_head·d_v)",
                        "W_o");
     check_bias(in.b_o, "b_o", in.W_o.shape[1], "W_o");
   } else if (!in.b_o.empty()) {
     throw InputError("b_o is given without W_o", "b_o");
   }
+}
+
+// (KV, rows, d) → (H, rows, d): query head h gets key/value head h / (H/KV), listed in kv_head.
+Tensor repeat_kv(const Tensor& t, int H, std::vector<int>& kv_head) {
+  const int KV = t.shape[0];
+  kv_head.resize(H);
+  if (KV == H) {
+    for (int h = 0; h < H; ++h) kv_head[h] = h;
+    return t;
+  }
+  Tensor out({H, t.shape[1], t.shape[2]});
+  const size_t n = static_cast<size_t>(t.shape[1]) * t.shape[2];
+  for (int h = 0; h < H; ++h) {
+    kv_head[h] = h / (H / KV);
+    std::copy(t.data.begin() + kv_head[h] * n, t.data.begin() + (kv_head[h] + 1) * n, out.data.begin() + h * n);
+  }
+  return out;
+}
+
+// The backward of repeat_kv: (H, rows, d) → (KV, rows, d), each group's heads summed.
+Tensor sum_kv_groups(const Tensor& t, const std::vector<int>& kv_head, int KV) {
+  if (KV == t.shape[0]) return t;
+  Tensor out({KV, t.shape[1], t.shape[2]});
+  const size_t n = static_cast<size_t>(t.shape[1]) * t.shape[2];
+  for (int h = 0; h < t.shape[0]; ++h)
+    for (size_t i = 0; i < n; ++i) out.data[kv_head[h] * n + i] += t.data[h * n + i];
+  return out;
+}
+
+// RoPE's angles: angles(r, i) = positions[r]·θ_i, in double, kept as float.
+Tensor rope_angles(const Tensor& positions, const Tensor& theta) {
+  const int n = positions.shape[0], pairs = theta.shape[0];
+  Tensor a({n, pairs});
+  for (int r = 0; r < n; ++r)
+    for (int i = 0; i < pairs; ++i)
+      a(r, i) = static_cast<float>(static_cast<double>(positions.data[r]) * static_cast<double>(theta.data[i]));
+  return a;
+}
+
+// Turns each row r of every head of t (H, rows, hd) by angles(r, ·), pair by pair, in place;
+// sign −1 turns back (Rᵀ, the backward pass).
+void rope_rotate(Tensor& t, const Tensor& angles, RopePairing pairing, float sign) {
+  const int H = t.shape[0], rows = t.shape[1], hd = t.shape[2], pairs = angles.shape[1];
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < pairs; ++i) {
+      const double phi = angles(r, i);
+      const float c = static_cast<float>(std::cos(phi)), s = sign * static_cast<float>(std::sin(phi));
+      const int ia = pairing == RopePairing::interleaved ? 2 * i : i;
+      const int ib = pairing == RopePairing::interleaved ? 2 * i + 1 : i + pairs;
+      for (int h = 0; h < H; ++h) {
+        float* row = t.ptr() + (static_cast<size_t>(h) * rows + r) * hd;
+        const float a = row[ia], b = row[ib];
+        row[ia] = a * c - b * s;
+        row[ib] = a * s + b * c;
+      }
+    }
 }
 
 }  // namespace
@@ -209,20 +318,57 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
   tr.T = T;
   tr.T_total = T_total;
   tr.head_dim = Q.shape[1] / H;
-  tr.d_v = V.shape[1] / H;
+  const int KV = opt.n_kv_head ? opt.n_kv_head : H;
+  tr.d_v = V.shape[1] / KV;
   tr.scale_factor = opt.scale ? 1.0f / std::sqrt(static_cast<float>(tr.head_dim)) : 1.0f;
 
   tr.q = split_heads(Q, H);                                    // (H, T, hd)
-  tr.k = split_heads(K, H);                                    // (H, T_total, hd)
-  tr.v = split_heads(V, H);                                    // (H, T_total, dv)
+  tr.k = repeat_kv(split_heads(K, KV), H, tr.kv_head);        // (H, T_total, hd)
+  tr.v = repeat_kv(split_heads(V, KV), H, tr.kv_head);        // (H, T_total, dv)
+  if (opt.rope != RopePairing::none) {
+    const int d_rot = opt.rope_dims ? opt.rope_dims : tr.head_dim;
+    tr.rope_dims = d_rot;
+    tr.rope_theta = Tensor({d_rot / 2});
+    for (int i = 0; i < d_rot / 2; ++i)
+      tr.rope_theta.data[i] = static_cast<float>(std::pow(opt.rope_base, -2.0 * i / d_rot));
+    tr.q_positions = Tensor({T});
+    tr.k_positions = Tensor({T_total});
+    for (int i = 0; i < T; ++i) tr.q_positions.data[i] = static_cast<float>(opt.base + i);
+    for (int j = 0; j < T_total; ++j) tr.k_positions.data[j] = static_cast<float>(j);
+    tr.q_angles = rope_angles(tr.q_positions, tr.rope_theta);
+    tr.k_angles = rope_angles(tr.k_positions, tr.rope_theta);
+    tr.q_rot = tr.q;
+    tr.k_rot = tr.k;
+    rope_rotate(tr.q_rot, tr.q_angles, opt.rope, 1.0f);
+    rope_rotate(tr.k_rot, tr.k_angles, opt.rope, 1.0f);
+  }
+  const Tensor& q_used = tr.q_rot.empty() ? tr.q : tr.q_rot;  // what the scores are taken from
+  const Tensor& k_used = tr.k_rot.empty() ? tr.k : tr.k_rot;
   tr.scores = Tensor({H, T, T_total});                         // (H, T, T_total)
   for (int h = 0; h < H; ++h)
     matmul_bt_forward(tr.scores.ptr() + static_cast<size_t>(h) * T * T_total,
-                      tr.q.ptr() + static_cast<size_t>(h) * T * tr.head_dim,
-                      tr.k.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
+                      q_used.ptr() + static_cast<size_t>(h) * T * tr.head_dim,
+                      k_used.ptr() + static_cast<size_t>(h) * T_total * tr.head_dim, T, tr.head_dim, T_total);
   tr.scaled = opt.scale ? scale(tr.scores, tr.scale_factor) : tr.scores;
   tr.mask = opt.causal ? causal_mask(T, T_total, opt.base, opt.mask) : Tensor({T, T_total});
-  tr.masked = add(tr.scaled, tr.mask);
+  if (opt.window > 0)  // keys j ≤ p − w fall out of the window of the query at p, but for the sinks
+    for (int i = 0; i < T; ++i)
+      for (int j = opt.sinks; j < T_total && j <= opt.base + i - opt.window; ++j) tr.mask(i, j) = kNegInf;
+  if (opt.alibi) {
+    tr.alibi_slopes = Tensor({H});
+    for (int h = 0; h < H; ++h)
+      tr.alibi_slopes.data[h] = opt.alibi_slopes.empty()
+                                    ? static_cast<float>(std::pow(2.0, -8.0 * (h + 1) / H))
+                                    : opt.alibi_slopes[h];
+    tr.bias = Tensor({H, T, T_total});
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T_total; ++j)
+          tr.bias(h, i, j) = -tr.alibi_slopes.data[h] * static_cast<float>(opt.base + i - j);
+    tr.masked = add(add(tr.scaled, tr.bias), tr.mask);
+  } else {
+    tr.masked = add(tr.scaled, tr.mask);
+  }
   std::vector<RowStatus> status;
   tr.weights = opt.stable_softmax ? softmax_rows(tr.masked, &status) : softmax_rows_naive(tr.masked, &status);
   tr.weight_row_sums = Tensor({H, T});
@@ -286,6 +432,7 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
   g.d_weights = Tensor({H, T, Tt});
   g.d_v = Tensor({H, Tt, dv});
   g.d_scaled = Tensor({H, T, Tt});
+  const bool rope = !tr.q_rot.empty();
   g.d_q = Tensor({H, T, hd});
   g.d_k = Tensor({H, Tt, hd});
   for (int h = 0; h < H; ++h) {
@@ -302,13 +449,20 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
   for (int h = 0; h < H; ++h) {
     const size_t oW = static_cast<size_t>(h) * T * Tt, oQ = static_cast<size_t>(h) * T * hd,
                  oK = static_cast<size_t>(h) * Tt * hd;
-    // scores = q·kᵀ
-    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW, tr.q.ptr() + oQ,
-                       tr.k.ptr() + oK, T, hd, Tt);
+    // scores = q·kᵀ (q_rot·k_rotᵀ with RoPE: these are then d_q_rot, d_k_rot)
+    matmul_bt_backward(g.d_q.ptr() + oQ, g.d_k.ptr() + oK, g.d_scores.ptr() + oW,
+                       (rope ? tr.q_rot : tr.q).ptr() + oQ, (rope ? tr.k_rot : tr.k).ptr() + oK, T, hd, Tt);
+  }
+  if (rope) {  // q_rot = R·q: d_q = Rᵀ·d_q_rot, the turn by the opposite angle
+    g.d_q_rot = g.d_q;
+    g.d_k_rot = g.d_k;
+    rope_rotate(g.d_q, tr.q_angles, tr.options.rope, -1.0f);
+    rope_rotate(g.d_k, tr.k_angles, tr.options.rope, -1.0f);
   }
   g.d_Q = concat_heads(g.d_q);
-  g.d_K = concat_heads(g.d_k);
-  g.d_V = concat_heads(g.d_v);
+  const int KV = tr.options.n_kv_head ? tr.options.n_kv_head : H;
+  g.d_K = concat_heads(sum_kv_groups(g.d_k, tr.kv_head, KV));
+  g.d_V = concat_heads(sum_kv_groups(g.d_v, tr.kv_head, KV));
   if (in.from_x()) {
     // Q = x[base:]·W_q + b_q, K = x·W_k + b_k, V = x·W_v + b_v
     const int base = tr.options.base, d_model = tr.d_model;

@@ -12,6 +12,28 @@
 //   context = weights·v                  (T, d_v)
 // concat = the heads' contexts side by side (T, n_head·d_v); out = concat·W_o + b_o, or concat.
 //
+// Modern variants (each off by default; off, the trace is the plain one above, bit for bit):
+//   RoPE (rope = interleaved | halves): before the scores, q and k are rotated pair by pair:
+//                 q_rot = R(position)·q, k_rot = R(position)·k, scores = q_rot·k_rotᵀ. Query i
+//                 sits at position base + i, key j at position j. The first d_rot = rope_dims
+//                 dimensions (default head_dim; even) form d_rot/2 pairs, pair i turning by the
+//                 angle position·θ_i, θ_i = rope_base^(−2i/d_rot) (rope_base 10000 by default):
+//                 (a, b) → (a·cos − b·sin, a·sin + b·cos). Pairs are (2i, 2i+1) when interleaved
+//                 (the RoPE paper) and (i, i + d_rot/2) when halves (GPT-NeoX, Llama); the
+//                 dimensions from d_rot on pass unrotated (partial rotation, GPT-NeoX and Phi).
+//                 Angles are computed in double and kept as float; the rotation is float.
+//   ALiBi (alibi): head h adds the bias −m_h·(position_i − j) to its scaled scores before the
+//                 mask: masked = scaled + bias + mask, query i at position base + i, key j at j.
+//                 The slopes m_h are the paper's geometric sequence 2^(−8h/n_head), h = 1 …
+//                 n_head (computed in double, kept as float), or alibi_slopes, one per head.
+//   Grouped-query (n_kv_head, dividing n_head; 1 is multi-query): K and V (or W_k, W_v) have
+//                 n_kv_head·head_dim and n_kv_head·d_v columns; query head h reads key/value head
+//                 h / (n_head/n_kv_head). The trace's k and v are per query head (its group's,
+//                 repeated, as Llama's repeat_kv); the gradients of K and V sum over the group.
+//   Sliding window (window w ≥ 1, with causal): the query at position p = base + i also loses the
+//                 keys j ≤ p − w, so it sees p − w + 1 … p (strict; … p − 1 inclusive), as Mistral;
+//                 with sinks s the first s keys stay visible whatever the window (StreamingLLM).
+//
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
 // j < base + i (mask j ≥ i + base, the tutorials' exercise, where row 0 of the first step sees
@@ -44,6 +66,12 @@ enum class MaskVariant {
   inclusive,  // masked where j >= i + base: the tutorials' exercise; queries lose themselves
 };
 
+enum class RopePairing {
+  none,         // no rotary position embedding
+  interleaved,  // pairs (2i, 2i+1), the RoPE paper
+  halves,       // pairs (i, i + d_rot/2), GPT-NeoX and Llama
+};
+
 struct AttentionOptions {
   int n_head = 1;
   bool causal = false;
@@ -51,6 +79,14 @@ struct AttentionOptions {
   int base = 0;          // KV-cache offset: number of cached positions before the T queries
   bool scale = true;     // divide scores by √head_dim
   bool stable_softmax = true;
+  RopePairing rope = RopePairing::none;
+  double rope_base = 10000.0;  // θ_i = rope_base^(−2i/d_rot); must be > 1
+  int rope_dims = 0;           // d_rot, the rotated dimensions of each head; 0 means head_dim
+  int n_kv_head = 0;  // key/value heads; 0 means n_head (plain multi-head attention)
+  int window = 0;     // sliding window w (needs causal); 0 means none
+  int sinks = 0;      // attention sinks: the first keys, always visible (needs window)
+  bool alibi = false;
+  std::vector<float> alibi_slopes;  // one per head; empty means 2^(−8h/n_head)
 };
 
 // Leave a tensor empty (default-constructed) to say it is absent.
@@ -76,12 +112,25 @@ struct AttentionTrace {
   float scale_factor = 1.0f;  // 1/√head_dim, or 1 when scaling is off
   AttentionInput input;       // as used (random weights filled in, if any)
   Tensor q;        // (n_head, T, head_dim)
-  Tensor k;        // (n_head, T_total, head_dim)
+  Tensor k;        // (n_head, T_total, head_dim): query head h's keys (kv head kv_head[h]'s)
   Tensor v;        // (n_head, T_total, d_v)
-  Tensor scores;   // (n_head, T, T_total) = q·kᵀ
+  std::vector<int> kv_head;  // (n_head): the key/value head each query head reads
+  // RoPE (empty when off): d_rot as used, θ_i, the positions, the angles position·θ_i, and the
+  // rotated q and k the scores are taken from.
+  int rope_dims = 0;
+  Tensor rope_theta;   // (d_rot/2)
+  Tensor q_positions;  // (T): base + i
+  Tensor k_positions;  // (T_total): j
+  Tensor q_angles;     // (T, d_rot/2)
+  Tensor k_angles;     // (T_total, d_rot/2)
+  Tensor q_rot;        // (n_head, T, head_dim)
+  Tensor k_rot;        // (n_head, T_total, head_dim)
+  Tensor scores;   // (n_head, T, T_total) = q·kᵀ (q_rot·k_rotᵀ with RoPE)
   Tensor scaled;   // (n_head, T, T_total) = scores · scale_factor
+  Tensor alibi_slopes;  // ALiBi (empty when off): (n_head) m_h
+  Tensor bias;          // (n_head, T, T_total) = −m_h·(base + i − j)
   Tensor mask;     // (T, T_total), 0 or −∞ (all 0 when causal is off)
-  Tensor masked;   // (n_head, T, T_total) = scaled + mask
+  Tensor masked;   // (n_head, T, T_total) = scaled + mask (scaled + bias + mask with ALiBi)
   Tensor weights;  // (n_head, T, T_total) = softmax_rows(masked)
   Tensor weight_row_sums;  // (n_head, T): Σ_j weights — 1, or 0 for an empty row
   Tensor context;  // (n_head, T, d_v) = weights·v
@@ -121,8 +170,10 @@ struct AttentionGrads {
   Tensor d_v;                    // (n_head, T_total, d_v) = weightsᵀ·d_context
   Tensor d_scaled;               // (n_head, T, T_total): softmax backward, A ⊙ (G − rowsum(G ⊙ A))
   Tensor d_scores;               // (n_head, T, T_total) = d_scaled · scale_factor
-  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k
-  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q
+  Tensor d_q_rot, d_k_rot;       // RoPE: d_scores·k_rot, d_scoresᵀ·q_rot (empty when off)
+  Tensor d_q;                    // (n_head, T, head_dim) = d_scores·k (RoPE: R(position)ᵀ·d_q_rot)
+  Tensor d_k;                    // (n_head, T_total, head_dim) = d_scoresᵀ·q (RoPE: R(position)ᵀ·d_k_rot)
+                                 // (per query head; d_K sums each group's, with n_kv_head)
   Tensor d_Q, d_K, d_V;          // the heads side by side, as Q, K, V
   Tensor d_x;                    // (T_total, d_model), x mode
   Tensor d_W_q, d_W_k, d_W_v;    // x mode
