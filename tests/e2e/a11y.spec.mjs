@@ -1,9 +1,10 @@
-// a11y.spec.mjs — accessibility, measured: axe-core (@axe-core/playwright) with the WCAG 2.2 A and
-// AA rules on the states a learner reaches (the stepper in its modes, an exercise checked and hinted,
-// large mode, 中文, the training page before and after a run, embed.html, the course page's
-// <attention-stepper>, the SCORM player, <gpt-lab>), plus what axe cannot see: the skip link walked by keyboard
-// and prefers-reduced-motion. Every state must have zero violations; a rule turned off is named
-// here with its reason. What is not yet covered is listed in docs/accessibility.md.
+// a11y.spec.mjs — accessibility, measured: axe-core (@axe-core/playwright) with the WCAG 2.2 A
+// and AA rules on the states a learner reaches (the stepper in its modes, an exercise checked and
+// hinted, large mode, 中文, the training page before and after a run, embed.html, the course
+// page's <attention-stepper>, the SCORM player, <gpt-lab>), plus what axe cannot see: the skip
+// link walked by keyboard, prefers-reduced-motion and forced colours. Every state must have zero
+// violations; a rule turned off is named here with its reason. What is not yet covered is listed
+// in docs/accessibility.md.
 import AxeBuilder from '@axe-core/playwright';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
@@ -207,4 +208,20 @@ test.describe('<gpt-lab>', () => {
     await expect(lab).toHaveAttribute('data-status', /done|diverged/, { timeout: RUN_MS });
     await noViolations(page, '<gpt-lab> with every section, after an 8-step run');
   });
+});
+
+test('forced-colors: the step dots keep done and current apart, and the focus ring stays', async ({ page }) => {
+  await ready(page);
+  await page.emulateMedia({ forcedColors: 'active' });
+  await page.locator('[data-key="view.step"]').click();
+  await page.locator('[data-key="step.next"]').click();
+  await page.locator('[data-key="step.next"]').click();
+  const fill = (i) => page.locator('.aps-dot').nth(i).evaluate((b) => getComputedStyle(b, '::before').backgroundColor);
+  const [done, current, ahead] = [await fill(0), await fill(2), await fill(3)];
+  expect(new Set([done, current, ahead]).size).toBe(3);
+  await page.locator('[data-key="step.next"]').focus();
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Tab');
+  const ring = await page.locator('[data-key="step.next"]').evaluate((b) => getComputedStyle(b).outlineStyle);
+  expect(ring).not.toBe('none');
 });
