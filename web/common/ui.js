@@ -22,6 +22,11 @@ export function el(tag, cls, text) {
 }
 
 /** Shows or hides an element, writing the attribute only when it changes. */
+/** How a script scrolls: 'smooth', or 'auto' (a jump) when the reader asks for reduced motion. */
+export function scrollBehavior() {
+  return globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth';
+}
+
 export function hide(e, hidden) {
   if (e.hidden !== hidden) e.hidden = hidden;
 }

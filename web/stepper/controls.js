@@ -304,7 +304,7 @@ function optionsBox(ctx) {
     ctx.dom.maskGroup.classList.toggle('is-off', !v);
   }), 'causal'));
   const mask = segField(ctx, 'aps-field aps-subfield', 'mask', 'opt.mask', [['strict', 'j > i + base'], ['inclusive', 'j ≥ i + base']], o.mask,
-    el('span', 'aps-hint', t('opt.maskHint')));
+    el('span', 'aps-hint', t('opt.maskHint')), el('span', 'aps-hint aps-off-note', t('opt.maskOff')));
   mask.classList.toggle('is-off', !o.causal);
   ctx.dom.maskGroup = mask;
   box.append(mask);

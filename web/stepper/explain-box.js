@@ -18,6 +18,9 @@ export function explainBox(ctx) {
   const box = el('aside', 'aps-explain');
   box.setAttribute('aria-live', 'polite');
   box.setAttribute('aria-label', ctx.t('ex.label'));
+  // a long explanation scrolls inside the box (sticky, at most the screen's height): the keyboard
+  // must reach it too
+  box.tabIndex = 0;
   ctx.dom.explain = box;
   return box;
 }

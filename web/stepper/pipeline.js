@@ -6,7 +6,7 @@
 //
 // It builds the DOM and lays it out; the numbers are written by paint.js. Every function takes
 // the stepper's context (context.js); the figures are ctx.views, the named elements ctx.dom.
-import { el, hide } from '../common/ui.js';
+import { el, hide, scrollBehavior } from '../common/ui.js';
 import { MatrixView, pointerMoved } from './panels.js';
 import { HeatmapView } from './heatmap.js';
 import { visibleBSteps, panelReads, stepReads, INPUT_GRADS, gradCheckBox } from './backward.js';
@@ -20,6 +20,8 @@ export function pipelineColumn(ctx) {
   const col = el('section', 'aps-pipeline');
   dom.pipeline = col;
   col.setAttribute('aria-label', t('ui.steps'));
+  col.id = `${ctx.id}steps`; // the skip link's target (stepper.js)
+  col.tabIndex = -1;
   const top = el('div', 'aps-pipe-head');
   top.append(el('h2', 'aps-h2', t('ui.steps')));
   dom.status = el('p', 'aps-status');
@@ -287,7 +289,7 @@ function readsChips(ctx, reads) {
     b.addEventListener('blur', off);
     b.addEventListener('click', () => {
       const target = ctx.views.get(r)?.fig ?? ctx.editors.get(r)?.el;
-      if (target && !target.hidden) target.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+      if (target && !target.hidden) target.scrollIntoView({ block: 'nearest', behavior: scrollBehavior() });
       showReads(ctx, [r]);
     });
     p.append(b);

@@ -60,7 +60,7 @@
 // controller above.
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
-import { el, hide, setText } from '../common/ui.js';
+import { el, hide, setText, scrollBehavior } from '../common/ui.js';
 import { defaultState, validateState, MATRIX_KEYS, MAX_DIM } from '../common/state.js';
 import { createI18n, storedLang } from './i18n.js';
 import { cellText } from '../common/format.js';
@@ -222,6 +222,7 @@ function render(ctx) {
   ctx.hover = null;
 
   const app = el('div', 'aps');
+  if (!embed) app.append(skipLink(ctx));
   if (!embed) {
     const header = el('header', 'aps-header');
     const titles = el('div', 'aps-titles');
@@ -444,4 +445,18 @@ function canonicalise(ctx) {
   };
   for (const k of MATRIX_KEYS) s.matrices[k] = canon(s.matrices[k]);
   for (const k of ['d_out', 'target']) if (s.upstream[k]) s.upstream[k] = canon(s.upstream[k]);
+}
+
+/** The first Tab stop of the page's stepper: a link past the inputs to the steps, seen when focused. */
+function skipLink(ctx) {
+  const a = el('a', 'aps-skip', ctx.t('ui.skipToSteps'));
+  a.href = `#${ctx.id}steps`;
+  a.dataset.key = 'skip-to-steps';
+  // the page's hash holds the permalink state: move the focus without touching it
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    ctx.dom.pipeline.focus({ preventScroll: true });
+    ctx.dom.pipeline.scrollIntoView({ block: 'start', behavior: scrollBehavior() });
+  });
+  return a;
 }
