@@ -463,7 +463,7 @@ test('the browser’s Back and Forward go through examples and random fills; typ
   await page.getByRole('gridcell', { name: 'x row 1, column 1' }).click();
   await page.keyboard.type('3');
   await page.keyboard.press('Enter');
-  const inLink = () => page.evaluate(async () => (await import('/stepper/permalink.js')).decodeState(location.hash)?.matrices.x.split(/\s/)[0]);
+  const inLink = () => page.evaluate(async () => (await import('/common/permalink.js')).decodeState(location.hash)?.matrices.x.split(/\s/)[0]);
   await expect.poll(inLink).toBe('3'); // written into this entry once the typing pauses
   await page.goBack();
   await expect(example).toHaveValue('causal-4');
