@@ -488,13 +488,20 @@ void require_vocab(const TrainState& s, const std::string& name) {
   if (!s.vocab.empty() || s.bpe) return;
   const std::string bpe = "GPT-2's BPE tokenizer (vocab_size " + std::to_string(s.model.vocab_size) +
                           "): give its vocab.json and merges.txt, or its tokenizer.json (from Hugging Face's gpt2)";
-  // Only a vocabulary of GPT-2's size can be GPT-2's tokenizer: a smaller one is a dataset's own
-  // characters, and its meta.pkl is what is missing.
+  // Only a vocabulary of GPT-2's size can be GPT-2's tokenizer. One under 256 cannot be a byte-level
+  // BPE at all (its base symbols are the 256 bytes): it is a dataset's own characters, and its
+  // meta.pkl is what is missing. One in between is either.
+  const std::string meta = "give its dataset's meta.pkl (nanoGPT's data/<dataset>/meta.pkl, written by prepare.py) "
+                           "after the checkpoint";
+  if (s.source.rfind("nanoGPT", 0) == 0 && s.model.vocab_size < 256)
+    fail(name, "no meta.pkl: this model's vocabulary has " + std::to_string(s.model.vocab_size) +
+                   " tokens, not GPT-2's 50,257, so it was trained on characters of its own: " + meta +
+                   "; or token ids (gpt logits --ids)");
   if (s.source.rfind("nanoGPT", 0) == 0 && s.model.vocab_size < 50257)
     fail(name, "no meta.pkl: this model's vocabulary has " + std::to_string(s.model.vocab_size) +
-                   " tokens, not GPT-2's 50,257, so it was trained on characters of its own: give its dataset's "
-                   "meta.pkl (nanoGPT's data/<dataset>/meta.pkl, written by prepare.py) after the checkpoint; or "
-                   "token ids (gpt logits --ids)");
+                   " tokens, not GPT-2's 50,257: if it was trained on characters, " + meta +
+                   "; if on a byte-level BPE of its own, give its vocab.json and merges.txt, or its tokenizer.json; "
+                   "or token ids (gpt logits --ids)");
   if (s.source.rfind("nanoGPT", 0) == 0)
     fail(name, "no meta.pkl: without one nanoGPT uses " + bpe +
                    "; or the meta.pkl of a character-level model (nanoGPT's data/shakespeare_char/meta.pkl); or "
