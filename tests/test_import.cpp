@@ -10,6 +10,7 @@
 #include "core/attention/attention.h"
 #include "core/model/train.h"
 #include "input_error_util.h"
+#include "zip_writer.h"
 
 using ap::InputError;
 namespace pk = ap::pickle;
@@ -17,29 +18,8 @@ namespace zip = ap::zip;
 
 namespace {
 
-std::string le(uint64_t v, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
-  return s;
-}
-
-// A stored zip of (name, data) entries, as torch.save's writer lays it out (without alignment).
-std::string make_zip(const std::vector<std::pair<std::string, std::string>>& entries, int method = 0) {
-  std::string out, dir;
-  for (const auto& [name, data] : entries) {
-    const uint32_t crc = zip::crc32(data.data(), data.size());
-    const size_t at = out.size();
-    out += le(0x04034b50, 4) + le(20, 2) + le(0, 2) + le(method, 2) + le(0, 4) + le(crc, 4) + le(data.size(), 4) +
-           le(data.size(), 4) + le(name.size(), 2) + le(0, 2) + name + data;
-    dir += le(0x02014b50, 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(method, 2) + le(0, 4) + le(crc, 4) +
-           le(data.size(), 4) + le(data.size(), 4) + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
-           le(0, 4) + le(at, 4) + name;
-  }
-  const size_t dir_at = out.size();
-  out += dir + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(entries.size(), 2) + le(entries.size(), 2) +
-         le(dir.size(), 4) + le(dir_at, 4) + le(0, 2);
-  return out;
-}
+using zip_writer::le;
+using zip_writer::make_zip;
 
 // What an InputError says ("no error" when nothing is refused).
 std::string refusal(const std::function<void()>& f) { return input_error_util::error_of(f).message; }
@@ -66,7 +46,7 @@ TEST_CASE("zip: stored entries read back, damage refused naming the entry or byt
   CHECK_THAT(refusal([&] { zip::read_archive(z.substr(0, z.size() / 2), "ckpt.pt"); }),
              Catch::Contains("no end-of-central-directory record"));
   CHECK_THAT(refusal([&] { zip::read_archive("PK", "ckpt.pt"); }), Catch::Contains("too few for a zip"));
-  CHECK_THAT(refusal([&] { zip::read_archive(make_zip({{"a", "xyz"}}, 8), "ckpt.pt"); }),
+  CHECK_THAT(refusal([&] { zip::read_archive(make_zip({{"a", "xyz"}}, false, 8), "ckpt.pt"); }),
              Catch::Contains("entry a is compressed (method 8)"));
   std::string bad = z;
   bad[30 + 16 + 1] ^= 1;  // a byte of data.pkl's data

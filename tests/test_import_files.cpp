@@ -23,42 +23,14 @@
 #include "formats/pickle.h"
 #include "formats/safetensors.h"
 #include "formats/zip.h"
+#include "zip_writer.h"
 
 using namespace ap;
 
 namespace {
 
-std::string le(uint64_t v, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
-  return s;
-}
-
-// A stored zip of (name, data) entries. pad64: as torch.save writes it, each local header carries an
-// extra field (id "FB") of the size that starts the data at a multiple of 64; the central directory
-// carries none.
-std::string make_zip(const std::vector<std::pair<std::string, std::string>>& entries, bool pad64) {
-  std::string out, dir;
-  for (const auto& [name, data] : entries) {
-    const uint32_t crc = zip::crc32(data.data(), data.size());
-    const size_t at = out.size();
-    std::string extra;
-    if (pad64) {
-      const size_t bare = at + 30 + name.size() + 4;  // the data's start with an empty "FB" field
-      const size_t fill = (64 - bare % 64) % 64;
-      extra = "FB" + le(fill, 2) + std::string(fill, 'Z');
-    }
-    out += le(0x04034b50, 4) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(crc, 4) + le(data.size(), 4) +
-           le(data.size(), 4) + le(name.size(), 2) + le(extra.size(), 2) + name + extra + data;
-    dir += le(0x02014b50, 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(crc, 4) +
-           le(data.size(), 4) + le(data.size(), 4) + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
-           le(0, 4) + le(at, 4) + name;
-  }
-  const size_t dir_at = out.size();
-  out += dir + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(entries.size(), 2) + le(entries.size(), 2) +
-         le(dir.size(), 4) + le(dir_at, 4) + le(0, 2);
-  return out;
-}
+using zip_writer::le;
+using zip_writer::make_zip;
 
 // A pickler for torch.save's data.pkl: protocol 2 (BINUNICODE, GLOBAL), or protocol 4 as Python's
 // pickle writes it (SHORT_BINUNICODE and STACK_GLOBAL, each followed by MEMOIZE; a global met again
