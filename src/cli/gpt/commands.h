@@ -4,6 +4,7 @@
 //   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
 //   import_cmd.cpp  import (nanoGPT's ckpt.pt → a model-only checkpoint)
 //   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
+//   gguf_cmd.cpp    inspect of a GGUF file (formats/gguf.h)
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,6 +29,11 @@ Command add_attention(CLI::App& app);
 Command add_logits(CLI::App& app);
 Command add_import(CLI::App& app);
 Command add_api(CLI::App& app);
+
+// `gpt inspect` of a GGUF file (gguf_cmd.cpp): whether the file is one (its name ends in .gguf, or
+// it starts with GGUF's magic), and the command itself.
+bool is_gguf_file(const std::string& path);
+int cmd_inspect_gguf(const std::string& path, bool as_json);
 Command add_finetune(CLI::App& app);
 
 }  // namespace ap::gpt_cli

@@ -8,7 +8,7 @@
 //   gpt resume FILE.safetensors [--steps N]  continue a run (bit for bit as if never stopped)
 //   gpt sample FILE --prompt TEXT            text from the model (greedy, temperature, top-k, top-p)
 //   gpt eval FILE                            the validation loss
-//   gpt inspect FILE                         config, vocabulary, step, every tensor's name and shape
+//   gpt inspect FILE                         config, vocabulary, step, every tensor's name and shape (GGUF: its metadata and tensors)
 //   gpt attention FILE --prompt TEXT [--head L.H]   attention maps, or one head's stepper spec (L, H from 1)
 //   gpt logits FILE --prompt TEXT            the logits at every position (JSON)
 //   gpt api                                  one JSON call per stdin line → one JSON answer per line

@@ -119,6 +119,7 @@ int cmd_eval(const EvalArgs& a) {
 // ---------------------------------------------------------------- inspect
 
 int cmd_inspect(const std::string& file, const std::vector<std::string>& with, bool json) {
+  if (with.empty() && is_gguf_file(file)) return cmd_inspect_gguf(file, json);
   const Checkpoint ck = read_checkpoint(files_of(file, with));
   const TrainState& s = ck.state;
   const GPTConfig& c = s.model;
@@ -379,8 +380,9 @@ Command add_inspect(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto with = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* inspect = app.add_subcommand("inspect", "a checkpoint's config, vocabulary, step and every tensor's name and shape");
-  inspect->add_option("file", *file, "the checkpoint")->required();
+  CLI::App* inspect = app.add_subcommand("inspect", "a checkpoint's config, vocabulary, step and every tensor's name and shape; "
+                                                         "a GGUF file's metadata and tensors");
+  inspect->add_option("file", *file, "the checkpoint, or a GGUF file")->required();
   inspect->add_option("with", *with, kWithHelp);
   inspect->add_flag("--json", *json, "the same as JSON");
   return {inspect, [file, with, json] { return cmd_inspect(*file, *with, *json); }};

@@ -1,0 +1,178 @@
+// test_quant.cpp — quant.h's storage types: the half and bfloat16 conversions over every half, the
+// quantizers' round trip, and each fast product (quant_fast_impl.h) against the reference product on
+// every instruction set this machine runs (avx512, avx2, sse2, scalar natively; simd128 in the wasm
+// build of this file, tests/wasm/kernels.test.mjs), for every type, with M = 1 (generation), odd M,
+// N and several K (tails of every vector width). Tolerance as quant.h states: both products sum the
+// same dequantized values, in another order and with FMA, so |fast − ref| ≤ 2·(K+8)·u·Σ|x·w| with
+// u = 2⁻²⁴, the magnitude computed in double. The reference against a dequantization written
+// independently from ggml's definition is tests/gguf_test.py's (float64 NumPy).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/kernels/kernels_fast.h"
+#include "core/kernels/quant.h"
+
+namespace {
+
+namespace Q = ap::quant;
+namespace fast = ap::kernels::fast;
+
+// Random weights of N rows of K values stored as type t.
+std::vector<uint8_t> random_weights(Q::Type t, int N, int K, std::mt19937& rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+  std::vector<uint8_t> w(rb * static_cast<size_t>(N) + 2);
+  std::vector<float> row(static_cast<size_t>(K));
+  for (int n = 0; n < N; ++n) {
+    uint8_t* dst = w.data() + rb * static_cast<size_t>(n);
+    for (float& v : row) v = g(rng);
+    if (t == Q::Type::F32) std::memcpy(dst, row.data(), rb);
+    else if (t == Q::Type::Q8_0) Q::quantize_row_q8_0(row.data(), dst, K);
+    else if (t == Q::Type::Q4_0) Q::quantize_row_q4_0(row.data(), dst, K);
+    else if (t == Q::Type::F16 || t == Q::Type::BF16) {
+      for (int k = 0; k < K; ++k) {
+        const uint16_t h = t == Q::Type::F16 ? Q::f32_to_f16(row[static_cast<size_t>(k)]) : Q::f32_to_bf16(row[static_cast<size_t>(k)]);
+        std::memcpy(dst + 2 * k, &h, 2);
+      }
+    } else {  // K-quants: random bits, with super-block scales of moderate size (no ∞)
+      for (size_t b = 0; b < rb; ++b) dst[b] = static_cast<uint8_t>(byte(rng));
+      const int bytes = Q::type_info(t).bytes;
+      for (size_t at = 0; at < rb; at += static_cast<size_t>(bytes)) {
+        const uint16_t d = Q::f32_to_f16(0.01f * (1.0f + std::fabs(g(rng)))), dmin = Q::f32_to_f16(0.02f * std::fabs(g(rng)));
+        if (t == Q::Type::Q4_K) {
+          std::memcpy(dst + at, &d, 2);
+          std::memcpy(dst + at + 2, &dmin, 2);
+        } else {
+          std::memcpy(dst + at + static_cast<size_t>(bytes) - 2, &d, 2);
+        }
+      }
+    }
+  }
+  return w;
+}
+
+// Runs fn with each instruction set this build and CPU have, then restores the one in use.
+template <class Fn>
+void each_isa(Fn fn) {
+  const std::string before = fast::isa_name();
+  for (const char* const* p = fast::available_isas(); *p; ++p) {
+    REQUIRE(fast::set_isa(*p));
+    REQUIRE(std::string(Q::fast_current().name) == *p);
+    fn(*p);
+  }
+  fast::set_isa(before.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("quant: half and bfloat16 conversions", "[quant]") {
+  // every half survives the round trip (NaNs stay NaN)
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = Q::f16_to_f32(static_cast<uint16_t>(h));
+    if (std::isnan(f)) CHECK(std::isnan(Q::f16_to_f32(Q::f32_to_f16(f))));
+    else if (Q::f32_to_f16(f) != h) FAIL("half " << h << " → " << f << " → " << Q::f32_to_f16(f));
+    const float b = Q::bf16_to_f32(static_cast<uint16_t>(h));
+    if (!std::isnan(b) && Q::f32_to_bf16(b) != h) FAIL("bfloat16 " << h);
+  }
+  CHECK(Q::f16_to_f32(0x3C00) == 1.0f);
+  CHECK(Q::f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // the smallest subnormal
+  CHECK(Q::f16_to_f32(0x7BFF) == 65504.0f);
+  CHECK(Q::f16_to_f32(0xC000) == -2.0f);
+  // rounding to nearest, ties to even
+  CHECK(Q::f32_to_f16(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);       // tie → even (1.0)
+  CHECK(Q::f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);   // tie → even (up)
+  CHECK(Q::f32_to_f16(65519.0f) == 0x7BFF);
+  CHECK(Q::f32_to_f16(65520.0f) == 0x7C00);                            // → ∞
+  CHECK(Q::f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);               // tie → even (0)
+  CHECK(Q::f32_to_f16(std::ldexp(3.0f, -26)) == 0x0001);
+  CHECK(Q::f32_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 0x3F80);        // tie → even
+  CHECK(Q::f32_to_bf16(1.0f + std::ldexp(3.0f, -8)) == 0x3F82);
+}
+
+// Q8_0 within half a step; Q4_0 too but at the end opposite its largest magnitude, where x/d up to
+// +8 is clipped to the quant 7: a whole step.
+TEST_CASE("quant: the quantizers round trip within half a step (Q4_0: one, at its clipped end)", "[quant]") {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0.0f, 2.0f);
+  std::vector<float> x(64), back(64);
+  for (float& v : x) v = g(rng);
+  Q::BlockQ8_0 q8[2];
+  Q::quantize_row_q8_0(x.data(), q8, 64);
+  Q::dequantize_row(Q::Type::Q8_0, q8, back.data(), 64);
+  for (int i = 0; i < 64; ++i) {
+    const float d = Q::f16_to_f32(q8[i / 32].d);
+    CHECK(std::fabs(back[i] - x[i]) <= 0.5f * d + 1e-3f * std::fabs(x[i]));
+  }
+  Q::BlockQ4_0 q4[2];
+  Q::quantize_row_q4_0(x.data(), q4, 64);
+  Q::dequantize_row(Q::Type::Q4_0, q4, back.data(), 64);
+  for (int i = 0; i < 64; ++i) {
+    const float d = std::fabs(Q::f16_to_f32(q4[i / 32].d));
+    CHECK(std::fabs(back[i] - x[i]) <= d + 1e-3f * std::fabs(x[i]));
+  }
+  // an all-zero block quantizes to d = 0 and back to zeros
+  std::vector<float> z(32, 0.0f);
+  Q::quantize_row_q8_0(z.data(), q8, 32);
+  CHECK(q8[0].d == 0);
+  Q::dequantize_row(Q::Type::Q8_0, q8, back.data(), 32);
+  CHECK(back[5] == 0.0f);
+}
+
+TEST_CASE("quant: fast products agree with the reference on every instruction set", "[quant]") {
+  std::mt19937 rng(42);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const Q::Type types[] = {Q::Type::F32, Q::Type::F16, Q::Type::BF16, Q::Type::Q8_0,
+                           Q::Type::Q4_0, Q::Type::Q4_K, Q::Type::Q6_K};
+  const double u = std::ldexp(1.0, -24);
+  for (Q::Type t : types) {
+    const int block = Q::type_info(t).block;
+    for (int K : {256, 512, 1280}) {
+      const int k_eff = t == Q::Type::F32 || block == 1 ? K - 3 : (block == 32 ? K - 160 : K);  // odd tails
+      for (int M : {1, 3}) {
+        const int N = 7;
+        const std::vector<uint8_t> w = random_weights(t, N, k_eff, rng);
+        std::vector<float> x(static_cast<size_t>(M) * static_cast<size_t>(k_eff));
+        for (float& v : x) v = g(rng);
+        std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(k_eff));
+        Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, k_eff);
+        // Σ|x·w| per output, in double
+        std::vector<double> mag(ref.size(), 0.0);
+        const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(k_eff)));
+        for (int n = 0; n < N; ++n) {
+          Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), k_eff);
+          for (int m = 0; m < M; ++m)
+            for (int k = 0; k < k_eff; ++k)
+              mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * k_eff + k)]) * row[static_cast<size_t>(k)]);
+        }
+        each_isa([&](const char* isa) {
+          std::fill(got.begin(), got.end(), -1.0f);
+          Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, k_eff);
+          for (size_t i = 0; i < got.size(); ++i) {
+            const double tol = 2.0 * (k_eff + 8) * u * mag[i];
+            INFO(isa << " " << Q::type_info(t).name << " M=" << M << " K=" << k_eff << " output " << i);
+            REQUIRE(std::fabs(double(got[i]) - ref[i]) <= tol);
+          }
+        });
+      }
+    }
+  }
+}
+
+TEST_CASE("quant: matmul follows the tier and type_info knows ggml's numbers", "[quant]") {
+  CHECK(Q::type_info(8u)->bytes == 34);
+  CHECK(std::string(Q::type_info(14u)->name) == "Q6_K");
+  CHECK(Q::type_info(13u) == nullptr);  // Q5_K: not one we run
+  CHECK(Q::row_bytes(Q::Type::Q4_K, 512) == 288);
+  CHECK(Q::row_bytes(Q::Type::BF16, 10) == 20);
+  std::vector<float> x(32, 1.0f), w(64, 0.5f), y(2);
+  Q::matmul(y.data(), x.data(), w.data(), Q::Type::F32, 1, 2, 32);
+  CHECK(y[0] == 16.0f);
+  CHECK(y[1] == 16.0f);
+}
