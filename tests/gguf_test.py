@@ -164,6 +164,7 @@ damaged = {
     'overlapping tensors': (gw.write_gguf(MD, [T(), T(name='blk.1.w', offset=0)]), ["tensor 'blk.1.w' at offset 0 overlaps tensor 'blk.0.w'"]),
     'row not a multiple of the block': (gw.write_gguf(MD, [T(dims=[31, 2])]), ["tensor 'blk.0.w' of type Q8_0 has rows of 31 values"]),
     'five dimensions': (gw.write_gguf(MD, [T(dims=[32, 1, 1, 1, 2])]), ["tensor 'blk.0.w' has 5 dimensions"]),
+    'empty tensor name': (gw.write_gguf(MD, [T(name='')]), ['tensor 0 has an empty name']),
     'zero dimension': (gw.write_gguf(MD, [T(dims=[32, 0])]), ["tensor 'blk.0.w': dimension 1 is 0"]),
     'alignment not a power of two': (gw.write_gguf(MD + [('general.alignment', gw.U32, 24)], []), ['general.alignment is 24, not a power of two']),
     'unknown value type': (good.replace(struct.pack('<I', gw.STRING) + struct.pack('<Q', 5) + b'llama',

@@ -218,6 +218,7 @@ void read_tensor_info(Cursor& c, TensorInfo& t, size_t index) {
   const std::string thing = "tensor " + std::to_string(index);
   t.name = c.string("the name of " + thing, "");
   const std::string& nm = t.name;
+  if (nm.empty()) c.fail(at, thing + " has an empty name", "");
   if (nm.size() >= kMaxName)
     c.fail(at, thing + "'s name is " + std::to_string(nm.size()) + " bytes long; GGUF's names are shorter than " +
                    std::to_string(kMaxName), nm);

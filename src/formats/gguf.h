@@ -11,8 +11,9 @@
 // Reading is strict so that a damaged file is never half-read: the magic and the version (2 or 3;
 // others refused by number); every count, length and offset proven to fit in the file before
 // anything is allocated for it (a string or array longer than what is left, a count of pairs or
-// tensors that cannot fit); a key or tensor name given twice; at most 4 dimensions, each ≥ 1, whose
-// values fit in 2⁶³ and whose first is a multiple of the type's block; a ggml type GGUF does not
+// tensors that cannot fit); a key or tensor name given twice, an empty tensor name; at most 4
+// dimensions, each ≥ 1, whose values fit in 2⁶³ and whose first is a multiple of the type's block;
+// a ggml type GGUF does not
 // define (named by its number); general.alignment a power of two of type u32; each tensor's data
 // aligned, within the file, overlapping no other. Types GGUF defines but we do not run (Q5_K, IQ…)
 // are read and listed (runnable() says which we run). Every error is an InputError whose message

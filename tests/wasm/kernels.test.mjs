@@ -1,4 +1,4 @@
-// kernels.test.mjs — the fast kernels' Catch2 suite (tests/test_kernels.cpp) built for wasm
+// kernels.test.mjs — the fast kernels' Catch2 suite (tests/test_kernels.cpp, and test_quant.cpp's quantized products) built for wasm
 // (build-wasm/ap_kernel_tests.cjs, by `scripts/build wasm`), run under Node: every fast kernel on
 // SIMD128 and on the scalar path against its reference kernel, within the tolerances kernels.h states.
 import { test } from 'node:test';
