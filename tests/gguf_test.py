@@ -122,7 +122,8 @@ for got, t in zip(ans['tensors'], written):
     check(got['offset'] == at and got['bytes'] == len(t.data), f'{t.name}: offset {got["offset"]}, bytes {got["bytes"]}')
     check(got['runs'] == (t.kind in gw.RUN_KINDS), f'{t.name}: runs {got["runs"]}')
     at = -(-(at + len(t.data)) // 32) * 32
-check(ans.get('model', '').startswith('llama (tiny test llama): 2 layers, width 64, 4 heads of 16 (2 key/value heads)'),
+check(ans.get('model', '').startswith('llama (tiny test llama): 2 layers, width 64, 4 heads of 16 (2 key/value heads)')
+      and 'RoPE base 500000 over 16 dimensions (adjacent pairs), sliding window 32' in ans.get('model', ''),
       f'model: {ans.get("model")}')
 check('tokenizer_error' not in ans, f'tokenizer: {ans.get("tokenizer_error")}')
 p = run(GPT, 'inspect', paths['every_type'])
@@ -132,7 +133,8 @@ check(p.returncode == 0 and 'w.q5_k  Q5_K  [256, 2]' in p.stdout and 'a type we 
 for name, arch in (('qwen2_v2', 'qwen2'), ('aligned64', 'qwen3')):
     p = run(GPT, 'inspect', '--json', paths[name])
     a = json.loads(p.stdout) if p.returncode == 0 else {}
-    check(p.returncode == 0 and a.get('model', '').startswith(arch + ' '), f'{name}: {p.stderr} {a.get("model")}')
+    check(p.returncode == 0 and a.get('model', '').startswith(arch + ' ') and '(pairs half a head apart)' in a['model'],
+          f'{name}: {p.stderr} {a.get("model")}')
 check(json.loads(run(GPT, 'inspect', '--json', paths['qwen2_v2']).stdout)['version'] == 2, 'version 2 read')
 check(json.loads(run(GPT, 'inspect', '--json', paths['aligned64']).stdout)['alignment'] == 64, 'alignment 64')
 a = json.loads(run(GPT, 'inspect', '--json', paths['no_tensors']).stdout)

@@ -104,6 +104,15 @@ TEST_CASE("gguf: the model's config and the tokenizer's data", "[gguf]") {
   CHECK(c.rope_freq_base == 500000.0);
   CHECK(c.rms_epsilon == static_cast<double>(1e-5f));
   CHECK(c.vocab_size == 6);
+  CHECK(c.rope_adjacent_pairs);
+  const G::TensorInfo& w = G::expect_tensor(f, "w.q8_0", {96, 5}, "m.gguf");
+  CHECK(G::tensor_data(whole, f, w) == bytes.data() + f.data_start + w.offset);
+  CHECK(input_error_util::described([&] { G::expect_tensor(f, "w.q8_0", {96, 4}, "m.gguf"); }) ==
+        "w.q8_0: m.gguf: tensor 'w.q8_0' has shape [96, 5] (ne[0] first), but the model's config gives [96, 4]");
+  CHECK(input_error_util::described([&] { G::expect_tensor(f, "blk.0.attn_q.weight", {64, 64}, "m.gguf"); }) ==
+        "blk.0.attn_q.weight: m.gguf: there is no tensor 'blk.0.attn_q.weight'");
+  CHECK(input_error_util::described([&] { G::expect_tensor(f, "w.q5_k", {256, 2}, "m.gguf"); }) ==
+        "w.q5_k: m.gguf: tensor 'w.q5_k' is Q5_K, a type we do not run (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)");
   const G::TokenizerData t = G::read_tokenizer(f, "every_type.gguf");
   CHECK(t.model == "gpt2");
   CHECK(t.pre == "smollm");

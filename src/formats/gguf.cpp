@@ -394,6 +394,26 @@ File read_file(const ByteSource& src, const std::string& what) {
   return f;
 }
 
+const TensorInfo& expect_tensor(const File& f, const std::string& name, const std::vector<uint64_t>& dims,
+                                const std::string& what) {
+  auto text = [](const std::vector<uint64_t>& d) {
+    std::string s = "[";
+    for (size_t k = 0; k < d.size(); ++k) s += (k ? ", " : "") + u64s(d[k]);
+    return s + "]";
+  };
+  const TensorInfo* t = f.tensor(name);
+  if (!t) throw InputError(what + ": there is no tensor '" + name + "'", name);
+  if (t->dims != dims)
+    throw InputError(what + ": tensor '" + name + "' has shape " + text(t->dims) + " (ne[0] first), but the model's config gives " +
+                         text(dims), name);
+  check_runnable(*t, what);
+  return *t;
+}
+
+const char* tensor_data(const ByteSource& src, const File& f, const TensorInfo& t) {
+  return src.read(f.data_start + t.offset, t.bytes);
+}
+
 bool runnable(const TensorInfo& t) { return quant::type_info(t.type) != nullptr; }
 
 void check_runnable(const TensorInfo& t, const std::string& what) {

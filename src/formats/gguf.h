@@ -102,6 +102,13 @@ struct File {
 // The header (metadata and tensors' table) of the file called `what` in messages.
 File read_file(const ByteSource& src, const std::string& what);
 
+// The tensor called `name`, checked to have these dimensions (ne[0] first) and a type we run;
+// refused (InputError, field the name) if missing, of another shape, or of a type we do not run.
+const TensorInfo& expect_tensor(const File& f, const std::string& name, const std::vector<uint64_t>& dims,
+                                const std::string& what);
+// The tensor's bytes (t.bytes of them, from src.read: a PartialSource throws NeedBytes for them).
+const char* tensor_data(const ByteSource& src, const File& f, const TensorInfo& t);
+
 // Whether we run the tensor's type (quant.h: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K).
 bool runnable(const TensorInfo& t);
 // Throws an InputError naming the tensor and its type unless it is runnable.
@@ -131,6 +138,11 @@ struct ModelConfig {
   double rms_epsilon = 0;                      // attention.layer_norm_rms_epsilon
   std::string rope_scaling_type;               // rope.scaling.type; empty: none
   double rope_scaling_factor = 0;              // rope.scaling.factor; 0: none
+  // How llama.cpp rotates: true (llama) on adjacent pairs (x[2i], x[2i+1]), its converter having
+  // permuted the rows of Q's and K's weights from Hugging Face's order; false (qwen2, qwen3) on
+  // pairs half a head apart (x[i], x[i + d/2]), as Hugging Face's rotate_half (llama.cpp's
+  // llama_model_rope_type: NORM and NEOX).
+  bool rope_adjacent_pairs = false;
 };
 ModelConfig read_model_config(const File& f, const std::string& what);
 

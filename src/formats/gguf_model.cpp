@@ -126,6 +126,7 @@ ModelConfig read_model_config(const File& f, const std::string& what) {
   c.rope_scaling_type = text(f, what, a + "rope.scaling.type", false);
   if (c.rope_scaling_type == "none") c.rope_scaling_type.clear();
   c.rope_scaling_factor = positive(f, what, a + "rope.scaling.factor", false, 0);
+  c.rope_adjacent_pairs = c.architecture == "llama";
   c.vocab_size = count(f, what, a + "vocab_size", false, 0);
   if (!c.vocab_size)
     if (const Value* t = f.find("tokenizer.ggml.tokens"))

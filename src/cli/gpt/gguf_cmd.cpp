@@ -65,7 +65,8 @@ std::string describe_model(const gguf::ModelConfig& c) {
                   " key/value heads), feed-forward " + std::to_string(c.feed_forward_length) + ", context " +
                   with_commas(static_cast<long long>(c.context_length)) + ", RoPE base " + gguf::value_text([&] {
                     gguf::Value v; v.type = gguf::ValueType::f64; v.f = c.rope_freq_base; return v; }()) +
-                  " over " + std::to_string(c.rope_dimension_count) + " dimensions";
+                  " over " + std::to_string(c.rope_dimension_count) + " dimensions" +
+                  (c.rope_adjacent_pairs ? " (adjacent pairs)" : " (pairs half a head apart)");
   if (!c.rope_scaling_type.empty()) s += " (scaling " + c.rope_scaling_type + ")";
   if (c.sliding_window) s += ", sliding window " + std::to_string(c.sliding_window);
   if (c.vocab_size) s += ", vocabulary " + with_commas(static_cast<long long>(c.vocab_size));
