@@ -13,9 +13,9 @@
 //               set in use (kernels_fast.h), which sums in vector lanes with fused multiply-adds and
 //               agrees with the reference within 2·(K+8)·u·Σ_k |x[m][k]·W[n][k]| (u = 2⁻²⁴), as
 //               kernels.h's matmul does: the same dequantized values summed in another order.
-// Limits: the host is little-endian (x86-64, wasm), as the files are; rows of W start at even
-// addresses (every block's size is even; GGUF aligns its tensors to 32 bytes); K is a multiple of the
-// type's block. No function allocates but matmul_ref (one row of K floats).
+// Limits: the host is little-endian (x86-64, wasm), as the files are; W starts at an address
+// aligned to 4 bytes (F32 rows are read in place as floats; the other rows need 2, and every block's
+// size is even; GGUF aligns its tensors to 32 bytes); K is a multiple of the type's block. No function allocates but matmul_ref (one row of K floats).
 #pragma once
 
 #include <cstddef>
