@@ -6,7 +6,8 @@
 // same bits.
 //
 // A weight matrix W of N rows of K values is stored row after row, each row K / block(type) blocks.
-// The products compute y[m][n] = Σ_k x[m][k] · W[n][k] (y = x·Wᵀ, x of M rows of K floats):
+// The products compute y[m][n] = Σ_k x[m][k] · W[n][k] (y = x·Wᵀ, x of M rows of K floats; M = 1 is
+// generation's matrix-vector product, M > 1 a prompt's matrix-matrix product):
 //   matmul_ref  reference tier: each row of W dequantized, then one sum per output in the order
 //               k = 0, 1, …, K−1 (no FMA): the same bits natively and in wasm.
 //   matmul      the tier in use (kernels::tier()): the reference, or the fast kernel of the instruction
