@@ -3,11 +3,12 @@
 // kernels_fast_impl.h, with its AP_SIMD_*, AP_FAST_NS and AP_FAST_NAME), into its own namespace
 // ap::quant::fast::AP_FAST_NS with its own table (`table`, a quant::FastTable).
 //
-// y = x·Wᵀ: each row of W dequantized once (quant_blocks.inc, the reference's own arithmetic, so the
-// same values) into the calling thread's packing workspace (kernels_fast.h), then its dot product with
-// each row of x in vector lanes with four accumulators and fused multiply-adds (F32 rows are read in
-// place). For M ≥ 2 the dequantization is paid once per row of W, not once per output.
-// Limits: a row of more than kWorkspaceFloats values runs the reference; no threads; deterministic for
+// y = x·Wᵀ: the rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's
+// own arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
+// then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
+// once for the four (F32 rows are read in place); the last N mod 4 rows one at a time, with four
+// accumulators. For M ≥ 2 the dequantization is paid once per row of W, not once per output.
+// Limits: rows of more than kWorkspaceFloats / 4 values run the reference; no threads; deterministic for
 // a build and an instruction set (the order of summation is fixed by K).
 #pragma once
 
@@ -40,15 +41,54 @@ static inline float dot(const float* a, const float* b, int K) {
   return QV::reduce_add(QV::add(QV::add(s0, s1), QV::add(s2, s3)));
 }
 
+// Σ a[k]·b_r[k] for four rows b_r at once: a's vectors loaded once for the four (one accumulator each).
+static inline void dot4(const float* a, const float* const* b, int K, float* out) {
+  constexpr int W = QV::W;
+  QV::T s0 = QV::zero(), s1 = QV::zero(), s2 = QV::zero(), s3 = QV::zero();
+  int k = 0;
+  for (; k + W <= K; k += W) {
+    const QV::T v = QV::load(a + k);
+    s0 = QV::fmadd(v, QV::load(b[0] + k), s0);
+    s1 = QV::fmadd(v, QV::load(b[1] + k), s1);
+    s2 = QV::fmadd(v, QV::load(b[2] + k), s2);
+    s3 = QV::fmadd(v, QV::load(b[3] + k), s3);
+  }
+  if (k < K) {
+    const int n = K - k;
+    const QV::T v = QV::load_partial(a + k, n);
+    s0 = QV::fmadd(v, QV::load_partial(b[0] + k, n), s0);
+    s1 = QV::fmadd(v, QV::load_partial(b[1] + k, n), s1);
+    s2 = QV::fmadd(v, QV::load_partial(b[2] + k, n), s2);
+    s3 = QV::fmadd(v, QV::load_partial(b[3] + k, n), s3);
+  }
+  out[0] = QV::reduce_add(s0);
+  out[1] = QV::reduce_add(s1);
+  out[2] = QV::reduce_add(s2);
+  out[3] = QV::reduce_add(s3);
+}
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
-  if (t != Type::F32 && static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
+  if (t != Type::F32 && 4 * static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
     matmul_ref(y, x, w, t, M, N, K);
     return;
   }
   float* buf = kernels::fast::workspace();
   const size_t rb = static_cast<size_t>(row_bytes(t, static_cast<uint64_t>(K)));
   const size_t k = static_cast<size_t>(K), n_out = static_cast<size_t>(N);
-  for (int n = 0; n < N; ++n) {
+  int n = 0;
+  for (; n + 4 <= N; n += 4) {  // four rows of W at a time, each dequantized once
+    const float* rows[4];
+    for (int j = 0; j < 4; ++j) {
+      const char* src = static_cast<const char*>(w) + rb * static_cast<size_t>(n + j);
+      rows[j] = reinterpret_cast<const float*>(src);
+      if (t != Type::F32) {
+        blocks::row(t, src, buf + static_cast<size_t>(j) * k, K);
+        rows[j] = buf + static_cast<size_t>(j) * k;
+      }
+    }
+    for (int m = 0; m < M; ++m) dot4(x + static_cast<size_t>(m) * k, rows, K, y + static_cast<size_t>(m) * n_out + static_cast<size_t>(n));
+  }
+  for (; n < N; ++n) {
     const char* src = static_cast<const char*>(w) + rb * static_cast<size_t>(n);
     const float* row = reinterpret_cast<const float*>(src);
     if (t != Type::F32) {
