@@ -97,7 +97,8 @@
 // shards part, GptShards (gpt_shards.h), reached as shards().
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
-//                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
+//                            {"threads","cores"}; in wasm 1 in gpt_core (the page runs workers
+//                            instead), up to the pthreads loadGpt started in gpt_core_mt
 //   encode(text)            the model's token ids of a text → {"ids","tokens" (labels: each token's
 //                            text, GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is
 //                            not a whole character)}
