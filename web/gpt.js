@@ -320,7 +320,8 @@ export async function loadGpt(options = {}) {
     /**
      * The core's table of calls (src/api/gpt_calls.h): [{name, role ("run" | "predict" | "open" |
      * "shards" | "module"), args: [{key, kind}] (in the order run.call takes them), results (the
-     * typed arrays it leaves), api (a gpt api call too), full (in the full module only), returns?}].
+     * typed arrays it leaves), api (a gpt api call too), example (gpt api's help), doc (one line of
+     * Markdown), full (in the full module only), returns?}].
      */
     calls() {
       return [...table.rows.values()];
