@@ -455,7 +455,11 @@ export async function loadGpt(options = {}) {
       return full.module;
     },
   };
-  // the module's rows without a hand-written method (derivedMethods)
+  return withModuleMethods(api, M, table);
+}
+
+/** api with a method for each of the module's rows without a hand-written one (derivedMethods). */
+function withModuleMethods(api, M, table) {
   for (const { method, row, what } of derivedMethods([...table.rows.values()].filter((c) => c.role === 'module'))) {
     api[method] = (...args) => answer(M[`gpt_${row.name}`](...row.args.filter((a) => a.kind !== 'out').map((a, i) => argOf(args[i], a, what))));
   }
