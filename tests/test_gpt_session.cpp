@@ -13,6 +13,8 @@
 //    table's gpt api names in order, each full-module row's handler in gpt_full.cpp, the files reached only through the
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
 //    error answered with that key);
+//  - run_memory: the run's parameter count against GPT-2's layout counted by hand, its training
+//    bytes the memory call's for the same spec;
 //  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
 //    and as flat arrays alike; before a prompt, the error names "prompt".
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
@@ -230,4 +232,31 @@ TEST_CASE("encode and decode: a model's token ids and texts, through the session
   CHECK(jt::parse(s.decode("[0.5]")).find("field")->str == "ids");
   CHECK(jt::parse(s.decode("{}")).find("field")->str == "ids");
   CHECK(jt::parse(s.encode("Z")).find("field")->str == "text");
+}
+
+TEST_CASE("run_memory: the loaded run's parameters and bytes, counted by hand and by the memory call", "[gpt][api]") {
+  ap::GptSession s;
+  const jt::Value none = jt::parse(ap::call_json(s, R"({"call":"run_memory"})"));
+  CHECK(none.find("field")->str == "model");
+  const std::string run = spec(",\"task\":\"copy\"");
+  REQUIRE(jt::parse(s.create(run)).find("ok")->b);
+  const jt::Value m = jt::parse(ap::call_json(s, R"({"call":"run_memory"})"));
+  REQUIRE(m.find("ok")->b);
+  // GPT-2's layout by hand (vocabulary 12, block 8, 1 layer, C = 16, biases, lm_head tied to wte):
+  // wte V·C, wpe T·C, per layer two LayerNorms 4C, c_attn 3C² + 3C, attn.c_proj C² + C, c_fc
+  // 4C² + 4C, mlp.c_proj 4C² + C; ln_f 2C
+  const double V = 12, T = 8, C = 16;
+  const double n_params = V * C + T * C + (12 * C * C + 13 * C) + 2 * C;
+  CHECK(m.find("n_params")->num == n_params);
+  CHECK(m.find("parameters")->num == 4 * n_params);
+  // a training step's bytes are what the memory call counts for the spec the run was made from
+  CHECK(m.find("training")->num == jt::parse(ap::gpt_memory_json(run)).find("bytes")->num);
+  CHECK(m.find("limit")->num == static_cast<double>(ap::kMaxModelBytes));
+  // the buffers held: at least the parameters and their gradients, and no more than training counts
+  CHECK(m.find("allocated")->num >= 2 * 4 * n_params);
+  CHECK(m.find("allocated")->num <= m.find("training")->num);
+  // inference: the parameters and one sequence's activations, less than training
+  CHECK(m.find("inference")->num > 4 * n_params);
+  CHECK(m.find("inference")->num < m.find("training")->num);
+  CHECK(jt::parse(ap::call_json(s, R"({"call":"run_memory","n":1})")).find("field")->str == "n");
 }

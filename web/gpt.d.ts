@@ -420,6 +420,15 @@ export interface GptRun {
    * names (save: its bytes).
    */
   call(name: string, ...args: unknown[]): any;
+  // the table's rows web/gpt.js makes methods of (derivedMethods) without a type written here
+  // <generated GptRun> by scripts/gen-gpt-api.mjs from the calls' table (src/api/gpt_calls.h): do not edit
+  /** `{"name","values"}`: a typed array the last calls left (the names of `calls`'s `results`: `logits`, `attention_weights`, `cache_keys`, …), its values as JSON — what the wasm module hands out as typed arrays (`session.logits()`: a `Float32Array`), for `gpt api`; an unknown name is refused (field `name`) listing them */
+  result(name: string | Uint8Array): any;
+  /** run_prompt's weights as JSON: `{"tokens","T","n_layer","n_head","maps":[layer][head][T][T]}` */
+  attentionMaps(): any;
+  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
+  runMemory(): any;
+  // </generated>
   info(): RunInfo;
   /**
    * The tokens' texts by id: all of them (a frozen array, fetched from the core once per run), or
@@ -585,6 +594,10 @@ export interface GptCallRow {
   args: { key: string; kind: 'spec' | 'json' | 'text' | 'bytes' | 'whole' | 'number' | 'out'; file?: string }[];
   results: string[];
   api: boolean;
+  /** gpt api's help for it (a gpt api call only). */
+  example?: string;
+  /** One line of Markdown: what it does and answers. */
+  doc: string;
   full?: boolean;
   returns?: 'bytes';
 }
@@ -592,6 +605,9 @@ export interface GptCallRow {
 export interface Gpt {
   /** The core's table of calls: what GptRun.call takes. */
   calls(): GptCallRow[];
+  // the module's rows web/gpt.js makes methods of (derivedMethods) without a type written here
+  // <generated Gpt> by scripts/gen-gpt-api.mjs from the calls' table (src/api/gpt_calls.h): do not edit
+  // </generated>
   tasks(): TaskInfo[];
   /** 'reference': scalar, the same bits natively and in wasm; 'fast': SIMD128. Returns the tier in use. Applies to every run. */
   setKernels(tier: 'reference' | 'fast'): string;
@@ -640,65 +656,101 @@ export interface Gpt {
  * Delete it when done. tests/wasm/gpt_calls.test.mjs checks this list against the module.
  */
 export interface GptSessionHandle {
-  // the run and its training
+  // <generated GptSessionHandle> by scripts/gen-gpt-api.mjs from the calls' table (src/api/gpt_calls.h): do not edit
+  /** a new run from a [run spec](#the-run-spec) → the run's info */
   create(spec: string): string;
-  create_with_text(spec: string, text: string | Uint8Array): string;
-  load(checkpoint: Uint8Array, text: string | Uint8Array): string;
+  /** a run from a checkpoint → the run's info (`text_path`/`text` only for a text run); also opens a model trained elsewhere (nanoGPT's `ckpt.pt`, Hugging Face's `model.safetensors` with its files beside it, a model-only `.safetensors`) for inference and `finetune` */
+  load(checkpoint: Uint8Array | string, text: Uint8Array | string): string;
+  /** the run's info: `{"config","train","seed","data","vocab","tokenizer","source","n_params","step","steps","tokens_per_step","val_loss","has_data","diverged","divergence","kernels"}` */
   info(): string;
+  /** `{"from","vocab","vocab_size"}`: the tokens' texts from id `from` (0), `count` of them (to the end); `[]` for a model of token ids. `info`'s `"vocab"` lists a character vocabulary only: GPT-2's 50,257 pieces come from here */
   vocab(spec: string): string;
+  /** up to `n` steps (1 … 100,000; stops at divergence) → `{"step","losses","lrs","grad_norms","diverged","divergence"}` */
   train(n: number): string;
+  /** the mean loss over the validation windows → `{"step","val_loss"}` */
   evaluate(): string;
-  threads(n: number): string;
-  /** A result of the last calls as JSON {name, values}: what NAME() copies, for gpt api and tools. */
-  result(name: string): string;
-  /** null on failure: last_error() says why. */
-  save(): Uint8Array | null;
-  last_error(): string;
-  // predicting and inspecting
+  /** `{"name","values"}`: a typed array the last calls left (the names of `calls`'s `results`: `logits`, `attention_weights`, `cache_keys`, …), its values as JSON — what the wasm module hands out as typed arrays (`session.logits()`: a `Float32Array`), for `gpt api`; an unknown name is refused (field `name`) listing them */
+  result(name: string | Uint8Array): string;
+  /** text from a prompt ([the sampling spec](#the-sampling-spec)) → `{"text","new_text","tokens"}` */
   sample(spec: string): string;
+  /** runs the prompt (the sampling spec) through the KV cache → the first step (`generate_next`'s answer), leaving the step's logits, attention and cache */
   generate_start(spec: string): string;
+  /** one more token through the cache → `{"token","text","base","cache_length","rebuilt","generated","tokens","max_abs_diff"}`, after a draw also `"draw"` and `"distribution"` */
   generate_next(): string;
-  run_prompt(prompt: string): string;
+  /** one forward pass over the prompt (its last block_size tokens) → `{"tokens","T","n_layer","n_head"}`, leaving `attention_weights` (n_layer, n_head, T, T) */
+  run_prompt(prompt: string | Uint8Array): string;
+  /** the stepper's spec of one head for the last `run_prompt` → `{"spec":{"Q","K","V","n_head":1,"causal":true,"mask","softmax"}}` */
   head_spec(layer: number, head: number): string;
+  /** run_prompt's weights as JSON: `{"tokens","T","n_layer","n_head","maps":[layer][head][T][T]}` */
   attention_maps(): string;
+  /** run_prompt's maps summed up in the reference order (`src/core/model/inspect.h`): `{"tokens","T","n_layer","head_mean":[layer][T][T],"rollout":[layer][T][T]}` — each layer's heads averaged, and attention rollout (Abnar and Zuidema 2020: ½·mean + ½·I, rows renormalised, multiplied layer by layer) up to each layer; before run_prompt, an error naming `prompt` */
   attention_summary(): string;
+  /** the [next-token distribution](#the-next-token-spec) */
   next_token(spec: string): string;
+  /** −log p of every token of a text, or of the validation windows (`{"validation":true}`: their mean is `evaluate`'s) → `{"windows":[{"offset","tokens","losses","mean"}],"count","mean","step"}` */
   surprisal(spec: string): string;
+  /** the [block walk](#the-block-walk) (the [full module](#the-full-module)) */
   block_trace(spec: string): string;
+  /** one output's weights, for the terms of a matmul step → `{"weight","row","w","bias"}` (the [full module](#the-full-module)) */
   weight_row(spec: string): string;
-  encode(text: string): string;
+  /** the checkpoint: `gpt api` writes it atomically to `path` → `{"bytes":N}`; the wasm method returns its bytes (a `Uint8Array`, or `null`: then `last_error()` says why) */
+  save(): Uint8Array | null;
+  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
+  run_memory(): string;
+  /** threads sharing each step of this session's runs, 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`) */
+  threads(n: number): string;
+  /** the model's token ids of a text → `{"ids","tokens"}` (tokens: each token's text, such as GPT-2's `" the"`) */
+  encode(text: string | Uint8Array): string;
+  /** the text of token ids → `{"text","tokens"}` */
   decode(ids: string): string;
-  // opening a model, fine-tuning it
-  open_begin(spec: string, head: Uint8Array, config: Uint8Array): string;
-  open_piece(at: number, bytes: Uint8Array): string;
-  open_plan(spec: string, meta: Uint8Array, config: Uint8Array): string;
-  open_view(offset: number, length: number): Uint8Array | null;
-  open_feed(n: number): string;
-  open_finish(): string;
-  open_tokenizer(spec: string, first: Uint8Array, second: Uint8Array): string;
-  open_cancel(): string;
+  /** `{"need","available","fits","context","batch_size"}` (bytes), and when it does not fit `finetune`'s `"error"` and `"field"`: what fine-tuning the loaded model would take, checked before anything is allocated ([import.md](import.md#fine-tuning-a-model-trained-elsewhere)) */
   finetune_memory(spec: string): string;
+  /** info, with `"base"`: the loaded model (an opened or imported one, or a run) becomes a run on the text (`"text"` or the file `"text_path"`), fresh AdamW, then `train`, `evaluate`, `save` as any run; refused (the model stays) for a context past block_size (`context`), a text under 2·(context + 1) tokens (`text`), memory (`context`, `batch_size` or `model`, both figures in the message) */
   finetune(spec: string, text: string | Uint8Array): string;
-  // the data-parallel shards
+  /** `create` with the text beside the spec, as bytes or a string (the spec then has no `"text"`) → the run's info */
+  create_with_text(spec: string, text: Uint8Array | string): string;
+  /** starts opening a model file read in slices: spec `{"name","size","config_name","slice"}`, the file's first bytes, a `config.json` or `""`; refuses (field `memory`) what will not fit → `{"size","need","left"}` */
+  open_begin(spec: string, head: Uint8Array | string, config: Uint8Array | string): string;
+  /** bytes of the file from byte `at`, as `open_plan` asked for them */
+  open_piece(at: number, bytes: Uint8Array | string): string;
+  /** plans from the bytes given so far → `{"need":[[at,n],…]}`, or once the headers are read makes the model and the slice buffer → `{"read":[[at,n],…],"bytes"}` */
+  open_plan(spec: string, meta: Uint8Array | string, config: Uint8Array | string): string;
+  /** the slice buffer's first `n` bytes are the next of the ranges → `{"left"}` */
+  open_feed(n: number): string;
+  /** every range fed: the run becomes the opened model → info with `"opened"` */
+  open_finish(): string;
+  /** GPT-2's tokenizer files for the model being opened (`tokenizer.json`, or `vocab.json` and `merges.txt`), checked now → `{"vocab_size"}` */
+  open_tokenizer(spec: string, first: Uint8Array | string, second: Uint8Array | string): string;
+  /** frees the opening under way (and the tokenizer files) */
+  open_cancel(): string;
+  /** a training step in `n` shares: the batch split by rows → `{"step","shares","T","rows"}`, leaving the batch and the parameters */
   step_begin(n: number): string;
+  /** share 0's forward and backward here → `{"loss"}`, leaving its gradients and per-token losses */
   step_own(): string;
+  /** a mirror's share `k` of the step begun → `{"loss"}`, leaving its gradients and losses */
   step_share(k: number): string;
-  step_add(grads: Uint8Array, losses: Uint8Array): string;
+  /** adds the next share's gradients and per-token losses (the bytes of Float32Arrays) */
+  step_add(grads: Uint8Array | string, losses: Uint8Array | string): string;
+  /** `step_add` from the staging areas `stage_floats` and `stage_losses` */
   step_add_staged(): string;
+  /** ends the step: clip, AdamW → `train`'s answer for one step */
   step_finish(): string;
+  /** makes this session a helper's model of a run's config (its info's `"config"`) */
   shard_model(config: string): string;
-  shard_gradients(params: Uint8Array, ids: Uint8Array, targets: Uint8Array, batch_rows: number): string;
+  /** a helper's share: gradients of whole rows (ids, targets) with these parameters, scaled to `batch_rows` → `{"loss","rows"}` */
+  shard_gradients(params: Uint8Array | string, ids: Uint8Array | string, targets: Uint8Array | string, batch_rows: number): string;
+  /** `shard_gradients` from the staging areas */
   shard_gradients_staged(batch_rows: number): string;
+  /** the validation batches split `n` ways → `{"step","shares","batches","B","T","bounds"}`, leaving their ids, targets and the parameters */
   eval_begin(n: number): string;
+  /** share 0's validation batches here */
   eval_own(): string;
+  /** adds the next share's batch losses from `stage_losses` */
   eval_add_staged(): string;
+  /** ends the evaluation → `evaluate`'s answer */
   eval_finish(): string;
+  /** a helper's validation batches (B rows of T tokens each) from the staging areas → `{"batches"}`, leaving their losses */
   shard_evaluate_staged(B: number, T: number): string;
-  /** Staging areas of n values as heap views to write into, then a *_staged call. */
-  stage_floats(n: number): Float32Array;
-  stage_losses(n: number): Float32Array;
-  stage_ids(n: number): Int32Array;
-  stage_targets(n: number): Int32Array;
   // the results: NAME() a copy, NAME_view() a view into the heap (valid until the next call into the module)
   logits(): Float32Array;
   logits_view(): Float32Array;
@@ -736,6 +788,16 @@ export interface GptSessionHandle {
   eval_ids_view(): Int32Array;
   eval_targets(): Int32Array;
   eval_targets_view(): Int32Array;
+  // the staging areas: n values as a view of the heap to write into, then a *_staged call
+  stage_floats(n: number): Float32Array;
+  stage_losses(n: number): Float32Array;
+  stage_ids(n: number): Int32Array;
+  stage_targets(n: number): Int32Array;
+  // </generated>
+  /** A view of the opening's slice buffer (null when there is none). */
+  open_view(offset: number, length: number): Uint8Array | null;
+  /** Why the last save() returned null. */
+  last_error(): string;
   /** One `gpt api` call line → its answer, as `gpt api` gives it (src/api/gpt_calls.h); calls that name files are refused. */
   call_json(line: string): string;
   delete(): void;
@@ -745,11 +807,16 @@ export interface GptSessionHandle {
 /** The raw module: the table's module calls as gpt_<name>, and the module's own few. */
 export interface GptCoreModule {
   GptSession: new () => GptSessionHandle;
+  // <generated GptCoreModule> by scripts/gen-gpt-api.mjs from the calls' table (src/api/gpt_calls.h): do not edit
+  /** the built-in tasks → `{"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}` */
   gpt_tasks(): string;
-  gpt_kernels(tier: string): string;
+  /** the kernel tier for every run → `{"kernels"}`: the tier now in use (`"reference"` or the fast tier's name) */
+  gpt_kernels(tier: string | Uint8Array): string;
+  /** the bytes `create` of this spec would take and the core's limit → `{"bytes","limit"}` (no session needed); past the limit, `create`'s error */
   gpt_memory(spec: string): string;
-  /** The calls' table as JSON: {calls: [{name, role, args: [{key, kind, file?}], results, api, full?, returns?}], results, stages}. */
+  /** this table (`src/api/gpt_calls.h`): `{"calls":[{"name","role","args":[{"key","kind","file"?}],"results","api","example"?,"doc","full"?,"returns"?}],"results":[{"name","type"}],"stages":[{"name","type"}]}` — every call with its role (`run`, `predict`, `open`, `shards`, `module`), its arguments in the wasm method's order and their kinds, the typed arrays it leaves, whether `gpt api` takes it, and whether it is in the [full module](#the-full-module) only (`full`); `web/gpt.js` builds its methods from it */
   gpt_calls(): string;
+  // </generated>
   /** Bytes malloc'd now (for leak tests). */
   heap_bytes_in_use(): number;
   /** Memory for opening a model: what is left and the most there can be. */
@@ -770,6 +837,13 @@ export function loadGpt(options?: LoadGptOptions): Promise<Gpt>;
 
 /** SharedArrayBuffer and Atomics.wait work here (a cross-origin isolated page or worker): loadGpt({threads}) may ask for more than 1. */
 export function threadsAvailable(): boolean;
+
+/** The table's rows whose methods gpt.js writes by hand; every other gpt api row is a method made from the table. */
+export const HAND_WRITTEN: ReadonlySet<string>;
+/** A row's name as its method's: run_memory → runMemory. */
+export function camelName(name: string): string;
+/** The methods made from the table's rows (GptRun's, or Gpt's for role "module"). */
+export function derivedMethods(calls: GptCallRow[]): { method: string; row: GptCallRow; what: string }[];
 
 /** Thrown for every input the core refuses, with what is at fault. */
 export class GptError extends Error {

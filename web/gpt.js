@@ -222,6 +222,29 @@ function callRow(table, s, name, args, on = (x, f) => f(x), what = `call('${name
   return row.full && row.role === 'predict' ? on(s, run) : run(s);
 }
 
+/**
+ * The rows whose methods are written by hand below (a run's, or loadGpt's API's for role "module",
+ * some under another name: memory → memoryEstimate, kernels → setKernels, threads → setThreads):
+ * they reshape answers, move typed arrays or start runs. Every other row that `gpt api` takes is a
+ * method of its own, its name in camelCase (run_memory → run.runMemory()), made from the table by
+ * derivedMethods: a call added to the table needs no code here.
+ */
+export const HAND_WRITTEN = new Set([
+  'create', 'load', 'info', 'vocab', 'train', 'evaluate', 'sample', 'run_prompt', 'head_spec', 'attention_summary',
+  'save', 'threads', 'encode', 'decode', 'finetune', 'finetune_memory', 'tasks', 'kernels', 'memory', 'calls',
+]);
+
+/** A row's name as its JS method's: snake_case → camelCase. */
+export const camelName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+
+/** The table's rows that are methods made from it: [{method, row, what}] (what: how messages name it). */
+export function derivedMethods(calls) {
+  return calls.filter((c) => c.api && !HAND_WRITTEN.has(c.name)).map((row) => {
+    const method = camelName(row.name);
+    return { method, row, what: `${method}(${row.args.filter((a) => a.kind !== 'out').map((a) => a.key).join(', ')})` };
+  });
+}
+
 /** SharedArrayBuffer and Atomics.wait work here: a cross-origin isolated page or worker (or Node). */
 export function threadsAvailable() {
   return typeof SharedArrayBuffer === 'function' && (globalThis.crossOriginIsolated === true || typeof process === 'object');
@@ -239,6 +262,14 @@ function threadCount(n) {
   return n;
 }
 
+/** What to pass in Node, where the web build cannot fetch its .wasm: the file's own path in it. */
+function nodeWithoutBytes(threads) {
+  const file = decodeURIComponent(new URL(`./gen/${threads > 1 ? 'gpt_core_mt' : 'gpt_core'}.wasm`, import.meta.url).pathname);
+  return `loadGpt() in Node needs the core's bytes: pass { wasmBinary }, e.g. ` +
+    `loadGpt({ wasmBinary: await readFile('${file}') }) with readFile from 'node:fs/promises' ` +
+    `(the file is built by scripts/build wasm)`;
+}
+
 /**
  * Loads the GPT's wasm module and returns the API. Call once and keep the result.
  * @param {{threads?: number, wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [options]
@@ -246,11 +277,13 @@ function threadCount(n) {
  *   Emscripten pthreads on a SharedArrayBuffer: a cross-origin isolated page only, else GptError
  *   field "threads") with threads − 1 workers started beside it, for run.setThreads. The rest is
  *   passed to the Emscripten factory. In Node give wasmBinary (the bytes of web/gen/gpt_core.wasm):
- *   the web build cannot fetch files there.
+ *   the web build cannot fetch files there; without it (nor instantiateWasm) Node gets a GptError
+ *   (field 'wasmBinary') saying what to pass.
  */
 export async function loadGpt(options = {}) {
   const { threads: wanted = 1, ...factory } = options;
   const threads = threadCount(wanted);
+  if (isNode() && !factory.wasmBinary && !factory.instantiateWasm) throw new GptError(nodeWithoutBytes(threads), { field: 'wasmBinary' });
   // One module or the other: the threaded build only where threads are asked for (and can run).
   const { default: createModule } = await (threads > 1 ? import('./gen/gpt_core_mt.mjs') : import('./gen/gpt_core.mjs'));
   const M = await createModule(threads > 1 ? { ...factory, pthreadPoolSize: threads - 1 } : { ...factory });
@@ -267,6 +300,7 @@ export async function loadGpt(options = {}) {
   if (isNode()) await full.load();
   const withWalk = full.withWalk;
   const table = tableOf(M);
+  GptRun.derive(table);
 
   // A new session started by start(session) → answer text; on failure it is deleted at once.
   function newRun(start) {
@@ -282,11 +316,12 @@ export async function loadGpt(options = {}) {
     return run;
   }
 
-  return {
+  const api = {
     /**
      * The core's table of calls (src/api/gpt_calls.h): [{name, role ("run" | "predict" | "open" |
      * "shards" | "module"), args: [{key, kind}] (in the order run.call takes them), results (the
-     * typed arrays it leaves), api (a gpt api call too), full (in the full module only), returns?}].
+     * typed arrays it leaves), api (a gpt api call too), example (gpt api's help), doc (one line of
+     * Markdown), full (in the full module only), returns?}].
      */
     calls() {
       return [...table.rows.values()];
@@ -420,6 +455,15 @@ export async function loadGpt(options = {}) {
       return full.module;
     },
   };
+  return withModuleMethods(api, M, table);
+}
+
+/** api with a method for each of the module's rows without a hand-written one (derivedMethods). */
+function withModuleMethods(api, M, table) {
+  for (const { method, row, what } of derivedMethods([...table.rows.values()].filter((c) => c.role === 'module'))) {
+    api[method] = (...args) => answer(M[`gpt_${row.name}`](...row.args.filter((a) => a.kind !== 'out').map((a, i) => argOf(args[i], a, what))));
+  }
+  return api;
 }
 
 /** One model with its data and optimiser state, in wasm memory until free(). */
@@ -456,6 +500,24 @@ class GptRun {
   // A method that is one row of the table: what names it in JS's messages.
   #row(name, what, ...args) {
     return callRow(this.#table, this.#s(), name, args, this.#withWalk, what);
+  }
+
+  /**
+   * The methods of the table's rows without a hand-written one (derivedMethods): generateStart,
+   * generateNext, nextToken, surprisal, blockTrace, weightRow, runMemory, attentionMaps, result, … each
+   * run.call(row) with its arguments in the row's order. Made once (every module has one table).
+   */
+  static derive(table) {
+    for (const { method, row, what } of derivedMethods([...table.rows.values()].filter((c) => c.role !== 'module'))) {
+      if (Object.hasOwn(GptRun.prototype, method)) continue;
+      Object.defineProperty(GptRun.prototype, method, {
+        value(...args) {
+          return this.#row(row.name, what, ...args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
   }
 
   #s() {
@@ -639,19 +701,6 @@ class GptRun {
     return { text, new_text, tokens };
   }
 
-  /** Runs the prompt through the KV cache (spec as sample's); returns the first step (see generateNext). */
-  generateStart(spec) {
-    return this.#row('generate_start', 'generateStart(spec)', spec);
-  }
-
-  /**
-   * One more token through the cache: {token, text, base, cache_length, rebuilt, generated,
-   * tokens, max_abs_diff, logits, full_logits, cache_attention, cache_keys, cache_values}.
-   */
-  generateNext() {
-    return this.#row('generate_next', 'generateNext()');
-  }
-
   /** One forward pass over the prompt (its last block_size characters): {tokens, T, n_layer, n_head, weights (L, NH, T, T)}. */
   runPrompt(prompt) {
     const s = this.#s();
@@ -670,54 +719,6 @@ class GptRun {
     const s = this.#s();
     const r = answer(s.attention_summary());
     return { tokens: r.tokens, T: r.T, n_layer: r.n_layer, head_mean: s.attention_mean(), rollout: s.attention_rollout() };
-  }
-
-  /**
-   * The next-token distribution: spec {prompt?, temperature, top_k, top_p, greedy, show} →
-   * {tokens, vocab_size, temperature, top_k, top_p, greedy, kept, kept_mass, dropped_mass, entropy,
-   * entropy_full, max_logit, top: [{id, text, logit, p, p_full, kept}]}. With a prompt the model
-   * runs over it once; without one the last prompt's logits are reshaped (what a slider costs).
-   */
-  nextToken(spec) {
-    return this.#row('next_token', 'nextToken(spec)', spec);
-  }
-
-  /**
-   * −log p of every token of a text, or of the validation windows: spec {text} or {validation: true}
-   * → {windows: [{offset, tokens, losses, mean}], count, mean, step}. For the validation windows,
-   * mean is the validation loss evaluate() gives.
-   */
-  surprisal(spec) {
-    const s = this.#s();
-    if (spec && typeof spec === 'object' && typeof spec.text === 'string') checkUnicode(spec.text, 'text');
-    return answer(s.surprisal(toSpecText(spec, 'surprisal(spec)')));
-  }
-
-  /**
-   * One position of a prompt walked through the whole model, every step's numbers in the reference
-   * tier: spec {prompt, position (default the last), show (default 10), kv_layer? (that layer's keys
-   * and values even past the size the trace carries)} → {tokens, T, position,
-   * token, visible, scale, config, activation, ln_eps, wte, wpe, encoded, layers: [{ln_1, q, k, v,
-   * keys?, values?, heads: [{dots, scores, weights, context}], atty, attn_proj, residual2, ln_2,
-   * fc, act, mlp_proj, residual3, c_attn_b, attn_c_proj_b, c_fc_b, mlp_c_proj_b}], ln_f, top,
-   * max_logit, sum_exp, vocab_size, sample} (a LayerNorm: {mean, var, rstd, xhat, out, gamma, beta}).
-   * spec.sample {temperature, top_k, top_p, greedy, seed} (default generation's): the answer's
-   * sample is the next token drawn as generation draws its first, with nextToken's distribution,
-   * the seed, the draw (+ text, cum_from, cum_to) and the drawn token's entry.
-   */
-  blockTrace(spec) {
-    this.#s();
-    if (spec && typeof spec === 'object' && typeof spec.prompt === 'string') checkUnicode(spec.prompt, 'prompt');
-    return this.#row('block_trace', 'blockTrace(spec)', spec);
-  }
-
-  /**
-   * One output's weights, for the terms of a matmul step: spec {weight: 'c_attn' | 'attn.c_proj' |
-   * 'c_fc' | 'mlp.c_proj' | 'lm_head', layer (not for lm_head), row} → {weight, row, w, bias}
-   * (bias null for lm_head and models without biases).
-   */
-  weightRow(spec) {
-    return this.#row('weight_row', 'weightRow(spec)', spec);
   }
 
   /** The model's token ids of a text: {ids, tokens} (tokens: each token's text, such as GPT-2's " the"). */
@@ -740,14 +741,7 @@ class GptRun {
     return answer(s.head_spec(int32(layer, 'layer', 'headSpec(layer, head): layer'), int32(head, 'head', 'headSpec(layer, head): head'))).spec;
   }
 
-  /**
-   * What fine-tuning this model would take, checked before anything is allocated: spec {context
-   * (min(block_size, 128)), batch_size (4), …: finetune's} → {need, available (bytes), fits,
-   * context, batch_size}, and when it does not fit finetune's refusal as {error, field} ("context",
-   * "batch_size" or "model": the setting to lower). A bad setting throws GptError naming it.
-   * Fine-tuning is in the full module, with the opening: for an opened model (a run made by
-   * create or load lives in the first and is refused, field "piece"; the threads build has both).
-   */
+  /** finetune's memory check (the table's finetune_memory; gpt.d.ts has the answer), spec {} by default. */
   finetuneMemory(spec = {}) {
     return this.#row('finetune_memory', 'finetuneMemory(spec)', spec);
   }

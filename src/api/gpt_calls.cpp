@@ -144,6 +144,21 @@ std::string save_call(GptSession& s, const GptCallArgs& a) {
   return ok(std::move(r)).dump();
 }
 
+std::string run_memory_call(GptSession& s, const GptCallArgs&) {
+  if (!s.ready()) throw InputError("no model yet: create or load one first", "model");
+  const Trainer& t = *s.trainer();
+  const GPT& m = t.model();
+  const GPTConfig& c = m.config();
+  Value r = Value::object();
+  r.set("n_params", static_cast<long long>(m.num_parameters()));
+  r.set("parameters", static_cast<long long>(sizeof(float) * m.num_parameters()));
+  r.set("allocated", static_cast<long long>(m.allocated_bytes()));
+  r.set("training", static_cast<long long>(GPT::memory_bytes(c, t.config().batch_size, t.context())));
+  r.set("inference", static_cast<long long>(GPT::memory_bytes(c, 1, c.block_size, ModelUse::infer)));
+  r.set("limit", static_cast<long long>(kMaxModelBytes));
+  return ok(std::move(r)).dump();
+}
+
 // finetune's text in gpt api: "text" or the file "text_path", not both (gpt_full.cpp's handler).
 std::string finetune_text(const GptCallArgs& a) {
   if (!a.call_object()) return a.text("text");
@@ -214,8 +229,10 @@ std::string calls_call(GptSession&, const GptCallArgs&) {
       if (r) results.push(Value(r));
     row.set("results", std::move(results));
     row.set("api", c.example != nullptr);
+    if (c.example) row.set("example", c.example);
+    row.set("doc", c.doc ? c.doc : "");
     if (!c.handler) row.set("full", true);
-    if (c.returns_bytes) row.set("returns", "bytes");
+    if (returns_bytes(c)) row.set("returns", "bytes");
     calls.push(std::move(row));
   }
   Value r = Value::object();

@@ -3,7 +3,8 @@
 // object per call, {"call": NAME, …its arguments}), the wasm module's Embind registration
 // (src/bindings/gpt_bindings.cpp: one method per row, its arguments positional in the row's
 // order), the `calls` answer web/gpt.js reads, and the table test (tests/wasm/gpt_calls.test.mjs:
-// every row in web/gpt.d.ts and docs/api.md, nothing registered besides).
+// every row in web/gpt.d.ts and docs/api.md, written there by scripts/gen-gpt-api.mjs from each row's
+// doc; nothing registered besides).
 //
 // A handler reads its arguments by key through GptCallArgs, the same way for both ways in: from
 // the call object (gpt api; a malformed call is refused naming the key: not an object, no "call",
@@ -75,8 +76,18 @@ struct GptCall {
   const char* results[kMaxCallResults];  // the typed arrays it leaves (kGptResults' names)
   const char* example;                   // gpt api's help ("" the name alone); nullptr: not a gpt api call
   GptHandler handler;                    // nullptr: a call of the full module (gpt_full.cpp)
-  bool returns_bytes = false;            // the wasm method returns the bytes (Uint8Array, null on failure)
+  // One line of Markdown: what the call does and answers. scripts/gen-gpt-api.mjs writes it into
+  // docs/api.md's table of calls and web/gpt.d.ts; the table test fails for a row without one.
+  const char* doc = nullptr;
 };
+
+// A row with an `out` argument (save): gpt api writes the answer's bytes to that path; the wasm
+// method takes no such argument and returns the bytes (a Uint8Array, null on failure).
+constexpr bool returns_bytes(const GptCall& c) {
+  for (const GptArg& a : c.args)
+    if (a.key && a.kind == ArgKind::out) return true;
+  return false;
+}
 
 // A typed array a call leaves in the session: the wasm module's NAME() (a copy) and NAME_view()
 // (a view into the heap, valid until the next call into the module).
@@ -132,6 +143,7 @@ class GptCallArgs {
 std::string load_call(GptSession& s, const GptCallArgs& a);
 std::string save_call(GptSession& s, const GptCallArgs& a);
 std::string calls_call(GptSession& s, const GptCallArgs& a);
+std::string run_memory_call(GptSession& s, const GptCallArgs& a);
 namespace gpt_table {
 using A = const GptCallArgs&;
 using K = ArgKind;
@@ -194,15 +206,21 @@ inline constexpr GptStage kGptStages[] = {
 inline constexpr GptCall kGptCalls[] = {
   // the run and its training (gpt_session.cpp)
   {"create", R::run, {{"spec", K::spec}}, {}, R"({"call":"create","spec":{…}})",
-   [](GptSession& s, A a) { return s.create(a.spec("spec")); }},
+   [](GptSession& s, A a) { return s.create(a.spec("spec")); },
+   "a new run from a [run spec](#the-run-spec) → the run's info"},
   {"load", R::run, {{"checkpoint", K::bytes, 0, "path"}, {"text", K::bytes, 0, "text_path"}}, {},
-   R"({"call":"load","path":F,"text_path":T})", load_call},
-  {"info", R::run, {}, {}, "", [](GptSession& s, A) { return s.info(); }},
+   R"({"call":"load","path":F,"text_path":T})", load_call,
+   "a run from a checkpoint → the run's info (`text_path`/`text` only for a text run); also opens a model trained elsewhere (nanoGPT's `ckpt.pt`, Hugging Face's `model.safetensors` with its files beside it, a model-only `.safetensors`) for inference and `finetune`"},
+  {"info", R::run, {}, {}, "", [](GptSession& s, A) { return s.info(); },
+   R"(the run's info: `{"config","train","seed","data","vocab","tokenizer","source","n_params","step","steps","tokens_per_step","val_loss","has_data","diverged","divergence","kernels"}`)"},
   {"vocab", R::run, {{"spec", K::spec}}, {}, R"({"call":"vocab","spec":{"from":0,"count":100}})",
-   [](GptSession& s, A a) { return s.vocab(a.spec("spec")); }},
+   [](GptSession& s, A a) { return s.vocab(a.spec("spec")); },
+   R"(`{"from","vocab","vocab_size"}`: the tokens' texts from id `from` (0), `count` of them (to the end); `[]` for a model of token ids. `info`'s `"vocab"` lists a character vocabulary only: GPT-2's 50,257 pieces come from here)"},
   {"train", R::run, {{"n", K::whole}}, {}, R"({"call":"train","n":N})",
-   [](GptSession& s, A a) { return s.train(a.whole("n")); }},
-  {"evaluate", R::run, {}, {}, "", [](GptSession& s, A) { return s.evaluate(); }},
+   [](GptSession& s, A a) { return s.train(a.whole("n")); },
+   R"(up to `n` steps (1 … 100,000; stops at divergence) → `{"step","losses","lrs","grad_norms","diverged","divergence"}`)"},
+  {"evaluate", R::run, {}, {}, "", [](GptSession& s, A) { return s.evaluate(); },
+   R"(the mean loss over the validation windows → `{"step","val_loss"}`)"},
   // a typed array the calls left (kGptResults), as JSON: gpt api's way to what the wasm methods copy
   {"result", R::run, {{"name", K::text, 64}}, {}, R"({"call":"result","name":"logits"})",
    [](GptSession& s, A a) {
@@ -224,92 +242,138 @@ inline constexpr GptCall kGptCalls[] = {
        return answer.dump();
      }
      throw InputError("unknown result \"" + json::excerpt(name) + "\": the results are " + names, "name");
-   }},
+   },
+   R"(`{"name","values"}`: a typed array the last calls left (the names of `calls`'s `results`: `logits`, `attention_weights`, `cache_keys`, …), its values as JSON — what the wasm module hands out as typed arrays (`session.logits()`: a `Float32Array`), for `gpt api`; an unknown name is refused (field `name`) listing them)"},
   // predicting and inspecting (gpt_session.cpp, gpt_predict.cpp; the walk: gpt_walk.cpp, the full module)
   {"sample", R::predict, {{"spec", K::spec}}, {}, R"({"call":"sample","spec":{…}})",
-   [](GptSession& s, A a) { return s.sample(a.spec("spec")); }},
+   [](GptSession& s, A a) { return s.sample(a.spec("spec")); },
+   R"(text from a prompt ([the sampling spec](#the-sampling-spec)) → `{"text","new_text","tokens"}`)"},
   {"generate_start", R::predict, {{"spec", K::spec}},
    {"logits", "full_logits", "cache_attention", "cache_keys", "cache_values"}, "generate_start (spec)",
-   [](GptSession& s, A a) { return s.generate_start(a.spec("spec")); }},
+   [](GptSession& s, A a) { return s.generate_start(a.spec("spec")); },
+   "runs the prompt (the sampling spec) through the KV cache → the first step (`generate_next`'s answer), leaving the step's logits, attention and cache"},
   {"generate_next", R::predict, {}, {"logits", "full_logits", "cache_attention", "cache_keys", "cache_values"}, "",
-   [](GptSession& s, A) { return s.generate_next(); }},
+   [](GptSession& s, A) { return s.generate_next(); },
+   R"(one more token through the cache → `{"token","text","base","cache_length","rebuilt","generated","tokens","max_abs_diff"}`, after a draw also `"draw"` and `"distribution"`)"},
   {"run_prompt", R::predict, {{"prompt", K::text, 1 << 20}}, {"attention_weights"}, R"({"call":"run_prompt","prompt":P})",
-   [](GptSession& s, A a) { return s.run_prompt(a.text("prompt")); }},
+   [](GptSession& s, A a) { return s.run_prompt(a.text("prompt")); },
+   R"(one forward pass over the prompt (its last block_size tokens) → `{"tokens","T","n_layer","n_head"}`, leaving `attention_weights` (n_layer, n_head, T, T))"},
   {"head_spec", R::predict, {{"layer", K::whole}, {"head", K::whole}}, {}, R"({"call":"head_spec","layer":L,"head":H})",
    [](GptSession& s, A a) {
      const int layer = a.whole("layer"), head = a.whole("head");
      return s.head_spec(layer, head);
-   }},
-  {"attention_maps", R::predict, {}, {}, "", [](GptSession& s, A) { return s.attention_maps_json(); }},
+   },
+   R"(the stepper's spec of one head for the last `run_prompt` → `{"spec":{"Q","K","V","n_head":1,"causal":true,"mask","softmax"}}`)"},
+  {"attention_maps", R::predict, {}, {}, "", [](GptSession& s, A) { return s.attention_maps_json(); },
+   R"(run_prompt's weights as JSON: `{"tokens","T","n_layer","n_head","maps":[layer][head][T][T]}`)"},
   {"attention_summary", R::predict, {}, {"attention_mean", "attention_rollout"}, "",
-   [](GptSession& s, A) { return s.attention_summary(); }},
+   [](GptSession& s, A) { return s.attention_summary(); },
+   R"(run_prompt's maps summed up in the reference order (`src/core/model/inspect.h`): `{"tokens","T","n_layer","head_mean":[layer][T][T],"rollout":[layer][T][T]}` — each layer's heads averaged, and attention rollout (Abnar and Zuidema 2020: ½·mean + ½·I, rows renormalised, multiplied layer by layer) up to each layer; before run_prompt, an error naming `prompt`)"},
   {"next_token", R::predict, {{"spec", K::spec}}, {},
    R"({"call":"next_token","spec":{"prompt":P,"temperature":T,"top_k":K,"top_p":P}})",
-   [](GptSession& s, A a) { return s.next_token(a.spec("spec")); }},
+   [](GptSession& s, A a) { return s.next_token(a.spec("spec")); },
+   "the [next-token distribution](#the-next-token-spec)"},
   {"surprisal", R::predict, {{"spec", K::spec}}, {}, R"({"call":"surprisal","spec":{"text":T}|{"validation":true}})",
-   [](GptSession& s, A a) { return s.surprisal(a.spec("spec")); }},
-  {"block_trace", R::predict, {{"spec", K::spec}}, {}, R"({"call":"block_trace","spec":{"prompt":P,"position":N}})", nullptr},
+   [](GptSession& s, A a) { return s.surprisal(a.spec("spec")); },
+   R"(−log p of every token of a text, or of the validation windows (`{"validation":true}`: their mean is `evaluate`'s) → `{"windows":[{"offset","tokens","losses","mean"}],"count","mean","step"}`)"},
+  {"block_trace", R::predict, {{"spec", K::spec}}, {}, R"({"call":"block_trace","spec":{"prompt":P,"position":N}})", nullptr,
+   "the [block walk](#the-block-walk) (the [full module](#the-full-module))"},
   {"weight_row", R::predict, {{"spec", K::spec}}, {}, R"({"call":"weight_row","spec":{"weight":W,"layer":L,"row":R}})",
-   nullptr},
-  {"save", R::run, {{"path", K::out}}, {}, R"({"call":"save","path":F})", save_call, true},
+   nullptr,
+   R"(one output's weights, for the terms of a matmul step → `{"weight","row","w","bias"}` (the [full module](#the-full-module)))"},
+  {"save", R::run, {{"path", K::out}}, {}, R"({"call":"save","path":F})", save_call,
+   R"(the checkpoint: `gpt api` writes it atomically to `path` → `{"bytes":N}`; the wasm method returns its bytes (a `Uint8Array`, or `null`: then `last_error()` says why))"},
   // the module: no session
-  {"tasks", R::module, {}, {}, "", [](GptSession&, A) { return gpt_tasks_json(); }},
+  {"tasks", R::module, {}, {}, "", [](GptSession&, A) { return gpt_tasks_json(); },
+   R"(the built-in tasks → `{"tasks":[{"name","description","example","attention","alphabet","loss_floor"}]}`)"},
   {"kernels", R::module, {{"tier", K::text, 64}}, {}, R"({"call":"kernels","tier":"reference"|"fast"})",
-   [](GptSession&, A a) { return gpt_set_kernels(a.text("tier")); }},
+   [](GptSession&, A a) { return gpt_set_kernels(a.text("tier")); },
+   R"(the kernel tier for every run → `{"kernels"}`: the tier now in use (`"reference"` or the fast tier's name))"},
   {"memory", R::module, {{"spec", K::spec}}, {}, R"({"call":"memory","spec":{…}})",
-   [](GptSession&, A a) { return gpt_memory_json(a.spec("spec")); }},
+   [](GptSession&, A a) { return gpt_memory_json(a.spec("spec")); },
+   R"(the bytes `create` of this spec would take and the core's limit → `{"bytes","limit"}` (no session needed); past the limit, `create`'s error)"},
+  {"run_memory", R::run, {}, {}, "", run_memory_call,
+   R"(the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}`)"},
   {"threads", R::run, {{"n", K::whole}}, {}, R"({"call":"threads","n":N})",
-   [](GptSession& s, A a) { return s.set_threads(a.whole("n")); }},
+   [](GptSession& s, A a) { return s.set_threads(a.whole("n")); },
+   R"(threads sharing each step of this session's runs, 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`))"},
   {"encode", R::predict, {{"text", K::text, 1 << 24}}, {}, R"({"call":"encode","text":T})",
-   [](GptSession& s, A a) { return s.encode(a.text("text")); }},
+   [](GptSession& s, A a) { return s.encode(a.text("text")); },
+   R"(the model's token ids of a text → `{"ids","tokens"}` (tokens: each token's text, such as GPT-2's `" the"`))"},
   {"decode", R::predict, {{"ids", K::json}}, {}, R"({"call":"decode","ids":[N,…]})",
-   [](GptSession& s, A a) { return s.decode(a.json("ids")); }},
+   [](GptSession& s, A a) { return s.decode(a.json("ids")); },
+   R"(the text of token ids → `{"text","tokens"}`)"},
   // opening a model and fine-tuning it (gpt_open.cpp, gpt_finetune.cpp: the full module)
   {"finetune_memory", R::open, {{"spec", K::spec}}, {}, R"({"call":"finetune_memory","spec":{"context":T,"batch_size":B}})",
-   nullptr},
+   nullptr,
+   R"(`{"need","available","fits","context","batch_size"}` (bytes), and when it does not fit `finetune`'s `"error"` and `"field"`: what fine-tuning the loaded model would take, checked before anything is allocated ([import.md](import.md#fine-tuning-a-model-trained-elsewhere)))"},
   {"finetune", R::open, {{"spec", K::spec}, {"text", K::text, size_t(1) << 26, "text_path"}}, {},
-   R"({"call":"finetune","spec":{…},"text_path":F})", nullptr},
+   R"({"call":"finetune","spec":{…},"text_path":F})", nullptr,
+   R"(info, with `"base"`: the loaded model (an opened or imported one, or a run) becomes a run on the text (`"text"` or the file `"text_path"`), fresh AdamW, then `train`, `evaluate`, `save` as any run; refused (the model stays) for a context past block_size (`context`), a text under 2·(context + 1) tokens (`text`), memory (`context`, `batch_size` or `model`, both figures in the message))"},
   // this table (the wasm module's gpt_calls(): what web/gpt.js builds its methods from)
-  {"calls", R::module, {}, {}, "", calls_call},
+  {"calls", R::module, {}, {}, "", calls_call,
+   R"(this table (`src/api/gpt_calls.h`): `{"calls":[{"name","role","args":[{"key","kind","file"?}],"results","api","example"?,"doc","full"?,"returns"?}],"results":[{"name","type"}],"stages":[{"name","type"}]}` — every call with its role (`run`, `predict`, `open`, `shards`, `module`), its arguments in the wasm method's order and their kinds, the typed arrays it leaves, whether `gpt api` takes it, and whether it is in the [full module](#the-full-module) only (`full`); `web/gpt.js` builds its methods from it)"},
   // the wasm module's only (bytes in)
   {"create_with_text", R::run, {{"spec", K::spec}, {"text", K::bytes}}, {}, nullptr,
-   [](GptSession& s, A a) { return s.create_with_text(a.spec("spec"), a.bytes("text")); }},
-  {"open_begin", R::open, {{"spec", K::spec}, {"head", K::bytes}, {"config", K::bytes}}, {}, nullptr, nullptr},
-  {"open_piece", R::open, {{"at", K::number}, {"bytes", K::bytes}}, {}, nullptr, nullptr},
-  {"open_plan", R::open, {{"spec", K::spec}, {"meta", K::bytes}, {"config", K::bytes}}, {}, nullptr, nullptr},
-  {"open_feed", R::open, {{"n", K::number}}, {}, nullptr, nullptr},
-  {"open_finish", R::open, {}, {}, nullptr, nullptr},
-  {"open_tokenizer", R::open, {{"spec", K::spec}, {"first", K::bytes}, {"second", K::bytes}}, {}, nullptr, nullptr},
-  {"open_cancel", R::open, {}, {}, nullptr, nullptr},
+   [](GptSession& s, A a) { return s.create_with_text(a.spec("spec"), a.bytes("text")); },
+   R"(`create` with the text beside the spec, as bytes or a string (the spec then has no `"text"`) → the run's info)"},
+  {"open_begin", R::open, {{"spec", K::spec}, {"head", K::bytes}, {"config", K::bytes}}, {}, nullptr, nullptr,
+   R"(starts opening a model file read in slices: spec `{"name","size","config_name","slice"}`, the file's first bytes, a `config.json` or `""`; refuses (field `memory`) what will not fit → `{"size","need","left"}`)"},
+  {"open_piece", R::open, {{"at", K::number}, {"bytes", K::bytes}}, {}, nullptr, nullptr,
+   "bytes of the file from byte `at`, as `open_plan` asked for them"},
+  {"open_plan", R::open, {{"spec", K::spec}, {"meta", K::bytes}, {"config", K::bytes}}, {}, nullptr, nullptr,
+   R"(plans from the bytes given so far → `{"need":[[at,n],…]}`, or once the headers are read makes the model and the slice buffer → `{"read":[[at,n],…],"bytes"}`)"},
+  {"open_feed", R::open, {{"n", K::number}}, {}, nullptr, nullptr,
+   R"(the slice buffer's first `n` bytes are the next of the ranges → `{"left"}`)"},
+  {"open_finish", R::open, {}, {}, nullptr, nullptr,
+   R"(every range fed: the run becomes the opened model → info with `"opened"`)"},
+  {"open_tokenizer", R::open, {{"spec", K::spec}, {"first", K::bytes}, {"second", K::bytes}}, {}, nullptr, nullptr,
+   R"(GPT-2's tokenizer files for the model being opened (`tokenizer.json`, or `vocab.json` and `merges.txt`), checked now → `{"vocab_size"}`)"},
+  {"open_cancel", R::open, {}, {}, nullptr, nullptr,
+   "frees the opening under way (and the tokenizer files)"},
   // the data-parallel shards (gpt_shards.cpp)
   {"step_begin", R::shards, {{"n", K::whole}}, {"batch_ids", "batch_targets", "step_params"}, nullptr,
-   [](GptSession& s, A a) { return s.shards().step_begin(a.whole("n")); }},
-  {"step_own", R::shards, {}, {"step_grads", "step_losses"}, nullptr, [](GptSession& s, A) { return s.shards().step_own(); }},
+   [](GptSession& s, A a) { return s.shards().step_begin(a.whole("n")); },
+   R"(a training step in `n` shares: the batch split by rows → `{"step","shares","T","rows"}`, leaving the batch and the parameters)"},
+  {"step_own", R::shards, {}, {"step_grads", "step_losses"}, nullptr, [](GptSession& s, A) { return s.shards().step_own(); },
+   R"(share 0's forward and backward here → `{"loss"}`, leaving its gradients and per-token losses)"},
   {"step_share", R::shards, {{"k", K::whole}}, {"step_share_grads", "step_losses"}, nullptr,
-   [](GptSession& s, A a) { return s.shards().step_share(a.whole("k")); }},
+   [](GptSession& s, A a) { return s.shards().step_share(a.whole("k")); },
+   R"(a mirror's share `k` of the step begun → `{"loss"}`, leaving its gradients and losses)"},
   {"step_add", R::shards, {{"grads", K::bytes}, {"losses", K::bytes}}, {}, nullptr,
-   [](GptSession& s, A a) { return s.shards().step_add(a.bytes("grads"), a.bytes("losses")); }},
-  {"step_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_add_staged(); }},
-  {"step_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_finish(); }},
+   [](GptSession& s, A a) { return s.shards().step_add(a.bytes("grads"), a.bytes("losses")); },
+   "adds the next share's gradients and per-token losses (the bytes of Float32Arrays)"},
+  {"step_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_add_staged(); },
+   "`step_add` from the staging areas `stage_floats` and `stage_losses`"},
+  {"step_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().step_finish(); },
+   "ends the step: clip, AdamW → `train`'s answer for one step"},
   {"shard_model", R::shards, {{"config", K::json}}, {}, nullptr,
-   [](GptSession& s, A a) { return s.shards().shard_model(a.json("config")); }},
+   [](GptSession& s, A a) { return s.shards().shard_model(a.json("config")); },
+   R"(makes this session a helper's model of a run's config (its info's `"config"`))"},
   {"shard_gradients", R::shards, {{"params", K::bytes}, {"ids", K::bytes}, {"targets", K::bytes}, {"batch_rows", K::whole}},
    {"shard_grads", "shard_losses"}, nullptr,
    [](GptSession& s, A a) {
      return s.shards().shard_gradients(a.bytes("params"), a.bytes("ids"), a.bytes("targets"), a.whole("batch_rows"));
-   }},
+   },
+   R"(a helper's share: gradients of whole rows (ids, targets) with these parameters, scaled to `batch_rows` → `{"loss","rows"}`)"},
   {"shard_gradients_staged", R::shards, {{"batch_rows", K::whole}}, {"shard_grads", "shard_losses"}, nullptr,
-   [](GptSession& s, A a) { return s.shards().shard_gradients_staged(a.whole("batch_rows")); }},
+   [](GptSession& s, A a) { return s.shards().shard_gradients_staged(a.whole("batch_rows")); },
+   "`shard_gradients` from the staging areas"},
   {"eval_begin", R::shards, {{"n", K::whole}}, {"eval_ids", "eval_targets", "step_params"}, nullptr,
-   [](GptSession& s, A a) { return s.shards().eval_begin(a.whole("n")); }},
-  {"eval_own", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_own(); }},
-  {"eval_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_add_staged(); }},
-  {"eval_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_finish(); }},
+   [](GptSession& s, A a) { return s.shards().eval_begin(a.whole("n")); },
+   R"(the validation batches split `n` ways → `{"step","shares","batches","B","T","bounds"}`, leaving their ids, targets and the parameters)"},
+  {"eval_own", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_own(); },
+   "share 0's validation batches here"},
+  {"eval_add_staged", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_add_staged(); },
+   "adds the next share's batch losses from `stage_losses`"},
+  {"eval_finish", R::shards, {}, {}, nullptr, [](GptSession& s, A) { return s.shards().eval_finish(); },
+   "ends the evaluation → `evaluate`'s answer"},
   {"shard_evaluate_staged", R::shards, {{"B", K::whole}, {"T", K::whole}}, {"shard_losses"}, nullptr,
    [](GptSession& s, A a) {
      const int B = a.whole("B"), T = a.whole("T");
      return s.shards().shard_evaluate_staged(B, T);
-   }},
+   },
+   R"(a helper's validation batches (B rows of T tokens each) from the staging areas → `{"batches"}`, leaving their losses)"},
 };
 
 // clang-format on

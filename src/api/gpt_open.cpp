@@ -1,4 +1,4 @@
-// gpt_open.cpp — GptSession's opening of a model file read in slices (see gpt_session.h): the
+// gpt_open.cpp — the session's opening part, GptOpening (gpt_opening.h; the calls in gpt_session.h): the
 // page's "Open a model". The model file (nanoGPT's ckpt.pt, a Hugging Face model.safetensors, or
 // this project's .safetensors) is never held whole: the caller gives its first bytes (open_begin),
 // then the ranges the core asks for until it can plan (open_plan: a safetensors header; a zip's end
@@ -98,7 +98,7 @@ struct OpenState {
   std::string format;
   std::unique_ptr<Trainer> run;        // made by open_plan, its parameters filled by open_feed
   std::unique_ptr<WeightFill> fill;
-  uint64_t slice = 0;                  // the slice buffer's size (GptSession::file_)
+  uint64_t slice = 0;                  // the slice buffer's size (GptOpening::file_)
 };
 
 namespace {
@@ -127,7 +127,7 @@ std::string refusal(const std::string& name, int64_t need, const std::string& pa
 
 }  // namespace
 
-std::string GptSession::open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
+std::string GptOpening::open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
   return guarded([&] {
     open_cancel();
     const Value spec = json::parse(spec_json);
@@ -163,7 +163,7 @@ std::string GptSession::open_begin(const std::string& spec_json, const std::stri
   });
 }
 
-std::string GptSession::open_piece(double at, std::string bytes) {
+std::string GptOpening::open_piece(double at, std::string bytes) {
   return guarded([&] {
     if (!open_ || open_->run) throw InputError("no file is being planned: call open_begin first", "model");
     if (!(at >= 0 && at < 9.007199254740992e15)) throw InputError("open_piece: a byte offset ≥ 0", "at");
@@ -172,7 +172,7 @@ std::string GptSession::open_piece(double at, std::string bytes) {
   });
 }
 
-std::string GptSession::open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
+std::string GptOpening::open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
   return guarded([&] {
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"meta_name", "config_name"}, "open spec");
@@ -272,7 +272,7 @@ std::string GptSession::open_plan(const std::string& spec_json, const std::strin
   });
 }
 
-std::string GptSession::open_feed(double n) {
+std::string GptOpening::open_feed(double n) {
   return guarded([&] {
     if (!open_ || !open_->fill) throw InputError("no file is being read: call open_plan first", "model");
     if (!(n >= 0 && n <= static_cast<double>(file_.size())))
@@ -284,18 +284,16 @@ std::string GptSession::open_feed(double n) {
   });
 }
 
-std::string GptSession::open_finish() {
+std::string GptOpening::open_finish() {
   return guarded([&] {
     if (!open_ || !open_->run) throw InputError("no file is being opened: call open_begin and open_plan first", "model");
     open_->fill->finish();
     std::unique_ptr<Trainer> t = std::move(open_->run);
     const std::string format = open_->format;
     open_cancel();
-    generator_.reset();
-    prompt_ids_.clear();
-    next_ids_.clear();
-    trainer_ = std::move(t);
-    Value v = info_value();
+    s_.predict_.forget();
+    s_.trainer_ = std::move(t);
+    Value v = s_.info_value();
     Value o = Value::object();
     o.set("name", file_name_);
     o.set("format", format);
@@ -303,7 +301,7 @@ std::string GptSession::open_finish() {
     return v;
   });
 }
-std::string GptSession::open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
+std::string GptOpening::open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
   return guarded([&] {
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"names"}, "tokenizer spec");
@@ -324,7 +322,7 @@ std::string GptSession::open_tokenizer(const std::string& spec_json, const std::
   });
 }
 
-void GptSession::open_cancel() {
+void GptOpening::open_cancel() {
   std::string().swap(file_);
   open_.reset();
   tokenizer_.reset();

@@ -1,6 +1,9 @@
-// gpt_predict.h — the next-token distribution behind JSON (next_token.h's numbers, one writer for
-// every caller): GptSession::next_token (defined in gpt_predict.cpp) and the JSON of a distribution
-// and of a draw, which a generation step reuses.
+// gpt_predict.h — the session's predicting and inspecting part (the calls' table's role "predict"):
+// GptPredict, one in each GptSession, works on its run and holds what these calls leave (the
+// generator and its KV cache's arrays, the last prompt's attention maps, the next-token logits).
+// Its calls are documented in gpt_session.h, which forwards them here; gpt_predict.cpp writes them
+// (gpt_walk.cpp the block walk). Also the next-token distribution behind JSON (next_token.h's
+// numbers, one writer for every caller) and the JSON of a draw, which a generation step reuses.
 //
 //   next_token(spec)  spec {"prompt"?, "temperature", "top_k", "top_p", "greedy", "show"} →
 //                     {"tokens" (the context's labels), "vocab_size", "temperature", "top_k",
@@ -22,6 +25,11 @@
 // unknown character, a model loaded without its text for the validation windows).
 #pragma once
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/generate.h"
 #include "core/model/next_token.h"
 #include "core/tokenizers/tokenizer.h"
 #include "formats/json.h"
@@ -40,5 +48,47 @@ json::Value distribution_json(const NextTokenDistribution& d, const NextTokenOpt
 
 // {"token","p","u","coin","sum","from","to","kept","greedy"}
 json::Value draw_json(const NextTokenDraw& d);
+
+class GptSession;
+
+class GptPredict {
+ public:
+  explicit GptPredict(GptSession& s) : s_(s) {}
+  std::string sample(const std::string& spec_json);
+  std::string generate_start(const std::string& spec_json);
+  std::string generate_next();
+  std::string run_prompt(const std::string& prompt);
+  std::string head_spec(int layer, int head);
+  std::string attention_maps_json() const;
+  std::string attention_summary();
+  std::string next_token(const std::string& spec_json);
+  std::string surprisal(const std::string& spec_json);
+  std::string block_trace(const std::string& spec_json);  // gpt_walk.cpp
+  std::string weight_row(const std::string& spec_json);   // gpt_walk.cpp
+  std::string encode(const std::string& text);
+  std::string decode(const std::string& ids_json);
+  // The run's weights changed or another run replaced it: the generator and the prompts go.
+  void forget();
+
+  const std::vector<float>& logits() const { return logits_; }
+  const std::vector<float>& full_logits() const { return full_logits_; }
+  const std::vector<float>& attention_weights() const { return maps_; }
+  const std::vector<float>& attention_mean() const { return mean_; }
+  const std::vector<float>& attention_rollout() const { return rollout_; }
+  const std::vector<float>& cache_attention() const { return cache_att_; }
+  const std::vector<float>& cache_keys() const { return cache_k_; }
+  const std::vector<float>& cache_values() const { return cache_v_; }
+
+ private:
+  json::Value step_info();  // a generation step's answer (throws; the callers guard)
+
+  GptSession& s_;
+  std::unique_ptr<Generator> generator_;
+  std::vector<float> logits_, full_logits_, maps_, cache_att_, cache_k_, cache_v_;
+  std::vector<float> mean_, rollout_;  // attention_summary's
+  std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
+  NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
+  std::vector<int> next_ids_;
+};
 
 }  // namespace ap

@@ -21,7 +21,6 @@ using namespace spec;
 namespace {
 
 constexpr int kMaxTrainCall = 100000;
-constexpr int kDrawShow = 16;  // a generation step lists the 16 most likely tokens it drew from
 
 Value f32_or_null(float f) { return f < 0.0f ? Value() : Value::f32(f); }
 
@@ -29,18 +28,6 @@ Value floats(const std::vector<float>& v) {
   Value a = Value::array();
   for (float f : v) a.push(Value::f32(f));
   return a;
-}
-
-SampleOptions read_sample_spec(const Value& s, std::string& prompt) {
-  reject_unknown_keys(s, {"prompt", "max_new_tokens", "temperature", "top_k", "top_p", "greedy", "seed"},
-                      "sampling spec");
-  if (!get(s, "prompt")) throw InputError("the sampling spec needs a \"prompt\"", "prompt");
-  prompt = read_string(s, "prompt", "", 1 << 20);
-  SampleOptions o;
-  static_cast<NextTokenOptions&>(o) = read_next_token_options(s);
-  o.max_new_tokens = static_cast<int>(read_int(s, "max_new_tokens", o.max_new_tokens, 0, kMaxNewTokens));
-  o.seed = static_cast<uint64_t>(read_int(s, "seed", 1, 0, 1LL << 53));
-  return o;
 }
 
 Value data_json(const TrainState& s) {
@@ -102,9 +89,7 @@ GptSession::~GptSession() = default;
 void GptSession::start(const RunSpec& r) {
   auto t = std::make_unique<Trainer>(r.model, r.train, r.data);
   t->set_threads(threads_);
-  generator_.reset();
-  prompt_ids_.clear();
-  next_ids_.clear();
+  predict_.forget();
   trainer_ = std::move(t);
 }
 
@@ -135,9 +120,7 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
       throw InputError("this file holds a model only (" + s.source + "): give the text to finetune instead", "text");
     auto t = s.model_only() ? Trainer::open(std::move(s)) : std::make_unique<Trainer>(s, text);
     t->set_threads(threads_);
-    generator_.reset();
-    prompt_ids_.clear();
-    next_ids_.clear();
+    predict_.forget();
     trainer_ = std::move(t);
     return info_value();
   });
@@ -234,11 +217,7 @@ std::string GptSession::train(int n) {
   });
 }
 
-void GptSession::forget_caches() {
-  generator_.reset();  // the weights change: a cache would be stale
-  prompt_ids_.clear();
-  next_ids_.clear();
-}
+void GptSession::forget_caches() { predict_.forget(); }  // the weights change: a cache would be stale
 
 Value GptSession::steps_answer(const std::vector<float>& losses, const std::vector<float>& lrs,
                                const std::vector<float>& norms) const {
@@ -262,159 +241,6 @@ std::string GptSession::evaluate() {
   });
 }
 
-std::string GptSession::sample(const std::string& spec_json) {
-  return guarded([&] {
-    require_model();
-    std::string prompt;
-    const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
-    const CharTokenizer& tok = trainer_->tokenizer();
-    const std::vector<int> ids = tok.encode(prompt, "prompt");
-    generator_.reset();
-    const std::vector<int> out = generate(trainer_->model(), ids, o);
-    const std::vector<int> fresh(out.begin() + static_cast<std::ptrdiff_t>(ids.size()), out.end());
-    Value v = Value::object();
-    v.set("text", tok.decode(out));
-    v.set("new_text", tok.decode(fresh));
-    v.set("tokens", token_labels(tok, out));
-    return v;
-  });
-}
-
-Value GptSession::step_info() {
-  GPT& m = trainer_->model();
-  const CharTokenizer& tok = trainer_->tokenizer();
-  const GPTConfig& c = m.config();
-  const int V = c.vocab_size, L = c.n_layer, NH = c.n_head, C = c.n_embd, n = m.cache_length();
-  logits_.assign(generator_->logits(), generator_->logits() + V);
-  // The same context through a full forward pass: its last row must match the cached logits.
-  const std::vector<int> ctx = generator_->context();
-  m.forward(ctx.data(), nullptr, 1, static_cast<int>(ctx.size()));
-  full_logits_.assign(m.logits() + static_cast<size_t>(n - 1) * V, m.logits() + static_cast<size_t>(n) * V);
-  float diff = 0.0f;
-  for (int v = 0; v < V; ++v) diff = std::fmax(diff, std::fabs(logits_[static_cast<size_t>(v)] - full_logits_[static_cast<size_t>(v)]));
-  cache_att_.clear();
-  cache_k_.clear();
-  cache_v_.clear();
-  for (int l = 0; l < L; ++l) {
-    cache_att_.insert(cache_att_.end(), m.cache_attention(l), m.cache_attention(l) + static_cast<size_t>(NH) * n);
-    cache_k_.insert(cache_k_.end(), m.cache_keys(l), m.cache_keys(l) + static_cast<size_t>(n) * C);
-    cache_v_.insert(cache_v_.end(), m.cache_values(l), m.cache_values(l) + static_cast<size_t>(n) * C);
-  }
-  Value v = Value::object();
-  const int last = generator_->tokens().back();
-  v.set("token", last);
-  v.set("text", tok.token_text(last));
-  v.set("base", generator_->base());
-  v.set("cache_length", n);
-  v.set("rebuilt", generator_->rebuilt());
-  v.set("generated", generator_->generated());
-  v.set("tokens", token_labels(tok, ctx));
-  v.set("max_abs_diff", Value::f32(diff));
-  if (generator_->generated() > 0) {  // what the last token was drawn from, and how
-    const NextTokenOptions& o = generator_->options();
-    v.set("draw", draw_json(generator_->last_draw()));
-    v.set("distribution", distribution_json(next_token_distribution(generator_->last_logits(), o, std::min(kDrawShow, c.vocab_size)), o, tok));
-  }
-  return v;
-}
-
-std::string GptSession::generate_start(const std::string& spec_json) {
-  std::string out = guarded([&] {
-    require_model();
-    std::string prompt;
-    const SampleOptions o = read_sample_spec(json::parse(spec_json), prompt);
-    const std::vector<int> ids = trainer_->tokenizer().encode(prompt, "prompt");
-    generator_.reset();
-    generator_ = std::make_unique<Generator>(trainer_->model(), ids, o);
-    return Value::object();
-  });
-  if (out.rfind("{\"ok\":true", 0) != 0) return out;
-  return guarded([&] { return step_info(); });
-}
-
-std::string GptSession::generate_next() {
-  return guarded([&] {
-    if (!generator_) throw InputError("start generating first (generate_start)", "generator");
-    generator_->next();
-    return step_info();
-  });
-}
-
-std::string GptSession::run_prompt(const std::string& prompt) {
-  return guarded([&] {
-    require_model();
-    const CharTokenizer& tok = trainer_->tokenizer();
-    std::vector<int> ids = tok.encode(prompt, "prompt");
-    if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
-    GPT& m = trainer_->model();
-    const GPTConfig& c = m.config();
-    if (static_cast<int>(ids.size()) > c.block_size)
-      ids.erase(ids.begin(), ids.end() - c.block_size);  // the model sees at most block_size
-    const int T = static_cast<int>(ids.size());
-    m.forward(ids.data(), nullptr, 1, T);
-    prompt_ids_ = ids;
-    maps_.clear();
-    for (int l = 0; l < c.n_layer; ++l)
-      maps_.insert(maps_.end(), m.attention_weights(l), m.attention_weights(l) + static_cast<size_t>(c.n_head) * T * T);
-    Value v = Value::object();
-    v.set("tokens", token_labels(tok, ids));
-    v.set("T", T);
-    v.set("n_layer", c.n_layer);
-    v.set("n_head", c.n_head);
-    return v;
-  });
-}
-
-std::string GptSession::head_spec(int layer, int head) {
-  return guarded([&] {
-    require_model();
-    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
-    // Again over run_prompt's tokens: another call may have run the model since.
-    GPT& m = trainer_->model();
-    m.forward(prompt_ids_.data(), nullptr, 1, static_cast<int>(prompt_ids_.size()));
-    Value v = Value::object();
-    v.set("spec", ap::head_spec(trainer_->model(), layer, head));
-    return v;
-  });
-}
-
-std::string GptSession::attention_maps_json() const {
-  return guarded([&] {
-    require_model();
-    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
-    const GPTConfig& c = trainer_->model().config();
-    const size_t layer_floats = static_cast<size_t>(c.n_head) * prompt_ids_.size() * prompt_ids_.size();
-    return ap::attention_maps_json(trainer_->tokenizer(), prompt_ids_, c.n_layer, c.n_head,
-                                   [&](int l) { return maps_.data() + static_cast<size_t>(l) * layer_floats; });
-  });
-}
-
-std::string GptSession::attention_summary() {
-  return guarded([&] {
-    require_model();
-    if (prompt_ids_.empty()) throw InputError("run a prompt first (run_prompt)", "prompt");
-    const GPTConfig& c = trainer_->model().config();
-    const int T = static_cast<int>(prompt_ids_.size());
-    const size_t TT = static_cast<size_t>(T) * T;
-    mean_.assign(static_cast<size_t>(c.n_layer) * TT, 0.0f);
-    rollout_.assign(mean_.size(), 0.0f);
-    head_mean(mean_.data(), maps_.data(), c.n_layer, c.n_head, T);  // out is (L, T, T)
-    ap::attention_rollout(rollout_.data(), mean_.data(), c.n_layer, T);  // out is (L, T, T)
-    Value v = Value::object();
-    v.set("tokens", token_labels(trainer_->tokenizer(), prompt_ids_));
-    v.set("T", T);
-    v.set("n_layer", c.n_layer);
-    Value means = Value::array(), rolls = Value::array();
-    for (int l = 0; l < c.n_layer; ++l) {
-      means.push(matrix_value(mean_.data() + l * TT, T, T));
-      rolls.push(matrix_value(rollout_.data() + l * TT, T, T));
-    }
-    v.set("head_mean", std::move(means));
-    v.set("rollout", std::move(rolls));
-    return v;
-  });
-}
-
 std::string GptSession::save() {
   last_error_.clear();
   try {
@@ -426,43 +252,6 @@ std::string GptSession::save() {
     last_error_ = "unknown error";
   }
   return std::string();
-}
-
-std::string GptSession::encode(const std::string& text) {
-  return guarded([&] {
-    require_model();
-    const Tokenizer& tok = trainer_->tokenizer();
-    const std::vector<int> ids = tok.encode(text, "text");
-    Value out = Value::object();
-    Value list = Value::array();
-    for (int id : ids) list.push(id);
-    out.set("ids", std::move(list));
-    out.set("tokens", token_labels(tok, ids));
-    return out;
-  });
-}
-
-std::string GptSession::decode(const std::string& ids_json) {
-  return guarded([&] {
-    require_model();
-    const Value v = json::parse(ids_json);
-    if (!v.is_array()) throw InputError("ids must be a JSON array of token ids", "ids");
-    std::vector<int> ids;
-    ids.reserve(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      const double x = v[i].is_number() ? v[i].as_number() : -1.0;
-      if (!v[i].is_number() || x != std::floor(x) || x < 0 || x > 2147483647.0)
-        throw InputError("ids[" + std::to_string(i) + "] is " + json::excerpt(v[i].dump(), 24) +
-                             ", not a token id (a whole number ≥ 0)",
-                         "ids");
-      ids.push_back(static_cast<int>(x));
-    }
-    const Tokenizer& tok = trainer_->tokenizer();
-    Value out = Value::object();
-    out.set("text", tok.decode(ids));
-    out.set("tokens", token_labels(tok, ids));
-    return out;
-  });
 }
 
 }  // namespace ap

@@ -1,6 +1,9 @@
 // gpt_session.h — one GPT run (a Trainer) behind JSON text and flat float arrays: what the wasm
 // module exposes to the training page (src/bindings/) and what the `gpt` CLI drives, so both run
-// one code path and can be compared (tests/wasm/).
+// one code path and can be compared (tests/wasm/). GptSession is the facade the calls' table
+// (gpt_calls.h) calls; it holds the run and its training (here, gpt_session.cpp) and, by role, its
+// parts: predicting and inspecting (GptPredict, gpt_predict.h), opening a model (GptOpening,
+// gpt_opening.h), the data-parallel shards (GptShards, gpt_shards.h); each works on the session's run.
 //
 // Every method that takes input returns JSON text, {"ok":true,…} or {"ok":false,"error":…,
 // "field":…} (spec.h's guarded): no exception leaves a session. The float arrays (logits,
@@ -97,7 +100,8 @@
 // shards part, GptShards (gpt_shards.h), reached as shards().
 //   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
 //                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
-//                            {"threads","cores"}; in wasm only 1 (the page runs workers instead)
+//                            {"threads","cores"}; in wasm 1 in gpt_core (the page runs workers
+//                            instead), up to the pthreads loadGpt started in gpt_core_mt
 //   encode(text)            the model's token ids of a text → {"ids","tokens" (labels: each token's
 //                            text, GPT-2's BPE pieces such as " the", "<0xF0>" for a byte that is
 //                            not a whole character)}
@@ -119,9 +123,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model/generate.h"
-#include "core/model/next_token.h"
 #include "core/model/train.h"
+#include "api/gpt_opening.h"
+#include "api/gpt_predict.h"
 #include "api/gpt_shards.h"
 
 namespace ap {
@@ -134,8 +138,6 @@ class Value;
 std::string gpt_tasks_json();
 std::string gpt_set_kernels(const std::string& tier);
 std::string gpt_memory_json(const std::string& spec_json);
-
-struct OpenState;  // an opening under way (gpt_open.cpp)
 
 class GptSession {
  public:
@@ -151,39 +153,49 @@ class GptSession {
   std::string vocab(const std::string& spec_json) const;
   std::string train(int n);
   std::string evaluate();
-  std::string sample(const std::string& spec_json);
-  std::string generate_start(const std::string& spec_json);
-  std::string generate_next();
-  std::string run_prompt(const std::string& prompt);
-  std::string head_spec(int layer, int head);
-  std::string attention_maps_json() const;  // run_prompt's weights as JSON (the CLI's format)
-  std::string attention_summary();          // run_prompt's head means and rollout (inspect.h) as JSON
-  std::string next_token(const std::string& spec_json);  // gpt_predict.cpp
-  std::string surprisal(const std::string& spec_json);   // gpt_predict.cpp
-  std::string block_trace(const std::string& spec_json);  // gpt_walk.cpp
-  std::string weight_row(const std::string& spec_json);   // gpt_walk.cpp
-  std::string encode(const std::string& text);
-  std::string decode(const std::string& ids_json);
+  // predicting and inspecting: the predict part (gpt_predict.h, gpt_predict.cpp, gpt_walk.cpp)
+  std::string sample(const std::string& spec_json) { return predict_.sample(spec_json); }
+  std::string generate_start(const std::string& spec_json) { return predict_.generate_start(spec_json); }
+  std::string generate_next() { return predict_.generate_next(); }
+  std::string run_prompt(const std::string& prompt) { return predict_.run_prompt(prompt); }
+  std::string head_spec(int layer, int head) { return predict_.head_spec(layer, head); }
+  // run_prompt's weights as JSON (the CLI's format)
+  std::string attention_maps_json() const { return predict_.attention_maps_json(); }
+  // run_prompt's head means and rollout (inspect.h) as JSON
+  std::string attention_summary() { return predict_.attention_summary(); }
+  std::string next_token(const std::string& spec_json) { return predict_.next_token(spec_json); }
+  std::string surprisal(const std::string& spec_json) { return predict_.surprisal(spec_json); }
+  std::string block_trace(const std::string& spec_json) { return predict_.block_trace(spec_json); }
+  std::string weight_row(const std::string& spec_json) { return predict_.weight_row(spec_json); }
+  std::string encode(const std::string& text) { return predict_.encode(text); }
+  std::string decode(const std::string& ids_json) { return predict_.decode(ids_json); }
 
   // Flat results (row-major float32).
-  const std::vector<float>& logits() const { return logits_; }        // generation: (V) of the last step
-  const std::vector<float>& full_logits() const { return full_logits_; }  // the same from a full forward
-  const std::vector<float>& attention_weights() const { return maps_; }   // run_prompt: (L, NH, T, T)
-  const std::vector<float>& attention_mean() const { return mean_; }        // attention_summary: (L, T, T)
-  const std::vector<float>& attention_rollout() const { return rollout_; }  // attention_summary: (L, T, T)
-  const std::vector<float>& cache_attention() const { return cache_att_; }  // generation: (L, NH, T_total)
-  const std::vector<float>& cache_keys() const { return cache_k_; }    // generation: (L, T_total, C)
-  const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
+  const std::vector<float>& logits() const { return predict_.logits(); }  // generation: (V) of the last step
+  const std::vector<float>& full_logits() const { return predict_.full_logits(); }  // the same from a full forward
+  const std::vector<float>& attention_weights() const { return predict_.attention_weights(); }  // run_prompt: (L, NH, T, T)
+  const std::vector<float>& attention_mean() const { return predict_.attention_mean(); }  // attention_summary: (L, T, T)
+  const std::vector<float>& attention_rollout() const { return predict_.attention_rollout(); }  // (L, T, T)
+  const std::vector<float>& cache_attention() const { return predict_.cache_attention(); }  // generation: (L, NH, T_total)
+  const std::vector<float>& cache_keys() const { return predict_.cache_keys(); }  // generation: (L, T_total, C)
+  const std::vector<float>& cache_values() const { return predict_.cache_values(); }  // generation: (L, T_total, C)
 
-  std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json);
-  std::string open_piece(double at, std::string bytes);
-  std::string open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json);
-  char* open_buffer() { return file_.data(); }
-  size_t open_size() const { return file_.size(); }
-  std::string open_feed(double n);
-  std::string open_finish();
-  std::string open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second);
-  void open_cancel();
+  // opening a model: the opening part (gpt_opening.h, gpt_open.cpp)
+  std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
+    return opening_.open_begin(spec_json, head, config_json);
+  }
+  std::string open_piece(double at, std::string bytes) { return opening_.open_piece(at, std::move(bytes)); }
+  std::string open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
+    return opening_.open_plan(spec_json, meta, config_json);
+  }
+  char* open_buffer() { return opening_.open_buffer(); }
+  size_t open_size() const { return opening_.open_size(); }
+  std::string open_feed(double n) { return opening_.open_feed(n); }
+  std::string open_finish() { return opening_.open_finish(); }
+  std::string open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
+    return opening_.open_tokenizer(spec_json, first, second);
+  }
+  void open_cancel() { opening_.open_cancel(); }
   std::string finetune_memory(const std::string& spec_json);  // gpt_finetune.cpp
   std::string finetune(const std::string& spec_json, const std::string& text);
 
@@ -198,9 +210,8 @@ class GptSession {
   Trainer* trainer() { return trainer_.get(); }
 
  private:
-  // The bodies of info() and of a generation step's answer (they throw; the callers guard).
+  // The body of info() (it throws; the callers guard).
   json::Value info_value() const;
-  json::Value step_info();
   // train()'s answer for these steps (the diverging one's loss last, without its lr and norm)
   json::Value steps_answer(const std::vector<float>& losses, const std::vector<float>& lrs,
                            const std::vector<float>& norms) const;
@@ -210,19 +221,13 @@ class GptSession {
   void require_model() const;
 
   std::unique_ptr<Trainer> trainer_;
-  std::unique_ptr<Generator> generator_;
-  std::vector<float> logits_, full_logits_, maps_, cache_att_, cache_k_, cache_v_;
-  std::vector<float> mean_, rollout_;  // attention_summary's
-  std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
-  NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
-  std::vector<int> next_ids_;
   std::string last_error_;
-  std::string file_, file_name_;  // open_plan's slice buffer and the file's name
-  std::shared_ptr<OpenState> open_;  // the opening under way (gpt_open.cpp)
-  std::shared_ptr<const BpeTokenizer> tokenizer_;  // open_tokenizer's, for open_finish
-  std::string tokenizer_name_;
   int threads_ = 1;
+  GptPredict predict_{*this};
+  GptOpening opening_{*this};
   GptShards shards_{*this};
+  friend class GptPredict;
+  friend class GptOpening;
   friend class GptShards;
 };
 

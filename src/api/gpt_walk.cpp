@@ -136,15 +136,15 @@ Value layer_json(const LayerTrace& t, const BlockParams& b, int C, bool kv) {
 
 }  // namespace
 
-std::string GptSession::block_trace(const std::string& spec_json) {
+std::string GptPredict::block_trace(const std::string& spec_json) {
   return guarded([&] {
-    require_model();
+    s_.require_model();
     const Value s = json::parse(spec_json);
     reject_unknown_keys(s, {"prompt", "position", "show", "sample", "kv_layer"}, "block_trace spec");
     if (!get(s, "prompt")) throw InputError("the block_trace spec needs a \"prompt\"", "prompt");
-    const GPT& m = trainer_->model();
+    const GPT& m = s_.trainer_->model();
     const GPTConfig& c = m.config();
-    const CharTokenizer& tok = trainer_->tokenizer();
+    const CharTokenizer& tok = s_.trainer_->tokenizer();
     std::vector<int> ids = tok.encode(read_string(s, "prompt", "", 1 << 20), "prompt");
     if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
     if (static_cast<int>(ids.size()) > c.block_size) ids.erase(ids.begin(), ids.end() - c.block_size);
@@ -202,13 +202,13 @@ std::string GptSession::block_trace(const std::string& spec_json) {
   });
 }
 
-std::string GptSession::weight_row(const std::string& spec_json) {
+std::string GptPredict::weight_row(const std::string& spec_json) {
   return guarded([&] {
-    require_model();
+    s_.require_model();
     const Value s = json::parse(spec_json);
     reject_unknown_keys(s, {"weight", "layer", "row"}, "weight_row spec");
-    const GPTConfig& c = trainer_->model().config();
-    const GPTParams& w = trainer_->model().p();
+    const GPTConfig& c = s_.trainer_->model().config();
+    const GPTParams& w = s_.trainer_->model().p();
     const std::string name = read_string(s, "weight", "", 64);
     const int C = c.n_embd;
     const float* W = nullptr;

@@ -93,7 +93,7 @@ struct Method {
   static auto call(GptSession& s, T... v) {
     const ap::GptArgValue args[sizeof...(T) + 1] = {given(v)...};
     constexpr const ap::GptCall& row = ap::kGptCalls[I];
-    if constexpr (row.returns_bytes) {
+    if constexpr (ap::returns_bytes(row)) {
       std::string bytes;
       ap::call_given(s, row, args, &bytes);
       if (bytes.empty()) return val::null();

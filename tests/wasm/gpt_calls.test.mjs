@@ -5,7 +5,9 @@
 //    fixed few (open_view, last_error, call_json); the module's functions likewise;
 //  - each method takes the row's positional arguments (Embind refuses another count);
 //  - web/gpt.d.ts types each of them (GptSessionHandle, GptCoreModule) and nothing else;
-//  - docs/api.md has a line for each call and result;
+//  - every row has its one-line doc, docs/api.md a line for each call and result, and the regions
+//    of web/gpt.d.ts and docs/api.md that scripts/gen-gpt-api.mjs writes from the table are current
+//    (a stale one is named by its calls);
 //  - `gpt api --help` (when build/gpt exists) lists the rows that are gpt api calls, in order.
 // The table is read through the calls call itself (M.gpt_calls()), so the test follows the table.
 import { test } from 'node:test';
@@ -14,6 +16,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadGptApi, ROOT } from './load.mjs';
+import { FILES, regions, rewrite, staleCalls } from '../../scripts/gen-gpt-api.mjs';
+import { derivedMethods, HAND_WRITTEN } from '../../web/gpt.js';
 
 const gpt = await loadGptApi();
 const M = gpt.module;
@@ -81,13 +85,24 @@ test('web/gpt.d.ts types every registered method, and no other', () => {
   assert.deepEqual(dtsMethods('GptCoreModule').filter((n) => n !== 'GptSession').sort(), expectedModule);
 });
 
-test('docs/api.md has a line for every call and result', () => {
+test('every call has its doc, and docs/api.md a line for every call and result', () => {
+  for (const c of table.calls) assert.ok(c.doc && !c.doc.includes('\n'), `kGptCalls' row ${c.name} has no one-line doc`);
   const doc = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
   for (const c of table.calls) {
     const wasm = c.role === 'module' ? `gpt_${c.name}(` : `${c.name}(`;
     assert.ok(doc.includes('`' + wasm) || doc.includes(`"call":"${c.name}"`), `docs/api.md does not name ${c.name}`);
   }
   for (const r of table.results) assert.ok(doc.includes('`' + r.name + '('), `docs/api.md does not name the result ${r.name}`);
+});
+
+test("the generated regions of gpt.d.ts and api.md are the table's (node scripts/gen-gpt-api.mjs)", () => {
+  const want = regions(table);
+  for (const [file, path] of Object.entries(FILES)) {
+    const text = readFileSync(path, 'utf8');
+    const stale = staleCalls(text, want[file], table);
+    assert.deepEqual(stale, [], `${path} is stale for ${stale.join(', ')}: run node scripts/gen-gpt-api.mjs`);
+    assert.equal(rewrite(text, want[file]), text, `${path}'s generated regions are stale: run node scripts/gen-gpt-api.mjs`);
+  }
 });
 
 const GPT = join(ROOT, 'build', 'gpt');
@@ -101,4 +116,22 @@ test('gpt api --help lists the gpt api calls in order', { skip: !existsSync(GPT)
     at = i;
   }
   assert.equal(JSON.parse(execFileSync(GPT, ['api'], { input: '{"call":"calls"}\n', encoding: 'utf8' })).calls.length, table.calls.length);
+});
+
+test('web/gpt.js: every gpt api row is a method (written by hand or made from the table), answering as the row', () => {
+  const run = gpt.create({ task: 'copy', n_layer: 1, n_embd: 16, n_head: 2, block_size: 8, batch_size: 2, seed: 1 });
+  try {
+    for (const { method, row } of derivedMethods(table.calls)) {
+      const owner = row.role === 'module' ? gpt : run;
+      assert.equal(typeof owner[method], 'function', `${row.name} has no method ${method}`);
+    }
+    for (const name of HAND_WRITTEN) assert.ok(table.calls.some((c) => c.name === name), `HAND_WRITTEN names ${name}, not in the table`);
+    // a derived method is the row: runMemory() answers as gpt api's run_memory does
+    const line = run.call('run_memory');
+    assert.deepEqual(run.runMemory(), line);
+    assert.equal(line.parameters, 4 * run.info().n_params);
+    assert.throws(() => run.runMemory(1), TypeError);
+  } finally {
+    run.free();
+  }
 });
