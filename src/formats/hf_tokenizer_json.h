@@ -8,7 +8,7 @@
 //                  continuing_subword_prefix / end_of_word_suffix null or "".
 //   added_tokens   id, content, special; single_word, lstrip, rstrip false; normalized true only
 //                  where there is no normalizer. Ids beyond the model's vocabulary extend it.
-//   normalizer     null, Sequence, NFC (not applied: see hf_bpe.h), Prepend, Replace of a String.
+//   normalizer     null, Sequence, NFC, Prepend, Replace of a String.
 //   pre_tokenizer  null, Sequence, Split (a pattern split_patterns.h knows, behavior "Isolated",
 //                  invert false), Digits (individual_digits), ByteLevel (which makes the model
 //                  byte-level; use_regex adds GPT-2's split).

@@ -7,6 +7,7 @@
 
 #include "core/base/input_error.h"
 #include "core/base/utf8.h"
+#include "core/tokenizers/unicode_nfc.h"
 
 namespace ap {
 
@@ -201,7 +202,7 @@ void HfBpeTokenizer::encode_piece(const std::string& piece, std::vector<int>& ou
 }
 
 std::string HfBpeTokenizer::normalize(const std::string& segment) const {
-  std::string s = segment;
+  std::string s = spec_.nfc ? nfc(segment) : segment;
   if (!spec_.prepend.empty() && !s.empty()) s = spec_.prepend + s;
   for (const auto& [from, to] : spec_.replace) replace_all(s, from, to);
   if (spec_.byte_level_prefix_space && !s.empty() && s[0] != ' ') s = " " + s;

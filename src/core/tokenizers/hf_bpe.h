@@ -10,8 +10,7 @@
 //                  starts as its characters, a character that is not a token becomes its UTF-8
 //                  bytes' <0xNN> tokens (byte_fallback) or the unknown token (fused when fuse_unk).
 // Both merge adjacent symbols by rank, lowest first, leftmost first (O(n log n) in the piece).
-// Normalizers: NFC is not implemented (a file that asks for it is read; text is encoded as given,
-// which is the same for text already in NFC — the caller says so); Prepend and literal Replace.
+// Normalizers: NFC (unicode_nfc.h), then Prepend, then literal Replace.
 // Pre-tokenizers: a Split pattern of split_patterns.h, Digits (individual), ByteLevel's GPT-2
 // split (use_regex) and its prefix space; none (a SentencePiece model sees the segment whole).
 // Added tokens (special or not) are found in the raw text leftmost first, the longest at a place;
