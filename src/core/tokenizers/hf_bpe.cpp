@@ -201,17 +201,24 @@ void HfBpeTokenizer::encode_piece(const std::string& piece, std::vector<int>& ou
   out.insert(out.end(), tok.begin(), tok.end());
 }
 
-std::string HfBpeTokenizer::normalize(const std::string& segment) const {
+std::string HfBpeTokenizer::normalize(const std::string& segment, bool at_start) const {
   std::string s = spec_.nfc ? nfc(segment) : segment;
   if (!spec_.prepend.empty() && !s.empty()) s = spec_.prepend + s;
   for (const auto& [from, to] : spec_.replace) replace_all(s, from, to);
   if (spec_.byte_level_prefix_space && !s.empty() && s[0] != ' ') s = " " + s;
+  if (spec_.metaspace != HfBpeSpec::Metaspace::none && !s.empty()) {
+    const std::string bar = "\u2581";
+    replace_all(s, " ", bar);
+    if (s.compare(0, bar.size(), bar) != 0 &&
+        (spec_.metaspace == HfBpeSpec::Metaspace::always || (spec_.metaspace == HfBpeSpec::Metaspace::first && at_start)))
+      s = bar + s;
+  }
   return s;
 }
 
-void HfBpeTokenizer::encode_segment(const std::string& segment, std::vector<int>& out) const {
+void HfBpeTokenizer::encode_segment(const std::string& segment, bool at_start, std::vector<int>& out) const {
   constexpr size_t kCachedPiece = 64, kCacheEntries = 65536;
-  const std::string text = normalize(segment);
+  const std::string text = normalize(segment, at_start);
   std::vector<std::pair<size_t, size_t>> pieces{{0, text.size()}}, next;
   if (text.empty()) return;
   for (const HfPreStep& step : spec_.pre) {
@@ -260,12 +267,12 @@ std::vector<int> HfBpeTokenizer::encode(const std::string& text, bool with_speci
       ++i;
       continue;
     }
-    encode_segment(text.substr(seg, i - seg), ids);
+    encode_segment(text.substr(seg, i - seg), seg == 0, ids);
     ids.push_back(best->id);
     i += best->content.size();
     seg = i;
   }
-  encode_segment(text.substr(seg), ids);
+  encode_segment(text.substr(seg), seg == 0, ids);
   if (with_special) ids.insert(ids.end(), spec_.suffix_ids.begin(), spec_.suffix_ids.end());
   return ids;
 }
@@ -283,6 +290,9 @@ std::string HfBpeTokenizer::decode(const std::vector<int>& ids, bool skip_specia
     out += bytes_[static_cast<size_t>(ids[i])];
   }
   size_t strip = 0;
+  if (spec_.metaspace_decoder && !ids.empty() && !(skip_special && special_[static_cast<size_t>(ids[0])]) &&
+      spec_.vocab[static_cast<size_t>(ids[0])].rfind("\u2581", 0) == 0)
+    strip = 1;
   while (strip < static_cast<size_t>(spec_.strip_start) && strip < out.size() && out[strip] == ' ') ++strip;
   return out.substr(strip);
 }

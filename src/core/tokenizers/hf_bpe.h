@@ -12,14 +12,18 @@
 // Both merge adjacent symbols by rank, lowest first, leftmost first (O(n log n) in the piece).
 // Normalizers: NFC (unicode_nfc.h), then Prepend, then literal Replace.
 // Pre-tokenizers: a Split pattern of split_patterns.h, Digits (individual), ByteLevel's GPT-2
-// split (use_regex) and its prefix space; none (a SentencePiece model sees the segment whole).
+// split (use_regex) and its prefix space; Metaspace without splitting (" "→"▁", and "▁" put
+// before a segment that does not start with one: always, or only the text's first); none (a
+// SentencePiece model sees the segment whole).
 // Added tokens (special or not) are found in the raw text leftmost first, the longest at a place;
 // their flags lstrip/rstrip/single_word/normalized must be false (the reader refuses others).
 //
 // Text that is not valid UTF-8: byte_level encodes every byte (an invalid one is a character of
 // no class, see split_patterns.h); sentencepiece encodes an invalid byte as its <0xNN> token (or
 // unknown). decode gives the tokens' bytes, so decode(encode(b)) == b for any b with byte_fallback
-// or byte_level; a SentencePiece decode strips `strip_start` leading spaces (the Strip decoder).
+// or byte_level; a SentencePiece decode strips `strip_start` leading spaces (the Strip decoder),
+// or with metaspace_decoder the space of a first token that starts with "▁" (the Metaspace
+// decoder, as @huggingface/tokenizers has it: one "▁", where Rust's drops all of that token's).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +61,7 @@ struct HfBpeSpec {
   // pre-tokenizer
   std::vector<HfPreStep> pre;
   bool byte_level_prefix_space = false;  // ByteLevel's add_prefix_space
+  enum class Metaspace { none, always, first, never } metaspace = Metaspace::none;  // its prepend_scheme
   // model
   bool ignore_merges = false, byte_fallback = false, fuse_unk = false;
   int unk_id = -1;
@@ -65,6 +70,7 @@ struct HfBpeSpec {
   std::vector<int> prefix_ids, suffix_ids;
   // decoder (sentencepiece): leading spaces the Strip decoder removes
   int strip_start = 0;
+  bool metaspace_decoder = false;
 };
 
 class HfBpeTokenizer {
@@ -84,9 +90,9 @@ class HfBpeTokenizer {
 
  private:
   HfBpeTokenizer() = default;
-  void encode_segment(const std::string& text, std::vector<int>& out) const;
+  void encode_segment(const std::string& text, bool at_start, std::vector<int>& out) const;
   void encode_piece(const std::string& piece, std::vector<int>& out) const;
-  std::string normalize(const std::string& segment) const;
+  std::string normalize(const std::string& segment, bool at_start) const;
   // The ranked merge of a piece's symbols (token ids), in place: lowest rank first, leftmost first.
   void merge(std::vector<int>& tok) const;
   struct Merge {
