@@ -311,9 +311,6 @@ HfTokenizerFiles load_hf_tokenizer(const std::string& tokenizer_json, const std:
     const json::Value config = parse_file(config_json, "tokenizer_config.json");
     out.bos_id = config_token(config, "bos_token", id_of);
     out.eos_id = config_token(config, "eos_token", id_of);
-    const json::Value* add_bos = member(config, "add_bos_token");
-    if (add_bos && add_bos->is_bool() && add_bos->as_bool() && spec.prefix_ids.empty() && out.bos_id >= 0)
-      spec.prefix_ids.push_back(out.bos_id);
   }
   for (int id : spec.prefix_ids)
     if (id < 0 || id >= n) refuse("post_processor names the id " + std::to_string(id) + ", outside the vocabulary");

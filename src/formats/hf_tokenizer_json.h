@@ -18,7 +18,10 @@
 //   decoder        byte-level: ByteLevel (alone or in a Sequence); otherwise a Sequence of
 //                  Replace "▁"→" ", ByteFallback, Fuse, Strip (of leading " "), Metaspace.
 // tokenizer_config.json: bos_token and eos_token (a string or {"content": …}) name the BOS/EOS ids
-// given back; add_bos_token true adds BOS when the post-processor adds nothing.
+// given back. Its add_bos_token is not applied: the special tokens encode adds are the
+// post-processor's, as the tokenizers libraries (Rust, and JS: the test's reference) do;
+// transformers' Llama tokenizer classes rebuild that post-processor from add_bos_token, which for
+// the files tested gives the same ids.
 #pragma once
 
 #include <memory>
