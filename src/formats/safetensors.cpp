@@ -7,6 +7,8 @@
 // double holds exactly), so no sum or product of them is computed unchecked.
 #include "formats/safetensors.h"
 
+#include "core/base/half_float.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -250,6 +252,24 @@ void read_f32(const ByteSource& bytes, const Header& h, const TensorInfo& t, flo
     const uint64_t m = std::min(kSlice / 4, n - i0);
     const auto* src = reinterpret_cast<const unsigned char*>(bytes.read(h.data_start + t.begin + 4 * i0, 4 * m));
     for (uint64_t i = 0; i < m; ++i) out[i0 + i] = get_f32_le(src + 4 * i);
+  }
+}
+
+void read_as_f32(const ByteSource& bytes, const Header& h, const TensorInfo& t, float* out) {
+  if (t.dtype == "F32") return read_f32(bytes, h, t, out);
+  if (t.dtype != "F16" && t.dtype != "BF16")
+    fail("tensor " + quoted(t.name) + " has dtype " + t.dtype + ": only F32, F16 and BF16 are read as numbers",
+         field_name(t.name));
+  const bool bf16 = t.dtype == "BF16";
+  constexpr uint64_t kSlice = uint64_t(1) << 24;  // bytes per slice
+  const uint64_t n = (t.end - t.begin) / 2;
+  for (uint64_t i0 = 0; i0 < n; i0 += kSlice / 2) {
+    const uint64_t m = std::min(kSlice / 2, n - i0);
+    const auto* src = reinterpret_cast<const unsigned char*>(bytes.read(h.data_start + t.begin + 2 * i0, 2 * m));
+    for (uint64_t i = 0; i < m; ++i) {
+      const uint16_t v = static_cast<uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
+      out[i0 + i] = bf16 ? bf16_to_float(v) : f16_to_float(v);
+    }
   }
 }
 

@@ -94,6 +94,10 @@ std::vector<TensorInfo> read_tensors(const Header& header, const Limits& limits,
 void read_f32(const std::string& bytes, const Header& header, const TensorInfo& t, float* out);
 // The same from a source, in slices of 16 MiB (each used before the next is read).
 void read_f32(const ByteSource& bytes, const Header& header, const TensorInfo& t, float* out);
+// The values of an F32, F16 or BF16 tensor as floats (F16 and BF16 widened exactly,
+// core/base/half_float.h), from a source in slices of 16 MiB; another dtype is an InputError
+// naming the tensor.
+void read_as_f32(const ByteSource& bytes, const Header& header, const TensorInfo& t, float* out);
 
 // A whole file: its metadata (string → string, in file order) and its tensors.
 struct File {

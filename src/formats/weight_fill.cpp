@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/base/half_float.h"
 #include "core/base/input_error.h"
 #include "core/base/number_text.h"
 #include "formats/zip.h"
@@ -15,24 +16,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& name, const std::string& message) {
   throw InputError(name + ": " + message, name);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(static_cast<float>(mant), -24);  // zero and subnormals
-  } else if (exp == 31) {
-    f = mant ? std::nanf("") : INFINITY;
-  } else {
-    const uint32_t bits = ((exp + 112) << 23) | (mant << 13);
-    std::memcpy(&f, &bits, 4);
-  }
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  b |= sign;
-  std::memcpy(&f, &b, 4);
-  return f;
 }
 
 enum class DT { f32, bf16, f16 };
@@ -50,13 +33,7 @@ float element(const char* p, DT d) {
     return f;
   }
   const uint16_t h = static_cast<uint16_t>(u[0] | u[1] << 8);
-  if (d == DT::bf16) {
-    const uint32_t b = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  }
-  return half_to_float(h);
+  return d == DT::bf16 ? bf16_to_float(h) : f16_to_float(h);
 }
 
 int64_t numel_of(const std::vector<int64_t>& shape) {
@@ -74,8 +51,7 @@ void convert(float* out, const char* p, int64_t n, DT d) {
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, p + 2 * i, 2);
-      const uint32_t b = uint32_t(h) << 16;
-      std::memcpy(out + i, &b, 4);
+      out[i] = bf16_to_float(h);
     }
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = element(p + 2 * i, d);

@@ -19,26 +19,6 @@ bool in_ranges(const CodeRange* r, size_t n, char32_t cp) {
   return it != r && cp <= (it - 1)->last;
 }
 
-// The character at byte i: its length (0 if the bytes there are not a valid UTF-8 character) and
-// code point. Strict: no overlong forms, surrogates or values above U+10FFFF.
-size_t char_at(const unsigned char* s, size_t n, size_t i, char32_t& cp) {
-  const unsigned char b = s[i];
-  if (b < 0x80) { cp = b; return 1; }
-  size_t len;
-  char32_t min;
-  if (b >= 0xC2 && b <= 0xDF) { len = 2; cp = b & 0x1F; min = 0x80; }
-  else if (b >= 0xE0 && b <= 0xEF) { len = 3; cp = b & 0x0F; min = 0x800; }
-  else if (b >= 0xF0 && b <= 0xF4) { len = 4; cp = b & 0x07; min = 0x10000; }
-  else return 0;
-  if (i + len > n) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((s[i + k] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i + k] & 0x3F);
-  }
-  if (cp < min || !is_scalar_value(cp)) return 0;
-  return len;
-}
-
 enum class Cls { letter, number, space, other };
 
 // One unit of the text: a character, or one byte that is not part of a valid one (class other).
@@ -54,7 +34,7 @@ std::vector<Unit> units_of(const std::string& text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     char32_t cp = 0;
-    size_t len = char_at(s, text.size(), i, cp);
+    size_t len = utf8_char_at(s, text.size(), i, cp);
     Cls c = Cls::other;
     if (len == 0) {
       len = 1;
@@ -97,6 +77,24 @@ const SymbolTable& symbols() {
 std::string quoted(const std::string& s) { return "\"" + utf8_sanitize(s) + "\""; }
 
 }  // namespace
+
+size_t utf8_char_at(const unsigned char* s, size_t n, size_t i, char32_t& cp) {
+  const unsigned char b = s[i];
+  if (b < 0x80) { cp = b; return 1; }
+  size_t len;
+  char32_t min;
+  if (b >= 0xC2 && b <= 0xDF) { len = 2; cp = b & 0x1F; min = 0x80; }
+  else if (b >= 0xE0 && b <= 0xEF) { len = 3; cp = b & 0x0F; min = 0x800; }
+  else if (b >= 0xF0 && b <= 0xF4) { len = 4; cp = b & 0x07; min = 0x10000; }
+  else return 0;
+  if (i + len > n) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((s[i + k] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i + k] & 0x3F);
+  }
+  if (cp < min || !is_scalar_value(cp)) return 0;
+  return len;
+}
 
 bool is_unicode_letter(char32_t cp) {
   if (cp < 0x80) return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
@@ -338,7 +336,7 @@ std::string bpe_piece_text(const std::string& bytes) {
   std::string out;
   for (size_t i = 0; i < bytes.size();) {
     char32_t cp = 0;
-    const size_t len = char_at(s, bytes.size(), i, cp);
+    const size_t len = utf8_char_at(s, bytes.size(), i, cp);
     if (len) {
       out.append(bytes, i, len);
       i += len;

@@ -45,6 +45,10 @@ std::string byte_symbol(uint8_t b);
 // cover the text. Any bytes (see above for invalid UTF-8).
 std::vector<std::pair<size_t, size_t>> bpe_pretokenize(const std::string& text);
 
+// The character at byte i of s[0, n): its length (0 if the bytes there are not a valid UTF-8
+// character) and code point. Strict: no overlong forms, surrogates or values above U+10FFFF.
+size_t utf8_char_at(const unsigned char* s, size_t n, size_t i, char32_t& cp);
+
 // One line of merges: two symbol strings, and where it came from (its line, for messages).
 struct BpeMerge {
   std::string left, right;
