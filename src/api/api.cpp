@@ -27,7 +27,8 @@ constexpr const char* kVersion = "0.1.0";
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax",
-                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks"};
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks",
+                                          "flash_block_q", "flash_block_k"};
 
 struct Spec {
   AttentionInput in;
@@ -57,6 +58,12 @@ void read_modern_options(const Value& spec, AttentionOptions& opt) {
   if (const Value* v = get(spec, "alibi_slopes")) {
     if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
     opt.alibi_slopes = read_vector(*v, "alibi_slopes").data;
+  }
+  opt.flash_block_q = static_cast<int>(read_int(spec, "flash_block_q", 0, 1, kMaxDim));
+  opt.flash_block_k = static_cast<int>(read_int(spec, "flash_block_k", 0, 1, kMaxDim));
+  if (!opt.flash_block_q != !opt.flash_block_k) {
+    const char* missing = opt.flash_block_q ? "flash_block_k" : "flash_block_q";
+    throw InputError(std::string(missing) + " is missing: FlashAttention's tiles need both block sizes", missing);
   }
 }
 
@@ -113,6 +120,40 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
   return {in, opt};
 }
 
+// FlashAttention's tiles (flash.h): every step's state, the final m, l, L and context per head,
+// and how far the result is from the plain path's.
+Value flash_object(const AttentionTrace& tr) {
+  const FlashTrace& f = tr.flash;
+  Value v = Value::object();
+  v.set("block_q", f.block_q);
+  v.set("block_k", f.block_k);
+  v.set("n_q_blocks", f.n_q_blocks);
+  v.set("n_k_blocks", f.n_k_blocks);
+  Value& steps = v.set("steps", Value::array());
+  for (const FlashStep& s : f.steps) {
+    Value& o = steps.push(Value::object());
+    for (const auto& [key, n] : {std::pair<const char*, int>{"head", s.head}, {"q_block", s.q_block},
+                                 {"k_block", s.k_block}, {"r0", s.r0}, {"rows", s.rows}, {"c0", s.c0},
+                                 {"cols", s.cols}})
+      o.set(key, n);
+    o.set("skipped", s.skipped);
+    for (const auto& [key, t] : {std::pair<const char*, const Tensor*>{"m", &s.m}, {"alpha", &s.alpha},
+                                 {"l", &s.l}, {"p", &s.p}, {"o", &s.o}})
+      o.set(key, matrix_value(*t));
+  }
+  v.set("heads", per_head(tr.options.n_head, {{"m", &f.m}, {"l", &f.l}, {"lse", &f.lse}, {"context", &f.context}}));
+  v.set("concat", matrix_value(f.concat));
+  v.set("out", matrix_value(f.out));
+  Value& diff = v.set("max_abs_diff", Value::object());
+  diff.set("context", Value::f32(f.max_diff_context));
+  diff.set("out", Value::f32(f.max_diff_out));
+  Value& bound = v.set("bound", Value::object());
+  bound.set("context", Value::f32(f.bound_context));
+  bound.set("out", Value::f32(f.bound_out));
+  v.set("within_bound", f.max_diff_context <= f.bound_context && f.max_diff_out <= f.bound_out);
+  return v;
+}
+
 Value trace_object(const AttentionTrace& tr) {
   const AttentionOptions& opt = tr.options;
   const AttentionInput& in = tr.input;
@@ -162,6 +203,11 @@ Value trace_object(const AttentionTrace& tr) {
     // The KV cache holds K and V for T_total positions: n_kv_head heads here, n_head in full MHA.
     g.set("cache_floats", static_cast<double>(tr.T_total) * opt.n_kv_head * (tr.head_dim + tr.d_v));
     g.set("cache_floats_mha", static_cast<double>(tr.T_total) * opt.n_head * (tr.head_dim + tr.d_v));
+  }
+  if (opt.flash_block_q) {
+    o.set("flash_block_q", opt.flash_block_q);
+    o.set("flash_block_k", opt.flash_block_k);
+    t.set("flash", flash_object(tr));
   }
   if (opt.alibi) {
     o.set("alibi", true);
@@ -280,6 +326,8 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   if (!g.d_q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &g.d_q_rot}, {"k_rot", &g.d_k_rot}});
   steps.insert(steps.end(), {{"q", &g.d_q}, {"k", &g.d_k}});
   out.set("heads", per_head(tr.options.n_head, steps));
+  if (!g.flash_D.empty())
+    out.set("flash", Value::object()).set("heads", per_head(tr.options.n_head, {{"D", &g.flash_D}, {"P", &g.flash_P}}));
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};

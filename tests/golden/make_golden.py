@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+import ref_flash_mla as ref  # FlashAttention's tiles and MLA (same directory)
+
 F32_EXP_MAX = float(np.log(np.float32(np.finfo(np.float32).max)))  # ≈ 88.7228
 
 
@@ -204,6 +206,10 @@ def attention(spec):
             out = concat @ W_o + bias("b_o", W_o.shape[1])
     else:
         out = concat
+    flash = None
+    if "flash_block_q" in spec:  # FlashAttention's tiles over the same masked scores and v
+        flash = ref.flash_result(spec, heads, f32(spec["W_o"]) if "W_o" in spec else None,
+                                 f32(spec["b_o"]) if "b_o" in spec else None)
     result = {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
               "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
               "mask": mask, "heads": heads, "concat": concat, "out": out,
@@ -212,6 +218,8 @@ def attention(spec):
         result["rope"] = rope
     if alibi:
         result["alibi"] = {"slopes": alibi["slopes"]}
+    if flash:
+        result["flash"] = flash
     if "n_kv_head" in spec:
         result["kv_heads"] = {"n_kv_head": n_kv, "group_size": group,
                               "kv_head": [h // group for h in range(n_head)],
@@ -509,6 +517,46 @@ CASES = [
                        "with 2 sinks rows 1.. see keys 0..1 only, row 0 stays empty; ALiBi on",
         "spec": {"Q": rnd(93, 4, 2), "K": rnd(94, 4, 2), "V": rnd(95, 4, 2), "causal": True,
                  "mask": "inclusive", "window": 1, "sinks": 2, "alibi": True},
+    },
+    # ---- FlashAttention's tiles
+    {
+        "name": "flash_16_tokens_causal",
+        "description": "FlashAttention, 16 tokens in tiles of 4x4, n_head 2, causal, x mode with W_o: "
+                       "tiles above the diagonal skipped, and a new maximum rescaling the partial "
+                       "sums (alpha < 1); default_rng(120..), x spread 2",
+        "spec": {"x": rnd(120, 16, 4, -2, 2), "W_q": rnd(121, 4, 4), "W_k": rnd(122, 4, 4),
+                 "W_v": rnd(123, 4, 4), "W_o": rnd(124, 4, 3), "n_head": 2, "causal": True,
+                 "flash_block_q": 4, "flash_block_k": 4},
+    },
+    {
+        "name": "flash_uneven_window_alibi_mqa_rope",
+        "description": "FlashAttention in 2x3 tiles (the last ones narrower) with a window of 3, "
+                       "1 sink, ALiBi, multi-query (n_kv_head 1) and RoPE halves, T 5 after base 2; "
+                       "default_rng(125..)",
+        "spec": {"Q": rnd(125, 5, 4, -2, 2), "K": rnd(126, 7, 2, -2, 2), "V": rnd(127, 7, 3),
+                 "n_head": 2, "n_kv_head": 1, "causal": True, "base": 2, "window": 3, "sinks": 1,
+                 "alibi": True, "rope": "halves", "flash_block_q": 2, "flash_block_k": 3},
+    },
+    {
+        "name": "flash_inclusive_empty_row",
+        "description": "FlashAttention in 3x2 tiles with the inclusive mask at base 0: row 0 sees no "
+                       "key, so its m stays -inf, l 0, L -inf and its context 0; default_rng(128..)",
+        "spec": {"Q": rnd(128, 5, 2, -3, 3), "K": rnd(129, 5, 2, -3, 3), "V": rnd(130, 5, 2),
+                 "causal": True, "mask": "inclusive", "flash_block_q": 3, "flash_block_k": 2},
+    },
+    {
+        "name": "flash_error_one_block_size",
+        "description": "flash_block_q without flash_block_k: refused, naming flash_block_k",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "flash_block_q": 2},
+        "expect": {"ok": False, "field": "flash_block_k"},
+    },
+    {
+        "name": "flash_error_naive_softmax",
+        "description": "FlashAttention with the naive softmax: refused (the online softmax is the "
+                       "stable one), naming flash_block_q",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "softmax": "naive", "flash_block_q": 1,
+                 "flash_block_k": 1},
+        "expect": {"ok": False, "field": "flash_block_q"},
     },
     {
         "name": "window_error_not_causal",
