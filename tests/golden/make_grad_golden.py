@@ -486,6 +486,36 @@ CASES = [
 ]
 
 
+# Multi-head latent attention: gradients of L = Σ d_out ⊙ out with respect to every weight, by
+# central differences of ref_flash_mla.mla in float64 (the definition itself, no analytic backward).
+MLA_CASES = [
+    {
+        "name": "mla_latent_rope_halves",
+        "description": "MLA with the decoupled RoPE part: the gradients of x, W_q, W_dkv, W_uk, W_uv, "
+                       "W_kr, W_qr and W_o; d_out from default_rng(160)",
+        "spec": fwd("mla_latent_rope_halves", d_out=mg.rnd(160, 3, 4, decimals=2)),
+    },
+    {
+        "name": "mla_rank2_interleaved_window_alibi",
+        "description": "MLA, rank-2 latent, 4 heads, window and ALiBi; d_out from default_rng(161)",
+        "spec": fwd("mla_rank2_interleaved_window_alibi", d_out=mg.rnd(161, 6, 12, decimals=2)),
+    },
+    {
+        "name": "mla_no_rope_flash",
+        "description": "MLA without the rotary part, in FlashAttention tiles (the backward's "
+                       "recomputation); d_out from default_rng(162)",
+        "spec": fwd("mla_no_rope_flash", d_out=mg.rnd(162, 5, 2, decimals=2)),
+    },
+]
+
+
+def run_mla_case(c):
+    spec = c["spec"]
+    W, mask, alibi_bias = mg.mla_setup(spec)
+    L, grads = ref.mla_loss_grads(spec, W, mask, alibi_bias, mg.f32(spec["d_out"]))
+    return {"loss": L, "grads": {name: snap(g) for name, g in grads.items()}}
+
+
 # ----------------------------------------------------------------------------------------------
 
 KEY_ORDER = ["loss", "d_out", "d_W_o", "d_b_o", "d_concat", "heads", "d_Q", "d_K", "d_V", "d_x",
@@ -603,6 +633,11 @@ def main():
         worst_fd, worst_f32 = max(worst_fd, fd), max(worst_f32, e32)
         print("%-34s L=%-12.6g fd %.2e  float32 %.2e  (worst fd: %s)"
               % (c["name"], expect["loss"], fd, e32, max(per, key=per.get)))
+        cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
+                      "expect": expect, "tolerance": c.get("tolerance", 1e-5)})
+    for c in MLA_CASES:
+        expect = run_mla_case(c)
+        print("%-34s L=%-12.6g (central differences of the definition)" % (c["name"], expect["loss"]))
         cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
                       "expect": expect, "tolerance": c.get("tolerance", 1e-5)})
     check_kv_cache_against_full()

@@ -87,3 +87,109 @@ def flash_backward(S, v, q, k, O, lse, dO, block_q, block_k, scale_factor):
             dq[rs] += dSt @ k[cs] * scale_factor
             dk[cs] += dSt.T @ q[rs] * scale_factor
     return {"D": D, "P": P, "dP": dP, "dS": dS, "dq": dq, "dk": dk, "dv": dv}
+
+
+# ----------------------------------------------------------------------------------------------
+# Multi-head latent attention (DeepSeek-V2, eqs. 9-19 without the query's own compression),
+# row-vector convention: c = x W_dkv, k_C = c W_uk, v = c W_uv, k_R = RoPE(x W_kr),
+# q_C = x[base:] W_q, q_R = RoPE(x[base:] W_qr) per head; score = q_C,h·k_C,h + q_R,h·k_R over
+# √(d_nope + d_rope); then the softmax over the masked scores, weights·v, and W_o.
+
+def rope_rows(m, positions, pairing, rope_base):
+    """Each row of m (n, d) turned pair by pair: pair i, read as a + ib, times e^(i·pos·θ_i),
+    θ_i = rope_base^(−2i/d); pairs (2i, 2i+1) interleaved or (i, i + d/2) halves."""
+    d = m.shape[1]
+    theta = np.array([rope_base ** (-2.0 * i / d) for i in range(d // 2)])
+    a, b = (np.arange(0, d, 2), np.arange(1, d, 2)) if pairing == "interleaved" else (np.arange(d // 2),
+                                                                                     np.arange(d // 2, d))
+    z = (m[:, a] + 1j * m[:, b]) * np.exp(1j * np.outer(positions, theta))
+    out = m.copy()
+    out[:, a], out[:, b] = z.real, z.imag
+    return out
+
+
+def mla(spec, W, mask, alibi_bias):
+    """W: the float32-rounded inputs by name (x, W_q, W_dkv, W_uk, W_uv, optional W_kr, W_qr, W_o,
+    b_o). mask: (T, T_total) 0 / −inf; alibi_bias: per head (T, T_total) or None.
+    Returns (out, the trace fields the golden file states)."""
+    H, base = spec.get("n_head", 1), spec.get("base", 0)
+    x = W["x"]
+    Tt = x.shape[0]
+    T = Tt - base
+    c = x @ W["W_dkv"]
+    k_C, v_all, q_C = c @ W["W_uk"], c @ W["W_uv"], x[base:] @ W["W_q"]
+    d_c, d_nope, d_v = c.shape[1], W["W_uk"].shape[1] // H, W["W_uv"].shape[1] // H
+    d_rope = W["W_kr"].shape[1] if "W_kr" in W else 0
+    rope_base = float(np.float32(spec.get("rope_base", 10000)))
+    if d_rope:
+        k_R, q_R = x @ W["W_kr"], x[base:] @ W["W_qr"]
+        k_R_rot = rope_rows(k_R, np.arange(Tt), spec["rope"], rope_base)
+    scale = 1.0 / math.sqrt(d_nope + d_rope) if spec.get("scale", True) else 1.0
+    heads, mla_heads, contexts = [], [], []
+    for h in range(H):
+        qc, kc = q_C[:, h * d_nope:(h + 1) * d_nope], k_C[:, h * d_nope:(h + 1) * d_nope]
+        v = v_all[:, h * d_v:(h + 1) * d_v]
+        scores = qc @ kc.T
+        hh, mh = {"q": qc, "k": kc}, {}
+        if d_rope:
+            qr = q_R[:, h * d_rope:(h + 1) * d_rope]
+            qr_rot = rope_rows(qr, base + np.arange(T), spec["rope"], rope_base)
+            scores_rope = qr_rot @ k_R_rot.T
+            scores = scores + scores_rope
+            hh = {"q": np.concatenate([qr, qc], axis=1), "k": np.concatenate([k_R, kc], axis=1)}
+            mh["scores_rope"] = scores_rope
+        masked = scores * scale + (alibi_bias[h] if alibi_bias is not None else 0) + mask
+        weights = np.zeros_like(masked)
+        for i in range(T):
+            if not np.all(np.isneginf(masked[i])):
+                e = np.exp(masked[i] - masked[i].max())
+                weights[i] = e / e.sum()
+        context = weights @ v
+        # The absorbed form: W_uk folded into the query, W_uv applied after the weights meet c.
+        W_uk_h, W_uv_h = W["W_uk"][:, h * d_nope:(h + 1) * d_nope], W["W_uv"][:, h * d_v:(h + 1) * d_v]
+        q_latent = qc @ W_uk_h.T
+        scores_latent = q_latent @ c.T
+        scores_absorbed = scores_latent + mh.get("scores_rope", 0)
+        context_latent = weights @ c
+        context_absorbed = context_latent @ W_uv_h
+        assert np.allclose(scores_absorbed, scores, rtol=0, atol=1e-12), "absorbed scores differ"
+        assert np.allclose(context_absorbed, context, rtol=0, atol=1e-12), "absorbed context differs"
+        heads.append({**hh, "v": v, "scores": scores, "masked": masked, "weights": weights, "context": context})
+        mla_heads.append({"q_latent": q_latent, "scores_latent": scores_latent, **mh,
+                          "scores_absorbed": scores_absorbed, "context_latent": context_latent,
+                          "context_absorbed": context_absorbed})
+        contexts.append(context)
+    concat = np.concatenate(contexts, axis=1)
+    out = concat @ W["W_o"] + W.get("b_o", 0) if "W_o" in W else concat
+    m = {"d_c": d_c, "d_nope": d_nope, "d_rope": d_rope, "d_v": d_v, "c": c, "k_C": k_C, "q_C": q_C}
+    if d_rope:
+        m.update({"k_R": k_R, "q_R": q_R})
+    m.update({"heads": mla_heads, "cache_floats": Tt * (d_c + d_rope),
+              "cache_floats_mha": Tt * H * (d_nope + d_rope + d_v)})
+    trace = {"mode": "mla", "T": T, "T_total": Tt, "n_head": H, "head_dim": d_nope + d_rope, "d_v": d_v,
+             "d_out": out.shape[1], "mask": mask, "heads": heads, "concat": concat, "out": out, "mla": m}
+    return out, trace
+
+
+MLA_WEIGHTS = ["x", "W_q", "W_dkv", "W_uk", "W_uv", "W_kr", "W_qr", "W_o", "b_o"]
+
+
+def mla_loss_grads(spec, W, mask, alibi_bias, d_out, eps=1e-6):
+    """L = Σ d_out ⊙ out and dL/dW for every given weight by central differences in float64
+    (no analytic backward here: the golden gradients are the definition's)."""
+    L = float((d_out * mla(spec, W, mask, alibi_bias)[0]).sum())
+    grads = {}
+    for name in MLA_WEIGHTS:
+        if name not in W:
+            continue
+        g = np.zeros_like(W[name])
+        for idx in np.ndindex(W[name].shape):
+            vals = []
+            for sign in (1, -1):
+                W2 = dict(W)
+                W2[name] = W[name].copy()
+                W2[name][idx] += sign * eps
+                vals.append(float((d_out * mla(spec, W2, mask, alibi_bias)[0]).sum()))
+            g[idx] = (vals[0] - vals[1]) / (2 * eps)
+        grads[name] = g
+    return L, grads
