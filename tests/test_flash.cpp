@@ -142,6 +142,23 @@ TEST_CASE("FlashAttention: the backward's recomputation gives the plain gradient
       REQUIRE(a->shape == b->shape);
       for (int64_t i = 0; i < a->numel(); ++i) CHECK(a->data[i] == Approx(b->data[i]).margin(1e-5));
     }
+    // The tile by tile accumulations end at the plain gradients: a key block's dV and dK after the
+    // last query block, a query block's dQ after the last key block (of the rotated q, k with RoPE).
+    const Tensor& dk = gp.d_k_rot.empty() ? gp.d_k : gp.d_k_rot;
+    const Tensor& dq = gp.d_q_rot.empty() ? gp.d_q : gp.d_q_rot;
+    REQUIRE(gf.flash_steps.size() == tiled.flash.steps.size());
+    int ends = 0;
+    for (const auto& st : gf.flash_steps) {
+      if (st.q_block == tiled.flash.n_q_blocks - 1)
+        for (int c = 0; c < st.cols; ++c, ++ends) {
+          for (int d = 0; d < tiled.d_v; ++d) CHECK(st.dv(c, d) == Approx(gp.d_v(st.head, st.c0 + c, d)).margin(1e-5));
+          for (int d = 0; d < tiled.head_dim; ++d) CHECK(st.dk(c, d) == Approx(dk(st.head, st.c0 + c, d)).margin(1e-5));
+        }
+      if (st.k_block == tiled.flash.n_k_blocks - 1)
+        for (int r = 0; r < st.rows; ++r)
+          for (int d = 0; d < tiled.head_dim; ++d) CHECK(st.dq(r, d) == Approx(dq(st.head, st.r0 + r, d)).margin(1e-5));
+    }
+    CHECK(ends == o.n_head * tiled.T_total);
   }
 }
 

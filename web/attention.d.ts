@@ -319,8 +319,16 @@ export interface Grads {
   b_q?: number[];
   b_k?: number[];
   b_v?: number[];
-  /** FlashAttention-2's backward: per head D = rowsum(dO ⊙ O) and P recomputed from L. */
-  flash?: { heads: { D: number[]; P: Matrix }[] };
+  /**
+   * FlashAttention-2's backward: per head D = rowsum(dO ⊙ O) and P recomputed from L; after each
+   * tile, the key block's dV (cols × d_v) and dK (cols × head_dim) and the query block's dQ
+   * (rows × head_dim) accumulated so far.
+   */
+  flash?: {
+    heads: { D: number[]; P: Matrix }[];
+    steps: { head: number; k_block: number; q_block: number; r0: number; rows: number; c0: number; cols: number;
+      dv: Matrix; dk: Matrix; dq: Matrix }[];
+  };
   /** Multi-head latent attention: the latent, the rotary parts and the weights. */
   c?: Matrix;
   k_R?: Matrix;

@@ -406,8 +406,21 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   if (!g.d_q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &g.d_q_rot}, {"k_rot", &g.d_k_rot}});
   steps.insert(steps.end(), {{"q", &g.d_q}, {"k", &g.d_k}});
   out.set("heads", per_head(tr.options.n_head, steps));
-  if (!g.flash_D.empty())
-    out.set("flash", Value::object()).set("heads", per_head(tr.options.n_head, {{"D", &g.flash_D}, {"P", &g.flash_P}}));
+  if (!g.flash_D.empty()) {
+    Value& f = out.set("flash", Value::object());
+    f.set("heads", per_head(tr.options.n_head, {{"D", &g.flash_D}, {"P", &g.flash_P}}));
+    Value& steps = f.set("steps", Value::array());
+    for (const AttentionGrads::FlashBackStep& s : g.flash_steps) {
+      Value& o = steps.push(Value::object());
+      for (const auto& [key, n] : {std::pair<const char*, int>{"head", s.head}, {"k_block", s.k_block},
+                                   {"q_block", s.q_block}, {"r0", s.r0}, {"rows", s.rows}, {"c0", s.c0},
+                                   {"cols", s.cols}})
+        o.set(key, n);
+      o.set("dv", matrix_value(s.dv));
+      o.set("dk", matrix_value(s.dk));
+      o.set("dq", matrix_value(s.dq));
+    }
+  }
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};

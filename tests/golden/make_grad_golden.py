@@ -596,8 +596,8 @@ def run_case(c):
 def flash_grads(spec, s, F, g):
     """FlashAttention-2's backward (ref_flash_mla.flash_backward) per head must give the plain
     backward's d_weights (dP), d_scaled (dS), d_v and d_q, d_k (before RoPE's turn back); returns
-    the file's "flash" object: per head D and the recomputed P."""
-    heads = []
+    the file's "flash" object: per head D and the recomputed P, and every tile's dV, dK, dQ so far."""
+    heads, steps = [], []
     for h, hh in enumerate(F["heads"]):
         gh = g["heads"][h]
         _, _, _, lse, O = ref.flash_forward(hh["masked"], hh["v"], spec["flash_block_q"], spec["flash_block_k"])
@@ -608,7 +608,9 @@ def flash_grads(spec, s, F, g):
         for name, plain in pairs:
             assert np.allclose(b[name], plain, rtol=0, atol=1e-12), "flash backward %s differs" % name
         heads.append({"D": snap(b["D"]), "P": snap(b["P"])})
-    return {"heads": heads}
+        steps += [{"head": h, **{k: snap(v) if isinstance(v, np.ndarray) else v for k, v in st.items()}}
+                  for st in b["steps"]]
+    return {"heads": heads, "steps": steps}
 
 
 def check_kv_cache_against_full():

@@ -73,9 +73,10 @@ def flash_backward(S, v, q, k, O, lse, dO, block_q, block_k, scale_factor):
     D = (dO * O).sum(axis=1)
     P, dP, dS = np.zeros((T, Tt)), np.zeros((T, Tt)), np.zeros((T, Tt))
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
-    for c0 in range(0, Tt, block_k):
+    steps = []  # after each tile: the key block's dV, dK and the query block's dQ so far
+    for kb, c0 in enumerate(range(0, Tt, block_k)):
         cs = slice(c0, min(c0 + block_k, Tt))
-        for r0 in range(0, T, block_q):
+        for qb, r0 in enumerate(range(0, T, block_q)):
             rs = slice(r0, min(r0 + block_q, T))
             with np.errstate(invalid="ignore"):
                 Pt = np.exp(S[rs, cs] - lse[rs, None])
@@ -86,7 +87,9 @@ def flash_backward(S, v, q, k, O, lse, dO, block_q, block_k, scale_factor):
             dv[cs] += Pt.T @ dO[rs]
             dq[rs] += dSt @ k[cs] * scale_factor
             dk[cs] += dSt.T @ q[rs] * scale_factor
-    return {"D": D, "P": P, "dP": dP, "dS": dS, "dq": dq, "dk": dk, "dv": dv}
+            steps.append({"k_block": kb, "q_block": qb, "r0": r0, "rows": rs.stop - r0, "c0": c0,
+                          "cols": cs.stop - c0, "dv": dv[cs].copy(), "dk": dk[cs].copy(), "dq": dq[rs].copy()})
+    return {"D": D, "P": P, "dP": dP, "dS": dS, "dq": dq, "dk": dk, "dv": dv, "steps": steps}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -216,6 +216,15 @@ struct AttentionGrads {
   // d_v and d_scaled (dS = P ⊙ (dP − D)) are then computed tile by tile from these.
   Tensor flash_D;  // (n_head, T)
   Tensor flash_P;  // (n_head, T, T_total)
+  // The state after each tile of the backward (head-major, then key block, then query block): the
+  // key block's dV and dK so far (dK of the rotated keys with RoPE) and the query block's dQ so
+  // far (of the rotated queries), as FlashAttention-2 accumulates them.
+  struct FlashBackStep {
+    int head = 0, k_block = 0, q_block = 0, r0 = 0, rows = 0, c0 = 0, cols = 0;
+    Tensor dv, dk;  // (cols, d_v), (cols, head_dim)
+    Tensor dq;      // (rows, head_dim)
+  };
+  std::vector<FlashBackStep> flash_steps;
 };
 
 // The backward pass of a trace. Throws InputError (field "d_out") if d_out's shape is not out's.

@@ -157,10 +157,16 @@ void flash_backward(const AttentionTrace& tr, AttentionGrads& g) {
       g.flash_D(h, i) = s;
     }
   // FlashAttention-2's backward: the outer loop over key blocks (dK, dV stay in fast memory), the
-  // inner over query blocks.
+  // inner over query blocks. The trace's dK and dQ (flash_steps) are kept beside the chain, which
+  // takes d_scaled on as the plain backward does.
+  const int hd = tr.head_dim;
+  const Tensor& q_used = tr.q_rot.empty() ? tr.q : tr.q_rot;
+  const Tensor& k_used = tr.k_rot.empty() ? tr.k : tr.k_rot;
+  Tensor dq({H, T, hd});
   for (int h = 0; h < H; ++h)
     for (int kb = 0; kb < f.n_k_blocks; ++kb) {
       const int c0 = kb * f.block_k, cols = std::min(f.block_k, Tt - c0);
+      Tensor dk({cols, hd});
       for (int qb = 0; qb < f.n_q_blocks; ++qb) {
         const int r0 = qb * f.block_q, rows = std::min(f.block_q, T - r0);
         for (int r = 0; r < rows; ++r) {
@@ -180,9 +186,30 @@ void flash_backward(const AttentionTrace& tr, AttentionGrads& g) {
             float dP = 0.0f;
             for (int d = 0; d < dv; ++d) dP += g.d_context(h, i, d) * tr.v(h, j, d);
             g.d_weights(h, i, j) = dP;
-            g.d_scaled(h, i, j) = g.flash_P(h, i, j) * (dP - g.flash_D(h, i));
+            const float dS = g.flash_P(h, i, j) * (dP - g.flash_D(h, i));
+            g.d_scaled(h, i, j) = dS;
+            for (int d = 0; d < hd; ++d) {  // dQ += dS·k·scale, dK += dSᵀ·q·scale
+              dq(h, i, d) += dS * k_used(h, j, d) * tr.scale_factor;
+              dk(c, d) += dS * q_used(h, i, d) * tr.scale_factor;
+            }
           }
         }
+        AttentionGrads::FlashBackStep st;
+        st.head = h;
+        st.k_block = kb;
+        st.q_block = qb;
+        st.r0 = r0;
+        st.rows = rows;
+        st.c0 = c0;
+        st.cols = cols;
+        st.dv = Tensor({cols, dv});
+        for (int c = 0; c < cols; ++c)
+          for (int d = 0; d < dv; ++d) st.dv(c, d) = g.d_v(h, c0 + c, d);
+        st.dk = dk;
+        st.dq = Tensor({rows, hd});
+        for (int r = 0; r < rows; ++r)
+          for (int d = 0; d < hd; ++d) st.dq(r, d) = dq(h, r0 + r, d);
+        g.flash_steps.push_back(std::move(st));
       }
     }
 }

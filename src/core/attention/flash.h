@@ -26,7 +26,10 @@
 // Backward (FlashAttention-2, Algorithm 2), from d_context = dO and the flash context O:
 //   D = rowsum(dO ⊙ O); for each key block, for each query block: P = e^(S − L) (recomputed, no
 //   stored weights), dV += Pᵀ·dO, dP = dO·vᵀ, dS = P ⊙ (dP − D). dS is the gradient of masked
-//   (and scaled), so dQ = dS·k·scale and dK = dSᵀ·q·scale follow as in the plain backward.
+//   (and scaled), so dQ = dS·k·scale and dK = dSᵀ·q·scale follow as in the plain backward. The
+//   trace (AttentionGrads::flash_steps) keeps after each tile the key block's dV and dK and the
+//   query block's dQ so far, accumulated tile by tile as FlashAttention-2 does; the gradients the
+//   chain goes on with are taken from dS, as the plain backward's.
 #pragma once
 
 #include "core/attention/attention.h"
@@ -42,7 +45,7 @@ constexpr long long kMaxFlashSteps = 4096;  // n_head · n_q_blocks · n_k_block
 void flash_forward(AttentionTrace& tr);
 
 // From g.d_context: fills g.flash_D, g.flash_P, g.d_weights (dP), g.d_v (dV summed over query
-// blocks) and g.d_scaled (dS), tile by tile.
+// blocks), g.d_scaled (dS) and g.flash_steps, tile by tile.
 void flash_backward(const AttentionTrace& tr, AttentionGrads& g);
 
 }  // namespace ap
