@@ -82,6 +82,97 @@ export interface TraceSpec {
   scale?: boolean;
   /** "stable" (default) subtracts the row max before exp; "naive" does not and overflows above ~88.72. */
   softmax?: 'stable' | 'naive';
+  /**
+   * FlashAttention's tiles (both or neither; the stable softmax): query rows per block and key
+   * columns per block. The trace then adds {@link FlashTrace} beside the plain path.
+   */
+  flash_block_q?: number;
+  flash_block_k?: number;
+  /**
+   * Multi-head latent attention (DeepSeek-V2), selected by W_dkv (d_model × d_c), with x, W_q
+   * (d_model × n_head·d_nope), W_uk (d_c × n_head·d_nope), W_uv (d_c × n_head·d_v) and the
+   * decoupled rotary part W_kr (d_model × d_rope) with W_qr (d_model × n_head·d_rope), which need
+   * rope. The trace then adds {@link MlaTrace}.
+   */
+  W_dkv?: MatrixInput;
+  W_uk?: MatrixInput;
+  W_uv?: MatrixInput;
+  W_kr?: MatrixInput;
+  W_qr?: MatrixInput;
+}
+
+/** One (query block, key block) step of FlashAttention for one head: the state after it. */
+export interface FlashStep {
+  head: number;
+  q_block: number;
+  k_block: number;
+  /** First query row and number of rows of the block (0-based). */
+  r0: number;
+  rows: number;
+  /** First key column and number of columns of the block (0-based). */
+  c0: number;
+  cols: number;
+  /** Every entry of the tile was masked: nothing changed. */
+  skipped: boolean;
+  /** Running maximum per row (-Infinity before the row's first visible key). */
+  m: number[];
+  /** e^(m_old − m): the rescale of the old sums; 1 when the maximum stayed, 0 at the first key. */
+  alpha: number[];
+  /** Running sum per row: alpha·l_old + Σ_j p. */
+  l: number[];
+  /** e^(masked − m) over the tile, rows × cols. */
+  p: Matrix;
+  /** The unnormalised partial output alpha·o_old + p·v, rows × d_v. */
+  o: Matrix;
+}
+
+/** FlashAttention's forward, tile by tile, and how far it is from the plain path. */
+export interface FlashTrace {
+  block_q: number;
+  block_k: number;
+  n_q_blocks: number;
+  n_k_blocks: number;
+  /** Head-major, then query block, then key block. */
+  steps: FlashStep[];
+  /** Per head: final m, l, the logsumexp L = m + log l (T values each) and context = o / l. */
+  heads: { m: number[]; l: number[]; lse: number[]; context: Matrix }[];
+  concat: Matrix;
+  out: Matrix;
+  /** Largest |flash − plain| over the context and out. */
+  max_abs_diff: { context: number; out: number };
+  /** What float32 rounding allows (src/core/attention/flash.h). */
+  bound: { context: number; out: number };
+  within_bound: boolean;
+}
+
+/** Multi-head latent attention's latent, both forms of the scores and context, and the cache. */
+export interface MlaTrace {
+  d_c: number;
+  d_nope: number;
+  d_rope: number;
+  d_v: number;
+  /** The latent x·W_dkv, T_total × d_c. */
+  c: Matrix;
+  /** c·W_uk (T_total × n_head·d_nope) and x[base:]·W_q (T × n_head·d_nope). */
+  k_C: Matrix;
+  q_C: Matrix;
+  /** x·W_kr (T_total × d_rope) and x[base:]·W_qr (T × n_head·d_rope), before RoPE; absent when d_rope = 0. */
+  k_R?: Matrix;
+  q_R?: Matrix;
+  /** The absorbed form per head. */
+  heads: {
+    q_latent: Matrix;
+    scores_latent: Matrix;
+    scores_rope?: Matrix;
+    scores_absorbed: Matrix;
+    context_latent: Matrix;
+    context_absorbed: Matrix;
+  }[];
+  /** Largest |absorbed − plain| over the scores and the context. */
+  max_abs_diff: { scores: number; context: number };
+  /** Floats MLA's KV cache holds, T_total·(d_c + d_rope), and multi-head attention's. */
+  cache_floats: number;
+  cache_floats_mha: number;
 }
 
 /** A row of one head that the softmax flagged. Both indices are 0-based. */
@@ -129,8 +220,8 @@ export interface TraceOptions {
 
 /** The result of {@link Attention.trace}: every step of one forward pass, as the JSON gives it. */
 export interface Trace {
-  /** "x" when the spec gave x and weights, "qkv" when it gave Q, K, V. */
-  mode: 'x' | 'qkv';
+  /** "x" when the spec gave x and weights, "qkv" when it gave Q, K, V, "mla" with W_dkv. */
+  mode: 'x' | 'qkv' | 'mla';
   /** Number of queries (rows of Q). */
   T: number;
   /** Number of keys, T + base. */
@@ -171,6 +262,10 @@ export interface Trace {
   overflow_rows: RowRef[];
   /** Plain-language notes on empty and overflow rows (rows counted from 1 there). */
   warnings: string[];
+  /** With flash_block_q and flash_block_k. */
+  flash?: FlashTrace;
+  /** With W_dkv. */
+  mla?: MlaTrace;
 }
 
 /** The result of {@link Attention.softmax}. */
@@ -224,6 +319,25 @@ export interface Grads {
   b_q?: number[];
   b_k?: number[];
   b_v?: number[];
+  /**
+   * FlashAttention-2's backward: per head D = rowsum(dO ⊙ O) and P recomputed from L; after each
+   * tile, the key block's dV (cols × d_v) and dK (cols × head_dim) and the query block's dQ
+   * (rows × head_dim) accumulated so far.
+   */
+  flash?: {
+    heads: { D: number[]; P: Matrix }[];
+    steps: { head: number; k_block: number; q_block: number; r0: number; rows: number; c0: number; cols: number;
+      dv: Matrix; dk: Matrix; dq: Matrix }[];
+  };
+  /** Multi-head latent attention: the latent, the rotary parts and the weights. */
+  c?: Matrix;
+  k_R?: Matrix;
+  q_R?: Matrix;
+  W_dkv?: Matrix;
+  W_uk?: Matrix;
+  W_uv?: Matrix;
+  W_kr?: Matrix;
+  W_qr?: Matrix;
 }
 
 /** The result of {@link Attention.backward}. */

@@ -59,7 +59,7 @@ export class AttentionError extends Error {
   }
 }
 
-const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'd_out', 'target'];
+const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'd_out', 'target', 'W_dkv', 'W_uk', 'W_uv', 'W_kr', 'W_qr'];
 const VECTOR_KEYS = ['b_q', 'b_k', 'b_v', 'b_o'];
 
 // A number as the core's JSON takes it: non-finite numbers become the core's strings.

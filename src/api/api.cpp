@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/attention/attention.h"
+#include "core/attention/mla.h"
 #include "core/tensor/matrix_parse.h"
 #include "core/base/number_text.h"
 #include "core/base/rng.h"
@@ -27,11 +28,18 @@ constexpr const char* kVersion = "0.1.0";
 const std::set<std::string> kTraceKeys = {"x",   "W_q",    "W_k",    "W_v",  "W_o",  "b_q",   "b_k",
                                           "b_v", "b_o",    "Q",      "K",    "V",    "seed",  "n_head",
                                           "causal", "mask", "base", "scale", "softmax",
-                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks"};
+                                          "rope", "rope_base", "rope_dims", "alibi", "alibi_slopes", "n_kv_head", "window", "sinks",
+                                          "flash_block_q", "flash_block_k",
+                                          "W_dkv", "W_uk", "W_uv", "W_kr", "W_qr"};
+
+// Multi-head latent attention's own weights (mla.h); W_dkv selects the mode.
+constexpr const char* kMlaWeights[] = {"W_dkv", "W_uk", "W_uv", "W_kr", "W_qr"};
 
 struct Spec {
   AttentionInput in;
   AttentionOptions opt;
+  bool mla = false;  // multi-head latent attention: the input is mla_in, not in
+  MlaInput mla_in;
 };
 
 // The modern variants' keys (attention.h): each is off when absent, and a key that only refines
@@ -58,6 +66,34 @@ void read_modern_options(const Value& spec, AttentionOptions& opt) {
     if (!opt.alibi) throw InputError("alibi_slopes is given but alibi is off: set \"alibi\": true", "alibi_slopes");
     opt.alibi_slopes = read_vector(*v, "alibi_slopes").data;
   }
+  opt.flash_block_q = static_cast<int>(read_int(spec, "flash_block_q", 0, 1, kMaxDim));
+  opt.flash_block_k = static_cast<int>(read_int(spec, "flash_block_k", 0, 1, kMaxDim));
+  if (!opt.flash_block_q != !opt.flash_block_k) {
+    const char* missing = opt.flash_block_q ? "flash_block_k" : "flash_block_q";
+    throw InputError(std::string(missing) + " is missing: FlashAttention's tiles need both block sizes", missing);
+  }
+}
+
+// Multi-head latent attention (mla.h): x, W_q, W_o, b_o from `in`, the latent's weights from the
+// spec; the plain mode's keys and values are refused, naming the key.
+Spec read_mla_spec(const Value& spec, const AttentionInput& in, const AttentionOptions& opt) {
+  for (const char* key : {"W_k", "W_v", "b_q", "b_k", "b_v", "Q", "K", "V", "seed"})
+    if (get(spec, key))
+      throw InputError(std::string(key) + " is given with W_dkv: in multi-head latent attention the keys and values "
+                           "come from the latent (W_dkv, W_uk, W_uv) and the query from x·W_q",
+                       key);
+  Spec s;
+  s.opt = opt;
+  s.mla = true;
+  MlaInput& m = s.mla_in;
+  m.x = in.x;
+  m.W_q = in.W_q;
+  m.W_o = in.W_o;
+  m.b_o = in.b_o;
+  Tensor* weights[] = {&m.W_dkv, &m.W_uk, &m.W_uv, &m.W_kr, &m.W_qr};
+  for (int i = 0; i < 5; ++i)
+    if (const Value* v = get(spec, kMlaWeights[i])) *weights[i] = read_matrix(*v, kMlaWeights[i]);
+  return s;
 }
 
 // The attention part of a spec; `extra` lists the other keys the caller reads itself.
@@ -85,6 +121,12 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
   for (const auto& [key, tensor] : vectors)
     if (const Value* v = get(spec, key)) *tensor = read_vector(*v, key);
 
+  if (get(spec, "W_dkv")) return read_mla_spec(spec, in, opt);
+  for (const char* key : kMlaWeights)
+    if (get(spec, key))
+      throw InputError(std::string(key) + " is given but W_dkv is not: " + key +
+                           " belongs to multi-head latent attention, whose latent is c = x·W_dkv",
+                       key);
   const bool has_qkv = !in.Q.empty() || !in.K.empty() || !in.V.empty();
   if (in.from_x() && has_qkv)
     throw InputError("give either x (with W_q, W_k, W_v) or Q, K and V, not both", in.Q.empty() ? "K" : "Q");
@@ -110,7 +152,44 @@ Spec read_attention_spec(const Value& spec, const std::set<std::string>& extra =
       if (W[i]->empty()) *W[i] = random_uniform(d_model, widths[i], bound, derive_seed(seed, i + 1));
   }
 
-  return {in, opt};
+  Spec out;
+  out.in = in;
+  out.opt = opt;
+  return out;
+}
+
+// FlashAttention's tiles (flash.h): every step's state, the final m, l, L and context per head,
+// and how far the result is from the plain path's.
+Value flash_object(const AttentionTrace& tr) {
+  const FlashTrace& f = tr.flash;
+  Value v = Value::object();
+  v.set("block_q", f.block_q);
+  v.set("block_k", f.block_k);
+  v.set("n_q_blocks", f.n_q_blocks);
+  v.set("n_k_blocks", f.n_k_blocks);
+  Value& steps = v.set("steps", Value::array());
+  for (const FlashStep& s : f.steps) {
+    Value& o = steps.push(Value::object());
+    for (const auto& [key, n] : {std::pair<const char*, int>{"head", s.head}, {"q_block", s.q_block},
+                                 {"k_block", s.k_block}, {"r0", s.r0}, {"rows", s.rows}, {"c0", s.c0},
+                                 {"cols", s.cols}})
+      o.set(key, n);
+    o.set("skipped", s.skipped);
+    for (const auto& [key, t] : {std::pair<const char*, const Tensor*>{"m", &s.m}, {"alpha", &s.alpha},
+                                 {"l", &s.l}, {"p", &s.p}, {"o", &s.o}})
+      o.set(key, matrix_value(*t));
+  }
+  v.set("heads", per_head(tr.options.n_head, {{"m", &f.m}, {"l", &f.l}, {"lse", &f.lse}, {"context", &f.context}}));
+  v.set("concat", matrix_value(f.concat));
+  v.set("out", matrix_value(f.out));
+  Value& diff = v.set("max_abs_diff", Value::object());
+  diff.set("context", Value::f32(f.max_diff_context));
+  diff.set("out", Value::f32(f.max_diff_out));
+  Value& bound = v.set("bound", Value::object());
+  bound.set("context", Value::f32(f.bound_context));
+  bound.set("out", Value::f32(f.bound_out));
+  v.set("within_bound", f.max_diff_context <= f.bound_context && f.max_diff_out <= f.bound_out);
+  return v;
 }
 
 Value trace_object(const AttentionTrace& tr) {
@@ -163,6 +242,11 @@ Value trace_object(const AttentionTrace& tr) {
     g.set("cache_floats", static_cast<double>(tr.T_total) * opt.n_kv_head * (tr.head_dim + tr.d_v));
     g.set("cache_floats_mha", static_cast<double>(tr.T_total) * opt.n_head * (tr.head_dim + tr.d_v));
   }
+  if (opt.flash_block_q) {
+    o.set("flash_block_q", opt.flash_block_q);
+    o.set("flash_block_k", opt.flash_block_k);
+    t.set("flash", flash_object(tr));
+  }
   if (opt.alibi) {
     o.set("alibi", true);
     t.set("alibi", Value::object()).set("slopes", matrix_value(tr.alibi_slopes));
@@ -192,10 +276,52 @@ Value trace_object(const AttentionTrace& tr) {
   return t;
 }
 
+// An MLA trace: the attention's trace (its Q, K, V the heads [q_R | q_C], [k_R | k_C], c·W_uv),
+// mode "mla", the MLA inputs, and "mla": the latent, both forms of the scores and the context, and
+// their agreement (mla.h).
+Value mla_trace_object(const MlaTrace& mt) {
+  Value t = trace_object(mt.attn);
+  const MlaInput& in = mt.input;
+  t.set("mode", "mla");
+  t.set("d_model", in.x.shape[1]);
+  Value& inputs = t.set("inputs", Value::object());
+  const std::pair<const char*, const Tensor*> used[] = {
+      {"x", &in.x},       {"W_q", &in.W_q},   {"W_dkv", &in.W_dkv}, {"W_uk", &in.W_uk}, {"W_uv", &in.W_uv},
+      {"W_kr", &in.W_kr}, {"W_qr", &in.W_qr}, {"W_o", &in.W_o},     {"b_o", &in.b_o}};
+  for (const auto& [key, tensor] : used)
+    if (!tensor->empty()) inputs.set(key, matrix_value(*tensor));
+  Value& m = t.set("mla", Value::object());
+  m.set("d_c", mt.d_c);
+  m.set("d_nope", mt.d_nope);
+  m.set("d_rope", mt.d_rope);
+  m.set("d_v", mt.d_v);
+  m.set("c", matrix_value(mt.c));
+  m.set("k_C", matrix_value(mt.k_C));
+  m.set("q_C", matrix_value(mt.q_C));
+  if (mt.d_rope) {
+    m.set("k_R", matrix_value(mt.k_R));
+    m.set("q_R", matrix_value(mt.q_R));
+  }
+  std::vector<std::pair<const char*, const Tensor*>> steps = {{"q_latent", &mt.q_latent},
+                                                              {"scores_latent", &mt.scores_latent}};
+  if (mt.d_rope) steps.push_back({"scores_rope", &mt.scores_rope});
+  steps.insert(steps.end(), {{"scores_absorbed", &mt.scores_absorbed},
+                             {"context_latent", &mt.context_latent},
+                             {"context_absorbed", &mt.context_absorbed}});
+  m.set("heads", per_head(mt.attn.options.n_head, steps));
+  Value& diff = m.set("max_abs_diff", Value::object());
+  diff.set("scores", Value::f32(mt.max_diff_scores));
+  diff.set("context", Value::f32(mt.max_diff_context));
+  m.set("cache_floats", mt.cache_floats);
+  m.set("cache_floats_mha", mt.cache_floats_mha);
+  return t;
+}
+
 Value trace_value(const Value& spec) {
   const Spec s = read_attention_spec(spec);
   Value body = Value::object();
-  body.set("trace", trace_object(attention_trace(s.in, s.opt)));
+  body.set("trace", s.mla ? mla_trace_object(mla_trace(s.mla_in, s.opt))
+                          : trace_object(attention_trace(s.in, s.opt)));
   return body;
 }
 
@@ -280,6 +406,21 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   if (!g.d_q_rot.empty()) steps.insert(steps.end(), {{"q_rot", &g.d_q_rot}, {"k_rot", &g.d_k_rot}});
   steps.insert(steps.end(), {{"q", &g.d_q}, {"k", &g.d_k}});
   out.set("heads", per_head(tr.options.n_head, steps));
+  if (!g.flash_D.empty()) {
+    Value& f = out.set("flash", Value::object());
+    f.set("heads", per_head(tr.options.n_head, {{"D", &g.flash_D}, {"P", &g.flash_P}}));
+    Value& steps = f.set("steps", Value::array());
+    for (const AttentionGrads::FlashBackStep& s : g.flash_steps) {
+      Value& o = steps.push(Value::object());
+      for (const auto& [key, n] : {std::pair<const char*, int>{"head", s.head}, {"k_block", s.k_block},
+                                   {"q_block", s.q_block}, {"r0", s.r0}, {"rows", s.rows}, {"c0", s.c0},
+                                   {"cols", s.cols}})
+        o.set(key, n);
+      o.set("dv", matrix_value(s.dv));
+      o.set("dk", matrix_value(s.dk));
+      o.set("dq", matrix_value(s.dq));
+    }
+  }
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};
@@ -288,8 +429,28 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   return out;
 }
 
+// MLA's gradients: the attention's, then the latent's and the leaves' (mla.h).
+Value mla_grads_object(const MlaTrace& mt, const MlaGrads& g) {
+  Value out = grads_object(mt.attn, g.attn);
+  const std::pair<const char*, const Tensor*> rest[] = {
+      {"c", &g.d_c},         {"k_R", &g.d_k_R},     {"q_R", &g.d_q_R},   {"x", &g.d_x},       {"W_q", &g.d_W_q},
+      {"W_dkv", &g.d_W_dkv}, {"W_uk", &g.d_W_uk},   {"W_uv", &g.d_W_uv}, {"W_kr", &g.d_W_kr}, {"W_qr", &g.d_W_qr}};
+  for (const auto& [key, t] : rest)
+    if (!t->empty()) out.set(key, matrix_value(*t));
+  return out;
+}
+
 Value backward_value(const Value& spec) {
   const Spec s = read_attention_spec(spec, kBackwardKeys);
+  if (s.mla) {
+    const MlaTrace mt = mla_trace(s.mla_in, s.opt);
+    const Upstream u = read_upstream(spec, mt.attn);
+    Value body = Value::object();
+    body.set("trace", mla_trace_object(mt));
+    body.set("loss", std::isfinite(u.loss) ? Value(u.loss) : Value(std::isnan(u.loss) ? "nan" : "inf"));
+    body.set("grads", mla_grads_object(mt, mla_trace_backward(mt, u.d_out)));
+    return body;
+  }
   const AttentionTrace tr = attention_trace(s.in, s.opt);
   const Upstream u = read_upstream(spec, tr);
   const AttentionGrads g = attention_trace_backward(tr, u.d_out);
@@ -320,15 +481,44 @@ const Tensor* grad_named(const AttentionGrads& g, const std::string& name) {
   return nullptr;
 }
 
+// The same for multi-head latent attention's inputs and gradients.
+Tensor* mla_input_named(MlaInput& in, const std::string& name) {
+  const std::pair<const char*, Tensor*> all[] = {{"x", &in.x},       {"W_q", &in.W_q},   {"W_dkv", &in.W_dkv},
+                                                 {"W_uk", &in.W_uk}, {"W_uv", &in.W_uv}, {"W_kr", &in.W_kr},
+                                                 {"W_qr", &in.W_qr}, {"W_o", &in.W_o},   {"b_o", &in.b_o}};
+  for (const auto& [key, t] : all)
+    if (name == key) return t->empty() ? nullptr : t;
+  return nullptr;
+}
+
+const Tensor* mla_grad_named(const MlaGrads& g, const std::string& name) {
+  const std::pair<const char*, const Tensor*> all[] = {
+      {"x", &g.d_x},       {"W_q", &g.d_W_q},   {"W_dkv", &g.d_W_dkv},   {"W_uk", &g.d_W_uk}, {"W_uv", &g.d_W_uv},
+      {"W_kr", &g.d_W_kr}, {"W_qr", &g.d_W_qr}, {"W_o", &g.attn.d_W_o}, {"b_o", &g.attn.d_b_o}};
+  for (const auto& [key, t] : all)
+    if (name == key) return t;
+  return nullptr;
+}
+
 constexpr int kMaxChecks = 1024;
 
 Value gradcheck_value(const Value& spec) {
   std::set<std::string> extra = kBackwardKeys;
   extra.insert({"check", "eps"});
   const Spec s = read_attention_spec(spec, extra);
-  const AttentionTrace tr = attention_trace(s.in, s.opt);
+  const MlaTrace mt = s.mla ? mla_trace(s.mla_in, s.opt) : MlaTrace{};
+  const AttentionTrace tr = s.mla ? mt.attn : attention_trace(s.in, s.opt);
   const Upstream u = read_upstream(spec, tr);
-  const AttentionGrads g = attention_trace_backward(tr, u.d_out);
+  const AttentionGrads g = s.mla ? AttentionGrads{} : attention_trace_backward(tr, u.d_out);
+  const MlaGrads mg = s.mla ? mla_trace_backward(mt, u.d_out) : MlaGrads{};
+  // The inputs moved, by name, and the forward pass that reads them (plain or MLA).
+  Spec probe = s;
+  auto input_of = [&](const std::string& name) {
+    return probe.mla ? mla_input_named(probe.mla_in, name) : input_named(probe.in, name);
+  };
+  auto out_of_probe = [&] {
+    return probe.mla ? mla_trace(probe.mla_in, probe.opt).attn.out : attention_trace(probe.in, probe.opt).out;
+  };
   double eps = 1e-2;
   if (const Value* e = get(spec, "eps")) {
     if (!e->is_number() || !(e->as_number() > 0) || e->as_number() > 1)
@@ -338,22 +528,22 @@ Value gradcheck_value(const Value& spec) {
   // Which entries: the listed ones, or every entry of every input (up to kMaxChecks).
   struct Entry { std::string name; int row, col; };
   std::vector<Entry> entries;
-  AttentionInput probe = s.in;
   if (const Value* c = get(spec, "check")) {
     if (!c->is_array()) throw InputError("check must be a list of {\"name\", \"row\", \"col\"}", "check");
     for (const Value& item : c->items()) {
       if (!item.is_object()) throw InputError("check must be a list of {\"name\", \"row\", \"col\"}", "check");
       const Value* n = item.find("name");
       if (!n || !n->is_string()) throw InputError("each check needs a \"name\" such as \"W_q\"", "check");
-      Tensor* t = input_named(probe, n->as_string());
+      Tensor* t = input_of(n->as_string());
       if (!t) throw InputError("check: \"" + n->as_string() + "\" is not an input of this spec", "check");
       const Grid grid = grid_of(*t);
       const long long r = read_int(item, "row", 0, 0, grid.rows - 1), col = read_int(item, "col", 0, 0, grid.cols - 1);
       entries.push_back({n->as_string(), static_cast<int>(r), static_cast<int>(col)});
     }
   } else {
-    for (const char* name : {"x", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_o", "b_o", "Q", "K", "V"})
-      if (Tensor* t = input_named(probe, name)) {
+    for (const char* name : {"x", "W_q", "W_k", "W_v", "b_q", "b_k", "b_v", "W_dkv", "W_uk", "W_uv", "W_kr", "W_qr",
+                             "W_o", "b_o", "Q", "K", "V"})
+      if (Tensor* t = input_of(name)) {
         const Grid grid = grid_of(*t);
         for (int r = 0; r < grid.rows; ++r)
           for (int c = 0; c < grid.cols; ++c) entries.push_back({name, r, c});
@@ -366,19 +556,19 @@ Value gradcheck_value(const Value& spec) {
   // L(θ ± eps) with the same upstream d_out held fixed (or the same loss recomputed).
   Value checks = Value::array();
   for (const Entry& e : entries) {
-    Tensor* t = input_named(probe, e.name);
+    Tensor* t = input_of(e.name);
     const int cols = grid_of(*t).cols;
     float& cell = t->data[static_cast<size_t>(e.row) * cols + e.col];
     const float original = cell;
     cell = static_cast<float>(original + eps);
-    const double up = loss_of(u, attention_trace(probe, s.opt).out);
+    const double up = loss_of(u, out_of_probe());
     cell = static_cast<float>(original - eps);
-    const double down = loss_of(u, attention_trace(probe, s.opt).out);
+    const double down = loss_of(u, out_of_probe());
     const double step = static_cast<double>(static_cast<float>(original + eps)) -
                         static_cast<double>(static_cast<float>(original - eps));
     cell = original;
     const double numeric = (up - down) / step;
-    const double analytic = grad_named(g, e.name)->data[static_cast<size_t>(e.row) * cols + e.col];
+    const double analytic = (s.mla ? mla_grad_named(mg, e.name) : grad_named(g, e.name))->data[static_cast<size_t>(e.row) * cols + e.col];
     const double abs_error = std::fabs(numeric - analytic);
     Value& c = checks.push(Value::object());
     c.set("name", e.name);

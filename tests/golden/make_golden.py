@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+import ref_flash_mla as ref  # FlashAttention's tiles and MLA (same directory)
+
 F32_EXP_MAX = float(np.log(np.float32(np.finfo(np.float32).max)))  # ≈ 88.7228
 
 
@@ -129,7 +131,30 @@ def alibi_setup(spec, n_head, T, T_total, base):
     return {"slopes": slopes, "bias": [-m * distance for m in slopes]}
 
 
+def mla_setup(spec):
+    """MLA's float32-rounded weights by name, the mask (causal and window) and the ALiBi biases."""
+    x = f32(spec["x"])
+    base, T_total = spec.get("base", 0), x.shape[0]
+    T = T_total - base
+    mask = (causal_mask(T, T_total, base, spec.get("causal", False), spec.get("mask", "strict")) +
+            window_mask(spec, T, T_total, base))
+    alibi = alibi_setup(spec, spec.get("n_head", 1), T, T_total, base)
+    W = {name: f32(spec[name]) for name in ref.MLA_WEIGHTS if name in spec}
+    return W, mask, alibi["bias"] if alibi else None
+
+
+def mla_attention(spec):
+    """Multi-head latent attention (ref_flash_mla.mla) under the same mask, window and ALiBi."""
+    W, mask, alibi_bias = mla_setup(spec)
+    _, trace = ref.mla(spec, W, mask, alibi_bias)
+    if "flash_block_q" in spec:
+        trace["flash"] = ref.flash_result(spec, trace["heads"], W.get("W_o"), W.get("b_o"))
+    return trace
+
+
 def attention(spec):
+    if "W_dkv" in spec:
+        return mla_attention(spec)
     n_head = spec.get("n_head", 1)
     causal = spec.get("causal", False)
     variant = spec.get("mask", "strict")
@@ -204,6 +229,10 @@ def attention(spec):
             out = concat @ W_o + bias("b_o", W_o.shape[1])
     else:
         out = concat
+    flash = None
+    if "flash_block_q" in spec:  # FlashAttention's tiles over the same masked scores and v
+        flash = ref.flash_result(spec, heads, f32(spec["W_o"]) if "W_o" in spec else None,
+                                 f32(spec["b_o"]) if "b_o" in spec else None)
     result = {"T": T, "T_total": T_total, "base": base, "n_head": n_head, "head_dim": head_dim,
               "d_v": d_v, "d_out": out.shape[1], "scale_factor": scale_factor,
               "mask": mask, "heads": heads, "concat": concat, "out": out,
@@ -212,6 +241,8 @@ def attention(spec):
         result["rope"] = rope
     if alibi:
         result["alibi"] = {"slopes": alibi["slopes"]}
+    if flash:
+        result["flash"] = flash
     if "n_kv_head" in spec:
         result["kv_heads"] = {"n_kv_head": n_kv, "group_size": group,
                               "kv_head": [h // group for h in range(n_head)],
@@ -509,6 +540,95 @@ CASES = [
                        "with 2 sinks rows 1.. see keys 0..1 only, row 0 stays empty; ALiBi on",
         "spec": {"Q": rnd(93, 4, 2), "K": rnd(94, 4, 2), "V": rnd(95, 4, 2), "causal": True,
                  "mask": "inclusive", "window": 1, "sinks": 2, "alibi": True},
+    },
+    # ---- FlashAttention's tiles
+    {
+        "name": "flash_16_tokens_causal",
+        "description": "FlashAttention, 16 tokens in tiles of 4x4, n_head 2, causal, x mode with W_o: "
+                       "tiles above the diagonal skipped, and a new maximum rescaling the partial "
+                       "sums (alpha < 1); default_rng(120..), x spread 2",
+        "spec": {"x": rnd(120, 16, 4, -2, 2), "W_q": rnd(121, 4, 4), "W_k": rnd(122, 4, 4),
+                 "W_v": rnd(123, 4, 4), "W_o": rnd(124, 4, 3), "n_head": 2, "causal": True,
+                 "flash_block_q": 4, "flash_block_k": 4},
+    },
+    {
+        "name": "flash_uneven_window_alibi_mqa_rope",
+        "description": "FlashAttention in 2x3 tiles (the last ones narrower) with a window of 3, "
+                       "1 sink, ALiBi, multi-query (n_kv_head 1) and RoPE halves, T 5 after base 2; "
+                       "default_rng(125..)",
+        "spec": {"Q": rnd(125, 5, 4, -2, 2), "K": rnd(126, 7, 2, -2, 2), "V": rnd(127, 7, 3),
+                 "n_head": 2, "n_kv_head": 1, "causal": True, "base": 2, "window": 3, "sinks": 1,
+                 "alibi": True, "rope": "halves", "flash_block_q": 2, "flash_block_k": 3},
+    },
+    {
+        "name": "flash_inclusive_empty_row",
+        "description": "FlashAttention in 3x2 tiles with the inclusive mask at base 0: row 0 sees no "
+                       "key, so its m stays -inf, l 0, L -inf and its context 0; default_rng(128..)",
+        "spec": {"Q": rnd(128, 5, 2, -3, 3), "K": rnd(129, 5, 2, -3, 3), "V": rnd(130, 5, 2),
+                 "causal": True, "mask": "inclusive", "flash_block_q": 3, "flash_block_k": 2},
+    },
+    {
+        "name": "flash_error_one_block_size",
+        "description": "flash_block_q without flash_block_k: refused, naming flash_block_k",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "flash_block_q": 2},
+        "expect": {"ok": False, "field": "flash_block_k"},
+    },
+    {
+        "name": "flash_error_naive_softmax",
+        "description": "FlashAttention with the naive softmax: refused (the online softmax is the "
+                       "stable one), naming flash_block_q",
+        "spec": {"Q": [[1, 0]], "K": [[0, 1]], "V": [[1]], "softmax": "naive", "flash_block_q": 1,
+                 "flash_block_k": 1},
+        "expect": {"ok": False, "field": "flash_block_q"},
+    },
+    # ---- multi-head latent attention (DeepSeek-V2)
+    {
+        "name": "mla_latent_rope_halves",
+        "description": "MLA: latent d_c 3 from d_model 4, n_head 2 with d_nope 2 and a decoupled "
+                       "RoPE part d_rope 2 (halves), causal, base 1, W_o; the absorbed form agrees",
+        "spec": {"x": X4, "W_q": WQ4, "W_dkv": [[0.5, 0.5, 0], [0, 1, 0.25], [-0.5, 0, 1], [0, 0, -0.25]],
+                 "W_uk": [[1, 0, 0.5, 0], [0, 1, 0, -0.5], [0.5, 0, 1, 0]],
+                 "W_uv": [[1, 2, 0, -1], [0, 1, 1, 0], [-1, 0, 0.5, 1]],
+                 "W_kr": [[0.3, -0.2], [0.1, 0.4], [-0.5, 0.2], [0.6, 0.1]],
+                 "W_qr": [[0.2, 0.1, -0.3, 0.5], [0.4, -0.6, 0.2, 0.1], [0.1, 0.3, 0.5, -0.2],
+                          [-0.4, 0.2, 0.1, 0.3]],
+                 "W_o": WQ4, "n_head": 2, "causal": True, "base": 1, "rope": "halves"},
+    },
+    {
+        "name": "mla_rank2_interleaved_window_alibi",
+        "description": "MLA with a rank-2 latent (d_c 2 < d_model 6), n_head 4, d_nope 2, d_rope 2 "
+                       "interleaved, d_v 3, window 4, ALiBi, T_total 6; default_rng(140..)",
+        "spec": {"x": rnd(140, 6, 6), "W_q": rnd(141, 6, 8), "W_dkv": rnd(142, 6, 2),
+                 "W_uk": rnd(143, 2, 8, -2, 2), "W_uv": rnd(144, 2, 12), "W_kr": rnd(145, 6, 2),
+                 "W_qr": rnd(146, 6, 8), "n_head": 4, "causal": True, "window": 4, "alibi": True,
+                 "rope": "interleaved"},
+    },
+    {
+        "name": "mla_no_rope_flash",
+        "description": "MLA without the rotary part (scores from the latent alone), no mask, in "
+                       "FlashAttention tiles of 2x2, with W_o and b_o; default_rng(147..)",
+        "spec": {"x": rnd(147, 5, 4), "W_q": rnd(148, 4, 4), "W_dkv": rnd(149, 4, 3),
+                 "W_uk": rnd(150, 3, 4), "W_uv": rnd(151, 3, 4), "W_o": rnd(152, 4, 2),
+                 "b_o": rnd(153, 1, 2)[0], "n_head": 2, "flash_block_q": 2, "flash_block_k": 2},
+    },
+    {
+        "name": "mla_error_rope_without_kr",
+        "description": "MLA with rope but no W_kr, W_qr: refused, naming rope (rotating the keys "
+                       "made from the latent would break the absorbed form)",
+        "spec": {"x": I2, "W_q": I2, "W_dkv": I2, "W_uk": I2, "W_uv": I2, "rope": "halves"},
+        "expect": {"ok": False, "field": "rope"},
+    },
+    {
+        "name": "mla_error_w_k_with_latent",
+        "description": "W_k given with W_dkv: refused, naming W_k",
+        "spec": {"x": I2, "W_q": I2, "W_k": I2, "W_dkv": I2, "W_uk": I2, "W_uv": I2},
+        "expect": {"ok": False, "field": "W_k"},
+    },
+    {
+        "name": "mla_error_w_uk_rows",
+        "description": "W_uk with 3 rows for a latent of 2 (d_c): refused, naming W_uk",
+        "spec": {"x": I2, "W_q": I2, "W_dkv": I2, "W_uk": [[1, 0], [0, 1], [1, 1]], "W_uv": I2},
+        "expect": {"ok": False, "field": "W_uk"},
     },
     {
         "name": "window_error_not_causal",

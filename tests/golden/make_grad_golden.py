@@ -46,6 +46,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # no __pycache__ in tests/golden
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_golden as mg  # noqa: E402  (forward reference, f32, rnd, plain, dump)
+import ref_flash_mla as ref  # noqa: E402  (FlashAttention-2's backward)
 
 FD_EPS = 1e-6
 FD_LIMIT = 1e-6
@@ -470,7 +471,49 @@ CASES = [
         "description": "window 3, base 2, x mode; loss sum",
         "spec": fwd("window3_kv_cache", loss="sum"),
     },
+    {
+        "name": "flash_16_tokens_causal",
+        "description": "FlashAttention-2's backward over 4x4 tiles (D, P recomputed from L); the "
+                       "gradients are the plain ones; d_out from default_rng(131)",
+        "spec": fwd("flash_16_tokens_causal", d_out=mg.rnd(131, 16, 3, decimals=2)),
+    },
+    {
+        "name": "flash_uneven_window_alibi_mqa_rope",
+        "description": "FlashAttention-2's backward in 2x3 tiles with window, sink, ALiBi, MQA and "
+                       "RoPE; loss sum",
+        "spec": fwd("flash_uneven_window_alibi_mqa_rope", loss="sum"),
+    },
 ]
+
+
+# Multi-head latent attention: gradients of L = Σ d_out ⊙ out with respect to every weight, by
+# central differences of ref_flash_mla.mla in float64 (the definition itself, no analytic backward).
+MLA_CASES = [
+    {
+        "name": "mla_latent_rope_halves",
+        "description": "MLA with the decoupled RoPE part: the gradients of x, W_q, W_dkv, W_uk, W_uv, "
+                       "W_kr, W_qr and W_o; d_out from default_rng(160)",
+        "spec": fwd("mla_latent_rope_halves", d_out=mg.rnd(160, 3, 4, decimals=2)),
+    },
+    {
+        "name": "mla_rank2_interleaved_window_alibi",
+        "description": "MLA, rank-2 latent, 4 heads, window and ALiBi; d_out from default_rng(161)",
+        "spec": fwd("mla_rank2_interleaved_window_alibi", d_out=mg.rnd(161, 6, 12, decimals=2)),
+    },
+    {
+        "name": "mla_no_rope_flash",
+        "description": "MLA without the rotary part, in FlashAttention tiles (the backward's "
+                       "recomputation); d_out from default_rng(162)",
+        "spec": fwd("mla_no_rope_flash", d_out=mg.rnd(162, 5, 2, decimals=2)),
+    },
+]
+
+
+def run_mla_case(c):
+    spec = c["spec"]
+    W, mask, alibi_bias = mg.mla_setup(spec)
+    L, grads = ref.mla_loss_grads(spec, W, mask, alibi_bias, mg.f32(spec["d_out"]))
+    return {"loss": L, "grads": {name: snap(g) for name, g in grads.items()}}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -532,6 +575,7 @@ def run_case(c):
         assert np.allclose(g["d_x"][:b], kv[:b], rtol=0, atol=1e-15)
     if c["name"].startswith("identity_2x2"):
         check_identity(c["name"], g, L)
+    flash = flash_grads(spec, s, F, g) if "flash_block_q" in spec else None
 
     g["loss"] = L
     # The file mirrors backward_json's answer: {"loss", "grads": {forward name: gradient}}, i.e.
@@ -544,7 +588,29 @@ def run_case(c):
             expect[k if k == "loss" else k[2:]] = snap(g[k]) if k != "loss" else float(L)
     assert len(g) == len(expect)
     expect = {"loss": expect.pop("loss"), "grads": expect}
+    if flash:  # FlashAttention-2's D and recomputed P, beside the gradients (equal to the plain ones)
+        expect["grads"]["flash"] = flash
     return expect, worst, per, f32_error(spec, g, L), s, g
+
+
+def flash_grads(spec, s, F, g):
+    """FlashAttention-2's backward (ref_flash_mla.flash_backward) per head must give the plain
+    backward's d_weights (dP), d_scaled (dS), d_v and d_q, d_k (before RoPE's turn back); returns
+    the file's "flash" object: per head D and the recomputed P, and every tile's dV, dK, dQ so far."""
+    heads, steps = [], []
+    for h, hh in enumerate(F["heads"]):
+        gh = g["heads"][h]
+        _, _, _, lse, O = ref.flash_forward(hh["masked"], hh["v"], spec["flash_block_q"], spec["flash_block_k"])
+        b = ref.flash_backward(hh["masked"], hh["v"], hh.get("q_rot", hh["q"]), hh.get("k_rot", hh["k"]), O, lse,
+                               gh["d_context"], spec["flash_block_q"], spec["flash_block_k"], s["scale_factor"])
+        pairs = [("P", hh["weights"]), ("dP", gh["d_weights"]), ("dS", gh["d_scaled"]), ("dv", gh["d_v"]),
+                 ("dq", gh.get("d_q_rot", gh["d_q"])), ("dk", gh.get("d_k_rot", gh["d_k"]))]
+        for name, plain in pairs:
+            assert np.allclose(b[name], plain, rtol=0, atol=1e-12), "flash backward %s differs" % name
+        heads.append({"D": snap(b["D"]), "P": snap(b["P"])})
+        steps += [{"head": h, **{k: snap(v) if isinstance(v, np.ndarray) else v for k, v in st.items()}}
+                  for st in b["steps"]]
+    return {"heads": heads, "steps": steps}
 
 
 def check_kv_cache_against_full():
@@ -569,6 +635,11 @@ def main():
         worst_fd, worst_f32 = max(worst_fd, fd), max(worst_f32, e32)
         print("%-34s L=%-12.6g fd %.2e  float32 %.2e  (worst fd: %s)"
               % (c["name"], expect["loss"], fd, e32, max(per, key=per.get)))
+        cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
+                      "expect": expect, "tolerance": c.get("tolerance", 1e-5)})
+    for c in MLA_CASES:
+        expect = run_mla_case(c)
+        print("%-34s L=%-12.6g (central differences of the definition)" % (c["name"], expect["loss"]))
         cases.append({"name": c["name"], "description": c["description"], "spec": c["spec"],
                       "expect": expect, "tolerance": c.get("tolerance", 1e-5)})
     check_kv_cache_against_full()

@@ -2,6 +2,8 @@
 // (semantics and conventions in attention.h).
 #include "core/attention/attention.h"
 
+#include "core/attention/flash.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -195,6 +197,7 @@ void check_attention_inputs(const AttentionInput& in, const AttentionOptions& op
     for (float m : opt.alibi_slopes)
       if (!std::isfinite(m)) throw InputError("alibi_slopes holds a non-finite slope", "alibi_slopes");
   }
+  check_flash_options(opt, T, T_total);
   if (static_cast<long long>(H) * T * T_total > kMaxScores)
     throw InputError("n_head·T·T_total = " + num(static_cast<long long>(H) * T * T_total) +
                          " is more than the limit of " + num(kMaxScores),
@@ -384,6 +387,7 @@ AttentionTrace attention_trace(const AttentionInput& in, const AttentionOptions&
 
   tr.out = in.W_o.empty() ? tr.concat : linear(tr.concat, in.W_o, in.b_o);  // (T, d_out)
   tr.d_out = tr.out.shape[1];
+  if (opt.flash_block_q) flash_forward(tr);  // the same context again, tile by tile (flash.h)
 
   for (const EmptyRow& r : tr.empty_rows)
     tr.warnings.push_back(where(r, H) + ": the mask hides every key, so this query attends to nothing; "
@@ -435,7 +439,8 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
   const bool rope = !tr.q_rot.empty();
   g.d_q = Tensor({H, T, hd});
   g.d_k = Tensor({H, Tt, hd});
-  for (int h = 0; h < H; ++h) {
+  if (tr.options.flash_block_q) flash_backward(tr, g);  // FlashAttention-2's recomputation (flash.h)
+  for (int h = 0; h < H && !tr.options.flash_block_q; ++h) {
     const size_t oW = static_cast<size_t>(h) * T * Tt, oC = static_cast<size_t>(h) * T * dv,
                  oV = static_cast<size_t>(h) * Tt * dv;
     // context = weights·v

@@ -33,6 +33,10 @@
 //   Sliding window (window w ≥ 1, with causal): the query at position p = base + i also loses the
 //                 keys j ≤ p − w, so it sees p − w + 1 … p (strict; … p − 1 inclusive), as Mistral;
 //                 with sinks s the first s keys stay visible whatever the window (StreamingLLM).
+//   FlashAttention's tiles (flash_block_q, flash_block_k ≥ 1; flash.h): the same context computed
+//                 block by block with an online softmax, kept in AttentionTrace::flash beside the
+//                 plain path (whose weights, context and out stay the ones above), with the largest
+//                 difference between the two and its bound. Needs the stable softmax.
 //
 // KV cache: the T queries are the last T of T_total = T + base positions; query i sits at
 // position base + i and may look at keys j ≤ base + i (mask j > i + base, the standard one) or
@@ -87,6 +91,34 @@ struct AttentionOptions {
   int sinks = 0;      // attention sinks: the first keys, always visible (needs window)
   bool alibi = false;
   std::vector<float> alibi_slopes;  // one per head; empty means 2^(−8h/n_head)
+  int flash_block_q = 0;  // FlashAttention: query rows per tile (0: off; both or neither)
+  int flash_block_k = 0;  // FlashAttention: key columns per tile
+};
+
+// One step of FlashAttention's forward for one head: query block qb (rows r0 … r0 + rows − 1)
+// meets key block kb (columns c0 … c0 + cols − 1). The state after the step, per row of the block:
+// m = max(m_old, the tile's row max), alpha = e^(m_old − m) (the rescale of the old sums; 1 when
+// the maximum stayed, 0 before any key was seen), l = alpha·l_old + Σ_j p, o = alpha·o_old + p·v.
+struct FlashStep {
+  int head = 0, q_block = 0, k_block = 0, r0 = 0, rows = 0, c0 = 0, cols = 0;
+  bool skipped = false;  // every entry of the tile is masked: m, l, o carry over unchanged
+  Tensor m, l, alpha;    // (rows)
+  Tensor p;              // (rows, cols) = e^(masked − m), 0 at masked entries
+  Tensor o;              // (rows, d_v): the unnormalised partial output
+};
+
+// FlashAttention's forward (FlashAttention-2's loop order: for each query block, every key block).
+struct FlashTrace {
+  int block_q = 0, block_k = 0, n_q_blocks = 0, n_k_blocks = 0;
+  std::vector<FlashStep> steps;  // head-major, then query block, then key block
+  Tensor m, l;        // (n_head, T): the final row maximum and sum
+  Tensor lse;         // (n_head, T): L = m + log l, the logsumexp the backward recomputes P from
+                      // (−∞ for an empty row)
+  Tensor context;     // (n_head, T, d_v) = o / l (0 for an empty row)
+  Tensor concat, out; // as the plain path's, from this context
+  // Largest |flash − plain| over the context and out, and the bounds they must stay within
+  // (flash.h states them).
+  float max_diff_context = 0, max_diff_out = 0, bound_context = 0, bound_out = 0;
 };
 
 // Leave a tensor empty (default-constructed) to say it is absent.
@@ -136,6 +168,7 @@ struct AttentionTrace {
   Tensor context;  // (n_head, T, d_v) = weights·v
   Tensor concat;   // (T, n_head·d_v)
   Tensor out;      // (T, d_out) = concat·W_o + b_o, or concat when there is no W_o
+  FlashTrace flash;  // FlashAttention's tiles (empty when off)
   std::vector<EmptyRow> empty_rows;     // rows whose every key is masked
   std::vector<EmptyRow> overflow_rows;  // rows where the softmax met a non-finite value
   std::vector<std::string> warnings;    // plain-language notes on the above
@@ -178,6 +211,20 @@ struct AttentionGrads {
   Tensor d_x;                    // (T_total, d_model), x mode
   Tensor d_W_q, d_W_k, d_W_v;    // x mode
   Tensor d_b_q, d_b_k, d_b_v;    // when the bias was given
+  // FlashAttention-2's backward (flash on; flash.h): D = rowsum(d_context ⊙ flash context), and
+  // P recomputed tile by tile from the stored logsumexp, P = e^(masked − L). d_weights (dP),
+  // d_v and d_scaled (dS = P ⊙ (dP − D)) are then computed tile by tile from these.
+  Tensor flash_D;  // (n_head, T)
+  Tensor flash_P;  // (n_head, T, T_total)
+  // The state after each tile of the backward (head-major, then key block, then query block): the
+  // key block's dV and dK so far (dK of the rotated keys with RoPE) and the query block's dQ so
+  // far (of the rotated queries), as FlashAttention-2 accumulates them.
+  struct FlashBackStep {
+    int head = 0, k_block = 0, q_block = 0, r0 = 0, rows = 0, c0 = 0, cols = 0;
+    Tensor dv, dk;  // (cols, d_v), (cols, head_dim)
+    Tensor dq;      // (rows, head_dim)
+  };
+  std::vector<FlashBackStep> flash_steps;
 };
 
 // The backward pass of a trace. Throws InputError (field "d_out") if d_out's shape is not out's.
