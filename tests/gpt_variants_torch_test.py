@@ -9,7 +9,9 @@ For each case it trains a small model with `gpt train` and the case's flags (40 
 from uniform), then runs `gpt logits FILE --prompt P --grads` and compares, with PyTorch's model of
 the same config and the checkpoint's weights: every logit (|ours − PyTorch| ≤ 1e-4), the loss
 (≤ 1e-5), and every parameter's gradient (|ours − PyTorch| ≤ 1e-6 + 1e-4·max|g| per tensor: float32
-sums in other orders, through two layers and the backward). Exits 77 where PyTorch is missing.
+sums in other orders, through two layers and the backward). For the Llama block and ALiBi with a
+window it also opens each head in the stepper (`gpt attention --head` | `attention trace`): the same
+weights, bit for bit. Exits 77 where PyTorch is missing.
 """
 import json
 import os
@@ -76,6 +78,20 @@ def check(name, ckpt, gpt):
         sys.exit(f"{name}: the logits are tiny ({largest}): the model did not train, so the check proves little")
 
 
+def check_heads(name, ckpt, gpt):
+    """Each head of the last layer as a stepper spec (`gpt attention --head`, with its variant's
+    window and ALiBi slope; RoPE's q and k already turned), traced by the `attention` CLI: the
+    stepper's weights equal the model's, bit for bit (both are the reference arithmetic)."""
+    attention = os.path.join(os.path.dirname(gpt), "attention")
+    maps = json.loads(run([gpt, "attention", ckpt, "--prompt", PROMPT], echo=False))["maps"]
+    for h in range(len(maps[-1])):
+        spec = run([gpt, "attention", ckpt, "--prompt", PROMPT, "--head", f"{len(maps)}.{h + 1}"], echo=False)
+        trace = json.loads(run([attention, "trace"], stdin=spec, echo=False))["trace"]
+        if trace["heads"][0]["weights"] != maps[-1][h]:
+            sys.exit(f"{name}: FAILED: head {h + 1} traced by the stepper differs from the model's weights")
+    print(f"{name}: every head of the last layer opens in the stepper with the same weights")
+
+
 def main():
     gpt, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -86,6 +102,8 @@ def main():
         ckpt = os.path.join(work, f"variants_{name}.safetensors")
         train_small(gpt, ckpt, DATA + flags + ["--threads", "1"], steps=40)
         check(name, ckpt, gpt)
+        if name in ("llama", "alibi_window"):
+            check_heads(name, ckpt, gpt)
     print("gpt_variants_torch: ok")
 
 

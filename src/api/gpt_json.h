@@ -21,7 +21,9 @@
 // GPT's configs and checkpoints stay as they were.
 // A head's stepper spec: the q, k, v of one head for the last forward pass (one sequence) as the
 // stepper's Q, K, V mode, with the model's mask and softmax, so that `attention trace` (or the
-// page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"}.
+// page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"},
+// and "window", "alibi", "alibi_slopes" with those variants (RoPE: Q and K as turned; grouped-query:
+// K and V of the head's key/value head).
 #pragma once
 
 #include <functional>

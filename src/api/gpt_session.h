@@ -172,8 +172,9 @@ class GptSession {
   const std::vector<float>& attention_mean() const { return mean_; }        // attention_summary: (L, T, T)
   const std::vector<float>& attention_rollout() const { return rollout_; }  // attention_summary: (L, T, T)
   const std::vector<float>& cache_attention() const { return cache_att_; }  // generation: (L, NH, T_total)
-  const std::vector<float>& cache_keys() const { return cache_k_; }    // generation: (L, T_total, C)
-  const std::vector<float>& cache_values() const { return cache_v_; }  // generation: (L, T_total, C)
+  // generation: (L, T_total, C), with grouped-query attention (L, T_total, n_kv_head·head_dim)
+  const std::vector<float>& cache_keys() const { return cache_k_; }
+  const std::vector<float>& cache_values() const { return cache_v_; }
 
   std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json);
   std::string open_piece(double at, std::string bytes);
