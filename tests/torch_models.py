@@ -6,11 +6,18 @@ CLI and then load into scripts/gpt_torch.py's nanoGPT model.
     require_torch("walk_torch")                # exits 77 (skipped) without PyTorch
     ckpt = train_small(gpt, path, GRAMMAR, steps=80)
 
+variant_forward(cfg, params, ids) is our own PyTorch model of the GPT's variants (gpt.h: pos rope |
+alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, bias), written from the papers (RoFormer,
+ALiBi, GQA, RMSNorm, GLU Variants, Longformer/Mistral's window) and from what Hugging Face's Llama and
+GPT-NeoX do, not from the project's kernels: it is what tests/gpt_variants_torch_test.py checks the
+project's logits and gradients against.
+
 A model is 2 layers, n_embd 32, 4 heads, block_size 16, batch 8, lr 1e-2 with 10 warm-up steps:
 a few seconds of training, enough for logits well away from uniform. GRAMMAR (the strict mask,
 the stable softmax) and SUMS_INCLUSIVE_NAIVE (the inclusive mask, whose first row sees nothing,
 and the naive softmax) are (the training data's options, a prompt the model knows).
 """
+import math
 import subprocess
 import sys
 
@@ -47,3 +54,95 @@ def train_small(gpt, path, data, steps):
         ["--n-layer", "2", "--n-embd", "32", "--n-head", "4", "--block-size", "16", "--batch-size", "8",
          "--steps", str(steps), "--lr", "1e-2", "--warmup-steps", "10", "--quiet"])
     return path
+
+
+# ---------------------------------------------------------------- the variants, in PyTorch
+
+def rope_rotate(x, positions, base, d_rot, pairing):
+    """RoFormer's rotary embedding of x (heads, T, hs) at the given positions: the first d_rot
+    dimensions turn pair by pair, pair i by position·θ_i, θ_i = base^(−2i/d_rot); the rest pass.
+    interleaved: pairs (2i, 2i+1) as complex numbers times e^(i·m·θ_i) (the paper's eq. 34);
+    halves: GPT-NeoX's and Llama's x·cos + rotate_half(x)·sin over (i, i + d_rot/2)."""
+    import torch
+    theta = base ** (-torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot)        # (d_rot/2)
+    ang = positions.to(torch.float64)[:, None] * theta[None, :]                      # (T, d_rot/2)
+    rot, rest = x[..., :d_rot], x[..., d_rot:]
+    if pairing == "interleaved":
+        z = torch.view_as_complex(rot.reshape(*rot.shape[:-1], d_rot // 2, 2).contiguous())
+        turned = torch.view_as_real(z * torch.polar(torch.ones_like(ang), ang).to(torch.complex64))
+        rot = turned.reshape(rot.shape)
+    else:
+        cos = torch.cat([ang.cos(), ang.cos()], dim=-1).to(x.dtype)
+        sin = torch.cat([ang.sin(), ang.sin()], dim=-1).to(x.dtype)
+        half = d_rot // 2
+        rotate_half = torch.cat([-rot[..., half:], rot[..., :half]], dim=-1)
+        rot = rot * cos + rotate_half * sin
+    return torch.cat([rot, rest], dim=-1)
+
+
+def alibi_slopes(n_head):
+    """ALiBi's slopes: the geometric sequence 2^(−8/n), 2^(−16/n), … (Press et al., for n a power of
+    two; the same closed form for other n)."""
+    return [2.0 ** (-8.0 * (h + 1) / n_head) for h in range(n_head)]
+
+
+def variant_forward(cfg, p, ids):
+    """Logits (T, V) of the GPT of config cfg (the checkpoint's JSON config) with parameters p
+    ({name: tensor}, nanoGPT's and Llama's names as gpt.h lays them out) on one sequence ids."""
+    import torch
+    import torch.nn.functional as F
+    C, NH, T = cfg["n_embd"], cfg["n_head"], len(ids)
+    hs = C // NH
+    NKV = cfg.get("n_kv_head", 0) or NH
+    pos = cfg.get("pos", "learned")
+    eps = cfg.get("ln_eps", 1e-5)
+    window = cfg.get("window", 0)
+    inclusive = cfg.get("mask", "strict") == "inclusive"
+    ids_t = torch.tensor(ids)
+
+    def norm(x, prefix):
+        w = p[prefix + ".weight"]
+        if cfg.get("norm", "layernorm") == "rmsnorm":  # Zhang & Sennrich: x / RMS(x) · g
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        return F.layer_norm(x, (C,), w, p.get(prefix + ".bias"), eps)
+
+    def linear(x, prefix):
+        return F.linear(x, p[prefix + ".weight"], p.get(prefix + ".bias"))
+
+    x = p["transformer.wte.weight"][ids_t]
+    if pos == "learned":
+        x = x + p["transformer.wpe.weight"][:T]
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    visible = (j < i) if inclusive else (j <= i)
+    if window:
+        visible = visible & (j > i - window)
+    for layer in range(cfg["n_layer"]):
+        h = f"transformer.h.{layer}."
+        qkv = linear(norm(x, h + "ln_1"), h + "attn.c_attn")
+        q = qkv[:, :C].reshape(T, NH, hs).transpose(0, 1)
+        k = qkv[:, C:C + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
+        v = qkv[:, C + NKV * hs:].reshape(T, NKV, hs).transpose(0, 1)
+        if pos == "rope":
+            d_rot = cfg.get("rope_dims", 0) or hs
+            q = rope_rotate(q, torch.arange(T), cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"))
+            k = rope_rotate(k, torch.arange(T), cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"))
+        k = k.repeat_interleave(NH // NKV, dim=0)  # Llama's repeat_kv: query head h reads h // group
+        v = v.repeat_interleave(NH // NKV, dim=0)
+        att = q @ k.transpose(-1, -2) / math.sqrt(hs)
+        if pos == "alibi":
+            m = torch.tensor(alibi_slopes(NH))[:, None, None]
+            att = att - m * (i - j).to(att.dtype)[None]
+        att = att.masked_fill(~visible[None], float("-inf"))
+        att = torch.nan_to_num(F.softmax(att, dim=-1), nan=0.0)  # a row that sees nothing: zeros
+        y = (att @ v).transpose(0, 1).reshape(T, C)
+        x = x + linear(y, h + "attn.c_proj")
+        hn = norm(x, h + "ln_2")
+        if cfg.get("mlp", "gelu") == "swiglu":  # Shazeer: (silu(xW) ⊙ xV)W2
+            x = x + linear(F.silu(linear(hn, h + "mlp.gate_proj")) * linear(hn, h + "mlp.up_proj"),
+                           h + "mlp.down_proj")
+        else:
+            approx = "tanh" if cfg.get("activation") == "gelu_new" else "none"
+            x = x + linear(F.gelu(linear(hn, h + "mlp.c_fc"), approximate=approx), h + "mlp.c_proj")
+    x = norm(x, "transformer.ln_f")
+    return x @ p["transformer.wte.weight"].T

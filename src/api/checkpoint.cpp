@@ -69,12 +69,13 @@ std::string dims_of(const std::string& name) {
   };
   if (ends("wte.weight") || name == "lm_head.weight") return "vocab_size, n_embd";
   if (ends("wpe.weight")) return "block_size, n_embd";
+  // (n_kv_head: c_attn has n_embd + 2·n_kv_head·head_dim rows; n_inner replaces 4·n_embd)
   if (ends("c_attn.weight")) return "3·n_embd, n_embd";
   if (ends("c_attn.bias")) return "3·n_embd";
   if (ends("attn.c_proj.weight")) return "n_embd, n_embd";
-  if (ends("c_fc.weight")) return "4·n_embd, n_embd";
-  if (ends("c_fc.bias")) return "4·n_embd";
-  if (ends("mlp.c_proj.weight")) return "n_embd, 4·n_embd";
+  if (ends("c_fc.weight") || ends("gate_proj.weight") || ends("up_proj.weight")) return "4·n_embd, n_embd";
+  if (ends("c_fc.bias") || ends("gate_proj.bias") || ends("up_proj.bias")) return "4·n_embd";
+  if (ends("mlp.c_proj.weight") || ends("down_proj.weight")) return "n_embd, 4·n_embd";
   return "n_embd";  // LayerNorm weights and biases, the projections' biases
 }
 
@@ -399,6 +400,15 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("activation", activation_name(a.activation), activation_name(b.activation));
   add("ln_eps", format_float(a.ln_eps), format_float(b.ln_eps));
   add("bias", a.bias ? "true" : "false", b.bias ? "true" : "false");
+  add("pos", positions_name(a.pos), positions_name(b.pos));
+  add("rope_base", format_float(a.rope_base), format_float(b.rope_base));
+  add("rope_dims", num(a.rope_dims), num(b.rope_dims));
+  add("rope", rope_pairing_name(a.rope), rope_pairing_name(b.rope));
+  add("n_kv_head", num(a.kv_head()), num(b.kv_head()));
+  add("norm", norm_name(a.norm), norm_name(b.norm));
+  add("mlp", mlp_name(a.mlp), mlp_name(b.mlp));
+  add("n_inner", num(a.inner()), num(b.inner()));
+  add("window", num(a.window), num(b.window));
   return out;
 }
 

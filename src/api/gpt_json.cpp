@@ -1,6 +1,7 @@
 // gpt_json.cpp — run specs, configs, head specs and attention maps as JSON (see gpt_json.h).
 #include "api/gpt_json.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/base/number_text.h"
@@ -17,7 +18,48 @@ namespace {
 const std::set<std::string> kRunKeys = {
     "preset", "n_layer",  "n_head", "n_embd",   "block_size",   "mask",         "softmax",    "task",
     "n_chars", "text",    "text_name", "batch_size", "steps",   "lr",           "min_lr",     "warmup_steps",
-    "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed"};
+    "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed",
+    // the model's variants (gpt.h), shared with the config's JSON
+    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias"};
+
+// The variants' keys of a config (gpt.h), written only when not the default.
+const std::vector<std::string> kVariantKeys = {"pos", "rope_base", "rope_dims", "rope", "n_kv_head",
+                                               "norm", "mlp", "n_inner", "window"};
+const std::vector<std::string> kPositions = {"learned", "rope", "alibi", "none"};
+const std::vector<std::string> kPairings = {"halves", "interleaved"};
+
+void write_variants(Value& v, const GPTConfig& c) {
+  const GPTConfig d;
+  if (c.pos != d.pos) v.set("pos", kPositions[static_cast<size_t>(c.pos)]);
+  if (c.pos == Positions::rope) {
+    if (c.rope_base != d.rope_base) v.set("rope_base", Value::f32(c.rope_base));
+    if (c.rope_dims != d.rope_dims) v.set("rope_dims", c.rope_dims);
+    if (c.rope != d.rope) v.set("rope", rope_pairing_name(c.rope));
+  }
+  if (c.n_kv_head != d.n_kv_head) v.set("n_kv_head", c.n_kv_head);
+  if (c.norm != d.norm) v.set("norm", norm_name(c.norm));
+  if (c.mlp != d.mlp) v.set("mlp", mlp_name(c.mlp));
+  if (c.n_inner != d.n_inner) v.set("n_inner", c.n_inner);
+  if (c.window != d.window) v.set("window", c.window);
+}
+
+// The variants' keys (each optional, the default when absent) into c; rope_base, rope_dims and
+// rope only with pos "rope".
+void read_variants(const Value& v, GPTConfig& c) {
+  const std::string pos = read_choice(v, "pos", kPositions);
+  c.pos = static_cast<Positions>(std::find(kPositions.begin(), kPositions.end(), pos) - kPositions.begin());
+  for (const char* key : {"rope_base", "rope_dims", "rope"})
+    if (v.find(key) && c.pos != Positions::rope)
+      throw InputError(std::string(key) + " is RoPE's: it needs \"pos\": \"rope\"", key);
+  c.rope_base = read_float(v, "rope_base", c.rope_base, 1.0, 1e9);
+  c.rope_dims = static_cast<int>(read_int(v, "rope_dims", c.rope_dims, 0, kMaxEmbd));
+  c.rope = read_choice(v, "rope", kPairings) == "halves" ? RopePairing::halves : RopePairing::interleaved;
+  c.n_kv_head = static_cast<int>(read_int(v, "n_kv_head", c.n_kv_head, 0, kMaxHeads));
+  c.norm = read_choice(v, "norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
+  c.mlp = read_choice(v, "mlp", {"gelu", "swiglu"}) == "swiglu" ? Mlp::swiglu : Mlp::gelu;
+  c.n_inner = static_cast<int>(read_int(v, "n_inner", c.n_inner, 0, kMaxInner));
+  c.window = static_cast<int>(read_int(v, "window", c.window, 0, kMaxBlockSize));
+}
 
 const char* mask_name(MaskVariant m) { return m == MaskVariant::strict ? "strict" : "inclusive"; }
 
@@ -96,6 +138,8 @@ RunSpec read_run_spec(const Value& s) {
   r.model.block_size = static_cast<int>(read_int(s, "block_size", r.model.block_size, 1, kMaxBlockSize));
   r.model.mask = read_mask(s);
   r.model.stable_softmax = read_choice(s, "softmax", {"stable", "naive"}) == "stable";
+  r.model.bias = read_bool(s, "bias", r.model.bias);
+  read_variants(s, r.model);
   if (r.model.n_embd % r.model.n_head != 0)
     throw InputError("n_embd is " + std::to_string(r.model.n_embd) + ", which " + std::to_string(r.model.n_head) +
                          " heads cannot share equally (n_head must divide n_embd)",
@@ -153,6 +197,10 @@ TrainConfig read_finetune_spec(const Value& s, const GPTConfig& model, std::stri
 }
 
 const char* activation_name(Activation a) { return a == Activation::gelu_new ? "gelu_new" : "gelu"; }
+const char* positions_name(Positions p) { return kPositions[static_cast<size_t>(p)].c_str(); }
+const char* rope_pairing_name(RopePairing r) { return r == RopePairing::interleaved ? "interleaved" : "halves"; }
+const char* norm_name(Norm n) { return n == Norm::rmsnorm ? "rmsnorm" : "layernorm"; }
+const char* mlp_name(Mlp m) { return m == Mlp::swiglu ? "swiglu" : "gelu"; }
 
 Value config_json(const GPTConfig& c) {
   Value v = Value::object();
@@ -164,18 +212,22 @@ Value config_json(const GPTConfig& c) {
   if (c.activation != d.activation) v.set("activation", activation_name(c.activation));
   if (c.ln_eps != d.ln_eps) v.set("ln_eps", Value::f32(c.ln_eps));
   if (c.bias != d.bias) v.set("bias", c.bias);
+  write_variants(v, c);
   return v;
 }
 
 GPTConfig read_config(const Value& v, const std::string& where) {
   GPTConfig c;
-  read_numbers(v, c, kConfigSizes, where, {"mask", "softmax"}, {"activation", "ln_eps", "bias"});
+  std::vector<std::string> optional = {"activation", "ln_eps", "bias"};
+  optional.insert(optional.end(), kVariantKeys.begin(), kVariantKeys.end());
+  read_numbers(v, c, kConfigSizes, where, {"mask", "softmax"}, optional);
   c.mask = read_mask(v);
   c.stable_softmax = read_choice(v, "softmax", {"stable", "naive"}) == "stable";
   if (v.find("activation"))
     c.activation = read_choice(v, "activation", {"gelu", "gelu_new"}) == "gelu_new" ? Activation::gelu_new : Activation::gelu;
   c.ln_eps = read_float(v, "ln_eps", c.ln_eps, 1e-12, 0.1);
   c.bias = read_bool(v, "bias", c.bias);
+  read_variants(v, c);
   c.validate();
   return c;
 }
@@ -243,23 +295,30 @@ Value head_spec(const GPT& model, int layer, int head) {
     throw InputError("head " + std::to_string(head) + " does not exist: each layer has heads 0 to " +
                          std::to_string(c.n_head - 1),
                      "head");
-  const int T = model.seq_len(), C = c.n_embd, hs = c.head_dim();
-  const float* qkv = model.qkv(layer);  // (T, 3C)
+  const int T = model.seq_len(), C = c.n_embd, hs = c.head_dim(), W = c.qkv_width();
+  const int kv = head / (c.n_head / c.kv_head()) * hs, KC = c.kv_head() * hs;
+  const float* qkv = model.qkv(layer);  // (T, W): q | k | v, with RoPE q and k already turned
   std::vector<float> part(static_cast<size_t>(T) * hs);
-  auto block = [&](int which) {  // 0: q, 1: k, 2: v — head's columns of that third
+  auto block = [&](int col) {  // the head's hs columns from col
     for (int t = 0; t < T; ++t)
-      for (int i = 0; i < hs; ++i)
-        part[static_cast<size_t>(t) * hs + i] = qkv[static_cast<size_t>(t) * 3 * C + which * C + head * hs + i];
+      for (int i = 0; i < hs; ++i) part[static_cast<size_t>(t) * hs + i] = qkv[static_cast<size_t>(t) * W + col + i];
     return matrix_value(part.data(), T, hs);
   };
   Value v = Value::object();
-  v.set("Q", block(0));
-  v.set("K", block(1));
-  v.set("V", block(2));
+  v.set("Q", block(head * hs));
+  v.set("K", block(C + kv));  // the head's group's key/value head
+  v.set("V", block(C + KC + kv));
   v.set("n_head", 1);
   v.set("causal", true);
   v.set("mask", mask_name(c.mask));
   v.set("softmax", c.stable_softmax ? "stable" : "naive");
+  if (c.window > 0) v.set("window", c.window);
+  if (const float* slopes = model.alibi_slopes()) {
+    v.set("alibi", true);
+    Value m = Value::array();
+    m.push(Value::f32(slopes[head]));
+    v.set("alibi_slopes", std::move(m));
+  }
   return v;
 }
 

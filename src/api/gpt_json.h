@@ -4,7 +4,10 @@
 // A run spec (every key optional):
 //   model:  "preset": "tiny" | "small" (default "tiny"), then any of "n_layer", "n_head",
 //           "n_embd", "block_size" to change it; "mask": "strict" | "inclusive";
-//           "softmax": "stable" | "naive"
+//           "softmax": "stable" | "naive"; the variants (gpt.h): "pos": "learned" | "rope" |
+//           "alibi" | "none", with rope "rope_base", "rope_dims", "rope": "halves" |
+//           "interleaved"; "n_kv_head", "norm": "layernorm" | "rmsnorm", "mlp": "gelu" | "swiglu",
+//           "n_inner", "window", "bias": true | false
 //   data:   "task": "copy" | "reverse" | "sort" | "induction" | "sums" | "grammar" (default
 //           "copy") with "n_chars" (its length), or "text": the user's UTF-8 text with
 //           "text_name" (for messages; default "text")
@@ -13,11 +16,14 @@
 // Unknown keys, and "task" with "text", are refused by name.
 //
 // A config as JSON: {"vocab_size","block_size","n_layer","n_head","n_embd","mask","softmax"}, and
-// "activation" ("gelu" | "gelu_new"), "ln_eps", "bias" (true | false) when not the defaults (gelu,
-// 1e-5, true), so that the tiny GPT's configs and checkpoints stay as they were.
+// "activation" ("gelu" | "gelu_new"), "ln_eps", "bias" (true | false) and the variants' keys (as in
+// the run spec) when not the defaults (gelu, 1e-5, true, learned positions, …), so that the tiny
+// GPT's configs and checkpoints stay as they were.
 // A head's stepper spec: the q, k, v of one head for the last forward pass (one sequence) as the
 // stepper's Q, K, V mode, with the model's mask and softmax, so that `attention trace` (or the
-// page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"}.
+// page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"},
+// and "window", "alibi", "alibi_slopes" with those variants (RoPE: Q and K as turned; grouped-query:
+// K and V of the head's key/value head).
 #pragma once
 
 #include <functional>
@@ -48,6 +54,10 @@ TrainConfig read_finetune_spec(const json::Value& spec, const GPTConfig& model, 
 
 json::Value config_json(const GPTConfig& c);
 const char* activation_name(Activation a);
+const char* positions_name(Positions p);
+const char* rope_pairing_name(RopePairing r);
+const char* norm_name(Norm n);
+const char* mlp_name(Mlp m);
 // All keys required; `where` prefixes messages and fields ("config", "__metadata__.config").
 GPTConfig read_config(const json::Value& v, const std::string& where);
 // TrainConfig without the seed (a 64-bit integer; checkpoints keep it as a decimal string).

@@ -181,7 +181,7 @@ Value GptPredict::step_info() {
   GPT& m = s_.trainer_->model();
   const CharTokenizer& tok = s_.trainer_->tokenizer();
   const GPTConfig& c = m.config();
-  const int V = c.vocab_size, L = c.n_layer, NH = c.n_head, C = c.n_embd, n = m.cache_length();
+  const int V = c.vocab_size, L = c.n_layer, NH = c.n_head, n = m.cache_length();
   logits_.assign(generator_->logits(), generator_->logits() + V);
   // The same context through a full forward pass: its last row must match the cached logits.
   const std::vector<int> ctx = generator_->context();
@@ -194,8 +194,10 @@ Value GptPredict::step_info() {
   cache_v_.clear();
   for (int l = 0; l < L; ++l) {
     cache_att_.insert(cache_att_.end(), m.cache_attention(l), m.cache_attention(l) + static_cast<size_t>(NH) * n);
-    cache_k_.insert(cache_k_.end(), m.cache_keys(l), m.cache_keys(l) + static_cast<size_t>(n) * C);
-    cache_v_.insert(cache_v_.end(), m.cache_values(l), m.cache_values(l) + static_cast<size_t>(n) * C);
+    // rows of the key/value heads: C, or n_kv_head·head_dim with grouped-query attention
+    const size_t KC = static_cast<size_t>(c.kv_head()) * c.head_dim();
+    cache_k_.insert(cache_k_.end(), m.cache_keys(l), m.cache_keys(l) + static_cast<size_t>(n) * KC);
+    cache_v_.insert(cache_v_.end(), m.cache_values(l), m.cache_values(l) + static_cast<size_t>(n) * KC);
   }
   Value v = Value::object();
   const int last = generator_->tokens().back();

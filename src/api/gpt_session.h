@@ -177,8 +177,9 @@ class GptSession {
   const std::vector<float>& attention_mean() const { return predict_.attention_mean(); }  // attention_summary: (L, T, T)
   const std::vector<float>& attention_rollout() const { return predict_.attention_rollout(); }  // (L, T, T)
   const std::vector<float>& cache_attention() const { return predict_.cache_attention(); }  // generation: (L, NH, T_total)
-  const std::vector<float>& cache_keys() const { return predict_.cache_keys(); }  // generation: (L, T_total, C)
-  const std::vector<float>& cache_values() const { return predict_.cache_values(); }  // generation: (L, T_total, C)
+  // generation: (L, T_total, C), with grouped-query attention (L, T_total, n_kv_head·head_dim)
+  const std::vector<float>& cache_keys() const { return predict_.cache_keys(); }
+  const std::vector<float>& cache_values() const { return predict_.cache_values(); }
 
   // opening a model: the opening part (gpt_opening.h, gpt_open.cpp)
   std::string open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {

@@ -221,10 +221,10 @@ std::string GptPredict::weight_row(const std::string& spec_json) {
       const int layer = static_cast<int>(read_int(s, "layer", -1, 0, c.n_layer - 1));
       if (!get(s, "layer")) throw InputError("the weight " + json::excerpt(name) + " of which layer?", "layer");
       const BlockParams& p = w.h[static_cast<size_t>(layer)];
-      if (name == "c_attn") { W = p.c_attn_w; b = p.c_attn_b; rows = 3 * C; }
+      if (name == "c_attn") { W = p.c_attn_w; b = p.c_attn_b; rows = c.qkv_width(); }
       else if (name == "attn.c_proj") { W = p.attn_c_proj_w; b = p.attn_c_proj_b; rows = C; }
-      else if (name == "c_fc") { W = p.c_fc_w; b = p.c_fc_b; rows = 4 * C; }
-      else if (name == "mlp.c_proj") { W = p.mlp_c_proj_w; b = p.mlp_c_proj_b; rows = C; cols = 4 * C; }
+      else if (name == "c_fc") { W = p.c_fc_w; b = p.c_fc_b; rows = c.fc_width(); }  // SwiGLU: gate | up
+      else if (name == "mlp.c_proj") { W = p.mlp_c_proj_w; b = p.mlp_c_proj_b; rows = C; cols = c.inner(); }
       else
         throw InputError("unknown weight \"" + json::excerpt(name) +
                              "\": the weights are c_attn, attn.c_proj, c_fc, mlp.c_proj, lm_head",

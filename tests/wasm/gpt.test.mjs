@@ -694,3 +694,26 @@ test('load: corrupted bytes are refused by name (byte, tensor, metadata), and th
     assert.equal(run.train(1).step, 3);
   });
 });
+
+test('the variants (RoPE, RMSNorm, SwiGLU, grouped-query heads, a window) train in wasm; the page counts the core\'s parameters', async () => {
+  const { paramCount, defaultState } = await import('../../web/train/config.js');
+  const chosen = { pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: '2', window: '8' };
+  withRun({ ...SMALL, steps: 20, pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: 1, window: 4 }, (run) => {
+    const info = run.info();
+    assert.equal(info.config.pos, 'rope');
+    assert.equal(info.config.n_kv_head, 1);
+    const r = run.train(20);
+    assert.ok(Number.isFinite(r.loss ?? r.losses?.at(-1)), JSON.stringify(r).slice(0, 200));
+    const vals = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 8 };
+    assert.equal(paramCount(vals, { ...defaultState(), ...chosen, n_kv_head: '1' }, info.config.vocab_size), info.n_params);
+  });
+  for (const [k, v] of Object.entries(chosen)) {
+    const spec = { ...SMALL, steps: 1, [k]: /^\d+$/.test(v) ? Number(v) : v };
+    withRun(spec, (run) => {
+      const vals = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 8 };
+      const state = { ...defaultState(), [k]: v === '2' ? 'all' : v };  // n_head 2: 2 key/value heads is all
+      assert.equal(paramCount(vals, state, run.info().config.vocab_size), run.info().n_params, k);
+    });
+  }
+  throwsGpt(() => gpt.create({ ...SMALL, n_head: 4, n_kv_head: 3 }), 'n_kv_head', /does not divide/);
+});

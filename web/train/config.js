@@ -18,6 +18,42 @@
 // memory: the core's limit (kMaxModelBytes, 1 GiB), with the core's message past it.
 
 export const TASKS = ['copy', 'reverse', 'sort', 'induction', 'sums', 'grammar'];
+
+// The model's variants (gpt.h; the run spec's keys), each a choice whose first value is the
+// default: positions, the norm, the MLP, key/value heads ('all': n_head), a sliding window.
+export const VARIANTS = {
+  pos: ['learned', 'rope', 'alibi', 'none'],
+  norm: ['layernorm', 'rmsnorm'],
+  mlp: ['gelu', 'swiglu'],
+  n_kv_head: ['all', '2', '1'],
+  window: ['none', '8', '16'],
+};
+
+/**
+ * The parameters of a run's model (gpt.h's layout: GPTConfig::num_parameters) for the dimensions
+ * `vals`, the state's variants and a vocabulary of V (0: without the embedding), biases on.
+ */
+export function paramCount(vals, state, V) {
+  const { n_layer: L, n_head: NH, n_embd: C, block_size: T } = vals;
+  const hs = C / NH, H = 4 * C;
+  const kv = state.n_kv_head === 'all' || !VARIANTS.n_kv_head.includes(state.n_kv_head) ? NH : Number(state.n_kv_head);
+  const W = C + 2 * kv * hs;
+  const norm = state.norm === 'rmsnorm' ? C : 2 * C;  // RMSNorm: a weight, no bias
+  const mlp = state.mlp === 'swiglu' ? 2 * H * C + 2 * H + C * H + C : H * C + H + C * H + C;
+  const block = 2 * norm + W * C + W + C * C + C + mlp;
+  return V * C + (state.pos === 'learned' || state.pos === undefined ? T * C : 0) + L * block + norm;
+}
+
+/** The run spec's keys for the variants that are not the default. */
+export function variantSpec(state) {
+  const out = {};
+  for (const [k, vals] of Object.entries(VARIANTS)) {
+    const v = state[k];
+    if (v === vals[0] || !vals.includes(v)) continue;
+    out[k] = /^\d+$/.test(v) ? Number(v) : v;
+  }
+  return out;
+}
 export const SOURCES = [...TASKS, 'text'];
 export const PRESETS = {
   tiny: { n_layer: 2, n_head: 4, n_embd: 64, block_size: 64 },
@@ -65,6 +101,7 @@ export function defaultState() {
     preset: 'tiny',
     mask: 'strict',
     softmax: 'stable',
+    ...Object.fromEntries(Object.entries(VARIANTS).map(([k, vals]) => [k, vals[0]])),
     fields: { ...DEFAULT_FIELDS },
     prompt: '', // attention maps ('' = the task's example)
     gen_prompt: '', // generation ('' = the task's example up to its '=')
@@ -86,6 +123,7 @@ export function cleanState(obj) {
   if (['tiny', 'small', 'custom'].includes(obj.preset)) s.preset = obj.preset;
   if (['strict', 'inclusive'].includes(obj.mask)) s.mask = obj.mask;
   if (['stable', 'naive'].includes(obj.softmax)) s.softmax = obj.softmax;
+  for (const [k, vals] of Object.entries(VARIANTS)) if (vals.includes(obj[k])) s[k] = obj[k];
   if (isObj(obj.fields)) {
     for (const k of Object.keys(FIELDS)) {
       const v = obj.fields[k];
@@ -194,7 +232,7 @@ export function validate(state) {
 export function memorySpec(state, v) {
   if ([...MODEL_FIELDS, 'batch_size', 'text'].some((k) => v.errors[k])) return null;
   const { n_layer, n_head, n_embd, block_size, batch_size } = v.values;
-  const spec = { preset: 'tiny', n_layer, n_head, n_embd, block_size, batch_size };
+  const spec = { preset: 'tiny', n_layer, n_head, n_embd, block_size, batch_size, ...variantSpec(state) };
   if (state.task === 'text') { spec.text = state.text; spec.text_name = state.text_name || 'text'; } else spec.task = state.task;
   return spec;
 }
@@ -219,7 +257,7 @@ export function runSpec(state, values, over = {}) {
   const spec = {
     preset: 'tiny',
     n_layer: values.n_layer, n_head: values.n_head, n_embd: values.n_embd, block_size: values.block_size,
-    mask: state.mask, softmax: state.softmax,
+    mask: state.mask, softmax: state.softmax, ...variantSpec(state),
     batch_size: values.batch_size, steps: values.steps, lr: values.lr,
     eval_interval: values.eval_interval, seed: values.seed,
   };
@@ -229,7 +267,7 @@ export function runSpec(state, values, over = {}) {
 
 // ───────────────────────────── permalink ─────────────────────────────
 
-const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'next_prompt', 'gen_greedy', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
+const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...Object.keys(VARIANTS), ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'next_prompt', 'gen_greedy', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
 
 /** The hash for a state: only what differs from the defaults. */
 export function encodeHash(state) {
@@ -243,6 +281,7 @@ export function encodeHash(state) {
   }
   if (state.mask !== d.mask) put('mask', state.mask);
   if (state.softmax !== d.softmax) put('softmax', state.softmax);
+  for (const k of Object.keys(VARIANTS)) if (state[k] !== d[k]) put(k, state[k]);
   const preset = presetOf(state.fields);
   if (preset !== 'custom' && preset !== 'tiny') put('preset', preset);
   for (const k of Object.keys(FIELDS)) {
@@ -281,7 +320,7 @@ export function decodeHash(hash) {
     if (got.preset === 'tiny' || got.preset === 'small') st = applyPreset(st, got.preset);
     const obj = { ...st, fields: { ...st.fields } };
     if (SOURCES.includes(got.task)) obj.task = got.task;
-    for (const k of ['mask', 'softmax', 'lang', 'prompt', 'gen_prompt', 'next_prompt', 'text', 'text_name']) if (got[k] !== undefined) obj[k] = got[k];
+    for (const k of ['mask', 'softmax', ...Object.keys(VARIANTS), 'lang', 'prompt', 'gen_prompt', 'next_prompt', 'text', 'text_name']) if (got[k] !== undefined) obj[k] = got[k];
     if (got.gen_greedy !== undefined) obj.gen_greedy = got.gen_greedy !== 'false' && got.gen_greedy !== '0';
     for (const k of Object.keys(FIELDS)) if (got[k] !== undefined) obj.fields[k] = got[k].slice(0, 40);
     const clean = cleanState(obj);

@@ -6,7 +6,7 @@
 // another to refresh or act (a checkpoint's upload pauses the training, a reset clears the maps).
 //
 // Limits: browser only (location, history). It renders nothing; main.js's render() is ctx.render.
-import { validate, runSpec, encodeHash, memorySpec, withMemory } from './config.js';
+import { validate, runSpec, encodeHash, memorySpec, withMemory, variantSpec } from './config.js';
 import { createI18n } from './i18n.js';
 import { NEWLINE_MARK, toField, fromField } from './fields.js';
 
@@ -89,7 +89,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
      */
     validated() {
       const s = ctx.state;
-      const key = JSON.stringify([s.fields, s.task, s.mask, s.softmax]);
+      const key = JSON.stringify([s.fields, s.task, s.mask, s.softmax, variantSpec(s)]);
       if (lastValid.key !== key || lastValid.text !== s.text) {
         const v = validate(s);
         const spec = memorySpec(s, v);

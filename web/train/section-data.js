@@ -7,7 +7,7 @@
 // Interface (every section's: a class made with the page's context): render() → its element;
 // refresh(). Also fromInfo(info): the form from a loaded checkpoint's info.
 import {
-  FIELDS, MODEL_FIELDS, TRAIN_FIELDS, SOURCES, MAX_TEXT_BYTES, MAX_LINK_TEXT, applyPreset, presetOf,
+  FIELDS, MODEL_FIELDS, TRAIN_FIELDS, SOURCES, MAX_TEXT_BYTES, MAX_LINK_TEXT, VARIANTS, applyPreset, presetOf, paramCount,
 } from './config.js';
 import { el, segGroup } from '../common/ui.js';
 import { Section } from './section.js';
@@ -101,7 +101,7 @@ export class DataSection extends Section {
     }
   }
 
-  /** The model: the preset, the four dimensions, the mask and the softmax, the parameter count. */
+  /** The model: the preset, the four dimensions, the mask, the softmax, the variants, the parameter count. */
   modelFields() {
     const { dom } = this;
     const { t } = this.ctx;
@@ -129,6 +129,11 @@ export class DataSection extends Section {
       this.choice('softmax', [['stable', t('softmax.stable')], ['naive', t('softmax.naive')]], pick('softmax')),
     );
     ms.append(opts);
+    // the variants (gpt.h): RoPE, ALiBi, RMSNorm, SwiGLU, grouped-query heads, a window
+    const vars = el('div', 'tr-grid tr-grid-2');
+    for (const [k, vals] of Object.entries(VARIANTS))
+      vars.append(this.choice(k, vals.map((v) => [v, /^\d+$/.test(v) ? v : t(`${k}.${v}`)]), pick(k)));
+    ms.append(vars);
     dom.params = idEl('tr-params', 'p', 'tr-params');
     ms.append(dom.params, errorSpan('model'));
     return ms;
@@ -199,8 +204,8 @@ export class DataSection extends Section {
       const vals = v.values;
       if (MODEL_FIELDS.every((k) => vals[k] !== undefined) && !v.errors.n_head) {
         const V = state.task === 'text' ? null : (this.ctx.taskInfo()?.alphabet?.length ?? null);
-        const { n_layer: L, n_embd: C, block_size: T } = vals;
-        const P = (V ?? 0) * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
+        const C = vals.n_embd;
+        const P = paramCount(vals, state, V ?? 0);
         dom.params.textContent = V ? t('params.count', { n: fmtInt(P), v: V, hd: C / vals.n_head }) : t('params.countText', { n: fmtInt(P), hd: C / vals.n_head });
       } else dom.params.textContent = '';
     }

@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "api/checkpoint.h"
+#include "api/gpt_json.h"
 #include "formats/file_io.h"
 #include "formats/bpe_files.h"
 #include "formats/import.h"
@@ -240,13 +241,34 @@ std::string run_text(const std::string& file, const TrainState& s, const std::st
   return read_text_file(text_file);
 }
 
+namespace {
+
+// The variants (gpt.h) that are not the default: ", RoPE (halves, base 10000), 2 key/value heads, …".
+std::string describe_variants(const GPTConfig& c) {
+  std::string out;
+  if (c.pos == Positions::rope)
+    out += ", RoPE (" + std::string(rope_pairing_name(c.rope)) + ", base " + format_float(c.rope_base) +
+           (c.rope_dims ? ", " + std::to_string(c.rope_dims) + " dims" : "") + ")";
+  if (c.pos == Positions::alibi) out += ", ALiBi";
+  if (c.pos == Positions::none) out += ", no positions";
+  if (c.kv_head() != c.n_head) out += ", " + std::to_string(c.kv_head()) + " key/value heads";
+  if (c.norm == Norm::rmsnorm) out += ", RMSNorm";
+  if (c.mlp == Mlp::swiglu) out += ", SwiGLU";
+  if (c.n_inner) out += ", MLP hidden " + std::to_string(c.n_inner);
+  if (c.window) out += ", window " + std::to_string(c.window);
+  return out;
+}
+
+}  // namespace
+
 std::string describe_config(const GPTConfig& c) {
   return std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer, " : " layers, ") + std::to_string(c.n_head) + (c.n_head == 1 ? " head of " : " heads of ") +
          std::to_string(c.head_dim()) + ", n_embd " + std::to_string(c.n_embd) + ", block_size " +
          std::to_string(c.block_size) + ", vocab " + std::to_string(c.vocab_size) +
          (c.mask == MaskVariant::strict ? "" : ", mask inclusive") + (c.stable_softmax ? "" : ", naive softmax") +
          (c.activation == Activation::gelu ? "" : ", GELU tanh (gelu_new)") + (c.bias ? "" : ", no biases") +
-         (c.ln_eps == 1e-5f ? "" : ", LayerNorm eps " + format_float(c.ln_eps));
+         (c.ln_eps == 1e-5f ? "" : (c.norm == Norm::rmsnorm ? ", RMSNorm eps " : ", LayerNorm eps ") + format_float(c.ln_eps)) +
+         describe_variants(c);
 }
 
 std::string describe_data(const TrainState& s) {

@@ -288,7 +288,28 @@ std::vector<int> parse_ids(const std::string& text) {
   return ids;
 }
 
-int cmd_logits(const std::vector<std::string>& files, const std::string& prompt, const std::string& id_text) {
+// --grads: the mean loss of predicting each next token of ids (inputs ids[0, T−1), targets ids[1, T))
+// and its gradient for every parameter, by name, flat in PyTorch's layout, into v
+// (tests/gpt_torch_test.py checks them against its own PyTorch model).
+void loss_and_grads(Value& v, GPT& model, const std::vector<int>& ids) {
+  if (ids.size() < 2) throw InputError("--grads needs at least 2 tokens: inputs and their next tokens", "prompt");
+  const int T = static_cast<int>(ids.size()) - 1;
+  model.make_trainable(1, T);
+  const float loss = model.forward(ids.data(), ids.data() + 1, 1, T);
+  model.zero_grad();
+  model.backward();
+  Value grads = Value::object();
+  for (const ParamTensor& t : model.tensors()) {
+    Value g = Value::array();
+    for (int64_t i = 0; i < t.numel; ++i) g.push(Value::f32(model.grads()[t.offset + i]));
+    grads.set(t.name, std::move(g));
+  }
+  v.set("loss", Value::f32(loss));
+  v.set("grads", std::move(grads));
+}
+
+int cmd_logits(const std::vector<std::string>& files, const std::string& prompt, const std::string& id_text,
+               bool with_grads) {
   if (prompt.empty() == id_text.empty())
     throw CliError("give the input as --prompt TEXT or as --ids N,N,… (token ids), one of them", kExitUsage);
   LoadedModel m = load_model(files, id_text.empty());
@@ -302,6 +323,7 @@ int cmd_logits(const std::vector<std::string>& files, const std::string& prompt,
   for (int id : ids) ids_value.push(static_cast<long long>(id));
   if (!id_text.empty()) v.set("ids", std::move(ids_value));
   v.set("logits", spec::matrix_value(m.model->logits(), T, V));
+  if (with_grads) loss_and_grads(v, *m.model, ids);
   std::cout << spec::ok(std::move(v)).dump() << "\n";
   return 0;
 }
@@ -325,6 +347,7 @@ int cmd_tasks(bool json) {
 
 // A checkpoint and a prompt: what attention and logits take (logits also token ids).
 struct PromptArgs {
+  bool grads = false;
   std::string file, prompt, head, ids;
   std::vector<std::string> with;
 };
@@ -419,7 +442,10 @@ Command add_logits(CLI::App& app) {
   logits->add_option("--ids", a->ids,
                      "token ids instead of a prompt, comma-separated (for a model without a character vocabulary, "
                      "such as GPT-2's)");
-  return {logits, [a] { return cmd_logits(files_of(a->file, a->with), a->prompt, a->ids); }};
+  logits->add_flag("--grads", a->grads,
+                   "also the mean loss of predicting each next token of the input, and its gradient for every "
+                   "parameter (by name, flat)");
+  return {logits, [a] { return cmd_logits(files_of(a->file, a->with), a->prompt, a->ids, a->grads); }};
 }
 
 }  // namespace ap::gpt_cli

@@ -212,6 +212,10 @@ struct TrainArgs {
   RunOutput run;
   std::string task, text_file, preset, mask, softmax;
   long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
+  // the model's variants (gpt.h), each passed on to the run spec under its key when given
+  std::string pos, rope, norm, mlp, bias;
+  double rope_base = 0;
+  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0;
   long long steps = 0, batch_size = 0, seed = 0;
   OptimizerArgs opt;
 };
@@ -227,6 +231,20 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
   if (given("--block-size")) spec.set("block_size", a.block_size);
   if (given("--mask")) spec.set("mask", a.mask);
   if (given("--softmax")) spec.set("softmax", a.softmax);
+  if (given("--pos")) spec.set("pos", a.pos);
+  if (given("--rope-base")) spec.set("rope_base", a.rope_base);
+  if (given("--rope-dims")) spec.set("rope_dims", a.rope_dims);
+  if (given("--rope")) spec.set("rope", a.rope);
+  if (given("--n-kv-head")) spec.set("n_kv_head", a.n_kv_head);
+  if (given("--norm")) spec.set("norm", a.norm);
+  if (given("--mlp")) spec.set("mlp", a.mlp);
+  if (given("--n-inner")) spec.set("n_inner", a.n_inner);
+  if (given("--window")) spec.set("window", a.window);
+  if (given("--bias")) {
+    if (a.bias != "true" && a.bias != "false")
+      throw InputError("--bias is true or false, got " + a.bias, "bias");
+    spec.set("bias", a.bias == "true");
+  }
   if (given("--task")) spec.set("task", a.task);
   if (given("--n-chars")) spec.set("n_chars", a.n_chars);
   if (given("--steps")) spec.set("steps", a.steps);
@@ -353,6 +371,16 @@ Command add_train(CLI::App& app) {
   train->add_option("--block-size", a->block_size, "the longest context T");
   train->add_option("--mask", a->mask, "strict (default: query t sees keys ≤ t) or inclusive (keys < t: exercise 2)");
   train->add_option("--softmax", a->softmax, "stable (default) or naive (no max subtracted: exercise 3)");
+  train->add_option("--pos", a->pos, "positions: learned (default: wpe), rope, alibi or none");
+  train->add_option("--rope-base", a->rope_base, "RoPE's θ base (default 10000; with --pos rope)");
+  train->add_option("--rope-dims", a->rope_dims, "RoPE's rotated dimensions per head (default head_dim; even)");
+  train->add_option("--rope", a->rope, "RoPE's pairs: halves (default: GPT-NeoX, Llama) or interleaved (the paper)");
+  train->add_option("--n-kv-head", a->n_kv_head, "key/value heads, dividing n_head (default n_head; 1: multi-query)");
+  train->add_option("--norm", a->norm, "layernorm (default) or rmsnorm (Llama's)");
+  train->add_option("--mlp", a->mlp, "gelu (default) or swiglu (Llama's gate_proj, up_proj, down_proj)");
+  train->add_option("--n-inner", a->n_inner, "the MLP's hidden size (default 4·n_embd)");
+  train->add_option("--window", a->window, "a sliding window: each query sees the last W keys (default: none)");
+  train->add_option("--bias", a->bias, "biases in the Linear layers and LayerNorms: true (default) or false");
   train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
   train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");
   add_optimizer_options(train, a->opt,

@@ -36,6 +36,10 @@
 //    (exp's error grows with |2u|), and its backward within 32u·(1 + |u|) of its magnitude.
 //  - softmax weights: relative error ≤ 2·δs + 4·(n+8)·u, δs the scores' bound above; exact zeros
 //    where masked and on empty rows, NaN where the naive softmax overflows, as the reference.
+//    With ALiBi the bias counts in the scores' magnitude; exact zeros outside the window too.
+//  - the variants' kernels (tests/test_kernels_variants.cpp): RMSNorm as layernorm (K = C);
+//    RoPE within 4u·(|a| + |b|) of its pair; SwiGLU within 16u·|out|, its backward within
+//    32u·(1 + |g|)·|dout·up| + 16u·|dout·silu(g)|.
 // Results can differ between instruction sets (and so between native and wasm builds) within
 // these bounds; one build on one instruction set gives the same bits every time.
 //
@@ -43,7 +47,12 @@
 // then multiplied by scale = 1/√hs; query t sees keys j ≤ t (mask strict, j > i + base hidden) or
 // j < t (mask inclusive, the tutorials' exercise j ≥ i + base). A row that sees no key gets weights
 // and context 0, not NaN. The naive softmax (no max subtracted) keeps its overflow NaN: training
-// reports it as divergence.
+// reports it as divergence. The stepper's variants (attention.h), as AttnOptions fields:
+//  - grouped-query (n_kv_head, dividing NH): qkv rows are q (C), k (KC), v (KC) with KC =
+//    n_kv_head·hs, width C + 2·KC (qkv_width); query head h reads key/value head h/(NH/n_kv_head);
+//  - sliding window w: the query at position p also loses the keys j ≤ p − w;
+//  - ALiBi: slopes (NH) or null; the scaled score gets −m_h·(p − j) added before the softmax.
+// RoPE is a kernel of its own (rope_forward), run on q and k before attention.
 #pragma once
 
 #include <cstddef>
@@ -56,10 +65,27 @@ namespace ap::kernels {
 struct AttnOptions {
   MaskVariant mask = MaskVariant::strict;
   bool stable_softmax = true;
+  int n_kv_head = 0;                  // key/value heads; 0 means NH
+  int window = 0;                     // sliding window; 0 means none
+  const float* alibi_slopes = nullptr;  // (NH) ALiBi's slopes, or null (no bias)
 };
 
 // Number of keys query t (0-based position) may see under the mask: t + 1 (strict) or t (inclusive).
 inline int visible_keys(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
+// The first key the query at position p sees (the sliding window's start; 0 without a window).
+inline int first_key(int p, int window) { return window > 0 && p - window + 1 > 0 ? p - window + 1 : 0; }
+// Key/value heads, and the floats of one qkv row: C + 2·n_kv_head·hs.
+inline int kv_heads(int NH, const AttnOptions& o) { return o.n_kv_head > 0 ? o.n_kv_head : NH; }
+inline int qkv_width(int C, int NH, const AttnOptions& o) { return C + 2 * (C / NH) * kv_heads(NH, o); }
+
+// RoPE's tables and pairing (rope_forward): cos and sin (positions, d_rot/2) of the angles
+// position·θ_i, θ_i = rope_base^(−2i/d_rot), computed as the stepper does (attention.h).
+struct RopeTable {
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int d_rot = 0;        // rotated dimensions of each head (even, ≤ hs)
+  bool halves = true;   // pairs (i, i + d_rot/2) (GPT-NeoX, Llama); false: (2i, 2i+1) (the RoPE paper)
+};
 
 // One tier's kernels. Every tier fills every field (by name, from AP_KERNEL_NAMES below).
 struct Kernels {
@@ -67,7 +93,7 @@ struct Kernels {
   const char* name;
 
   // -------------------------------------------------------------- encoder
-  // out (B,T,C) = wte[ids[b,t]] + wpe[t]; ids (B,T) in [0, V)
+  // out (B,T,C) = wte[ids[b,t]] + wpe[t]; ids (B,T) in [0, V); wpe null: no positions added
   void (*encoder_forward)(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C);
   // dwte (V,C) += Σ dout over the positions of each id; dwpe (T,C) += Σ_b dout
   void (*encoder_backward)(float* dwte, float* dwpe, const float* dout, const int* ids, int B, int T, int C);
@@ -79,6 +105,19 @@ struct Kernels {
                             int N, int C, float eps);
   void (*layernorm_backward)(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                              const float* mean, const float* rstd, int N, int C);
+  // RMSNorm (Llama's): out (N,C) = inp·rstd·w per row, rstd = 1/√(mean(inp²) + eps); rstd (N) kept
+  void (*rmsnorm_forward)(float* out, float* rstd, const float* inp, const float* w, int N, int C, float eps);
+  // dinp += rstd·(w⊙dout) − inp·rstd³·Σ(w⊙dout⊙inp)/C;  dw += Σ_n dout⊙inp·rstd
+  void (*rmsnorm_backward)(float* dinp, float* dw, const float* dout, const float* inp, const float* w,
+                           const float* rstd, int N, int C);
+
+  // -------------------------------------------------------------- RoPE
+  // Rotates, in place, the first n_heads heads (hs wide) of each row of x (B,T, stride ld): row
+  // (b, t) sits at position pos0 + t, pair i turns by its angle: (a, b) → (a·cos − b·sin,
+  // a·sin + b·cos). In qkv the q and k heads are the first NH + n_kv_head heads of a row.
+  void (*rope_forward)(float* x, int B, int T, int ld, int n_heads, int hs, int pos0, RopeTable r);
+  // The backward: turns dx back by the same angles in place (Rᵀ): ∂L/∂(rotated) → ∂L/∂(unrotated)
+  void (*rope_backward)(float* dx, int B, int T, int ld, int n_heads, int hs, int pos0, RopeTable r);
 
   // -------------------------------------------------------------- matmul (a Linear layer)
   // out (N,OC) = inp (N,C) · weightᵀ + bias, weight (OC,C) in PyTorch's Linear layout, bias (OC) or null
@@ -88,7 +127,8 @@ struct Kernels {
                           const float* weight, int N, int C, int OC);
 
   // -------------------------------------------------------------- causal self-attention
-  // qkv (B,T,3C): q, k, v side by side, each C = NH·hs wide, head h in columns h·hs … (h+1)·hs.
+  // qkv (B,T,3C): q, k, v side by side, each C = NH·hs wide, head h in columns h·hs … (h+1)·hs
+  // (grouped-query: k and v n_kv_head·hs wide, rows of qkv_width; see above).
   // out (B,T,C): the heads' contexts side by side; att (B,NH,T,T): the softmax weights, 0 where masked.
   void (*attention_forward)(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt);
   // Floats of scratch attention_forward_infer needs for these sizes in this tier (see
@@ -105,7 +145,7 @@ struct Kernels {
   void (*attention_backward)(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att,
                              int B, int T, int C, int NH, AttnOptions opt);
   // One new query per head at position `base` (the KV cache's length), over the T_total = base + 1
-  // cached positions: q (C), k_cache and v_cache (T_total, C) rows (row stride C), out (C),
+  // cached positions: q (C), k_cache and v_cache (T_total, KC) rows (row stride KC = n_kv_head·hs), out (C),
   // att (NH, T_total) the weights (0 where masked).
   void (*attention_decode)(float* out, float* att, const float* q, const float* k_cache, const float* v_cache,
                            int base, int C, int NH, AttnOptions opt);
@@ -118,6 +158,11 @@ struct Kernels {
   // x·σ(2u) (ops.h); in place allowed, as gelu_forward
   void (*gelu_new_forward)(float* out, const float* inp, int N);
   void (*gelu_new_backward)(float* dinp, const float* inp, const float* dout, int N);
+  // SwiGLU (Llama's MLP): inp (N, 2H) holds gate | up per row; out (N,H) = silu(gate)⊙up,
+  // silu(g) = g·σ(g) = g / (1 + e^(−g)). out may be inp (in place: rows go in order).
+  void (*swiglu_forward)(float* out, const float* inp, int N, int H);
+  // dinp (N, 2H) += (dout⊙up⊙σ(g)(1 + g(1 − σ(g))) | dout⊙silu(g))
+  void (*swiglu_backward)(float* dinp, const float* inp, const float* dout, int N, int H);
   // out (N) = a + b
   void (*residual_forward)(float* out, const float* a, const float* b, int N);
   // da (N) += dout; db (N) += dout
@@ -152,12 +197,14 @@ struct Kernels {
 //   #define AP_SET(f) t.f = f;
 //   AP_KERNEL_NAMES(AP_SET)
 // and the checks below make sure the list is exactly the struct's fields, in order.
-#define AP_KERNEL_NAMES(X)                                                                                      \
-  X(encoder_forward) X(encoder_backward) X(layernorm_forward) X(layernorm_backward) X(matmul_forward)           \
-  X(matmul_backward) X(attention_forward) X(attention_forward_infer_scratch) X(attention_forward_infer)         \
-  X(attention_backward_scratch) X(attention_backward) X(attention_decode) X(gelu_forward) X(gelu_backward)      \
-  X(gelu_new_forward) X(gelu_new_backward) X(residual_forward) X(residual_backward) X(crossentropy_forward)     \
-  X(crossentropy_backward) X(sum_squares) X(scale_inplace) X(adamw_update) X(exp_n) X(erf_n)
+#define AP_KERNEL_NAMES(X)                                                                                   \
+  X(encoder_forward) X(encoder_backward) X(layernorm_forward) X(layernorm_backward) X(rmsnorm_forward)       \
+  X(rmsnorm_backward) X(rope_forward) X(rope_backward) X(matmul_forward) X(matmul_backward)                 \
+  X(attention_forward) X(attention_forward_infer_scratch) X(attention_forward_infer)                        \
+  X(attention_backward_scratch) X(attention_backward) X(attention_decode) X(gelu_forward) X(gelu_backward)   \
+  X(gelu_new_forward) X(gelu_new_backward) X(swiglu_forward) X(swiglu_backward) X(residual_forward)         \
+  X(residual_backward) X(crossentropy_forward) X(crossentropy_backward) X(sum_squares) X(scale_inplace)     \
+  X(adamw_update) X(exp_n) X(erf_n)
 
 namespace detail {
 #define AP_KERNEL_INDEX(f) f,

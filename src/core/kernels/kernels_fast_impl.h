@@ -74,6 +74,7 @@ constexpr int RB = 16;
 constexpr float kInfF = __builtin_inff();
 AP_INLINE int visible(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
 AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
+AP_INLINE int imax(int a, int b) { return a > b ? a : b; }
 AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
 AP_INLINE uintptr_t imin_u(uintptr_t a, uintptr_t b) { return a < b ? a : b; }
 
@@ -557,11 +558,17 @@ AP_INLINE bool head_fits(int T, int hs) {
   return static_cast<size_t>(hs) * zu(round_up(T, NR)) <= kWorkspaceFloats;
 }
 
+// The first key query row t sees, and ALiBi's bias added to the row's scaled scores [lo, n).
+AP_INLINE int row_start(int t, const AttnOptions& opt) { return first_key(t, opt.window); }
+void add_alibi(float* row, int lo, int n, float slope, int p) {
+  for (int j = lo; j < n; ++j) row[j] = row[j] + -slope * static_cast<float>(p - j);
+}
+
 // One head's forward over its T query rows: q, k, v rows with stride ld, out rows with stride ldo.
 // Weights go to P rows: att + t·T (keep = true: the (T,T) weights, zeros where masked) or, for
-// inference, a scratch of MR rows × T reused per block (keep = false).
+// inference, a scratch of MR rows × T reused per block (keep = false). slope: ALiBi's, or 0.
 void attention_head(float* out, int ldo, float* att, bool keep, const float* q, const float* k, const float* v,
-                    int ld, int T, int hs, float scale, const AttnOptions& opt) {
+                    int ld, int T, int hs, float scale, const AttnOptions& opt, float slope) {
   const int Tp = round_up(T, NR);
   float* kt = workspace();  // (hs, Tp): Kᵀ
   pack_transposed(kt, Tp, k, ld, T, hs);
@@ -569,30 +576,46 @@ void attention_head(float* out, int ldo, float* att, bool keep, const float* q, 
   for (int i0 = 0; i0 < T; i0 += MR) {
     const int m = imin(MR, T - i0);
     const int nmax = visible(i0 + m - 1, opt.mask);
+    const int jlo = row_start(i0, opt) / NR * NR;  // the block's first tile of visible keys
     float* P = keep ? att + zu(i0) * T : att;  // rows of the block, stride T
     // scores = scale·q·kᵀ over the keys the block sees
-    for (int j0 = 0; j0 < nmax; j0 += NR)
+    for (int j0 = jlo; j0 < nmax; j0 += NR)
       tile<MR, NV, AK::rows, false>(hs, q + zu(i0) * ld, ld, kt + j0, Tp, P + j0, T, m, imin(NR, nmax - j0), scale,
                                     false, nullptr);
     for (int r = 0; r < m; ++r) {
-      const int n = visible(i0 + r, opt.mask);
-      softmax_inplace(P + zu(r) * T, n, stable);
-      fill_zero(P + zu(r) * T + n, (keep ? T : nmax) - n);
+      const int n = visible(i0 + r, opt.mask), lo = imin(row_start(i0 + r, opt), imax(n, 0));
+      float* row = P + zu(r) * T;
+      if (slope != 0.0f) add_alibi(row, lo, n, slope, i0 + r);
+      softmax_inplace(row + lo, n - lo, stable);
+      fill_zero(row, lo);
+      fill_zero(row + imax(n, lo), (keep ? T : nmax) - imax(n, lo));
     }
     // context = weights·v
-    gemm_direct<AK::rows>(m, hs, nmax, P, T, v, ld, out + zu(i0) * ldo, ldo, 1.0f, false);
+    if (nmax > 0) gemm_direct<AK::rows>(m, hs, nmax, P, T, v, ld, out + zu(i0) * ldo, ldo, 1.0f, false);
+    else
+      for (int r = 0; r < m; ++r) fill_zero(out + zu(i0 + r) * ldo, hs);
   }
 }
 
+// Head h's q, k and v offsets in a qkv row (grouped-query: its group's key/value head).
+struct HeadCols {
+  int q, k, v;
+};
+AP_INLINE HeadCols head_cols(int h, int C, int NH, int hs, const AttnOptions& opt) {
+  const int nkv = kv_heads(NH, opt), kv = h / (NH / nkv) * hs;
+  return {h * hs, C + kv, C + nkv * hs + kv};
+}
+
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
-  const int hs = C / NH, C3 = 3 * C;
+  const int hs = C / NH, C3 = qkv_width(C, NH, opt);
   if (!head_fits(T, hs)) return kernels::reference.attention_forward(out, att, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
-      const float* q = qkv + zu(b) * T * C3 + h * hs;
-      attention_head(out + zu(b) * T * C + h * hs, C, att + (zu(b) * NH + h) * T * T, true, q, q + C, q + 2 * C, C3,
-                     T, hs, scale, opt);
+      const float* row = qkv + zu(b) * T * C3;
+      const HeadCols hc = head_cols(h, C, NH, hs, opt);
+      attention_head(out + zu(b) * T * C + h * hs, C, att + (zu(b) * NH + h) * T * T, true, row + hc.q, row + hc.k,
+                     row + hc.v, C3, T, hs, scale, opt, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f);
     }
 }
 
@@ -600,13 +623,15 @@ size_t attention_forward_infer_scratch(int, int T, int, int) { return zu(MR) * T
 
 void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
                              AttnOptions opt) {
-  const int hs = C / NH, C3 = 3 * C;
+  const int hs = C / NH, C3 = qkv_width(C, NH, opt);
   if (!head_fits(T, hs)) return kernels::reference.attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
-      const float* q = qkv + zu(b) * T * C3 + h * hs;
-      attention_head(out + zu(b) * T * C + h * hs, C, scratch, false, q, q + C, q + 2 * C, C3, T, hs, scale, opt);
+      const float* row = qkv + zu(b) * T * C3;
+      const HeadCols hc = head_cols(h, C, NH, hs, opt);
+      attention_head(out + zu(b) * T * C + h * hs, C, scratch, false, row + hc.q, row + hc.k, row + hc.v, C3, T, hs,
+                     scale, opt, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f);
     }
 }
 
@@ -614,7 +639,7 @@ size_t attention_backward_scratch(int, int T, int, int) { return zu(RB) * T; }
 
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
                         int T, int C, int NH, AttnOptions opt) {
-  const int hs = C / NH, C3 = 3 * C;
+  const int hs = C / NH, C3 = qkv_width(C, NH, opt);
   if (!head_fits(T, hs)) return kernels::reference.attention_backward(dqkv, scratch, dout, qkv, att, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   const int Tp = round_up(T, NR);
@@ -622,13 +647,14 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
   float* ds = scratch;      // (RB, T): ∂L/∂att, then ∂L/∂scores/scale, for a block of rows
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
-      const size_t bo = zu(b) * T * C3 + h * hs;
-      const float* q = qkv + bo;
-      const float* k = q + C;
-      const float* v = q + 2 * C;
-      float* dq = dqkv + bo;
-      float* dk = dq + C;
-      float* dv = dq + 2 * C;
+      const HeadCols hc = head_cols(h, C, NH, hs, opt);
+      const size_t bo = zu(b) * T * C3;
+      const float* q = qkv + bo + hc.q;
+      const float* k = qkv + bo + hc.k;
+      const float* v = qkv + bo + hc.v;
+      float* dq = dqkv + bo + hc.q;
+      float* dk = dqkv + bo + hc.k;
+      float* dv = dqkv + bo + hc.v;
       const float* a = att + (zu(b) * NH + h) * T * T;
       const float* d = dout + zu(b) * T * C + h * hs;
       pack_transposed(vt, Tp, v, C3, T, hs);
@@ -641,17 +667,18 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
           for (int j0 = 0; j0 < nmax; j0 += NR)
             tile<MR, NV, AK::rows, false>(hs, d + zu(i0 + r0) * C, C, vt + j0, Tp, ds + zu(r0) * T + j0, T,
                                           imin(MR, m - r0), imin(NR, nmax - j0), 1.0f, false, nullptr);
-        // softmax backward: dpre_j = a_j·(datt_j − Σ_k datt_k·a_k), zero past the row's keys
+        // softmax backward: dpre_j = a_j·(datt_j − Σ_k datt_k·a_k) over the row's keys [lo, n), zero elsewhere
         for (int r = 0; r < m; ++r) {
-          const int n = visible(i0 + r, opt.mask);
+          const int n = visible(i0 + r, opt.mask), lo = imin(row_start(i0 + r, opt), imax(n, 0));
           float* g = ds + zu(r) * T;
           const float* ar = a + zu(i0 + r) * T;
-          const float dotv = dot(g, ar, n);
+          const float dotv = dot(g + lo, ar + lo, n - lo);
           const VT dv_ = V::set1(dotv);
-          int j = 0;
+          int j = lo;
           for (; j + W <= n; j += W) V::store(g + j, V::mul(V::load(ar + j), V::sub(V::load(g + j), dv_)));
           for (; j < n; ++j) g[j] = ar[j] * (g[j] - dotv);
-          fill_zero(g + n, nmax - n);
+          fill_zero(g, lo);
+          fill_zero(g + imax(n, lo), nmax - imax(n, lo));
         }
         // dq += scale·dpre·k;  dk += scale·dpreᵀ·q;  dv += attᵀ·dout
         gemm_direct<AK::rows>(m, hs, nmax, ds, T, k, C3, dq + zu(i0) * C3, C3, scale, true);
@@ -663,19 +690,22 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
 
 void attention_decode(float* out, float* att, const float* q, const float* k_cache, const float* v_cache, int base,
                       int C, int NH, AttnOptions opt) {
-  const int hs = C / NH, T_total = base + 1;
+  const int hs = C / NH, T_total = base + 1, nkv = kv_heads(NH, opt), KC = nkv * hs;
   const float scale = head_scale(hs);
-  const int n = visible(base, opt.mask);
+  const int n = visible(base, opt.mask), lo = imin(row_start(base, opt), imax(n, 0));
   for (int h = 0; h < NH; ++h) {
     float* a = att + zu(h) * T_total;
     const float* qh = q + h * hs;
-    for (int j = 0; j < n; ++j) a[j] = dot(qh, k_cache + zu(j) * C + h * hs, hs) * scale;
-    softmax_inplace(a, n, opt.stable_softmax);
-    fill_zero(a + n, T_total - n);
+    const int kv = h / (NH / nkv) * hs;
+    for (int j = lo; j < n; ++j) a[j] = dot(qh, k_cache + zu(j) * KC + kv, hs) * scale;
+    if (opt.alibi_slopes) add_alibi(a, lo, n, opt.alibi_slopes[h], base);
+    softmax_inplace(a + lo, n - lo, opt.stable_softmax);
+    fill_zero(a, lo);
+    fill_zero(a + imax(n, lo), T_total - imax(n, lo));
     // out = Σ_j a_j·v_j, NR columns at a time
     for (int c0 = 0; c0 < hs; c0 += NR) {
       const int nn = imin(NR, hs - c0);
-      tile_n<AK::rows, 1>(n, a, 0, v_cache + h * hs + c0, C, out + h * hs + c0, 0, 1, nn, 1.0f, false, nullptr);
+      tile_n<AK::rows, 1>(n, a, 0, v_cache + kv + c0, KC, out + h * hs + c0, 0, 1, nn, 1.0f, false, nullptr);
     }
   }
 }

@@ -78,6 +78,10 @@ HeadTrace head_row(const float* qkv, int p, int n, int C, int h, int hs, float s
 
 BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, int kv_layer) {
   const GPTConfig& cfg = model.config();
+  if (!cfg.gpt2_block())
+    throw InputError("the block walk shows the GPT-2 block (learned positions, LayerNorm, the GELU MLP, every head "
+                     "its own keys, no window); this model's variants are not in it yet",
+                     "model");
   if (T < 1 || T > cfg.block_size)
     throw InputError("the prompt has " + std::to_string(T) + " tokens: it must have 1 to block_size = " +
                          std::to_string(cfg.block_size),

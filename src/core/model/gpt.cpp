@@ -68,14 +68,46 @@ void GPTConfig::validate() const {
                          " heads cannot share equally (n_head must divide n_embd)",
                      "n_head");
   if (!(ln_eps > 0.0f && ln_eps <= 0.1f))
-    throw InputError("ln_eps is " + std::to_string(ln_eps) + ": LayerNorm's epsilon must be above 0 and at most 0.1",
+    throw InputError("ln_eps is " + std::to_string(ln_eps) + ": the norm's epsilon must be above 0 and at most 0.1",
                      "ln_eps");
+  check_range(n_kv_head, 0, n_head, "n_kv_head", "the number of key/value heads (0: n_head)");
+  if (n_kv_head > 0 && n_head % n_kv_head != 0)
+    throw InputError("n_kv_head is " + num(n_kv_head) + ", which does not divide n_head = " + num(n_head) +
+                         ": each key/value head serves an equal group of query heads",
+                     "n_kv_head");
+  if (pos == Positions::rope) {
+    if (!(rope_base > 1.0) || !std::isfinite(rope_base))
+      throw InputError("rope_base must be a number above 1 (10000 in the RoPE paper), got " + std::to_string(rope_base),
+                       "rope_base");
+    if (rope_dims == 0 && head_dim() % 2 != 0)
+      throw InputError("RoPE turns pairs of dimensions but head_dim is " + num(head_dim()) +
+                           ", odd: set rope_dims to an even number up to " + num(head_dim() - 1),
+                       "rope_dims");
+    if (rope_dims != 0 && (rope_dims < 2 || rope_dims % 2 != 0 || rope_dims > head_dim()))
+      throw InputError("rope_dims must be even, from 2 to head_dim = " + num(head_dim()) + ", got " + num(rope_dims),
+                       "rope_dims");
+    if (rope == RopePairing::none)
+      throw InputError("rope must be \"halves\" or \"interleaved\" with pos \"rope\"", "rope");
+  } else if (rope_dims != 0) {
+    throw InputError("rope_dims is given but pos is not \"rope\"", "rope_dims");
+  }
+  check_range(n_inner, 0, kMaxInner, "n_inner", "the MLP's hidden size (0: 4·n_embd)");
+  if (mlp == Mlp::swiglu && activation != Activation::gelu)
+    throw InputError("activation gelu_new is the GELU MLP's; SwiGLU uses SiLU", "activation");
+  check_range(window, 0, kMaxBlockSize, "window", "the sliding window (0: none)");
+}
+
+bool GPTConfig::gpt2_block() const {
+  return pos == Positions::learned && norm == Norm::layernorm && mlp == Mlp::gelu && inner() == 4 * n_embd &&
+         kv_head() == n_head && window == 0;
 }
 
 bool GPTConfig::operator==(const GPTConfig& o) const {
   return vocab_size == o.vocab_size && block_size == o.block_size && n_layer == o.n_layer && n_head == o.n_head &&
          n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax && activation == o.activation &&
-         ln_eps == o.ln_eps && bias == o.bias;
+         ln_eps == o.ln_eps && bias == o.bias && pos == o.pos && rope_base == o.rope_base &&
+         rope_dims == o.rope_dims && (pos != Positions::rope || rope == o.rope) && kv_head() == o.kv_head() &&
+         norm == o.norm && mlp == o.mlp && inner() == o.inner() && window == o.window;
 }
 
 // ---------------------------------------------------------------- the layouts
@@ -123,26 +155,39 @@ struct ParamSlot {
 // The parameters in nanoGPT's state-dict order (without lm_head, tied to wte; without the biases
 // when cfg.bias is false, their views left null); views in v.
 std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
-  const int V = cfg.vocab_size, C = cfg.n_embd;
+  const int V = cfg.vocab_size, C = cfg.n_embd, W = cfg.qkv_width(), H = cfg.inner();
+  const bool norm_bias = cfg.bias && cfg.norm == Norm::layernorm;  // RMSNorm has no bias
   v.h.resize(sz(std::max(cfg.n_layer, 0)));
-  std::vector<ParamSlot> out = {{"transformer.wte.weight", {V, C}, &v.wte},
-                                {"transformer.wpe.weight", {cfg.block_size, C}, &v.wpe}};
+  std::vector<ParamSlot> out = {{"transformer.wte.weight", {V, C}, &v.wte}};
+  if (cfg.pos == Positions::learned) out.push_back({"transformer.wpe.weight", {cfg.block_size, C}, &v.wpe});
+  else v.wpe = nullptr;
   for (size_t l = 0; l < v.h.size(); ++l) {
     const std::string h = "transformer.h." + std::to_string(l) + ".";
     BlockParams& b = v.h[l];
-    for (ParamSlot t : std::vector<ParamSlot>{{"ln_1.weight", {C}, &b.ln_1_w},
-                                              {"ln_1.bias", {C}, &b.ln_1_b},
-                                              {"attn.c_attn.weight", {3 * C, C}, &b.c_attn_w},
-                                              {"attn.c_attn.bias", {3 * C}, &b.c_attn_b},
-                                              {"attn.c_proj.weight", {C, C}, &b.attn_c_proj_w},
-                                              {"attn.c_proj.bias", {C}, &b.attn_c_proj_b},
-                                              {"ln_2.weight", {C}, &b.ln_2_w},
-                                              {"ln_2.bias", {C}, &b.ln_2_b},
-                                              {"mlp.c_fc.weight", {4 * C, C}, &b.c_fc_w},
-                                              {"mlp.c_fc.bias", {4 * C}, &b.c_fc_b},
-                                              {"mlp.c_proj.weight", {C, 4 * C}, &b.mlp_c_proj_w},
-                                              {"mlp.c_proj.bias", {C}, &b.mlp_c_proj_b}}) {
-      if (!cfg.bias && t.shape.size() == 1 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) {
+    b.up_proj_w = b.up_proj_b = nullptr;
+    std::vector<ParamSlot> mlp;
+    if (cfg.mlp == Mlp::swiglu)  // gate and up one after the other: one (2H, C) weight, one (2H) bias
+      mlp = {{"mlp.gate_proj.weight", {H, C}, &b.c_fc_w},   {"mlp.up_proj.weight", {H, C}, &b.up_proj_w},
+             {"mlp.gate_proj.bias", {H}, &b.c_fc_b},        {"mlp.up_proj.bias", {H}, &b.up_proj_b},
+             {"mlp.down_proj.weight", {C, H}, &b.mlp_c_proj_w}, {"mlp.down_proj.bias", {C}, &b.mlp_c_proj_b}};
+    else
+      mlp = {{"mlp.c_fc.weight", {H, C}, &b.c_fc_w},
+             {"mlp.c_fc.bias", {H}, &b.c_fc_b},
+             {"mlp.c_proj.weight", {C, H}, &b.mlp_c_proj_w},
+             {"mlp.c_proj.bias", {C}, &b.mlp_c_proj_b}};
+    std::vector<ParamSlot> block = {{"ln_1.weight", {C}, &b.ln_1_w},
+                                    {"ln_1.bias", {C}, &b.ln_1_b},
+                                    {"attn.c_attn.weight", {W, C}, &b.c_attn_w},
+                                    {"attn.c_attn.bias", {W}, &b.c_attn_b},
+                                    {"attn.c_proj.weight", {C, C}, &b.attn_c_proj_w},
+                                    {"attn.c_proj.bias", {C}, &b.attn_c_proj_b},
+                                    {"ln_2.weight", {C}, &b.ln_2_w},
+                                    {"ln_2.bias", {C}, &b.ln_2_b}};
+    block.insert(block.end(), mlp.begin(), mlp.end());
+    for (ParamSlot t : block) {
+      const bool is_bias = t.shape.size() == 1 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
+      const bool is_norm = t.name.compare(0, 3, "ln_") == 0;
+      if (is_bias && (!cfg.bias || (is_norm && !norm_bias))) {
         *t.view = nullptr;
         continue;
       }
@@ -151,7 +196,7 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
     }
   }
   out.push_back({"transformer.ln_f.weight", {C}, &v.ln_f_w});
-  if (cfg.bias)
+  if (norm_bias)
     out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
   else
     v.ln_f_b = nullptr;
@@ -161,22 +206,23 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
 // The forward's activations for (B, T), in buffer order; views in a. Inference keeps no loss:
 // probs and losses stay null.
 std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, ModelUse use) {
-  const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T;
+  const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T, W = cfg.qkv_width(),
+                FC = cfg.fc_width(), H = cfg.inner();
   a.h.assign(sz(std::max(cfg.n_layer, 0)), BlockActs{});
   std::vector<Part> out = {{&a.encoded, BT * C}};
   for (BlockActs& l : a.h)
     out.insert(out.end(), {{&l.ln_1, BT * C},
                            {&l.ln_1_mean, BT},
                            {&l.ln_1_rstd, BT},
-                           {&l.qkv, BT * 3 * C},
+                           {&l.qkv, BT * W},
                            {&l.atty, BT * C},
                            {&l.att, int64_t(B) * NH * T * T},
                            {&l.residual2, BT * C},
                            {&l.ln_2, BT * C},
                            {&l.ln_2_mean, BT},
                            {&l.ln_2_rstd, BT},
-                           {&l.fch, BT * 4 * C},
-                           {&l.fch_gelu, BT * 4 * C},
+                           {&l.fch, BT * FC},
+                           {&l.fch_gelu, BT * H},
                            {&l.residual3, BT * C}});
   out.insert(out.end(), {{&a.ln_f, BT * C}, {&a.ln_f_mean, BT}, {&a.ln_f_rstd, BT}, {&a.logits, BT * V}});
   if (use == ModelUse::train) out.insert(out.end(), {{&a.probs, BT * V}, {&a.losses, BT}});
@@ -186,17 +232,25 @@ std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, Mod
 
 // The backward's scratch for (B, T); views in d.
 std::vector<Part> act_grad_layout(const GPTConfig& cfg, int B, int T, GPTActGrads& d) {
-  const int64_t C = cfg.n_embd, V = cfg.vocab_size, BT = int64_t(B) * T;
+  const int64_t C = cfg.n_embd, V = cfg.vocab_size, BT = int64_t(B) * T, W = cfg.qkv_width(), FC = cfg.fc_width(),
+                H = cfg.inner();
   const size_t scratch = kernels::attention_backward_scratch_max(B, T, cfg.n_embd, cfg.n_head);
-  return {{&d.residual, BT * C}, {&d.ln, BT * C},           {&d.qkv, BT * 3 * C}, {&d.atty, BT * C},
-          {&d.fch, BT * 4 * C},  {&d.fch_gelu, BT * 4 * C}, {&d.logits, BT * V},  {&d.scratch, int64_t(scratch)}};
+  return {{&d.residual, BT * C}, {&d.ln, BT * C},     {&d.qkv, BT * W},    {&d.atty, BT * C},
+          {&d.fch, BT * FC},     {&d.fch_gelu, BT * H}, {&d.logits, BT * V}, {&d.scratch, int64_t(scratch)}};
 }
 
 // The KV cache and one position's activations; views in c.
 std::vector<Part> cache_layout(const GPTConfig& cfg, GPTCache& c) {
-  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size, S = cfg.block_size;
-  return {{&c.k, L * S * C}, {&c.v, L * S * C}, {&c.x, C},      {&c.ln, C},     {&c.qkv, 3 * C},      {&c.atty, C},
-          {&c.proj, C},      {&c.fch, 4 * C},   {&c.logits, V}, {&c.att, L * NH * S}, {&c.mean, 1}, {&c.rstd, 1}};
+  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size, S = cfg.block_size,
+                KC = int64_t(cfg.kv_head()) * cfg.head_dim();
+  return {{&c.k, L * S * KC}, {&c.v, L * S * KC},      {&c.x, C},      {&c.ln, C},
+          {&c.qkv, cfg.qkv_width()}, {&c.atty, C},     {&c.proj, C},   {&c.fch, cfg.fc_width()},
+          {&c.logits, V},     {&c.att, L * NH * S},    {&c.mean, 1},   {&c.rstd, 1}};
+}
+
+// RoPE's cos and sin tables and ALiBi's slopes, in floats.
+int64_t table_floats(const GPTConfig& cfg) {
+  return int64_t(cfg.block_size) * cfg.rot_dims() + (cfg.pos == Positions::alibi ? cfg.n_head : 0);
 }
 
 }  // namespace
@@ -246,11 +300,52 @@ GPT::GPT(const GPTConfig& config, ModelUse use) : config_(config), use_(use), op
     zeroed(grads_, sz(n));
     g_ = param_views(grads_.data(), config_);
   }
+  make_tables();
+}
+
+void GPT::make_tables() {
+  // As the stepper (attention.cpp): θ_i = base^(−2i/d_rot) in double, kept as float; the angle
+  // position·θ_i in double, kept as float; its cos and sin in double, kept as float.
+  const int pairs = config_.rot_dims() / 2, S = config_.block_size;
+  rope_cos_.assign(sz(int64_t(S) * pairs), 0.0f);
+  rope_sin_.assign(sz(int64_t(S) * pairs), 0.0f);
+  for (int i = 0; i < pairs; ++i) {
+    const float theta = static_cast<float>(std::pow(config_.rope_base, -2.0 * i / config_.rot_dims()));
+    for (int p = 0; p < S; ++p) {
+      const float phi = static_cast<float>(static_cast<double>(p) * static_cast<double>(theta));
+      rope_cos_[sz(int64_t(p) * pairs + i)] = static_cast<float>(std::cos(static_cast<double>(phi)));
+      rope_sin_[sz(int64_t(p) * pairs + i)] = static_cast<float>(std::sin(static_cast<double>(phi)));
+    }
+  }
+  alibi_.clear();
+  if (config_.pos == Positions::alibi)  // the paper's geometric sequence, as the stepper's default
+    for (int h = 0; h < config_.n_head; ++h)
+      alibi_.push_back(static_cast<float>(std::pow(2.0, -8.0 * (h + 1) / config_.n_head)));
+}
+
+void GPT::norm_forward(const kernels::Kernels& k, float* out, float* mean, float* rstd, const float* inp,
+                       const float* w, const float* b, int N) const {
+  if (config_.norm == Norm::rmsnorm) k.rmsnorm_forward(out, rstd, inp, w, N, config_.n_embd, config_.ln_eps);
+  else k.layernorm_forward(out, mean, rstd, inp, w, b, N, config_.n_embd, config_.ln_eps);
+}
+
+void GPT::norm_backward(const kernels::Kernels& k, float* dinp, float* dw, float* db, const float* dout,
+                        const float* inp, const float* w, const float* mean, const float* rstd, int N) const {
+  if (config_.norm == Norm::rmsnorm) k.rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, config_.n_embd);
+  else k.layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, config_.n_embd);
+}
+
+void GPT::mlp_act_forward(const kernels::Kernels& k, float* out, const float* fch, int N) const {
+  const int H = config_.inner();
+  if (config_.mlp == Mlp::swiglu) k.swiglu_forward(out, fch, N, H);
+  else if (config_.activation == Activation::gelu_new) k.gelu_new_forward(out, fch, N * H);
+  else k.gelu_forward(out, fch, N * H);
 }
 
 GPT::GPT(ReplicaOf r)
     : config_(r.owner->config_), use_(ModelUse::train), opened_(r.owner->opened_), tensors_(r.owner->tensors_),
-      p_(r.owner->p_), n_params_(r.owner->n_params_), param_base_(r.owner->param_base_) {
+      p_(r.owner->p_), n_params_(r.owner->n_params_), param_base_(r.owner->param_base_),
+      rope_cos_(r.owner->rope_cos_), rope_sin_(r.owner->rope_sin_), alibi_(r.owner->alibi_) {
   check_memory(config_, 1, 1, use_, limit());
   zeroed(grads_, sz(n_params_));
   g_ = param_views(grads_.data(), config_);
@@ -272,11 +367,6 @@ void GPT::make_trainable(int B, int T) {
   reserve(B, T);  // the training layouts: probs, losses, targets and the backward's scratch
 }
 
-void GPT::activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const {
-  if (config_.activation == Activation::gelu_new) k.gelu_new_forward(out, inp, N);
-  else k.gelu_forward(out, inp, N);
-}
-
 void GPT::init_weights(uint64_t seed) {
   const float std_proj = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.n_layer));
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -289,7 +379,8 @@ void GPT::init_weights(uint64_t seed) {
     } else if (is_bias) {
       std::fill(w, w + t.numel, 0.0f);
     } else {
-      const bool proj = t.name.find("c_proj.weight") != std::string::npos;
+      const bool proj = t.name.find("c_proj.weight") != std::string::npos ||
+                        t.name.find("down_proj.weight") != std::string::npos;
       const float stdev = proj ? std_proj : 0.02f;
       Rng rng(derive_seed(seed, i + 1));
       for (int64_t k = 0; k < t.numel; ++k) w[k] = stdev * rng.normal();
@@ -303,7 +394,8 @@ int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use) {
   GPTCache c;
   const bool train = use == ModelUse::train;
   const int64_t floats = (train ? 4 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
-                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) + floats_of(cache_layout(cfg, c));
+                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) + floats_of(cache_layout(cfg, c)) +
+                         table_floats(cfg);
   const int64_t ints = (train ? 2 : 1) * int64_t(B) * T;  // ids (and targets)
   return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
 }
@@ -328,6 +420,7 @@ int64_t GPT::allocated_bytes() const {
   int64_t floats = 0;
   for (const FloatBuffer* v : {&params_, &grads_, &act_buffer_, &grad_buffer_, &cache_buffer_})
     floats += static_cast<int64_t>(v->capacity());
+  floats += static_cast<int64_t>(rope_cos_.capacity() + rope_sin_.capacity() + alibi_.capacity());
   const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
   return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
 }
@@ -370,12 +463,12 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   B_ = B;
   T_ = T;
   has_targets_ = targets != nullptr;
-  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
+  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T, W = config_.qkv_width(),
+            FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(), NR = NH + config_.kv_head();
   std::copy(ids, ids + BT, ids_.begin());
   if (targets) std::copy(targets, targets + BT, targets_.begin());
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
-  const float eps = config_.ln_eps;
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
   k.encoder_forward(a_.encoded, ids_.data(), p_.wte, p_.wpe, B, T, C);      // (B, T, C)
@@ -383,19 +476,20 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
     BlockActs& a = a_.h[sz(l)];
-    k.layernorm_forward(a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT, C, eps);
-    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, 3 * C);  // (B, T, 3C)
+    norm_forward(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
+    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, W);      // (B, T, W): q | k | v
+    if (config_.pos == Positions::rope) k.rope_forward(a.qkv, B, T, W, NR, hs, 0, rope_table());  // q, k turned
     k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);            // (B, T, C)
     k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
     k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
-    k.layernorm_forward(a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT, C, eps);
-    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, 4 * C);      // (B, T, 4C)
-    activation_forward(k, a.fch_gelu, a.fch, BT * 4 * C);
-    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, 4 * C, C);
+    norm_forward(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
+    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, FC);         // (B, T, FC)
+    mlp_act_forward(k, a.fch_gelu, a.fch, BT);                              // (B, T, H)
+    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, H, C);
     k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
     residual = a.residual3;
   }
-  k.layernorm_forward(a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT, C, eps);
+  norm_forward(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
   k.matmul_forward(a_.logits, a_.ln_f, p_.wte, nullptr, BT, C, V);          // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
@@ -412,7 +506,9 @@ void GPT::backward(int64_t loss_rows) {
     throw InputError("this model was opened for inference: make it trainable before a backward pass", "targets");
   if (!has_targets_)
     throw InputError("backward needs a forward pass with targets first", "targets");
-  const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T;
+  const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T,
+            W = config_.qkv_width(), FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(),
+            NR = NH + config_.kv_head();
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
   auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
@@ -426,8 +522,7 @@ void GPT::backward(int64_t loss_rows) {
   k.matmul_backward(d_.ln, g_.wte, nullptr, d_.logits, a_.ln_f, p_.wte, BT, C, V);
   const float* last = config_.n_layer ? a_.h.back().residual3 : a_.encoded;
   zero(d_.residual, int64_t(BT) * C);
-  k.layernorm_backward(d_.residual, g_.ln_f_w, g_.ln_f_b, d_.ln, last, p_.ln_f_w, a_.ln_f_mean, a_.ln_f_rstd, BT,
-                       C);
+  norm_backward(k, d_.residual, g_.ln_f_w, g_.ln_f_b, d_.ln, last, p_.ln_f_w, a_.ln_f_mean, a_.ln_f_rstd, BT);
 
   for (int l = config_.n_layer - 1; l >= 0; --l) {
     const BlockParams& w = p_.h[sz(l)];
@@ -436,26 +531,26 @@ void GPT::backward(int64_t loss_rows) {
     const float* residual = l == 0 ? a_.encoded : a_.h[sz(l - 1)].residual3;
     // d_.residual holds ∂L/∂residual3. residual3 = residual2 + mlp.c_proj(fch_gelu): the
     // projection's output gradient is d_.residual itself, and it flows on to residual2 unchanged.
-    zero(d_.fch_gelu, int64_t(BT) * 4 * C);
-    k.matmul_backward(d_.fch_gelu, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_.residual, a.fch_gelu, w.mlp_c_proj_w, BT,
-                      4 * C, C);
-    zero(d_.fch, int64_t(BT) * 4 * C);
-    if (config_.activation == Activation::gelu_new) k.gelu_new_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
-    else k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * 4 * C);
+    zero(d_.fch_gelu, int64_t(BT) * H);
+    k.matmul_backward(d_.fch_gelu, dw.mlp_c_proj_w, dw.mlp_c_proj_b, d_.residual, a.fch_gelu, w.mlp_c_proj_w, BT, H,
+                      C);
+    zero(d_.fch, int64_t(BT) * FC);
+    if (config_.mlp == Mlp::swiglu) k.swiglu_backward(d_.fch, a.fch, d_.fch_gelu, BT, H);
+    else if (config_.activation == Activation::gelu_new) k.gelu_new_backward(d_.fch, a.fch, d_.fch_gelu, BT * H);
+    else k.gelu_backward(d_.fch, a.fch, d_.fch_gelu, BT * H);
     zero(d_.ln, int64_t(BT) * C);
-    k.matmul_backward(d_.ln, dw.c_fc_w, dw.c_fc_b, d_.fch, a.ln_2, w.c_fc_w, BT, C, 4 * C);
+    k.matmul_backward(d_.ln, dw.c_fc_w, dw.c_fc_b, d_.fch, a.ln_2, w.c_fc_w, BT, C, FC);
     // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
-    k.layernorm_backward(d_.residual, dw.ln_2_w, dw.ln_2_b, d_.ln, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd, BT,
-                         C);
+    norm_backward(k, d_.residual, dw.ln_2_w, dw.ln_2_b, d_.ln, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd, BT);
     // residual2 = residual + attn.c_proj(atty)
     zero(d_.atty, int64_t(BT) * C);
     k.matmul_backward(d_.atty, dw.attn_c_proj_w, dw.attn_c_proj_b, d_.residual, a.atty, w.attn_c_proj_w, BT, C, C);
-    zero(d_.qkv, int64_t(BT) * 3 * C);
+    zero(d_.qkv, int64_t(BT) * W);
     k.attention_backward(d_.qkv, d_.scratch, d_.atty, a.qkv, a.att, B, T, C, NH, opt);
+    if (config_.pos == Positions::rope) k.rope_backward(d_.qkv, B, T, W, NR, hs, 0, rope_table());
     zero(d_.ln, int64_t(BT) * C);
-    k.matmul_backward(d_.ln, dw.c_attn_w, dw.c_attn_b, d_.qkv, a.ln_1, w.c_attn_w, BT, C, 3 * C);
-    k.layernorm_backward(d_.residual, dw.ln_1_w, dw.ln_1_b, d_.ln, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd, BT,
-                         C);
+    k.matmul_backward(d_.ln, dw.c_attn_w, dw.c_attn_b, d_.qkv, a.ln_1, w.c_attn_w, BT, C, W);
+    norm_backward(k, d_.residual, dw.ln_1_w, dw.ln_1_b, d_.ln, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd, BT);
   }
   k.encoder_backward(g_.wte, g_.wpe, d_.residual, ids_.data(), B, T, C);
 }
@@ -474,32 +569,35 @@ const float* GPT::cache_step(int token) {
                          " positions (crop the context and start again)",
                      "cache");
   check_ids(&token, 1, "token");
-  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size;
+  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size,
+            W = config_.qkv_width(), FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(),
+            KC = config_.kv_head() * hs;
   const int pos = cache_len_;  // the stepper's base: the number of cached positions
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
-  const float eps = config_.ln_eps;
   // Position pos alone, with the same kernels as the full forward (N = 1 row).
-  k.encoder_forward(c_.x, &token, p_.wte, p_.wpe + int64_t(pos) * C, 1, 1, C);
+  k.encoder_forward(c_.x, &token, p_.wte, p_.wpe ? p_.wpe + int64_t(pos) * C : nullptr, 1, 1, C);
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
-    float* k_cache = c_.k + int64_t(l) * S * C;
-    float* v_cache = c_.v + int64_t(l) * S * C;
-    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1, C, eps);
-    k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, 3 * C);
-    std::memcpy(k_cache + int64_t(pos) * C, c_.qkv + C, sizeof(float) * sz(C));
-    std::memcpy(v_cache + int64_t(pos) * C, c_.qkv + 2 * C, sizeof(float) * sz(C));
+    float* k_cache = c_.k + int64_t(l) * S * KC;
+    float* v_cache = c_.v + int64_t(l) * S * KC;
+    norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1);
+    k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, W);
+    // RoPE at the absolute position pos: the cached keys are kept turned
+    if (config_.pos == Positions::rope) k.rope_forward(c_.qkv, 1, 1, W, NH + config_.kv_head(), hs, pos, rope_table());
+    std::memcpy(k_cache + int64_t(pos) * KC, c_.qkv + C, sizeof(float) * sz(KC));
+    std::memcpy(v_cache + int64_t(pos) * KC, c_.qkv + C + KC, sizeof(float) * sz(KC));
     float* att = c_.att + int64_t(l) * NH * S;
     k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, C, NH, opt);
     k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
-    k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1, C, eps);
-    k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, 4 * C);
-    activation_forward(k, c_.fch, c_.fch, 4 * C);
-    k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, 4 * C, C);
+    norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1);
+    k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, FC);
+    mlp_act_forward(k, c_.fch, c_.fch, 1);  // in place: the first H floats
+    k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, H, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
   }
-  k.layernorm_forward(c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1, C, eps);
+  norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1);
   k.matmul_forward(c_.logits, c_.ln, p_.wte, nullptr, 1, C, V);
   cache_len_ = pos + 1;
   return c_.logits;
@@ -509,10 +607,10 @@ const float* GPT::cache_attention(int layer) const {
   return c_.att + int64_t(layer) * config_.n_head * config_.block_size;
 }
 const float* GPT::cache_keys(int layer) const {
-  return c_.k + int64_t(layer) * config_.block_size * config_.n_embd;
+  return c_.k + int64_t(layer) * config_.block_size * config_.kv_head() * config_.head_dim();
 }
 const float* GPT::cache_values(int layer) const {
-  return c_.v + int64_t(layer) * config_.block_size * config_.n_embd;
+  return c_.v + int64_t(layer) * config_.block_size * config_.kv_head() * config_.head_dim();
 }
 
 }  // namespace ap

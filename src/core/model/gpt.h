@@ -13,6 +13,25 @@
 // n_embd 1,600, 48 layers, block_size 1,024). The tiny presets keep the defaults (exact GELU,
 // ε 1e-5, biases on).
 //
+// The modern variants (each off by default; the defaults are the model above, bit for bit), as
+// Llama, Qwen, Mistral and GPT-NeoX build their blocks:
+//   pos       learned (wpe, as above) | rope | alibi | none. rope: q and k of every head rotated
+//             by their position after c_attn (the stepper's RoPE, attention.h: rope_base θ,
+//             rope_dims d_rot ≤ head_dim, pairing `rope` halves (GPT-NeoX, Llama) or interleaved
+//             (the RoPE paper)); alibi: −m_h·(i − j) added to head h's scaled scores, m_h =
+//             2^(−8h/n_head); none: no position signal but the causal mask. Only learned has wpe.
+//   n_kv_head grouped-query attention: n_kv_head key/value heads (dividing n_head; 1 is
+//             multi-query), query head h reading h / (n_head/n_kv_head); 0 means n_head.
+//   norm      layernorm | rmsnorm (x·w/√(mean(x²) + ln_eps), Llama's; a weight, no bias).
+//   mlp       gelu (c_fc, activation, c_proj) | swiglu (down_proj(silu(gate_proj(x)) ⊙
+//             up_proj(x)), Llama's); hidden size n_inner (0 means 4·n_embd).
+//   window    a sliding window: the query at position p sees keys p − window + 1 … p (Mistral).
+// The parameters keep nanoGPT's names for the GPT-2 parts (ln_1, attn.c_attn, attn.c_proj, ln_2,
+// ln_f, also under rmsnorm) and take Llama's for SwiGLU: mlp.gate_proj, mlp.up_proj (stored one
+// after the other: one (2·n_inner, n_embd) weight, one matmul), mlp.down_proj. With n_kv_head,
+// c_attn's rows are q (n_embd), k and v (n_kv_head·head_dim each). With rope, the kept qkv holds
+// the rotated q and k (rotation in place; its backward turns the gradient back).
+//
 // c_attn holds the tutorials' c_q, c_k and c_v stacked (rows 0…C, C…2C, 2C…3C of a (3C, C)
 // weight, PyTorch's Linear layout out × in), so a checkpoint is nanoGPT's state dict as is.
 //
@@ -81,6 +100,14 @@ constexpr int64_t kMaxOpenBytes = int64_t(32) << 30;
 // (Hugging Face's "gelu_new"; PyTorch's GELU(approximate="tanh")).
 enum class Activation { gelu, gelu_new };
 
+// Where a position comes from (GPTConfig::pos), the norm, and the MLP (see the top of this file).
+enum class Positions { learned, rope, alibi, none };
+enum class Norm { layernorm, rmsnorm };
+enum class Mlp { gelu, swiglu };
+
+// The largest MLP hidden size (n_inner).
+constexpr int kMaxInner = 4 * kMaxEmbd;
+
 // What a model is made for: training (gradients; AdamW's moments counted beside it) or inference.
 enum class ModelUse { train, infer };
 
@@ -93,8 +120,17 @@ struct GPTConfig {
   MaskVariant mask = MaskVariant::strict;
   bool stable_softmax = true;
   Activation activation = Activation::gelu;
-  float ln_eps = 1e-5f;  // LayerNorm's ε
+  float ln_eps = 1e-5f;  // the norm's ε (LayerNorm's or RMSNorm's)
   bool bias = true;      // biases in the Linear layers and LayerNorms (nanoGPT's bias=False: none)
+  Positions pos = Positions::learned;
+  float rope_base = 10000.0f;                // RoPE's θ base (pos rope)
+  int rope_dims = 0;                         // RoPE's rotated dimensions per head; 0 means head_dim
+  RopePairing rope = RopePairing::halves;    // RoPE's pairs (pos rope): halves or interleaved
+  int n_kv_head = 0;                         // key/value heads; 0 means n_head
+  Norm norm = Norm::layernorm;
+  Mlp mlp = Mlp::gelu;
+  int n_inner = 0;                           // the MLP's hidden size; 0 means 4·n_embd
+  int window = 0;                            // sliding window; 0 means none
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
   // parameters at vocab 65: W3's tiny model).
@@ -109,9 +145,18 @@ struct GPTConfig {
   static GPTConfig preset(const std::string& name, int vocab_size);
 
   int head_dim() const { return n_embd / n_head; }
+  int kv_head() const { return n_kv_head > 0 ? n_kv_head : n_head; }
+  int qkv_width() const { return n_embd + 2 * kv_head() * head_dim(); }  // c_attn's rows
+  int inner() const { return n_inner > 0 ? n_inner : 4 * n_embd; }        // the MLP's hidden size
+  int fc_width() const { return mlp == Mlp::swiglu ? 2 * inner() : inner(); }  // c_fc's (gate | up) rows
+  int rot_dims() const { return pos == Positions::rope ? (rope_dims > 0 ? rope_dims : head_dim()) : 0; }
+  // The GPT-2 block of the top of this file (learned positions, LayerNorm, GELU MLP of 4·n_embd,
+  // every head its own keys, no window): what the block walk and the importer's GPT-2 cover.
+  bool gpt2_block() const;
   int64_t num_parameters() const;
   // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
-  // n_head, ln_eps not in (0, 0.1].
+  // n_head, ln_eps not in (0, 0.1], n_kv_head not dividing n_head, rope_base ≤ 1, rope_dims odd or
+  // above head_dim (or given without rope), gelu_new with swiglu, window above block_size.
   void validate() const;
   bool operator==(const GPTConfig& o) const;
   bool operator!=(const GPTConfig& o) const { return !(*this == o); }
@@ -135,20 +180,22 @@ std::vector<ParamTensor> param_tensors(const GPTConfig& config);
 struct BlockParams {
   float* ln_1_w;         // (C)
   float* ln_1_b;         // (C)
-  float* c_attn_w;       // (3C, C): c_q, c_k, c_v stacked
+  float* c_attn_w;       // (3C, C): c_q, c_k, c_v stacked (qkv_width rows with n_kv_head)
   float* c_attn_b;       // (3C)
   float* attn_c_proj_w;  // (C, C)
   float* attn_c_proj_b;  // (C)
   float* ln_2_w;         // (C)
   float* ln_2_b;         // (C)
-  float* c_fc_w;         // (4C, C)
-  float* c_fc_b;         // (4C)
-  float* mlp_c_proj_w;   // (C, 4C)
+  float* c_fc_w;         // (4C, C); SwiGLU: mlp.gate_proj (H, C), then up_proj (H, C) after it
+  float* c_fc_b;         // (4C); SwiGLU: gate_proj's (H), then up_proj's (H) after it
+  float* mlp_c_proj_w;   // (C, 4C); SwiGLU: mlp.down_proj (C, H)
   float* mlp_c_proj_b;   // (C)
+  float* up_proj_w;      // SwiGLU's up_proj (H, C) = c_fc_w + H·C; null for GELU
+  float* up_proj_b;      // SwiGLU's up_proj bias (H) = c_fc_b + H; null for GELU or no bias
 };
 struct GPTParams {
   float* wte;  // (V, C), also lm_head
-  float* wpe;  // (block_size, C)
+  float* wpe;  // (block_size, C); null unless pos is learned
   std::vector<BlockParams> h;
   float* ln_f_w;  // (C)
   float* ln_f_b;  // (C)
@@ -158,7 +205,7 @@ GPTParams param_views(float* base, const GPTConfig& config);
 // What one block's forward keeps for its backward (views into the activation buffer).
 struct BlockActs {
   float* ln_1;       // (B, T, C)
-  float* ln_1_mean;  // (B, T)
+  float* ln_1_mean;  // (B, T) (unused by RMSNorm)
   float* ln_1_rstd;  // (B, T)
   float* qkv;        // (B, T, 3C)
   float* atty;       // (B, T, C): the heads' contexts side by side
@@ -167,8 +214,8 @@ struct BlockActs {
   float* ln_2;       // (B, T, C)
   float* ln_2_mean;  // (B, T)
   float* ln_2_rstd;  // (B, T)
-  float* fch;        // (B, T, 4C)
-  float* fch_gelu;   // (B, T, 4C)
+  float* fch;        // (B, T, 4C) (fc_width: SwiGLU's gate | up)
+  float* fch_gelu;   // (B, T, 4C) (inner: the activation's or SwiGLU's output)
   float* residual3;  // (B, T, C) = residual2 + mlp.c_proj(fch_gelu): the block's output
 };
 // The forward's activations for (B, T): views into one buffer (GPT::reserve).
@@ -195,8 +242,8 @@ struct GPTActGrads {
 };
 // The KV cache and one position's activations (GPT::cache_reset): views into one buffer.
 struct GPTCache {
-  float* k;       // (n_layer, block_size, C): the cached keys
-  float* v;       // (n_layer, block_size, C): the cached values
+  float* k;       // (n_layer, block_size, KC): the cached keys, KC = kv_head·head_dim (RoPE: rotated)
+  float* v;       // (n_layer, block_size, KC): the cached values
   float* x;       // (C): the residual stream
   float* ln;      // (C)
   float* qkv;     // (3C)
@@ -306,7 +353,9 @@ class GPT {
   const float* logits() const { return a_.logits; }                       // (B, T, V)
   const float* losses() const { return a_.losses; }                       // (B, T)
   const float* attention_weights(int layer) const { return a_.h[layer].att; }  // (B, NH, T, T)
-  const float* qkv(int layer) const { return a_.h[layer].qkv; }           // (B, T, 3C)
+  const float* qkv(int layer) const { return a_.h[layer].qkv; }  // (B, T, qkv_width), RoPE: q, k rotated
+  // ALiBi's slopes (n_head), or null.
+  const float* alibi_slopes() const { return alibi_.empty() ? nullptr : alibi_.data(); }
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- the KV cache
@@ -319,16 +368,28 @@ class GPT {
   const float* cache_step(int token);
   // Of the last cache_step: layer's weights (NH, T_total) with T_total = cache_length().
   const float* cache_attention(int layer) const;
-  // Cached keys and values of a layer: (cache_length(), C), head h in columns h·hs….
+  // Cached keys and values of a layer: (cache_length(), KC), KC = kv_head·head_dim, key/value head
+  // h in columns h·hs… (RoPE: the rotated keys).
   const float* cache_keys(int layer) const;
   const float* cache_values(int layer) const;
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
-  kernels::AttnOptions attn_options() const { return {config_.mask, config_.stable_softmax}; }
+  kernels::AttnOptions attn_options() const {
+    return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes()};
+  }
+  kernels::RopeTable rope_table() const {
+    return {rope_cos_.data(), rope_sin_.data(), config_.rot_dims(), config_.rope == RopePairing::halves};
+  }
+  void make_tables();  // RoPE's cos and sin, ALiBi's slopes
+  // The norm (LayerNorm or RMSNorm) forward and backward of tier k on N rows.
+  void norm_forward(const kernels::Kernels& k, float* out, float* mean, float* rstd, const float* inp, const float* w,
+                    const float* b, int N) const;
+  void norm_backward(const kernels::Kernels& k, float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                     const float* w, const float* mean, const float* rstd, int N) const;
+  // The MLP's activation (GELU, gelu_new or SwiGLU) forward on N rows of fch into out.
+  void mlp_act_forward(const kernels::Kernels& k, float* out, const float* fch, int N) const;
   int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
-  // The activation's forward kernel of the tier k.
-  void activation_forward(const kernels::Kernels& k, float* out, const float* inp, int N) const;
 
   GPTConfig config_;
   ModelUse use_;
@@ -347,6 +408,9 @@ class GPT {
   std::vector<int> ids_, targets_;  // (B, T) of the last forward
   int B_ = 0, T_ = 0;
   bool has_targets_ = false;
+
+  // RoPE's tables (block_size, rot_dims/2) and ALiBi's slopes (n_head), empty when off.
+  std::vector<float> rope_cos_, rope_sin_, alibi_;
 
   // KV cache (allocated by the first cache_reset).
   FloatBuffer cache_buffer_;
