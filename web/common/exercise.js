@@ -37,7 +37,7 @@ export const EXERCISES = {
     state: { direction: 'backward', upstream: { kind: 'd_out', d_out: '1 0\n0 0', target: '' } },
     ask: [{ panel: 'd_scaled', cells: [[0, 0]] }],
   },
-  'rope-rotate': { preset: 'rope-distance', ask: [{ panel: 'q_rot', cells: [[1, 0]] }] },
+  'rope-rotate': { preset: 'rope-distance', ask: [{ panel: 'q_rot', cells: [[1, 0]] }], slips: [1] },
   'alibi-bias': { preset: 'alibi-heads', ask: [{ panel: 'bias', cells: [[3, 0]] }] },
   'window-keys': { preset: 'window-sink', ask: [{ panel: 'mask', cells: row(7, 12) }] },
 };

@@ -247,7 +247,8 @@ function exPointer(ctx) {
   hide(b, !q);
   if (!q) return;
   const fig = ctx.views.get(q.panel).fig;
-  const s = fig.querySelector('.aps-step-no')?.textContent ?? '';
+  const k = visibleSteps(ctx).findIndex((st) => st.id === fig.dataset.step); // (the badge is renumbered after this)
+  const s = k >= 0 ? String(k + 1) : fig.querySelector('.aps-step-no')?.textContent ?? '';
   setText(b, ctx.t('exercise.goto', { n: q.n, s, name: ctx.t(`stepname.${fig.dataset.step}`) }));
 }
 

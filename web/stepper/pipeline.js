@@ -63,9 +63,11 @@ export function pipelineColumn(ctx) {
     dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
     dom.steps.append(dom.cacheHead);
   }
+  const shownSteps = forwardSteps(ctx); // numbered as shown (a variant's step, when on, shifts the rest)
   STEPS.forEach((s, si) => {
+    const no = shownSteps.includes(s) ? shownSteps.indexOf(s) + 1 : si + 1;
     for (const p of s.panels) {
-      if (p === 'weights-heads') headsFigure(ctx, si + 1, s.id); else panelFigure(ctx, p, si + 1, s.id, false);
+      if (p === 'weights-heads') headsFigure(ctx, no, s.id); else panelFigure(ctx, p, no, s.id, false);
     }
   });
   col.append(dom.steps);
