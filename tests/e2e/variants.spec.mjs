@@ -49,6 +49,11 @@ async function noViolations(page, state, off = []) {
   expect.soft(violations.flatMap((v) => v.nodes.map((n) => `${v.id} ${n.target.join(' ')}`)), `axe on ${state}`).toEqual([]);
 }
 
+/** The formulas and the explanation that are cut (content wider than their box), as "panel: px". */
+const clippedText = (page) => page.evaluate(() => [...document.querySelectorAll('.aps-formula, .aps-explain-lines')]
+  .filter((b) => b.offsetParent && b.scrollWidth - b.clientWidth > 1)
+  .map((b) => `${b.closest('[data-panel]')?.dataset.panel ?? 'explain'}: ${b.scrollWidth - b.clientWidth}px`));
+
 /** The page never scrolls sideways (a wide panel scrolls in its own box). */
 const pageOverflow = (page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
@@ -107,6 +112,7 @@ for (const [id, check] of Object.entries(EXAMPLES)) {
       await check(page, lang);
       await settled(page);
       expect(await pageOverflow(page), `${id} at ${width} px: the page scrolls sideways`).toBeLessThanOrEqual(0);
+      expect(await clippedText(page), `${id} at ${width} px: formulas and arithmetic whole`).toEqual([]);
       await page.screenshot({ path: testInfo.outputPath(`${id}-${width}-${lang}.png`) });
       if (k === 1) await noViolations(page, `${id}, a cell explained`);
     }

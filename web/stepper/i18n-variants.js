@@ -44,7 +44,7 @@ export const en = {
   'var.note.scores': 'The scores are taken from the rotated q′ and k′: the dot product of two rotated vectors depends on the difference of their angles, so on the distance of the positions.',
   'var.ex.reads': 'Query head {h} reads key/value head {g}: 1.',
   'var.ex.readsNot': 'Query head {h} reads key/value head {r}, not {g}: 0.',
-  'var.ex.angle': 'The angle of pair i at position {p}: small pairs turn fast, later pairs slowly.',
+  'var.ex.angle': 'The angle of pair i at position {p}: the first pairs turn fast, the later ones slowly.',
   'var.ex.unrotated': 'Dimension {d} is past the rotated {dims}: it passes unchanged.',
   'var.ex.pair': 'Dimensions {a} and {b} form pair {p}, turned by the angle of position {pos}.',
   'var.ex.bias': 'The key is {d} positions behind the query.',

@@ -83,9 +83,12 @@ export function variantNote(ctx, p, tr, h) {
 }
 
 const ij = () => row(mi('i'), mo(','), mi('j'));
-const cases = (a, condA, b) => row(mo('{'), m('mtable',
-  m('mtr', m('mtd', a), m('mtd', mtext('\u2002if '), ...condA)),
-  m('mtr', m('mtd', b), m('mtd', mtext('\u2002otherwise')))));
+/** One relation per line (a phone's panel is narrow): a table of rows, aligned left. */
+function lines(...rows) {
+  const t = m('mtable', ...rows.map((r) => (r.tagName === 'mtr' ? r : m('mtr', m('mtd', r)))));
+  t.setAttribute('columnalign', 'left');
+  return t;
+}
 
 /** The formula of a variant's panel, or of a plain panel a variant changes; null: the plain one. */
 export function variantFormula(p, fx) {
@@ -93,25 +96,29 @@ export function variantFormula(p, fx) {
   const rot = (q) => {
     const v = q ? 'q' : 'k';
     const phi = row(pos(q), mo('·'), sub(mi('θ'), mi('p')));
-    return math(`${v}'_a = ${v}_a cos φ − ${v}_b sin φ, ${v}'_b = ${v}_a sin φ + ${v}_b cos φ, φ = ${q ? '(base + i)' : 'j'} θ_p`,
-      row(sub(mi(`${v}′`), mi('a')), mo('='), sub(mi(v), mi('a')), mi('cos'), mi('φ'), mo('−'), sub(mi(v), mi('b')), mi('sin'), mi('φ')), mtext(',\u2002'),
-      row(sub(mi(`${v}′`), mi('b')), mo('='), sub(mi(v), mi('a')), mi('sin'), mi('φ'), mo('+'), sub(mi(v), mi('b')), mi('cos'), mi('φ')), mtext(',\u2002'),
-      row(mi('φ'), mo('='), phi));
+    return math(`${v}'_a = ${v}_a cos φ − ${v}_b sin φ, ${v}'_b = ${v}_a sin φ + ${v}_b cos φ, φ = ${q ? '(base + i)' : 'j'} θ_p`, lines(
+      row(sub(mi(`${v}′`), mi('a')), mo('='), sub(mi(v), mi('a')), mi('cos'), mi('φ'), mo('−'), sub(mi(v), mi('b')), mi('sin'), mi('φ')),
+      row(sub(mi(`${v}′`), mi('b')), mo('='), sub(mi(v), mi('a')), mi('sin'), mi('φ'), mo('+'), sub(mi(v), mi('b')), mi('cos'), mi('φ')),
+      row(mi('φ'), mo('='), phi)));
   };
+  const top = fx.maskKind === 'inclusive' ? '<' : '≤';
+  const when = (a, ...cond) => m('mtr', m('mtd', a), m('mtd', mtext('\u2002if\u2002'), ...cond));
   switch (p) {
-    case 'kv_heads': return math('query head h reads key/value head ceil(h / g), g = n_head / n_kv_head',
-      row(mi('kv'), mo('('), mi('h'), mo(')'), mo('='), mo('⌈'), frac(mi('h'), mi('g')), mo('⌉')), mtext(',\u2002'),
-      row(mi('g'), mo('='), frac(sub(mi('n'), mi('head')), sub(mi('n'), mi('kv_head')))));
-    case 'rope_angles': return math('angle(p, i) = p times theta_i, theta_i = base^(-2i / d_rot)',
-      row(mi('φ'), mo('('), mi('p'), mo(','), mi('i'), mo(')'), mo('='), mi('p'), mo('·'), sub(mi('θ'), mi('i'))), mtext(',\u2002'),
-      row(sub(mi('θ'), mi('i')), mo('='), sup(mi('base'), row(mo('−'), frac(row(mn('2'), mi('i')), sub(mi('d'), mi('rot')))))));
+    case 'kv_heads': return math('query head h reads key/value head ceil(h / g), g = n_head / n_kv_head', lines(
+      row(mi('kv'), mo('('), mi('h'), mo(')'), mo('='), mo('⌈'), frac(mi('h'), mi('g')), mo('⌉')),
+      row(mi('g'), mo('='), frac(sub(mi('n'), mi('head')), sub(mi('n'), mi('kv_head'))))));
+    case 'rope_angles': return math('angle(p, i) = p times theta_i, theta_i = base^(-2i / d_rot)', lines(
+      row(mi('φ'), mo('('), mi('p'), mo(','), mi('i'), mo(')'), mo('='), mi('p'), mo('·'), sub(mi('θ'), mi('i'))),
+      row(sub(mi('θ'), mi('i')), mo('='), sup(mi('base'), row(mo('−'), frac(row(mn('2'), mi('i')), sub(mi('d'), mi('rot'))))))));
     case 'q_rot': return rot(true);
     case 'k_rot': return rot(false);
     case 'bias': return math('B_ij = -m_h (base + i - j)', sub(mi('B'), ij()), mo('='), mo('−'), sub(mi('m'), mi('h')),
       row(mo('('), mi('base'), mo('+'), mi('i'), mo('−'), mi('j'), mo(')')));
-    case 'mask': return math(`mask_ij = 0 if j ${fx.maskKind === 'inclusive' ? '<' : '≤'} i + base and (j > i + base - w${fx.sinks ? ' or j ≤ s' : ''}), else minus infinity`,
-      sub(mi('mask'), ij()), mo('='), cases(mn('0'), [mi('j'), mo(fx.maskKind === 'inclusive' ? '<' : '≤'), mi('i'), mo('+'), mi('base'), mtext('\u2002and\u2002'),
-        mo('('), mi('j'), mo('>'), mi('i'), mo('+'), mi('base'), mo('−'), mi('w'), ...(fx.sinks ? [mtext('\u2002or\u2002'), mi('j'), mo('≤'), mi('s')] : []), mo(')')], mo('−∞')));
+    case 'mask': return math(`mask_ij = 0 if i + base - w < j ${top} i + base${fx.sinks ? ', or if j ≤ s (a sink)' : ''}; minus infinity otherwise`,
+      sub(mi('mask'), ij()), mo('='), row(mo('{'), lines(
+        when(mn('0'), mi('i'), mo('+'), mi('base'), mo('−'), mi('w'), mo('<'), mi('j'), mo(top), mi('i'), mo('+'), mi('base')),
+        ...(fx.sinks ? [when(mn('0'), mi('j'), mo('≤'), mi('s'))] : []),
+        m('mtr', m('mtd', mo('−∞')), m('mtd', mtext('\u2002otherwise'))))));
     case 'masked': return fx.alibi || fx.window
       ? math(`M = S' ${fx.alibi ? '+ B ' : ''}+ mask`, mi('M'), mo('='), mi('S′'), ...(fx.alibi ? [mo('+'), mi('B')] : []), mo('+'), mi('mask'))
       : null;
