@@ -16,7 +16,8 @@ import { presetPatch } from './presets.js';
 // exported here too, with the logic that uses them.
 export { DEFAULT_TOL, toleranceOf, validateExercise, validateTol };
 
-export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward'];
+export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward',
+  'rope-rotate', 'alibi-bias', 'window-keys'];
 export const STORAGE_PREFIX = 'attention-playground.exercise.';
 
 /**
@@ -36,6 +37,9 @@ export const EXERCISES = {
     state: { direction: 'backward', upstream: { kind: 'd_out', d_out: '1 0\n0 0', target: '' } },
     ask: [{ panel: 'd_scaled', cells: [[0, 0]] }],
   },
+  'rope-rotate': { preset: 'rope-distance', ask: [{ panel: 'q_rot', cells: [[1, 0]] }], slips: [1] },
+  'alibi-bias': { preset: 'alibi-heads', ask: [{ panel: 'bias', cells: [[3, 0]] }] },
+  'window-keys': { preset: 'window-sink', ask: [{ panel: 'mask', cells: row(7, 12) }] },
 };
 
 function row(r, n) {
@@ -73,6 +77,7 @@ export function withReadyExercise(state, id, api) {
     use_bias: false,
     matrices: { ...state.matrices, ...patch.matrices },
     options: { ...patch.options },
+    variants: { ...patch.variants },
     head: 0, focus: null, view: 'all', step: 0, head_view: 'one', display: 'auto',
     direction: def.state?.direction ?? 'forward',
     upstream: { ...state.upstream, d_out: '', target: '', ...(def.state?.upstream ?? {}) },

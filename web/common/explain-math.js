@@ -76,7 +76,7 @@ function tokenize(s) {
     if (c === '√') { out.push({ t: 'sqrt' }); i++; continue; }
     if (c === '∂') { out.push({ t: 'd' }); i++; continue; }
     if (rest.startsWith('e^')) { out.push({ t: 'pow' }); i += 2; continue; }
-    if ((mt = /^[A-Za-z]+′?(?:_[A-Za-z0-9]+)?/.exec(rest))) {
+    if ((mt = /^[A-Za-zθφ]+′?(?:_[A-Za-z0-9]+)?/.exec(rest))) { // (θ, φ: RoPE's angles)
       const [name, subName] = mt[0].split('_');
       out.push({ t: 'id', v: name, sub: subName });
       i += mt[0].length;

@@ -1,6 +1,7 @@
-// presets.js — the tutorials' examples. Each preset sets mode, matrices (as text), use_W_o, use_bias and
-// options; its one-paragraph explanation lives in i18n.js under `preset.<id>.text`.
+// presets.js — the tutorials' examples. Each preset sets mode, matrices (as text), use_W_o, use_bias,
+// options and variants (the modern ones: RoPE, ALiBi, grouped-query heads, a window); its one-paragraph explanation lives in i18n.js under `preset.<id>.text`.
 import { cellText } from './format.js';
+import { VARIANTS_OFF } from './state.js';
 
 const I2 = '1 0\n0 1';
 const X4 = '0.5 -1 0.25 0\n1 0.5 -0.5 0.75\n-0.25 0.5 1 -1\n0 1.5 0.5 0.25';
@@ -11,14 +12,17 @@ const OPT = { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, so
 
 /** Preset ids in menu order ('custom' is not a preset, it is what editing turns a preset into). */
 export const PRESETS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
-  'saturate-64', 'inclusive', 'kv-cache'];
+  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink'];
+
+/** A matrix's text of n rows, row i given by fn(i) (a list of numbers). */
+const rows = (n, fn) => Array.from({ length: n }, (_, i) => fn(i).join(' ')).join('\n');
 
 const round = (m, d) => m.map((r) => r.map((v) => cellText(Number(v.toFixed(d))))).map((r) => r.join(' ')).join('\n');
 
 /** The parts of the state a preset sets. api is needed for the seeded d_k = 64 example. */
 export function presetPatch(id, api) {
-  const x = (matrices, options = {}, useWo = false) => ({ mode: 'x', matrices, use_W_o: useWo, use_bias: false, options: { ...OPT, ...options } });
-  const qkv = (matrices, options = {}) => ({ mode: 'qkv', matrices, use_W_o: false, use_bias: false, options: { ...OPT, ...options } });
+  const x = (matrices, options = {}, useWo = false) => ({ mode: 'x', matrices, use_W_o: useWo, use_bias: false, options: { ...OPT, ...options }, variants: { ...VARIANTS_OFF } });
+  const qkv = (matrices, options = {}, variants = {}) => ({ mode: 'qkv', matrices, use_W_o: false, use_bias: false, options: { ...OPT, ...options }, variants: { ...VARIANTS_OFF, ...variants } });
   switch (id) {
     case 'identity': return x({ x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2 }, {}, true);
     case 'two-token': return qkv({ Q: I2, K: '1 0\n1 1', V: '1 2\n3 4' });
@@ -38,6 +42,20 @@ export function presetPatch(id, api) {
       W_k: '1 0.25 -0.5\n0 0.5 0.75\n0.25 -1 0.5',
       W_v: '0.2 -0.4 0.6\n1 0.3 -0.1\n-0.5 0.7 0.9',
     }, { causal: true, base: 2 });
+    // the modern variants: RoPE on the same q and k at every position (S depends on i − j only);
+    // ALiBi on zero scores (only the bias decides), V = each key's position; 8 query heads over 2
+    // key/value heads; a window of 4 with one sink over 12 tokens
+    case 'rope-distance': return qkv({ Q: rows(4, () => [1, 0, 1, 0]), K: rows(4, () => [0.5, 1, 0.5, 1]), V: rows(4, (i) => [0, 1, 2, 3].map((c) => (c === i ? 1 : 0))) },
+      {}, { rope: 'interleaved' });
+    case 'alibi-heads': return qkv({ Q: rows(6, () => [0, 0, 0, 0]), K: rows(6, () => [0, 0, 0, 0]), V: rows(6, (i) => [i + 1, i + 1, i + 1, i + 1]) },
+      { n_head: 4, causal: true }, { alibi: true });
+    case 'gqa-8-2': return qkv({
+      Q: '1 0 0.5 -1 0.25 1 -0.5 0\n0 1 1 0.5 -1 0 0.75 1\n-0.5 0.5 0 1 1 -0.25 0 0.5',
+      K: '1 0.5\n0.5 -1\n-1 1', V: '1 0\n0 1\n0.5 0.5' }, { n_head: 8, causal: true }, { n_kv_head: 2 });
+    case 'window-sink': return qkv({
+      Q: rows(12, (i) => [((i * 3) % 5) / 2 - 1, ((i * 7) % 4) / 2 - 0.5]),
+      K: rows(12, (j) => [((j * 5) % 4) / 2 - 0.5, ((j * 2) % 5) / 2 - 1]),
+      V: rows(12, (j) => [j + 1, j % 2]) }, { causal: true }, { window: 4, sinks: 1 });
     default: return null;
   }
 }

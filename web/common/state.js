@@ -14,6 +14,8 @@
 //   use_W_o: boolean,
 //   use_bias: boolean,              // the biases b_q, b_k, b_v (x mode) and b_o (with W_o)
 //   options: { n_head, causal, mask: 'strict'|'inclusive', base, scale, softmax: 'stable'|'naive' },
+//   variants: { rope: 'none'|'interleaved'|'halves', rope_base, rope_dims (0 = head_dim),  // the modern
+//               alibi: boolean, n_kv_head (0 = n_head), window (0 = none), sinks },   // variants (VARIANTS_OFF)
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
@@ -45,17 +47,19 @@ export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q
 /** The bias vectors and the weight matrix whose columns each one matches. */
 export const BIAS_OF = { b_q: 'W_q', b_k: 'W_k', b_v: 'W_v', b_o: 'W_o' };
 export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
-  'saturate-64', 'inclusive', 'kv-cache', 'custom'];
-export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out'];
+  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink', 'custom'];
+export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out',
+  // the modern variants' panels (shown when their option is on)
+  'kv_heads', 'rope_angles', 'q_rot', 'k_rot', 'bias', 'mask'];
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
 export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
-  'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
+  'd_q_rot', 'd_k_rot', 'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
 /**
  * What the learner makes, as opposed to how the page shows it: the fields that undo and redo
  * restore (undo.js) and whose change is a new entry in the browser's history (permalink.js). The
  * view (view, step, head, head_view, display, lang, focus) is neither undone nor a history entry.
  */
-export const CONTENT_KEYS = ['preset', 'mode', 'matrices', 'use_W_o', 'use_bias', 'options', 'seed', 'exercise', 'direction', 'upstream', 'source'];
+export const CONTENT_KEYS = ['preset', 'mode', 'matrices', 'use_W_o', 'use_bias', 'options', 'variants', 'seed', 'exercise', 'direction', 'upstream', 'source'];
 /** The panels an exercise may ask (exercise.js). */
 export const ASK_PANELS = [...PANEL_IDS, ...GRAD_PANEL_IDS];
 export const UPSTREAM_KINDS = ['sum', 'mse', 'd_out'];
@@ -74,6 +78,29 @@ export const toleranceOf = (id) => ({ ...(READY_TOL[id] ?? DEFAULT_TOL) });
 const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const I2 = '1 0\n0 1';
+/**
+ * The modern variants' options, all off: what a state without them (an old permalink) means. They
+ * are a key of their own (state.variants) so that state.options stays a spec the core takes as is.
+ */
+export const VARIANTS_OFF = Object.freeze({ rope: 'none', rope_base: 10000, rope_dims: 0, alibi: false, n_kv_head: 0, window: 0, sinks: 0 });
+export const ROPE_PAIRINGS = ['none', 'interleaved', 'halves'];
+
+/**
+ * The core's spec keys of the variants in use (rope_base and rope_dims with RoPE, sinks with a
+ * window; an option that is off is left out, as the core refuses e.g. rope_base without rope).
+ */
+export function variantSpec(o = VARIANTS_OFF) {
+  const spec = {};
+  if (o.rope !== 'none') {
+    spec.rope = o.rope;
+    spec.rope_base = o.rope_base;
+    if (o.rope_dims) spec.rope_dims = o.rope_dims;
+  }
+  if (o.alibi) spec.alibi = true;
+  if (o.n_kv_head) spec.n_kv_head = o.n_kv_head;
+  if (o.window) { spec.window = o.window; if (o.sinks) spec.sinks = o.sinks; }
+  return spec;
+}
 
 export function defaultState() {
   return {
@@ -84,6 +111,7 @@ export function defaultState() {
     use_W_o: true,
     use_bias: false,
     options: { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, softmax: 'stable' },
+    variants: { ...VARIANTS_OFF },
     seed: 1,
     view: 'all',
     step: 0,
@@ -129,6 +157,16 @@ export function validateState(obj) {
     base: intIn(o.base, 0, MAX_DIM - 1, 0),
     scale: bool(o.scale, true),
     softmax: oneOf(o.softmax, ['stable', 'naive'], 'stable'),
+  };
+  const v = isObj(obj.variants) ? obj.variants : {};
+  s.variants = {
+    rope: oneOf(v.rope, ROPE_PAIRINGS, 'none'),
+    rope_base: typeof v.rope_base === 'number' && v.rope_base > 1 && v.rope_base <= 1e9 ? v.rope_base : VARIANTS_OFF.rope_base,
+    rope_dims: intIn(v.rope_dims, 0, MAX_DIM, 0),
+    alibi: bool(v.alibi, false),
+    n_kv_head: intIn(v.n_kv_head, 0, MAX_HEADS, 0),
+    window: intIn(v.window, 0, MAX_DIM * 2, 0),
+    sinks: intIn(v.sinks, 0, MAX_DIM * 2, 0),
   };
   s.seed = intIn(obj.seed, 0, Number.MAX_SAFE_INTEGER, d.seed);
   s.view = oneOf(obj.view, ['all', 'step'], 'all');

@@ -6,7 +6,7 @@ import { formatNumber } from '../common/format.js';
 
 /**
  * The backward steps in order. panels: the gradient panels of the step; from: the gradient panels
- * it is computed from; needs: 'W_o' (only with an output projection) or 'x' (only in x mode).
+ * it is computed from; needs: 'x' (only in x mode) or 'rope' (only with RoPE: the rotated q and k).
  */
 export const BSTEPS = [
   { id: 'b_out', panels: ['d_out'], from: [] },
@@ -15,13 +15,14 @@ export const BSTEPS = [
   { id: 'b_av', panels: ['d_weights', 'd_v'], from: ['d_context'] },
   { id: 'b_softmax', panels: ['d_scaled'], from: ['d_weights'] },
   { id: 'b_scale', panels: ['d_scores'], from: ['d_scaled'] },
-  { id: 'b_qk', panels: ['d_q', 'd_k'], from: ['d_scores'] },
+  { id: 'b_rope', panels: ['d_q_rot', 'd_k_rot'], from: ['d_scores'], needs: 'rope' },
+  { id: 'b_qk', panels: ['d_q', 'd_k'], from: ['d_scores', 'd_q_rot', 'd_k_rot'] },
   { id: 'b_QKV', panels: ['d_Q', 'd_K', 'd_V'], from: ['d_q', 'd_k', 'd_v'] },
   { id: 'b_inputs', panels: ['d_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'], from: ['d_Q', 'd_K', 'd_V'], needs: 'x' },
 ];
 
 /** The per-head gradient panels (their title names the head when n_head > 1). */
-export const HEAD_GRAD_PANELS = ['d_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores', 'd_q', 'd_k'];
+export const HEAD_GRAD_PANELS = ['d_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores', 'd_q_rot', 'd_k_rot', 'd_q', 'd_k'];
 
 /** The gradient panels of an input (a cell there can be checked numerically) → the input's name. */
 export const INPUT_GRADS = { d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_W_o: 'W_o', d_Q: 'Q', d_K: 'K', d_V: 'V',
@@ -29,10 +30,11 @@ export const INPUT_GRADS = { d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v',
 
 /**
  * The steps shown for a state: without W_o there is no ∂L/∂W_o; in qkv mode Q, K, V are the
- * inputs; a bias's gradient only when that bias is used (biases: the names in use, e.g. ['b_q']).
+ * inputs; a bias's gradient only when that bias is used (biases: the names in use, e.g. ['b_q']);
+ * RoPE's step only with rope on.
  */
-export function visibleBSteps(mode, useWo, biases = []) {
-  return BSTEPS.filter((s) => !(s.needs === 'x' && mode !== 'x'))
+export function visibleBSteps(mode, useWo, biases = [], rope = false) {
+  return BSTEPS.filter((s) => !(s.needs === 'x' && mode !== 'x') && !(s.needs === 'rope' && !rope))
     .map((s) => (s.id === 'b_proj' && !useWo ? { ...s, panels: ['d_concat'] } : s))
     .map((s) => ({ ...s, panels: s.panels.filter((p) => !p.startsWith('d_b_') || biases.includes(p.slice(2))) }));
 }
@@ -41,15 +43,17 @@ export function visibleBSteps(mode, useWo, biases = []) {
  * The cached forward values a gradient panel reads: forward panel ids (q, k, v, weights, concat,
  * out) or input grids (x, W_q, W_k, W_v, W_o, target).
  */
-export function panelReads(panel, { upstream, useWo }) {
+export function panelReads(panel, { upstream, useWo, rope = false }) {
   switch (panel) {
     case 'd_out': return upstream === 'mse' ? ['out', 'target'] : [];
     case 'd_W_o': return ['concat'];
     case 'd_concat': return useWo ? ['W_o'] : [];
     case 'd_weights': return ['v'];
     case 'd_v': case 'd_scaled': return ['weights'];
-    case 'd_q': return ['k'];
-    case 'd_k': return ['q'];
+    case 'd_q': return rope ? ['rope_angles'] : ['k'];
+    case 'd_k': return rope ? ['rope_angles'] : ['q'];
+    case 'd_q_rot': return ['k_rot'];
+    case 'd_k_rot': return ['q_rot'];
     case 'd_W_q': case 'd_W_k': case 'd_W_v': return ['x'];
     case 'd_x': return ['W_q', 'W_k', 'W_v'];
     default: return [];

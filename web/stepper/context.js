@@ -18,22 +18,31 @@ import { createI18n } from './i18n.js';
 import { visibleBSteps } from './backward.js';
 import { visibilityObserver } from './panels.js';
 
-/** The forward steps: their panels, and the panels each one is computed from. */
+/**
+ * The forward steps: their panels, and the panels each one is computed from. when(options): a
+ * modern variant's step, shown only with its option on (state.variants) (grouped-query heads, RoPE, ALiBi's bias,
+ * the sliding window's mask).
+ */
 export const STEPS = [
   { id: 'qkv', panels: ['q', 'k', 'v'], from: [] },
-  { id: 'scores', panels: ['scores'], from: ['q', 'k'] },
+  { id: 'gqa', panels: ['kv_heads'], from: ['k', 'v'], when: (o) => o.n_kv_head > 0 },
+  { id: 'rope', panels: ['rope_angles', 'q_rot', 'k_rot'], from: ['q', 'k'], when: (o) => o.rope !== 'none' },
+  { id: 'scores', panels: ['scores'], from: ['q', 'k', 'q_rot', 'k_rot'] },
   { id: 'scaled', panels: ['scaled'], from: ['scores'] },
-  { id: 'masked', panels: ['masked'], from: ['scaled'] },
+  { id: 'alibi', panels: ['bias'], from: [], when: (o) => o.alibi },
+  { id: 'window', panels: ['mask'], from: [], when: (o) => o.window > 0 },
+  { id: 'masked', panels: ['masked'], from: ['scaled', 'bias', 'mask'] },
   { id: 'softmax', panels: ['weights', 'weights-heads'], from: ['masked'] },
   { id: 'context', panels: ['context'], from: ['weights', 'v'] },
   { id: 'concat', panels: ['concat'], from: ['context'] },
   { id: 'out', panels: ['out'], from: ['concat'] },
 ];
 /** The forward panels of one head (their title names the head when n_head > 1). */
-export const HEAD_PANELS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context'];
+export const HEAD_PANELS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context'];
 export const BIASES = Object.keys(BIAS_OF);
 /** The option fields of the options box (their errors have a slot of their own). */
-export const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed'];
+export const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed',
+  'rope', 'rope_base', 'rope_dims', 'alibi', 'alibi_slopes', 'n_kv_head', 'window', 'sinks'];
 /** The upstream kinds typed in a grid → that grid's name. */
 export const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
 /** Past this many tokens (T or T_total) the steps show heatmaps only, unless asked for numbers. */
@@ -149,11 +158,11 @@ export const isBackward = (ctx) => ctx.state.direction === 'backward';
 /** The biases in use. */
 export const biases = (ctx) => activeInputs(ctx).filter((n) => BIASES.includes(n));
 /** The forward steps shown (·W_o only with W_o). */
-export const forwardSteps = (ctx) => STEPS.filter((s) => s.id !== 'out' || ctx.state.use_W_o);
+export const forwardSteps = (ctx) => STEPS.filter((s) => (s.id !== 'out' || ctx.state.use_W_o) && (!s.when || s.when(ctx.state.variants)));
 /** The steps of the current direction. */
-export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx)) : forwardSteps(ctx));
+export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), ctx.state.variants.rope !== 'none') : forwardSteps(ctx));
 /** What decides which forward values a gradient reads (backward.js). */
-export const readCtx = (ctx) => ({ upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o });
+export const readCtx = (ctx) => ({ upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o, rope: ctx.state.variants.rope !== 'none' });
 /** Large input: the tokens, when past LARGE_T (else 0). */
 export const largeT = (ctx) => (ctx.trace ? Math.max(ctx.trace.T, ctx.trace.T_total) : 0);
 /** The steps show heatmaps only: asked for, or a large input that did not ask for numbers. */

@@ -7,7 +7,7 @@
 // shows rebuilds it (rebuild: ctx.render), one that changes the numbers computes again
 // (recompute, or ctx.schedule for typing), and every user change emits 'change'.
 import { el, segGroup, langSwitch } from '../common/ui.js';
-import { MAX_DIM, MAX_HEADS, BIAS_OF } from '../common/state.js';
+import { MAX_DIM, MAX_HEADS, BIAS_OF, VARIANTS_OFF } from '../common/state.js';
 import { createI18n, storeLang } from './i18n.js';
 import { MatrixEditor, textToCells } from './grid.js';
 import { cellText } from '../common/format.js';
@@ -112,6 +112,7 @@ function applyPreset(ctx, p) {
     s.use_W_o = patch.use_W_o;
     s.use_bias = patch.use_bias ?? false;
     s.options = { ...patch.options };
+    s.variants = { ...patch.variants };
     s.head = 0;
     s.step = Math.min(s.step, STEPS.length - 1);
     s.focus = null;
@@ -258,7 +259,7 @@ function intInput(ctx, key, value, min, max) {
       ctx.optErrors[key] = ctx.t('err.int', { name: key, min, max });
     } else {
       delete ctx.optErrors[key];
-      if (key === 'seed') ctx.state.seed = v; else ctx.state.options[key] = v;
+      if (key === 'seed') ctx.state.seed = v; else if (key in VARIANTS_OFF) ctx.state.variants[key] = v; else ctx.state.options[key] = v;
     }
     ctx.schedule();
     userChange(ctx, `option:${key}`);
@@ -310,6 +311,7 @@ function optionsBox(ctx) {
   box.append(mask);
   box.append(checkField('scale', o.scale, t('opt.scale'), (v) => recompute(ctx, (s) => { s.options.scale = v; }), 'scale'));
   box.append(segField(ctx, 'aps-field', 'softmax', 'opt.softmax', [['stable', t('opt.stable')], ['naive', t('opt.naive')]], o.softmax));
+  box.append(variantsBox(ctx));
   box.append(checkField('use_W_o', state.use_W_o, t('opt.useWo'), (v) => rebuild(ctx, (s) => { s.use_W_o = v; s.preset = 'custom'; })));
   box.append(checkField('use_bias', state.use_bias, t(state.mode === 'x' ? 'opt.useBias' : 'opt.useBiasQkv'),
     (v) => rebuild(ctx, (s) => { s.use_bias = v; s.preset = 'custom'; }), 'use_bias'));
@@ -322,6 +324,53 @@ function optionsBox(ctx) {
   rb.addEventListener('click', () => randomFill(ctx));
   rw.append(rb);
   box.append(rw, el('p', 'aps-hint', t(state.mode === 'x' ? 'opt.randomHintX' : 'opt.randomHintQkv')));
+  return box;
+}
+
+/** A number option > min (rope_base): a bad value is an error (ctx.optErrors) until it is fixed. */
+function numInput(ctx, key, value, min, max) {
+  const inp = el('input', 'aps-num');
+  inp.type = 'number';
+  inp.step = 'any';
+  inp.value = value;
+  inp.dataset.key = key;
+  inp.inputMode = 'decimal';
+  inp.addEventListener('input', () => {
+    const v = inp.value.trim() === '' ? NaN : Number(inp.value);
+    if (!Number.isFinite(v) || v <= min || v > max) ctx.optErrors[key] = ctx.t('err.range', { name: key, min, max });
+    else { delete ctx.optErrors[key]; ctx.state.variants[key] = v; }
+    ctx.schedule();
+    userChange(ctx, `option:${key}`);
+  });
+  return inp;
+}
+
+/**
+ * The modern variants (each off by default): RoPE (pairing, θ's base, rotated dimensions), ALiBi,
+ * grouped-query attention (n_kv_head) and the sliding window with its sinks (with causal).
+ */
+function variantsBox(ctx) {
+  const { t, state } = ctx;
+  const o = state.variants;
+  const box = el('fieldset', 'aps-options aps-variants');
+  box.append(el('legend', 'aps-legend', t('var.title')));
+  const rope = el('div', 'aps-opt-row aps-subfield');
+  const pick = el('div', 'aps-field');
+  pick.dataset.field = 'rope';
+  pick.append(el('span', 'aps-label', t('var.rope')), segGroup({ label: t('var.rope'), key: 'rope', value: o.rope,
+    items: [['none', t('var.off')], ['interleaved', t('var.interleaved')], ['halves', t('var.halves')]],
+    onPick: rebuildOnPick(ctx, (s) => s.variants.rope, (s, v) => { s.variants.rope = v; }) })); // the backward's steps change
+  box.append(pick);
+  rope.classList.toggle('is-off', o.rope === 'none');
+  rope.append(field(ctx, t('var.rope_base'), numInput(ctx, 'rope_base', o.rope_base, 1, 1e9), 'rope_base'));
+  rope.append(field(ctx, t('var.rope_dims'), intInput(ctx, 'rope_dims', o.rope_dims, 0, MAX_DIM), 'rope_dims'));
+  box.append(rope);
+  box.append(checkField('alibi', o.alibi, t('var.alibi'), (v) => recompute(ctx, (s) => { s.variants.alibi = v; }), 'alibi'));
+  const row = el('div', 'aps-opt-row');
+  row.append(field(ctx, t('var.n_kv_head'), intInput(ctx, 'n_kv_head', o.n_kv_head, 0, MAX_HEADS), 'n_kv_head'));
+  row.append(field(ctx, t('var.window'), intInput(ctx, 'window', o.window, 0, MAX_DIM * 2), 'window'));
+  row.append(field(ctx, t('var.sinks'), intInput(ctx, 'sinks', o.sinks, 0, MAX_DIM * 2), 'sinks'));
+  box.append(row, el('p', 'aps-hint', t('var.hint')));
   return box;
 }
 

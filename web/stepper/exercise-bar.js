@@ -194,7 +194,7 @@ export function paintExercise(ctx) {
   const askedPanels = new Set((x?.ask ?? []).map((a) => a.panel));
   // the earliest asked step, forward and backward: what comes after it would give it away
   const fwdIndex = (p) => STEPS.findIndex((st) => st.panels.includes(p));
-  const bSteps = visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx));
+  const bSteps = visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), ctx.state.variants.rope !== 'none');
   const bIndex = (p) => bSteps.findIndex((st) => st.panels.includes(p));
   const fwdAsked = [...askedPanels].filter((p) => fwdIndex(p) >= 0).map(fwdIndex);
   const bAsked = [...askedPanels].filter((p) => bIndex(p) >= 0).map(bIndex);
@@ -247,7 +247,8 @@ function exPointer(ctx) {
   hide(b, !q);
   if (!q) return;
   const fig = ctx.views.get(q.panel).fig;
-  const s = fig.querySelector('.aps-step-no')?.textContent ?? '';
+  const k = visibleSteps(ctx).findIndex((st) => st.id === fig.dataset.step); // (the badge is renumbered after this)
+  const s = k >= 0 ? String(k + 1) : fig.querySelector('.aps-step-no')?.textContent ?? '';
   setText(b, ctx.t('exercise.goto', { n: q.n, s, name: ctx.t(`stepname.${fig.dataset.step}`) }));
 }
 

@@ -4,6 +4,7 @@
 // terms (a product, a partial sum Σ_k G_ik·A_ik) are worked out here for the explanation.
 import { formatNumber as f, term } from '../common/format.js';
 import { sumLine, dotLines, col, lineBuilder, cellOf } from '../common/explain-lines.js';
+import { explainVariantGrad } from './variants.js';
 
 /**
  * bw: {trace, loss, grads} from api.backward; sel: { panel, row, col, head }; t: i18n;
@@ -12,11 +13,14 @@ import { sumLine, dotLines, col, lineBuilder, cellOf } from '../common/explain-l
  */
 export function explainGrad(bw, sel, t, ctx = {}) {
   const { trace: tr, grads: g } = bw;
-  const { panel, i, j, I, J, h, H, hd, dv, base, hs } = cellOf(tr, sel, t);
+  const c = cellOf(tr, sel, t);
+  const { panel, i, j, I, J, h, H, hd, dv, base, hs } = c;
   const G = g.heads[h];
-  const { lines, F, T, R, N, dot } = lineBuilder();
+  const L = lineBuilder();
+  const { lines, F, T, R, N, dot } = L;
   const feeds = [];
-  let title = '';
+  let title = explainVariantGrad(bw, c, t, L, feeds) ?? '';
+  if (title) return { title, lines, feeds }; // RoPE's rotation, forward and back
 
   switch (panel) {
     case 'd_out': {

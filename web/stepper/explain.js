@@ -4,19 +4,24 @@
 // for the explanation.
 import { formatNumber as f, term } from '../common/format.js';
 import { sumLine, dotLines, col, lineBuilder, cellOf } from '../common/explain-lines.js';
+import { explainVariant } from './variants.js';
 
 /**
  * trace: the core's trace; sel: { panel, row, col, head }; t: i18n.
  * Returns { title, lines: [{ text, kind: 'formula'|'terms'|'result'|'note' }], feeds: [...] }.
  */
 export function explain(trace, sel, t) {
-  const { panel, i, j, I, J, h: hIdx, H, hd, dv, base, hs } = cellOf(trace, sel, t);
-  const { lines, F, T, R, N } = lineBuilder();
+  const c = cellOf(trace, sel, t);
+  const { panel, i, j, I, J, h: hIdx, H, hd, dv, base, hs } = c;
+  const L = lineBuilder();
+  const { lines, F, T, R, N } = L;
   const feeds = [];
-  let title = '';
+  let title = explainVariant(trace, c, t, L, feeds) ?? '';
+  if (title) return { title, lines, feeds }; // a variant's panel, or a plain one a variant changes
 
   const proj = (name, W, x0) => {
-    const c = (name === 'V' ? hIdx * dv : hIdx * hd) + j;
+    const hk = name === 'Q' ? hIdx : (trace.kv_heads?.kv_head[hIdx] ?? hIdx); // grouped-query: K and V are the group's
+    const c = (name === 'V' ? hk * dv : hk * hd) + j;
     const v = { Q: H.q, K: H.k, V: H.v }[name][i][j];
     title = `${name}[${I},${J}]${hs}`;
     if (trace.mode === 'x') {

@@ -1,6 +1,7 @@
 // i18n.js — every string of the stepper, in English and Simplified Chinese. The translator and
 // the remembered language (shared with the training page) are web/common/lang.js's.
 import { translator } from '../common/lang.js';
+import { en as enVariants, zh as zhVariants } from './i18n-variants.js';
 
 export { storedLang, storeLang } from '../common/lang.js';
 
@@ -626,6 +627,6 @@ const zh = {
   'gc.rule': '相对误差 = |数值 − 解析值| / (|数值| + |解析值|)。通过标准：相对误差 ≤ 1e−2，或绝对误差 ≤ 1e−4（两个值都接近 0 时，相对误差只是舍入噪声）。float32 加上 eps = 0.01，通常得到 1e−5 … 1e−3；梯度写错时误差会达到 1 的量级。',
 };
 
-export const STRINGS = { en, zh };
+export const STRINGS = { en: { ...en, ...enVariants }, zh: { ...zh, ...zhVariants } };
 
 export const createI18n = (lang) => translator(STRINGS, lang);

@@ -14,6 +14,7 @@ import { formatNumber } from '../common/format.js';
 import { BIASES, HEAD_PANELS, LARGE_T, userChange, largeT, heatOnly, heatPanel, headsSide, tokenAxes } from './context.js';
 import { viewKind, buildMultiples, layoutSteps } from './pipeline.js';
 import { showExplain } from './explain-box.js';
+import { variantSpecs, variantGradSpecs, variantNote, variantFormula } from './variants.js';
 import { paintExercise, quizzing } from './exercise-bar.js';
 
 /** The entropy of a row of weights, in bits (NaN when a weight is). */
@@ -38,12 +39,12 @@ export function paint(ctx) {
   const h = ctx.state.head;
   const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
   const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax,
-    biases: BIASES.filter((b) => tr.inputs[b]) };
+    biases: BIASES.filter((b) => tr.inputs[b]), rope: !!tr.rope, alibi: !!tr.alibi, window: tr.options.window ?? 0, sinks: tr.options.sinks ?? 0 };
   const quiz = quizzing(ctx); // an unsolved exercise: no marks that would tell the answer
   const fkey = JSON.stringify(fctx);
-  const specs = forwardSpecs(ctx, tr, h, quiz);
+  const specs = { ...forwardSpecs(ctx, tr, h, quiz), ...variantSpecs(ctx, tr, h) };
   // the matrices on the page (what the exercise checks against), then the exercise's questions
-  const gspecs = bw ? gradSpecs(bw, h) : {};
+  const gspecs = bw ? { ...gradSpecs(bw, h), ...variantGradSpecs(bw, h) } : {};
   ctx.shown = {};
   for (const [p, [m]] of [...Object.entries(specs), ...Object.entries(gspecs)]) if (m && views.has(p)) ctx.shown[p] = m;
   const asked = new Set((ctx.state.exercise?.ask ?? []).map((a) => a.panel));
@@ -58,8 +59,8 @@ export function paint(ctx) {
     if (v.stats) v.stats.update(m.map(() => []), statsOpts);
     setText(v.shape, shape);
     setText(v.title, t(`panel.${p}`) + (HEAD_PANELS.includes(p) ? hs : ''));
-    if (v.fkey !== fkey) { v.fslot.replaceChildren(formula(p, fctx)); v.fkey = fkey; }
-    setNote(v.note, panelNote(ctx, p, tr, h));
+    if (v.fkey !== fkey) { v.fslot.replaceChildren(variantFormula(p, fctx) ?? formula(p, fctx)); v.fkey = fkey; }
+    setNote(v.note, variantNote(ctx, p, tr, h) ?? panelNote(ctx, p, tr, h));
   }
   const side = views.get('weights-heads');
   if (side && headsSide(ctx)) paintSideHeads(ctx, side, tr, h, heat);
@@ -154,7 +155,7 @@ function gradSpecs(b, h) {
 function paintGrads(ctx, b, h, hs, specs) {
   const { t, views } = ctx;
   const tr = b.trace;
-  const fctx = { base: tr.base, scale: tr.options.scale, upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o, nHead: tr.n_head };
+  const fctx = { base: tr.base, scale: tr.options.scale, upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o, nHead: tr.n_head, rope: !!tr.rope };
   const fkey = JSON.stringify(fctx);
   for (const [p, [m, shape, cellClass]] of Object.entries(specs)) {
     const v = views.get(p);
@@ -162,7 +163,7 @@ function paintGrads(ctx, b, h, hs, specs) {
     v.view.update(m, { diverging: true, cellClass });
     setText(v.shape, shape);
     setText(v.title, t(`panel.${p}`) + (HEAD_GRAD_PANELS.includes(p) ? hs : ''));
-    if (v.fkey !== fkey) { v.fslot.replaceChildren(gradFormula(p, fctx)); v.fkey = fkey; }
+    if (v.fkey !== fkey) { v.fslot.replaceChildren(variantFormula(p, fctx) ?? gradFormula(p, fctx)); v.fkey = fkey; }
     setNote(v.note, gradNote(ctx, p, b, h));
   }
 }

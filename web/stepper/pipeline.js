@@ -6,7 +6,7 @@
 //
 // It builds the DOM and lays it out; the numbers are written by paint.js. Every function takes
 // the stepper's context (context.js); the figures are ctx.views, the named elements ctx.dom.
-import { el, hide, scrollBehavior } from '../common/ui.js';
+import { el, hide, setText, scrollBehavior } from '../common/ui.js';
 import { MatrixView, pointerMoved } from './panels.js';
 import { HeatmapView } from './heatmap.js';
 import { visibleBSteps, panelReads, stepReads, INPUT_GRADS, gradCheckBox } from './backward.js';
@@ -59,13 +59,15 @@ export function pipelineColumn(ctx) {
 
   dom.steps = el('div', 'aps-steps');
   if (isBackward(ctx)) {
-    visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx)).forEach((s, si) => { for (const p of s.panels) panelFigure(ctx, p, si + 1, s.id, true); });
+    visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), true).forEach((s, si) => { for (const p of s.panels) panelFigure(ctx, p, si + 1, s.id, true); });
     dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
     dom.steps.append(dom.cacheHead);
   }
+  const shownSteps = forwardSteps(ctx); // numbered as shown (a variant's step, when on, shifts the rest)
   STEPS.forEach((s, si) => {
+    const no = shownSteps.includes(s) ? shownSteps.indexOf(s) + 1 : si + 1;
     for (const p of s.panels) {
-      if (p === 'weights-heads') headsFigure(ctx, si + 1, s.id); else panelFigure(ctx, p, si + 1, s.id, false);
+      if (p === 'weights-heads') headsFigure(ctx, no, s.id); else panelFigure(ctx, p, no, s.id, false);
     }
   });
   col.append(dom.steps);
@@ -182,7 +184,7 @@ function panelFigure(ctx, p, no, stepId, grad) {
     fig.append(cap, group, note);
   } else fig.append(cap, view.scroll, note);
   dom.steps.append(fig);
-  ctx.views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts, askButton });
+  ctx.views.set(p, { fig, view, stats, title, fslot, shape, note, grad, viewOpts, askButton, noEl });
 }
 
 // "side by side": every head's weights at once (small multiples); a head's button selects it
@@ -196,6 +198,7 @@ function headsFigure(ctx, no, stepId) {
   const noEl = el('span', 'aps-step-no', String(no));
   noEl.setAttribute('aria-hidden', 'true');
   const title = el('h3', 'aps-panel-title', t('panel.weights-heads'));
+  fig.noEl = noEl;
   titleRow.append(noEl, title);
   const shape = el('p', 'aps-shape');
   cap.append(titleRow, shape);
@@ -333,6 +336,7 @@ export function layoutSteps(ctx) {
       const isCur = step && v.grad && mine === cur;
       const isSrc = step && ((v.grad && cur.from.includes(p)) || (!v.grad && reads.has(p)));
       const was = v.fig.hidden;
+      if (mine) setText(v.noEl ?? v.fig.noEl, String((v.grad ? steps : fwdSteps).indexOf(mine) + 1));
       hide(v.fig, !mine || (step && !isCur && !isSrc));
       if (was && !v.fig.hidden) v.view.ensurePainted(); // shown now: paint before the frame
       v.fig.classList.toggle('is-current', isCur);
@@ -343,6 +347,7 @@ export function layoutSteps(ctx) {
     for (const s of STEPS) {
       for (const p of s.panels) {
         const v = views.get(p);
+        if (steps.includes(s)) setText(v.noEl ?? v.fig.noEl, String(steps.indexOf(s) + 1)); // the variants' steps shift the numbers
         const visible = steps.includes(s) && (!step || s === cur || cur.from.includes(p)) && (p !== 'weights-heads' || headsSide(ctx));
         const was = v.fig.hidden;
         hide(v.fig, !visible);

@@ -46,11 +46,11 @@ const TEXT = {
 };
 
 /** Names of the per-head matrices, in the order of the computation. */
-const HEAD_KEYS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context'];
+const HEAD_KEYS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context'];
 const INPUT_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'b_q', 'b_k', 'b_v', 'W_o', 'b_o', 'Q', 'K', 'V'];
 
 /**
- * Every matrix of a trace, as [{id, name, label, matrix, heat}]: inputs, mask, each head's steps,
+ * Every matrix of a trace, as [{id, name, label, matrix, heat}]: inputs, mask (and RoPE's angles), each head's steps,
  * concat and out. id is stable ('inputs.x', 'heads.1.weights', 'out'); name is a file name stem.
  * @param {object} trace the object web/attention.js returns
  */
@@ -64,6 +64,8 @@ export function traceMatrices(trace, lang = 'en') {
     if (m !== undefined) list.push({ id: `inputs.${k}`, name: k, label: k, matrix: Array.isArray(m[0]) ? m : [m] });
   }
   if (trace.mask) list.push({ id: 'mask', name: 'mask', label: 'mask', matrix: trace.mask });
+  // RoPE's angles (position × pair), when on; the rotated q and k and ALiBi's bias are per head
+  if (trace.rope) list.push({ id: 'rope_angles', name: 'rope_angles', label: 'rope_angles', matrix: trace.rope.k_angles });
   const many = trace.heads.length > 1;
   trace.heads.forEach((h, i) => {
     for (const k of HEAD_KEYS) {

@@ -61,7 +61,7 @@
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
 import { el, hide, setText, scrollBehavior } from '../common/ui.js';
-import { defaultState, validateState, MATRIX_KEYS, MAX_DIM } from '../common/state.js';
+import { defaultState, validateState, variantSpec, MATRIX_KEYS, MAX_DIM } from '../common/state.js';
 import { createI18n, storedLang } from './i18n.js';
 import { cellText } from '../common/format.js';
 import { createContext, getState, activeInputs, isBackward, destroyViews, OPTION_FIELDS, UPSTREAM_EDITOR } from './context.js';
@@ -325,7 +325,7 @@ function setStale(ctx, stale) {
 
 /** The core's spec of the state: the options and the grids' text (and the loss in backward mode). */
 function buildSpec(ctx, forwardOnly = false) {
-  const spec = { ...ctx.state.options };
+  const spec = { ...ctx.state.options, ...variantSpec(ctx.state.variants) };
   for (const k of activeInputs(ctx)) spec[k] = ctx.editors.get(k).text();
   if (isBackward(ctx) && !forwardOnly) {
     const u = ctx.state.upstream;
