@@ -666,6 +666,13 @@ export interface GptSessionHandle {
   surprisal(spec: string): string;
   block_trace(spec: string): string;
   weight_row(spec: string): string;
+  /** The interpretability tools (core/interp/interp.h; docs/api.md "Interpretability"): spec JSON → JSON. */
+  lens(spec: string): string;
+  attribute(spec: string): string;
+  ablate(spec: string): string;
+  patch(spec: string): string;
+  attribution_patch(spec: string): string;
+  head_scores(spec: string): string;
   encode(text: string): string;
   decode(ids: string): string;
   // opening a model, fine-tuning it

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "api/gpt_interp.h"
 #include "api/gpt_session.h"
 #include "formats/json.h"
 
@@ -251,6 +252,23 @@ inline constexpr GptCall kGptCalls[] = {
   {"block_trace", R::predict, {{"spec", K::spec}}, {}, R"({"call":"block_trace","spec":{"prompt":P,"position":N}})", nullptr},
   {"weight_row", R::predict, {{"spec", K::spec}}, {}, R"({"call":"weight_row","spec":{"weight":W,"layer":L,"row":R}})",
    nullptr},
+  // the interpretability tools (gpt_interp.cpp, core/interp/interp.h)
+  {"lens", R::predict, {{"spec", K::spec}}, {}, R"({"call":"lens","spec":{"prompt":P,"top_k":5,"target":T}})",
+   [](GptSession& s, A a) { return interp_lens(s, a.spec("spec")); }},
+  {"attribute", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"attribute","spec":{"prompt":P,"token":A,"other":B,"position":N}})",
+   [](GptSession& s, A a) { return interp_attribute(s, a.spec("spec")); }},
+  {"ablate", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"ablate","spec":{"prompt":P,"mode":"zero"|"mean","reference":[P,…],"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_ablate(s, a.spec("spec")); }},
+  {"patch", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"patch","spec":{"clean":P,"corrupted":Q,"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_patch(s, a.spec("spec"), false); }},
+  {"attribution_patch", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"attribution_patch","spec":{"clean":P,"corrupted":Q,"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_patch(s, a.spec("spec"), true); }},
+  {"head_scores", R::predict, {{"spec", K::spec}}, {}, R"({"call":"head_scores","spec":{"length":N,"batch":B,"seed":S}})",
+   [](GptSession& s, A a) { return interp_head_scores(s, a.spec("spec")); }},
   {"save", R::run, {{"path", K::out}}, {}, R"({"call":"save","path":F})", save_call, true},
   // the module: no session
   {"tasks", R::module, {}, {}, "", [](GptSession&, A) { return gpt_tasks_json(); }},
