@@ -17,13 +17,16 @@ namespace {
 
 constexpr size_t kMaxPrompt = 1 << 16;
 
-Trainer& need_model(GptSession& s) {
-  if (!s.ready()) throw InputError("no model yet: create or load one first", "model");
-  return *s.trainer();
-}
+// What the tools read: the model and its tokenizer.
+struct Model {
+  const GPT& m;
+  const CharTokenizer& tok;
+  const GPT& model() const { return m; }
+  const CharTokenizer& tokenizer() const { return tok; }
+};
 
 // A prompt's ids (its last block_size tokens).
-std::vector<int> prompt_ids(const Trainer& t, const Value& spec, const char* key) {
+std::vector<int> prompt_ids(const Model& t, const Value& spec, const char* key) {
   if (!get(spec, key)) throw InputError(std::string("give a \"") + key + "\" to run", key);
   std::vector<int> ids = t.tokenizer().encode(read_string(spec, key, "", kMaxPrompt), key);
   if (ids.empty()) throw InputError(std::string("the ") + key + " is empty: give at least one character", key);
@@ -33,7 +36,7 @@ std::vector<int> prompt_ids(const Trainer& t, const Value& spec, const char* key
 }
 
 // A token: an id, or a text that is exactly one token; −1 when absent.
-int token_of(const Trainer& t, const Value& spec, const char* key) {
+int token_of(const Model& t, const Value& spec, const char* key) {
   const Value* v = get(spec, key);
   if (!v) return -1;
   const int V = t.model().config().vocab_size;
@@ -46,7 +49,7 @@ int token_of(const Trainer& t, const Value& spec, const char* key) {
   return ids[0];
 }
 
-interp::Metric metric_of(const Trainer& t, const Value& spec) {
+interp::Metric metric_of(const Model& t, const Value& spec) {
   interp::Metric m;
   m.token = token_of(t, spec, "token");
   m.other = token_of(t, spec, "other");
@@ -67,13 +70,10 @@ Value grid(const std::vector<float>& x, size_t rows, size_t cols) {
   return a;
 }
 
-Value token_json(const Trainer& t, int id) { return id < 0 ? Value(nullptr) : Value(t.tokenizer().token_text(id)); }
+Value token_json(const Model& t, int id) { return id < 0 ? Value(nullptr) : Value(t.tokenizer().token_text(id)); }
 
-}  // namespace
-
-std::string interp_lens(GptSession& s, const std::string& spec_json) {
+std::string interp_lens(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    Trainer& t = need_model(s);
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"prompt", "top_k", "target", "mid"}, "lens spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
@@ -116,9 +116,8 @@ std::string interp_lens(GptSession& s, const std::string& spec_json) {
   });
 }
 
-std::string interp_attribute(GptSession& s, const std::string& spec_json) {
+std::string interp_attribute(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    Trainer& t = need_model(s);
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"prompt", "token", "other", "position"}, "attribute spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
@@ -142,9 +141,8 @@ std::string interp_attribute(GptSession& s, const std::string& spec_json) {
   });
 }
 
-std::string interp_ablate(GptSession& s, const std::string& spec_json) {
+std::string interp_ablate(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    Trainer& t = need_model(s);
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"prompt", "mode", "reference", "token", "other", "position"}, "ablate spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
@@ -177,9 +175,8 @@ std::string interp_ablate(GptSession& s, const std::string& spec_json) {
   });
 }
 
-std::string interp_patch(GptSession& s, const std::string& spec_json, bool attribution) {
+std::string interp_patch(const Model& t, const std::string& spec_json, bool attribution) {
   return guarded([&] {
-    Trainer& t = need_model(s);
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position"},
                         attribution ? "attribution_patch spec" : "patch spec");
@@ -201,9 +198,8 @@ std::string interp_patch(GptSession& s, const std::string& spec_json, bool attri
   });
 }
 
-std::string interp_head_scores(GptSession& s, const std::string& spec_json) {
+std::string interp_head_scores(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    Trainer& t = need_model(s);
     const Value spec = json::parse(spec_json);
     reject_unknown_keys(spec, {"length", "batch", "seed"}, "head_scores spec");
     interp::HeadScoreOptions o;
@@ -219,6 +215,24 @@ std::string interp_head_scores(GptSession& s, const std::string& spec_json) {
     v.set("previous", grid(h.previous, size_t(c.n_layer), size_t(c.n_head)));
     return v;
   });
+}
+
+}  // namespace
+
+std::string interp_call(const std::string& name, const GPT& model, const CharTokenizer& tok, const std::string& spec) {
+  const Model t{model, tok};
+  if (name == "lens") return interp_lens(t, spec);
+  if (name == "attribute") return interp_attribute(t, spec);
+  if (name == "ablate") return interp_ablate(t, spec);
+  if (name == "patch") return interp_patch(t, spec, false);
+  if (name == "attribution_patch") return interp_patch(t, spec, true);
+  if (name == "head_scores") return interp_head_scores(t, spec);
+  return spec::failure("unknown interpretability call \"" + json::excerpt(name) + "\"", "call", 0, 0).dump();
+}
+
+std::string interp_call(GptSession& s, const std::string& name, const std::string& spec) {
+  if (!s.ready()) return spec::failure("no model yet: create or load one first", "model", 0, 0).dump();
+  return interp_call(name, s.trainer()->model(), s.trainer()->tokenizer(), spec);
 }
 
 }  // namespace ap

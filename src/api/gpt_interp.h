@@ -23,14 +23,17 @@
 
 #include <string>
 
+#include "core/model/gpt.h"
+#include "core/tokenizers/tokenizer.h"
+
 namespace ap {
 
 class GptSession;
 
-std::string interp_lens(GptSession& s, const std::string& spec_json);
-std::string interp_attribute(GptSession& s, const std::string& spec_json);
-std::string interp_ablate(GptSession& s, const std::string& spec_json);
-std::string interp_patch(GptSession& s, const std::string& spec_json, bool attribution);
-std::string interp_head_scores(GptSession& s, const std::string& spec_json);
+// The call `name` (lens, attribute, ablate, patch, attribution_patch, head_scores) on a model and
+// its tokenizer: what `gpt interp` runs.
+std::string interp_call(const std::string& name, const GPT& model, const CharTokenizer& tok, const std::string& spec);
+// The same on the session's model ("no model yet", field "model", before create or load).
+std::string interp_call(GptSession& s, const std::string& name, const std::string& spec);
 
 }  // namespace ap

@@ -3,6 +3,7 @@
 //   train_cmd.cpp   train, resume, finetune (the training loop, Ctrl-C, the checkpoints)
 //   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
 //   import_cmd.cpp  import (nanoGPT's ckpt.pt → a model-only checkpoint)
+//   interp_cmd.cpp  interp (lens, attribute, ablate, patch, attribution_patch, heads)
 //   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
 #pragma once
 
@@ -29,5 +30,6 @@ Command add_logits(CLI::App& app);
 Command add_import(CLI::App& app);
 Command add_api(CLI::App& app);
 Command add_finetune(CLI::App& app);
+Command add_interp(CLI::App& app);
 
 }  // namespace ap::gpt_cli
