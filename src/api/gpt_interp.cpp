@@ -213,6 +213,12 @@ std::string interp_head_scores(const Model& t, const std::string& spec_json) {
     v.set("batch", h.batch);
     v.set("induction", grid(h.induction, size_t(c.n_layer), size_t(c.n_head)));
     v.set("previous", grid(h.previous, size_t(c.n_layer), size_t(c.n_head)));
+    Value seqs = Value::array();
+    for (const std::vector<int>& ids : h.sequences) {
+      Value& row = seqs.push(Value::array());
+      for (int id : ids) row.push(id);
+    }
+    v.set("sequences", std::move(seqs));
     return v;
   });
 }

@@ -18,7 +18,8 @@
 //                      "heads" (L×NH),"mlps" (L)}: the fraction of the metric recovered
 //   attribution_patch(spec)  the same spec and answer, to first order (one forward, one backward)
 //   head_scores(spec) {"length" (0: min(20, block_size/2)),"batch" (4),"seed" (0)} →
-//                      {"length","batch","induction","previous" (L×NH)}
+//                      {"length","batch","induction","previous" (L×NH),
+//                      "sequences" (batch × 2·length token ids: what they were read on)}
 #pragma once
 
 #include <string>

@@ -403,7 +403,9 @@ HeadScores head_scores(const GPT& model, const HeadScoreOptions& o) {
   const int T = 2 * n;
   std::vector<double> ind(sz(L) * sz(NH), 0.0), prev(sz(L) * sz(NH), 0.0);
   RunCache c;
-  for (const std::vector<int>& ids : repeated_tokens(g.vocab_size, n, o.batch, o.seed)) {
+  HeadScores out;
+  out.sequences = repeated_tokens(g.vocab_size, n, o.batch, o.seed);
+  for (const std::vector<int>& ids : out.sequences) {
     run(model, ids, c);
     for (int lh = 0; lh < L * NH; ++lh) {
       const float* att = c.att.data() + sz(lh) * sz(T) * sz(T);  // (T, T) of layer lh / NH, head lh % NH
@@ -414,7 +416,6 @@ HeadScores head_scores(const GPT& model, const HeadScoreOptions& o) {
       prev[sz(lh)] += sp / (T - 1);
     }
   }
-  HeadScores out;
   out.length = n;
   out.batch = o.batch;
   out.induction.resize(ind.size());

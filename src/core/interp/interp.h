@@ -120,6 +120,7 @@ struct HeadScores {
   int length = 0, batch = 0;
   std::vector<float> induction;  // (L, NH)
   std::vector<float> previous;   // (L, NH)
+  std::vector<std::vector<int>> sequences;  // (batch, 2·length): the tokens they were read on
 };
 HeadScores head_scores(const GPT& model, const HeadScoreOptions& o);
 // The repeated random sequences head_scores reads (batch of 2·length tokens each).
