@@ -236,6 +236,16 @@ std::string interp_call(const std::string& name, const GPT& model, const CharTok
   return spec::failure("unknown interpretability call \"" + json::excerpt(name) + "\"", "call", 0, 0).dump();
 }
 
+json::Value head_scores_at_step(const Trainer& t) {
+  const interp::HeadScores h = interp::head_scores(t.model(), {});
+  const GPTConfig& c = t.model().config();
+  Value v = Value::object();
+  v.set("step", static_cast<long long>(t.steps_done()));
+  v.set("induction", grid(h.induction, size_t(c.n_layer), size_t(c.n_head)));
+  v.set("previous", grid(h.previous, size_t(c.n_layer), size_t(c.n_head)));
+  return v;
+}
+
 std::string interp_call(GptSession& s, const std::string& name, const std::string& spec) {
   if (!s.ready()) return spec::failure("no model yet: create or load one first", "model", 0, 0).dump();
   return interp_call(name, s.trainer()->model(), s.trainer()->tokenizer(), spec);

@@ -25,7 +25,9 @@
 #include <string>
 
 #include "core/model/gpt.h"
+#include "core/model/train.h"
 #include "core/tokenizers/tokenizer.h"
+#include "formats/json.h"
 
 namespace ap {
 
@@ -36,5 +38,9 @@ class GptSession;
 std::string interp_call(const std::string& name, const GPT& model, const CharTokenizer& tok, const std::string& spec);
 // The same on the session's model ("no model yet", field "model", before create or load).
 std::string interp_call(GptSession& s, const std::string& name, const std::string& spec);
+// What a run with head_scores_interval records after a step: {"step","induction","previous"}
+// (L×NH), head_scores with its defaults (length min(20, block_size/2), batch 4, seed 0: the same
+// sequences at every step, so the curves compare).
+json::Value head_scores_at_step(const Trainer& t);
 
 }  // namespace ap
