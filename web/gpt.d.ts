@@ -57,6 +57,8 @@ export interface RunSpec {
   eval_interval?: number;
   /** Validation batches per evaluate() (default 8). */
   eval_batches?: number;
+  /** Every this many steps, train() answers the heads' induction and previous-token scores (default 0: never). */
+  head_scores_interval?: number;
   /** Integer 0 … 2^53: weights, batches and a task's text (default 1337). Same seed, same numbers. */
   seed?: number;
 }
@@ -267,6 +269,8 @@ export interface TrainConfig {
   grad_clip: number;
   eval_interval: number;
   eval_batches: number;
+  /** Present when the run records head scores. */
+  head_scores_interval?: number;
 }
 
 /** The result of {@link GptRun.info}. */
@@ -342,6 +346,8 @@ export interface TrainResult {
   grad_norms: Float32Array;
   diverged: boolean;
   divergence: string;
+  /** With the run spec's head_scores_interval: the scores at each such step of this call, [layer][head]. */
+  head_scores?: { step: number; induction: number[][]; previous: number[][] }[];
 }
 
 /** One step of generation through the KV cache ({@link GptRun.generateStart}, {@link GptRun.generateNext}). */

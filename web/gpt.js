@@ -131,6 +131,7 @@ function stepsOf(r) {
     grad_norms: floats(r.grad_norms),
     diverged: r.diverged,
     divergence: r.divergence,
+    ...(r.head_scores ? { head_scores: r.head_scores } : {}),
   };
 }
 

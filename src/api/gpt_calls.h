@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "api/gpt_interp.h"
 #include "api/gpt_session.h"
 #include "formats/json.h"
 
@@ -281,6 +282,29 @@ inline constexpr GptCall kGptCalls[] = {
   {"weight_row", R::predict, {{"spec", K::spec}}, {}, R"({"call":"weight_row","spec":{"weight":W,"layer":L,"row":R}})",
    nullptr,
    R"(one output's weights, for the terms of a matmul step → `{"weight","row","w","bias"}` (the [full module](#the-full-module)))"},
+  // the interpretability tools (gpt_interp.cpp, core/interp/interp.h)
+  {"lens", R::predict, {{"spec", K::spec}}, {}, R"({"call":"lens","spec":{"prompt":P,"top_k":5,"target":T}})",
+   [](GptSession& s, A a) { return interp_call(s, "lens", a.spec("spec")); },
+   R"(the [logit lens](#interpretability): `{"tokens","points","top":[point][position][k]{id,text,p},"targets","target_p","target_rank"}`)"},
+  {"attribute", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"attribute","spec":{"prompt":P,"token":A,"other":B,"position":N}})",
+   [](GptSession& s, A a) { return interp_call(s, "attribute", a.spec("spec")); },
+   R"([direct logit attribution](#interpretability): `{"tokens","position","token","other","heads":[layer][head],"mlps","attn_bias","mlp_bias","wte","wpe","ln_f_bias","sum","logit"}`)"},
+  {"ablate", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"ablate","spec":{"prompt":P,"mode":"zero"|"mean","reference":[P,…],"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_call(s, "ablate", a.spec("spec")); },
+   R"([ablation](#interpretability): `{"tokens","mode","loss","metric"?,"head_loss","head_metric"?:[layer][head],"mlp_loss","mlp_metric"?}` (ablated − clean))"},
+  {"patch", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"patch","spec":{"clean":P,"corrupted":Q,"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_call(s, "patch", a.spec("spec")); },
+   R"([activation patching](#interpretability): `{"tokens","corrupted_tokens","clean_metric","corrupted_metric","resid":[layer+1][position],"heads":[layer][head],"mlps"}` (fraction recovered))"},
+  {"attribution_patch", R::predict, {{"spec", K::spec}}, {},
+   R"({"call":"attribution_patch","spec":{"clean":P,"corrupted":Q,"token":A,"other":B}})",
+   [](GptSession& s, A a) { return interp_call(s, "attribution_patch", a.spec("spec")); },
+   R"(the same maps to first order (gradient × activation difference))"},
+  {"head_scores", R::predict, {{"spec", K::spec}}, {}, R"({"call":"head_scores","spec":{"length":N,"batch":B,"seed":S}})",
+   [](GptSession& s, A a) { return interp_call(s, "head_scores", a.spec("spec")); },
+   R"(`{"length","batch","induction":[layer][head],"previous":[layer][head],"sequences"}`)"},
   {"save", R::run, {{"path", K::out}}, {}, R"({"call":"save","path":F})", save_call,
    R"(the checkpoint: `gpt api` writes it atomically to `path` → `{"bytes":N}`; the wasm method returns its bytes (a `Uint8Array`, or `null`: then `last_error()` says why))"},
   // the module: no session

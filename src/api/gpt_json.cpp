@@ -20,7 +20,8 @@ const std::set<std::string> kRunKeys = {
     "n_chars", "text",    "text_name", "batch_size", "steps",   "lr",           "min_lr",     "warmup_steps",
     "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed",
     // the model's variants (gpt.h), shared with the config's JSON
-    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias"};
+    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias",
+    "head_scores_interval"};
 
 // The variants' keys of a config (gpt.h), written only when not the default.
 const std::vector<std::string> kVariantKeys = {"pos", "rope_base", "rope_dims", "rope", "n_kv_head",
@@ -168,6 +169,7 @@ RunSpec read_run_spec(const Value& s) {
   t.grad_clip = read_float(s, "grad_clip", t.grad_clip, 0.0, 1e6);
   t.eval_interval = static_cast<int>(read_int(s, "eval_interval", t.eval_interval, 1, kMaxSteps));
   t.eval_batches = static_cast<int>(read_int(s, "eval_batches", t.eval_batches, 1, 1024));
+  t.head_scores_interval = static_cast<int>(read_int(s, "head_scores_interval", 0, 0, kMaxSteps));
   t.seed = static_cast<uint64_t>(read_int(s, "seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
   t.validate();
   return r;
@@ -236,13 +238,15 @@ Value train_config_json(const TrainConfig& t) {
   Value v = Value::object();
   write_numbers(v, t, kTrainFields);
   if (t.context > 0) v.set("context", t.context);  // a fine-tuning run's; absent: block_size
+  if (t.head_scores_interval > 0) v.set("head_scores_interval", t.head_scores_interval);  // absent: never
   return v;
 }
 
 TrainConfig read_train_config(const Value& v, const std::string& where) {
   TrainConfig t;
-  read_numbers(v, t, kTrainFields, where, {}, {"context"});
+  read_numbers(v, t, kTrainFields, where, {}, {"context", "head_scores_interval"});
   t.context = static_cast<int>(read_int(v, "context", 0, 1, kMaxBlockSize));
+  t.head_scores_interval = static_cast<int>(read_int(v, "head_scores_interval", 0, 0, kMaxSteps));
   t.validate();
   return t;
 }

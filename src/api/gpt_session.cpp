@@ -9,6 +9,7 @@
 #include "core/kernels/kernels.h"
 #include "api/checkpoint.h"
 #include "api/gpt_json.h"
+#include "api/gpt_interp.h"
 #include "api/gpt_predict.h"
 #include "formats/json.h"
 #include "api/spec.h"
@@ -203,6 +204,7 @@ std::string GptSession::train(int n) {
                        "steps");
     forget_caches();
     std::vector<float> losses, lrs, norms;
+    Value scores = Value::array();  // the run's head_scores_interval (gpt_interp.h)
     for (int i = 0; i < n; ++i) {
       const StepResult r = trainer_->step();
       if (r.diverged) {
@@ -212,8 +214,12 @@ std::string GptSession::train(int n) {
       losses.push_back(r.loss);
       lrs.push_back(r.lr);
       norms.push_back(r.grad_norm);
+      const int every = trainer_->config().head_scores_interval;
+      if (every > 0 && trainer_->steps_done() % every == 0) scores.push(head_scores_at_step(*trainer_));
     }
-    return steps_answer(losses, lrs, norms);
+    Value v = steps_answer(losses, lrs, norms);
+    if (trainer_->config().head_scores_interval > 0) v.set("head_scores", std::move(scores));
+    return v;
   });
 }
 

@@ -3,6 +3,7 @@
 //   train_cmd.cpp   train, resume, finetune (the training loop, Ctrl-C, the checkpoints)
 //   model_cmds.cpp  tasks, sample, eval, inspect, attention, logits
 //   import_cmd.cpp  import (nanoGPT's ckpt.pt → a model-only checkpoint)
+//   interp_cmd.cpp  interp (lens, attribute, ablate, patch, attribution_patch, heads)
 //   api_cmd.cpp     api (the GptSession's calls, one JSON line each: src/api/gpt_calls.h)
 //   gguf_cmd.cpp    inspect of a GGUF file (formats/gguf.h)
 #pragma once
@@ -35,5 +36,6 @@ Command add_api(CLI::App& app);
 bool is_gguf_file(const std::string& path);
 int cmd_inspect_gguf(const std::string& path, bool as_json);
 Command add_finetune(CLI::App& app);
+Command add_interp(CLI::App& app);
 
 }  // namespace ap::gpt_cli

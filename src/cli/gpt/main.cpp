@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {add_tasks(app),   add_train(app),   add_resume(app),
                                          add_sample(app),  add_eval(app),    add_inspect(app),
                                          add_attention(app), add_logits(app), add_import(app),
-                                         add_api(app), add_finetune(app)};
+                                         add_api(app), add_finetune(app), add_interp(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

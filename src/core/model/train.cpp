@@ -54,6 +54,7 @@ void TrainConfig::validate() const {
   check_int(eval_interval, 1, kMaxSteps, "eval_interval");
   check_int(eval_batches, 1, 1024, "eval_batches");
   check_int(context, 0, kMaxBlockSize, "context");
+  check_int(head_scores_interval, 0, kMaxSteps, "head_scores_interval");
 }
 
 std::string text_fingerprint(const std::string& bytes) {

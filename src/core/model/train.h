@@ -62,6 +62,9 @@ struct TrainConfig {
   // (GPT-2's block_size is 1,024) trains on shorter windows to fit in memory: the model keeps all
   // its positions (wpe is not cropped), training only sees the first `context` of them.
   int context = 0;
+  // The caller's cadence for the heads' induction and previous-token scores (core/interp/interp.h's
+  // head_scores; GptSession::train answers them every this many steps); 0: never.
+  int head_scores_interval = 0;
   // Throws InputError naming the field of a value out of range.
   void validate() const;
   LRSchedule schedule() const { return {lr, min_lr, warmup_steps, steps}; }

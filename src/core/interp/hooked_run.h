@@ -1,0 +1,77 @@
+// hooked_run.h — one sequence through a GPT with every activation the interpretability tools read
+// kept, and hooks that may change them (TransformerLens' hook points, for this model's layout).
+//
+//   resid[0]   = wte[ids] + wpe                                      hook: Site::resid, layer 0
+//   per layer l:
+//     z        = attention(c_attn(ln_1(resid[l])))   (T, C), head h in columns h·hs…   hook: Site::z
+//     mid[l]   = resid[l] + attn.c_proj(z)                          (TransformerLens' resid_mid)
+//     mlp[l]   = mlp.c_proj(gelu(c_fc(ln_2(mid[l]))))                hook: Site::mlp
+//     resid[l+1] = mid[l] + mlp[l]                                  hook: Site::resid, layer l+1
+//   logits     = ln_f(resid[L]) · wteᵀ                               (T, V)
+//
+// The forward is GPT::forward's, kernel for kernel (the tier in use, B = 1), so an unhooked run's
+// logits are the model's, bit for bit. A run may start at layer s from another run's cache: the
+// layers before s are that run's (activation patching forwards only from the patched layer on).
+// The backward (reference tier) gives ∂m/∂(resid, mid, z) for m = logit[a] − logit[b] (b < 0: the
+// logit of a alone) at one position: what attribution patching multiplies.
+//
+// Written against the GPT's public views (config(), p()) for the layout gpt.h documents (pre-
+// LayerNorm, learned positions, GELU MLP).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "core/model/gpt.h"
+
+namespace ap::interp {
+
+// Where a hook sees an activation: the residual stream entering layer `layer` (layer L: the final
+// one, before ln_f), the heads' contexts z of a layer, or an MLP's output (with its bias).
+enum class Site { resid, z, mlp };
+// A hook may change act (T, C) in place.
+using Hook = std::function<void(Site site, int layer, float* act)>;
+
+// Every activation of one run over T tokens (row-major).
+struct RunCache {
+  int T = 0;
+  std::vector<int> ids;       // (T)
+  std::vector<float> resid;   // (L + 1, T, C): entering each layer; resid[L] the last
+  std::vector<float> mid;     // (L, T, C): after attention
+  std::vector<float> z;       // (L, T, C): the heads' contexts, before attn.c_proj
+  std::vector<float> att;     // (L, NH, T, T): the attention weights, 0 where masked
+  std::vector<float> mlp;     // (L, T, C): each MLP's output (with mlp.c_proj's bias)
+  std::vector<float> ln_f_mean, ln_f_rstd;  // (T): the final LayerNorm's statistics
+  std::vector<float> logits;  // (T, V)
+  // what the backward reads
+  std::vector<float> ln1, ln2;                          // (L, T, C): ln_1's and ln_2's outputs
+  std::vector<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;  // (L, T)
+  std::vector<float> qkv;                               // (L, T, 3C)
+  std::vector<float> fch, fch_act;                      // (L, T, 4C): c_fc's output, after the GELU
+  const float* resid_at(int layer, int C) const { return resid.data() + size_t(layer) * T * C; }
+};
+
+// Throws InputError when the model is not of the layout above, or ids are bad (field "ids": empty,
+// longer than block_size, a token outside the vocabulary).
+void check_run(const GPT& model, const std::vector<int>& ids);
+
+// Runs ids through the model into out. From layer `start` > 0, `from` (a run of the same length)
+// gives resid[0 … start] and every activation of the layers before start; the hooks see only the
+// sites from layer `start` on (resid[start] included).
+void run(const GPT& model, const std::vector<int>& ids, RunCache& out, const Hook& hook = nullptr, int start = 0,
+         const RunCache* from = nullptr);
+
+// ∂m/∂ activations of the run `c`, for m = logits[pos][a] − logits[pos][b] (b < 0: logits[pos][a]).
+struct RunGrads {
+  std::vector<float> resid;  // (L + 1, T, C)
+  std::vector<float> mid;    // (L, T, C)
+  std::vector<float> z;      // (L, T, C)
+};
+void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGrads& out);
+
+// The mean cross-entropy (nats, double) of the run's predictions of ids[1 …] (T ≥ 2).
+double run_loss(const RunCache& c, int V);
+// logits[pos][a] − logits[pos][b] (b < 0: logits[pos][a]).
+double metric(const RunCache& c, int V, int pos, int a, int b);
+
+}  // namespace ap::interp

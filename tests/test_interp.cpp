@@ -1,0 +1,138 @@
+// test_interp.cpp — the interpretability tools' identities (core/interp): what must hold exactly,
+// whatever the model. Their values against an independent PyTorch model are tests/interp_torch_test.py's.
+//  - an unhooked run's logits are GPT::forward's, bit for bit, and the last lens point is them;
+//  - patching the corrupted run with the clean run's whole residual at any layer restores the clean
+//    logits bit for bit; patching the corrupted run with itself changes nothing;
+//  - the attribution's parts sum to the logit difference;
+//  - the backward (what attribution patching multiplies) against a central difference of the metric;
+//  - zero-ablating a head equals zeroing its columns of attn.c_proj's weight;
+//  - bad input is refused naming the field.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "core/base/rng.h"
+#include "core/interp/interp.h"
+#include "core/kernels/kernels.h"
+
+namespace {
+
+using namespace ap::interp;
+
+ap::GPT random_model(bool foreign) {
+  ap::GPTConfig c = ap::GPTConfig::tiny(13);
+  c.block_size = 16;
+  c.n_embd = 32;
+  if (foreign) {
+    c.activation = ap::Activation::gelu_new;
+    c.bias = false;
+    c.ln_eps = 1e-3f;
+  }
+  ap::GPT m(c, ap::ModelUse::infer);
+  ap::Rng rng(5);
+  for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = 0.3f * rng.normal();
+  return m;
+}
+
+const std::vector<int> kClean = {0, 5, 3, 12, 7, 7, 1, 9, 4, 2};
+const std::vector<int> kCorrupt = {0, 5, 3, 12, 8, 7, 1, 9, 4, 11};
+
+}  // namespace
+
+TEST_CASE("interp: a hooked run is the model's forward, and clean patches restore it exactly", "[interp]") {
+  for (bool foreign : {false, true}) {
+    ap::GPT model = random_model(foreign);
+    const int V = model.config().vocab_size, L = model.config().n_layer, T = int(kClean.size());
+    model.forward(kClean.data(), nullptr, 1, T);
+    RunCache clean, corrupt, r;
+    run(model, kClean, clean);
+    for (size_t i = 0; i < clean.logits.size(); ++i) REQUIRE(clean.logits[i] == model.logits()[i]);
+    run(model, kCorrupt, corrupt);
+    for (int l = 0; l <= L; ++l) {
+      const size_t TC = size_t(T) * size_t(model.config().n_embd);
+      run(model, kCorrupt, r,
+          [&](Site s, int layer, float* act) {
+            if (s == Site::resid && layer == l)
+              std::copy(clean.resid.begin() + long(l * TC), clean.resid.begin() + long((l + 1) * TC), act);
+          },
+          l, &corrupt);
+      for (size_t i = 0; i < r.logits.size(); ++i) REQUIRE(r.logits[i] == clean.logits[i]);
+    }
+    // the last lens point is the model's prediction; its top token is the lens's default target
+    const Lens lens = logit_lens(model, kClean, {3, -1, true});
+    REQUIRE(lens.points.size() == size_t(2 * L + 1));
+    for (int t = 0; t < T; ++t) REQUIRE(lens.target_ranks[size_t(2 * L) * size_t(T) + size_t(t)] == 0);
+    // the clean prompt patched into itself recovers everything, everywhere
+    Metric m{3, 7, -1};
+    const Patching self = patch(model, kClean, kCorrupt, m);
+    for (int t = 0; t < T; ++t) REQUIRE(self.resid[size_t(L) * size_t(T) + size_t(t)] == (t == T - 1 ? 1.0f : 0.0f));
+    // the attribution's parts sum to the logit difference
+    const Attribution a = attribute(model, kClean, m);
+    REQUIRE(std::abs(a.sum - a.logit) < 1e-4 * (1 + std::abs(a.logit)));
+    REQUIRE(a.logit == Approx(double(clean.logits[size_t(T - 1) * V + 3]) - clean.logits[size_t(T - 1) * V + 7]));
+  }
+}
+
+TEST_CASE("interp: the backward is the metric's derivative", "[interp]") {
+  ap::GPT model = random_model(false);
+  const int C = model.config().n_embd, T = int(kClean.size());
+  RunCache c, r;
+  run(model, kClean, c);
+  RunGrads d;
+  backward(model, c, T - 1, 3, 7, d);
+  // a step along the gradient at layer 1's residual, position 4: the metric moves by |g|²·ε
+  const int l = 1, t = 4;
+  const size_t at = (size_t(l) * T + t) * C;
+  double g2 = 0.0;
+  for (int i = 0; i < C; ++i) g2 += double(d.resid[at + i]) * d.resid[at + i];
+  REQUIRE(g2 > 1e-6);
+  const double eps = 1e-3 / std::sqrt(g2);
+  auto moved = [&](double s) {
+    run(model, kClean, r,
+        [&](Site site, int layer, float* act) {
+          if (site == Site::resid && layer == l)
+            for (int i = 0; i < C; ++i) act[size_t(t) * C + i] += float(s * d.resid[at + i]);
+        },
+        l, &c);
+    return metric(r, model.config().vocab_size, T - 1, 3, 7);
+  };
+  const double slope = (moved(eps) - moved(-eps)) / (2 * eps);
+  REQUIRE(slope == Approx(g2).epsilon(2e-2));
+}
+
+TEST_CASE("interp: zero-ablating a head is zeroing its columns of attn.c_proj", "[interp]") {
+  ap::GPT model = random_model(false);
+  const Ablation ab = ablate(model, kClean, AblateMode::zero, {}, {3, 7, -1});
+  const int C = model.config().n_embd, hs = model.config().head_dim(), l = 1, h = 2;
+  ap::GPT cut = random_model(false);
+  float* w = cut.p().h[l].attn_c_proj_w;
+  for (int o = 0; o < C; ++o)
+    for (int j = h * hs; j < (h + 1) * hs; ++j) w[o * C + j] = 0.0f;
+  RunCache r;
+  run(cut, kClean, r);
+  const int NH = model.config().n_head;
+  REQUIRE(run_loss(r, 13) - ab.loss == Approx(ab.head_loss[size_t(l * NH + h)]).margin(1e-5));
+  REQUIRE(metric(r, 13, int(kClean.size()) - 1, 3, 7) - ab.metric ==
+          Approx(ab.head_metric[size_t(l * NH + h)]).margin(1e-4));
+}
+
+TEST_CASE("interp: refusals name the field", "[interp]") {
+  ap::GPT model = random_model(false);
+  auto field = [](auto f) {
+    try {
+      f();
+    } catch (const ap::InputError& e) {
+      return e.field;
+    }
+    return std::string("none");
+  };
+  REQUIRE(field([&] { patch(model, kClean, {1, 2}, {3, 7, -1}); }) == "corrupted");
+  REQUIRE(field([&] { patch(model, kClean, kClean, {3, 7, -1}); }) == "corrupted");
+  REQUIRE(field([&] { attribute(model, kClean, {13, -1, -1}); }) == "token");
+  REQUIRE(field([&] { attribute(model, kClean, {1, -1, 10}); }) == "position");
+  REQUIRE(field([&] { ablate(model, kClean, AblateMode::mean, {}, {}); }) == "reference");
+  REQUIRE(field([&] { ablate(model, kClean, AblateMode::mean, {{1, 2}}, {}); }) == "reference");
+  REQUIRE(field([&] { head_scores(model, {9, 4, 0}); }) == "length");
+  REQUIRE(field([&] { logit_lens(model, {1, 99}, {}); }) == "ids");
+}
