@@ -432,6 +432,18 @@ export interface GptRun {
   result(name: string | Uint8Array): any;
   /** run_prompt's weights as JSON: `{"tokens","T","n_layer","n_head","maps":[layer][head][T][T]}` */
   attentionMaps(): any;
+  /** the [logit lens](#interpretability): `{"tokens","points","top":[point][position][k]{id,text,p},"targets","target_p","target_rank"}` */
+  lens(spec: Record<string, unknown> | string): any;
+  /** [direct logit attribution](#interpretability): `{"tokens","position","token","other","heads":[layer][head],"mlps","attn_bias","mlp_bias","wte","wpe","ln_f_bias","sum","logit"}` */
+  attribute(spec: Record<string, unknown> | string): any;
+  /** [ablation](#interpretability): `{"tokens","mode","loss","metric"?,"head_loss","head_metric"?:[layer][head],"mlp_loss","mlp_metric"?}` (ablated − clean) */
+  ablate(spec: Record<string, unknown> | string): any;
+  /** [activation patching](#interpretability): `{"tokens","corrupted_tokens","clean_metric","corrupted_metric","resid":[layer+1][position],"heads":[layer][head],"mlps"}` (fraction recovered) */
+  patch(spec: Record<string, unknown> | string): any;
+  /** the same maps to first order (gradient × activation difference) */
+  attributionPatch(spec: Record<string, unknown> | string): any;
+  /** `{"length","batch","induction":[layer][head],"previous":[layer][head],"sequences"}` */
+  headScores(spec: Record<string, unknown> | string): any;
   /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
   runMemory(): any;
   // </generated>
@@ -699,6 +711,18 @@ export interface GptSessionHandle {
   block_trace(spec: string): string;
   /** one output's weights, for the terms of a matmul step → `{"weight","row","w","bias"}` (the [full module](#the-full-module)) */
   weight_row(spec: string): string;
+  /** the [logit lens](#interpretability): `{"tokens","points","top":[point][position][k]{id,text,p},"targets","target_p","target_rank"}` */
+  lens(spec: string): string;
+  /** [direct logit attribution](#interpretability): `{"tokens","position","token","other","heads":[layer][head],"mlps","attn_bias","mlp_bias","wte","wpe","ln_f_bias","sum","logit"}` */
+  attribute(spec: string): string;
+  /** [ablation](#interpretability): `{"tokens","mode","loss","metric"?,"head_loss","head_metric"?:[layer][head],"mlp_loss","mlp_metric"?}` (ablated − clean) */
+  ablate(spec: string): string;
+  /** [activation patching](#interpretability): `{"tokens","corrupted_tokens","clean_metric","corrupted_metric","resid":[layer+1][position],"heads":[layer][head],"mlps"}` (fraction recovered) */
+  patch(spec: string): string;
+  /** the same maps to first order (gradient × activation difference) */
+  attribution_patch(spec: string): string;
+  /** `{"length","batch","induction":[layer][head],"previous":[layer][head],"sequences"}` */
+  head_scores(spec: string): string;
   /** the checkpoint: `gpt api` writes it atomically to `path` → `{"bytes":N}`; the wasm method returns its bytes (a `Uint8Array`, or `null`: then `last_error()` says why) */
   save(): Uint8Array | null;
   /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
