@@ -220,7 +220,7 @@ TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[t
   CHECK(t.threads() == 1);
   t.set_threads(16);  // more threads than the batch's 8 rows: 8 get a share
   CHECK_FALSE(t.step().diverged);
-  CHECK(described([&] { t.begin_step(9); }).rfind("threads: a step split 9 ways", 0) == 0);
+  CHECK(described([&] { t.begin_step(9); }).rfind("shares: a step split 9 ways", 0) == 0);
   CHECK(described([&] { (void)t.finish_step(); }).rfind("gradients: ", 0) == 0);
   const std::vector<float> g(static_cast<size_t>(t.model().num_parameters())), l(4 * 32);
   CHECK(described([&] { t.add_shard(g.data(), int64_t(g.size()), l.data(), int64_t(l.size())); }).rfind("gradients: no share", 0) == 0);
@@ -276,7 +276,7 @@ TEST_CASE("Threads: the evaluation in parts or on threads is evaluate()'s, bit f
   other.set_threads(16);
   CHECK(train(0, 3, &main).params == train(0, 3, &other).params);
   // refused by name, and the run stays usable
-  CHECK(described([&] { main.begin_evaluate(0); }).rfind("threads: an evaluation split 0 ways", 0) == 0);
+  CHECK(described([&] { main.begin_evaluate(0); }).rfind("shares: an evaluation split 0 ways", 0) == 0);
   const std::vector<float> l(5);
   CHECK(described([&] { main.own_evaluate(); }).rfind("losses: no evaluation is begun", 0) == 0);
   CHECK(described([&] { main.add_evaluate(l.data(), 2); }).rfind("losses: no share of the evaluation", 0) == 0);

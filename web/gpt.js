@@ -579,7 +579,7 @@ class GptRun {
    */
   stepBegin(shares, { into, mirror = false } = {}) {
     const s = this.#s();
-    const r = answer(s.step_begin(int32(shares, 'threads', 'stepBegin(shares): shares')));
+    const r = answer(s.step_begin(int32(shares, 'shares', 'stepBegin(shares): shares')));
     this.#rows = { rows: r.rows, T: r.T };
     if (mirror) return r; // a mirror samples the same batch itself and has the parameters
     r.ids = s.batch_ids();
@@ -609,7 +609,7 @@ class GptRun {
    */
   stepShare(k, { grads }) {
     const s = this.#s();
-    const r = answer(s.step_share(int32(k, 'threads', 'stepShare(k): k')));
+    const r = answer(s.step_share(int32(k, 'shares', 'stepShare(k): k')));
     this.#shareOut(r, k, s.step_share_grads_view(), grads);
     return r;
   }
@@ -671,7 +671,7 @@ class GptRun {
    */
   evalBegin(shares, { into } = {}) {
     const s = this.#s();
-    const r = answer(s.eval_begin(int32(shares, 'threads', 'evalBegin(shares): shares')));
+    const r = answer(s.eval_begin(int32(shares, 'shares', 'evalBegin(shares): shares')));
     r.ids = s.eval_ids_view().slice();
     r.targets = s.eval_targets_view().slice();
     return paramsFor(s, r, into, 'evalBegin');

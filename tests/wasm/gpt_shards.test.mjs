@@ -182,7 +182,7 @@ test('mirrors loaded from save() step with the run: the bits of the split steps,
       const m = mirrors[0];
       assert.throws(() => m.stepShare(1, { grads: new Float32Array(a.info().n_params) }), { field: 'gradients', message: /no step is begun/ });
       m.stepBegin(shares, { mirror: true });
-      assert.throws(() => m.stepShare(shares, { grads: new Float32Array(a.info().n_params) }), { field: 'threads', message: /one of shares 1/ });
+      assert.throws(() => m.stepShare(shares, { grads: new Float32Array(a.info().n_params) }), { field: 'shares', message: /one of shares 1/ });
       assert.throws(() => m.stepShare(1, { grads: new Float32Array(3) }), { field: 'grads' });
       m.stepBegin(shares, { mirror: true }); // begun again: the same batch, and the run goes on
     } finally {
@@ -206,7 +206,7 @@ test('shares of the wrong size or out of order are refused by name; the run goes
     assert.throws(() => shard.gradients(new Float32Array(3), b.ids, b.targets, 6), { field: 'params', message: /params has 12 bytes/ });
     assert.throws(() => shard.gradients(b.params, b.ids.slice(0, 5), b.targets.slice(0, 5), 6), { field: 'ids', message: /whole rows/ });
     assert.throws(() => shard.gradients(b.params, b.ids, b.targets, 2), { field: 'batch_rows' });
-    assert.throws(() => run.stepBegin(7), { field: 'threads', message: /split 7 ways/ });
+    assert.throws(() => run.stepBegin(7), { field: 'shares', message: /split 7 ways/ });
     const r = shard.gradients(b.params, b.ids.slice(3 * 16), b.targets.slice(3 * 16), 6);
     run.stepBegin(2); // a begun step begun again: the same batch
     run.stepOwn();
@@ -264,7 +264,7 @@ test('the evaluation split by whole batches is evaluate()\'s, bit for bit, whate
       other.free();
     }
     // refused by name; the run goes on
-    assert.throws(() => run.evalBegin(0), { field: 'threads', message: /split 0 ways/ });
+    assert.throws(() => run.evalBegin(0), { field: 'shares', message: /split 0 ways/ });
     assert.throws(() => run.evalOwn(), { field: 'losses', message: /no evaluation is begun/ });
     const b = run.evalBegin(2);
     assert.throws(() => run.evalAdd(new Float32Array(2)), { field: 'losses', message: /no share of the evaluation/ });

@@ -319,7 +319,7 @@ void Trainer::begin_step(int n) {
   check_can_step();
   const int B = train_.batch_size, T = context();
   if (n < 1 || n > B)
-    throw InputError("a step split " + num(n) + " ways needs 1 to batch_size = " + num(B) + " shares", "threads");
+    throw InputError("a step split " + num(n) + " ways needs 1 to batch_size = " + num(B) + " shares", "shares");
   // A step begun and not finished (a worker failed) is begun again from the same batch.
   if (parts_ > 0) sampler_.set_state(sampler_before_);
   sampler_before_ = sampler_.state();
@@ -345,7 +345,7 @@ void Trainer::mirror_shard(int k) {
   if (k < 1 || k >= parts_)
     throw InputError("share " + num(k) + " of " + num(parts_) + ": a mirror computes one of shares 1 … " +
                          num(parts_ - 1),
-                     "threads");
+                     "shares");
   GPT& m = *model_;
   const int B = train_.batch_size, T = context();
   const int r0 = shard_row(B, parts_, k), rows = shard_row(B, parts_, k + 1) - r0;
@@ -442,7 +442,7 @@ float Trainer::evaluate() {
 }
 
 int Trainer::begin_evaluate(int n) {
-  if (n < 1) throw InputError("an evaluation split " + num(n) + " ways: it needs at least 1 share", "threads");
+  if (n < 1) throw InputError("an evaluation split " + num(n) + " ways: it needs at least 1 share", "shares");
   fill_eval_batches();
   eval_parts_ = std::min(n, val_->num_batches());
   eval_next_ = 0;
