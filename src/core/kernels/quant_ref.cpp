@@ -42,28 +42,8 @@ uint64_t row_bytes(Type t, uint64_t k) {
 float f16_to_f32(uint16_t h) { return blocks::f16(h); }
 float bf16_to_f32(uint16_t h) { return blocks::bf16(h); }
 
-uint16_t f32_to_f16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t ax = x & 0x7FFFFFFFu;
-  if (ax > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u | ((ax >> 13) & 0x3FFu));  // NaN
-  if (ax >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // ≥ 65520: ∞
-  if (ax < 0x38800000u) {  // below 2⁻¹⁴: a subnormal half, round(|f| · 2²⁴) ties to even
-    float a;
-    std::memcpy(&a, &ax, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f)));
-  }
-  const uint32_t rounded = ax + 0xFFFu + ((ax >> 13) & 1u);  // to nearest, ties to even, at bit 13
-  return static_cast<uint16_t>(sign | ((rounded >> 13) - (112u << 10)));
-}
-
-uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
+uint16_t f32_to_f16(float f) { return float_to_f16(f); }  // core/base/half_float.h
+uint16_t f32_to_bf16(float f) { return float_to_bf16(f); }
 
 void dequantize_row(Type t, const void* row, float* out, int64_t k) { blocks::row(t, row, out, k); }
 
