@@ -25,21 +25,8 @@ namespace ap::quant::fast::AP_FAST_NS {
 
 using QV = simd::V;
 
-// Σ a[k]·b[k], in 4·W lanes then the tail.
-static inline float dot(const float* a, const float* b, int K) {
-  constexpr int W = QV::W;
-  QV::T s0 = QV::zero(), s1 = QV::zero(), s2 = QV::zero(), s3 = QV::zero();
-  int k = 0;
-  for (; k + 4 * W <= K; k += 4 * W) {
-    s0 = QV::fmadd(QV::load(a + k), QV::load(b + k), s0);
-    s1 = QV::fmadd(QV::load(a + k + W), QV::load(b + k + W), s1);
-    s2 = QV::fmadd(QV::load(a + k + 2 * W), QV::load(b + k + 2 * W), s2);
-    s3 = QV::fmadd(QV::load(a + k + 3 * W), QV::load(b + k + 3 * W), s3);
-  }
-  for (; k + W <= K; k += W) s0 = QV::fmadd(QV::load(a + k), QV::load(b + k), s0);
-  if (k < K) s1 = QV::fmadd(QV::load_partial(a + k, K - k), QV::load_partial(b + k, K - k), s1);
-  return QV::reduce_add(QV::add(QV::add(s0, s1), QV::add(s2, s3)));
-}
+// Σ a[k]·b[k]: the float kernels' own four-accumulator dot product (kernels_fast_impl.h).
+static inline float dot(const float* a, const float* b, int K) { return kernels::fast::AP_FAST_NS::dot_row(a, b, K); }
 
 // Σ a[k]·b_r[k] for four rows b_r at once: a's vectors loaded once for the four (one accumulator each).
 static inline void dot4(const float* a, const float* const* b, int K, float* out) {

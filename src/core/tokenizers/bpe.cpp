@@ -225,23 +225,22 @@ std::shared_ptr<const BpeTokenizer> BpeTokenizer::build(const std::vector<std::p
       return it->second;
     };
     const int a = id(m.left, "the left part"), b = id(m.right, "the right part"), ab = id(m.left + m.right, "the merge");
-    const uint64_t key = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
-    if (!t->merges_.emplace(key, Merge{static_cast<int>(r), ab}).second)
+    const uint64_t key = bpe_pair(a, b);
+    if (!t->merges_.emplace(key, BpeRank{static_cast<int>(r), ab}).second)
       throw InputError(where + ": the merge " + quoted(m.left + " " + m.right) + " repeats an earlier line", merges_name);
     t->merge_lines_.emplace_back(a, b);
   }
   return t;
 }
 
-void BpeTokenizer::encode_piece(const unsigned char* p, size_t n, std::vector<int>& out) const {
-  // Symbols as a linked list over the piece's bytes; merging keeps the left node. Candidate pairs
-  // wait in a heap by (rank, node); each round takes every candidate of the lowest rank and merges
-  // the ones still present left to right: GPT-2's "all occurrences of the best pair" pass.
-  std::vector<int> tok(n), next(n), prev(n);
-  for (size_t i = 0; i < n; ++i) {
-    tok[i] = byte_id_[p[i]];
-    next[i] = i + 1 < n ? static_cast<int>(i + 1) : -1;
-    prev[i] = static_cast<int>(i) - 1;
+void bpe_merge(std::vector<int>& tok, const BpeRanks& ranks, BpeOrder order) {
+  // The symbols as a linked list; merging keeps the left node. Candidate pairs wait in a heap by
+  // (rank, node); a candidate whose pair has changed since it was pushed is skipped.
+  const int n = static_cast<int>(tok.size());
+  std::vector<int> next(n), prev(n);
+  for (int i = 0; i < n; ++i) {
+    next[i] = i + 1 < n ? i + 1 : -1;
+    prev[i] = i - 1;
   }
   struct Cand {
     int rank, node, a, b;
@@ -250,24 +249,24 @@ void BpeTokenizer::encode_piece(const unsigned char* p, size_t n, std::vector<in
   std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
   auto push = [&](int i) {
     if (i < 0 || next[i] < 0) return;
-    const auto it = merges_.find((static_cast<uint64_t>(tok[i]) << 32) | static_cast<uint32_t>(tok[next[i]]));
-    if (it != merges_.end()) heap.push({it->second.rank, i, tok[i], tok[next[i]]});
+    const auto it = ranks.find(bpe_pair(tok[i], tok[next[i]]));
+    if (it != ranks.end()) heap.push({it->second.rank, i, tok[i], tok[next[i]]});
   };
-  for (size_t i = 0; i + 1 < n; ++i) push(static_cast<int>(i));
+  for (int i = 0; i + 1 < n; ++i) push(i);
   std::vector<Cand> round;
   std::vector<bool> dead(n, false);
   while (!heap.empty()) {
+    // rounds: every candidate of the lowest rank, taken before any of them merges; one_by_one: one.
     const int rank = heap.top().rank;
     round.clear();
-    while (!heap.empty() && heap.top().rank == rank) {
+    do {
       round.push_back(heap.top());
       heap.pop();
-    }
-    const int merged = merges_.at((static_cast<uint64_t>(round[0].a) << 32) | static_cast<uint32_t>(round[0].b)).id;
+    } while (order == BpeOrder::rounds && !heap.empty() && heap.top().rank == rank);
     for (const Cand& c : round) {
       const int i = c.node, j = next[i];
       if (dead[i] || tok[i] != c.a || j < 0 || tok[j] != c.b) continue;  // no longer there
-      tok[i] = merged;
+      tok[i] = ranks.at(bpe_pair(c.a, c.b)).id;
       dead[j] = true;
       next[i] = next[j];
       if (next[j] >= 0) prev[next[j]] = i;
@@ -275,7 +274,16 @@ void BpeTokenizer::encode_piece(const unsigned char* p, size_t n, std::vector<in
       push(i);
     }
   }
-  for (int i = 0; i >= 0; i = next[i]) out.push_back(tok[i]);
+  size_t k = 0;
+  for (int i = n ? 0 : -1; i >= 0; i = next[i]) tok[k++] = tok[i];
+  tok.resize(k);
+}
+
+void BpeTokenizer::encode_piece(const unsigned char* p, size_t n, std::vector<int>& out) const {
+  std::vector<int> tok(n);
+  for (size_t i = 0; i < n; ++i) tok[i] = byte_id_[p[i]];
+  bpe_merge(tok, merges_, BpeOrder::rounds);
+  out.insert(out.end(), tok.begin(), tok.end());
 }
 
 std::vector<int> BpeTokenizer::encode(const std::string& text) const {

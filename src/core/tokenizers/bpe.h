@@ -59,6 +59,22 @@ struct BpeMerge {
 // separated by one space; empty lines are skipped. Errors name the line (field `name`).
 std::vector<BpeMerge> parse_bpe_merges(const std::string& text, const std::string& name);
 
+// A ranked merge table: (left id << 32 | right id) → the merge's rank and the id it makes.
+struct BpeRank {
+  int rank, id;
+};
+using BpeRanks = std::unordered_map<uint64_t, BpeRank>;
+inline uint64_t bpe_pair(int left, int right) {
+  return (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
+}
+// How pairs of equal rank merge: GPT-2's encoder.py merges every occurrence of the best pair in one
+// pass, left to right (rounds); Hugging Face's tokenizers pops one (rank, position) at a time
+// (one_by_one). The two agree whenever each merge's parts come from earlier merges, as in every
+// real merges file; each tokenizer keeps its reference's rule for the files that do not.
+enum class BpeOrder { rounds, one_by_one };
+// Merges one piece's symbols (token ids) in place, lowest rank first, leftmost first.
+void bpe_merge(std::vector<int>& tok, const BpeRanks& ranks, BpeOrder order);
+
 // Refuses (InputError, field "ids") a token id outside 0 … vocab_size − 1, naming its position in
 // the ids: the check both tokenizers' decode make.
 void check_token_id(int id, size_t position, int vocab_size);
@@ -89,13 +105,10 @@ class BpeTokenizer {
  private:
   BpeTokenizer() = default;
   void encode_piece(const unsigned char* p, size_t n, std::vector<int>& out) const;
-  struct Merge {
-    int rank, id;
-  };
   std::vector<std::string> tokens_;        // id → symbol string
   std::vector<std::string> bytes_;         // id → bytes
   std::vector<std::pair<int, int>> merge_lines_;  // rank → (left id, right id)
-  std::unordered_map<uint64_t, Merge> merges_;     // (left << 32 | right) → rank, merged id
+  BpeRanks merges_;
   int byte_id_[256] = {};
   struct Cache;
   std::shared_ptr<Cache> cache_;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <queue>
 
 #include "core/base/input_error.h"
 #include "core/base/utf8.h"
@@ -113,8 +112,8 @@ std::shared_ptr<const HfBpeTokenizer> HfBpeTokenizer::build(const HfBpeSpec& spe
       return it->second;
     };
     const int a = id(m.left, "the left part"), b = id(m.right, "the right part"), ab = id(m.left + m.right, "the merge");
-    const uint64_t key = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
-    t->merges_.emplace(key, Merge{static_cast<int>(r), ab});  // a repeated pair keeps its first rank, as HF does
+    const uint64_t key = bpe_pair(a, b);
+    t->merges_.emplace(key, BpeRank{static_cast<int>(r), ab});  // a repeated pair keeps its first rank, as HF does
   }
   return t;
 }
@@ -122,42 +121,6 @@ std::shared_ptr<const HfBpeTokenizer> HfBpeTokenizer::build(const HfBpeSpec& spe
 bool HfBpeTokenizer::is_special(int id) const {
   check_token_id(id, 0, vocab_size());
   return special_[static_cast<size_t>(id)];
-}
-
-void HfBpeTokenizer::merge(std::vector<int>& tok) const {
-  const int n = static_cast<int>(tok.size());
-  std::vector<int> next(n), prev(n);
-  for (int i = 0; i < n; ++i) {
-    next[i] = i + 1 < n ? i + 1 : -1;
-    prev[i] = i - 1;
-  }
-  struct Cand {
-    int rank, node, a, b;
-    bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : node > o.node; }
-  };
-  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
-  auto push = [&](int i) {
-    if (i < 0 || next[i] < 0) return;
-    const auto it = merges_.find((static_cast<uint64_t>(tok[i]) << 32) | static_cast<uint32_t>(tok[next[i]]));
-    if (it != merges_.end()) heap.push({it->second.rank, i, tok[i], tok[next[i]]});
-  };
-  for (int i = 0; i + 1 < n; ++i) push(i);
-  std::vector<bool> dead(n, false);
-  while (!heap.empty()) {
-    const Cand c = heap.top();
-    heap.pop();
-    const int i = c.node, j = next[i];
-    if (dead[i] || tok[i] != c.a || j < 0 || tok[j] != c.b) continue;  // no longer there
-    tok[i] = merges_.at((static_cast<uint64_t>(c.a) << 32) | static_cast<uint32_t>(c.b)).id;
-    dead[j] = true;
-    next[i] = next[j];
-    if (next[j] >= 0) prev[next[j]] = i;
-    push(prev[i]);
-    push(i);
-  }
-  size_t k = 0;
-  for (int i = n ? 0 : -1; i >= 0; i = next[i]) tok[k++] = tok[i];
-  tok.resize(k);
 }
 
 void HfBpeTokenizer::encode_piece(const std::string& piece, std::vector<int>& out) const {
@@ -197,7 +160,7 @@ void HfBpeTokenizer::encode_piece(const std::string& piece, std::vector<int>& ou
       i += len;
     }
   }
-  merge(tok);
+  bpe_merge(tok, merges_, BpeOrder::one_by_one);
   out.insert(out.end(), tok.begin(), tok.end());
 }
 

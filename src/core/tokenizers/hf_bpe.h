@@ -93,15 +93,10 @@ class HfBpeTokenizer {
   void encode_segment(const std::string& text, bool at_start, std::vector<int>& out) const;
   void encode_piece(const std::string& piece, std::vector<int>& out) const;
   std::string normalize(const std::string& segment, bool at_start) const;
-  // The ranked merge of a piece's symbols (token ids), in place: lowest rank first, leftmost first.
-  void merge(std::vector<int>& tok) const;
-  struct Merge {
-    int rank, id;
-  };
   HfBpeSpec spec_;
   std::vector<std::string> bytes_;                  // id → the bytes it decodes to
   std::unordered_map<std::string, int> id_of_;      // token string → id
-  std::unordered_map<uint64_t, Merge> merges_;      // (left << 32 | right) → rank, merged id
+  BpeRanks merges_;
   std::vector<bool> special_;
   std::vector<std::vector<size_t>> added_by_first_;  // first byte → indices into spec_.added
   int byte_id_[256] = {};                           // byte_level: a byte's token; sentencepiece: <0xNN> or −1
