@@ -411,7 +411,8 @@ void w7_patch_bench(bool quick) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const int T = 16, L = m.config().n_layer, V = m.config().vocab_size, cells = (L + 1) * T;
-  std::vector<int> clean(gpt2s::prompt().begin(), gpt2s::prompt().begin() + T), bad = clean;
+  const std::vector<int> prompt = gpt2s::prompt();
+  std::vector<int> clean(prompt.begin(), prompt.begin() + T), bad = clean;
   bad[7] = (bad[7] + 1) % V;  // one token corrupted
   const ap::interp::Metric metric{17, 4113, -1};
   ap::interp::RunCache c;
