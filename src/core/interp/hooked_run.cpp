@@ -40,6 +40,12 @@ void logits_rows(int T, int only, int& first, int& n) {
 
 void check_run(const GPT& model, const std::vector<int>& ids) {
   const GPTConfig& g = model.config();
+  // z, the heads' contexts side by side, is read as n_embd wide (attribution's W_O columns, the
+  // patches' rows): a head size that does not fill n_embd is refused by name
+  if (g.head_dim() * g.n_head != g.n_embd)
+    throw InputError("the interpretability tools read the heads' outputs as n_embd wide; this model's heads are " +
+                         std::to_string(g.n_head) + " × " + std::to_string(g.head_dim()),
+                     "head_size");
   if (ids.empty()) throw InputError("the prompt has no tokens", "ids");
   if (ids.size() > sz(g.block_size))
     throw InputError("the prompt has " + std::to_string(ids.size()) + " tokens, more than the model's context of " +

@@ -57,7 +57,7 @@ struct RunCache {
 };
 
 // Throws InputError when ids are bad (field "ids": empty, longer than block_size, a token outside
-// the vocabulary).
+// the vocabulary), or the heads do not fill n_embd (field "head_size").
 void check_run(const GPT& model, const std::vector<int>& ids);
 
 // Runs ids through the model into out. From layer `start` > 0, `from` (a run of the same length)
