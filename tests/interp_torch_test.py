@@ -11,7 +11,11 @@ returns a value replaces the activation, as TransformerLens' hooks do), on model
 weights (matrices N(0, 0.2²), LayerNorm γ = 1 + N(0, 0.1²), biases N(0, 0.1²)):
   - nanoGPT's shape: exact GELU, biases, ε 1e-5, the strict mask;
   - nanoGPT's bias=False, the inclusive mask (whose first row sees nothing) and the naive softmax;
-  - GPT-2's layout: gelu_new (tanh), biases, ε 1e-6.
+  - GPT-2's layout: gelu_new (tanh), biases, ε 1e-6;
+and gpt.h's variants, on tests/torch_models.py's own model of them through its hook points (RMSNorm's
+scale frozen in the attribution as LayerNorm's is, with nothing subtracted): the Llama block (RoPE
+halves, RMSNorm, SwiGLU, grouped-query, no bias); RoPE interleaved on part of each head with
+multi-query attention and SwiGLU with biases; ALiBi with a sliding window; no positions, no biases.
 For each, within TOL (both sides in float32, summing in other orders; a wrong layer, head, position
 or sign differs by 1e-2 or more):
   - the lens: each reported top token's probability is PyTorch's for that token, the top-k values
@@ -21,7 +25,8 @@ or sign differs by 1e-2 or more):
   - ablation (zero and mean over reference texts): each head's and MLP's change in loss and metric;
   - activation patching: every cell's fraction recovered; and exactly, bit for bit: the residual
     entering ln_f patched at the last position recovers 1 and at any other position 0, and the
-    embeddings patched where the prompts differ recover 1 (the patched run is the clean run);
+    embeddings patched where the prompts differ recover 1 (the patched run is the clean run), and
+    the residual at any layer patched before that position recovers 0 (the runs agree there);
   - attribution patching against its definition, Σ ∂m/∂act · (clean − corrupted) / (m_clean − m_corrupt)
     with PyTorch's autograd on the corrupted run;
   - the induction and previous-token scores from PyTorch's attention weights on the same sequences.
@@ -34,7 +39,7 @@ import os
 import struct
 import sys
 
-from torch_models import require_torch, run
+from torch_models import require_torch, run, variant_forward
 
 require_torch("interp_torch")
 import torch  # noqa: E402
@@ -145,6 +150,75 @@ class Hooked:
     def lnf_logits(self, x):
         return self.m.transformer.ln_f(x) @ self.m.transformer.wte.weight.T
 
+    def param(self, name):
+        """A parameter by its state-dict name, or None (a bias of bias=False)."""
+        return dict(self.m.named_parameters()).get(name)
+
+    def attention_weights(self, ids):
+        """Each layer's softmax weights (NH, T, T), recomputed from c_attn's output with the model's mask and softmax."""
+        qkv = []
+        hooks = [b.attn.c_attn.register_forward_hook(lambda mod, i, o: qkv.append(o[0])) for b in self.m.transformer.h]
+        with torch.no_grad():
+            self.m(torch.tensor([ids]))
+        for h in hooks:
+            h.remove()
+        T, out = len(ids), []
+        inclusive = self.cfg["mask"] == "inclusive"
+        for x in qkv:
+            q = x[:, :self.C].view(T, self.NH, self.hs).transpose(0, 1)
+            k = x[:, self.C:2 * self.C].view(T, self.NH, self.hs).transpose(0, 1)
+            s = (q @ k.transpose(1, 2)) / (self.hs ** 0.5)
+            i, j = torch.arange(T).view(T, 1), torch.arange(T).view(1, T)
+            s = s.masked_fill(j >= i if inclusive else j > i, float("-inf"))
+            w = torch.softmax(s, dim=-1)
+            out.append(torch.nan_to_num(w, nan=0.0))  # the inclusive mask's first row sees nothing: 0
+        return out
+
+
+class HookedVariant:
+    """tests/torch_models.py's model of gpt.h's variants (RoPE, ALiBi, no positions, grouped-query,
+    RMSNorm, SwiGLU, windows) through its hook points; the same interface as Hooked."""
+
+    def __init__(self, cfg, params):
+        self.cfg, self.p = cfg, {k: v.clone().requires_grad_(True) for k, v in params.items()}
+        self.L, self.NH, self.C = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
+        self.hs = self.C // self.NH
+
+    def run(self, ids, patch=None, keep_grad=False):
+        cache = {"resid": [None] * (self.L + 1), "mid": [None] * self.L, "z": [None] * self.L,
+                 "mlp": [None] * self.L, "att": [None] * self.L}
+
+        def at(site, l, x):
+            if site == "att":
+                cache[site][l] = x
+                return None
+            x = x.unsqueeze(0)  # (1, T, C), as Hooked's
+            if patch is not None:
+                y = patch(site, l, x)
+                if y is not None:
+                    x = y
+            if keep_grad:
+                x.retain_grad()
+            cache[site][l] = x if keep_grad else x[0]
+            return x[0]
+
+        return variant_forward(self.cfg, self.p, ids, at), cache
+
+    def lnf_logits(self, x):
+        eps, w = self.cfg.get("ln_eps", 1e-5), self.p["transformer.ln_f.weight"]
+        if self.cfg.get("norm", "layernorm") == "rmsnorm":
+            y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        else:
+            y = F.layer_norm(x, (self.C,), w, self.p.get("transformer.ln_f.bias"), eps)
+        return y @ self.p["transformer.wte.weight"].T
+
+    def param(self, name):
+        return self.p.get(name)
+
+    def attention_weights(self, ids):
+        with torch.no_grad():
+            return self.run(ids)[1]["att"]
+
 
 def metric(logits, a, b, pos=-1):
     return logits[pos, a] - (logits[pos, b] if b is not None else 0)
@@ -200,31 +274,34 @@ def check_lens(f, H, ids, ans):
 
 def torch_attribution(H, ids, a, b, pos):
     """Every part's contribution to logit[a] − logit[b] at pos, ln_f's scale frozen, and the logit."""
-    m = H.m
     logits, cache = H.run(ids)
     x_final = cache["resid"][H.L][pos].double()
-    ln_f = m.transformer.ln_f
-    std = torch.sqrt(x_final.var(unbiased=False) + ln_f.eps)
-    W = m.transformer.wte.weight.double()
+    eps = H.cfg.get("ln_eps", 1e-5)
+    rms = H.cfg.get("norm", "layernorm") == "rmsnorm"  # RMSNorm: x / √(mean(x²) + ε), nothing subtracted
+    scale = torch.sqrt((x_final.pow(2).mean() if rms else x_final.var(unbiased=False)) + eps)
+    W = H.param("transformer.wte.weight").double()
     u = W[a] - (W[b] if b is not None else 0)
-    gamma = ln_f.weight.double()
+    gamma = H.param("transformer.ln_f.weight").double()
 
     def through(part):
-        return (((part - part.mean()) / std) * gamma * u).sum().item()
+        return (((part if rms else part - part.mean()) / scale) * gamma * u).sum().item()
 
-    parts = {"wte": through(W[ids[pos]]), "wpe": through(m.transformer.wpe.weight[pos].double())}
+    wpe = H.param("transformer.wpe.weight")  # learned positions only
+    parts = {"wte": through(W[ids[pos]]), "wpe": through(wpe[pos].double()) if wpe is not None else 0.0}
     heads = []
-    for l, blk in enumerate(m.transformer.h):
-        WO = blk.attn.c_proj.weight.double()
+    down = "mlp.down_proj" if H.cfg.get("mlp", "gelu") == "swiglu" else "mlp.c_proj"
+    for l in range(H.L):
+        WO = H.param(f"transformer.h.{l}.attn.c_proj.weight").double()
         z = cache["z"][l][pos].double()
         heads.append([through(WO[:, h * H.hs:(h + 1) * H.hs] @ z[h * H.hs:(h + 1) * H.hs]) for h in range(H.NH)])
-        mb = blk.mlp.c_proj.bias
+        mb = H.param(f"transformer.h.{l}.{down}.bias")
         parts.setdefault("mlps", []).append(through(cache["mlp"][l][pos].double() - (mb.double() if mb is not None else 0)))
-        ab = blk.attn.c_proj.bias
+        ab = H.param(f"transformer.h.{l}.attn.c_proj.bias")
         parts.setdefault("attn_bias", []).append(through(ab.double()) if ab is not None else 0.0)
         parts.setdefault("mlp_bias", []).append(through(mb.double()) if mb is not None else 0.0)
     parts["heads"] = heads
-    parts["ln_f_bias"] = (ln_f.bias.double() * u).sum().item() if ln_f.bias is not None else 0.0
+    ln_f_b = H.param("transformer.ln_f.bias")
+    parts["ln_f_bias"] = (ln_f_b.double() * u).sum().item() if ln_f_b is not None else 0.0
     total = parts["wte"] + parts["wpe"] + parts["ln_f_bias"] + sum(map(sum, heads)) + sum(parts["mlps"]) + \
         sum(parts["attn_bias"]) + sum(parts["mlp_bias"])
     return parts, total, metric(logits, a, b, pos).item()
@@ -305,6 +382,10 @@ def check_patching(f, H, clean_ids, bad_ids, a, b, ans):
     diff = [t for t in range(T) if clean_ids[t] != bad_ids[t]]
     if len(diff) == 1:
         f.exact("the embeddings patched where the prompts differ", ans["resid"][0][diff[0]], 1.0)
+    # before the first difference the two runs are one (causal): patching there changes nothing
+    for l in range(H.L + 1):
+        f.exact(f"the residual entering layer {l} patched before position {diff[0]}", ans["resid"][l][:diff[0]],
+                [0.0] * diff[0])
     d = (torch.tensor(ans["resid"][1]) - torch.tensor(resid[2])).abs().max().item()
     if not d > 100 * TOL:
         sys.exit(f"{f.name}: another layer's patching differs by only {d:.3g}: the check cannot tell layers apart")
@@ -341,7 +422,7 @@ def check_head_scores(f, H, ans):
     prev = torch.zeros(H.L, H.NH, dtype=torch.float64)
     for ids in ans["sequences"]:
         f.exact("a sequence repeated", ids[:n], ids[n:])
-        weights = attention_weights(H, ids)  # [L] (NH, T, T)
+        weights = H.attention_weights(ids)  # [L] (NH, T, T)
         for l in range(H.L):
             w = weights[l].double()
             ind[l] += torch.stack([w[:, t, t - n + 1] for t in range(n, 2 * n)]).mean(0)
@@ -351,31 +432,16 @@ def check_head_scores(f, H, ans):
     f.close("previous-token scores", ans["previous"], prev / B)
 
 
-def attention_weights(H, ids):
-    """Each layer's softmax weights (NH, T, T), recomputed from c_attn's output with the model's mask and softmax."""
-    qkv = []
-    hooks = [b.attn.c_attn.register_forward_hook(lambda mod, i, o: qkv.append(o[0])) for b in H.m.transformer.h]
-    with torch.no_grad():
-        H.m(torch.tensor([ids]))
-    for h in hooks:
-        h.remove()
-    T, out = len(ids), []
-    inclusive = H.cfg["mask"] == "inclusive"
-    for x in qkv:
-        q, k = x[:, :H.C].view(T, H.NH, H.hs).transpose(0, 1), x[:, H.C:2 * H.C].view(T, H.NH, H.hs).transpose(0, 1)
-        s = (q @ k.transpose(1, 2)) / (H.hs ** 0.5)
-        i, j = torch.arange(T).view(T, 1), torch.arange(T).view(1, T)
-        s = s.masked_fill(j >= i if inclusive else j > i, float("-inf"))
-        w = torch.softmax(s, dim=-1)
-        out.append(torch.nan_to_num(w, nan=0.0))  # the inclusive mask's first row sees nothing: 0
-    return out
-
-
-def case(gpt, name, ckpt):
+def case(gpt, name, ckpt, variant=False):
     f = Fail(name)
-    model, cfg, vocab = gpt_torch.load(ckpt)
+    model, cfg, vocab = gpt_torch.load(ckpt) if not variant else (None, None, None)
     torch.set_grad_enabled(True)
-    H = Hooked(model, cfg)
+    if variant:  # gpt.h's variants: torch_models' model with hook points
+        meta, tensors = gpt_torch.read_checkpoint(ckpt)
+        cfg, vocab = json.loads(meta["config"]), json.loads(meta["vocab"])
+        H = HookedVariant(cfg, {k: v for k, v in tensors.items() if not k.startswith("optimizer.") and k != "lm_head.weight"})
+    else:
+        H = Hooked(model, cfg)
     ids = gpt_torch.encode(CLEAN, vocab, cfg["block_size"])
     bad = gpt_torch.encode(CORRUPT, vocab, cfg["block_size"])
     # the metric: the clean run's prediction against the corrupted run's (or its runner-up)
@@ -425,6 +491,21 @@ def main():
     ]
     for name, ckpt in cases:
         case(gpt, name, ckpt)
+    # gpt.h's variants, each from a template trained with its flags (its tensors' names and shapes)
+    variants = [
+        ("Llama block: RoPE halves, RMSNorm, SwiGLU, grouped-query 4/2, no bias",
+         ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false"]),
+        ("RoPE interleaved on 4 of 8 dimensions, multi-query, SwiGLU of 40, biases",
+         ["--pos", "rope", "--rope", "interleaved", "--rope-dims", "4", "--n-kv-head", "1", "--mlp", "swiglu",
+          "--n-inner", "40"]),
+        ("ALiBi with a sliding window of 4", ["--pos", "alibi", "--window", "4"]),
+        ("no positions, no biases", ["--pos", "none", "--bias", "false"]),
+    ]
+    for i, (name, flags) in enumerate(variants):
+        t = os.path.join(work, f"variant{i}_template.safetensors")
+        run([gpt, "train", "-o", t, "--task", "sums", "--n-chars", "2000", "--n-layer", "3", "--n-embd", "32",
+             "--n-head", "4", "--block-size", "16", "--batch-size", "2", "--steps", "1", "--quiet"] + flags, echo=False)
+        case(gpt, name, write_random(t, os.path.join(work, f"variant{i}.safetensors"), 10 + i), variant=True)
     print("ok: the interpretability tools agree with PyTorch")
     return 0
 

@@ -3,6 +3,8 @@
 //  - an unhooked run's logits are GPT::forward's, bit for bit, and the last lens point is them;
 //  - patching the corrupted run with the clean run's whole residual at any layer restores the clean
 //    logits bit for bit; patching the corrupted run with itself changes nothing;
+//  - the first two, and the backward, on every variant of gpt.h (positions, norms, MLPs, grouped
+//    and multi-query attention, windows, no biases);
 //  - the attribution's parts sum to the logit difference;
 //  - the backward (what attribution patching multiplies) against a central difference of the metric;
 //  - zero-ablating a head equals zeroing its columns of attn.c_proj's weight;
@@ -20,14 +22,38 @@ namespace {
 
 using namespace ap::interp;
 
-ap::GPT random_model(bool foreign) {
+// The models the identities hold for: nanoGPT's (0), GPT-2's layout without biases (1), and the
+// variants of gpt.h: the Llama block (RoPE halves, RMSNorm, SwiGLU, grouped-query, no bias) (2),
+// RoPE interleaved on part of each head, multi-query, SwiGLU of another width with biases (3),
+// ALiBi with a sliding window (4), no positions without biases (5).
+constexpr int kModels = 6;
+ap::GPT random_model(int which) {
   ap::GPTConfig c = ap::GPTConfig::tiny(13);
   c.block_size = 16;
   c.n_embd = 32;
-  if (foreign) {
+  if (which == 1) {
     c.activation = ap::Activation::gelu_new;
     c.bias = false;
     c.ln_eps = 1e-3f;
+  } else if (which == 2) {
+    c.pos = ap::Positions::rope;
+    c.norm = ap::Norm::rmsnorm;
+    c.mlp = ap::Mlp::swiglu;
+    c.n_kv_head = 2;
+    c.bias = false;
+  } else if (which == 3) {
+    c.pos = ap::Positions::rope;
+    c.rope = ap::RopePairing::interleaved;
+    c.rope_dims = 4;
+    c.n_kv_head = 1;
+    c.mlp = ap::Mlp::swiglu;
+    c.n_inner = 40;
+  } else if (which == 4) {
+    c.pos = ap::Positions::alibi;
+    c.window = 4;
+  } else if (which == 5) {
+    c.pos = ap::Positions::none;
+    c.bias = false;
   }
   ap::GPT m(c, ap::ModelUse::infer);
   ap::Rng rng(5);
@@ -41,8 +67,9 @@ const std::vector<int> kCorrupt = {0, 5, 3, 12, 8, 7, 1, 9, 4, 11};
 }  // namespace
 
 TEST_CASE("interp: a hooked run is the model's forward, and clean patches restore it exactly", "[interp]") {
-  for (bool foreign : {false, true}) {
-    ap::GPT model = random_model(foreign);
+  for (int which = 0; which < kModels; ++which) {
+    INFO("model " << which);
+    ap::GPT model = random_model(which);
     const int V = model.config().vocab_size, L = model.config().n_layer, T = int(kClean.size());
     model.forward(kClean.data(), nullptr, 1, T);
     RunCache clean, corrupt, r;
@@ -75,37 +102,41 @@ TEST_CASE("interp: a hooked run is the model's forward, and clean patches restor
 }
 
 TEST_CASE("interp: the backward is the metric's derivative", "[interp]") {
-  ap::GPT model = random_model(false);
-  const int C = model.config().n_embd, T = int(kClean.size());
-  RunCache c, r;
-  run(model, kClean, c);
-  RunGrads d;
-  backward(model, c, T - 1, 3, 7, d);
-  // a step along the gradient at layer 1's residual, position 4: the metric moves by |g|²·ε
-  const int l = 1, t = 4;
-  const size_t at = (size_t(l) * T + t) * C;
-  double g2 = 0.0;
-  for (int i = 0; i < C; ++i) g2 += double(d.resid[at + i]) * d.resid[at + i];
-  REQUIRE(g2 > 1e-6);
-  const double eps = 1e-3 / std::sqrt(g2);
-  auto moved = [&](double s) {
-    run(model, kClean, r,
-        [&](Site site, int layer, float* act) {
-          if (site == Site::resid && layer == l)
-            for (int i = 0; i < C; ++i) act[size_t(t) * C + i] += float(s * d.resid[at + i]);
-        },
-        l, &c);
-    return metric(r, model.config().vocab_size, T - 1, 3, 7);
-  };
-  const double slope = (moved(eps) - moved(-eps)) / (2 * eps);
-  REQUIRE(slope == Approx(g2).epsilon(2e-2));
+  for (int which = 0; which < kModels; ++which) {
+    INFO("model " << which);
+    ap::GPT model = random_model(which);
+    const int C = model.config().n_embd, T = int(kClean.size());
+    RunCache c, r;
+    run(model, kClean, c);
+    RunGrads d;
+    backward(model, c, T - 1, 3, 7, d);
+    // a step along the gradient at layer 1's residual, position 4 (with a sliding window, T − 2: a
+    // key the last position's query sees): the metric moves by |g|²·ε
+    const int l = 1, t = model.config().window ? T - 2 : 4;
+    const size_t at = (size_t(l) * T + t) * C;
+    double g2 = 0.0;
+    for (int i = 0; i < C; ++i) g2 += double(d.resid[at + i]) * d.resid[at + i];
+    REQUIRE(g2 > 1e-6);
+    const double eps = 1e-3 / std::sqrt(g2);
+    auto moved = [&](double s) {
+      run(model, kClean, r,
+          [&](Site site, int layer, float* act) {
+            if (site == Site::resid && layer == l)
+              for (int i = 0; i < C; ++i) act[size_t(t) * C + i] += float(s * d.resid[at + i]);
+          },
+          l, &c);
+      return metric(r, model.config().vocab_size, T - 1, 3, 7);
+    };
+    const double slope = (moved(eps) - moved(-eps)) / (2 * eps);
+    REQUIRE(slope == Approx(g2).epsilon(2e-2));
+  }
 }
 
 TEST_CASE("interp: zero-ablating a head is zeroing its columns of attn.c_proj", "[interp]") {
-  ap::GPT model = random_model(false);
+  ap::GPT model = random_model(0);
   const Ablation ab = ablate(model, kClean, AblateMode::zero, {}, {3, 7, -1});
   const int C = model.config().n_embd, hs = model.config().head_dim(), l = 1, h = 2;
-  ap::GPT cut = random_model(false);
+  ap::GPT cut = random_model(0);
   float* w = cut.p().h[l].attn_c_proj_w;
   for (int o = 0; o < C; ++o)
     for (int j = h * hs; j < (h + 1) * hs; ++j) w[o * C + j] = 0.0f;
@@ -118,7 +149,7 @@ TEST_CASE("interp: zero-ablating a head is zeroing its columns of attn.c_proj", 
 }
 
 TEST_CASE("interp: refusals name the field", "[interp]") {
-  ap::GPT model = random_model(false);
+  ap::GPT model = random_model(0);
   auto field = [](auto f) {
     try {
       f();

@@ -10,7 +10,9 @@ variant_forward(cfg, params, ids) is our own PyTorch model of the GPT's variants
 alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, bias), written from the papers (RoFormer,
 ALiBi, GQA, RMSNorm, GLU Variants, Longformer/Mistral's window) and from what Hugging Face's Llama and
 GPT-NeoX do, not from the project's kernels: it is what tests/gpt_variants_torch_test.py checks the
-project's logits and gradients against.
+project's logits and gradients against, and, through its hook points (TransformerLens' resid, z,
+mid, mlp and the attention weights), what tests/interp_torch_test.py checks the interpretability
+tools against on those variants.
 
 A model is 2 layers, n_embd 32, 4 heads, block_size 16, batch 8, lr 1e-2 with 10 warm-up steps:
 a few seconds of training, enough for logits well away from uniform. GRAMMAR (the strict mask,
@@ -86,11 +88,19 @@ def alibi_slopes(n_head):
     return [2.0 ** (-8.0 * (h + 1) / n_head) for h in range(n_head)]
 
 
-def variant_forward(cfg, p, ids):
+def variant_forward(cfg, p, ids, hook=None):
     """Logits (T, V) of the GPT of config cfg (the checkpoint's JSON config) with parameters p
-    ({name: tensor}, nanoGPT's and Llama's names as gpt.h lays them out) on one sequence ids."""
+    ({name: tensor}, nanoGPT's and Llama's names as gpt.h lays them out) on one sequence ids.
+    hook(site, layer, x) → a replacement or None, at TransformerLens' hook points: "resid" (T, C)
+    entering each layer and, as layer n_layer, the final norm; "att" (NH, T, T) the attention
+    weights (read only); "z" (T, C) the heads' contexts before attn.c_proj; "mid" (T, C) the stream
+    after attention; "mlp" (T, C) the MLP's output."""
     import torch
     import torch.nn.functional as F
+
+    def at(site, layer, x):
+        y = hook(site, layer, x) if hook is not None else None
+        return x if y is None else y
     C, NH, T = cfg["n_embd"], cfg["n_head"], len(ids)
     hs = C // NH
     NKV = cfg.get("n_kv_head", 0) or NH
@@ -119,6 +129,7 @@ def variant_forward(cfg, p, ids):
         visible = visible & (j > i - window)
     for layer in range(cfg["n_layer"]):
         h = f"transformer.h.{layer}."
+        x = at("resid", layer, x)
         qkv = linear(norm(x, h + "ln_1"), h + "attn.c_attn")
         q = qkv[:, :C].reshape(T, NH, hs).transpose(0, 1)
         k = qkv[:, C:C + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
@@ -135,14 +146,15 @@ def variant_forward(cfg, p, ids):
             att = att - m * (i - j).to(att.dtype)[None]
         att = att.masked_fill(~visible[None], float("-inf"))
         att = torch.nan_to_num(F.softmax(att, dim=-1), nan=0.0)  # a row that sees nothing: zeros
-        y = (att @ v).transpose(0, 1).reshape(T, C)
-        x = x + linear(y, h + "attn.c_proj")
+        at("att", layer, att)
+        y = at("z", layer, (att @ v).transpose(0, 1).reshape(T, C))
+        x = at("mid", layer, x + linear(y, h + "attn.c_proj"))
         hn = norm(x, h + "ln_2")
         if cfg.get("mlp", "gelu") == "swiglu":  # Shazeer: (silu(xW) ⊙ xV)W2
-            x = x + linear(F.silu(linear(hn, h + "mlp.gate_proj")) * linear(hn, h + "mlp.up_proj"),
-                           h + "mlp.down_proj")
+            out = linear(F.silu(linear(hn, h + "mlp.gate_proj")) * linear(hn, h + "mlp.up_proj"), h + "mlp.down_proj")
         else:
             approx = "tanh" if cfg.get("activation") == "gelu_new" else "none"
-            x = x + linear(F.gelu(linear(hn, h + "mlp.c_fc"), approximate=approx), h + "mlp.c_proj")
-    x = norm(x, "transformer.ln_f")
+            out = linear(F.gelu(linear(hn, h + "mlp.c_fc"), approximate=approx), h + "mlp.c_proj")
+        x = x + at("mlp", layer, out)
+    x = norm(at("resid", cfg["n_layer"], x), "transformer.ln_f")
     return x @ p["transformer.wte.weight"].T

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "core/base/input_error.h"
@@ -15,13 +14,6 @@ namespace {
 
 size_t sz(long long v) { return static_cast<size_t>(v); }
 
-kernels::AttnOptions options_of(const GPTConfig& c) { return {c.mask, c.stable_softmax}; }
-
-void activation(const kernels::Kernels& k, const GPTConfig& c, float* out, const float* in, int n) {
-  if (c.activation == Activation::gelu_new) k.gelu_new_forward(out, in, n);
-  else k.gelu_forward(out, in, n);
-}
-
 // Sizes every buffer of c for the model and T (views stay unset: run fills them).
 void size_cache(RunCache& c, const GPTConfig& g, int T) {
   const size_t L = sz(g.n_layer), C = sz(g.n_embd), NH = sz(g.n_head), V = sz(g.vocab_size), t = sz(T);
@@ -30,31 +22,30 @@ void size_cache(RunCache& c, const GPTConfig& g, int T) {
   for (auto* v : {&c.mid, &c.z, &c.mlp, &c.ln1, &c.ln2}) v->resize(L * t * C);
   for (auto* v : {&c.ln1_mean, &c.ln1_rstd, &c.ln2_mean, &c.ln2_rstd}) v->resize(L * t);
   c.att.resize(L * NH * t * t);
-  c.qkv.resize(L * t * 3 * C);
-  c.fch.resize(L * t * 4 * C);
-  c.fch_act.resize(L * t * 4 * C);
+  c.qkv.resize(L * t * sz(g.qkv_width()));
+  c.fch.resize(L * t * sz(g.fc_width()));
+  c.fch_act.resize(L * t * sz(g.inner()));
   c.ln_f_mean.resize(t);
   c.ln_f_rstd.resize(t);
   c.logits.resize(t * V);
+}
+
+// The rows of T whose logits a run computes: all, or one.
+void logits_rows(int T, int only, int& first, int& n) {
+  first = only >= 0 && only < T ? only : 0;
+  n = only >= 0 && only < T ? 1 : T;
 }
 
 }  // namespace
 
 void check_run(const GPT& model, const std::vector<int>& ids) {
   const GPTConfig& g = model.config();
-  // The hooked forward follows the GPT-2 block; the newer variants are refused by their key.
-  const GPTConfig d;
-  const char* variant = g.pos != d.pos             ? "pos"
-                        : g.n_kv_head > 0 && g.n_kv_head != g.n_head ? "n_kv_head"
-                        : g.norm != d.norm         ? "norm"
-                        : g.mlp != d.mlp           ? "mlp"
-                        : g.n_inner > 0 && g.n_inner != 4 * g.n_embd ? "n_inner"
-                        : g.window != d.window     ? "window"
-                                                   : nullptr;
-  if (variant)
-    throw InputError(std::string("the interpretability tools run the GPT-2 block; this model's '") + variant +
-                         "' is not yet supported by them",
-                     variant);
+  // z, the heads' contexts side by side, is read as n_embd wide (attribution's W_O columns, the
+  // patches' rows): a head size that does not fill n_embd is refused by name
+  if (g.head_dim() * g.n_head != g.n_embd)
+    throw InputError("the interpretability tools read the heads' outputs as n_embd wide; this model's heads are " +
+                         std::to_string(g.n_head) + " × " + std::to_string(g.head_dim()),
+                     "head_size");
   if (ids.empty()) throw InputError("the prompt has no tokens", "ids");
   if (ids.size() > sz(g.block_size))
     throw InputError("the prompt has " + std::to_string(ids.size()) + " tokens, more than the model's context of " +
@@ -68,11 +59,12 @@ void check_run(const GPT& model, const std::vector<int>& ids) {
 }
 
 void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook& hook, int start,
-         const RunCache* from) {
+         const RunCache* from, int only_row) {
   check_run(model, ids);
   const GPTConfig& g = model.config();
   const GPTParams& p = model.p();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, NH = g.n_head, V = g.vocab_size, L = g.n_layer;
+  const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
   if (start < 0 || start > L) throw InputError("the start layer must be between 0 and n_layer", "layer");
   if (start > 0) {
     if (!from || from->T != T) throw InputError("a run from a later layer needs a cache of the same length", "layer");
@@ -82,92 +74,99 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   }
   c.ids = ids;
   const kernels::Kernels& k = kernels::active();
-  const kernels::AttnOptions opt = options_of(g);
-  const float eps = g.ln_eps;
+  const kernels::AttnOptions opt = model.attn_options();
   const size_t TC = sz(T) * sz(C);
-  if (start == 0) k.encoder_forward(c.resid.data(), ids.data(), p.wte, p.wpe, 1, T, C);
+  if (start == 0) k.encoder_forward(c.resid.data(), ids.data(), p.wte, p.wpe, 1, T, C);  // wpe null: no positions
   if (hook) hook(Site::resid, start, c.resid.data() + sz(start) * TC);
   for (int l = start; l < L; ++l) {
     const BlockParams& w = p.h[sz(l)];
     const size_t at = sz(l) * TC, row = sz(l) * sz(T);
     const float* x = c.resid.data() + at;
     float* ln1 = c.ln1.data() + at;
-    float* qkv = c.qkv.data() + at * 3;
+    float* qkv = c.qkv.data() + row * sz(W);
     float* z = c.z.data() + at;
     float* mid = c.mid.data() + at;
-    k.layernorm_forward(ln1, c.ln1_mean.data() + row, c.ln1_rstd.data() + row, x, w.ln_1_w, w.ln_1_b, T, C, eps);
-    k.matmul_forward(qkv, ln1, w.c_attn_w, w.c_attn_b, T, C, 3 * C);               // (T, 3C)
+    model.norm_forward(k, ln1, c.ln1_mean.data() + row, c.ln1_rstd.data() + row, x, w.ln_1_w, w.ln_1_b, T);
+    k.matmul_forward(qkv, ln1, w.c_attn_w, w.c_attn_b, T, C, W);                   // (T, W): q | k | v
+    if (g.pos == Positions::rope) k.rope_forward(qkv, 1, T, W, NR, hs, 0, model.rope_table());  // q, k turned
     k.attention_forward(z, c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), qkv, 1, T, C, NH, opt);  // (T, C)
     if (hook) hook(Site::z, l, z);
     k.matmul_forward(mid, z, w.attn_c_proj_w, w.attn_c_proj_b, T, C, C);
     k.residual_forward(mid, x, mid, T * C);                                        // resid + attn(…)
     float* ln2 = c.ln2.data() + at;
-    float* fch = c.fch.data() + at * 4;
-    float* act = c.fch_act.data() + at * 4;
+    float* fch = c.fch.data() + row * sz(FC);
+    float* act = c.fch_act.data() + row * sz(H);
     float* mlp = c.mlp.data() + at;
-    k.layernorm_forward(ln2, c.ln2_mean.data() + row, c.ln2_rstd.data() + row, mid, w.ln_2_w, w.ln_2_b, T, C, eps);
-    k.matmul_forward(fch, ln2, w.c_fc_w, w.c_fc_b, T, C, 4 * C);                   // (T, 4C)
-    activation(k, g, act, fch, T * 4 * C);
-    k.matmul_forward(mlp, act, w.mlp_c_proj_w, w.mlp_c_proj_b, T, 4 * C, C);       // (T, C)
+    model.norm_forward(k, ln2, c.ln2_mean.data() + row, c.ln2_rstd.data() + row, mid, w.ln_2_w, w.ln_2_b, T);
+    k.matmul_forward(fch, ln2, w.c_fc_w, w.c_fc_b, T, C, FC);                      // (T, FC)
+    model.mlp_act_forward(k, act, fch, T);                                         // (T, H)
+    k.matmul_forward(mlp, act, w.mlp_c_proj_w, w.mlp_c_proj_b, T, H, C);           // (T, C)
     if (hook) hook(Site::mlp, l, mlp);
     float* next = c.resid.data() + at + TC;
     k.residual_forward(next, mid, mlp, T * C);                                     // mid + mlp(…)
     if (hook) hook(Site::resid, l + 1, next);
   }
-  // ln_f's output is needed only for the logits: a scratch the size of one layer's ln1 would do,
-  // but the logits' matmul reads it once, so it goes through a local buffer.
-  std::vector<float> lnf(TC);
-  k.layernorm_forward(lnf.data(), c.ln_f_mean.data(), c.ln_f_rstd.data(), c.resid.data() + sz(L) * TC, p.ln_f_w,
-                      p.ln_f_b, T, C, eps);
-  k.matmul_forward(c.logits.data(), lnf.data(), p.wte, nullptr, T, C, V);          // (T, V)
+  // The final norm and the unembedding: of every position, or of only_row alone (its logits row
+  // set, the others left as they were): a patched run reads one position's.
+  int first = 0, n = T;
+  logits_rows(T, only_row, first, n);
+  std::vector<float> lnf(sz(n) * sz(C));
+  model.norm_forward(k, lnf.data(), c.ln_f_mean.data() + first, c.ln_f_rstd.data() + first,
+                     c.resid.data() + sz(L) * TC + sz(first) * sz(C), p.ln_f_w, p.ln_f_b, n);
+  k.matmul_forward(c.logits.data() + sz(first) * sz(V), lnf.data(), p.wte, nullptr, n, C, V);  // (n, V)
 }
 
 void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGrads& out) {
   const GPTConfig& g = model.config();
   const GPTParams& p = model.p();
   const int T = c.T, C = g.n_embd, NH = g.n_head, L = g.n_layer, V = g.vocab_size;
+  const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
   if (pos < 0 || pos >= T) throw InputError("the position must be in the prompt", "position");
   if (a < 0 || a >= V || b >= V) throw InputError("the tokens of the metric must be in the vocabulary", "token");
   const kernels::Kernels& k = kernels::reference;
-  const kernels::AttnOptions opt = options_of(g);
+  const kernels::AttnOptions opt = model.attn_options();
   const size_t TC = sz(T) * sz(C);
   out.resid.assign((sz(L) + 1) * TC, 0.0f);
   out.mid.assign(sz(L) * TC, 0.0f);
   out.z.assign(sz(L) * TC, 0.0f);
-  std::vector<float> dln(TC, 0.0f), dfa(TC * 4), dfc(TC * 4), dqkv(TC * 3);
+  std::vector<float> dln(TC, 0.0f), dfa(sz(T) * sz(H)), dfc(sz(T) * sz(FC)), dqkv(sz(T) * sz(W));
   std::vector<float> scratch(k.attention_backward_scratch(1, T, C, NH));
   // m = logits[pos][a] − logits[pos][b], logits = ln_f(x) · wteᵀ: ∂m/∂ln_f(x)[pos] = wte[a] − wte[b]
   for (int i = 0; i < C; ++i)
     dln[sz(pos) * sz(C) + sz(i)] = p.wte[sz(a) * sz(C) + sz(i)] - (b >= 0 ? p.wte[sz(b) * sz(C) + sz(i)] : 0.0f);
   std::vector<float> grad(TC, 0.0f);  // ∂m/∂ the residual stream where the walk is
-  k.layernorm_backward(grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + sz(L) * TC, p.ln_f_w,
-                       c.ln_f_mean.data(), c.ln_f_rstd.data(), T, C);
+  model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + sz(L) * TC, p.ln_f_w,
+                      c.ln_f_mean.data(), c.ln_f_rstd.data(), T);
   std::copy(grad.begin(), grad.end(), out.resid.begin() + static_cast<long>(sz(L) * TC));
   auto zero = [](std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); };
   for (int l = L - 1; l >= 0; --l) {
     const BlockParams& w = p.h[sz(l)];
     const size_t at = sz(l) * TC, row = sz(l) * sz(T);
-    // resid[l+1] = mid + mlp(ln_2(mid))
+    // resid[l+1] = mid + mlp(norm_2(mid))
+    const float* fch = c.fch.data() + row * sz(FC);
     zero(dfa);
-    k.matmul_backward(dfa.data(), nullptr, nullptr, grad.data(), c.fch_act.data() + at * 4, w.mlp_c_proj_w, T, 4 * C, C);
+    k.matmul_backward(dfa.data(), nullptr, nullptr, grad.data(), c.fch_act.data() + row * sz(H), w.mlp_c_proj_w, T, H,
+                      C);
     zero(dfc);
-    if (g.activation == Activation::gelu_new) k.gelu_new_backward(dfc.data(), c.fch.data() + at * 4, dfa.data(), T * 4 * C);
-    else k.gelu_backward(dfc.data(), c.fch.data() + at * 4, dfa.data(), T * 4 * C);
+    if (g.mlp == Mlp::swiglu) k.swiglu_backward(dfc.data(), fch, dfa.data(), T, H);
+    else if (g.activation == Activation::gelu_new) k.gelu_new_backward(dfc.data(), fch, dfa.data(), T * H);
+    else k.gelu_backward(dfc.data(), fch, dfa.data(), T * H);
     zero(dln);
-    k.matmul_backward(dln.data(), nullptr, nullptr, dfc.data(), c.ln2.data() + at, w.c_fc_w, T, C, 4 * C);
-    k.layernorm_backward(grad.data(), nullptr, nullptr, dln.data(), c.mid.data() + at, w.ln_2_w, c.ln2_mean.data() + row,
-                         c.ln2_rstd.data() + row, T, C);
+    k.matmul_backward(dln.data(), nullptr, nullptr, dfc.data(), c.ln2.data() + at, w.c_fc_w, T, C, FC);
+    model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.mid.data() + at, w.ln_2_w,
+                        c.ln2_mean.data() + row, c.ln2_rstd.data() + row, T);
     std::copy(grad.begin(), grad.end(), out.mid.begin() + static_cast<long>(at));
-    // mid = resid[l] + attn.c_proj(z), z = attention(c_attn(ln_1(resid[l])))
+    // mid = resid[l] + attn.c_proj(z), z = attention(rope(c_attn(norm_1(resid[l]))))
     float* dz = out.z.data() + at;
     k.matmul_backward(dz, nullptr, nullptr, grad.data(), c.z.data() + at, w.attn_c_proj_w, T, C, C);
     zero(dqkv);
-    k.attention_backward(dqkv.data(), scratch.data(), dz, c.qkv.data() + at * 3,
+    k.attention_backward(dqkv.data(), scratch.data(), dz, c.qkv.data() + row * sz(W),
                          c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), 1, T, C, NH, opt);
+    if (g.pos == Positions::rope) k.rope_backward(dqkv.data(), 1, T, W, NR, hs, 0, model.rope_table());
     zero(dln);
-    k.matmul_backward(dln.data(), nullptr, nullptr, dqkv.data(), c.ln1.data() + at, w.c_attn_w, T, C, 3 * C);
-    k.layernorm_backward(grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + at, w.ln_1_w,
-                         c.ln1_mean.data() + row, c.ln1_rstd.data() + row, T, C);
+    k.matmul_backward(dln.data(), nullptr, nullptr, dqkv.data(), c.ln1.data() + at, w.c_attn_w, T, C, W);
+    model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + at, w.ln_1_w,
+                        c.ln1_mean.data() + row, c.ln1_rstd.data() + row, T);
     std::copy(grad.begin(), grad.end(), out.resid.begin() + static_cast<long>(at));
   }
 }

@@ -1,22 +1,26 @@
 // hooked_run.h — one sequence through a GPT with every activation the interpretability tools read
 // kept, and hooks that may change them (TransformerLens' hook points, for this model's layout).
 //
-//   resid[0]   = wte[ids] + wpe                                      hook: Site::resid, layer 0
+//   resid[0]   = wte[ids] (+ wpe with learned positions)                 hook: Site::resid, layer 0
 //   per layer l:
-//     z        = attention(c_attn(ln_1(resid[l])))   (T, C), head h in columns h·hs…   hook: Site::z
+//     z        = attention(rope?(c_attn(norm_1(resid[l]))))  (T, C), query head h in columns h·hs…
+//                                                                         hook: Site::z
 //     mid[l]   = resid[l] + attn.c_proj(z)                          (TransformerLens' resid_mid)
-//     mlp[l]   = mlp.c_proj(gelu(c_fc(ln_2(mid[l]))))                hook: Site::mlp
+//     mlp[l]   = mlp.c_proj(act(c_fc(norm_2(mid[l]))))  (SwiGLU: down_proj(silu(gate) ⊙ up))  hook: Site::mlp
 //     resid[l+1] = mid[l] + mlp[l]                                  hook: Site::resid, layer l+1
-//   logits     = ln_f(resid[L]) · wteᵀ                               (T, V)
+//   logits     = norm_f(resid[L]) · wteᵀ                             (T, V)
 //
-// The forward is GPT::forward's, kernel for kernel (the tier in use, B = 1), so an unhooked run's
-// logits are the model's, bit for bit. A run may start at layer s from another run's cache: the
-// layers before s are that run's (activation patching forwards only from the patched layer on).
+// Every variant of gpt.h: the norm is LayerNorm or RMSNorm, positions learned, RoPE (either
+// pairing, partial), ALiBi or none, grouped-query attention (z holds each query head's own output;
+// its key/value head is shared with its group), the GELU or SwiGLU MLP of any width, with or
+// without biases, and a sliding window.
+//
+// The forward is GPT::forward's, kernel for kernel (the model's own block pieces, gpt.h, and the
+// tier in use, B = 1), so an unhooked run's logits are the model's, bit for bit. A run may start
+// at layer s from another run's cache: the layers before s are that run's (activation patching
+// forwards only from the patched layer on, and unembeds only the position its metric reads).
 // The backward (reference tier) gives ∂m/∂(resid, mid, z) for m = logit[a] − logit[b] (b < 0: the
 // logit of a alone) at one position: what attribution patching multiplies.
-//
-// Written against the GPT's public views (config(), p()) for the layout gpt.h documents (pre-
-// LayerNorm, learned positions, GELU MLP).
 #pragma once
 
 #include <functional>
@@ -41,25 +45,27 @@ struct RunCache {
   std::vector<float> z;       // (L, T, C): the heads' contexts, before attn.c_proj
   std::vector<float> att;     // (L, NH, T, T): the attention weights, 0 where masked
   std::vector<float> mlp;     // (L, T, C): each MLP's output (with mlp.c_proj's bias)
-  std::vector<float> ln_f_mean, ln_f_rstd;  // (T): the final LayerNorm's statistics
+  std::vector<float> ln_f_mean, ln_f_rstd;  // (T): the final norm's statistics (RMSNorm: rstd only)
   std::vector<float> logits;  // (T, V)
   // what the backward reads
   std::vector<float> ln1, ln2;                          // (L, T, C): ln_1's and ln_2's outputs
-  std::vector<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;  // (L, T)
-  std::vector<float> qkv;                               // (L, T, 3C)
-  std::vector<float> fch, fch_act;                      // (L, T, 4C): c_fc's output, after the GELU
+  std::vector<float> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;  // (L, T) (RMSNorm: rstd only)
+  std::vector<float> qkv;      // (L, T, qkv_width): q | k | v (RoPE: q, k turned)
+  std::vector<float> fch;      // (L, T, fc_width): c_fc's output (SwiGLU: gate | up)
+  std::vector<float> fch_act;  // (L, T, inner): after the activation
   const float* resid_at(int layer, int C) const { return resid.data() + size_t(layer) * T * C; }
 };
 
-// Throws InputError when the model is not of the layout above, or ids are bad (field "ids": empty,
-// longer than block_size, a token outside the vocabulary).
+// Throws InputError when ids are bad (field "ids": empty, longer than block_size, a token outside
+// the vocabulary), or the heads do not fill n_embd (field "head_size").
 void check_run(const GPT& model, const std::vector<int>& ids);
 
 // Runs ids through the model into out. From layer `start` > 0, `from` (a run of the same length)
 // gives resid[0 … start] and every activation of the layers before start; the hooks see only the
-// sites from layer `start` on (resid[start] included).
+// sites from layer `start` on (resid[start] included). only_row ≥ 0: the final norm and the logits
+// of that position alone (the other rows of logits, ln_f_mean and ln_f_rstd keep what they held).
 void run(const GPT& model, const std::vector<int>& ids, RunCache& out, const Hook& hook = nullptr, int start = 0,
-         const RunCache* from = nullptr);
+         const RunCache* from = nullptr, int only_row = -1);
 
 // ∂m/∂ activations of the run `c`, for m = logits[pos][a] − logits[pos][b] (b < 0: logits[pos][a]).
 struct RunGrads {

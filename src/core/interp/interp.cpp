@@ -85,8 +85,7 @@ Lens logit_lens(const GPT& model, const std::vector<int>& ids, const LensOptions
   std::vector<float> lnf(TC), mean(sz(T)), rstd(sz(T)), logits(sz(T) * sz(V));
   std::vector<int> order(sz(V));
   for (size_t p = 0; p < P; ++p) {
-    kern.layernorm_forward(lnf.data(), mean.data(), rstd.data(), at[p], model.p().ln_f_w, model.p().ln_f_b, T, C,
-                           g.ln_eps);
+    model.norm_forward(kern, lnf.data(), mean.data(), rstd.data(), at[p], model.p().ln_f_w, model.p().ln_f_b, T);
     kern.matmul_forward(logits.data(), lnf.data(), model.p().wte, nullptr, T, C, V);  // (T, V)
     for (int t = 0; t < T; ++t) {
       const float* x = logits.data() + sz(t) * sz(V);
@@ -117,13 +116,13 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   const GPTConfig& g = model.config();
   const GPTParams& p = model.p();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head;
-  const int hs = C / NH;
+  const int hs = g.head_dim();
   check_run(model, ids);
   const Metric m = resolve(model, T, metric_in, true);
   RunCache c;
   run(model, ids, c);
   const size_t pos = sz(m.position), TC = sz(T) * sz(C);
-  // w_c = rstd · γ_c · u_c: a part x contributes Σ_c (x_c − mean(x)) · w_c
+  // w_c = rstd · γ_c · u_c: a part x contributes Σ_c (x_c − mean(x)) · w_c (RMSNorm: Σ_c x_c · w_c)
   std::vector<double> w(sz(C));
   double beta_u = 0.0;
   const double rstd = c.ln_f_rstd[pos];
@@ -132,10 +131,13 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
     w[sz(i)] = rstd * double(p.ln_f_w[i]) * u;
     if (p.ln_f_b) beta_u += double(p.ln_f_b[i]) * u;
   }
+  const bool centred = g.norm == Norm::layernorm;
   auto through = [&](const std::vector<double>& x) {
     double mean = 0.0;
-    for (double v : x) mean += v;
-    mean /= C;
+    if (centred) {
+      for (double v : x) mean += v;
+      mean /= C;
+    }
     double s = 0.0;
     for (int i = 0; i < C; ++i) s += (x[sz(i)] - mean) * w[sz(i)];
     return s;
@@ -149,10 +151,12 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   a.position = m.position;
   a.token = m.token;
   a.other = m.other;
-  a.wte = static_cast<float>(of_floats(p.wte + sz(ids[pos]) * sz(C)));
-  a.wpe = static_cast<float>(of_floats(p.wpe + pos * sz(C)));
+  const double wte = of_floats(p.wte + sz(ids[pos]) * sz(C));
+  const double wpe = p.wpe ? of_floats(p.wpe + pos * sz(C)) : 0.0;  // learned positions only
+  a.wte = static_cast<float>(wte);
+  a.wpe = static_cast<float>(wpe);
   a.ln_f_bias = static_cast<float>(beta_u);
-  double sum = of_floats(p.wte + sz(ids[pos]) * sz(C)) + of_floats(p.wpe + pos * sz(C)) + beta_u;
+  double sum = wte + wpe + beta_u;
   a.heads.resize(sz(L) * sz(NH));
   a.mlps.assign(sz(L), 0.0f);
   a.attn_bias.assign(sz(L), 0.0f);
@@ -192,7 +196,7 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
                 const std::vector<std::vector<int>>& reference, const Metric& metric_in, const Progress& progress) {
   const GPTConfig& g = model.config();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head;
-  const int hs = C / NH;
+  const int hs = g.head_dim();
   check_run(model, ids);
   if (T < 2) throw InputError("ablation's loss needs a prompt of at least two tokens", "ids");
   const Metric m = resolve(model, T, metric_in, false);
@@ -278,8 +282,10 @@ PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::
   PatchRuns r;
   const int V = model.config().vocab_size;
   r.m = resolve(model, static_cast<int>(clean.size()), metric_in, true);
-  run(model, clean, r.clean);
-  run(model, corrupted, r.corrupt);
+  // the metric's position alone unembedded, as in every patched run: the same arithmetic, so that a
+  // patch that makes the corrupted run the clean one recovers exactly 1
+  run(model, clean, r.clean, nullptr, 0, nullptr, r.m.position);
+  run(model, corrupted, r.corrupt, nullptr, 0, nullptr, r.m.position);
   const double mc = metric(r.clean, V, r.m.position, r.m.token, r.m.other);
   const double mr = metric(r.corrupt, V, r.m.position, r.m.token, r.m.other);
   if (mc == mr)
@@ -294,7 +300,7 @@ PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::
 Patching patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                const Metric& metric_in, const Progress& progress) {
   const GPTConfig& g = model.config();
-  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = C / NH;
+  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim();
   PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C);
@@ -313,7 +319,8 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
   for (int l = 0; l <= L; ++l)
     for (int t = 0; t < T; ++t) {
       if (!keep_going(progress, done, total)) return out.cancelled = true, out;
-      run(model, corrupted, r, put(Site::resid, l, pr.clean.resid.data() + sz(l) * TC, T, C, 0, C, t), l, &pr.corrupt);
+      run(model, corrupted, r, put(Site::resid, l, pr.clean.resid.data() + sz(l) * TC, T, C, 0, C, t), l, &pr.corrupt,
+          m.position);
       out.resid[sz(l) * sz(T) + sz(t)] = recovered();
       ++done;
     }
@@ -321,13 +328,14 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
     for (int h = 0; h < NH; ++h) {
       if (!keep_going(progress, done, total)) return out.cancelled = true, out;
       run(model, corrupted, r, put(Site::z, l, pr.clean.z.data() + sz(l) * TC, T, C, h * hs, (h + 1) * hs), l,
-          &pr.corrupt);
+          &pr.corrupt, m.position);
       out.heads[sz(l) * sz(NH) + sz(h)] = recovered();
       ++done;
     }
   for (int l = 0; l < L; ++l) {
     if (!keep_going(progress, done, total)) return out.cancelled = true, out;
-    run(model, corrupted, r, put(Site::mlp, l, pr.clean.mlp.data() + sz(l) * TC, T, C, 0, C), l, &pr.corrupt);
+    run(model, corrupted, r, put(Site::mlp, l, pr.clean.mlp.data() + sz(l) * TC, T, C, 0, C), l, &pr.corrupt,
+        m.position);
     out.mlps[sz(l)] = recovered();
     ++done;
   }
@@ -338,7 +346,7 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
 Patching attribution_patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                            const Metric& metric_in) {
   const GPTConfig& g = model.config();
-  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = C / NH;
+  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim();
   PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C);

@@ -2,10 +2,11 @@
 // token sequence: the logit lens, direct logit attribution, ablation, activation patching,
 // attribution patching, and the induction and previous-token scores of every head.
 //
-// All run one sequence at a time through hooked_run.h (the model's own kernels; the model's
-// buffers untouched, so a training run or the page's prompt is left as it was). The metric of
-// attribution, ablation and patching is m = logit[a] − logit[b] at one position (the last by
-// default), or logit[a] alone when no b is given. Sums are in double, in a fixed order.
+// All run one sequence at a time through hooked_run.h (the model's own kernels, every variant of
+// gpt.h; the model's buffers untouched, so a training run or the page's prompt is left as it
+// was). The metric of attribution, ablation and patching is m = logit[a] − logit[b] at one
+// position (the last by default), or logit[a] alone when no b is given. Sums are in double, in a
+// fixed order.
 //
 //  - logit_lens: the residual stream at each point (after the embeddings, after each layer's
 //    attention — TransformerLens' resid_mid — and after each MLP) through ln_f (with that point's
@@ -13,16 +14,18 @@
 //    points × positions. The last point's is the model's own prediction, bit for bit.
 //  - attribute (direct logit attribution): the residual at the final point is a sum of parts —
 //    wte[id], wpe[pos], each head's z_h · W_O[:, h]ᵀ, each attn.c_proj bias, each MLP's output
-//    without its bias, each mlp.c_proj bias. With ln_f's scale frozen (the position's rstd from this
-//    run), ln_f is linear: part ↦ ((part − mean(part)) · rstd ⊙ γ) · u with u = wte[a] − wte[b],
-//    plus ln_f's bias β · u once. The parts sum to m.
+//    without its bias, each mlp.c_proj bias (wpe only with learned positions; the biases 0 without
+//    them). With ln_f's scale frozen (the position's rstd from this run), ln_f is linear: part ↦
+//    ((part − mean(part)) · rstd ⊙ γ) · u with u = wte[a] − wte[b] (RMSNorm: part · rstd ⊙ γ · u,
+//    nothing subtracted), plus ln_f's bias β · u once. The parts sum to m.
 //  - ablate: each head's z (all positions), then each MLP's output, replaced by zeros or by the mean
 //    over reference sequences (per position: their first T tokens); the change in the loss (mean
 //    cross-entropy of the prompt's next tokens) and in m, (L, NH) and (L).
 //  - patch: clean and corrupted prompts of one length; the clean run's activation put into the
 //    corrupted run — the residual entering each layer (and the last) at each position, each head's z
 //    (all positions), each MLP's output — and (m_patched − m_corrupt) / (m_clean − m_corrupt): the
-//    fraction of m recovered. Each forward starts at the patched layer from the corrupted cache.
+//    fraction of m recovered. Each forward starts at the patched layer from the corrupted cache
+//    and unembeds the metric's position alone (the clean and corrupted runs' metrics likewise).
 //  - attribution_patch: the same maps to first order, from the corrupted run's ∂m/∂activation:
 //    Σ ∂m/∂act · (clean − corrupt) / (m_clean − m_corrupt), with ∂m/∂z for a head, ∂m/∂resid
 //    (the stream after the MLP) for an MLP's output.

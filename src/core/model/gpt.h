@@ -373,22 +373,26 @@ class GPT {
   const float* cache_keys(int layer) const;
   const float* cache_values(int layer) const;
 
- private:
-  void check_ids(const int* ids, int n, const char* field) const;
+  // ---------------------------------------------------------------- the block's pieces
+  // What forward() is made of, for a run that hooks into it (interp/hooked_run.h) with the same
+  // kernels: the attention's options (mask, softmax, grouped-query, window, ALiBi's slopes),
+  // RoPE's tables, the norm (LayerNorm or RMSNorm) forward and backward of tier k on N rows, and
+  // the MLP's activation (GELU, gelu_new or SwiGLU) forward on N rows of fch into out.
   kernels::AttnOptions attn_options() const {
     return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes()};
   }
   kernels::RopeTable rope_table() const {
     return {rope_cos_.data(), rope_sin_.data(), config_.rot_dims(), config_.rope == RopePairing::halves};
   }
-  void make_tables();  // RoPE's cos and sin, ALiBi's slopes
-  // The norm (LayerNorm or RMSNorm) forward and backward of tier k on N rows.
   void norm_forward(const kernels::Kernels& k, float* out, float* mean, float* rstd, const float* inp, const float* w,
                     const float* b, int N) const;
   void norm_backward(const kernels::Kernels& k, float* dinp, float* dw, float* db, const float* dout, const float* inp,
                      const float* w, const float* mean, const float* rstd, int N) const;
-  // The MLP's activation (GELU, gelu_new or SwiGLU) forward on N rows of fch into out.
   void mlp_act_forward(const kernels::Kernels& k, float* out, const float* fch, int N) const;
+
+ private:
+  void check_ids(const int* ids, int n, const char* field) const;
+  void make_tables();  // RoPE's cos and sin, ALiBi's slopes
   int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
 
   GPTConfig config_;
