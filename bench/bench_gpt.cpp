@@ -29,9 +29,9 @@
 //   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
 //       alone), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
-//   W7  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w7; see
-//       w7_patch_bench).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7… (default w3,w4)] [--reference] [--threads N]
+//   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
+//       w9_patch_bench).
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
@@ -398,16 +398,16 @@ void w6_matmul_bench() {
   }
 }
 
-// W7: GPT-2 small's shape, a residual-stream patching sweep (interp::patch's first map): the clean
+// W9: GPT-2 small's shape, a residual-stream patching sweep (interp::patch's first map): the clean
 // run's residual entering each layer (and ln_f) put into the corrupted run at each of 16
 // positions, 13 × 16 = 208 cells, each a forward from the patched layer on over the corrupted
 // run's cache, unembedding the metric's position alone. Timed through patch()'s progress, which
 // cancels it once the residual cells are done (the two whole runs it starts with are in the time).
 // Against one full forward of the hooked run per cell (interp::run, unhooked, every position's
 // logits: what a sweep without the cache and the one-row unembedding would cost).
-// "W7_patch_forward16 ms_med=…", then "W7_patch_resid_sweep cells=208 ms_med=… ms/cell=…
+// "W9_patch_forward16 ms_med=…", then "W9_patch_resid_sweep cells=208 ms_med=… ms/cell=…
 // ratio_vs_full=…" (the sweep over cells × one full forward).
-void w7_patch_bench(bool quick) {
+void w9_patch_bench(bool quick) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const int T = 16, L = m.config().n_layer, V = m.config().vocab_size, cells = (L + 1) * T;
@@ -427,7 +427,7 @@ void w7_patch_bench(bool quick) {
     }
     std::sort(ts.begin(), ts.end());
     full = ts[ts.size() / 2];
-    std::printf("%-28s ms_min=%9.1f ms_med=%9.1f (trials=%zu)\n", "W7_patch_forward16", ts.front() * 1e3, full * 1e3,
+    std::printf("%-28s ms_min=%9.1f ms_med=%9.1f (trials=%zu)\n", "W9_patch_forward16", ts.front() * 1e3, full * 1e3,
                 ts.size());
   }
   std::vector<double> ts;
@@ -439,12 +439,12 @@ void w7_patch_bench(bool quick) {
       return done < cells;
     });
     ts.push_back(seconds_since(t0));
-    if (!p.cancelled) std::printf("W7: the sweep ran past the residual map\n");
+    if (!p.cancelled) std::printf("W9: the sweep ran past the residual map\n");
   }
   std::sort(ts.begin(), ts.end());
   const double md = ts[ts.size() / 2];
   std::printf("%-28s cells=%d ms_min=%9.1f ms_med=%9.1f ms/cell=%.2f ratio_vs_full=%.3f (trials=%zu)\n",
-              "W7_patch_resid_sweep", done_cells, ts.front() * 1e3, md * 1e3, md * 1e3 / cells, md / (cells * full),
+              "W9_patch_resid_sweep", done_cells, ts.front() * 1e3, md * 1e3, md * 1e3 / cells, md / (cells * full),
               ts.size());
   std::fflush(stdout);
 }
@@ -500,7 +500,7 @@ int main(int argc, char** argv) {
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
-    if (wants("w7") && tier == K::Tier::fast) w7_patch_bench(quick);  // GPT-2's shape: a patching sweep
+    if (wants("w9") && tier == K::Tier::fast) w9_patch_bench(quick);  // GPT-2's shape: a patching sweep
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));
       m.init_weights(0);
