@@ -4,7 +4,7 @@
 // leak, allocate beyond the file's size, or throw anything else. A file read whole and one read in
 // parts (a PartialSource fed what it asks for, as the page's opening does) must read alike; a
 // tensor of a type we run is dequantized row by row and multiplied (quant.h) from the file's bytes;
-// the file as a Llama-family model's weights (gguf_weights.h) is read or refused by name, and every
+// the tokenizer as an HfBpeTokenizer (gguf_tokenizer.h) and the file as a Llama-family model's weights (gguf_weights.h) is read or refused by name, and every
 // tensor it gives lies in the file's bytes or in its own made ones, of the size its shape says.
 // Seed corpus: tests/fuzz/corpus/gguf (tests/gguf_writer.py's sample files). Run with -max_len=16384.
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "core/base/input_error.h"
 #include "core/kernels/quant.h"
 #include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
 #include "formats/gguf_weights.h"
 
 namespace {
@@ -70,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ap::quant::matmul(y.data(), x.data(), w.data(), type, 1, N, K);
   }
   for (auto read : {+[](const ap::gguf::File& g) { ap::gguf::read_model_config(g, "fuzz.gguf"); },
-                    +[](const ap::gguf::File& g) { ap::gguf::read_tokenizer(g, "fuzz.gguf"); }}) {
+                    +[](const ap::gguf::File& g) { ap::gguf::read_tokenizer(g, "fuzz.gguf"); },
+                    +[](const ap::gguf::File& g) { ap::load_gguf_tokenizer(g, "fuzz.gguf"); }}) {
     try {
       read(f);
     } catch (const ap::InputError& e) {
