@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gguf_weights_test.py — ctest `gguf_weights`: GGUF files of the Llama family read as LlamaWeights.
 
-    gguf_weights_test.py GGUF_WEIGHTS_DUMP WORKDIR
+    gguf_weights_test.py GGUF_WEIGHTS_DUMP WORKDIR [GPT]
 
 Random Llama-, Qwen2- and Qwen3-shaped models (2 layers, hidden 256, 4 heads, 2 key/value heads) are
 built in PyTorch under transformers' names and written as GGUF the way llama.cpp's converter does
@@ -18,7 +18,9 @@ dequantizes every tensor (quant.h); checked:
     permutation (computed here from the permutation itself);
   - damaged files refused (exit 1) naming the fault: a bad tensor offset, an unknown type, a missing
     tensor, a wrong shape, an extra tensor, a type we do not run, a partial set of biases, another
-    RoPE scaling type, frequency factors that are not Llama 3's rule.
+    RoPE scaling type, frequency factors that are not Llama 3's rule;
+  - with GPT: `gpt inspect --json` names each tensor's transformers name (this file's table) and the
+    config it implies, and the text form says both.
 Exit 77 (skipped) without torch.
 """
 import json
@@ -38,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf_writer as gw  # noqa: E402
 
 TOOL, WORK = sys.argv[1], sys.argv[2]
+GPT = sys.argv[3] if len(sys.argv) > 3 else None
 os.makedirs(WORK, exist_ok=True)
 failures = []
 
@@ -320,6 +323,30 @@ for what, ((m, t), words) in damaged.items():
     rc, err, _ = dump(path)
     check(rc == 1 and words in err, f"damaged ({what}): want exit 1 naming {words!r}, got {rc}: {str(err)[:300]}")
 print(f"gguf_weights damaged: {len(damaged)} files")
+
+# ---------------------------------------------------------------- gpt inspect
+if GPT:
+    for mname in ("llama3", "qwen2"):
+        path = os.path.join(WORK, f"{mname}_Q8_0.gguf")
+        p = subprocess.run([GPT, "inspect", "--json", path], capture_output=True, text=True)
+        a = json.loads(p.stdout) if p.returncode == 0 else {}
+        for t in a.get("tensors", []):
+            want = "rope_scaling (Llama 3's frequency factors)" if t["name"] == "rope_freqs.weight" else None
+            if want is None:
+                want = next(h for h, _ in build_model(MODELS[mname], 0) if gguf_name(h) == t["name"])
+                if mname == "llama3" and (".q_proj." in want or ".k_proj." in want):
+                    want += " (rows put back in Hugging Face's order)"
+            check(t.get("hf_name") == want, f"inspect {mname}: {t['name']} → {t.get('hf_name')!r}, want {want!r}")
+        hf = a.get("hf_config", "")
+        check(hf.startswith(f"model_type {MODELS[mname]['model_type']}, hidden_size 256, intermediate_size 512, "
+                            "num_hidden_layers 2, num_attention_heads 4, num_key_value_heads 2, head_dim 64, vocab_size 96"),
+              f"inspect {mname}: hf_config {hf!r}")
+        check(("rope_scaling llama3 (factor 32," in hf) == (mname == "llama3") and ("q/k/v biases" in hf) == (mname == "qwen2"),
+              f"inspect {mname}: hf_config {hf!r}")
+        text = subprocess.run([GPT, "inspect", path], capture_output=True, text=True).stdout
+        check("config.json it implies: model_type " in text and "→ model.layers.1.mlp.down_proj.weight" in text,
+              f"inspect {mname} text: {text[:400]!r}")
+    print("gguf_weights inspect: 2 files")
 
 if failures:
     print(f"gguf_weights: {len(failures)} failures")
