@@ -18,7 +18,7 @@ dequantizes every tensor (quant.h); checked:
     permutation (computed here from the permutation itself);
   - damaged files refused (exit 1) naming the fault: a bad tensor offset, an unknown type, a missing
     tensor, a wrong shape, an extra tensor, a type we do not run, a partial set of biases, another
-    RoPE scaling type, frequency factors that are not Llama 3's rule;
+    RoPE scaling type, frequency factors that are not Llama 3's rule, a row that is not whole blocks;
   - with GPT: `gpt inspect --json` names each tensor's transformers name (this file's table) and the
     config it implies, and the text form says both.
 Exit 77 (skipped) without torch.
@@ -314,6 +314,9 @@ damaged = {
                            "rope_freqs.weight"),
     "partial rotation": (variant(change_meta=lambda m: m + [("llama.rope.dimension_count", gw.U32, 32)]),
                          "llama.rope.dimension_count"),
+    "row not whole blocks": (variant(change_tensors=lambda t: [gw.Tensor(x.name, "Q8_0", [240, 512], bytes(34 * 512 * 240 // 32))
+                                                                 if x.name == "blk.0.ffn_up.weight" else x for x in t]),
+                             "blk.0.ffn_up.weight"),
     "vocab size": (variant(change_meta=lambda m: m + [("llama.vocab_size", gw.U32, 95)]), "llama.vocab_size"),
 }
 for what, ((m, t), words) in damaged.items():
