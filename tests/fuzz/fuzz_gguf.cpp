@@ -3,7 +3,9 @@
 // all lie inside the file, or throw InputError naming the file, key or tensor — never crash, hang,
 // leak, allocate beyond the file's size, or throw anything else. A file read whole and one read in
 // parts (a PartialSource fed what it asks for, as the page's opening does) must read alike; a
-// tensor of a type we run is dequantized row by row and multiplied (quant.h) from the file's bytes.
+// tensor of a type we run is dequantized row by row and multiplied (quant.h) from the file's bytes;
+// the tokenizer as an HfBpeTokenizer (gguf_tokenizer.h) and the file as a Llama-family model's weights (gguf_weights.h) is read or refused by name, and every
+// tensor it gives lies in the file's bytes or in its own made ones, of the size its shape says.
 // Seed corpus: tests/fuzz/corpus/gguf (tests/gguf_writer.py's sample files). Run with -max_len=16384.
 #include <algorithm>
 #include <cstddef>
@@ -15,6 +17,8 @@
 #include "core/base/input_error.h"
 #include "core/kernels/quant.h"
 #include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
+#include "formats/gguf_weights.h"
 
 namespace {
 
@@ -67,12 +71,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ap::quant::matmul(y.data(), x.data(), w.data(), type, 1, N, K);
   }
   for (auto read : {+[](const ap::gguf::File& g) { ap::gguf::read_model_config(g, "fuzz.gguf"); },
-                    +[](const ap::gguf::File& g) { ap::gguf::read_tokenizer(g, "fuzz.gguf"); }}) {
+                    +[](const ap::gguf::File& g) { ap::gguf::read_tokenizer(g, "fuzz.gguf"); },
+                    +[](const ap::gguf::File& g) { ap::load_gguf_tokenizer(g, "fuzz.gguf"); }}) {
     try {
       read(f);
     } catch (const ap::InputError& e) {
       if (std::string(e.what()).rfind("fuzz.gguf: ", 0) != 0 || e.field.empty()) std::abort();
     }
+  }
+  try {
+    const ap::LlamaWeights w = ap::read_gguf_weights(whole, f, "fuzz.gguf");
+    for (const ap::LlamaTensor& t : w.tensors) {
+      const uint64_t k = t.shape.size() == 2 ? t.shape[1] : t.shape[0], rows = t.shape.size() == 2 ? t.shape[0] : 1;
+      if (ap::quant::row_bytes(t.type, k) * rows != t.bytes) std::abort();
+      bool inside = t.data >= bytes.data() && t.data + t.bytes <= bytes.data() + bytes.size();
+      for (const std::string& o : w.owned) inside = inside || (t.data == o.data() && t.bytes == o.size());
+      if (!inside) std::abort();
+    }
+  } catch (const ap::InputError& e) {
+    if (std::string(e.what()).rfind("fuzz.gguf: ", 0) != 0 || e.field.empty()) std::abort();
   }
   return 0;
 }

@@ -1,6 +1,8 @@
 // gguf_cmd.cpp — `gpt inspect FILE.gguf`: a GGUF file's header as read by formats/gguf.h, the
 // metadata (arrays cut short), the model's config and the tokenizer's (or why we do not run them),
-// and the tensor table; with --json all of it, arrays whole. The file is read in slices, never whole
+// the Hugging Face config it implies (formats/gguf_weights.h), whether its tokenizer reads
+// (gguf_tokenizer.h), and the tensor table with each tensor's transformers name; with --json all of
+// it, arrays whole. The file is read in slices, never whole
 // (file_io.h's FileSource), and its tensors' data is not read.
 #include <cstring>
 #include <iostream>
@@ -12,6 +14,8 @@
 #include "core/base/input_error.h"
 #include "formats/file_io.h"
 #include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
+#include "formats/gguf_weights.h"
 #include "formats/json.h"
 
 namespace ap::gpt_cli {
@@ -73,6 +77,45 @@ std::string describe_model(const gguf::ModelConfig& c) {
   return s;
 }
 
+std::string ids_text(const std::vector<long long>& ids) {
+  std::string s;
+  for (long long id : ids) s += (s.empty() ? "" : ", ") + std::to_string(id);
+  return ids.size() == 1 ? s : "[" + s + "]";
+}
+
+// The HfConfig in config.json's words, on one line.
+std::string describe_hf(const HfConfig& c) {
+  gguf::Value v;
+  v.type = gguf::ValueType::f64;
+  auto num = [&](double x) { v.f = x; return gguf::value_text(v); };
+  std::string s = "model_type " + c.model_type + ", hidden_size " + std::to_string(c.hidden_size) + ", intermediate_size " +
+                  std::to_string(c.intermediate_size) + ", num_hidden_layers " + std::to_string(c.num_hidden_layers) +
+                  ", num_attention_heads " + std::to_string(c.num_attention_heads) + ", num_key_value_heads " +
+                  std::to_string(c.num_key_value_heads) + ", head_dim " + std::to_string(c.head_dim) + ", vocab_size " +
+                  std::to_string(c.vocab_size) + ", max_position_embeddings " + std::to_string(c.max_position_embeddings) +
+                  ", rope_theta " + num(c.rope_theta) + ", rms_norm_eps " + num(c.rms_norm_eps) + ", tie_word_embeddings " +
+                  (c.tie_word_embeddings ? "true" : "false");
+  if (c.rope_scaling.type == "llama3")
+    s += ", rope_scaling llama3 (factor " + num(c.rope_scaling.factor) + ", low_freq_factor " + num(c.rope_scaling.low_freq_factor) +
+         ", high_freq_factor " + num(c.rope_scaling.high_freq_factor) + ", original_max_position_embeddings " +
+         std::to_string(c.rope_scaling.original_max_position_embeddings) + ")";
+  if (c.attention_bias) s += c.attention_out_bias ? ", attention biases" : ", q/k/v biases";
+  if (c.qk_norm) s += ", q/k norms";
+  if (c.sliding_window) s += ", sliding_window " + std::to_string(c.sliding_window);
+  if (!c.bos_token_ids.empty()) s += ", bos_token_id " + ids_text(c.bos_token_ids);
+  if (!c.eos_token_ids.empty()) s += ", eos_token_id " + ids_text(c.eos_token_ids);
+  return s;
+}
+
+// What a tensor becomes in the model: its transformers name, or what it is for.
+std::string hf_role(const std::string& name, bool adjacent) {
+  if (name == "rope_freqs.weight") return "rope_scaling (Llama 3's frequency factors)";
+  const std::string hf = hf_tensor_name(name);
+  if (hf.empty()) return "";
+  const bool permuted = adjacent && (hf.find("q_proj.") != std::string::npos || hf.find("k_proj.") != std::string::npos);
+  return hf + (permuted ? " (rows put back in Hugging Face's order)" : "");
+}
+
 }  // namespace
 
 bool is_gguf_file(const std::string& path) {
@@ -89,8 +132,20 @@ bool is_gguf_file(const std::string& path) {
 int cmd_inspect_gguf(const std::string& path, bool as_json) {
   const FileSource src(path, kMaxGgufBytes, "a GGUF file");
   const gguf::File f = gguf::read_file(src, path);
-  std::string model_error, tokenizer_error;
+  std::string model_error, tokenizer_error, hf_error, tokenizer_run_error;
   gguf::ModelConfig config;
+  HfConfig hf;
+  try {
+    hf = gguf_hf_config(src, f, path);
+  } catch (const InputError& e) {
+    hf_error = e.what();
+  }
+  try {
+    load_gguf_tokenizer(f, path);
+  } catch (const InputError& e) {
+    tokenizer_run_error = e.what();
+  }
+  const bool adjacent = hf_error.empty() && hf.model_type == "llama";
   gguf::TokenizerData tok;
   try {
     config = gguf::read_model_config(f, path);
@@ -122,6 +177,9 @@ int cmd_inspect_gguf(const std::string& path, bool as_json) {
     if (model_error.empty()) v.set("model", describe_model(config));
     else v.set("model_error", model_error);
     if (!tokenizer_error.empty()) v.set("tokenizer_error", tokenizer_error);
+    if (hf_error.empty()) v.set("hf_config", describe_hf(hf));
+    else v.set("hf_config_error", hf_error);
+    if (!tokenizer_run_error.empty()) v.set("tokenizer_run_error", tokenizer_run_error);
     Value list = Value::array();
     for (const gguf::TensorInfo& t : f.tensors) {
       Value& e = list.push(Value::object());
@@ -134,6 +192,8 @@ int cmd_inspect_gguf(const std::string& path, bool as_json) {
       e.set("offset", static_cast<long long>(t.offset));
       e.set("bytes", static_cast<long long>(t.bytes));
       e.set("runs", gguf::runnable(t));
+      const std::string role = hf_role(t.name, adjacent);
+      if (!role.empty()) e.set("hf_name", role);
     }
     v.set("tensors", std::move(list));
     std::cout << spec::ok(std::move(v)).dump() << "\n";
@@ -151,14 +211,20 @@ int cmd_inspect_gguf(const std::string& path, bool as_json) {
   } else {
     std::cout << "tokenizer: " << tokenizer_error << "\n";
   }
+  std::cout << "config.json it implies: " << (hf_error.empty() ? describe_hf(hf) : hf_error) << "\n";
+  if (tokenizer_error.empty())
+    std::cout << "tokenizer as Hugging Face's: " << (tokenizer_run_error.empty() ? "reads" : tokenizer_run_error) << "\n";
   std::cout << "metadata:\n";
   for (const auto& [key, val] : f.metadata)
     std::cout << "  " << key << "  " << type_label(val) << "  " << gguf::value_text(val) << "\n";
   std::cout << "tensors (shape ne[0] first; offset from the data section):\n";
-  for (const gguf::TensorInfo& t : f.tensors)
+  for (const gguf::TensorInfo& t : f.tensors) {
     std::cout << "  " << t.name << "  " << t.type_name << "  " << shape_text(t) << "  offset "
               << with_commas(static_cast<long long>(t.offset)) << "  " << with_commas(static_cast<long long>(t.bytes))
-              << " bytes" << (gguf::runnable(t) ? "" : "  (a type we do not run)") << "\n";
+              << " bytes" << (gguf::runnable(t) ? "" : "  (a type we do not run)");
+    const std::string role = hf_role(t.name, adjacent);
+    std::cout << (role.empty() ? "" : "  → " + role) << "\n";
+  }
   return 0;
 }
 
