@@ -152,7 +152,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
 
     /** Every section that depends on the run (cheap: each writes only what changed). */
     refreshRun() {
-      for (const k of ['training', 'maps', 'walk', 'next', 'surprisal', 'generation', 'checkpoints', 'open']) ctx.sections[k]?.refresh(); // <gpt-lab> has no walk section
+      for (const k of ['training', 'maps', 'walk', 'next', 'surprisal', 'generation', 'checkpoints', 'open', 'interp']) ctx.sections[k]?.refresh(); // <gpt-lab> has no walk section
     },
 
     /** Writes the state into the link (replaceState, at most one write per 150 ms of typing). */

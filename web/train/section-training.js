@@ -219,6 +219,7 @@ export class TrainingSection extends Section {
     this.ctx.sections.generation.reset();
     this.ctx.sections.next.reset();
     this.ctx.sections.surprisal.reset();
+    this.ctx.sections.interp?.reset();
     this.ctx.refreshRun();
   }
 

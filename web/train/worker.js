@@ -24,6 +24,7 @@
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
 // walk_kv {run, spec with kv_layer} → {keys, values} of that layer (a trace too large to carry them);
 // weight_row {run, spec} → gpt.js weightRow's answer;
+// interp {run, call, spec} → an interpretability call's answer (below: prompts past the context refused);
 // call {run, call, args} → gpt.js run.call(call, ...args): any call of the core's table (its typed
 // arrays transferred), so that a new call reaches the page without an op of its own;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
@@ -292,6 +293,27 @@ const ops = {
     const value = r.run.call(call, ...args);
     const arrays = ArrayBuffer.isView(value) ? [value] : Object.values(value).filter((v) => ArrayBuffer.isView(v));
     return { transfer: arrays.map((a) => a.buffer), value };
+  },
+  /**
+   * An interpretability call (lens, attribute, ablate, patch, attribution_patch, head_scores) on
+   * the run: a prompt longer than the model's context is refused naming its field (the core would
+   * keep its last block_size tokens); reference 'validation' is the run's first validation windows
+   * (at most 8) as the mean ablation's texts.
+   */
+  interp({ run: name, call, spec }) {
+    const r = need(name);
+    const S = r.info.config.block_size;
+    for (const key of ['prompt', 'clean', 'corrupted']) {
+      if (typeof spec[key] !== 'string') continue;
+      let n = 0;
+      try { n = r.run.encode(spec[key]).ids.length; } catch { continue; } // the call names the fault
+      if (n > S) throw Object.assign(new Error(`the ${key} has ${n} tokens, more than the model's context of ${S}`), { field: key });
+    }
+    if (spec.reference === 'validation') {
+      if (r.info.has_data === false) throw Object.assign(new Error('this model has no validation set: give reference texts'), { field: 'reference' });
+      spec = { ...spec, reference: r.run.surprisal({ validation: true }).windows.slice(0, 8).map((w) => w.tokens.join('')) };
+    }
+    return r.run.call(call, spec);
   },
   finetune_memory({ run: name, spec }) { return need(name).run.finetuneMemory(spec); },
   finetune({ run: name, spec, text }) {

@@ -1,0 +1,127 @@
+// interp.spec.mjs — the training page's "Take it apart" section in Chromium, by labels, roles and
+// visible text, on the short run the other training specs use: the logit lens's grid holds the
+// core's numbers (asked again through the page's worker, not read from the section), a picked
+// token is followed; patching refuses prompts of two lengths naming them (what was typed stays),
+// runs with its progress, is cancelled; an exercise answered right and wrong against the core's
+// numbers; every figure saves as PNG and SVG; 中文; no horizontal overflow at 375, 1366, 1920 px.
+import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+
+const app = (page) => page.locator('#app');
+
+async function trainedPage(page) {
+  await page.goto('/train/#steps=40&batch_size=4&sample_every=0&eval_interval=20');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.locator('#tr-start').click();
+  await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
+  return page.getByRole('region', { name: /· Take it apart/ });
+}
+
+/** The core's answer to an interpretability call, asked through the page's worker. */
+const core = (page, call, spec) => page.evaluate(([c, s]) => window.trainPage.worker.call('interp', { run: 'main', call: c, spec: s }), [call, spec]);
+
+test('interp: the lens grid is the core’s, a token is followed, figures save', async ({ page }) => {
+  const section = await trainedPage(page);
+  await section.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'lens-ready');
+  const prompt = await section.getByLabel('Prompt', { exact: true }).inputValue();
+  const a = await core(page, 'lens', { prompt: prompt.replace(/↵/g, '\n'), top_k: 5 });
+  const grid = section.locator('#tr-interp-lens');
+  await expect(grid.locator('tbody tr')).toHaveCount(a.points.length);
+  const cells = await grid.locator('tbody td').allTextContents();
+  expect(cells).toHaveLength(a.points.length * a.tokens.length);
+  // each cell: the top token (spaces and newlines made visible) and p of the followed token, 3 digits
+  const mark = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵');
+  cells.forEach((text, i) => {
+    const r = Math.floor(i / a.tokens.length), c = i % a.tokens.length;
+    const [tok, p] = text.split(' ');
+    expect(tok).toBe(mark(a.top[r][c][0].text));
+    expect(Math.abs(Number(p) - a.target_p[r][c])).toBeLessThanOrEqual(Math.abs(a.target_p[r][c]) * 5e-3 + 1e-9);
+  });
+  // pointing reads the top five
+  await grid.locator('tbody td').first().hover();
+  await expect(section.locator('#tr-interp-readout')).toContainText('top five:');
+  // follow one of the last position's tokens
+  const chip = section.getByRole('group', { name: 'Follow one of the last position’s top tokens' }).getByRole('button').nth(1);
+  const chipText = await chip.textContent();
+  await chip.click();
+  await expect(grid.locator('caption')).toHaveText(`Logit lens: p(“${chipText}”) at each layer and position`);
+  // PNG and SVG
+  for (const kind of ['PNG', 'SVG']) {
+    const dl = page.waitForEvent('download');
+    await section.getByRole('group', { name: /^Save “Logit lens/ }).getByRole('button', { name: kind }).click();
+    expect((await dl).suggestedFilename()).toBe(`logit-lens.${kind.toLowerCase()}`);
+  }
+  // attribution: the sum beside the logit
+  await section.getByLabel('Token', { exact: true }).fill(chipText.replace(/␣/g, ' ').replace(/↵/g, '\n'));
+  await section.getByRole('radio', { name: 'Attribution' }).click();
+  await section.getByRole('button', { name: 'Attribute', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'attribute-ready');
+  await expect(section.locator('#tr-interp-status-attribute')).toContainText('The parts sum to');
+});
+
+test('interp: patching names the lengths, runs with progress, cancels; an exercise right and wrong', async ({ page }, testInfo) => {
+  const section = await trainedPage(page);
+  await section.getByRole('radio', { name: 'Patching' }).click();
+  const corrupted = section.getByLabel('Corrupted prompt');
+  await corrupted.fill('↵abc=');
+  await section.getByLabel('Prompt', { exact: true }).fill('↵abcd=');
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(section.locator('#tr-err-interp-corrupted')).toContainText('the corrupted prompt has 5 tokens, the clean one 6');
+  await expect(corrupted).toHaveValue('↵abc='); // what was typed stays
+  // the exercise sets a clean/corrupted pair from the prompt
+  await section.getByLabel('Exercise').selectOption({ label: 'Which position’s residual restores the answer?' });
+  await expect(section.getByLabel('Corrupted prompt')).not.toHaveValue('↵abc=');
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'patch-ready');
+  const real = section.locator('#tr-interp-real-resid');
+  await expect(real).toBeVisible();
+  await expect(section.locator('#tr-interp-attr-resid')).toBeVisible();
+  // the right cell from the core's own answer, asked again
+  const vals = await page.evaluate(() => ({
+    prompt: document.getElementById('tr-interp-prompt').value.replace(/↵/g, '\n'), corrupted: document.getElementById('tr-interp-corrupted').value.replace(/↵/g, '\n'),
+    token: document.getElementById('tr-interp-token').value, other: document.getElementById('tr-interp-other').value,
+  }));
+  const p = await core(page, 'patch', { clean: vals.prompt, corrupted: vals.corrupted, token: vals.token, other: vals.other });
+  let best = [0, 0], worst = [0, 0];
+  p.resid.forEach((row, r) => row.forEach((v, c) => {
+    if (v > p.resid[best[0]][best[1]]) best = [r, c];
+    if (v < p.resid[worst[0]][worst[1]]) worst = [r, c];
+  }));
+  await real.locator(`td[data-r="${worst[0]}"][data-c="${worst[1]}"]`).click();
+  await expect(section.locator('#tr-interp-ex-result')).toContainText('Not this one.');
+  await section.getByRole('button', { name: 'Hint' }).click();
+  await expect(section.locator('#tr-interp-ex-hinttext')).toContainText('bluest cell');
+  await real.locator(`td[data-r="${best[0]}"][data-c="${best[1]}"]`).click();
+  await expect(section.locator('#tr-interp-ex-result')).toContainText('Right.');
+  for (const kind of ['PNG', 'SVG']) {
+    const dl = page.waitForEvent('download');
+    await section.getByRole('group', { name: /^Save “Attribution patching: the residual/ }).getByRole('button', { name: kind }).click();
+    expect((await dl).suggestedFilename()).toBe(`attr-patching-resid.${kind.toLowerCase()}`);
+  }
+  // Cancel: the patching worker ends, the maps shown stay
+  // (the patching worker's wasm is held, so the run is still under way when Cancel is pressed)
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.context().route('**/gen/gpt_core*.wasm', async (route) => { await held; await route.continue().catch(() => {}); });
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(section.locator('#tr-interp-progress')).toBeVisible();
+  await section.getByRole('button', { name: 'Cancel' }).click();
+  release();
+  await expect(app(page)).toHaveAttribute('data-interp', 'cancelled');
+  await expect(section.locator('#tr-interp-status-patch')).toHaveText('Patching cancelled.');
+  await expect(section.getByRole('button', { name: 'Patch', exact: true })).toBeEnabled();
+
+  const widths = async (lang) => {
+    for (const w of [375, 1366, 1920]) {
+      await page.setViewportSize({ width: w, height: 900 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${lang} ${w} px`).toBeLessThanOrEqual(0);
+      await page.locator('#tr-interp').screenshot({ path: testInfo.outputPath(`interp-${lang}-${w}.png`) });
+    }
+  };
+  await widths('en');
+  await page.locator('#tr-lang-zh').click();
+  const zh = page.getByRole('region', { name: /· 拆开看/ });
+  await expect(zh.getByRole('button', { name: '修补', exact: true })).toBeVisible();
+  await expect(zh.locator('#tr-interp-real-resid caption')).toContainText('激活修补');
+  await widths('zh');
+});
