@@ -8,8 +8,8 @@ import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 
 const app = (page) => page.locator('#app');
 
-async function trainedPage(page) {
-  await page.goto('/train/#steps=40&batch_size=4&sample_every=0&eval_interval=20');
+async function trainedPage(page, extra = '') {
+  await page.goto(`/train/#steps=40&batch_size=4&sample_every=0&eval_interval=20${extra}`);
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-start').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
@@ -19,8 +19,26 @@ async function trainedPage(page) {
 /** The core's answer to an interpretability call, asked through the page's worker. */
 const core = (page, call, spec) => page.evaluate(([c, s]) => window.trainPage.worker.call('interp', { run: 'main', call: c, spec: s }), [call, spec]);
 
-test('interp: the lens grid is the core’s, a token is followed, figures save', async ({ page }) => {
-  const section = await trainedPage(page);
+test('interp: the lens grid is the core’s, a token is followed, figures save; the heads’ curves', async ({ page }, testInfo) => {
+  const section = await trainedPage(page, '&head_scores=1');
+  // the run recorded its heads' scores at steps 20 and 40: the curves under the loss chart, and
+  // their table, whose last row is the model now (the core's head_scores, asked again)
+  const heads = page.locator('#tr-head-box');
+  await expect(heads).toBeVisible();
+  await heads.getByText('The numbers').click();
+  const rows = heads.getByRole('table', { name: 'The best heads at each recorded step' }).locator('tbody tr');
+  await expect(rows).toHaveCount(2);
+  const now = await core(page, 'head_scores', {});
+  const best = Math.max(...now.induction.flat());
+  const cell = await rows.nth(1).locator('td').nth(1).textContent();
+  expect(cell).toMatch(/^L\d H\d: /);
+  expect(Math.abs(Number(cell.split(': ')[1]) - best)).toBeLessThanOrEqual(best * 5e-3);
+  await expect(rows.nth(1).locator('td').first()).toHaveText('40');
+  await page.locator('#tr-training').screenshot({ path: testInfo.outputPath('training-heads.png') });
+  const svg = page.waitForEvent('download');
+  await heads.getByRole('group', { name: 'Save the heads’ scores chart' }).getByRole('button', { name: 'SVG' }).click();
+  expect((await svg).suggestedFilename()).toBe('head-scores.svg');
+
   await section.getByRole('button', { name: 'Show the lens' }).click();
   await expect(app(page)).toHaveAttribute('data-interp', 'lens-ready');
   const prompt = await section.getByLabel('Prompt', { exact: true }).inputValue();
@@ -44,7 +62,7 @@ test('interp: the lens grid is the core’s, a token is followed, figures save',
   const chip = section.getByRole('group', { name: 'Follow one of the last position’s top tokens' }).getByRole('button').nth(1);
   const chipText = await chip.textContent();
   await chip.click();
-  await expect(grid.locator('caption')).toHaveText(`Logit lens: p(“${chipText}”) at each layer and position`);
+  await expect(section.locator('#tr-interp-lens-cap')).toHaveText(`Logit lens: p(“${chipText}”) at each layer and position`);
   // PNG and SVG
   for (const kind of ['PNG', 'SVG']) {
     const dl = page.waitForEvent('download');
@@ -122,6 +140,8 @@ test('interp: patching names the lengths, runs with progress, cancels; an exerci
   await page.locator('#tr-lang-zh').click();
   const zh = page.getByRole('region', { name: /· 拆开看/ });
   await expect(zh.getByRole('button', { name: '修补', exact: true })).toBeVisible();
-  await expect(zh.locator('#tr-interp-real-resid caption')).toContainText('激活修补');
+  await expect(zh.locator('#tr-interp-real-resid-cap')).toContainText('激活修补');
+  await expect(zh.locator('#tr-interp-status-patch')).toHaveText('修补已取消。');
+  await expect(zh.locator('#tr-interp-ex-result')).toContainText('答对了。 修补 ');
   await widths('zh');
 });

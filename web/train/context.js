@@ -15,7 +15,7 @@ export function newRun() {
   return {
     info: null, // the main run's info (config, train, vocab, step, …)
     runSpecKey: '', // the state the run was made from (to tell when the form has changed)
-    series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null },
+    series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null, heads: [] }, // heads: [{step, induction, previous}] (head_scores_interval)
     step: 0, steps: 0, elapsed: 0, tps: 0, lastLoss: null, lastVal: null,
     divergence: '',
     samples: [],

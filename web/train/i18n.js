@@ -633,6 +633,17 @@ const en = {
   'ipx.ioi.hint': 'The name-mover heads of the indirect-object circuit sit in the last layers: look for the longest bar to the right among the heads.',
   'ipx.ioi.right': '{head} adds {v} to the difference; the most of any head is {bv} ({best}).',
   'ipx.ioi.wrong': '{head} adds {v}; {best} adds {bv}, the most.',
+  'ip.heads.record': 'Record these scores while training (at each evaluation, from the next Start): their curves go under the loss chart.',
+  'hc.title': 'The heads’ scores during training',
+  'hc.sub': 'At each evaluation: the highest induction score of any head, and the highest previous-token score',
+  'hc.score': 'score',
+  'hc.step': 'Step',
+  'hc.induction': 'Highest induction score',
+  'hc.previous': 'Highest previous-token score',
+  'hc.table': 'The best heads at each recorded step',
+  'hc.numbers': 'The numbers',
+  'hc.exportLead': 'Save the scores’ chart:',
+  'hc.exportGroup': 'Save the heads’ scores chart',
 };
 
 /** The tables loaded so far: `en` always, `zh` once loadStrings('zh') has resolved. */

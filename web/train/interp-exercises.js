@@ -131,7 +131,7 @@ export class ExerciseBox {
   constructor(section) {
     this.s = section;
     this.active = null;
-    this.feedback = null; // {ok, text}
+    this.feedback = null; // {ok, key, why}: translated when shown
   }
 
   get ctx() { return this.s.ctx; }
@@ -181,10 +181,8 @@ export class ExerciseBox {
   picked(kind, r, c, td, item) {
     const x = this.active;
     if (!x || !x.kinds.includes(kind)) return;
-    const { t } = this.ctx;
     const out = x.check({ r, c, item }, this.s);
-    const text = out.key ? t(`ipx.${out.key}`) : t(`ipx.${x.id}.${out.ok ? 'right' : 'wrong'}`, out.why);
-    this.feedback = { ok: out.ok, text };
+    this.feedback = { ok: out.ok, key: out.key ? `ipx.${out.key}` : `ipx.${x.id}.${out.ok ? 'right' : 'wrong'}`, why: out.why };
     this.s.ctx.app.dataset.interpAnswer = out.ok ? 'right' : 'wrong';
     this.s.ctx.byId('tr-interp')?.querySelectorAll('.is-picked').forEach((e) => e.classList.remove('is-picked'));
     td?.classList.add('is-picked');
@@ -208,7 +206,8 @@ export class ExerciseBox {
       else if (!this.s.res[x.tool]) q += ` ${t('ipx.runFirst', { tool: t(`ip.tool.${x.tool}`) })}`;
     }
     setText(this.dom.question, q);
-    setText(this.dom.result, this.feedback ? `${this.feedback.ok ? t('ipx.right') : t('ipx.wrong')} ${this.feedback.text}` : '');
+    const f = this.feedback;
+    setText(this.dom.result, f ? `${f.ok ? t('ipx.right') : t('ipx.wrong')} ${t(f.key, f.why)}` : '');
     this.dom.result.classList.toggle('is-right', Boolean(this.feedback?.ok));
     this.dom.result.classList.toggle('is-wrong', Boolean(this.feedback && !this.feedback.ok));
   }

@@ -35,11 +35,10 @@ export const fmt = (v) => (v == null ? '—' : Number.isFinite(v) ? (Math.abs(v)
  */
 export function gridTable(o) {
   const tb = el('table', 'tr-table tr-interp-grid');
-  if (o.id) tb.id = o.id;
-  tb.append(el('caption', 'tr-interp-caption', o.caption));
+  if (o.id) { tb.id = o.id; tb.setAttribute('aria-labelledby', `${o.id}-cap`); } // its figure's caption
   const head = el('thead');
   const hr = el('tr');
-  hr.append(el('th', 'tr-interp-corner', ''));
+  hr.append(el('td', 'tr-interp-corner', ''));
   for (const c of o.cols) { const th = el('th', 'tr-mono', c); th.scope = 'col'; hr.append(th); }
   head.append(hr);
   const body = el('tbody');
@@ -107,8 +106,7 @@ export function legend(scale, label, max) {
  */
 export function barsTable(o) {
   const tb = el('table', 'tr-table tr-interp-bars');
-  if (o.id) tb.id = o.id;
-  tb.append(el('caption', 'tr-interp-caption', o.caption));
+  if (o.id) { tb.id = o.id; tb.setAttribute('aria-labelledby', `${o.id}-cap`); }
   const hr = el('tr');
   for (const h of o.head) { const th = el('th', '', h); th.scope = 'col'; hr.append(th); }
   const head = el('thead');
@@ -202,4 +200,35 @@ export function barsSvg(o) {
   });
   p.push(`<line x1="${left + bw / 2}" y1="${top - 4}" x2="${left + bw / 2}" y2="${top + o.items.length * rowH + 4}" stroke="#555b66" stroke-width="1"/>`);
   return doc(Math.max(left + bw + 110, 48 + textW(o.caption, 22), 48 + textW(o.subtitle ?? '', 15)), top + o.items.length * rowH + 30, p);
+}
+
+/**
+ * Curves on a 0…1 scale against the steps, as SVG text: o {caption, subtitle, x, y, range: [x0,
+ * x1], lines: [{label, color, dash: number[], steps, values}]}; a legend names each by its text and dash.
+ */
+export function curvesSvg(o) {
+  const p = [];
+  const W = 1100, L = 90, R = 30, top = 90, bottom = 430;
+  const [x0, x1] = o.range[1] > o.range[0] ? o.range : [o.range[0], o.range[0] + 1];
+  const X = (s) => L + ((s - x0) / (x1 - x0)) * (W - L - R);
+  const Y = (v) => bottom - Math.max(0, Math.min(1, v)) * (bottom - top);
+  p.push(text(24, 30, o.caption, { size: 22, weight: '700' }));
+  if (o.subtitle) p.push(text(24, 62, o.subtitle, { size: 15, fill: '#555b66' }));
+  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+    p.push(`<line x1="${L}" y1="${r2(Y(v))}" x2="${W - R}" y2="${r2(Y(v))}" stroke="#e3e5e8" stroke-width="1"/>`);
+    p.push(text(L - 10, Y(v), String(v), { size: 13, anchor: 'end', fill: '#555b66' }));
+  }
+  for (const s of [x0, Math.round((x0 + x1) / 2), x1]) p.push(text(X(s), bottom + 20, String(s), { size: 13, anchor: 'middle', fill: '#555b66' }));
+  p.push(text((L + W - R) / 2, bottom + 46, o.x, { size: 14, anchor: 'middle', fill: '#555b66' }));
+  p.push(`<text x="24" y="${(top + bottom) / 2}" font-size="14" text-anchor="middle" fill="#555b66" transform="rotate(-90 24 ${(top + bottom) / 2})">${xml(o.y)}</text>`);
+  let ly = bottom + 80;
+  for (const ln of o.lines) {
+    const pts = ln.steps.map((s, i) => `${r2(X(s))},${r2(Y(ln.values[i]))}`).join(' ');
+    const dash = ln.dash?.length ? ` stroke-dasharray="${ln.dash.join(' ')}"` : '';
+    p.push(`<polyline fill="none" stroke="${ln.color}" stroke-width="2"${dash} points="${pts}"/>`);
+    p.push(`<line x1="${L}" y1="${ly}" x2="${L + 40}" y2="${ly}" stroke="${ln.color}" stroke-width="2"${dash}/>`);
+    p.push(text(L + 50, ly, ln.label, { size: 14 }));
+    ly += 26;
+  }
+  return doc(Math.max(W, 48 + textW(o.caption, 22)), ly + 10, p);
 }

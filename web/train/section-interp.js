@@ -31,7 +31,7 @@ export class InterpSection extends Section {
     this.vals = null; // what the learner typed: {prompt, token, other, corrupted, reference, mode, source}
     this.res = {}; // tool → {answer} (and patch: {real, attr})
     this.errors = {}; // input → message
-    this.status = {}; // tool → text
+    this.status = {}; // tool → () => its line (translated when shown: the language may change)
     this.busy = '';
     this.edited = false; // whether the learner has typed a prompt
     this.patcher = null; // the patching worker (client.js), made per run of patching
@@ -143,7 +143,16 @@ export class InterpSection extends Section {
   }
 
   headsPanel(p) {
-    p.append(el('p', 'tr-hint', this.ctx.t('ip.heads.about')));
+    const { t, state } = this.ctx;
+    p.append(el('p', 'tr-hint', t('ip.heads.about')));
+    // the run option head_scores_interval: the curves under the loss chart
+    const lab = el('label', 'aps-check-label tr-interp-check');
+    const cb = idEl('tr-f-head_scores', 'input', 'aps-check');
+    cb.type = 'checkbox';
+    cb.checked = Boolean(state.head_scores);
+    cb.addEventListener('change', () => { this.ctx.state.head_scores = cb.checked; this.ctx.formChanged(); });
+    lab.append(cb, el('span', '', t('ip.heads.record')));
+    p.append(lab);
     this.panelParts(p, 'heads', this.ctx.t('ip.run.heads'), () => this.run('heads'));
   }
 
@@ -191,14 +200,13 @@ export class InterpSection extends Section {
 
   /** A tool's answer (or error) into the state, then the page. */
   settle(tool, r) {
-    const { t } = this.ctx;
     if (r.error) {
       if (r.field) this.errors[r.field] = r.error;
-      this.status[tool] = r.field ? t('ip.err.field', { field: t(`ip.f.${r.field}`), message: r.error }) : r.error;
+      this.status[tool] = () => (r.field ? this.ctx.t('ip.err.field', { field: this.ctx.t(`ip.f.${r.field}`), message: r.error }) : r.error);
     } else {
       for (const k of Object.keys(this.errors)) delete this.errors[k];
       this.res[tool] = r;
-      this.status[tool] = this.summary(tool, r);
+      this.status[tool] = () => this.summary(tool, r);
     }
     this.ctx.app.dataset.interp = r.error ? 'failed' : `${tool}-ready`;
     this.dom.shown[tool] = null;
@@ -224,11 +232,10 @@ export class InterpSection extends Section {
   /** Patching and attribution patching in a worker of their own (a copy of the model), with progress and Cancel. */
   async patch() {
     if (!this.rt.info || this.busy) return;
-    const { t } = this.ctx;
     const spec = this.spec('patch');
     this.busy = 'patch';
     this.ctx.app.dataset.interp = 'patching';
-    const stage = (k, key) => { this.dom.patch.progress.value = k; this.status.patch = t(key, { k, n: 4 }); this.refresh(); };
+    const stage = (k, key) => { this.dom.patch.progress.value = k; this.status.patch = () => this.ctx.t(key, { k, n: 4 }); this.refresh(); };
     const w = startWorker();
     this.patcher = w;
     const alive = () => this.patcher === w;
@@ -268,7 +275,7 @@ export class InterpSection extends Section {
     w.terminate();
     this.busy = '';
     this.dom.patch.progress.value = 0;
-    this.status.patch = this.ctx.t('ip.patch.cancelled');
+    this.status.patch = () => this.ctx.t('ip.patch.cancelled');
     this.ctx.app.dataset.interp = 'cancelled';
     this.refresh();
   }
@@ -310,7 +317,7 @@ export class InterpSection extends Section {
       hide(dom.panels[k], k !== this.tool);
       const d = dom[k];
       d.button.disabled = !rt.info || training || Boolean(this.busy);
-      const s = !rt.info ? t('ip.noModel') : training ? t('ip.training') : this.status[k] ?? t('ip.ready');
+      const s = !rt.info ? t('ip.noModel') : training ? t('ip.training') : this.status[k]?.() ?? t('ip.ready');
       setText(d.status, s);
       if (dom.shown[k] !== this.res[k]) { dom.shown[k] = this.res[k]; this.paint(k); }
     }
@@ -341,12 +348,15 @@ export class InterpSection extends Section {
     if (!r) { d.box.replaceChildren(); return; }
     const figs = this[`figs_${tool}`](r);
     d.box.replaceChildren(...figs.map((f) => this.figure(f)));
+    d.box.classList.toggle('is-pair', tool === 'patch'); // real patching | attribution patching, row by row
   }
 
   /** A figure: its legend, its table-grid (scrolling when wide) and its PNG / SVG buttons. */
   figure(f) {
     const { t } = this.ctx;
     const box = el('figure', 'tr-interp-fig');
+    const cap = el('figcaption', 'tr-interp-caption', f.caption);
+    cap.id = `${f.id}-cap`; // the table's name (a caption inside a scrolled table would scroll away)
     const sc = el('div', 'tr-scroll');
     const grid = f.items ? barsTable(f) : gridTable({ ...f, onPoint: (x) => setText(this.dom.readout, x), onPick: (r, c, td) => this.exercises.picked(f.kind, r, c, td) });
     sc.append(grid);
@@ -355,8 +365,9 @@ export class InterpSection extends Section {
       makeSvg: async () => { const m = await import('./interp-figures.js'); return f.items ? m.barsSvg(f) : m.gridSvg(f); },
       words: { png: 'PNG', svg: 'SVG', group: t('ip.exportGroup', { fig: f.caption }), saved: t('export.saved') },
     });
+    box.append(cap, sc);
     if (f.legend) box.append(legend(f.scale, f.legend, f.max ?? 1));
-    box.append(sc, tools);
+    box.append(tools);
     return box;
   }
 
@@ -444,7 +455,7 @@ export class InterpSection extends Section {
         rows, cols: this.posLabels(a.tokens), value: (r, c) => a.resid[r][c], text: (r, c) => cell(a.resid[r][c]),
         detail: (r, c) => t('ip.patch.cell', { where: `${rows[r]}, ${c} “${tokenMark(a.tokens[c])}” / “${tokenMark(a.corrupted_tokens[c])}”`, v: fmt(a.resid[r][c]) }) },
       { ...common, kind: `${which}-heads`, id: `tr-interp-${which}-heads`, file: `${which}-patching-heads`, caption: t('ip.patch.headsCaption', { name }),
-        rows: rows.slice(0, L), cols: [...Array.from({ length: H }, (_, h) => `H${h}`), 'MLP'],
+        rows: Array.from({ length: L }, (_, l) => `L${l}`), cols: [...Array.from({ length: H }, (_, h) => `H${h}`), 'MLP'],
         value: (r, c) => (c < H ? a.heads[r][c] : a.mlps[r]), text: (r, c) => cell(c < H ? a.heads[r][c] : a.mlps[r]),
         detail: (r, c) => t('ip.patch.cell', { where: `L${r} ${c < H ? `H${c}` : 'MLP'}`, v: fmt(c < H ? a.heads[r][c] : a.mlps[r]) }) },
     ];

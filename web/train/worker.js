@@ -10,7 +10,8 @@
 //   worker → page  {event: 'progress', run, step, steps, losses (Float32Array), first, val,
 //                   (losses[k] is the loss of step first + k, counted from 0 as the core does;
 //                   step: the steps done; val: the validation loss after them, or null)
-//                   elapsed, tokens_per_sec, sample, diverged, divergence, done}
+//                   elapsed, tokens_per_sec, sample, diverged, divergence, done,
+//                   head_scores: [{step, induction, previous}] with the spec's head_scores_interval, else null}
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
 // Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
@@ -396,6 +397,14 @@ async function chunk(name, r) {
     busy = new Promise((resolve) => { done = resolve; });
     try {
       res = await parallelSteps(r, n, shares);
+      // the shares' steps record no head scores: this worker's run scores its heads at the chunk's
+      // end when that is a multiple of the interval (chunks end at evaluations; the page's interval
+      // is the evaluation's)
+      const hsEvery = r.spec?.head_scores_interval ?? 0;
+      if (!res.diverged && hsEvery > 0 && res.step % hsEvery === 0) {
+        const h = r.run.headScores({});
+        res.head_scores = [{ step: res.step, induction: h.induction, previous: h.previous }];
+      }
       if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) {
         mark('eval');
         val = num((await parallelEvaluate(r, shares)).val_loss);
@@ -432,7 +441,7 @@ async function chunk(name, r) {
   const losses = Float32Array.from(res.losses);
   const finished = res.diverged || newStep >= r.steps;
   post({
-    event: 'progress', run: name, first: step, step: newStep, steps: r.steps, losses, val, sample,
+    event: 'progress', run: name, first: step, step: newStep, steps: r.steps, losses, val, sample, head_scores: res.head_scores ?? null,
     elapsed: r.elapsed, tokens_per_sec: r.tokens / (r.elapsed / 1000), diverged: res.diverged, divergence: res.divergence,
     done: finished,
   }, [losses.buffer]);
