@@ -145,3 +145,28 @@ test('interp: patching names the lengths, runs with progress, cancels; an exerci
   await expect(zh.locator('#tr-interp-ex-result')).toContainText('答对了。 修补 ');
   await widths('zh');
 });
+
+test('interp under the strict CSP header: the lens, patching in its own worker, the heads’ curves, a PNG', async ({ page }) => {
+  const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
+  const violations = [];
+  await page.exposeFunction('__cspViolation', (v) => violations.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`));
+  });
+  await page.route('**/*', async (route) => {
+    const response = await route.fetch({ timeout: 0 });
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': CSP } });
+  });
+  const section = await trainedPage(page, '&head_scores=1');
+  await expect(page.locator('#tr-head-chart .uplot canvas')).toBeVisible();
+  await section.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'lens-ready');
+  const dl = page.waitForEvent('download');
+  await section.getByRole('group', { name: /^Save “Logit lens/ }).getByRole('button', { name: 'PNG' }).click();
+  expect((await dl).suggestedFilename()).toBe('logit-lens.png');
+  await section.getByLabel('Exercise').selectOption({ label: 'Where does attribution patching disagree with real patching?' });
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'patch-ready');
+  await expect(section.locator('#tr-interp-attr-heads')).toBeVisible();
+  expect(violations).toEqual([]);
+});
