@@ -170,3 +170,23 @@ test('interp under the strict CSP header: the lens, patching in its own worker, 
   await expect(section.locator('#tr-interp-attr-heads')).toBeVisible();
   expect(violations).toEqual([]);
 });
+
+test('interp: errors name their field and keep what was typed (too long, unknown token, a variant the tools refuse)', async ({ page }) => {
+  const section = await trainedPage(page, '&pos=rope&block_size=16');
+  const prompt = section.getByLabel('Prompt', { exact: true });
+  const long = 'abcdefghij'.repeat(2);
+  await prompt.fill(long);
+  await section.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(section.locator('#tr-err-interp-prompt')).toHaveText('the prompt has 20 tokens, more than the model\'s context of 16');
+  await expect(section.locator('#tr-interp-status-lens')).toHaveText('Prompt: the prompt has 20 tokens, more than the model\'s context of 16');
+  await expect(prompt).toHaveValue(long);
+  await prompt.fill('abc=');
+  await section.getByLabel('Token', { exact: true }).fill('Z');
+  await section.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(section.locator('#tr-err-interp-token')).toContainText('"Z"');
+  await expect(section.getByLabel('Token', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  await section.getByLabel('Token', { exact: true }).fill('a');
+  await section.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(section.locator('#tr-interp-status-lens')).toHaveText('Model: the interpretability tools run the GPT-2 block; this model\'s \'pos\' is not yet supported by them');
+  await expect(app(page)).toHaveAttribute('data-interp', 'failed');
+});

@@ -651,4 +651,5 @@ export const zh = {
   'hc.numbers': '具体数字',
   'hc.exportLead': '保存得分图：',
   'hc.exportGroup': '保存注意力头得分图',
+  'ip.f.model': '模型',
 };

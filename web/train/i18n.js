@@ -644,6 +644,7 @@ const en = {
   'hc.numbers': 'The numbers',
   'hc.exportLead': 'Save the scores’ chart:',
   'hc.exportGroup': 'Save the heads’ scores chart',
+  'ip.f.model': 'Model',
 };
 
 /** The tables loaded so far: `en` always, `zh` once loadStrings('zh') has resolved. */
