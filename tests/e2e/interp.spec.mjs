@@ -75,6 +75,23 @@ test('interp: the lens grid is the core’s, a token is followed, figures save; 
   await section.getByRole('button', { name: 'Attribute', exact: true }).click();
   await expect(app(page)).toHaveAttribute('data-interp', 'attribute-ready');
   await expect(section.locator('#tr-interp-status-attribute')).toContainText('The parts sum to');
+  // mean ablation over the validation windows: the loss map's cells are the core's
+  await section.getByRole('radio', { name: 'Ablation' }).click();
+  await section.getByRole('radio', { name: 'mean' }).click();
+  await section.getByRole('button', { name: 'Ablate every head' }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'ablate-ready');
+  const ab = await core(page, 'ablate', { prompt: prompt.replace(/↵/g, '\n'), mode: 'mean', reference: 'validation', token: chipText.replace(/␣/g, ' ').replace(/↵/g, '\n') });
+  const first = await section.locator('#tr-interp-ablate-loss td[data-r="0"][data-c="0"]').textContent();
+  expect(Math.abs(Number(first.replace('−', '-')) - ab.head_loss[0][0])).toBeLessThanOrEqual(Math.abs(ab.head_loss[0][0]) * 5e-3 + 1e-9);
+  await expect(section.locator('#tr-interp-ablate-metric')).toBeVisible();
+  for (const tool of ['Logit lens', 'Ablation']) {
+    await section.getByRole('radio', { name: tool }).click();
+    for (const w of [375, 1366]) {
+      await page.setViewportSize({ width: w, height: 900 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${tool} ${w} px`).toBeLessThanOrEqual(0);
+      await page.locator('#tr-interp').screenshot({ path: testInfo.outputPath(`interp-${tool.replace(' ', '-')}-${w}.png`) });
+    }
+  }
 });
 
 test('interp: patching names the lengths, runs with progress, cancels; an exercise right and wrong', async ({ page }, testInfo) => {

@@ -22,6 +22,9 @@ export function diverge(v, max) {
   return `rgb(${end.map((c) => Math.round(255 + (c - 255) * f)).join(',')})`;
 }
 
+/** A grid's cell colour: o.scale 'seq' (0…1) or 'div' (−o.max…o.max; o.flip: red for > 0, as when a larger number is worse). */
+export const cellColor = (o, v) => (o.scale === 'seq' ? heat(v) : diverge(o.flip ? -v : v, o.max));
+
 /** Whether a cell's colour needs white text. */
 export const dark = (scale, v, max) => (scale === 'seq' ? v > 0.55 : Math.abs(v / (max || 1)) > 0.6);
 
@@ -31,7 +34,7 @@ export const fmt = (v) => (v == null ? '—' : Number.isFinite(v) ? (Math.abs(v)
 /**
  * A heat-map grid as a table. o: {id, caption, rows: [label], cols: [label], value(r, c) → number,
  * text(r, c) → the cell's text, detail(r, c) → its longer reading (title and readout), scale:
- * 'seq' (0…1) | 'div' (−max…max), max, onPick(r, c), onPoint(text)}. Returns the table.
+ * 'seq' (0…1) | 'div' (−max…max), max, flip (cellColor), onPick(r, c), onPoint(text)}. Returns the table.
  */
 export function gridTable(o) {
   const tb = el('table', 'tr-table tr-interp-grid');
@@ -53,7 +56,7 @@ export function gridTable(o) {
       td.tabIndex = -1;
       td.dataset.r = String(r);
       td.dataset.c = String(c);
-      td.style.background = o.scale === 'seq' ? heat(v) : diverge(v, o.max); // CSSOM: allowed by style-src 'self'
+      td.style.background = cellColor(o, v); // CSSOM: allowed by style-src 'self'
       if (dark(o.scale, v, o.max)) td.classList.add('is-dark');
       td.title = o.detail(r, c);
       tr.append(td);
@@ -86,8 +89,8 @@ export function gridTable(o) {
   return tb;
 }
 
-/** The legend of a scale as a line of text and a strip: 'seq' 0…1, 'div' −max…max. */
-export function legend(scale, label, max) {
+/** The legend of a scale as a line of text and a strip: 'seq' 0…1, 'div' −max…max (flip: +max…−max, red first). */
+export function legend(scale, label, max, flip = false) {
   const box = el('div', 'tr-interp-legend');
   box.append(el('span', '', label));
   const strip = el('span', 'tr-interp-strip');
@@ -96,7 +99,8 @@ export function legend(scale, label, max) {
     s.style.background = scale === 'seq' ? heat(k / 10) : diverge((k / 5 - 1) * max, max);
     strip.append(s);
   }
-  box.append(el('span', 'tr-mono', scale === 'seq' ? '0' : fmt(-max)), strip, el('span', 'tr-mono', scale === 'seq' ? '1' : fmt(max)));
+  const sign = flip ? -1 : 1;
+  box.append(el('span', 'tr-mono', scale === 'seq' ? '0' : fmt(-sign * max)), strip, el('span', 'tr-mono', scale === 'seq' ? '1' : fmt(sign * max)));
   return box;
 }
 
@@ -168,7 +172,7 @@ export function gridSvg(o) {
     p.push(text(left - 10, top + r * ch + ch / 2, s, { size: 14, anchor: 'end', mono: true }));
     for (let c = 0; c < C; c++) {
       const v = o.value(r, c);
-      p.push(rect(left + c * cw, top + r * ch, cw, ch, o.scale === 'seq' ? heat(v) : diverge(v, o.max), ' stroke="#ffffff" stroke-width="1"'));
+      p.push(rect(left + c * cw, top + r * ch, cw, ch, cellColor(o, v), ' stroke="#ffffff" stroke-width="1"'));
       p.push(text(left + c * cw + cw / 2, top + r * ch + ch / 2, o.text(r, c).replace(/\n/g, ' '), { size: 12, anchor: 'middle', mono: true, fill: dark(o.scale, v, o.max) ? '#ffffff' : '#1c2027' }));
     }
   });
@@ -176,9 +180,10 @@ export function gridSvg(o) {
   p.push(text(left, ly, o.legend, { size: 14, fill: '#555b66' }));
   const lw = 300;
   for (let k = 0; k < 40; k++) p.push(rect(left + (k * lw) / 40, ly + 14, lw / 40 + 0.5, 14, o.scale === 'seq' ? heat(k / 39) : diverge((k / 19.5 - 1) * o.max, o.max)));
-  p.push(text(left, ly + 42, o.scale === 'seq' ? '0' : fmt(-o.max), { size: 13, anchor: 'middle', fill: '#555b66' }));
+  const sign = o.flip ? -1 : 1;
+  p.push(text(left, ly + 42, o.scale === 'seq' ? '0' : fmt(-sign * o.max), { size: 13, anchor: 'middle', fill: '#555b66' }));
   if (o.scale === 'div') p.push(text(left + lw / 2, ly + 42, '0', { size: 13, anchor: 'middle', fill: '#555b66' }));
-  p.push(text(left + lw, ly + 42, o.scale === 'seq' ? '1' : fmt(o.max), { size: 13, anchor: 'middle', fill: '#555b66' }));
+  p.push(text(left + lw, ly + 42, o.scale === 'seq' ? '1' : fmt(sign * o.max), { size: 13, anchor: 'middle', fill: '#555b66' }));
   const w = Math.max(left + C * cw + 30, 48 + textW(o.caption, 22), 48 + textW(o.subtitle ?? '', 15), left + lw + 60);
   return doc(w, ly + 70, p);
 }

@@ -370,7 +370,7 @@ export class InterpSection extends Section {
       words: { png: 'PNG', svg: 'SVG', group: t('ip.exportGroup', { fig: f.caption }), saved: t('export.saved') },
     });
     box.append(cap, sc);
-    if (f.legend) box.append(legend(f.scale, f.legend, f.max ?? 1));
+    if (f.legend) box.append(legend(f.scale, f.legend, f.max ?? 1, f.flip));
     box.append(tools);
     return box;
   }
@@ -426,13 +426,13 @@ export class InterpSection extends Section {
     }];
   }
 
-  /** A layers × (heads + MLP) map of one effect. */
-  layerMap(kind, caption, heads, mlps, legendText) {
+  /** A layers × (heads + MLP) map of one effect (flip: a larger number is worse, so red). */
+  layerMap(kind, caption, heads, mlps, legendText, flip = false) {
     const L = heads.length, H = heads[0].length;
     const value = (r, c) => (c < H ? heads[r][c] : mlps[r]);
     const max = Math.max(1e-9, ...heads.flat().map(Math.abs), ...mlps.map(Math.abs));
     return {
-      kind, id: `tr-interp-${kind}`, file: kind, scale: 'div', max, caption, legend: legendText,
+      kind, id: `tr-interp-${kind}`, file: kind, scale: 'div', max, flip, caption, legend: legendText,
       subtitle: this.ctx.modelLabel().Model,
       rows: Array.from({ length: L }, (_, l) => `L${l}`), cols: [...Array.from({ length: H }, (_, h) => `H${h}`), 'MLP'],
       value, text: (r, c) => fmt(value(r, c)), detail: (r, c) => `L${r} ${c < H ? `H${c}` : 'MLP'}: ${fmt(value(r, c))}`,
@@ -441,7 +441,7 @@ export class InterpSection extends Section {
 
   figs_ablate({ answer: a }) {
     const { t } = this.ctx;
-    const figs = [this.layerMap('ablate-loss', t('ip.abl.lossCaption', { mode: t(`ip.abl.${a.mode}`) }), a.head_loss, a.mlp_loss, t('ip.abl.lossLegend'))];
+    const figs = [this.layerMap('ablate-loss', t('ip.abl.lossCaption', { mode: t(`ip.abl.${a.mode}`) }), a.head_loss, a.mlp_loss, t('ip.abl.lossLegend'), true)];
     if (a.head_metric) figs.push(this.layerMap('ablate-metric', t('ip.abl.metricCaption', { metric: this.metricName(this.vals.token, this.vals.other) }), a.head_metric, a.mlp_metric, t('ip.abl.metricLegend')));
     return figs;
   }
