@@ -127,7 +127,7 @@ test('training page: before a run and after a short run', async ({ page }) => {
   await interp.getByLabel('Exercise').selectOption({ label: 'Which layer first predicts the answer?' });
   await interp.getByRole('button', { name: 'Show the lens' }).click();
   await expect(page.locator('#app')).toHaveAttribute('data-interp', 'lens-ready');
-  await interp.locator('#tr-interp-lens td').first().click();
+  await interp.locator('#tr-interp-lens td.tr-interp-cell').first().click();
   await expect(interp.locator('#tr-interp-ex-result')).not.toBeEmpty();
   await noViolations(page, 'the training page: the logit lens, an exercise answered');
   await interp.getByRole('radio', { name: 'Patching' }).click();
