@@ -26,6 +26,13 @@ test('the section’s figures hold the core’s answers cell for cell', async ()
   s.vals = { prompt: '\nabc=ab', token: 'c', other: 'a', corrupted: '\nabd=ab', reference: '', mode: 'zero', source: 'text' };
   s.dom = { lens: { chips: { append() {} } } };
 
+  // a token typed as [id] is that id, ␣ a space; the ids reach the core as numbers
+  s.vals.token = '[4]'; s.vals.other = '␣';
+  assert.deepEqual(s.spec('attribute'), { prompt: '\nabc=ab', token: 4, other: ' ' });
+  assert.equal(s.spec('lens').target, 4);
+  assert.equal(run.attribute({ prompt: '\nabc=ab', token: 4 }).token, 'c'); // id 4 of the copy task's vocabulary
+  s.vals.token = 'c'; s.vals.other = 'a';
+
   const heads = run.headScores({ length: 4 });
   const [ind, prev] = s.figs_heads({ answer: heads });
   for (let l = 0; l < 2; l++) for (let h = 0; h < 2; h++) {

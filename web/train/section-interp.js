@@ -162,13 +162,17 @@ export class InterpSection extends Section {
 
   // ───────────────────────────── asking the core ─────────────────────────────
 
-  /** The spec of a tool from the inputs (tokens as typed: the core reads a text as one token). */
+  /**
+   * The spec of a tool from the inputs. A token is its text (␣ a space, as the figures write it;
+   * the core reads a text that is exactly one token) or [id].
+   */
   spec(tool) {
     const v = this.vals;
+    const tok = (x) => (/^\[\d+\]$/.test(x) ? Number(x.slice(1, -1)) : x.replace(/␣/g, ' '));
     const metric = {};
-    if (v.token) metric.token = v.token;
-    if (v.other) metric.other = v.other;
-    if (tool === 'lens') return { prompt: v.prompt, top_k: 5, ...(v.token ? { target: v.token } : {}) };
+    if (v.token) metric.token = tok(v.token);
+    if (v.other) metric.other = tok(v.other);
+    if (tool === 'lens') return { prompt: v.prompt, top_k: 5, ...(v.token ? { target: metric.token } : {}) };
     if (tool === 'attribute') return { prompt: v.prompt, ...metric };
     if (tool === 'ablate') {
       const s = { prompt: v.prompt, mode: v.mode, ...metric };
@@ -197,7 +201,7 @@ export class InterpSection extends Section {
     const call = { lens: 'lens', attribute: 'attribute', ablate: 'ablate', heads: 'head_scores' }[tool];
     const spec = this.spec(tool);
     const r = await this.ask(this.ctx.worker, call, spec);
-    r.target = spec.target ?? null; // the lens's followed token as typed (its answer names it by id)
+    r.target = spec.target == null ? null : String(this.vals.token); // the lens's followed token as typed (its answer names it by id)
     this.busy = '';
     this.settle(tool, r);
   }
