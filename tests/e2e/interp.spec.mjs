@@ -69,7 +69,16 @@ test('interp: the lens grid is the core’s, a token is followed, figures save; 
   for (const kind of ['PNG', 'SVG']) {
     const dl = page.waitForEvent('download');
     await section.getByRole('group', { name: /^Save “Logit lens/ }).getByRole('button', { name: kind }).click();
-    expect((await dl).suggestedFilename()).toBe(`logit-lens.${kind.toLowerCase()}`);
+    const file = await dl;
+    expect(file.suggestedFilename()).toBe(`logit-lens.${kind.toLowerCase()}`);
+    const bytes = readFileSync(await file.path());
+    if (kind === 'PNG') expect([...bytes.subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    else {
+      // the picture holds the caption and the grid's first cell as the page shows them
+      const svg = bytes.toString('utf8');
+      expect(svg).toContain(`Logit lens: p(“${chipText}”) at each layer and position`);
+      expect(svg).toContain(`>${(await grid.locator('tbody td').first().textContent()).replace(/&/g, '&amp;').replace(/</g, '&lt;')}</text>`);
+    }
   }
   // attribution: the sum beside the logit
   await section.getByLabel('Token', { exact: true }).fill(chipText.replace(/␣/g, ' ').replace(/↵/g, '\n'));

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { loadGptApi } from './load.mjs';
 import { InterpSection } from '../../web/train/section-interp.js';
 import { argmax, firstLensPoint, worstDisagreement, EXERCISES } from '../../web/train/interp-exercises.js';
-import { gridSvg, barsSvg, fmt } from '../../web/train/interp-figures.js';
+import { fmt } from '../../web/train/interp-figures.js';
+import { gridSvg, barsSvg } from '../../web/train/interp-svg.js';
 
 const ctx = { t: (k, p) => `${k}${p ? JSON.stringify(p) : ''}`, rt: {}, modelLabel: () => ({ model: 'm', Model: 'M' }) };
 

@@ -3,7 +3,7 @@
 // (the run spec's head_scores_interval), the highest induction score of any head and the highest
 // previous-token score, so a learner sees the induction head form and the loss bump that comes
 // with it (Olsson et al. 2022). Every number is the core's (train's head_scores). Beside it: the
-// PNG and SVG buttons (interp-figures.js curvesSvg), and a table
+// PNG and SVG buttons (interp-svg.js curvesSvg), and a table
 // of every recorded step with its best heads (the text alternative).
 //
 // Limits: uPlot loaded as the loss chart loads it (on the first points). With several workers the
@@ -94,12 +94,12 @@ export class HeadChart {
     this.plot.root.setAttribute('aria-label', t('hc.title'));
   }
 
-  /** The curves as SVG text (interp-figures.js curvesSvg), on the chart's step range. */
+  /** The curves as SVG text (interp-svg.js curvesSvg), on the chart's step range. */
   async svg() {
     const c = this.curves;
     if (!c) return '';
     const { t } = this;
-    const { curvesSvg } = await import('./interp-figures.js');
+    const { curvesSvg } = await import('./interp-svg.js');
     return curvesSvg({
       caption: t('hc.title'), subtitle: t('hc.sub'), x: t('chart.step'), y: t('hc.score'), range: this.range,
       lines: [

@@ -370,7 +370,7 @@ export class InterpSection extends Section {
     sc.append(grid);
     const tools = exportBar({
       lead: t('ip.exportLead'), file: f.file, cls: 'tr-chart-tools',
-      makeSvg: async () => { const m = await import('./interp-figures.js'); return f.items ? m.barsSvg(f) : m.gridSvg(f); },
+      makeSvg: async () => { const m = await import('./interp-svg.js'); return f.items ? m.barsSvg(f) : m.gridSvg(f); },
       words: { png: 'PNG', svg: 'SVG', group: t('ip.exportGroup', { fig: f.caption }), saved: t('export.saved') },
     });
     box.append(cap, sc);
