@@ -122,6 +122,18 @@ test('training page: before a run and after a short run', async ({ page }) => {
   await noViolations(page, 'the training page before a run');
   await trained(page, '#steps=12&batch_size=4&eval_interval=4&sample_every=0');
   await noViolations(page, 'the training page after a 12-step run');
+  // the "Take it apart" section: the lens's grid with an exercise answered, then patching's maps
+  const interp = page.locator('#tr-interp');
+  await interp.getByLabel('Exercise').selectOption({ label: 'Which layer first predicts the answer?' });
+  await interp.getByRole('button', { name: 'Show the lens' }).click();
+  await expect(page.locator('#app')).toHaveAttribute('data-interp', 'lens-ready');
+  await interp.locator('#tr-interp-lens td.tr-interp-cell').first().click();
+  await expect(interp.locator('#tr-interp-ex-result')).not.toBeEmpty();
+  await noViolations(page, 'the training page: the logit lens, an exercise answered');
+  await interp.getByRole('radio', { name: 'Patching' }).click();
+  await interp.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(page.locator('#app')).toHaveAttribute('data-interp', /patch-ready|failed/);
+  await noViolations(page, 'the training page: patching');
 });
 
 test('embed.html, and the course page with two <attention-stepper> and an iframe', async ({ page }) => {

@@ -96,7 +96,7 @@ test('the sections attribute shows and hides sections; the styles stay on their 
   await lab.evaluate((e) => e.setAttribute('sections', 'maps data'));
   await expect(h2).toHaveText(['Data and model', 'Attention maps']);
   await lab.evaluate((e) => e.setAttribute('sections', 'all'));
-  await expect(h2).toHaveCount(9); // … and the runs kept in this browser
+  await expect(h2).toHaveCount(10); // … the runs kept in this browser, and taking the model apart
   await expect(lab.getByRole('heading', { name: /kept in this browser/ })).toBeVisible();
   await lab.evaluate((e) => e.setAttribute('sections', 'training'));
   await expect(h2).toHaveText(['Training']);

@@ -111,10 +111,10 @@ test('a 100-step run of the tiny preset on the copy task lowers the loss, and th
   expect(sw('validation loss').style).toBe('dotted');
   expect(sw('floor').style).toBe('dashed');
   expect(new Set([sw('training loss'), sw('validation loss'), sw('floor')].map((x) => x.color)).size).toBe(3);
-  // every section numbered from one list, 1 to 11 in order
+  // every section numbered from one list, 1 to 12 in order
   const heads = await page.locator('#app section > h2').allTextContents();
   expect(heads.map((h) => Number(h.split(' · ')[0]))).toEqual([...Array(heads.length).keys()].map((k) => k + 1));
-  expect(heads.length).toBe(11);
+  expect(heads.length).toBe(12);
   // the Workers select looks like the page's other selects
   const look = (sel) => page.locator(sel).evaluate((e) => { const c = getComputedStyle(e); return [c.borderTopWidth, c.borderTopStyle, c.borderRadius, c.paddingTop, c.fontSize].join(' '); });
   expect(await look('#tr-workers')).toBe(await look('#tr-f-task'));

@@ -107,6 +107,7 @@ export function defaultState() {
     gen_prompt: '', // generation ('' = the task's example up to its '=')
     next_prompt: '', // the next-token panel ('' = the generation's prompt)
     gen_greedy: true,
+    head_scores: false, // record every head's induction and previous-token scores at each evaluation
     lang: 'en',
   };
 }
@@ -133,6 +134,7 @@ export function cleanState(obj) {
   }
   for (const k of ['prompt', 'gen_prompt', 'next_prompt']) if (typeof obj[k] === 'string' && obj[k].length <= 1000) s[k] = obj[k];
   if (typeof obj.gen_greedy === 'boolean') s.gen_greedy = obj.gen_greedy;
+  if (typeof obj.head_scores === 'boolean') s.head_scores = obj.head_scores;
   if (['en', 'zh'].includes(obj.lang)) s.lang = obj.lang;
   return s;
 }
@@ -262,12 +264,13 @@ export function runSpec(state, values, over = {}) {
     eval_interval: values.eval_interval, seed: values.seed,
   };
   if (state.task === 'text') { spec.text = state.text; spec.text_name = state.text_name || 'text'; } else spec.task = state.task;
+  if (state.head_scores) spec.head_scores_interval = values.eval_interval; // the core scores the heads at each evaluation
   return { ...spec, ...over };
 }
 
 // ───────────────────────────── permalink ─────────────────────────────
 
-const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...Object.keys(VARIANTS), ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'next_prompt', 'gen_greedy', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
+const LINK_KEYS = ['task', 'preset', 'mask', 'softmax', ...Object.keys(VARIANTS), ...MODEL_FIELDS, ...TRAIN_FIELDS, 'prompt', 'gen_prompt', 'next_prompt', 'gen_greedy', 'head_scores', ...GEN_FIELDS, 'lang', 'text', 'text_name'];
 
 /** The hash for a state: only what differs from the defaults. */
 export function encodeHash(state) {
@@ -292,6 +295,7 @@ export function encodeHash(state) {
   if (state.gen_prompt) put('gen_prompt', state.gen_prompt);
   if (state.next_prompt) put('next_prompt', state.next_prompt);
   if (state.gen_greedy !== d.gen_greedy) put('gen_greedy', String(state.gen_greedy));
+  if (state.head_scores) put('head_scores', '1');
   if (state.lang !== d.lang) put('lang', state.lang);
   return parts.length ? `#${parts.join('&')}` : '';
 }
@@ -322,6 +326,7 @@ export function decodeHash(hash) {
     if (SOURCES.includes(got.task)) obj.task = got.task;
     for (const k of ['mask', 'softmax', ...Object.keys(VARIANTS), 'lang', 'prompt', 'gen_prompt', 'next_prompt', 'text', 'text_name']) if (got[k] !== undefined) obj[k] = got[k];
     if (got.gen_greedy !== undefined) obj.gen_greedy = got.gen_greedy !== 'false' && got.gen_greedy !== '0';
+    if (got.head_scores !== undefined) obj.head_scores = got.head_scores !== 'false' && got.head_scores !== '0';
     for (const k of Object.keys(FIELDS)) if (got[k] !== undefined) obj.fields[k] = got[k].slice(0, 40);
     const clean = cleanState(obj);
     clean.preset = presetOf(clean.fields);

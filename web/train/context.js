@@ -15,7 +15,7 @@ export function newRun() {
   return {
     info: null, // the main run's info (config, train, vocab, step, …)
     runSpecKey: '', // the state the run was made from (to tell when the form has changed)
-    series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null },
+    series: { steps: [], train: [], valSteps: [], val: [], divergedAt: null, heads: [] }, // heads: [{step, induction, previous}] (head_scores_interval)
     step: 0, steps: 0, elapsed: 0, tps: 0, lastLoss: null, lastVal: null,
     divergence: '',
     samples: [],
@@ -152,7 +152,7 @@ export function createContext({ app, state, worker, startExpWorker, render }) {
 
     /** Every section that depends on the run (cheap: each writes only what changed). */
     refreshRun() {
-      for (const k of ['training', 'maps', 'walk', 'next', 'surprisal', 'generation', 'checkpoints', 'open']) ctx.sections[k]?.refresh(); // <gpt-lab> has no walk section
+      for (const k of ['training', 'maps', 'walk', 'next', 'surprisal', 'generation', 'checkpoints', 'open', 'interp']) ctx.sections[k]?.refresh(); // <gpt-lab> has no walk section
     },
 
     /** Writes the state into the link (replaceState, at most one write per 150 ms of typing). */

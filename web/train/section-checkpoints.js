@@ -92,6 +92,7 @@ export class CheckpointsSection extends Section {
     rt.loadedFrom = name;
     rt.maps = null;
     generation.reset();
+    this.ctx.sections.interp?.reset();
     // the sampling prompt goes with the loaded model's data
     await this.ctx.worker.call('set_sample', { run: 'main', sample: this.ctx.sampleSpec(this.ctx.validated().values) }).catch(() => {});
     this.ctx.render();

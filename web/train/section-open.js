@@ -100,6 +100,7 @@ export class OpenSection extends Section {
       generation.reset();
       next.reset();
       surprisal.reset();
+      this.ctx.sections.interp?.reset(); // the opened model's prompt, the old model's answers gone
       rt.openMessage = { kind: 'info', info, completed };
       this.openedFiles = files;
       rt.opening = null;

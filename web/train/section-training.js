@@ -16,6 +16,7 @@
 import { MODEL_FIELDS, TRAIN_FIELDS, runSpec } from './config.js';
 import { el, statusLine, setText, setData, setDisabled, hide } from '../common/ui.js';
 import { LossChart } from './chart.js';
+import { HeadChart } from './head-chart.js';
 import { Section } from './section.js';
 import { newRun } from './context.js';
 import { button, buttonBar, fieldBox, fmtInt, fmtLoss, fmtTime, idEl } from './fields.js';
@@ -62,7 +63,9 @@ export class TrainingSection extends Section {
     const fig = el('figure', 'tr-chart-fig');
     dom.chartBox = idEl('tr-chart', 'div', 'tr-chart');
     dom.chartEmpty = el('p', 'tr-chart-empty', t('chart.empty'));
-    fig.append(dom.chartEmpty, dom.chartBox, el('figcaption', 'aps-hint', t('chart.caption')));
+    dom.headBox = idEl('tr-head-box', 'div', 'tr-head-box'); // the heads' scores when the run records them
+    hide(dom.headBox, true);
+    fig.append(dom.chartEmpty, dom.chartBox, dom.headBox, el('figcaption', 'aps-hint', t('chart.caption')));
     const samples = el('div', 'tr-samples');
     dom.samples = idEl('tr-samples', 'ol', 'tr-sample-list');
     dom.samplesHint = el('p', 'aps-hint', '');
@@ -107,6 +110,8 @@ export class TrainingSection extends Section {
   /** The chart, once its box is in the document (it measures its width). */
   mounted() {
     this.chart = new LossChart(this.dom.chartBox, { runs: [{ label: this.ctx.t('chart.run') }], t: this.ctx.t });
+    this.heads?.destroy();
+    this.heads = new HeadChart(this.dom.headBox, this.ctx.t);
     this.updateChart();
   }
 
@@ -115,6 +120,11 @@ export class TrainingSection extends Section {
     // the floor of the task the run learns (a built-in task's, from the core; a text has none)
     this.chart?.setFloor(this.rt.info ? this.rt.info.data?.loss_floor : this.ctx.taskInfo()?.loss_floor);
     this.chart?.set(0, this.rt.series);
+    const s = this.rt.series;
+    // the loss chart's range of steps, so that the two charts share their step axis
+    const x0 = Math.min(s.steps[0] ?? Infinity, s.valSteps[0] ?? Infinity);
+    const x1 = Math.max(s.steps.at(-1) ?? -Infinity, s.valSteps.at(-1) ?? -Infinity);
+    this.heads?.set(s.heads ?? [], [Number.isFinite(x0) ? x0 : 0, Number.isFinite(x1) ? x1 : 1]);
   }
 
   /** The first field at fault, in the page's order. */
@@ -219,6 +229,7 @@ export class TrainingSection extends Section {
     this.ctx.sections.generation.reset();
     this.ctx.sections.next.reset();
     this.ctx.sections.surprisal.reset();
+    this.ctx.sections.interp?.reset();
     this.ctx.refreshRun();
   }
 
@@ -254,6 +265,7 @@ export class TrainingSection extends Section {
       s.train.push(m.losses[k]);
     }
     if (m.val != null) { s.valSteps.push(m.step); s.val.push(m.val); rt.lastVal = m.val; }
+    if (m.head_scores?.length) (s.heads ??= []).push(...m.head_scores);
     if (m.losses.length) rt.lastLoss = m.losses[m.losses.length - 1];
     rt.step = m.step;
     rt.steps = m.steps;

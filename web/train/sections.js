@@ -15,6 +15,7 @@ import { MapsSection } from './section-maps.js';
 import { WalkSection } from './section-walk.js';
 import { NextTokenSection } from './section-next-token.js';
 import { SurprisalSection } from './section-surprisal.js';
+import { InterpSection } from './section-interp.js';
 import { GenerationSection } from './section-generation.js';
 import { CheckpointsSection } from './section-checkpoints.js';
 import { RunsSection } from './section-runs.js';
@@ -31,6 +32,7 @@ export const SECTION_LIST = [
   { name: 'generation', make: (ctx) => new GenerationSection(ctx), lab: true },
   { name: 'checkpoints', make: (ctx) => new CheckpointsSection(ctx), lab: true },
   { name: 'runs', make: (ctx) => new RunsSection(ctx), lab: true },
+  { name: 'interp', make: (ctx) => new InterpSection(ctx), lab: true },
 ];
 
 /** The names of the sections a lesson's <gpt-lab> may show, in the page's order. */

@@ -10,7 +10,8 @@
 //   worker → page  {event: 'progress', run, step, steps, losses (Float32Array), first, val,
 //                   (losses[k] is the loss of step first + k, counted from 0 as the core does;
 //                   step: the steps done; val: the validation loss after them, or null)
-//                   elapsed, tokens_per_sec, sample, diverged, divergence, done}
+//                   elapsed, tokens_per_sec, sample, diverged, divergence, done,
+//                   head_scores: [{step, induction, previous}] with the spec's head_scores_interval, else null}
 //                  {event: 'stopped', run, reason: 'done' | 'diverged' | 'paused'}
 // Ops: init → {tasks, kernels}; memory {spec} → {bytes, limit}, the core's memory estimate for a
 // run spec (gpt.memoryEstimate; past the limit, the core's error); create {run, spec, sample} →
@@ -24,6 +25,7 @@
 // walk {run, spec} → gpt.js blockTrace's answer with specs [L][NH] (each head's stepper spec);
 // walk_kv {run, spec with kv_layer} → {keys, values} of that layer (a trace too large to carry them);
 // weight_row {run, spec} → gpt.js weightRow's answer;
+// interp {run, call, spec} → an interpretability call's answer (below: prompts past the context refused);
 // call {run, call, args} → gpt.js run.call(call, ...args): any call of the core's table (its typed
 // arrays transferred), so that a new call reaches the page without an op of its own;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
@@ -293,6 +295,27 @@ const ops = {
     const arrays = ArrayBuffer.isView(value) ? [value] : Object.values(value).filter((v) => ArrayBuffer.isView(v));
     return { transfer: arrays.map((a) => a.buffer), value };
   },
+  /**
+   * An interpretability call (lens, attribute, ablate, patch, attribution_patch, head_scores) on
+   * the run: a prompt longer than the model's context is refused naming its field (the core would
+   * keep its last block_size tokens); reference 'validation' is the run's first validation windows
+   * (at most 8) as the mean ablation's texts.
+   */
+  interp({ run: name, call, spec }) {
+    const r = need(name);
+    const S = r.info.config.block_size;
+    for (const key of ['prompt', 'clean', 'corrupted']) {
+      if (typeof spec[key] !== 'string') continue;
+      let n = 0;
+      try { n = r.run.encode(spec[key]).ids.length; } catch { continue; } // the call names the fault
+      if (n > S) throw Object.assign(new Error(`the ${key} has ${n} tokens, more than the model's context of ${S}`), { field: key });
+    }
+    if (spec.reference === 'validation') {
+      if (r.info.has_data === false) throw Object.assign(new Error('this model has no validation set: give reference texts'), { field: 'reference' });
+      spec = { ...spec, reference: r.run.surprisal({ validation: true }).windows.slice(0, 8).map((w) => w.tokens.join('')) };
+    }
+    return r.run.call(call, spec);
+  },
   finetune_memory({ run: name, spec }) { return need(name).run.finetuneMemory(spec); },
   finetune({ run: name, spec, text }) {
     const r = need(name);
@@ -374,6 +397,14 @@ async function chunk(name, r) {
     busy = new Promise((resolve) => { done = resolve; });
     try {
       res = await parallelSteps(r, n, shares);
+      // the shares' steps record no head scores: this worker's run scores its heads at the chunk's
+      // end when that is a multiple of the interval (chunks end at evaluations; the page's interval
+      // is the evaluation's)
+      const hsEvery = r.spec?.head_scores_interval ?? 0;
+      if (!res.diverged && hsEvery > 0 && res.step % hsEvery === 0) {
+        const h = r.run.headScores({});
+        res.head_scores = [{ step: res.step, induction: h.induction, previous: h.previous }];
+      }
       if (!res.diverged && (res.step % r.evalEvery === 0 || res.step === r.steps)) {
         mark('eval');
         val = num((await parallelEvaluate(r, shares)).val_loss);
@@ -410,7 +441,7 @@ async function chunk(name, r) {
   const losses = Float32Array.from(res.losses);
   const finished = res.diverged || newStep >= r.steps;
   post({
-    event: 'progress', run: name, first: step, step: newStep, steps: r.steps, losses, val, sample,
+    event: 'progress', run: name, first: step, step: newStep, steps: r.steps, losses, val, sample, head_scores: res.head_scores ?? null,
     elapsed: r.elapsed, tokens_per_sec: r.tokens / (r.elapsed / 1000), diverged: res.diverged, divergence: res.divergence,
     done: finished,
   }, [losses.buffer]);
