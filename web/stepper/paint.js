@@ -39,7 +39,8 @@ export function paint(ctx) {
   const h = ctx.state.head;
   const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
   const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax,
-    biases: BIASES.filter((b) => tr.inputs[b]), rope: !!tr.rope, alibi: !!tr.alibi, window: tr.options.window ?? 0, sinks: tr.options.sinks ?? 0 };
+    biases: BIASES.filter((b) => tr.inputs[b]), rope: !!tr.rope, alibi: !!tr.alibi, window: tr.options.window ?? 0, sinks: tr.options.sinks ?? 0,
+    mla: tr.mode === 'mla' };
   const quiz = quizzing(ctx); // an unsolved exercise: no marks that would tell the answer
   const fkey = JSON.stringify(fctx);
   const specs = { ...forwardSpecs(ctx, tr, h, quiz), ...variantSpecs(ctx, tr, h) };

@@ -1,0 +1,120 @@
+// stepper_tiles.test.mjs — FlashAttention's tiles and multi-head latent attention in the stepper,
+// in Node: the two examples are the golden cases (tests/golden/attention_cases.json, written by
+// ref_flash_mla.py in float64 NumPy), the matrices the page's panels show (variants-tiles.js,
+// regrouped from the core's trace) against those float64 values, the explanations' displayed terms
+// against the core's totals, and the backward the page asks for against the float64 gradients.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { presetPatch } from '../../web/common/presets.js';
+import { variantSpec, MLA_KEYS } from '../../web/common/state.js';
+import { explain } from '../../web/stepper/explain.js';
+import { tileSpecs, tileMatrices, rescales } from '../../web/stepper/variants-tiles.js';
+import { loadApi, loadGolden } from './load.mjs';
+
+const api = await loadApi();
+const golden = await loadGolden();
+const grads = JSON.parse(await readFile(new URL('../golden/attention_grad_cases.json', import.meta.url), 'utf8'));
+const gcase = (name) => golden.cases.find((c) => c.name === name);
+const t = (k, p) => `${k}${p ? JSON.stringify(p) : ''}`;
+const NEG = -Infinity;
+const num = (v) => (v === '-inf' ? NEG : v);
+
+/** The core's spec of a preset, as the page builds it (stepper.js:buildSpec, context.js:activeInputs). */
+function specOf(id) {
+  const p = presetPatch(id, api);
+  const spec = { ...p.options, ...variantSpec(p.variants) };
+  const names = p.variants.mla ? ['x', 'W_q', ...MLA_KEYS] : ['x', 'W_q', 'W_k', 'W_v'];
+  for (const k of [...names, 'W_o']) spec[k] = p.matrices[k];
+  return spec;
+}
+const parse = (text) => text.split('\n').map((r) => r.trim().split(/\s+/).map(Number));
+
+function close(a, b, what, tol = 2e-5) {
+  a = num(a); b = num(b);
+  if (b === NEG || a === NEG) return assert.equal(a, b, what);
+  assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+}
+const closeM = (A, B, what, tol) => {
+  assert.equal(A.length, B.length, `${what}: rows`);
+  A.forEach((r, i) => r.forEach((v, j) => close(v, B[i][j], `${what}[${i + 1},${j + 1}]`, tol)));
+};
+
+test('the two examples are the golden cases, as the page sends them', () => {
+  for (const [id, name] of [['flash-tiles', 'flash_16_tokens_causal'], ['mla-latent', 'mla_latent_rope_halves']]) {
+    const spec = specOf(id);
+    const g = gcase(name).spec;
+    for (const [k, v] of Object.entries(g)) {
+      if (Array.isArray(v)) assert.deepEqual(parse(spec[k]), v, `${id}: ${k}`);
+      else assert.equal(spec[k], v, `${id}: ${k}`);
+    }
+    assert.deepEqual(Object.keys(spec).filter((k) => /^[WxQKV]/.test(k)).sort(), Object.keys(g).filter((k) => /^[WxQKV]/.test(k)).sort(), `${id}: the matrices sent`);
+  }
+});
+
+test('the tiles\' panels: m, α, ℓ per key block and o / ℓ against float64 NumPy', () => {
+  const tr = api.trace(specOf('flash-tiles'));
+  const g = gcase('flash_16_tokens_causal').expect.flash;
+  for (let h = 0; h < tr.n_head; h++) {
+    const shown = tileSpecs({ t }, tr, h);
+    // the golden steps regrouped independently: row r0 + r, column k_block
+    const want = { m: [], alpha: [], l: [] };
+    for (const k of Object.keys(want)) for (let i = 0; i < tr.T; i++) want[k].push(Array(g.n_k_blocks).fill(null));
+    for (const s of g.steps.filter((x) => x.head === h)) {
+      for (let r = 0; r < s.rows; r++) for (const k of Object.keys(want)) want[k][s.r0 + r][s.k_block] = s[k][r];
+    }
+    closeM(shown.flash_m[0], want.m, `m, head ${h + 1}`);
+    closeM(shown.flash_alpha[0], want.alpha, `α, head ${h + 1}`);
+    closeM(shown.flash_l[0], want.l, `ℓ, head ${h + 1}`);
+    closeM(shown.flash_context[0], g.heads[h].context, `o / ℓ, head ${h + 1}`);
+  }
+  // the moment the example's text names: row 6 of head 1, key block 2, α ≈ 0.2586
+  const rs = rescales(tr.flash, 0);
+  assert.ok(rs.some((x) => x.row === 5 && x.block === 1 && Math.abs(x.alpha - 0.2586364912) < 1e-6), JSON.stringify(rs));
+  // the equality the page shows: within the stated bound, and the bound well under a display unit
+  assert.ok(tr.flash.max_abs_diff.context <= tr.flash.bound.context && tr.flash.bound.context < 1e-4);
+});
+
+test('the tiles\' arithmetic: each explanation\'s terms give the core\'s number', () => {
+  const tr = api.trace(specOf('flash-tiles'));
+  const { s, r } = { s: tr.flash.steps.find((x) => x.head === 0 && x.q_block === 1 && x.k_block === 1), r: 1 };
+  const mOld = tr.flash.steps.find((x) => x.head === 0 && x.q_block === 1 && x.k_block === 0);
+  const texts = (panel) => explain(tr, { panel, row: 5, col: 1, head: 0 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(texts('flash_m'), /m\[6,2\] = max\(m\[6,1\], max_j M\[6,j\]\)/);
+  assert.match(texts('flash_alpha'), /e\^\(1\.3815 − 2\.7338\)/);
+  assert.match(texts('flash_alpha'), /var\.ex\.alphaRescale/);
+  const lines = texts('flash_l');
+  assert.match(lines, /ℓ\[6,2\] = α\[6,2\]·ℓ\[6,1\]/);
+  // α·ℓ_old + Σ p, from the numbers shown, is the core's ℓ
+  const sum = s.alpha[r] * mOld.l[r] + s.p[r].reduce((a, b) => a + b, 0);
+  close(sum, s.l[r], 'ℓ from its terms', 1e-6);
+  assert.ok(lines.includes(`= ${Number(s.l[r].toFixed(4))}`) || lines.includes(s.l[r].toFixed(4)), lines);
+  assert.match(texts('flash_context'), /O\[6,2\] = o\[6,2\] \/ ℓ\[6\]/);
+});
+
+test('latent attention\'s panels: c, the absorbed query and scores against float64 NumPy, and their agreement', () => {
+  const tr = api.trace(specOf('mla-latent'));
+  const g = gcase('mla_latent_rope_halves').expect;
+  assert.equal(tr.mode, 'mla');
+  for (let h = 0; h < tr.n_head; h++) {
+    const shown = tileSpecs({ t }, tr, h);
+    closeM(shown.latent[0], g.mla.c, 'c');
+    closeM(shown.q_latent[0], g.mla.heads[h].q_latent, `q_lat, head ${h + 1}`);
+    closeM(shown.scores_absorbed[0], g.mla.heads[h].scores_absorbed, `S_abs, head ${h + 1}`);
+    closeM(shown.scores_absorbed[0], g.heads[h].scores, `S_abs = S, head ${h + 1}`);
+  }
+  assert.ok(tr.mla.max_abs_diff.scores < 1e-5, `agreement ${tr.mla.max_abs_diff.scores}`);
+  // q, k, v as MLA builds them, explained from the right weights
+  const q = explain(tr, { panel: 'q', row: 0, col: 2, head: 1 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(q, /q\[1,3\] = x\[2,:\] · W_q\[:,3\]/, 'head 2’s content column 1 is W_q’s column 3, x’s row base + 1');
+  const qr = explain(tr, { panel: 'q', row: 0, col: 0, head: 1 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(qr, /q\[1,1\] = x\[2,:\] · W_qr\[:,3\]/, 'each head has its own rotary query columns');
+  const k = explain(tr, { panel: 'k', row: 2, col: 0, head: 1 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(k, /k\[3,1\] = x\[3,:\] · W_kr\[:,1\]/, 'the rotary key part is shared: W_kr for every head');
+  const v = explain(tr, { panel: 'v', row: 1, col: 1, head: 1 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(v, /v\[2,2\] = c\[2,:\] · W_uv\[:,4\]/);
+  const sa = explain(tr, { panel: 'scores_absorbed', row: 2, col: 1, head: 0 }, t);
+  const H = tr.mla.heads[0];
+  close(H.scores_latent[2][1] + H.scores_rope[2][1], H.scores_absorbed[2][1], 'S_abs from its two terms', 1e-6);
+  assert.match(sa.title, /S_abs\[3,2\]/);
+});
