@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { presetPatch } from '../../web/common/presets.js';
 import { variantSpec, MLA_KEYS } from '../../web/common/state.js';
 import { explain } from '../../web/stepper/explain.js';
-import { tileSpecs, tileMatrices, rescales } from '../../web/stepper/variants-tiles.js';
+import { explainGrad } from '../../web/stepper/explain-grad.js';
+import { tileSpecs, tileGradSpecs as tileGradSpecsOf, rescales } from '../../web/stepper/variants-tiles.js';
 import { loadApi, loadGolden } from './load.mjs';
 
 const api = await loadApi();
@@ -117,4 +118,76 @@ test('latent attention\'s panels: c, the absorbed query and scores against float
   const H = tr.mla.heads[0];
   close(H.scores_latent[2][1] + H.scores_rope[2][1], H.scores_absorbed[2][1], 'S_abs from its two terms', 1e-6);
   assert.match(sa.title, /S_abs\[3,2\]/);
+});
+
+// ───────────── backward mode: every variant's gradients as the page asks for them ─────────────
+
+/** A golden gradient case's spec as the page sends it: its options through variantSpec, d_out typed. */
+function pageSpec(c) {
+  const s = { ...c.spec };
+  const toText = (m) => m.map((r) => r.join(' ')).join('\n');
+  for (const [k, v] of Object.entries(s)) if (Array.isArray(v) && Array.isArray(v[0])) s[k] = toText(v);
+  return s;
+}
+
+/** Every number of `got` (nested arrays and objects) against `want`'s, within tol relative to max(1, |want|). */
+function deepClose(got, want, what, tol) {
+  if (Array.isArray(want)) {
+    assert.ok(Array.isArray(got) && got.length === want.length, `${what}: length`);
+    want.forEach((w, k) => deepClose(got[k], w, `${what}[${k}]`, tol));
+  } else if (want !== null && typeof want === 'object') {
+    for (const k of Object.keys(want)) deepClose(got?.[k], want[k], `${what}.${k}`, tol);
+  } else if (typeof want === 'number' || want === '-inf') close(got, want, what, tol);
+}
+
+test('backward of every variant: the gradients the page shows are the float64 NumPy golden ones', () => {
+  const names = ['rope_halves_partial', 'rope_interleaved_kv_cache', 'alibi_geometric_4head_causal', 'gqa_4q_2kv_x_mode',
+    'window2_sinks1_gqa_rope', 'flash_16_tokens_causal', 'flash_uneven_window_alibi_mqa_rope', 'mla_latent_rope_halves'];
+  for (const name of names) {
+    const c = grads.cases.find((x) => x.name === name);
+    assert.ok(c, name);
+    const bw = api.backward(pageSpec(c));
+    close(bw.loss, c.expect.loss, `${name}: loss`, 10 * c.tolerance);
+    deepClose(bw.grads, c.expect.grads, `${name}: grads`, 10 * c.tolerance);
+  }
+});
+
+test('FlashAttention-2\'s backward panels: D = rowsum(dO ⊙ O) and the recomputed P, in float64 here', () => {
+  const c = grads.cases.find((x) => x.name === 'flash_16_tokens_causal');
+  const bw = api.backward(pageSpec(c));
+  const fwd = gcase('flash_16_tokens_causal').expect;
+  for (let h = 0; h < bw.trace.n_head; h++) {
+    const dO = c.expect.grads.heads[h].context;
+    const O = fwd.flash.heads[h].context;
+    const D = dO.map((r, i) => r.reduce((a, v, d) => a + v * O[i][d], 0));
+    const shown = tileSpecs({ t }, bw.trace, h); // forward panels still shown in backward mode
+    assert.ok(shown.flash_m);
+    const { flash_D, flash_P } = tileGradSpecsOf(bw, h);
+    closeM(flash_D[0], D.map((v) => [v]), `D, head ${h + 1}`, 1e-4);
+    closeM(flash_P[0], fwd.heads[h].weights, `P = A, head ${h + 1}`, 1e-5);
+  }
+  const lines = explainGrad(bw, { panel: 'flash_P', row: 5, col: 4, head: 0 }, t).lines.map((l) => l.text).join('\n');
+  assert.match(lines, /P\[6,5\] = e\^\(M\[6,5\] − L\[6\]\)/);
+  assert.match(lines, /var\.ex\.recompute/);
+});
+
+test('latent attention\'s backward: ∂L/∂c against the golden ∂L/∂W_dkv, and ∂L/∂x from its four terms', () => {
+  const c = grads.cases.find((x) => x.name === 'mla_latent_rope_halves');
+  const bw = api.backward(pageSpec(c));
+  const { d_latent, d_W_dkv, d_W_uk } = tileGradSpecsOf(bw, 0);
+  // ∂L/∂W_dkv = xᵀ·∂L/∂c, in float64 here from the page's ∂L/∂c: it must give the golden gradient
+  const x = c.spec.x;
+  const fromC = x[0].map((_, a) => d_latent[0][0].map((__, b) => x.reduce((s, row, tt) => s + row[a] * d_latent[0][tt][b], 0)));
+  closeM(fromC, c.expect.grads.W_dkv, 'xᵀ·∂L/∂c = ∂L/∂W_dkv', 1e-4);
+  closeM(d_W_dkv[0], c.expect.grads.W_dkv, '∂L/∂W_dkv', 1e-4);
+  closeM(d_W_uk[0], c.expect.grads.W_uk, '∂L/∂W_uk', 1e-4);
+  for (const [panel, row, col] of [['d_x', 2, 1], ['d_x', 0, 3], ['d_latent', 1, 2], ['d_W_uk', 1, 3], ['d_W_q', 2, 2], ['d_W_qr', 0, 1], ['d_W_kr', 3, 0]]) {
+    const ex = explainGrad(bw, { panel, row, col, head: 0 }, t);
+    const terms = ex.lines.find((l) => l.kind === 'terms' && l.text.includes('·')).text;
+    // the displayed products, summed here, give the core's number (to the 4 decimals they show)
+    const sum = [...terms.matchAll(/(\(?−?[\d.]+\)?)\s*·\s*(\(?−?[\d.]+\)?)/g)]
+      .reduce((s, m) => s + Number(m[1].replace(/[()]/g, '').replace('−', '-')) * Number(m[2].replace(/[()]/g, '').replace('−', '-')), 0);
+    const want = bw.grads[{ d_latent: 'c' }[panel] ?? panel.slice(2)][row][col];
+    assert.ok(Math.abs(sum - want) <= 2e-3, `${panel}[${row + 1},${col + 1}]: terms ${terms} sum to ${sum}, the core says ${want}`);
+  }
 });

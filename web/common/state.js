@@ -60,7 +60,9 @@ export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights'
   'latent', 'q_latent', 'scores_absorbed', 'flash_m', 'flash_alpha', 'flash_l', 'flash_context'];
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
 export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
-  'd_q_rot', 'd_k_rot', 'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
+  'd_q_rot', 'd_k_rot', 'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v',
+  // FlashAttention-2's backward (D, the recomputed P) and latent attention's gradients
+  'flash_D', 'flash_P', 'd_latent', 'd_W_dkv', 'd_W_uk', 'd_W_uv', 'd_W_kr', 'd_W_qr'];
 /**
  * What the learner makes, as opposed to how the page shows it: the fields that undo and redo
  * restore (undo.js) and whose change is a new entry in the browser's history (permalink.js). The

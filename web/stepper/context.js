@@ -171,7 +171,9 @@ export const biases = (ctx) => activeInputs(ctx).filter((n) => BIASES.includes(n
 /** The forward steps shown (·W_o only with W_o). */
 export const forwardSteps = (ctx) => STEPS.filter((s) => (s.id !== 'out' || ctx.state.use_W_o) && (!s.when || s.when({ ...ctx.state.variants, mla: mlaOn(ctx.state) })));
 /** The steps of the current direction. */
-export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), ctx.state.variants.rope !== 'none') : forwardSteps(ctx));
+export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), variantsOn(ctx.state)) : forwardSteps(ctx));
+/** The variants whose backward steps show: { rope, flash, mla } (backward.js:visibleBSteps). */
+export const variantsOn = (s) => ({ rope: s.variants.rope !== 'none', flash: s.variants.flash_block_q > 0 && s.variants.flash_block_k > 0, mla: mlaOn(s) });
 /** What decides which forward values a gradient reads (backward.js). */
 export const readCtx = (ctx) => ({ upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o, rope: ctx.state.variants.rope !== 'none' });
 /** Large input: the tokens, when past LARGE_T (else 0). */

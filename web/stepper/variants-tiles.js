@@ -104,6 +104,16 @@ export function tileFormula(p, fx) {
       M('ℓ', 'new'), mo('='), mi('α'), M('ℓ', 'old'), mo('+'), M('Σ', 'j∈tile'), sup(mi('e'), row(M('M', 'ij'), mo('−'), M('m', 'new'))));
     case 'flash_context': return math('O = o / l, with o_new = alpha o_old + p V_tile', mi('O'), mo('='), frac(mi('o'), mi('ℓ')), mo(','),
       M('o', 'new'), mo('='), mi('α'), M('o', 'old'), mo('+'), mi('p'), M('V', 'tile'));
+    case 'flash_D': return math('D = rowsum(dO times O)', mi('D'), mo('='), mi('rowsum'), mo('('), mi('∂L/∂O'), mo('⊙'), mi('O'), mo(')'));
+    case 'flash_P': return math('P = e to the (M − L), L = m + log l, recomputed per tile', mi('P'), mo('='), sup(mi('e'), row(mi('M'), mo('−'), mi('L'))), mo(','),
+      mi('L'), mo('='), mi('m'), mo('+'), mi('log'), mi('ℓ'));
+    case 'd_latent': return math('dL/dc = dL/dk_C W_uk transposed + dL/dV W_uv transposed', mi('∂L/∂c'), mo('='), M('∂L/∂k', 'C'), sup(M('W', 'uk'), mi('T')),
+      mo('+'), mi('∂L/∂V'), sup(M('W', 'uv'), mi('T')));
+    case 'd_W_dkv': return math('dL/dW_dkv = x transposed dL/dc', M('∂L/∂W', 'dkv'), mo('='), sup(mi('x'), mi('T')), mi('∂L/∂c'));
+    case 'd_W_uk': return math('dL/dW_uk = c transposed dL/dk_C', M('∂L/∂W', 'uk'), mo('='), sup(mi('c'), mi('T')), M('∂L/∂k', 'C'));
+    case 'd_W_uv': return math('dL/dW_uv = c transposed dL/dV', M('∂L/∂W', 'uv'), mo('='), sup(mi('c'), mi('T')), mi('∂L/∂V'));
+    case 'd_W_kr': return math('dL/dW_kr = x transposed dL/dk_R', M('∂L/∂W', 'kr'), mo('='), sup(mi('x'), mi('T')), M('∂L/∂k', 'R'));
+    case 'd_W_qr': return math('dL/dW_qr = x transposed dL/dq_R', M('∂L/∂W', 'qr'), mo('='), sup(mi('x'), mi('T')), M('∂L/∂q', 'R'));
     case 'latent': return math('c = x W_dkv', mi('c'), mo('='), mi('x'), M('W', 'dkv'));
     case 'q_latent': return math('q_lat = q_C W_uk transposed (per head)', M('q', 'lat'), mo('='), M('q', 'C'), sup(M('W', 'uk'), mi('T')));
     case 'scores_absorbed': return math("S_abs = q_lat c transposed + q'_R k'_R transposed", M('S', 'abs'), mo('='), M('q', 'lat'), sup(mi('c'), mi('T')),
@@ -232,6 +242,140 @@ function explainLatent(tr, c, t, L, feeds) {
       R(c.H.v[i][j]);
       feeds.push({ panel: 'latent', row: i }, { editor: 'W_uv', col: jj });
       return `v[${I},${J}]${hs}`;
+    }
+    default: return null;
+  }
+}
+
+// ───────────── the backward pass: FlashAttention-2's D and recomputed P; latent attention's leaves ─────────────
+
+/** The backward's tile and latent panels: {panel: [matrix, shape]} of head h (only those in use). */
+export function tileGradSpecs(bw, h) {
+  const tr = bw.trace;
+  const g = bw.grads;
+  const out = {};
+  if (g.flash) {
+    out.flash_D = [g.flash.heads[h].D.map((v) => [v]), `T × 1 = ${tr.T} × 1`];
+    out.flash_P = [g.flash.heads[h].P, `T × T_total = ${tr.T} × ${tr.T_total}`];
+  }
+  const ml = tr.mla;
+  if (ml) {
+    const dm = tr.d_model;
+    out.d_latent = [g.c, `T_total × d_c = ${tr.T_total} × ${ml.d_c}`];
+    out.d_W_q = [g.W_q, `d_model × n_head·d_nope = ${dm} × ${tr.n_head * ml.d_nope}`];
+    out.d_W_dkv = [g.W_dkv, `d_model × d_c = ${dm} × ${ml.d_c}`];
+    out.d_W_uk = [g.W_uk, `d_c × n_head·d_nope = ${ml.d_c} × ${tr.n_head * ml.d_nope}`];
+    out.d_W_uv = [g.W_uv, `d_c × n_head·d_v = ${ml.d_c} × ${tr.n_head * tr.d_v}`];
+    if (g.W_kr) {
+      out.d_W_kr = [g.W_kr, `d_model × d_rope = ${dm} × ${ml.d_rope}`];
+      out.d_W_qr = [g.W_qr, `d_model × n_head·d_rope = ${dm} × ${tr.n_head * ml.d_rope}`];
+    }
+  }
+  return out;
+}
+
+/** The note under a backward tile or latent panel; undefined for another panel. */
+export function tileGradNote(ctx, p, bw) {
+  const { t } = ctx;
+  const fl = bw.trace.flash;
+  switch (p) {
+    case 'flash_D': return t('var.note.flash_D');
+    case 'flash_P': {
+      let d = 0;
+      bw.grads.flash.heads.forEach((H, h) => H.P.forEach((r, i) => r.forEach((v, j) => { d = Math.max(d, Math.abs(v - bw.trace.heads[h].weights[i][j])); })));
+      return t('var.note.flash_P', { n: fl.n_q_blocks * fl.n_k_blocks * bw.trace.n_head, d: e2(d) });
+    }
+    case 'd_latent': return t('var.note.d_latent');
+    case 'd_x': return bw.trace.mla ? t('var.note.mla_dx') : undefined;
+    default: return undefined;
+  }
+}
+
+/** Head h's columns of a per-head matrix's row (width w each, from offset off inside the head). */
+const headCols = (rowv, h, width, off, n) => rowv.slice(h * width + off, h * width + off + n);
+
+/** The arithmetic of a backward tile or latent cell, or null for another panel. */
+export function explainTilesGrad(bw, c, t, L, feeds) {
+  const tr = bw.trace;
+  const g = bw.grads;
+  const { panel, i, j, I, J, h, hs } = c;
+  const { F, T, R, N } = L;
+  const dot = (a, b) => { const [p, s] = dotLines(a, b); T(`= ${p}`); T(`= ${s}`); };
+  if (g.flash && panel === 'flash_D') {
+    const O = tr.flash.heads[h].context[i];
+    const dO = g.heads[h].context[i];
+    F(`D[${I}] = Σ_d ∂L/∂O[${I},d] · O[${I},d]`);
+    dot(dO, O);
+    R(g.flash.heads[h].D[i]);
+    feeds.push({ panel: 'd_context', row: i }, { panel: 'flash_context', row: i });
+    return `D[${I}]${hs}`;
+  }
+  if (g.flash && panel === 'flash_P') {
+    const fh = tr.flash.heads[h];
+    const M = tr.heads[h].masked[i][j];
+    F(`P[${I},${J}] = e^(M[${I},${J}] − L[${I}]),  L[${I}] = m[${I}] + log ℓ[${I}]`);
+    T(`L[${I}] = ${term(fh.m[i])} + log ${term(fh.l[i])} = ${f(fh.lse[i])}`);
+    T(`= e^(${term(M)} − ${term(fh.lse[i])})`);
+    R(g.flash.heads[h].P[i][j]);
+    N(t('var.ex.recompute', { a: f(tr.heads[h].weights[i][j]) }));
+    feeds.push({ panel: 'masked', row: i, col: j }, { panel: 'weights', row: i, col: j });
+    return `P[${I},${J}]${hs}`;
+  }
+  const ml = tr.mla;
+  if (!ml) return null;
+  const x = tr.inputs.x;
+  const hd = tr.head_dim;
+  const nh = tr.n_head;
+  // ∂L/∂k_C, ∂L/∂q_C of head k: its columns of ∂L/∂K, ∂L/∂Q past the rotary part
+  const dKC = (r, k) => headCols(g.K[r], k, hd, ml.d_rope, ml.d_nope);
+  const dQC = (r, k) => headCols(g.Q[r], k, hd, ml.d_rope, ml.d_nope);
+  const rowsOf = (m, from) => m.slice(from);
+  switch (panel) {
+    case 'd_latent': {
+      const a = Array.from({ length: nh }, (_, k) => dKC(i, k)).flat();
+      const b = tr.inputs.W_uk[j];
+      F(`∂L/∂c[${I},${J}] = Σ ∂L/∂k_C[${I},:] · W_uk[${J},:] + Σ ∂L/∂V[${I},:] · W_uv[${J},:]`);
+      const [p1] = dotLines(a, b);
+      const [p2] = dotLines(g.V[i], tr.inputs.W_uv[j]);
+      T(`= (${p1}) + (${p2})`);
+      R(g.c[i][j]);
+      N(t('var.ex.dLatent'));
+      feeds.push({ panel: 'd_K', row: i }, { panel: 'd_V', row: i }, { editor: 'W_uk', row: j }, { editor: 'W_uv', row: j });
+      return `∂L/∂c[${I},${J}]`;
+    }
+    case 'd_W_dkv': case 'd_W_kr': case 'd_W_uv': case 'd_W_uk': case 'd_W_q': case 'd_W_qr': {
+      // ∂L/∂W[a, b] = Σ_t (the input's column a)[t] · (∂L/∂ of W's product, column b)[t]
+      const W = panel.slice(2);
+      const k = Math.floor(j / ml.d_nope);
+      const [src, srcName, grad, gName] = {
+        W_dkv: [x, 'x', g.c.map((r) => r[j]), `∂L/∂c[:,${J}]`],
+        W_kr: [x, 'x', g.k_R.map((r) => r[j]), `∂L/∂k_R[:,${J}]`],
+        W_uv: [ml.c, 'c', g.V.map((r) => r[j]), `∂L/∂V[:,${J}]`],
+        W_uk: [ml.c, 'c', g.K.map((r) => r[k * hd + ml.d_rope + (j % ml.d_nope)]), `∂L/∂K[:,${k * hd + ml.d_rope + (j % ml.d_nope) + 1}]`],
+        W_q: [rowsOf(x, tr.base), 'x', g.Q.map((r) => r[k * hd + ml.d_rope + (j % ml.d_nope)]), `∂L/∂Q[:,${k * hd + ml.d_rope + (j % ml.d_nope) + 1}]`],
+        W_qr: [rowsOf(x, tr.base), 'x', g.q_R.map((r) => r[j]), `∂L/∂q_R[:,${J}]`],
+      }[W];
+      F(`∂L/∂${W}[${I},${J}] = Σ_t ${srcName}[t,${I}] · ${gName}`);
+      if (src !== ml.c && (W === 'W_q' || W === 'W_qr') && tr.base) N(t('bn.wqbase', { base: tr.base }));
+      dot(src.map((r) => r[i]), grad);
+      R(g[W][i][j]);
+      feeds.push(srcName === 'c' ? { panel: 'latent', col: i } : { editor: 'x', col: i });
+      return `∂L/∂${W}[${I},${J}]`;
+    }
+    case 'd_x': {
+      // x feeds four products: the latent, the shared rotary key, and (from base on) the two query parts
+      const parts = [['∂L/∂c · W_dkvᵀ', dotLines(g.c[i], tr.inputs.W_dkv[j])]];
+      if (g.k_R) parts.push(['∂L/∂k_R · W_krᵀ', dotLines(g.k_R[i], tr.inputs.W_kr[j])]);
+      if (i >= tr.base) {
+        const q = i - tr.base;
+        parts.push(['∂L/∂q_C · W_qᵀ', dotLines(Array.from({ length: nh }, (_, k) => dQC(q, k)).flat(), tr.inputs.W_q[j])]);
+        if (g.q_R) parts.push(['∂L/∂q_R · W_qrᵀ', dotLines(g.q_R[q], tr.inputs.W_qr[j])]);
+      }
+      F(`∂L/∂x[${I},${J}] = ${parts.map(([n]) => n).join(' + ')}`);
+      T(`= ${parts.map(([, [p]]) => `(${p})`).join(' + ')}`);
+      R(g.x[i][j]);
+      feeds.push({ panel: 'd_latent', row: i });
+      return `∂L/∂x[${I},${J}]`;
     }
     default: return null;
   }

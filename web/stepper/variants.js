@@ -10,7 +10,8 @@
 import { formatNumber as f, term } from '../common/format.js';
 import { math, m, mi, mn, mo, mtext, row, sub, sup, frac } from '../common/math.js';
 import { col, dotLines } from '../common/explain-lines.js';
-import { tileSpecs, tileNote, tileFormula, explainTiles } from './variants-tiles.js';
+import { tileSpecs, tileNote, tileFormula, explainTiles, tileGradSpecs, tileGradNote, explainTilesGrad } from './variants-tiles.js';
+export { tileGradNote };
 
 const rope = (tr) => tr.rope ?? null;
 
@@ -56,8 +57,10 @@ export function variantSpecs(ctx, tr, h) {
 export function variantGradSpecs(bw, h) {
   const G = bw.grads.heads[h];
   const tr = bw.trace;
-  if (!G.q_rot) return {};
+  const tiles = tileGradSpecs(bw, h);
+  if (!G.q_rot) return tiles;
   return {
+    ...tiles,
     d_q_rot: [G.q_rot, `T × d_k = ${tr.T} × ${tr.head_dim}`],
     d_k_rot: [G.k_rot, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
   };
@@ -258,6 +261,8 @@ export function explainVariantGrad(bw, c, t, L, feeds) {
   const tr = bw.trace;
   const r = rope(tr);
   const { panel, i, j, I, J, h, H, hs } = c;
+  const tiles = explainTilesGrad(bw, c, t, L, feeds);
+  if (tiles) return tiles;
   if (tr.kv_heads && (panel === 'd_K' || panel === 'd_V')) return explainGroupGrad(bw, c, t, L, feeds);
   if (!r) return null;
   const G = bw.grads.heads[h];
