@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { presetPatch } from '../../web/common/presets.js';
-import { variantSpec, MLA_KEYS } from '../../web/common/state.js';
+import { variantSpec, MLA_KEYS, defaultState } from '../../web/common/state.js';
+import { withReadyExercise, EXERCISES, checkAnswer, isSlip } from '../../web/common/exercise.js';
+import { en } from '../../web/stepper/i18n-variants.js';
 import { explain } from '../../web/stepper/explain.js';
 import { explainGrad } from '../../web/stepper/explain-grad.js';
 import { tileSpecs, tileGradSpecs as tileGradSpecsOf, rescales } from '../../web/stepper/variants-tiles.js';
@@ -190,4 +192,42 @@ test('latent attention\'s backward: ∂L/∂c against the golden ∂L/∂W_dkv, 
     const want = bw.grads[{ d_latent: 'c' }[panel] ?? panel.slice(2)][row][col];
     assert.ok(Math.abs(sum - want) <= 2e-3, `${panel}[${row + 1},${col + 1}]: terms ${terms} sum to ${sum}, the core says ${want}`);
   }
+});
+
+test('the exercises of the tiles and latent attention: their texts\' answers are the page\'s, in float64 here', () => {
+  const want = {
+    // float64 from the golden masked scores of row 6, head 1 (keys 1–4, then 5–8)
+    'flash-running': (() => {
+      const M = gcase('flash_16_tokens_causal').expect.heads[0].masked[5].map(num);
+      const m1 = Math.max(...M.slice(0, 4));
+      const l1 = M.slice(0, 4).reduce((a, v) => a + Math.exp(v - m1), 0);
+      const m2 = Math.max(m1, ...M.slice(4, 8));
+      const l2 = Math.exp(m1 - m2) * l1 + M.slice(4, 8).reduce((a, v) => a + (v === NEG ? 0 : Math.exp(v - m2)), 0);
+      return { flash_m: [m1, m2, m2, m2], flash_l: [l1, l2, l2, l2] };
+    })(),
+    // q_C of query 1, head 1 (columns 1–2 of W_q on x's row base + 1 = 2) times head 1's rows of W_uk
+    'mla-absorb': (() => {
+      const sp = gcase('mla_latent_rope_halves').spec;
+      const qc = [0, 1].map((d) => sp.x[1].reduce((a, v, r) => a + v * sp.W_q[r][d], 0));
+      return { q_latent: sp.W_uk.map((r) => qc[0] * r[0] + qc[1] * r[1]) };
+    })(),
+  };
+  for (const [id, panels] of Object.entries(want)) {
+    const st = withReadyExercise(defaultState(), id, api);
+    assert.equal(st.preset, EXERCISES[id].preset);
+    const tr = api.trace(specOf(st.preset));
+    const shown = tileSpecs({ t }, tr, 0);
+    for (const a of st.exercise.ask) {
+      const vals = a.cells.map(([r, c]) => shown[a.panel][0][r][c]);
+      vals.forEach((v, k) => {
+        close(v, panels[a.panel][k], `${id}: ${a.panel} cell ${k + 1}`, 1e-5);
+        assert.equal(checkAnswer(v.toFixed(4), v, st.exercise.tol), 'right', `${id}: ${v.toFixed(4)} is right`);
+      });
+    }
+  }
+  assert.equal(isSlip('flash-running', '2.9271'), true);
+  assert.equal(checkAnswer('2.9271', want['flash-running'].flash_l[1]), 'wrong', 'forgetting the rescale is wrong');
+  // the texts state the numbers the learner should find
+  assert.match(en['exercise.flash-running.why'], /ℓ = 0\.2586 × 1\.6782 \+ 0\.2489 \+ 1 = 1\.6829/);
+  assert.match(en['exercise.mla-absorb.why'], /\(0\.75, 0\.6875, 0\.375\)/);
 });

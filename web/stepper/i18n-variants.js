@@ -139,6 +139,13 @@ export const en = {
   'exercise.window-keys.title': 'Which keys does a windowed query see?',
   'exercise.window-keys.task': 'Window w = 4 and one sink. Fill in row 8 of the window mask: 0 where query 8 sees the key, -inf where it does not.',
   'exercise.window-keys.why': 'Query 8 sees keys 5 … 8 (the last 4, itself included) and key 1, the sink; keys 2 … 4 have left the window and keys 9 … 12 are in the future.',
+  'exercise.flash-running.title': 'A tile’s running maximum and sum (FlashAttention)',
+  'exercise.flash-running.task': 'Row 6 of head 1 meets the key blocks one by one (4 keys each). From its masked scores M[6,1…8] (keys 7 and later are in the future), fill in its running maximum m and running sum ℓ after each block: block 1 sees keys 1–4, block 2 keys 5–8; α is shown.',
+  'exercise.flash-running.why': 'Block 1: m = max(0.3782, −0.3036, −0.6893, 1.3815) = 1.3815 and ℓ = Σ e^(M − m) = 0.3667 + 0.1854 + 0.1261 + 1 = 1.6782. Block 2 brings 2.7338 > 1.3815: the old ℓ is measured against the old m, so it is rescaled by α = e^(1.3815 − 2.7338) ≈ 0.2586 before the new terms are added: ℓ = 0.2586 × 1.6782 + 0.2489 + 1 = 1.6829. Blocks 3 and 4 are wholly masked: skipped, m and ℓ stay.',
+  'exercise.flash-running.slip': '2.9271 is 1.6782 + 0.2489 + 1: the old sum was added as it was. It was measured against the old maximum 1.3815; multiply it by α = e^(1.3815 − 2.7338) first.',
+  'exercise.mla-absorb.title': 'Fold W_uk into the query (latent attention)',
+  'exercise.mla-absorb.task': 'Head 1’s content query q_C is the last 2 columns of its q panel (the first 2 are the rotary part). Compute row 1 of the absorbed query q_lat = q_C·W_ukᵀ, using head 1’s columns (1–2) of W_uk: q_lat[1,c] = Σ_d q_C[1,d]·W_uk[c,d]. It has one number per latent dimension, d_c = 3.',
+  'exercise.mla-absorb.why': 'q_C of query 1 is (0.75, 0.6875); W_uk’s rows restricted to head 1’s columns are (1, 0), (0, 1), (0.5, 0). So q_lat[1,:] = (0.75, 0.6875, 0.375): the query now lives in the latent’s 3 dimensions and scores against c directly.',
 };
 
 export const zh = {
@@ -276,4 +283,11 @@ export const zh = {
   'exercise.window-keys.title': '带窗口的查询看到哪些键？',
   'exercise.window-keys.task': '窗口 w = 4，一个汇聚点。填出窗口掩码的第 8 行：查询 8 看得到的键填 0，看不到的填 -inf。',
   'exercise.window-keys.why': '查询 8 看到键 5 … 8（最近的 4 个，包括它自己）和键 1（汇聚点）；键 2 … 4 已经离开窗口，键 9 … 12 在未来。',
+  'exercise.flash-running.title': '分块的运行最大值与运行和（FlashAttention）',
+  'exercise.flash-running.task': '头 1 的第 6 行依次遇到各个键块（每块 4 个键）。根据它的掩码后分数 M[6,1…8]（键 7 及以后在未来），填出每块之后的运行最大值 m 和运行和 ℓ：第 1 块看到键 1–4，第 2 块看到键 5–8；α 已给出。',
+  'exercise.flash-running.why': '第 1 块：m = max(0.3782, −0.3036, −0.6893, 1.3815) = 1.3815，ℓ = Σ e^(M − m) = 0.3667 + 0.1854 + 0.1261 + 1 = 1.6782。第 2 块带来 2.7338 > 1.3815：旧的 ℓ 是相对旧的 m 算的，所以先乘以 α = e^(1.3815 − 2.7338) ≈ 0.2586，再加上新的项：ℓ = 0.2586 × 1.6782 + 0.2489 + 1 = 1.6829。第 3、4 块全被掩码：跳过，m 和 ℓ 不变。',
+  'exercise.flash-running.slip': '2.9271 是 1.6782 + 0.2489 + 1：旧的和被原样加上了。它是相对旧的最大值 1.3815 算的；要先乘以 α = e^(1.3815 − 2.7338)。',
+  'exercise.mla-absorb.title': '把 W_uk 吸收进查询（潜在注意力）',
+  'exercise.mla-absorb.task': '头 1 的内容查询 q_C 是它的 q 面板的最后 2 列（前 2 列是旋转部分）。用 W_uk 中头 1 的列（第 1–2 列），计算吸收后查询 q_lat = q_C·W_ukᵀ 的第 1 行：q_lat[1,c] = Σ_d q_C[1,d]·W_uk[c,d]。每个潜在维度一个数，d_c = 3。',
+  'exercise.mla-absorb.why': '查询 1 的 q_C 是 (0.75, 0.6875)；W_uk 各行在头 1 的列上是 (1, 0)、(0, 1)、(0.5, 0)。所以 q_lat[1,:] = (0.75, 0.6875, 0.375)：查询现在位于潜在向量的 3 个维度中，直接与 c 打分。',
 };
