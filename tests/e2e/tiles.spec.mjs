@@ -191,6 +191,9 @@ test('a permalink keeps the tiles’ sizes and latent attention', async ({ page 
   await expect(page.getByLabel('Multi-head latent attention (K and V from a latent)')).toBeChecked();
   await expect(figure(page, L.en.latent)).toBeVisible();
   await expect(figure(page, L.en.m).locator('.aps-shape')).toHaveText('T × n_k_blocks = 3 × 2');
+  // the export offers the variants' panels
+  const options = await page.getByLabel('Matrix to export').locator('option').allTextContents();
+  for (const name of ['latent', 'W_dkv', 'head 1 · flash_m', 'head 2 · flash_l', 'head 1 · scores_absorbed']) expect(options, name).toContain(name);
   // turned off, the tiles' step goes
   await page.getByLabel('Keys per tile (0 = off)').fill('0');
   await expect(page.getByRole('heading', { name: L.en.m })).toBeHidden();
