@@ -3,9 +3,10 @@
 // equality with the plain path, latent attention's absorbed scores agreeing with the scores, in
 // English and 中文 at 375 / 1366 / 1920 px under the strict CSP; the flash exercise answered wrong
 // (the forgotten rescale, named) then right; the backward pass of RoPE, the tiles and MLA; a
-// permalink round-trip of both options; axe's WCAG 2.2 A/AA rules on each state. Numbers come from the golden cases' float64 values
+// permalink round-trip of both options; print (the PDF's text holds the tiles' numbers); axe's WCAG 2.2 A/AA rules on each state. Numbers come from the golden cases' float64 values
 // (tests/golden/attention_cases.json), never from the page itself.
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import AxeBuilder from '@axe-core/playwright';
 import { test, expect, panelText, explainText, settled, watchNetwork, BOOT_MS } from './fixtures.mjs';
 
@@ -197,4 +198,17 @@ test('a permalink keeps the tiles’ sizes and latent attention', async ({ page 
   // turned off, the tiles' step goes
   await page.getByLabel('Keys per tile (0 = off)').fill('0');
   await expect(page.getByRole('heading', { name: L.en.m })).toBeHidden();
+});
+
+test('print: the tiles\' panels with their numbers', async ({ page }, testInfo) => {
+  test.skip(!existsSync('/usr/bin/pdftotext'), 'pdftotext (poppler-utils) is not installed');
+  await open(page);
+  await example(page, 'en', 'flash-tiles');
+  const rows = { m: (await panelText(page, 'flash_m'))[5], l: (await panelText(page, 'flash_l'))[5] };
+  await page.getByRole('radio', { name: L.en.view }).click(); // from the step view: print shows every step
+  const path = testInfo.outputPath('tiles.pdf');
+  writeFileSync(path, await page.pdf({ format: 'A4', printBackground: true }));
+  const text = execFileSync('/usr/bin/pdftotext', ['-layout', path, '-']).toString().replace(/[ \t]+/g, ' ');
+  for (const [p, r] of Object.entries(rows)) expect(text, `${p}: ${r.join(' ')}`).toContain(` ${r.join(' ')}`);
+  for (const title of [L.en.m, L.en.alpha, L.en.l, L.en.out]) expect(text).toContain(title);
 });
