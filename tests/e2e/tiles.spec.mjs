@@ -166,6 +166,10 @@ test('backward: RoPE’s rotation back, FlashAttention-2’s recomputed P, the l
   await cell(P, 5, 4).focus();
   await expect.poll(() => explainText(page)).toContain('P[6,5] = e^(M[6,5] − L[6])');
   await expect(figure(page, 'D = rowsum(∂L/∂O ⊙ O)')).toBeVisible();
+  // ∂L/∂v as FlashAttention-2 builds it: one term per tile of its key block
+  await cell(page.locator('figure[data-panel="d_v"]'), 5, 1).focus();
+  await expect.poll(() => explainText(page)).toContain('∂L/∂v[6,2] = Σ_b (P_bᵀ · ∂L/∂O_b)[6,2]');
+  await expect(page.locator('.aps-explain')).toContainText('one term per tile');
   await example(page, 'en', 'mla-latent');
   await expect(figure(page, '∂L/∂c (the latent)')).toContainText('gathers both');
   await expect(figure(page, '∂L/∂W_dkv')).toBeVisible();

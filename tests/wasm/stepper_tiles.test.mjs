@@ -168,6 +168,14 @@ test('FlashAttention-2\'s backward panels: D = rowsum(dO ⊙ O) and the recomput
     closeM(flash_D[0], D.map((v) => [v]), `D, head ${h + 1}`, 1e-4);
     closeM(flash_P[0], fwd.heads[h].weights, `P = A, head ${h + 1}`, 1e-5);
   }
+  // ∂L/∂v tile by tile: the per-tile terms the page shows (from the golden-checked steps) sum to it
+  for (const [row, col, h] of [[5, 1, 0], [0, 0, 1], [13, 1, 1]]) {
+    const ex = explainGrad(bw, { panel: 'd_v', row, col, head: h }, t);
+    assert.match(ex.lines[0].text, /Σ_b \(P_bᵀ · ∂L\/∂O_b\)/);
+    const terms = ex.lines.find((l) => l.kind === 'terms').text.slice(2).split(' + ').map((v) => Number(v.replace(/[()]/g, '').replace('−', '-').replace('e−', 'e-')));
+    assert.equal(terms.length, 4, 'one term per query block');
+    close(terms.reduce((a, b) => a + b, 0), c.expect.grads.heads[h].v[row][col], `∂L/∂v[${row + 1},${col + 1}] from its tiles`, 2e-4);
+  }
   const lines = explainGrad(bw, { panel: 'flash_P', row: 5, col: 4, head: 0 }, t).lines.map((l) => l.text).join('\n');
   assert.match(lines, /P\[6,5\] = e\^\(M\[6,5\] − L\[6\]\)/);
   assert.match(lines, /var\.ex\.recompute/);

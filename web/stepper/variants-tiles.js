@@ -321,6 +321,20 @@ export function explainTilesGrad(bw, c, t, L, feeds) {
     feeds.push({ panel: 'masked', row: i, col: j }, { panel: 'weights', row: i, col: j });
     return `P[${I},${J}]${hs}`;
   }
+  if (g.flash && panel === 'd_v') {
+    // FlashAttention-2: the key block's ∂L/∂V grows one query block (one tile) at a time
+    const kb = Math.floor(i / tr.flash.block_k);
+    const steps = g.flash.steps.filter((s) => s.head === h && s.k_block === kb);
+    const r = i - steps[0].c0;
+    let before = 0;
+    const adds = steps.map((s) => { const v = s.dv[r][j] - before; before = s.dv[r][j]; return v; });
+    F(`∂L/∂v[${I},${J}] = Σ_b (P_bᵀ · ∂L/∂O_b)[${I},${J}] ⟨${t('var.ex.overQueryBlocks', { n: steps.length, k: kb + 1 })}⟩`);
+    T(`= ${adds.map(term).join(' + ')}`);
+    R(g.heads[h].v[i][j]);
+    N(t('var.ex.tilesBack'));
+    feeds.push({ panel: 'flash_P', col: i });
+    return `∂L/∂v[${I},${J}]${hs}`;
+  }
   const ml = tr.mla;
   if (!ml) return null;
   const x = tr.inputs.x;
