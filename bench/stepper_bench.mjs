@@ -15,6 +15,10 @@
 //                                                # line; AP_TRACE_OUT=file.json keeps the trace
 //   node bench/stepper_bench.mjs --cpu-profile   # + JS time per function (V8's sampling profiler)
 //   node bench/stepper_bench.mjs --width 1920    # another window width (default 1400 × 1000)
+//   node bench/stepper_bench.mjs --variants      # + edit → frame on each modern variant's example
+//                                                # (RoPE, ALiBi, GQA, window + sink, FlashAttention's
+//                                                # tiles, latent attention): median and p90 of N
+//                                                # edits of one cell of its Q or W_q, printed only
 //   node bench/stepper_bench.mjs --against /tmp/main-web --rounds 3
 //                                                # two copies of web/ in one sitting, interleaved:
 //                                                # a server for each, the rounds alternate which
@@ -66,6 +70,9 @@ const PROFILE = process.argv.includes('--profile');
 const CPU_PROFILE = process.argv.includes('--cpu-profile');
 const AGAINST = arg('--against', null);
 const ROUNDS = Number(arg('--rounds', 3));
+const VARIANTS = process.argv.includes('--variants');
+/** The variants' examples (web/common/presets.js) and the grid an edit changes in each. */
+const VARIANT_EXAMPLES = [['rope-distance', 'Q'], ['alibi-heads', 'Q'], ['gqa-8-2', 'Q'], ['window-sink', 'Q'], ['flash-tiles', 'W_q'], ['mla-latent', 'W_q']];
 const SIZE = 16;
 const HEADS = 4;
 /** A deterministic n × n matrix as text, 2 decimals in ±1. */
@@ -391,7 +398,66 @@ const TIMELINE = new Set(['devtools.timeline', 'disabled-by-default-devtools.tim
 const TRACE_CATEGORIES = [...TIMELINE, 'blink'];
 const CANVAS_EVENTS = new Set(['CanvasRenderingContext2D::FinalizeFrame', 'Canvas2DResourceProvider::ProduceCanvasResource']);
 
+/**
+ * Edit → frame rendered on one example: N edits (3 more to warm up) of its grid's first cell, each
+ * timed from the input event to the end of the first frame after the component's 'trace' (the
+ * frame holding the new numbers; the rAF-loop marks of measureEdits, in short). Returns the ms.
+ */
+async function measureExample(page, url, id, grid) {
+  await page.goto(`${url}/index.html`);
+  await page.waitForFunction(() => window.attentionStepper, null, { timeout: 30_000 });
+  await page.locator('select[data-key="preset"]').selectOption(id);
+  await page.locator(`[data-matrix="${grid}"] td[data-r="0"][data-c="0"]`).dblclick();
+  await page.locator(`[data-matrix="${grid}"] input.aps-cell-input`).waitFor();
+  await page.waitForTimeout(300);
+  return page.evaluate(async ({ N, grid }) => {
+    const ctl = window.attentionStepper;
+    const input = document.querySelector(`[data-matrix="${grid}"] input.aps-cell-input`);
+    const raf = () => new Promise((r) => requestAnimationFrame(r));
+    const idle = (t) => new Promise((r) => setTimeout(r, t));
+    let phase = 'idle';
+    let afterRender = [];
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => { phase = 'idle'; const now = performance.now(); const due = afterRender; afterRender = []; for (const f of due) f(now); };
+    let looping = true;
+    const loop = () => requestAnimationFrame(() => { phase = 'raf'; channel.port2.postMessage(0); if (looping) loop(); });
+    loop();
+    await raf();
+    const rendered = () => new Promise((resolve) => {
+      if (phase === 'raf') afterRender.push(resolve); else requestAnimationFrame(() => afterRender.push(resolve));
+    });
+    const out = [];
+    for (let i = 0; i < N + 3; i++) {
+      const shown = new Promise((resolve) => { const off = ctl.on('trace', () => { off(); resolve(rendered()); }); });
+      input.value = (0.5 + ((i % 40) + 1) * 0.0125).toFixed(4);
+      const t0 = performance.now();
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      const t1 = await shown;
+      if (i >= 3) out.push(t1 - t0);
+      await raf();
+      await idle(30 + ((i * 7) % 17));
+    }
+    looping = false;
+    return out;
+  }, { N, grid });
+}
+
+async function variantsTable(browser, url) {
+  const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  console.log(`\nThe modern variants' examples — ${N} edits of one cell each, edit → frame rendered (ms)`);
+  console.log(`${'example'.padEnd(16)}${'grid'.padEnd(6)}${'median'.padStart(8)}${'p90'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}`);
+  for (const [id, grid] of VARIANT_EXAMPLES) {
+    const xs = await measureExample(page, url, id, grid);
+    console.log(`${id.padEnd(16)}${grid.padEnd(6)}${ms(quantile(xs, 0.5))}${ms(quantile(xs, 0.9))}${ms(Math.min(...xs))}${ms(Math.max(...xs))}`);
+  }
+  await page.close();
+  if (errors.length) console.warn(`page errors: ${errors.join('; ')}`);
+}
+
 async function main({ browser, url }) {
+  if (VARIANTS) await variantsTable(browser, url);
   const page = await browser.newPage({ viewport: { width: WIDTH, height: 1000 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));

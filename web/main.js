@@ -4,7 +4,6 @@
 import { el } from './common/ui.js';
 import { mountStepper } from './stepper/stepper.js';
 import { enableSharing } from './stepper/share.js';
-import { mountVariantPanels } from './stepper/panels-flash.js';
 import { createI18n, storedLang } from './stepper/i18n.js';
 
 const app = document.getElementById('app');
@@ -13,7 +12,6 @@ try {
   const stepper = await mountStepper(app, {});
   // permalink in the URL (#s=…), copy-link, and export of any matrix or panel
   const sharing = enableSharing(stepper, app);
-  mountVariantPanels(stepper, app); // FlashAttention's tiles and MLA, after the stepper
   // a link that names a cell (state.focus) lands the keyboard on it
   if (sharing.permalink.restored && stepper.getState().focus) stepper.focusCell();
   app.dataset.status = 'ready';

@@ -44,12 +44,14 @@ test('the page sends each variant only when it is on, and old states read as all
   assert.deepEqual(variantSpec({ ...VARIANTS_OFF, rope: 'halves', rope_dims: 2, window: 3, sinks: 1, n_kv_head: 2, alibi: true }),
     { rope: 'halves', rope_base: 10000, rope_dims: 2, alibi: true, n_kv_head: 2, window: 3, sinks: 1 });
   assert.deepEqual(variantSpec({ ...VARIANTS_OFF, sinks: 2 }), {}, 'sinks without a window stay out (the core refuses them)');
+  assert.deepEqual(variantSpec({ ...VARIANTS_OFF, flash_block_q: 4, flash_block_k: 2, mla: true }), { flash_block_q: 4, flash_block_k: 2 },
+    'the tiles send their sizes; latent attention is its weights, not a key');
   const old = defaultState();
   delete old.variants;
   assert.deepEqual(validateState(old).variants, VARIANTS_OFF, 'a state from before the variants has them off');
   const junk = validateState({ ...old, variants: { rope: 'spiral', rope_base: -1, n_kv_head: 99, window: -2, alibi: 'yes' } });
   assert.deepEqual(junk.variants, VARIANTS_OFF);
-  const kept = { rope: 'halves', rope_base: 500, rope_dims: 2, alibi: true, n_kv_head: 2, window: 3, sinks: 1 };
+  const kept = { rope: 'halves', rope_base: 500, rope_dims: 2, alibi: true, n_kv_head: 2, window: 3, sinks: 1, flash_block_q: 2, flash_block_k: 3, mla: true };
   assert.deepEqual(validateState({ ...old, variants: kept }).variants, kept);
   assert.deepEqual(Object.keys(defaultState().options), ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax'], 'options stay a spec the core takes');
 });

@@ -17,7 +17,7 @@ import { presetPatch } from './presets.js';
 export { DEFAULT_TOL, toleranceOf, validateExercise, validateTol };
 
 export const EXERCISE_IDS = ['identity-softmax', 'causal-row', 'mask-base', 'naive-1000', 'softmax-backward',
-  'rope-rotate', 'alibi-bias', 'window-keys'];
+  'rope-rotate', 'alibi-bias', 'window-keys', 'flash-running', 'mla-absorb'];
 export const STORAGE_PREFIX = 'attention-playground.exercise.';
 
 /**
@@ -40,6 +40,9 @@ export const EXERCISES = {
   'rope-rotate': { preset: 'rope-distance', ask: [{ panel: 'q_rot', cells: [[1, 0]] }], slips: [1] },
   'alibi-bias': { preset: 'alibi-heads', ask: [{ panel: 'bias', cells: [[3, 0]] }] },
   'window-keys': { preset: 'window-sink', ask: [{ panel: 'mask', cells: row(7, 12) }] },
+  // row 6 of head 1 across the 4 key blocks: ℓ forgetting the rescale (1.6782 + 1.2489) is the slip
+  'flash-running': { preset: 'flash-tiles', ask: [{ panel: 'flash_m', cells: row(5, 4) }, { panel: 'flash_l', cells: row(5, 4) }], slips: [2.9271] },
+  'mla-absorb': { preset: 'mla-latent', ask: [{ panel: 'q_latent', cells: row(0, 3) }] },
 };
 
 function row(r, n) {

@@ -1,7 +1,8 @@
 // presets.js — the tutorials' examples. Each preset sets mode, matrices (as text), use_W_o, use_bias,
-// options and variants (the modern ones: RoPE, ALiBi, grouped-query heads, a window); its one-paragraph explanation lives in i18n.js under `preset.<id>.text`.
+// options and variants (the modern ones: RoPE, ALiBi, grouped-query heads, a window, FlashAttention's
+// tiles, latent attention); its one-paragraph explanation lives in i18n.js under `preset.<id>.text`.
 import { cellText } from './format.js';
-import { VARIANTS_OFF } from './state.js';
+import { VARIANTS_OFF, MLA_KEYS } from './state.js';
 
 const I2 = '1 0\n0 1';
 const X4 = '0.5 -1 0.25 0\n1 0.5 -0.5 0.75\n-0.25 0.5 1 -1\n0 1.5 0.5 0.25';
@@ -12,10 +13,13 @@ const OPT = { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, so
 
 /** Preset ids in menu order ('custom' is not a preset, it is what editing turns a preset into). */
 export const PRESETS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
-  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink'];
+  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink', 'flash-tiles', 'mla-latent'];
 
 /** A matrix's text of n rows, row i given by fn(i) (a list of numbers). */
 const rows = (n, fn) => Array.from({ length: n }, (_, i) => fn(i).join(' ')).join('\n');
+
+/** A matrix's text from its rows (lists of numbers). */
+const text = (m) => m.map((r) => r.join(' ')).join('\n');
 
 const round = (m, d) => m.map((r) => r.map((v) => cellText(Number(v.toFixed(d))))).map((r) => r.join(' ')).join('\n');
 
@@ -56,6 +60,57 @@ export function presetPatch(id, api) {
       Q: rows(12, (i) => [((i * 3) % 5) / 2 - 1, ((i * 7) % 4) / 2 - 0.5]),
       K: rows(12, (j) => [((j * 5) % 4) / 2 - 0.5, ((j * 2) % 5) / 2 - 1]),
       V: rows(12, (j) => [j + 1, j % 2]) }, { causal: true }, { window: 4, sinks: 1 });
+    // FlashAttention's tiles: 16 tokens, 2 heads, causal, 4 × 4 blocks (the golden case
+    // flash_16_tokens_causal); multi-head latent attention with its decoupled RoPE key
+    // (mla_latent_rope_halves): both are tests/golden/ref_flash_mla.py's inputs
+    case 'flash-tiles': {
+      const e = FLASH_EXAMPLE;
+      return { mode: 'x', matrices: { x: text(e.x), W_q: text(e.W_q), W_k: text(e.W_k), W_v: text(e.W_v), W_o: text(e.W_o) }, use_W_o: true, use_bias: false,
+        options: { ...OPT, n_head: e.n_head, causal: true }, variants: { ...VARIANTS_OFF, flash_block_q: e.flash_block_q, flash_block_k: e.flash_block_k } };
+    }
+    case 'mla-latent': {
+      const e = MLA_EXAMPLE;
+      const matrices = Object.fromEntries(['x', 'W_q', 'W_o', ...MLA_KEYS].map((k) => [k, text(e[k])]));
+      return { mode: 'x', matrices, use_W_o: true, use_bias: false, options: { ...OPT, n_head: e.n_head, causal: true, base: e.base },
+        variants: { ...VARIANTS_OFF, rope: e.rope, mla: true } };
+    }
     default: return null;
   }
 }
+
+/** The 16-token example of FlashAttention's tiles (the golden case flash_16_tokens_causal). */
+export const FLASH_EXAMPLE = {
+  x: [[1.415, -1.772, -0.996, 0.616], [0.311, 0.25, 0.173, -0.507], [1.918, 0.579, -1.869, -0.113],
+    [-0.617, -1.22, 0.24, -0.558], [0.072, -1.669, -1.518, 1.497], [-1.446, -1.32, -0.347, -1.128],
+    [1.575, 0.428, 0.506, -0.408], [1.099, -0.517, -1.539, 1.664], [0.693, -0.791, -1.903, -1.442],
+    [-0.433, -0.986, -0.856, -1.005], [-1.26, -1.271, 0.659, 0.286], [1.193, 1.56, 1.417, 0.683],
+    [1.881, -1.502, 0.332, -0.239], [-0.87, 1.933, 0.49, 1.235], [-0.529, -0.622, -0.531, -1.694],
+    [1.516, 0.732, 0.703, 0.841]],
+  W_q: [[0.266, -0.404, 0.649, 0.161], [0.187, 0.586, -0.111, -0.226], [-0.572, -0.94, 0.558, 0.344],
+    [0.887, -0.161, 0.647, 0.196]],
+  W_k: [[0.651, -0.649, -0.245, -0.581], [0.645, 0.011, 0.545, -0.85], [0.814, 0.849, -0.936, 0.271],
+    [0.268, -0.717, 0.687, 0.008]],
+  W_v: [[0.365, -0.892, -0.559, -0.631], [-0.648, 0.624, 0.847, -0.447], [0.64, 0.78, 0.026, -0.51],
+    [0.648, -0.572, 0.483, 0.26]],
+  W_o: [[0.571, 0.572, 0.938], [0.496, 0.311, 0.878], [-0.643, 0.177, -0.114], [-0.302, -0.338, -0.681]],
+  n_head: 2,
+  causal: true,
+  flash_block_q: 4,
+  flash_block_k: 4,
+};
+
+/** The example of multi-head latent attention (the golden case mla_latent_rope_halves). */
+export const MLA_EXAMPLE = {
+  x: [[0.5, -1, 0.25, 0], [1, 0.5, -0.5, 0.75], [-0.25, 0.5, 1, -1], [0, 1.5, 0.5, 0.25]],
+  W_q: [[1, 0, 0.5, 0], [0, 1, 0, -0.5], [0.5, 0, 1, 0], [0, 0.25, 0, 1]],
+  W_dkv: [[0.5, 0.5, 0], [0, 1, 0.25], [-0.5, 0, 1], [0, 0, -0.25]],
+  W_uk: [[1, 0, 0.5, 0], [0, 1, 0, -0.5], [0.5, 0, 1, 0]],
+  W_uv: [[1, 2, 0, -1], [0, 1, 1, 0], [-1, 0, 0.5, 1]],
+  W_kr: [[0.3, -0.2], [0.1, 0.4], [-0.5, 0.2], [0.6, 0.1]],
+  W_qr: [[0.2, 0.1, -0.3, 0.5], [0.4, -0.6, 0.2, 0.1], [0.1, 0.3, 0.5, -0.2], [-0.4, 0.2, 0.1, 0.3]],
+  W_o: [[1, 0, 0.5, 0], [0, 1, 0, -0.5], [0.5, 0, 1, 0], [0, 0.25, 0, 1]],
+  n_head: 2,
+  causal: true,
+  base: 1,
+  rope: 'halves',
+};

@@ -15,7 +15,9 @@
 //   use_bias: boolean,              // the biases b_q, b_k, b_v (x mode) and b_o (with W_o)
 //   options: { n_head, causal, mask: 'strict'|'inclusive', base, scale, softmax: 'stable'|'naive' },
 //   variants: { rope: 'none'|'interleaved'|'halves', rope_base, rope_dims (0 = head_dim),  // the modern
-//               alibi: boolean, n_kv_head (0 = n_head), window (0 = none), sinks },   // variants (VARIANTS_OFF)
+//               alibi: boolean, n_kv_head (0 = n_head), window (0 = none), sinks,     // variants (VARIANTS_OFF)
+//               flash_block_q, flash_block_k (0 = off: FlashAttention's tiles, both or neither),
+//               mla: boolean },  // multi-head latent attention: K and V from x·W_dkv (x mode)
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
@@ -43,17 +45,24 @@
 // States from before the backward mode (no direction / upstream) are valid: forward, the default
 // loss (MSE against zeros).
 
-export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o'];
+export const MATRIX_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'W_o', 'Q', 'K', 'V', 'b_q', 'b_k', 'b_v', 'b_o',
+  // multi-head latent attention's own weights (variants.mla): the latent, its up-projections, the rotary parts
+  'W_dkv', 'W_uk', 'W_uv', 'W_kr', 'W_qr'];
+/** The weights multi-head latent attention reads in place of W_k and W_v (W_kr, W_qr with RoPE only). */
+export const MLA_KEYS = ['W_dkv', 'W_uk', 'W_uv', 'W_kr', 'W_qr'];
 /** The bias vectors and the weight matrix whose columns each one matches. */
 export const BIAS_OF = { b_q: 'W_q', b_k: 'W_k', b_v: 'W_v', b_o: 'W_o' };
 export const PRESET_IDS = ['identity', 'two-token', 'causal-4', 'overflow-naive', 'overflow-stable',
-  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink', 'custom'];
+  'saturate-64', 'inclusive', 'kv-cache', 'rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink', 'flash-tiles', 'mla-latent', 'custom'];
 export const PANEL_IDS = ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'out',
   // the modern variants' panels (shown when their option is on)
-  'kv_heads', 'rope_angles', 'q_rot', 'k_rot', 'bias', 'mask'];
+  'kv_heads', 'rope_angles', 'q_rot', 'k_rot', 'bias', 'mask',
+  'latent', 'q_latent', 'scores_absorbed', 'flash_m', 'flash_alpha', 'flash_l', 'flash_context'];
 /** The backward pass's panels: ∂L/∂ of each forward value (d_ + the value's name). */
 export const GRAD_PANEL_IDS = ['d_out', 'd_W_o', 'd_b_o', 'd_concat', 'd_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores',
-  'd_q_rot', 'd_k_rot', 'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'];
+  'd_q_rot', 'd_k_rot', 'd_q', 'd_k', 'd_Q', 'd_K', 'd_V', 'd_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v',
+  // FlashAttention-2's backward (D, the recomputed P) and latent attention's gradients
+  'flash_D', 'flash_P', 'd_latent', 'd_W_dkv', 'd_W_uk', 'd_W_uv', 'd_W_kr', 'd_W_qr'];
 /**
  * What the learner makes, as opposed to how the page shows it: the fields that undo and redo
  * restore (undo.js) and whose change is a new entry in the browser's history (permalink.js). The
@@ -82,7 +91,8 @@ const I2 = '1 0\n0 1';
  * The modern variants' options, all off: what a state without them (an old permalink) means. They
  * are a key of their own (state.variants) so that state.options stays a spec the core takes as is.
  */
-export const VARIANTS_OFF = Object.freeze({ rope: 'none', rope_base: 10000, rope_dims: 0, alibi: false, n_kv_head: 0, window: 0, sinks: 0 });
+export const VARIANTS_OFF = Object.freeze({ rope: 'none', rope_base: 10000, rope_dims: 0, alibi: false, n_kv_head: 0, window: 0, sinks: 0,
+  flash_block_q: 0, flash_block_k: 0, mla: false });
 export const ROPE_PAIRINGS = ['none', 'interleaved', 'halves'];
 
 /**
@@ -99,6 +109,9 @@ export function variantSpec(o = VARIANTS_OFF) {
   if (o.alibi) spec.alibi = true;
   if (o.n_kv_head) spec.n_kv_head = o.n_kv_head;
   if (o.window) { spec.window = o.window; if (o.sinks) spec.sinks = o.sinks; }
+  // the tiles need both sizes: one alone goes to the core, which names the one missing
+  if (o.flash_block_q) spec.flash_block_q = o.flash_block_q;
+  if (o.flash_block_k) spec.flash_block_k = o.flash_block_k;
   return spec;
 }
 
@@ -107,7 +120,8 @@ export function defaultState() {
     version: 1,
     preset: 'identity',
     mode: 'x',
-    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2, b_q: '', b_k: '', b_v: '', b_o: '' },
+    matrices: { x: I2, W_q: I2, W_k: I2, W_v: I2, W_o: I2, Q: I2, K: I2, V: I2, b_q: '', b_k: '', b_v: '', b_o: '',
+      W_dkv: I2, W_uk: I2, W_uv: I2, W_kr: I2, W_qr: I2 },
     use_W_o: true,
     use_bias: false,
     options: { n_head: 1, causal: false, mask: 'strict', base: 0, scale: true, softmax: 'stable' },
@@ -167,6 +181,9 @@ export function validateState(obj) {
     n_kv_head: intIn(v.n_kv_head, 0, MAX_HEADS, 0),
     window: intIn(v.window, 0, MAX_DIM * 2, 0),
     sinks: intIn(v.sinks, 0, MAX_DIM * 2, 0),
+    flash_block_q: intIn(v.flash_block_q, 0, MAX_DIM * 2, 0),
+    flash_block_k: intIn(v.flash_block_k, 0, MAX_DIM * 2, 0),
+    mla: bool(v.mla, false),
   };
   s.seed = intIn(obj.seed, 0, Number.MAX_SAFE_INTEGER, d.seed);
   s.view = oneOf(obj.view, ['all', 'step'], 'all');

@@ -6,37 +6,47 @@ import { formatNumber } from '../common/format.js';
 
 /**
  * The backward steps in order. panels: the gradient panels of the step; from: the gradient panels
- * it is computed from; needs: 'x' (only in x mode) or 'rope' (only with RoPE: the rotated q and k).
+ * it is computed from; needs: 'x' (only in x mode), 'rope' (only with RoPE: the rotated q and k),
+ * 'flash' (FlashAttention's tiles: D and the recomputed P) or 'mla' (latent attention: ∂L/∂c).
+ * In x mode the inputs' step shows W_k, W_v's gradients, or latent attention's weights' (MLA_GRADS).
  */
 export const BSTEPS = [
   { id: 'b_out', panels: ['d_out'], from: [] },
   { id: 'b_proj', panels: ['d_W_o', 'd_b_o', 'd_concat'], from: ['d_out'] },
   { id: 'b_context', panels: ['d_context'], from: ['d_concat'] },
+  { id: 'b_flash', panels: ['flash_D', 'flash_P'], from: ['d_context'], needs: 'flash' },
   { id: 'b_av', panels: ['d_weights', 'd_v'], from: ['d_context'] },
   { id: 'b_softmax', panels: ['d_scaled'], from: ['d_weights'] },
   { id: 'b_scale', panels: ['d_scores'], from: ['d_scaled'] },
   { id: 'b_rope', panels: ['d_q_rot', 'd_k_rot'], from: ['d_scores'], needs: 'rope' },
   { id: 'b_qk', panels: ['d_q', 'd_k'], from: ['d_scores', 'd_q_rot', 'd_k_rot'] },
   { id: 'b_QKV', panels: ['d_Q', 'd_K', 'd_V'], from: ['d_q', 'd_k', 'd_v'] },
-  { id: 'b_inputs', panels: ['d_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v'], from: ['d_Q', 'd_K', 'd_V'], needs: 'x' },
+  { id: 'b_latent', panels: ['d_latent'], from: ['d_K', 'd_V'], needs: 'mla' },
+  { id: 'b_inputs', panels: ['d_x', 'd_W_q', 'd_W_k', 'd_W_v', 'd_b_q', 'd_b_k', 'd_b_v', 'd_W_dkv', 'd_W_uk', 'd_W_uv', 'd_W_kr', 'd_W_qr'],
+    from: ['d_Q', 'd_K', 'd_V', 'd_latent'], needs: 'x' },
 ];
+/** Latent attention's weights' gradients, shown in place of W_k's and W_v's (d_W_kr, d_W_qr with RoPE). */
+export const MLA_GRADS = ['d_W_dkv', 'd_W_uk', 'd_W_uv', 'd_W_kr', 'd_W_qr'];
 
 /** The per-head gradient panels (their title names the head when n_head > 1). */
-export const HEAD_GRAD_PANELS = ['d_context', 'd_weights', 'd_v', 'd_scaled', 'd_scores', 'd_q_rot', 'd_k_rot', 'd_q', 'd_k'];
+export const HEAD_GRAD_PANELS = ['d_context', 'flash_D', 'flash_P', 'd_weights', 'd_v', 'd_scaled', 'd_scores', 'd_q_rot', 'd_k_rot', 'd_q', 'd_k'];
 
 /** The gradient panels of an input (a cell there can be checked numerically) → the input's name. */
 export const INPUT_GRADS = { d_x: 'x', d_W_q: 'W_q', d_W_k: 'W_k', d_W_v: 'W_v', d_W_o: 'W_o', d_Q: 'Q', d_K: 'K', d_V: 'V',
-  d_b_q: 'b_q', d_b_k: 'b_k', d_b_v: 'b_v', d_b_o: 'b_o' };
+  d_b_q: 'b_q', d_b_k: 'b_k', d_b_v: 'b_v', d_b_o: 'b_o', d_W_dkv: 'W_dkv', d_W_uk: 'W_uk', d_W_uv: 'W_uv', d_W_kr: 'W_kr', d_W_qr: 'W_qr' };
 
 /**
  * The steps shown for a state: without W_o there is no ∂L/∂W_o; in qkv mode Q, K, V are the
  * inputs; a bias's gradient only when that bias is used (biases: the names in use, e.g. ['b_q']);
- * RoPE's step only with rope on.
+ * on: the variants whose steps show, { rope, flash, mla } (booleans; latent attention in x mode
+ * only, its weights' gradients in place of W_k's and W_v's, W_kr's and W_qr's with RoPE).
  */
-export function visibleBSteps(mode, useWo, biases = [], rope = false) {
-  return BSTEPS.filter((s) => !(s.needs === 'x' && mode !== 'x') && !(s.needs === 'rope' && !rope))
+export function visibleBSteps(mode, useWo, biases = [], on = {}) {
+  const mla = on.mla && mode === 'x';
+  const keep = (p) => (MLA_GRADS.includes(p) ? mla && (on.rope || (p !== 'd_W_kr' && p !== 'd_W_qr')) : !(mla && (p === 'd_W_k' || p === 'd_W_v')));
+  return BSTEPS.filter((s) => !(s.needs === 'x' && mode !== 'x') && !(s.needs && s.needs !== 'x' && !(s.needs === 'mla' ? mla : on[s.needs])))
     .map((s) => (s.id === 'b_proj' && !useWo ? { ...s, panels: ['d_concat'] } : s))
-    .map((s) => ({ ...s, panels: s.panels.filter((p) => !p.startsWith('d_b_') || biases.includes(p.slice(2))) }));
+    .map((s) => ({ ...s, panels: s.panels.filter((p) => (!p.startsWith('d_b_') || biases.includes(p.slice(2))) && keep(p)) }));
 }
 
 /**
@@ -54,7 +64,11 @@ export function panelReads(panel, { upstream, useWo, rope = false }) {
     case 'd_k': return rope ? ['rope_angles'] : ['q'];
     case 'd_q_rot': return ['k_rot'];
     case 'd_k_rot': return ['q_rot'];
-    case 'd_W_q': case 'd_W_k': case 'd_W_v': return ['x'];
+    case 'd_W_q': case 'd_W_k': case 'd_W_v': case 'd_W_dkv': case 'd_W_kr': case 'd_W_qr': return ['x'];
+    case 'd_W_uk': case 'd_W_uv': return ['latent'];
+    case 'd_latent': return ['W_uk', 'W_uv'];
+    case 'flash_D': return ['flash_context'];
+    case 'flash_P': return ['masked', 'flash_m', 'flash_l'];
     case 'd_x': return ['W_q', 'W_k', 'W_v'];
     default: return [];
   }

@@ -11,7 +11,7 @@
 // ctx.schedule(), ctx.paint(), ctx.showExplain(), ctx.buildSpec().
 //
 // Limits: no DOM of its own; the fields are the component's, not an API for other code.
-import { BIAS_OF } from '../common/state.js';
+import { BIAS_OF, MLA_KEYS } from '../common/state.js';
 import { tokenMark } from '../common/export.js';
 import { createUndo, noteChange } from './undo.js';
 import { createI18n } from './i18n.js';
@@ -21,28 +21,32 @@ import { visibilityObserver } from './panels.js';
 /**
  * The forward steps: their panels, and the panels each one is computed from. when(options): a
  * modern variant's step, shown only with its option on (state.variants) (grouped-query heads, RoPE, ALiBi's bias,
- * the sliding window's mask).
+ * the sliding window's mask, latent attention's latent and absorbed scores, FlashAttention's tiles).
  */
 export const STEPS = [
-  { id: 'qkv', panels: ['q', 'k', 'v'], from: [] },
+  { id: 'latent', panels: ['latent'], from: [], when: (o) => o.mla },
+  { id: 'qkv', panels: ['q', 'k', 'v'], from: ['latent'] },
   { id: 'gqa', panels: ['kv_heads'], from: ['k', 'v'], when: (o) => o.n_kv_head > 0 },
   { id: 'rope', panels: ['rope_angles', 'q_rot', 'k_rot'], from: ['q', 'k'], when: (o) => o.rope !== 'none' },
   { id: 'scores', panels: ['scores'], from: ['q', 'k', 'q_rot', 'k_rot'] },
+  { id: 'absorbed', panels: ['q_latent', 'scores_absorbed'], from: ['q', 'latent', 'scores'], when: (o) => o.mla },
   { id: 'scaled', panels: ['scaled'], from: ['scores'] },
   { id: 'alibi', panels: ['bias'], from: [], when: (o) => o.alibi },
   { id: 'window', panels: ['mask'], from: [], when: (o) => o.window > 0 },
   { id: 'masked', panels: ['masked'], from: ['scaled', 'bias', 'mask'] },
   { id: 'softmax', panels: ['weights', 'weights-heads'], from: ['masked'] },
   { id: 'context', panels: ['context'], from: ['weights', 'v'] },
+  { id: 'flash', panels: ['flash_m', 'flash_alpha', 'flash_l', 'flash_context'], from: ['masked', 'v', 'context'], when: (o) => o.flash_block_q > 0 && o.flash_block_k > 0 },
   { id: 'concat', panels: ['concat'], from: ['context'] },
   { id: 'out', panels: ['out'], from: ['concat'] },
 ];
 /** The forward panels of one head (their title names the head when n_head > 1). */
-export const HEAD_PANELS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context'];
+export const HEAD_PANELS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context',
+  'q_latent', 'scores_absorbed', 'flash_m', 'flash_alpha', 'flash_l', 'flash_context'];
 export const BIASES = Object.keys(BIAS_OF);
 /** The option fields of the options box (their errors have a slot of their own). */
 export const OPTION_FIELDS = ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax', 'seed',
-  'rope', 'rope_base', 'rope_dims', 'alibi', 'alibi_slopes', 'n_kv_head', 'window', 'sinks'];
+  'rope', 'rope_base', 'rope_dims', 'alibi', 'alibi_slopes', 'n_kv_head', 'window', 'sinks', 'flash_block_q', 'flash_block_k', 'mla'];
 /** The upstream kinds typed in a grid → that grid's name. */
 export const UPSTREAM_EDITOR = { d_out: 'd_out', mse: 'target' };
 /** Past this many tokens (T or T_total) the steps show heatmaps only, unless asked for numbers. */
@@ -131,11 +135,18 @@ export function recompute(ctx, mutate) {
   userChange(ctx);
 }
 
-/** The inputs in use, each bias after its weights: x, W_q, b_q, W_k, b_k, …, W_o, b_o. */
+/** Multi-head latent attention is on (it takes x, so the x mode only). */
+export const mlaOn = (s) => s.variants.mla && s.mode === 'x';
+
+/**
+ * The inputs in use, each bias after its weights: x, W_q, b_q, W_k, b_k, …, W_o, b_o; with latent
+ * attention x, W_q, W_dkv, W_uk, W_uv (W_kr, W_qr with RoPE), W_o, b_o (it has no b_q, b_k, b_v).
+ */
 export function activeInputs(ctx) {
   const s = ctx.state;
   const b = (name) => (s.use_bias ? [name] : []);
-  const names = s.mode === 'x' ? ['x', 'W_q', ...b('b_q'), 'W_k', ...b('b_k'), 'W_v', ...b('b_v')] : ['Q', 'K', 'V'];
+  const mla = ['x', 'W_q', ...MLA_KEYS.filter((k) => s.variants.rope !== 'none' || (k !== 'W_kr' && k !== 'W_qr'))];
+  const names = mlaOn(s) ? mla : s.mode === 'x' ? ['x', 'W_q', ...b('b_q'), 'W_k', ...b('b_k'), 'W_v', ...b('b_v')] : ['Q', 'K', 'V'];
   if (s.use_W_o) names.push('W_o', ...b('b_o'));
   return names;
 }
@@ -158,9 +169,11 @@ export const isBackward = (ctx) => ctx.state.direction === 'backward';
 /** The biases in use. */
 export const biases = (ctx) => activeInputs(ctx).filter((n) => BIASES.includes(n));
 /** The forward steps shown (·W_o only with W_o). */
-export const forwardSteps = (ctx) => STEPS.filter((s) => (s.id !== 'out' || ctx.state.use_W_o) && (!s.when || s.when(ctx.state.variants)));
+export const forwardSteps = (ctx) => STEPS.filter((s) => (s.id !== 'out' || ctx.state.use_W_o) && (!s.when || s.when({ ...ctx.state.variants, mla: mlaOn(ctx.state) })));
 /** The steps of the current direction. */
-export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), ctx.state.variants.rope !== 'none') : forwardSteps(ctx));
+export const visibleSteps = (ctx) => (isBackward(ctx) ? visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), variantsOn(ctx.state)) : forwardSteps(ctx));
+/** The variants whose backward steps show: { rope, flash, mla } (backward.js:visibleBSteps). */
+export const variantsOn = (s) => ({ rope: s.variants.rope !== 'none', flash: s.variants.flash_block_q > 0 && s.variants.flash_block_k > 0, mla: mlaOn(s) });
 /** What decides which forward values a gradient reads (backward.js). */
 export const readCtx = (ctx) => ({ upstream: ctx.state.upstream.kind, useWo: ctx.state.use_W_o, rope: ctx.state.variants.rope !== 'none' });
 /** Large input: the tokens, when past LARGE_T (else 0). */

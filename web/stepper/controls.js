@@ -22,6 +22,7 @@ const DIMS = {
   x: 'T_total × d_model', W_q: 'd_model × n_head·d_k', W_k: 'd_model × n_head·d_k', W_v: 'd_model × n_head·d_v',
   W_o: 'n_head·d_v × d_out', Q: 'T × n_head·d_k', K: 'T_total × n_head·d_k', V: 'T_total × n_head·d_v',
   b_q: 'n_head·d_k', b_k: 'n_head·d_k', b_v: 'n_head·d_v', b_o: 'd_out',
+  W_dkv: 'd_model × d_c', W_uk: 'd_c × n_head·d_nope', W_uv: 'd_c × n_head·d_v', W_kr: 'd_model × d_rope', W_qr: 'd_model × n_head·d_rope',
 };
 
 /** A pick that rebuilds the page when it changes the value: get(state) reads it, set(state, v) writes it. */
@@ -347,7 +348,8 @@ function numInput(ctx, key, value, min, max) {
 
 /**
  * The modern variants (each off by default): RoPE (pairing, θ's base, rotated dimensions), ALiBi,
- * grouped-query attention (n_kv_head) and the sliding window with its sinks (with causal).
+ * grouped-query attention (n_kv_head), the sliding window with its sinks (with causal),
+ * FlashAttention's tiles (block sizes) and multi-head latent attention (x mode).
  */
 function variantsBox(ctx) {
   const { t, state } = ctx;
@@ -370,7 +372,13 @@ function variantsBox(ctx) {
   row.append(field(ctx, t('var.n_kv_head'), intInput(ctx, 'n_kv_head', o.n_kv_head, 0, MAX_HEADS), 'n_kv_head'));
   row.append(field(ctx, t('var.window'), intInput(ctx, 'window', o.window, 0, MAX_DIM * 2), 'window'));
   row.append(field(ctx, t('var.sinks'), intInput(ctx, 'sinks', o.sinks, 0, MAX_DIM * 2), 'sinks'));
-  box.append(row, el('p', 'aps-hint', t('var.hint')));
+  const tiles = el('div', 'aps-opt-row');
+  tiles.append(field(ctx, t('var.flash_block_q'), intInput(ctx, 'flash_block_q', o.flash_block_q, 0, MAX_DIM * 2), 'flash_block_q'));
+  tiles.append(field(ctx, t('var.flash_block_k'), intInput(ctx, 'flash_block_k', o.flash_block_k, 0, MAX_DIM * 2), 'flash_block_k'));
+  // latent attention reads other weights (W_dkv, W_uk, W_uv, …): the grids change, so the page is rebuilt
+  const mla = checkField('mla', o.mla, t('var.mla'), (v) => rebuild(ctx, (s) => { s.variants.mla = v; s.preset = 'custom'; }), 'mla');
+  if (state.mode !== 'x') mla.append(el('span', 'aps-hint', t('var.mlaX')));
+  box.append(row, tiles, mla, el('p', 'aps-hint', t('var.hint')));
   return box;
 }
 

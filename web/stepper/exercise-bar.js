@@ -11,7 +11,7 @@ import { el, hide, setText } from '../common/ui.js';
 import { MatrixView } from './panels.js';
 import { visibleBSteps } from './backward.js';
 import { EXERCISE_IDS, withReadyExercise, askedCells, checkAnswer, parseAnswer, readAnswers, localAnswers, customId, DEFAULT_TOL, validateTol, isSlip } from '../common/exercise.js';
-import { STEPS, biases, userChange, getState, visibleSteps } from './context.js';
+import { STEPS, biases, userChange, getState, visibleSteps, variantsOn } from './context.js';
 import { encodeState } from '../common/permalink.js';
 
 /** The key of one asked cell in the learner's answers, hints and results. */
@@ -194,7 +194,7 @@ export function paintExercise(ctx) {
   const askedPanels = new Set((x?.ask ?? []).map((a) => a.panel));
   // the earliest asked step, forward and backward: what comes after it would give it away
   const fwdIndex = (p) => STEPS.findIndex((st) => st.panels.includes(p));
-  const bSteps = visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), ctx.state.variants.rope !== 'none');
+  const bSteps = visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), variantsOn(ctx.state));
   const bIndex = (p) => bSteps.findIndex((st) => st.panels.includes(p));
   const fwdAsked = [...askedPanels].filter((p) => fwdIndex(p) >= 0).map(fwdIndex);
   const bAsked = [...askedPanels].filter((p) => bIndex(p) >= 0).map(bIndex);

@@ -14,7 +14,7 @@ import { formatNumber } from '../common/format.js';
 import { BIASES, HEAD_PANELS, LARGE_T, userChange, largeT, heatOnly, heatPanel, headsSide, tokenAxes } from './context.js';
 import { viewKind, buildMultiples, layoutSteps } from './pipeline.js';
 import { showExplain } from './explain-box.js';
-import { variantSpecs, variantGradSpecs, variantNote, variantFormula } from './variants.js';
+import { variantSpecs, variantGradSpecs, variantNote, variantFormula, tileGradNote } from './variants.js';
 import { paintExercise, quizzing } from './exercise-bar.js';
 
 /** The entropy of a row of weights, in bits (NaN when a weight is). */
@@ -39,7 +39,8 @@ export function paint(ctx) {
   const h = ctx.state.head;
   const hs = tr.n_head > 1 ? ` · ${t('ui.headN', { h: h + 1 })}` : '';
   const fctx = { mode: tr.mode, base: tr.base, scale: tr.options.scale, causal: tr.options.causal, maskKind: tr.options.mask, softmax: tr.options.softmax,
-    biases: BIASES.filter((b) => tr.inputs[b]), rope: !!tr.rope, alibi: !!tr.alibi, window: tr.options.window ?? 0, sinks: tr.options.sinks ?? 0 };
+    biases: BIASES.filter((b) => tr.inputs[b]), rope: !!tr.rope, alibi: !!tr.alibi, window: tr.options.window ?? 0, sinks: tr.options.sinks ?? 0,
+    mla: tr.mode === 'mla' };
   const quiz = quizzing(ctx); // an unsolved exercise: no marks that would tell the answer
   const fkey = JSON.stringify(fctx);
   const specs = { ...forwardSpecs(ctx, tr, h, quiz), ...variantSpecs(ctx, tr, h) };
@@ -180,10 +181,10 @@ function gradNote(ctx, p, b, h) {
       flatHead(b, h) ? t('bn.flat', { g: formatNumber(b.grads.heads[h].weights[0][0]) }) : ''].filter(Boolean).join(' ');
     case 'd_scores': return [hidden ? t('bn.masked') : '', flatHead(b, h) ? t('bn.flatAfter') : ''].filter(Boolean).join(' ');
     case 'd_q': case 'd_k': return flatHead(b, h) ? t('bn.flatAfter') : '';
-    case 'd_x': return tr.base > 0 ? t('bn.xbase', { base: tr.base }) : '';
+    case 'd_x': return tileGradNote(ctx, p, b, h) ?? (tr.base > 0 ? t('bn.xbase', { base: tr.base }) : '');
     case 'd_W_q': case 'd_W_k': return [p === 'd_W_q' && tr.base > 0 ? t('bn.wqbase', { base: tr.base }) : '',
       b.grads.heads.every((_, k) => flatHead(b, k)) ? t('bn.flatAfter') : ''].filter(Boolean).join(' ');
-    default: return '';
+    default: return tileGradNote(ctx, p, b, h) ?? '';
   }
 }
 

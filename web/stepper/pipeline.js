@@ -10,7 +10,7 @@ import { el, hide, setText, scrollBehavior } from '../common/ui.js';
 import { MatrixView, pointerMoved } from './panels.js';
 import { HeatmapView } from './heatmap.js';
 import { visibleBSteps, panelReads, stepReads, INPUT_GRADS, gradCheckBox } from './backward.js';
-import { STEPS, LARGE_T, userChange, activeInputs, isBackward, biases, forwardSteps, visibleSteps, readCtx, largeT, heatOnly, headsSide } from './context.js';
+import { STEPS, LARGE_T, userChange, activeInputs, isBackward, biases, forwardSteps, visibleSteps, variantsOn, readCtx, largeT, heatOnly, headsSide } from './context.js';
 import { explainBox, showExplain, showReads } from './explain-box.js';
 import { toggleAsk } from './exercise-bar.js';
 
@@ -59,7 +59,7 @@ export function pipelineColumn(ctx) {
 
   dom.steps = el('div', 'aps-steps');
   if (isBackward(ctx)) {
-    visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), true).forEach((s, si) => { for (const p of s.panels) panelFigure(ctx, p, si + 1, s.id, true); });
+    visibleBSteps(ctx.state.mode, ctx.state.use_W_o, biases(ctx), { rope: true, flash: true, mla: variantsOn(ctx.state).mla }).forEach((s, si) => { for (const p of s.panels) panelFigure(ctx, p, si + 1, s.id, true); });
     dom.cacheHead = el('h3', 'aps-cache-head', t('bw.cache'));
     dom.steps.append(dom.cacheHead);
   }

@@ -12,7 +12,8 @@
 import { el, setDisabled, ensureStylesheet } from '../common/ui.js';
 import { FORMATS, exportMatrix, matrixToText, heatColor } from './export.js';
 import { copyText, bindPermalink } from '../common/permalink.js';
-import { validateState } from '../common/state.js';
+import { validateState, MLA_KEYS } from '../common/state.js';
+import { tileMatrices } from './variants-tiles.js';
 
 const TEXT = {
   en: {
@@ -46,8 +47,9 @@ const TEXT = {
 };
 
 /** Names of the per-head matrices, in the order of the computation. */
-const HEAD_KEYS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context'];
-const INPUT_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'b_q', 'b_k', 'b_v', 'W_o', 'b_o', 'Q', 'K', 'V'];
+const HEAD_KEYS = ['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'bias', 'masked', 'weights', 'context',
+  'q_latent', 'scores_absorbed', 'flash_m', 'flash_alpha', 'flash_l', 'flash_context'];
+const INPUT_KEYS = ['x', 'W_q', 'W_k', 'W_v', 'b_q', 'b_k', 'b_v', 'W_o', 'b_o', 'Q', 'K', 'V', ...MLA_KEYS];
 
 /**
  * Every matrix of a trace, as [{id, name, label, matrix, heat}]: inputs, mask (and RoPE's angles), each head's steps,
@@ -66,8 +68,14 @@ export function traceMatrices(trace, lang = 'en') {
   if (trace.mask) list.push({ id: 'mask', name: 'mask', label: 'mask', matrix: trace.mask });
   // RoPE's angles (position × pair), when on; the rotated q and k and ALiBi's bias are per head
   if (trace.rope) list.push({ id: 'rope_angles', name: 'rope_angles', label: 'rope_angles', matrix: trace.rope.k_angles });
+  if (trace.mla) list.push({ id: 'latent', name: 'latent', label: 'latent', matrix: trace.mla.c, panel: 'latent' });
   const many = trace.heads.length > 1;
-  trace.heads.forEach((h, i) => {
+  trace.heads.forEach((h0, i) => {
+    // the variants' per-head panels: FlashAttention's tiles (m, α, ℓ per key block; o / ℓ) and the absorbed form
+    const tiles = trace.flash ? tileMatrices(trace.flash, i, trace.T) : null;
+    const h = { ...h0,
+      ...(tiles ? { flash_m: tiles.m, flash_alpha: tiles.alpha, flash_l: tiles.l, flash_context: trace.flash.heads[i].context } : {}),
+      ...(trace.mla ? { q_latent: trace.mla.heads[i].q_latent, scores_absorbed: trace.mla.heads[i].scores_absorbed } : {}) };
     for (const k of HEAD_KEYS) {
       if (!h[k]) continue;
       list.push({

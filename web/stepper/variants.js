@@ -1,7 +1,8 @@
 // variants.js — the modern variants' panels in the stepper: grouped-query heads (kv_heads), RoPE
 // (rope_angles, q_rot, k_rot), ALiBi's bias (bias), the sliding window's mask (mask), and the
 // backward's ∂L/∂q_rot, ∂L/∂k_rot: their matrices (read from the core's trace, never computed
-// here), shapes, notes, formulas, and the arithmetic of one cell for the explain box.
+// here), shapes, notes, formulas, and the arithmetic of one cell for the explain box. FlashAttention's
+// tiles and latent attention have theirs in variants-tiles.js, merged in here.
 //
 // Limits: the only numbers worked out here are displayed terms (cos and sin of the core's angle, a
 // product); every total shown is the core's. The kv_heads panel is 1 where query head h reads
@@ -9,6 +10,8 @@
 import { formatNumber as f, term } from '../common/format.js';
 import { math, m, mi, mn, mo, mtext, row, sub, sup, frac } from '../common/math.js';
 import { col, dotLines } from '../common/explain-lines.js';
+import { tileSpecs, tileNote, tileFormula, explainTiles, tileGradSpecs, tileGradNote, explainTilesGrad } from './variants-tiles.js';
+export { tileGradNote };
 
 const rope = (tr) => tr.rope ?? null;
 
@@ -25,7 +28,7 @@ export function ropePair(tr, d) {
 export function variantSpecs(ctx, tr, h) {
   const t = ctx.t;
   const H = tr.heads[h];
-  const out = {};
+  const out = tileSpecs(ctx, tr, h);
   const TT = `T × T_total = ${tr.T} × ${tr.T_total}`;
   if (tr.kv_heads) {
     const g = tr.kv_heads;
@@ -54,8 +57,10 @@ export function variantSpecs(ctx, tr, h) {
 export function variantGradSpecs(bw, h) {
   const G = bw.grads.heads[h];
   const tr = bw.trace;
-  if (!G.q_rot) return {};
+  const tiles = tileGradSpecs(bw, h);
+  if (!G.q_rot) return tiles;
   return {
+    ...tiles,
     d_q_rot: [G.q_rot, `T × d_k = ${tr.T} × ${tr.head_dim}`],
     d_k_rot: [G.k_rot, `T_total × d_k = ${tr.T_total} × ${tr.head_dim}`],
   };
@@ -65,6 +70,8 @@ export function variantGradSpecs(bw, h) {
 export function variantNote(ctx, p, tr, h) {
   const { t } = ctx;
   const r = rope(tr);
+  const tiles = tileNote(ctx, p, tr, h);
+  if (tiles !== undefined) return tiles;
   switch (p) {
     case 'kv_heads': {
       const g = tr.kv_heads;
@@ -92,6 +99,8 @@ function lines(...rows) {
 
 /** The formula of a variant's panel, or of a plain panel a variant changes; null: the plain one. */
 export function variantFormula(p, fx) {
+  const tiles = tileFormula(p, fx);
+  if (tiles) return tiles;
   const pos = (q) => (q ? row(mo('('), mi('base'), mo('+'), mi('i'), mo(')')) : mi('j'));
   const rot = (q) => {
     const v = q ? 'q' : 'k';
@@ -156,6 +165,8 @@ export function explainVariant(tr, c, t, L, feeds) {
   const { panel, i, j, I, J, h, H, hs } = c;
   const { F, T, R, N } = L;
   const r = rope(tr);
+  const tiles = explainTiles(tr, c, t, L, feeds);
+  if (tiles) return tiles;
   switch (panel) {
     case 'kv_heads': {
       const g = tr.kv_heads;
@@ -250,6 +261,8 @@ export function explainVariantGrad(bw, c, t, L, feeds) {
   const tr = bw.trace;
   const r = rope(tr);
   const { panel, i, j, I, J, h, H, hs } = c;
+  const tiles = explainTilesGrad(bw, c, t, L, feeds);
+  if (tiles) return tiles;
   if (tr.kv_heads && (panel === 'd_K' || panel === 'd_V')) return explainGroupGrad(bw, c, t, L, feeds);
   if (!r) return null;
   const G = bw.grads.heads[h];
