@@ -72,7 +72,8 @@ std::string dims_of(const std::string& name) {
   // (n_kv_head: c_attn has n_embd + 2·n_kv_head·head_dim rows; n_inner replaces 4·n_embd)
   if (ends("c_attn.weight")) return "3·n_embd, n_embd";
   if (ends("c_attn.bias")) return "3·n_embd";
-  if (ends("attn.c_proj.weight")) return "n_embd, n_embd";
+  if (ends("attn.c_proj.weight")) return "n_embd, n_embd";  // (n_embd, n_head·head_size with head_size)
+  if (ends("q_norm.weight") || ends("k_norm.weight")) return "head_size";
   if (ends("c_fc.weight") || ends("gate_proj.weight") || ends("up_proj.weight")) return "4·n_embd, n_embd";
   if (ends("c_fc.bias") || ends("gate_proj.bias") || ends("up_proj.bias")) return "4·n_embd";
   if (ends("mlp.c_proj.weight") || ends("down_proj.weight")) return "n_embd, 4·n_embd";
@@ -86,7 +87,8 @@ std::vector<TensorSlot> tensor_slots(const GPTConfig& c, bool moments) {
   out.reserve(3 * params.size() + 1);
   for (const ParamTensor& p : params) out.push_back({p.name, p.shape, dims_of(p.name), Store::params, p.offset, p.numel});
   const ParamTensor& wte = params.front();
-  out.push_back({"lm_head.weight", wte.shape, dims_of("lm_head.weight"), Store::lm_head, wte.offset, wte.numel});
+  if (c.tie_embeddings)  // the tied output head, a copy of wte; untied, lm_head.weight is a parameter
+    out.push_back({"lm_head.weight", wte.shape, dims_of("lm_head.weight"), Store::lm_head, wte.offset, wte.numel});
   if (!moments) return out;
   for (const ParamTensor& p : params)
     out.push_back({"optimizer.exp_avg." + p.name, p.shape, dims_of(p.name), Store::m, p.offset, p.numel});
@@ -409,6 +411,11 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("mlp", mlp_name(a.mlp), mlp_name(b.mlp));
   add("n_inner", num(a.inner()), num(b.inner()));
   add("window", num(a.window), num(b.window));
+  add("head_size", num(a.head_dim()), num(b.head_dim()));
+  add("tie_embeddings", a.tie_embeddings ? "true" : "false", b.tie_embeddings ? "true" : "false");
+  add("qkv_bias", a.has_qkv_bias() ? "true" : "false", b.has_qkv_bias() ? "true" : "false");
+  add("qk_norm", a.qk_norm ? "true" : "false", b.qk_norm ? "true" : "false");
+  add("rope_scaling", rope_scaling_json(a.rope_scaling).dump(), rope_scaling_json(b.rope_scaling).dump());
   return out;
 }
 
@@ -514,7 +521,7 @@ void copy_values(const ByteSource& bytes, const safetensors::Header& h,
     safetensors::read_f32(bytes, h, info, dst);
     check_finite(*slot, dst, h.data_start, info.begin);
   }
-  for (int64_t i = 0; i < wte.numel; ++i)
+  for (int64_t i = 0; !lm_head.empty() && i < wte.numel; ++i)
     if (bits(lm_head[static_cast<size_t>(i)]) != bits(s.params[static_cast<size_t>(wte.offset + i)]))
       fail("tensor \"lm_head.weight\" differs from \"transformer.wte.weight\" at element " +
                element_text(wte.shape, i) + " (byte " + num(h.data_start + lm_head_begin + 4 * static_cast<uint64_t>(i)) +

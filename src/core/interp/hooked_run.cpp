@@ -50,6 +50,10 @@ void check_run(const GPT& model, const std::vector<int>& ids) {
                         : g.mlp != d.mlp           ? "mlp"
                         : g.n_inner > 0 && g.n_inner != 4 * g.n_embd ? "n_inner"
                         : g.window != d.window     ? "window"
+                        : g.head_dim() * g.n_head != g.n_embd ? "head_size"
+                        : g.tie_embeddings != d.tie_embeddings ? "tie_embeddings"
+                        : g.qkv_bias != d.qkv_bias ? "qkv_bias"
+                        : g.qk_norm != d.qk_norm   ? "qk_norm"
                                                    : nullptr;
   if (variant)
     throw InputError(std::string("the interpretability tools run the GPT-2 block; this model's '") + variant +
