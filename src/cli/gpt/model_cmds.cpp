@@ -47,7 +47,7 @@ struct SampleArgs {
 std::vector<int> parse_ids(const std::string& text);
 
 int cmd_sample(const SampleArgs& a) {
-  if (a.prompt.empty() == a.ids.empty())
+  if (!a.prompt.empty() && !a.ids.empty())
     throw CliError("give the input as --prompt TEXT or as --ids N,N,… (token ids), one of them", kExitUsage);
   LoadedModel m = load_model(files_of(a.file, a.with), a.ids.empty());
   const std::vector<int> ids = a.ids.empty() ? m.tok->encode(a.prompt, "prompt") : parse_ids(a.ids);
