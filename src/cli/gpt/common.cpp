@@ -288,6 +288,10 @@ std::string describe_variants(const GPTConfig& c) {
   if (c.mlp == Mlp::swiglu) out += ", SwiGLU";
   if (c.n_inner) out += ", MLP hidden " + std::to_string(c.n_inner);
   if (c.window) out += ", window " + std::to_string(c.window);
+  if (c.qkv_bias && !c.bias) out += ", q/k/v biases";
+  if (c.qk_norm) out += ", q/k norms";
+  if (c.rope_scaling.on()) out += ", Llama 3 RoPE scaling (factor " + format_float(static_cast<float>(c.rope_scaling.factor)) + ")";
+  if (!c.tie_embeddings) out += ", untied lm_head";
   return out;
 }
 

@@ -192,7 +192,8 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
   }
   const GPTConfig tiny = GPTConfig::tiny(c.vocab_size), small = GPTConfig::small(c.vocab_size);
   auto same_shape = [&](const GPTConfig& p) {
-    return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size;
+    return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size &&
+           p.head_dim() == c.head_dim() && p.gpt2_block() == c.gpt2_block();
   };
   const std::string preset = same_shape(tiny) ? " (the tiny preset)" : same_shape(small) ? " (the small preset)" : "";
   std::string vocab;
