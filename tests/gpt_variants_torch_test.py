@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpt_variants_torch_test.py — ctest `gpt_variants_torch`: the GPT's variants (gpt.h: RoPE in both
 pairings and partial, ALiBi, no positions, grouped-query and multi-query, RMSNorm, SwiGLU, no bias,
-a sliding window, and the Llama block) against our own PyTorch model (torch_models.variant_forward).
+a sliding window, the Llama block, and the Llama family's head_size, untied lm_head, qkv_bias,
+qk_norm and Llama 3's rope_scaling) against our own PyTorch model (torch_models.variant_forward).
 
     gpt_variants_torch_test.py GPT WORKDIR
 
@@ -42,6 +43,16 @@ CASES = [
     ("alibi_window", ["--pos", "alibi", "--window", "4"]),
     ("llama", ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false"]),
     ("window_inclusive_rope_mqa", ["--window", "6", "--mask", "inclusive", "--pos", "rope", "--n-kv-head", "1"]),
+    # the Llama family's options (gpt.h): heads wider than n_embd/n_head, an untied output layer,
+    # Qwen2's q/k/v biases alone, Qwen3's q/k norms, Llama 3's scaled RoPE (its blend region: the
+    # original length 16 makes every wavelength of head_size 12 fall in one of the three parts)
+    ("head_size", ["--pos", "rope", "--head-size", "12", "--n-kv-head", "2"]),
+    ("untied", ["--tie-embeddings", "false", "--norm", "rmsnorm"]),
+    ("qkv_bias", ["--bias", "false", "--qkv-bias", "true", "--pos", "rope"]),
+    ("qk_norm", ["--pos", "rope", "--qk-norm", "true", "--norm", "rmsnorm", "--head-size", "10", "--bias", "false"]),
+    ("llama3_rope", ["--pos", "rope", "--rope-scaling", "4,1,4,16", "--rope-base", "500"]),
+    ("qwen3", ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false",
+               "--head-size", "16", "--qk-norm", "true", "--tie-embeddings", "false"]),
 ]
 
 
@@ -50,8 +61,9 @@ def check(name, ckpt, gpt):
     cfg = json.loads(meta["config"])
     ids = encode(PROMPT, json.loads(meta["vocab"]), cfg["block_size"])
     ours = json.loads(run([gpt, "logits", ckpt, "--prompt", PROMPT, "--grads"], echo=False))
+    tied = cfg.get("tie_embeddings", True)
     params = {k: v.clone().requires_grad_(True) for k, v in tensors.items()
-              if not k.startswith("optimizer.") and k != "lm_head.weight"}
+              if not k.startswith("optimizer.") and (k != "lm_head.weight" or not tied)}
     logits = variant_forward(cfg, params, ids)
     d_logits = (torch.tensor(ours["logits"]) - logits.detach()).abs().max().item()
     if d_logits > 1e-4:
@@ -102,7 +114,7 @@ def main():
         ckpt = os.path.join(work, f"variants_{name}.safetensors")
         train_small(gpt, ckpt, DATA + flags + ["--threads", "1"], steps=40)
         check(name, ckpt, gpt)
-        if name in ("llama", "alibi_window"):
+        if name in ("llama", "alibi_window", "qwen3"):
             check_heads(name, ckpt, gpt)
     print("gpt_variants_torch: ok")
 

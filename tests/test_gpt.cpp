@@ -252,8 +252,21 @@ TEST_CASE("GPTConfig::validate names the field at fault", "[gpt]") {
   c.n_layer = 0;
   CHECK_THAT(field_of(c), Catch::StartsWith("n_layer: n_layer is 0"));
   c = GPTConfig::tiny(65);
-  c.n_embd = 4096;
-  CHECK_THAT(field_of(c), Catch::StartsWith("n_embd: n_embd is 4096"));
+  c.n_embd = ap::kMaxEmbd + 1;
+  CHECK_THAT(field_of(c), Catch::StartsWith("n_embd: n_embd is 4097"));
+  c = GPTConfig::tiny(65);
+  c.head_size = ap::kMaxHeadSize + 1;
+  CHECK_THAT(field_of(c), Catch::StartsWith("head_size:"));
+  c = GPTConfig::tiny(65);
+  c.rope_scaling.factor = 8;
+  CHECK_THAT(field_of(c), Catch::StartsWith("rope_scaling: rope_scaling is RoPE's"));
+  c.pos = ap::Positions::rope;
+  c.rope_scaling.original_max_position_embeddings = 0;
+  CHECK_THAT(field_of(c), Catch::StartsWith("rope_scaling: rope_scaling needs"));
+  c = GPTConfig::tiny(65);
+  c.n_head = 3;
+  c.head_size = 10;  // heads of their own width: n_head need not divide n_embd
+  CHECK(field_of(c) == "no error");
   c = GPTConfig::tiny(0);
   CHECK_THAT(field_of(c), Catch::StartsWith("vocab_size:"));
   c = GPTConfig::tiny(65);
@@ -526,6 +539,38 @@ TEST_CASE("KV cache: logits with the cache equal the full forward's at every pos
         CHECK(m.cache_length() == 0);
       }
   }
+}
+
+TEST_CASE("KV cache: past its first kCacheStart positions it grows, keeping what it holds", "[gpt][cache]") {
+  GPTConfig cfg = GPTConfig::tiny(17);
+  cfg.n_embd = 16;
+  cfg.n_layer = 1;
+  cfg.pos = ap::Positions::rope;
+  cfg.block_size = ap::kCacheStart + 40;
+  GPT m(cfg, ap::ModelUse::infer);
+  randomize(m, 4, 0.3f);
+  const int T = cfg.block_size;
+  const auto ids = random_tokens(T, cfg.vocab_size, 5);
+  m.cache_reset();
+  // the cache of one model, before it grows: what memory_bytes counts for T = 1
+  CHECK(m.allocated_bytes() <= GPT::memory_bytes(cfg, 1, 1, ap::ModelUse::infer));
+  std::vector<float> last;
+  for (int t = 0; t < T; ++t) {
+    const float* l = m.cache_step(ids[static_cast<size_t>(t)]);
+    last.assign(l, l + cfg.vocab_size);
+  }
+  CHECK(m.cache_length() == T);
+  const std::vector<float> key0(m.cache_keys(0), m.cache_keys(0) + 8);
+  m.forward(ids.data(), nullptr, 1, T);
+  double worst = 0;
+  for (int v = 0; v < cfg.vocab_size; ++v)
+    worst = std::max(worst, std::fabs(double(last[static_cast<size_t>(v)]) -
+                                      m.logits()[static_cast<size_t>((T - 1) * cfg.vocab_size + v)]));
+  CHECK(worst <= 1e-5);
+  // the first position's key, written before the cache grew, is still row 0 (rotated at 0: q·R(0) = q)
+  const float* qkv = m.qkv(0);
+  for (int i = 0; i < 8; ++i) CHECK(std::fabs(key0[static_cast<size_t>(i)] - qkv[cfg.attn_width() + i]) <= 1e-5f);
+  CHECK_THROWS_WITH(m.cache_step(0), Catch::Contains("KV cache is full"));
 }
 
 TEST_CASE("A model from elsewhere: gelu_new, no biases, another ε: inference only, then trainable", "[gpt][cache]") {

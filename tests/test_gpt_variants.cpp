@@ -81,6 +81,22 @@ std::vector<std::pair<std::string, GPTConfig>> variants() {
     c.bias = false;
     c.ln_eps = 1e-6f;
   });
+  add("qwen: head_size 6, qk_norm, qkv_bias, untied, llama3 rope_scaling", [](GPTConfig& c) {
+    c.pos = ap::Positions::rope;
+    c.norm = ap::Norm::rmsnorm;
+    c.mlp = ap::Mlp::swiglu;
+    c.n_kv_head = 2;
+    c.bias = false;
+    c.qkv_bias = true;
+    c.qk_norm = true;
+    c.head_size = 6;
+    c.tie_embeddings = false;
+    c.rope_scaling = {4.0, 1.0, 4.0, 8};
+  });
+  add("head_size 2, untied, learned positions", [](GPTConfig& c) {
+    c.head_size = 2;
+    c.tie_embeddings = false;
+  });
   return out;
 }
 
@@ -143,7 +159,23 @@ TEST_CASE("GPT variants: validate names the field at fault", "[gpt][variants]") 
 
 TEST_CASE("GPT variants: the layout's names and shapes", "[gpt][variants]") {
   const auto all = variants();
-  const GPTConfig llama = all.back().second;
+  GPTConfig llama, qwen;
+  for (const auto& v : all) {
+    if (v.first.rfind("llama", 0) == 0) llama = v.second;
+    if (v.first.rfind("qwen", 0) == 0) qwen = v.second;
+  }
+  {  // Qwen's: c_attn's bias alone, the q/k norms of head_size, lm_head last; c_proj (C, NH·hs)
+    std::vector<std::string> got;
+    for (const auto& t : ap::param_tensors(qwen))
+      if (t.name.rfind("transformer.h.0.attn", 0) == 0 || t.name == "lm_head.weight")
+        got.push_back(t.name + " " + std::to_string(t.shape.back()) + "x" + std::to_string(t.shape.front()));
+    CHECK(got == std::vector<std::string>{"transformer.h.0.attn.c_attn.weight 16x48",
+                                          "transformer.h.0.attn.c_attn.bias 48x48",
+                                          "transformer.h.0.attn.q_norm.weight 6x6",
+                                          "transformer.h.0.attn.k_norm.weight 6x6",
+                                          "transformer.h.0.attn.c_proj.weight 24x16", "lm_head.weight 16x11"});
+    CHECK(ap::param_tensors(qwen).back().name == "lm_head.weight");
+  }
   const auto ts = ap::param_tensors(llama);
   std::vector<std::string> names;
   for (const auto& t : ts) names.push_back(t.name);

@@ -7,7 +7,8 @@ CLI and then load into scripts/gpt_torch.py's nanoGPT model.
     ckpt = train_small(gpt, path, GRAMMAR, steps=80)
 
 variant_forward(cfg, params, ids) is our own PyTorch model of the GPT's variants (gpt.h: pos rope |
-alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, bias), written from the papers (RoFormer,
+alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, bias; and the Llama family's head_size,
+tie_embeddings, qkv_bias, qk_norm, rope_scaling llama3), written from the papers (RoFormer,
 ALiBi, GQA, RMSNorm, GLU Variants, Longformer/Mistral's window) and from what Hugging Face's Llama and
 GPT-NeoX do, not from the project's kernels: it is what tests/gpt_variants_torch_test.py checks the
 project's logits and gradients against, and, through its hook points (TransformerLens' resid, z,
@@ -60,13 +61,35 @@ def train_small(gpt, path, data, steps):
 
 # ---------------------------------------------------------------- the variants, in PyTorch
 
-def rope_rotate(x, positions, base, d_rot, pairing):
+def llama3_inverse_frequencies(base, d, scaling):
+    """θ_i = base^(−2i/d), scaled by Llama 3's rule (Meta's reference code, apply_scaling): waves
+    longer than original/low_freq_factor slowed by factor, shorter than original/high_freq_factor
+    kept, a linear blend between. scaling: config.json's rope_scaling object, or None."""
+    theta = [base ** (-(2.0 * i) / d) for i in range(d // 2)]
+    if not scaling:
+        return theta
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old = scaling["original_max_position_embeddings"]
+    out = []
+    for f in theta:
+        wavelen = 2 * math.pi / f
+        if wavelen < old / high:
+            out.append(f)
+        elif wavelen > old / low:
+            out.append(f / factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append((1 - smooth) * f / factor + smooth * f)
+    return out
+
+
+def rope_rotate(x, positions, base, d_rot, pairing, scaling=None):
     """RoFormer's rotary embedding of x (heads, T, hs) at the given positions: the first d_rot
     dimensions turn pair by pair, pair i by position·θ_i, θ_i = base^(−2i/d_rot); the rest pass.
     interleaved: pairs (2i, 2i+1) as complex numbers times e^(i·m·θ_i) (the paper's eq. 34);
     halves: GPT-NeoX's and Llama's x·cos + rotate_half(x)·sin over (i, i + d_rot/2)."""
     import torch
-    theta = base ** (-torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot)        # (d_rot/2)
+    theta = torch.tensor(llama3_inverse_frequencies(base, d_rot, scaling), dtype=torch.float64)  # (d_rot/2)
     ang = positions.to(torch.float64)[:, None] * theta[None, :]                      # (T, d_rot/2)
     rot, rest = x[..., :d_rot], x[..., d_rot:]
     if pairing == "interleaved":
@@ -102,7 +125,8 @@ def variant_forward(cfg, p, ids, hook=None):
         y = hook(site, layer, x) if hook is not None else None
         return x if y is None else y
     C, NH, T = cfg["n_embd"], cfg["n_head"], len(ids)
-    hs = C // NH
+    hs = cfg.get("head_size", 0) or C // NH
+    A = NH * hs  # q's width
     NKV = cfg.get("n_kv_head", 0) or NH
     pos = cfg.get("pos", "learned")
     eps = cfg.get("ln_eps", 1e-5)
@@ -131,13 +155,19 @@ def variant_forward(cfg, p, ids, hook=None):
         h = f"transformer.h.{layer}."
         x = at("resid", layer, x)
         qkv = linear(norm(x, h + "ln_1"), h + "attn.c_attn")
-        q = qkv[:, :C].reshape(T, NH, hs).transpose(0, 1)
-        k = qkv[:, C:C + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
-        v = qkv[:, C + NKV * hs:].reshape(T, NKV, hs).transpose(0, 1)
+        q = qkv[:, :A].reshape(T, NH, hs).transpose(0, 1)
+        k = qkv[:, A:A + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
+        v = qkv[:, A + NKV * hs:].reshape(T, NKV, hs).transpose(0, 1)
+        if cfg.get("qk_norm"):  # Qwen3: RMSNorm over each head's hs dimensions, before the rotation
+            def head_norm(z, w):
+                return z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + eps) * w
+            q = head_norm(q, p[h + "attn.q_norm.weight"])
+            k = head_norm(k, p[h + "attn.k_norm.weight"])
         if pos == "rope":
             d_rot = cfg.get("rope_dims", 0) or hs
-            q = rope_rotate(q, torch.arange(T), cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"))
-            k = rope_rotate(k, torch.arange(T), cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"))
+            args = (cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"), cfg.get("rope_scaling"))
+            q = rope_rotate(q, torch.arange(T), *args)
+            k = rope_rotate(k, torch.arange(T), *args)
         k = k.repeat_interleave(NH // NKV, dim=0)  # Llama's repeat_kv: query head h reads h // group
         v = v.repeat_interleave(NH // NKV, dim=0)
         att = q @ k.transpose(-1, -2) / math.sqrt(hs)
@@ -147,7 +177,7 @@ def variant_forward(cfg, p, ids, hook=None):
         att = att.masked_fill(~visible[None], float("-inf"))
         att = torch.nan_to_num(F.softmax(att, dim=-1), nan=0.0)  # a row that sees nothing: zeros
         at("att", layer, att)
-        y = at("z", layer, (att @ v).transpose(0, 1).reshape(T, C))
+        y = at("z", layer, (att @ v).transpose(0, 1).reshape(T, A))
         x = at("mid", layer, x + linear(y, h + "attn.c_proj"))
         hn = norm(x, h + "ln_2")
         if cfg.get("mlp", "gelu") == "swiglu":  # Shazeer: (silu(xW) ⊙ xV)W2
@@ -157,4 +187,5 @@ def variant_forward(cfg, p, ids, hook=None):
             out = linear(F.gelu(linear(hn, h + "mlp.c_fc"), approximate=approx), h + "mlp.c_proj")
         x = x + at("mlp", layer, out)
     x = norm(at("resid", cfg["n_layer"], x), "transformer.ln_f")
-    return x @ p["transformer.wte.weight"].T
+    head = p["lm_head.weight"] if cfg.get("tie_embeddings", True) is False else p["transformer.wte.weight"]
+    return x @ head.T

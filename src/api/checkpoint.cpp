@@ -23,6 +23,7 @@
 #include "core/base/utf8.h"
 #include "formats/file_io.h"
 #include "api/gpt_json.h"
+#include "formats/hf_tokenizer_json.h"
 #include "formats/json.h"
 #include "formats/safetensors.h"
 
@@ -72,7 +73,8 @@ std::string dims_of(const std::string& name) {
   // (n_kv_head: c_attn has n_embd + 2·n_kv_head·head_dim rows; n_inner replaces 4·n_embd)
   if (ends("c_attn.weight")) return "3·n_embd, n_embd";
   if (ends("c_attn.bias")) return "3·n_embd";
-  if (ends("attn.c_proj.weight")) return "n_embd, n_embd";
+  if (ends("attn.c_proj.weight")) return "n_embd, n_embd";  // (n_embd, n_head·head_size with head_size)
+  if (ends("q_norm.weight") || ends("k_norm.weight")) return "head_size";
   if (ends("c_fc.weight") || ends("gate_proj.weight") || ends("up_proj.weight")) return "4·n_embd, n_embd";
   if (ends("c_fc.bias") || ends("gate_proj.bias") || ends("up_proj.bias")) return "4·n_embd";
   if (ends("mlp.c_proj.weight") || ends("down_proj.weight")) return "n_embd, 4·n_embd";
@@ -86,7 +88,8 @@ std::vector<TensorSlot> tensor_slots(const GPTConfig& c, bool moments) {
   out.reserve(3 * params.size() + 1);
   for (const ParamTensor& p : params) out.push_back({p.name, p.shape, dims_of(p.name), Store::params, p.offset, p.numel});
   const ParamTensor& wte = params.front();
-  out.push_back({"lm_head.weight", wte.shape, dims_of("lm_head.weight"), Store::lm_head, wte.offset, wte.numel});
+  if (c.tie_embeddings)  // the tied output head, a copy of wte; untied, lm_head.weight is a parameter
+    out.push_back({"lm_head.weight", wte.shape, dims_of("lm_head.weight"), Store::lm_head, wte.offset, wte.numel});
   if (!moments) return out;
   for (const ParamTensor& p : params)
     out.push_back({"optimizer.exp_avg." + p.name, p.shape, dims_of(p.name), Store::m, p.offset, p.numel});
@@ -152,7 +155,10 @@ Value metadata(const TrainState& s) {
   m.set("config", config_json(s.model).dump());
   if (!s.model_only()) m.set("train", train_config_json(s.train).dump());
   Value vocab = Value::array();
-  if (s.bpe) {
+  if (s.hf_tokenizer) {  // the Llama family's tokenizer.json (and tokenizer_config.json), as read
+    m.set("hf_tokenizer", s.hf_tokenizer_json);
+    m.set("hf_tokenizer_config", s.hf_tokenizer_config);
+  } else if (s.bpe) {
     for (const std::string& t : s.bpe->tokens()) vocab.push(t);
     m.set("bpe_vocab", vocab.dump());
     m.set("bpe_merges", s.bpe->merges_text());
@@ -301,12 +307,12 @@ TrainState read_metadata(const Value& meta) {
          meta_field("format"));
   // A model-only file (what the importer writes) says where it came from instead of its training.
   const bool model_only = meta.find("source") != nullptr;
-  const bool bpe = meta.find("bpe_vocab") != nullptr;
+  const bool hf = meta.find("hf_tokenizer") != nullptr;
+  const bool bpe = !hf && meta.find("bpe_vocab") != nullptr;
   std::vector<std::string> keys = bpe && model_only ? kBpeModelMetaKeys : model_only ? kModelMetaKeys : kMetaKeys;
-  if (bpe && !model_only) {  // a run fine-tuned from a GPT-2-vocabulary model: its BPE instead of "vocab"
+  if ((bpe && !model_only) || hf) {  // a BPE instead of "vocab" (GPT-2's, or a tokenizer.json)
     keys.erase(std::find(keys.begin(), keys.end(), "vocab"));
-    keys.push_back("bpe_vocab");
-    keys.push_back("bpe_merges");
+    keys.insert(keys.end(), {hf ? "hf_tokenizer" : "bpe_vocab", hf ? "hf_tokenizer_config" : "bpe_merges"});
   }
   for (const auto& m : meta.members()) {
     bool known = !model_only && m.first == "base";  // optional: a fine-tuned run's origin
@@ -331,14 +337,21 @@ TrainState read_metadata(const Value& meta) {
   TrainState s;
   const Value config = parse_meta_json("config", meta.find("config")->as_string());
   s.model = in_metadata("config", [&] { return read_config(config, meta_field("config")); });
-  if (bpe) {
+  if (hf) {
+    s.hf_tokenizer_json = meta.find("hf_tokenizer")->as_string();
+    s.hf_tokenizer_config = meta.find("hf_tokenizer_config")->as_string();
+    s.hf_tokenizer = in_metadata("hf_tokenizer", [&] {
+      return load_hf_tokenizer(s.hf_tokenizer_json, s.hf_tokenizer_config).tokenizer;
+    });
+    in_metadata("hf_tokenizer", [&] { return Tokenizer::from_hf(s.hf_tokenizer, s.model.vocab_size).vocab_size(); });
+  } else if (bpe) {
     s.bpe = read_bpe(parse_meta_json("bpe_vocab", meta.find("bpe_vocab")->as_string()),
                      meta.find("bpe_merges")->as_string());
     in_metadata("bpe_vocab", [&] { return Tokenizer::from_bpe(s.bpe, s.model.vocab_size).vocab_size(); });
   } else {
     s.vocab = read_vocab(parse_meta_json("vocab", meta.find("vocab")->as_string()));
   }
-  if (!bpe && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
+  if (!bpe && !hf && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
     fail(meta_field("vocab") + " has " + num(s.vocab.size()) + " characters but " + meta_field("config") +
              " has vocab_size " + num(s.model.vocab_size),
          meta_field("vocab"));
@@ -409,6 +422,11 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("mlp", mlp_name(a.mlp), mlp_name(b.mlp));
   add("n_inner", num(a.inner()), num(b.inner()));
   add("window", num(a.window), num(b.window));
+  add("head_size", num(a.head_dim()), num(b.head_dim()));
+  add("tie_embeddings", a.tie_embeddings ? "true" : "false", b.tie_embeddings ? "true" : "false");
+  add("qkv_bias", a.has_qkv_bias() ? "true" : "false", b.has_qkv_bias() ? "true" : "false");
+  add("qk_norm", a.qk_norm ? "true" : "false", b.qk_norm ? "true" : "false");
+  add("rope_scaling", rope_scaling_json(a.rope_scaling).dump(), rope_scaling_json(b.rope_scaling).dump());
   return out;
 }
 
@@ -514,7 +532,7 @@ void copy_values(const ByteSource& bytes, const safetensors::Header& h,
     safetensors::read_f32(bytes, h, info, dst);
     check_finite(*slot, dst, h.data_start, info.begin);
   }
-  for (int64_t i = 0; i < wte.numel; ++i)
+  for (int64_t i = 0; !lm_head.empty() && i < wte.numel; ++i)
     if (bits(lm_head[static_cast<size_t>(i)]) != bits(s.params[static_cast<size_t>(wte.offset + i)]))
       fail("tensor \"lm_head.weight\" differs from \"transformer.wte.weight\" at element " +
                element_text(wte.shape, i) + " (byte " + num(h.data_start + lm_head_begin + 4 * static_cast<uint64_t>(i)) +
@@ -536,7 +554,7 @@ std::string save_checkpoint(const TrainState& s) {
       static_cast<int64_t>(s.v.size()) != moments)
     fail("the state holds " + num(s.params.size()) + " parameters and moments of " + num(s.m.size()) + " and " +
          num(s.v.size()) + ", but its config needs " + num(P) + " each: not saved");
-  if (!s.bpe && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
+  if (!s.bpe && !s.hf_tokenizer && static_cast<int64_t>(s.vocab.size()) != s.model.vocab_size)
     fail("the state's vocabulary has " + num(s.vocab.size()) + " characters but its config's vocab_size is " +
              num(s.model.vocab_size) + ": not saved",
          "vocab");

@@ -21,11 +21,13 @@ const std::set<std::string> kRunKeys = {
     "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed",
     // the model's variants (gpt.h), shared with the config's JSON
     "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias",
-    "head_scores_interval"};
+    "head_size", "tie_embeddings", "qkv_bias", "qk_norm", "rope_scaling", "head_scores_interval"};
 
 // The variants' keys of a config (gpt.h), written only when not the default.
-const std::vector<std::string> kVariantKeys = {"pos", "rope_base", "rope_dims", "rope", "n_kv_head",
-                                               "norm", "mlp", "n_inner", "window"};
+const std::vector<std::string> kVariantKeys = {"pos",    "rope_base", "rope_dims",      "rope",
+                                               "n_kv_head", "norm",  "mlp",            "n_inner",
+                                               "window", "head_size", "tie_embeddings", "qkv_bias",
+                                               "qk_norm", "rope_scaling"};
 const std::vector<std::string> kPositions = {"learned", "rope", "alibi", "none"};
 const std::vector<std::string> kPairings = {"halves", "interleaved"};
 
@@ -42,6 +44,38 @@ void write_variants(Value& v, const GPTConfig& c) {
   if (c.mlp != d.mlp) v.set("mlp", mlp_name(c.mlp));
   if (c.n_inner != d.n_inner) v.set("n_inner", c.n_inner);
   if (c.window != d.window) v.set("window", c.window);
+  if (c.head_size != d.head_size) v.set("head_size", c.head_size);
+  if (c.tie_embeddings != d.tie_embeddings) v.set("tie_embeddings", c.tie_embeddings);
+  if (c.qkv_bias != d.qkv_bias) v.set("qkv_bias", c.qkv_bias);
+  if (c.qk_norm != d.qk_norm) v.set("qk_norm", c.qk_norm);
+  if (c.rope_scaling.on()) v.set("rope_scaling", rope_scaling_json(c.rope_scaling));
+}
+
+double read_double(const Value& spec, const std::string& key, double fallback, double lo, double hi) {
+  const Value* v = get(spec, key);
+  if (!v) return fallback;
+  if (!v->is_number() || !(v->as_number() >= lo && v->as_number() <= hi))
+    throw InputError("rope_scaling." + key + " must be a number from " + format_float(static_cast<float>(lo)) +
+                         " to " + format_float(static_cast<float>(hi)) + ", got " + v->dump().substr(0, 24),
+                     "rope_scaling");
+  return v->as_number();
+}
+
+// Llama 3's rope_scaling as config.json writes it: {"rope_type": "llama3", "factor", …}.
+void read_rope_scaling(const Value& v, GPTConfig& c) {
+  const Value* s = get(v, "rope_scaling");
+  if (!s) return;
+  if (!s->is_object()) throw InputError("rope_scaling must be an object", "rope_scaling");
+  reject_unknown_keys(*s, {"rope_type", "factor", "low_freq_factor", "high_freq_factor",
+                           "original_max_position_embeddings"},
+                      "rope_scaling");
+  if (read_choice(*s, "rope_type", {"llama3"}) != "llama3" || !s->find("rope_type"))
+    throw InputError("rope_scaling needs \"rope_type\": \"llama3\"", "rope_scaling");
+  RopeScaling& r = c.rope_scaling;
+  r.factor = read_double(*s, "factor", 0, 1e-6, 1e6);
+  r.low_freq_factor = read_double(*s, "low_freq_factor", 1, 1e-6, 1e6);
+  r.high_freq_factor = read_double(*s, "high_freq_factor", 4, 1e-6, 1e6);
+  r.original_max_position_embeddings = read_int(*s, "original_max_position_embeddings", 0, 1, 1 << 20);
 }
 
 // The variants' keys (each optional, the default when absent) into c; rope_base, rope_dims and
@@ -60,6 +94,11 @@ void read_variants(const Value& v, GPTConfig& c) {
   c.mlp = read_choice(v, "mlp", {"gelu", "swiglu"}) == "swiglu" ? Mlp::swiglu : Mlp::gelu;
   c.n_inner = static_cast<int>(read_int(v, "n_inner", c.n_inner, 0, kMaxInner));
   c.window = static_cast<int>(read_int(v, "window", c.window, 0, kMaxBlockSize));
+  c.head_size = static_cast<int>(read_int(v, "head_size", c.head_size, 0, kMaxHeadSize));
+  c.tie_embeddings = read_bool(v, "tie_embeddings", c.tie_embeddings);
+  c.qkv_bias = read_bool(v, "qkv_bias", c.qkv_bias);
+  c.qk_norm = read_bool(v, "qk_norm", c.qk_norm);
+  read_rope_scaling(v, c);
 }
 
 const char* mask_name(MaskVariant m) { return m == MaskVariant::strict ? "strict" : "inclusive"; }
@@ -136,12 +175,12 @@ RunSpec read_run_spec(const Value& s) {
   r.model.n_layer = static_cast<int>(read_int(s, "n_layer", r.model.n_layer, 1, kMaxRunLayers));
   r.model.n_head = static_cast<int>(read_int(s, "n_head", r.model.n_head, 1, kMaxHeads));
   r.model.n_embd = static_cast<int>(read_int(s, "n_embd", r.model.n_embd, 1, kMaxRunEmbd));
-  r.model.block_size = static_cast<int>(read_int(s, "block_size", r.model.block_size, 1, kMaxBlockSize));
+  r.model.block_size = static_cast<int>(read_int(s, "block_size", r.model.block_size, 1, kMaxRunBlockSize));
   r.model.mask = read_mask(s);
   r.model.stable_softmax = read_choice(s, "softmax", {"stable", "naive"}) == "stable";
   r.model.bias = read_bool(s, "bias", r.model.bias);
   read_variants(s, r.model);
-  if (r.model.n_embd % r.model.n_head != 0)
+  if (r.model.head_size == 0 && r.model.n_embd % r.model.n_head != 0)
     throw InputError("n_embd is " + std::to_string(r.model.n_embd) + ", which " + std::to_string(r.model.n_head) +
                          " heads cannot share equally (n_head must divide n_embd)",
                      "n_head");
@@ -203,6 +242,17 @@ const char* positions_name(Positions p) { return kPositions[static_cast<size_t>(
 const char* rope_pairing_name(RopePairing r) { return r == RopePairing::interleaved ? "interleaved" : "halves"; }
 const char* norm_name(Norm n) { return n == Norm::rmsnorm ? "rmsnorm" : "layernorm"; }
 const char* mlp_name(Mlp m) { return m == Mlp::swiglu ? "swiglu" : "gelu"; }
+
+Value rope_scaling_json(const RopeScaling& r) {
+  if (!r.on()) return Value();
+  Value v = Value::object();
+  v.set("rope_type", "llama3");
+  v.set("factor", r.factor);
+  v.set("low_freq_factor", r.low_freq_factor);
+  v.set("high_freq_factor", r.high_freq_factor);
+  v.set("original_max_position_embeddings", r.original_max_position_embeddings);
+  return v;
+}
 
 Value config_json(const GPTConfig& c) {
   Value v = Value::object();
@@ -299,7 +349,7 @@ Value head_spec(const GPT& model, int layer, int head) {
     throw InputError("head " + std::to_string(head) + " does not exist: each layer has heads 0 to " +
                          std::to_string(c.n_head - 1),
                      "head");
-  const int T = model.seq_len(), C = c.n_embd, hs = c.head_dim(), W = c.qkv_width();
+  const int T = model.seq_len(), C = c.attn_width(), hs = c.head_dim(), W = c.qkv_width();
   const int kv = head / (c.n_head / c.kv_head()) * hs, KC = c.kv_head() * hs;
   const float* qkv = model.qkv(layer);  // (T, W): q | k | v, with RoPE q and k already turned
   std::vector<float> part(static_cast<size_t>(T) * hs);

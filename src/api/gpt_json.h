@@ -56,6 +56,8 @@ json::Value config_json(const GPTConfig& c);
 const char* activation_name(Activation a);
 const char* positions_name(Positions p);
 const char* rope_pairing_name(RopePairing r);
+// Llama 3's rope_scaling as a config's JSON holds it (config.json's keys), null when off.
+json::Value rope_scaling_json(const RopeScaling& r);
 const char* norm_name(Norm n);
 const char* mlp_name(Mlp m);
 // All keys required; `where` prefixes messages and fields ("config", "__metadata__.config").

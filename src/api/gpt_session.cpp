@@ -178,10 +178,13 @@ Value GptSession::info_value() const {
   // the characters; empty for token ids (an opened model without its vocabulary) and for GPT-2's
   // BPE (50,257 pieces: ask vocab() once instead)
   Value vocab = Value::array();
-  if (!trainer_->tokenizer().is_ids() && !trainer_->tokenizer().bpe())
+  if (!trainer_->tokenizer().is_ids() && !trainer_->tokenizer().bpe() && !trainer_->tokenizer().hf())
     for (int i = 0; i < trainer_->tokenizer().vocab_size(); ++i) vocab.push(trainer_->tokenizer().token_text(i));
   v.set("vocab", std::move(vocab));
-  v.set("tokenizer", trainer_->tokenizer().bpe() ? "gpt2-bpe" : trainer_->tokenizer().is_ids() ? "token_ids" : "characters");
+  v.set("tokenizer", trainer_->tokenizer().bpe()    ? "gpt2-bpe"
+                     : trainer_->tokenizer().hf()   ? "hf-bpe"
+                     : trainer_->tokenizer().is_ids() ? "token_ids"
+                                                    : "characters");
   v.set("source", s.source);  // where an opened model came from; "" for a run of this project
   if (!s.base.empty()) v.set("base", s.base);  // a fine-tuned run's: where its model came from
   v.set("n_params", static_cast<long long>(m.num_parameters()));

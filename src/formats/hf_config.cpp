@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/base/input_error.h"
+#include "core/model/rope_scaling.h"
 #include "formats/json.h"
 
 namespace ap {
@@ -138,26 +139,17 @@ HfConfig read_hf_config(const std::string& text, const std::string& name) {
 }
 
 std::vector<double> rope_inverse_frequencies(const HfConfig& c) {
-  const long long half = c.head_dim / 2;
-  std::vector<double> f(static_cast<size_t>(half));
-  const double pi = 3.14159265358979323846;
-  for (long long i = 0; i < half; ++i) {
-    double inv = 1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c.head_dim));
-    const HfRopeScaling& s = c.rope_scaling;
-    if (s.type == "llama3") {
-      const double old_len = static_cast<double>(s.original_max_position_embeddings);
-      const double low_wavelen = old_len / s.low_freq_factor, high_wavelen = old_len / s.high_freq_factor;
-      const double wavelen = 2 * pi / inv;
-      if (wavelen > low_wavelen) {
-        inv /= s.factor;  // long waves: slowed by the factor
-      } else if (!(wavelen < high_wavelen)) {  // between: a blend of the two
-        const double smooth = (old_len / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        inv = (1 - smooth) * inv / s.factor + smooth * inv;
-      }
-    }
-    f[static_cast<size_t>(i)] = inv;
-  }
-  return f;
+  return rope_inverse_frequencies(c.rope_theta, c.head_dim, rope_scaling_of(c));
+}
+
+RopeScaling rope_scaling_of(const HfConfig& c) {
+  RopeScaling s;
+  if (c.rope_scaling.type != "llama3") return s;
+  s.factor = c.rope_scaling.factor;
+  s.low_freq_factor = c.rope_scaling.low_freq_factor;
+  s.high_freq_factor = c.rope_scaling.high_freq_factor;
+  s.original_max_position_embeddings = c.rope_scaling.original_max_position_embeddings;
+  return s;
 }
 
 }  // namespace ap

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/rope_scaling.h"
+
 namespace ap {
 
 struct HfRopeScaling {
@@ -46,7 +48,10 @@ constexpr long long kMaxHfLayers = 1 << 10;
 
 HfConfig read_hf_config(const std::string& text, const std::string& name = "config.json");
 
-// θ_i = rope_theta^(−2i/head_dim) for i < head_dim/2, scaled as rope_scaling says.
+// θ_i = rope_theta^(−2i/head_dim) for i < head_dim/2, scaled as rope_scaling says (the rule is
+// core/model/rope_scaling.h's).
 std::vector<double> rope_inverse_frequencies(const HfConfig& c);
+// rope_scaling as the model's config holds it (factor 0 when there is none).
+RopeScaling rope_scaling_of(const HfConfig& c);
 
 }  // namespace ap

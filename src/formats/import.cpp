@@ -485,7 +485,9 @@ void set_bpe_tokenizer(TrainState& s, std::shared_ptr<const BpeTokenizer> bpe, c
 }
 
 void require_vocab(const TrainState& s, const std::string& name) {
-  if (!s.vocab.empty() || s.bpe) return;
+  if (!s.vocab.empty() || s.bpe || s.hf_tokenizer) return;
+  if (s.source.rfind("Hugging Face's", 0) == 0 && s.source.find(" folder ") != std::string::npos)
+    fail(name, "the folder has no tokenizer.json: give token ids instead (--ids N,N,…)");
   const std::string bpe = "GPT-2's BPE tokenizer (vocab_size " + std::to_string(s.model.vocab_size) +
                           "): give its vocab.json and merges.txt, or its tokenizer.json (from Hugging Face's gpt2)";
   // Only a vocabulary of GPT-2's size can be GPT-2's tokenizer. One under 256 cannot be a byte-level

@@ -15,7 +15,9 @@
 #include "api/checkpoint.h"
 #include "api/gpt_json.h"
 #include "formats/file_io.h"
+#include "formats/llama_load.h"
 #include "formats/bpe_files.h"
+#include "formats/hf_tokenizer_json.h"
 #include "formats/import.h"
 #include "formats/json.h"
 #include "core/base/number_text.h"
@@ -140,6 +142,36 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 
 Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
+  if (is_hf_folder(path)) {  // a Hugging Face folder of the Llama family (llama_load.h)
+    try {
+      LlamaModel m;
+      uint64_t bytes = 0;
+      std::string type;
+      {
+        const LlamaWeights w = read_llama_folder(path);
+        type = w.config.model_type;
+        for (const std::string& f : w.owned) bytes += f.size();
+        m = load_llama(w, path);
+      }
+      c.state.model = m.config;
+      c.state.params = std::move(m.params);
+      c.state.source = "Hugging Face's " + type + " folder " + path;
+      if (file_exists(path + "/tokenizer.json")) {  // its tokenizer, BOS as the files say
+        constexpr uint64_t kMaxTokenizerBytes = uint64_t(1) << 26;
+        c.state.hf_tokenizer_json = read_file(path + "/tokenizer.json", kMaxTokenizerBytes, "the tokenizer.json");
+        if (file_exists(path + "/tokenizer_config.json"))
+          c.state.hf_tokenizer_config =
+              read_file(path + "/tokenizer_config.json", kMaxTokenizerBytes, "the tokenizer_config.json");
+        c.state.hf_tokenizer = load_hf_tokenizer(c.state.hf_tokenizer_json, c.state.hf_tokenizer_config).tokenizer;
+        Tokenizer::from_hf(c.state.hf_tokenizer, c.state.model.vocab_size);  // fits the model
+      }
+      c.file_bytes = bytes;
+      c.imported = "a Hugging Face folder";
+    } catch (const InputError& e) {
+      throw CliError(path + ": " + e.what());
+    }
+    return c;
+  }
   std::unique_ptr<FileSource> src;
   try {
     src = std::make_unique<FileSource>(path, kMaxCheckpointBytes, "a checkpoint");
@@ -219,7 +251,7 @@ LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenize
   m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
   std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
   std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
-  if (!m.state.vocab.empty() || m.state.bpe) m.tok = std::make_unique<Tokenizer>(tokenizer_of(m.state));
+  if (!m.state.vocab.empty() || m.state.bpe || m.state.hf_tokenizer) m.tok = std::make_unique<Tokenizer>(tokenizer_of(m.state));
   return m;
 }
 
@@ -227,7 +259,7 @@ void check_prompt_length(const LoadedModel& m, const std::vector<int>& ids) {
   if (ids.empty()) throw InputError("the prompt is empty: give at least one character", "prompt");
   const int S = m.state.model.block_size;
   if (static_cast<int>(ids.size()) > S)
-    throw InputError("the prompt has " + std::to_string(ids.size()) + (m.state.bpe ? " tokens" : " characters") +
+    throw InputError("the prompt has " + std::to_string(ids.size()) + (m.state.bpe || m.state.hf_tokenizer ? " tokens" : " characters") +
                          "; the model sees at most block_size = " +
                          std::to_string(S),
                      "prompt");
@@ -256,6 +288,10 @@ std::string describe_variants(const GPTConfig& c) {
   if (c.mlp == Mlp::swiglu) out += ", SwiGLU";
   if (c.n_inner) out += ", MLP hidden " + std::to_string(c.n_inner);
   if (c.window) out += ", window " + std::to_string(c.window);
+  if (c.qkv_bias && !c.bias) out += ", q/k/v biases";
+  if (c.qk_norm) out += ", q/k norms";
+  if (c.rope_scaling.on()) out += ", Llama 3 RoPE scaling (factor " + format_float(static_cast<float>(c.rope_scaling.factor)) + ")";
+  if (!c.tie_embeddings) out += ", untied lm_head";
   return out;
 }
 

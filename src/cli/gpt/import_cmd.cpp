@@ -15,6 +15,7 @@
 #include "formats/safetensors.h"
 #include "cli/gpt/commands.h"
 #include "cli/gpt/common.h"
+#include "formats/llama_load.h"
 
 namespace ap::gpt_cli {
 
@@ -33,6 +34,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }  // namespace
 
 TrainState read_model_files(const std::vector<std::string>& files, bool own_files) {
+  if (files.size() == 1 && is_hf_folder(files[0])) {  // the Llama family: the checkpoint keeps its tokenizer
+    TrainState s = read_checkpoint(files[0]).state;
+    if (!s.hf_tokenizer)
+      throw CliError(files[0] + " has no tokenizer.json: a checkpoint keeps the model's tokenizer, so gpt import "
+                     "needs it (gpt logits --ids and gpt sample --ids read the folder as it is)");
+    return s;
+  }
   std::string ckpt, meta, hf, config, own;
   std::unique_ptr<FileSource> model_src;  // the model file, read in slices, never whole
   TokenizerFiles tf;

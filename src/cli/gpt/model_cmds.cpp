@@ -41,11 +41,16 @@ struct SampleArgs {
   long long max_new_tokens = 200, top_k = 0, seed = 1;
   double temperature = 1.0, top_p = 1.0;
   bool greedy = false, json = false;
+  std::string ids;  // token ids instead of a prompt (a model without a tokenizer)
 };
 
+std::vector<int> parse_ids(const std::string& text);
+
 int cmd_sample(const SampleArgs& a) {
-  LoadedModel m = load_model(files_of(a.file, a.with));
-  const std::vector<int> ids = m.tok->encode(a.prompt, "prompt");
+  if (!a.prompt.empty() && !a.ids.empty())
+    throw CliError("give the input as --prompt TEXT or as --ids N,N,… (token ids), one of them", kExitUsage);
+  LoadedModel m = load_model(files_of(a.file, a.with), a.ids.empty());
+  const std::vector<int> ids = a.ids.empty() ? m.tok->encode(a.prompt, "prompt") : parse_ids(a.ids);
   SampleOptions o;
   auto check = [](long long v, long long lo, long long hi, const char* field) {
     if (v < lo || v > hi)
@@ -68,12 +73,18 @@ int cmd_sample(const SampleArgs& a) {
     const std::vector<int>& out = g.tokens();
     const std::vector<int> fresh(out.begin() + static_cast<std::ptrdiff_t>(ids.size()), out.end());
     Value v = Value::object();
-    v.set("text", m.tok->decode(out));
-    v.set("new_text", m.tok->decode(fresh));
-    v.set("tokens", token_labels(*m.tok, out));
+    if (m.tok) {
+      v.set("text", m.tok->decode(out));
+      v.set("new_text", m.tok->decode(fresh));
+      v.set("tokens", token_labels(*m.tok, out));
+    }
+    Value all = Value::array();
+    for (int id : out) all.push(id);
+    v.set("ids", std::move(all));
     std::cout << spec::ok(std::move(v)).dump() << "\n";
     return 0;
   }
+  if (!m.tok) throw CliError("this model has no tokenizer: give --json to see the generated ids", kExitUsage);
   // The text as it comes, one character at a time.
   std::cout << a.prompt << std::flush;
   // The token's bytes: a character split across BPE tokens is whole once its last byte is out.
@@ -126,15 +137,16 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
   // The file has passed load_checkpoint, so its container is known to be sound. A model without a
   // character vocabulary (GPT-2's BPE: no bytes of ours) lists its tensors as read, from the config.
   // An imported model with a vocabulary lists the model-only file `gpt import` would write.
-  const bool converts = !ck.imported.empty() && (!s.vocab.empty() || s.bpe);
+  const bool converts = !ck.imported.empty() && (!s.vocab.empty() || s.bpe || s.hf_tokenizer);
   safetensors::File st = ck.header;
   if (converts)
     st = safetensors::read_file(save_checkpoint(s), {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
   else if (!ck.imported.empty())
     for (const ParamTensor& t : param_tensors(c)) st.tensors.push_back({t.name, "F32", {t.shape.begin(), t.shape.end()}, 0, 0});
-  const Tokenizer tok = s.bpe ? Tokenizer::from_bpe(s.bpe, c.vocab_size)
-                              : Tokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
-  std::vector<int> all(s.bpe ? static_cast<size_t>(c.vocab_size) : s.vocab.size());
+  const Tokenizer tok = s.bpe            ? Tokenizer::from_bpe(s.bpe, c.vocab_size)
+                        : s.hf_tokenizer ? Tokenizer::from_hf(s.hf_tokenizer, c.vocab_size)
+                                         : Tokenizer::from_chars(s.vocab.empty() ? std::vector<char32_t>{U'?'} : s.vocab);
+  std::vector<int> all(s.bpe || s.hf_tokenizer ? static_cast<size_t>(c.vocab_size) : s.vocab.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   const std::string no_vocab = "none given: GPT-2's BPE tokenizer (put its vocab.json and merges.txt, or tokenizer.json, "
                                "beside the model; token ids meanwhile: gpt logits --ids)";
@@ -155,7 +167,7 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
     if (s.model_only()) {  // a model trained elsewhere: no training state
       v.set("source", s.source);
       v.set("vocab", all.empty() ? Value() : token_labels(tok, all));
-      v.set("tokenizer", s.bpe ? "gpt2-bpe" : s.vocab.empty() ? "none" : "characters");
+      v.set("tokenizer", s.bpe ? "gpt2-bpe" : s.hf_tokenizer ? "hf-bpe" : s.vocab.empty() ? "none" : "characters");
     } else {
       v.set("data", data_source_json(s));
       v.set("vocab", token_labels(tok, all));
@@ -180,7 +192,8 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
   }
   const GPTConfig tiny = GPTConfig::tiny(c.vocab_size), small = GPTConfig::small(c.vocab_size);
   auto same_shape = [&](const GPTConfig& p) {
-    return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size;
+    return p.n_layer == c.n_layer && p.n_head == c.n_head && p.n_embd == c.n_embd && p.block_size == c.block_size &&
+           p.head_dim() == c.head_dim() && p.gpt2_block() == c.gpt2_block();
   };
   const std::string preset = same_shape(tiny) ? " (the tiny preset)" : same_shape(small) ? " (the small preset)" : "";
   std::string vocab;
@@ -190,6 +203,12 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
     vocab = with_commas(s.bpe->vocab_size()) + " tokens of GPT-2's byte-level BPE (" +
             with_commas(static_cast<long long>(s.bpe->merge_count())) + " merges)" +
             (c.vocab_size > s.bpe->vocab_size() ? ", padded to vocab_size " + with_commas(c.vocab_size) : "") +
+            "; the first: " + first + " …";
+  } else if (s.hf_tokenizer) {
+    std::string first;
+    for (int i = 0; i < 40 && i < c.vocab_size; ++i) first += (i ? " " : "") + visible_token(tok.token_text(i));
+    vocab = with_commas(s.hf_tokenizer->vocab_size()) + " tokens of its tokenizer.json" +
+            (c.vocab_size > s.hf_tokenizer->vocab_size() ? ", padded to vocab_size " + with_commas(c.vocab_size) : "") +
             "; the first: " + first + " …";
   } else if (s.vocab.empty()) {
     vocab = no_vocab;
@@ -376,7 +395,8 @@ Command add_sample(CLI::App& app) {
   CLI::App* sample = app.add_subcommand("sample", "generate text from a checkpoint, one character at a time (KV cache)");
   sample->add_option("file", a->file, "the checkpoint")->required();
   sample->add_option("with", a->with, kWithHelp);
-  sample->add_option("-p,--prompt", a->prompt, "the text to continue (characters the model knows)")->required();
+  sample->add_option("-p,--prompt", a->prompt, "the text to continue (characters the model knows)");
+  sample->add_option("--ids", a->ids, "or the token ids to continue, N,N,… (with --json)");
   sample->add_option("-n,--max-new-tokens", a->max_new_tokens, "characters to generate (default 200)");
   sample->add_option("-t,--temperature", a->temperature, "divide the logits by this before sampling (default 1)");
   sample->add_option("-k,--top-k", a->top_k, "sample among the k most likely characters only (default 0: all)");
@@ -385,7 +405,7 @@ Command add_sample(CLI::App& app) {
                      "--top-k (default 1: all)");
   sample->add_flag("-g,--greedy", a->greedy, "always take the most likely character");
   sample->add_option("--seed", a->seed, "the sampling seed (default 1)");
-  sample->add_flag("--json", a->json, "print {\"ok\":true,\"text\",\"new_text\",\"tokens\"}");
+  sample->add_flag("--json", a->json, "print {\"ok\":true,\"text\",\"new_text\",\"tokens\",\"ids\"}");
   return {sample, [a] { return cmd_sample(*a); }};
 }
 

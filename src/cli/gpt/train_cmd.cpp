@@ -2,6 +2,7 @@
 // further on the user's text with fresh AdamW state: Trainer::finetune): the run's header, the training loop with its
 // progress, CSV log and checkpoints every --checkpoint-interval, Ctrl-C (save the last completed
 // step, exit 130; 143 for SIGTERM) and divergence (exit 3, nothing written).
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -213,9 +214,9 @@ struct TrainArgs {
   std::string task, text_file, preset, mask, softmax;
   long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
   // the model's variants (gpt.h), each passed on to the run spec under its key when given
-  std::string pos, rope, norm, mlp, bias;
+  std::string pos, rope, norm, mlp, bias, tie_embeddings, qkv_bias, qk_norm, rope_scaling;
   double rope_base = 0;
-  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0;
+  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0, head_size = 0;
   long long steps = 0, batch_size = 0, seed = 0;
   OptimizerArgs opt;
 };
@@ -240,10 +241,35 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
   if (given("--mlp")) spec.set("mlp", a.mlp);
   if (given("--n-inner")) spec.set("n_inner", a.n_inner);
   if (given("--window")) spec.set("window", a.window);
-  if (given("--bias")) {
-    if (a.bias != "true" && a.bias != "false")
-      throw InputError("--bias is true or false, got " + a.bias, "bias");
-    spec.set("bias", a.bias == "true");
+  if (given("--head-size")) spec.set("head_size", a.head_size);
+  const std::pair<const char*, const std::string*> flags[] = {
+      {"bias", &a.bias}, {"tie_embeddings", &a.tie_embeddings}, {"qkv_bias", &a.qkv_bias}, {"qk_norm", &a.qk_norm}};
+  for (const auto& [key, value] : flags) {
+    std::string option = std::string("--") + key;
+    std::replace(option.begin(), option.end(), '_', '-');
+    if (!given(option.c_str())) continue;
+    if (*value != "true" && *value != "false")
+      throw InputError(option + " is true or false, got " + *value, key);
+    spec.set(key, *value == "true");
+  }
+  if (given("--rope-scaling")) {  // Llama 3's: FACTOR,LOW,HIGH,ORIGINAL
+    std::vector<double> f;
+    std::string part;
+    for (size_t i = 0; i <= a.rope_scaling.size(); ++i) {
+      if (i < a.rope_scaling.size() && a.rope_scaling[i] != ',') { part += a.rope_scaling[i]; continue; }
+      double d = 0;
+      if (!parse_decimal(part.data(), part.data() + part.size(), d)) throw InputError("--rope-scaling is FACTOR,LOW,HIGH,ORIGINAL, got " + a.rope_scaling, "rope_scaling");
+      f.push_back(d);
+      part.clear();
+    }
+    if (f.size() != 4) throw InputError("--rope-scaling is FACTOR,LOW,HIGH,ORIGINAL, got " + a.rope_scaling, "rope_scaling");
+    Value r = Value::object();
+    r.set("rope_type", "llama3");
+    r.set("factor", f[0]);
+    r.set("low_freq_factor", f[1]);
+    r.set("high_freq_factor", f[2]);
+    r.set("original_max_position_embeddings", f[3]);
+    spec.set("rope_scaling", std::move(r));
   }
   if (given("--task")) spec.set("task", a.task);
   if (given("--n-chars")) spec.set("n_chars", a.n_chars);
@@ -381,6 +407,13 @@ Command add_train(CLI::App& app) {
   train->add_option("--n-inner", a->n_inner, "the MLP's hidden size (default 4·n_embd)");
   train->add_option("--window", a->window, "a sliding window: each query sees the last W keys (default: none)");
   train->add_option("--bias", a->bias, "biases in the Linear layers and LayerNorms: true (default) or false");
+  train->add_option("--head-size", a->head_size, "each head's width (default n_embd/n_head; Qwen3's are wider)");
+  train->add_option("--tie-embeddings", a->tie_embeddings, "the output layer is wte: true (default) or false (lm_head)");
+  train->add_option("--qkv-bias", a->qkv_bias, "c_attn's bias even with --bias false (Qwen2): true or false");
+  train->add_option("--qk-norm", a->qk_norm, "RMSNorm of each q and k head before RoPE (Qwen3): true or false");
+  train->add_option("--rope-scaling", a->rope_scaling,
+                    "Llama 3's RoPE scaling: FACTOR,LOW,HIGH,ORIGINAL (factor, low_freq_factor, high_freq_factor, "
+                    "original_max_position_embeddings)");
   train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
   train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");
   add_optimizer_options(train, a->opt,

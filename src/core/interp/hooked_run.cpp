@@ -46,6 +46,10 @@ void check_run(const GPT& model, const std::vector<int>& ids) {
     throw InputError("the interpretability tools read the heads' outputs as n_embd wide; this model's heads are " +
                          std::to_string(g.n_head) + " × " + std::to_string(g.head_dim()),
                      "head_size");
+  // The Llama family's output and projections the hooked run does not follow yet, refused by key.
+  const char* variant = !g.tie_embeddings ? "tie_embeddings" : g.qk_norm ? "qk_norm" : g.qkv_bias ? "qkv_bias" : nullptr;
+  if (variant)
+    throw InputError(std::string("the interpretability tools do not yet follow this model's '") + variant + "'", variant);
   if (ids.empty()) throw InputError("the prompt has no tokens", "ids");
   if (ids.size() > sz(g.block_size))
     throw InputError("the prompt has " + std::to_string(ids.size()) + " tokens, more than the model's context of " +

@@ -63,7 +63,8 @@ void GPTConfig::validate() const {
   check_range(n_layer, 1, kMaxLayers, "n_layer", "the number of layers");
   check_range(n_head, 1, kMaxHeads, "n_head", "the number of heads");
   check_range(n_embd, 1, kMaxEmbd, "n_embd", "the embedding width");
-  if (n_embd % n_head != 0)
+  check_range(head_size, 0, kMaxHeadSize, "head_size", "each head's width (0: n_embd/n_head)");
+  if (head_size == 0 && n_embd % n_head != 0)
     throw InputError("n_embd is " + num(n_embd) + ", which " + num(n_head) +
                          " heads cannot share equally (n_head must divide n_embd)",
                      "n_head");
@@ -91,6 +92,15 @@ void GPTConfig::validate() const {
   } else if (rope_dims != 0) {
     throw InputError("rope_dims is given but pos is not \"rope\"", "rope_dims");
   }
+  if (rope_scaling.on()) {
+    const RopeScaling& r = rope_scaling;
+    if (pos != Positions::rope) throw InputError("rope_scaling is RoPE's: it needs pos \"rope\"", "rope_scaling");
+    if (!std::isfinite(r.factor) || !(r.low_freq_factor > 0) || !std::isfinite(r.high_freq_factor) ||
+        !(r.high_freq_factor > r.low_freq_factor) || r.original_max_position_embeddings < 1)
+      throw InputError("rope_scaling needs a finite factor, 0 < low_freq_factor < high_freq_factor and "
+                       "original_max_position_embeddings ≥ 1",
+                       "rope_scaling");
+  }
   check_range(n_inner, 0, kMaxInner, "n_inner", "the MLP's hidden size (0: 4·n_embd)");
   if (mlp == Mlp::swiglu && activation != Activation::gelu)
     throw InputError("activation gelu_new is the GELU MLP's; SwiGLU uses SiLU", "activation");
@@ -99,7 +109,8 @@ void GPTConfig::validate() const {
 
 bool GPTConfig::gpt2_block() const {
   return pos == Positions::learned && norm == Norm::layernorm && mlp == Mlp::gelu && inner() == 4 * n_embd &&
-         kv_head() == n_head && window == 0;
+         kv_head() == n_head && window == 0 && head_dim() * n_head == n_embd && tie_embeddings && !qkv_bias &&
+         !qk_norm;
 }
 
 bool GPTConfig::operator==(const GPTConfig& o) const {
@@ -107,7 +118,9 @@ bool GPTConfig::operator==(const GPTConfig& o) const {
          n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax && activation == o.activation &&
          ln_eps == o.ln_eps && bias == o.bias && pos == o.pos && rope_base == o.rope_base &&
          rope_dims == o.rope_dims && (pos != Positions::rope || rope == o.rope) && kv_head() == o.kv_head() &&
-         norm == o.norm && mlp == o.mlp && inner() == o.inner() && window == o.window;
+         norm == o.norm && mlp == o.mlp && inner() == o.inner() && window == o.window && head_dim() == o.head_dim() &&
+         tie_embeddings == o.tie_embeddings && has_qkv_bias() == o.has_qkv_bias() && qk_norm == o.qk_norm &&
+         rope_scaling == o.rope_scaling;
 }
 
 // ---------------------------------------------------------------- the layouts
@@ -155,7 +168,8 @@ struct ParamSlot {
 // The parameters in nanoGPT's state-dict order (without lm_head, tied to wte; without the biases
 // when cfg.bias is false, their views left null); views in v.
 std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
-  const int V = cfg.vocab_size, C = cfg.n_embd, W = cfg.qkv_width(), H = cfg.inner();
+  const int V = cfg.vocab_size, C = cfg.n_embd, W = cfg.qkv_width(), H = cfg.inner(), A = cfg.attn_width(),
+            hs = cfg.head_dim();
   const bool norm_bias = cfg.bias && cfg.norm == Norm::layernorm;  // RMSNorm has no bias
   v.h.resize(sz(std::max(cfg.n_layer, 0)));
   std::vector<ParamSlot> out = {{"transformer.wte.weight", {V, C}, &v.wte}};
@@ -179,7 +193,9 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
                                     {"ln_1.bias", {C}, &b.ln_1_b},
                                     {"attn.c_attn.weight", {W, C}, &b.c_attn_w},
                                     {"attn.c_attn.bias", {W}, &b.c_attn_b},
-                                    {"attn.c_proj.weight", {C, C}, &b.attn_c_proj_w},
+                                    {"attn.q_norm.weight", {hs}, &b.q_norm_w},
+                                    {"attn.k_norm.weight", {hs}, &b.k_norm_w},
+                                    {"attn.c_proj.weight", {C, A}, &b.attn_c_proj_w},
                                     {"attn.c_proj.bias", {C}, &b.attn_c_proj_b},
                                     {"ln_2.weight", {C}, &b.ln_2_w},
                                     {"ln_2.bias", {C}, &b.ln_2_b}};
@@ -187,7 +203,9 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
     for (ParamSlot t : block) {
       const bool is_bias = t.shape.size() == 1 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
       const bool is_norm = t.name.compare(0, 3, "ln_") == 0;
-      if (is_bias && (!cfg.bias || (is_norm && !norm_bias))) {
+      const bool kept_bias = cfg.bias || (cfg.qkv_bias && t.view == &b.c_attn_b);
+      const bool qk = t.view == &b.q_norm_w || t.view == &b.k_norm_w;
+      if ((is_bias && (!kept_bias || (is_norm && !norm_bias))) || (qk && !cfg.qk_norm)) {
         *t.view = nullptr;
         continue;
       }
@@ -200,6 +218,8 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
     out.push_back({"transformer.ln_f.bias", {C}, &v.ln_f_b});
   else
     v.ln_f_b = nullptr;
+  if (!cfg.tie_embeddings) out.push_back({"lm_head.weight", {V, C}, &v.lm_head});
+  else v.lm_head = nullptr;
   return out;
 }
 
@@ -207,7 +227,8 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
 // probs and losses stay null.
 std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, ModelUse use) {
   const int64_t C = cfg.n_embd, NH = cfg.n_head, V = cfg.vocab_size, BT = int64_t(B) * T, W = cfg.qkv_width(),
-                FC = cfg.fc_width(), H = cfg.inner();
+                FC = cfg.fc_width(), H = cfg.inner(), A = cfg.attn_width(),
+                QK = cfg.qk_norm ? int64_t(NH + cfg.kv_head()) : 0;
   a.h.assign(sz(std::max(cfg.n_layer, 0)), BlockActs{});
   std::vector<Part> out = {{&a.encoded, BT * C}};
   for (BlockActs& l : a.h)
@@ -215,7 +236,9 @@ std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, Mod
                            {&l.ln_1_mean, BT},
                            {&l.ln_1_rstd, BT},
                            {&l.qkv, BT * W},
-                           {&l.atty, BT * C},
+                           {&l.qk_in, BT * QK * cfg.head_dim()},
+                           {&l.qk_rstd, BT * QK},
+                           {&l.atty, BT * A},
                            {&l.att, int64_t(B) * NH * T * T},
                            {&l.residual2, BT * C},
                            {&l.ln_2, BT * C},
@@ -233,19 +256,28 @@ std::vector<Part> act_layout(const GPTConfig& cfg, int B, int T, GPTActs& a, Mod
 // The backward's scratch for (B, T); views in d.
 std::vector<Part> act_grad_layout(const GPTConfig& cfg, int B, int T, GPTActGrads& d) {
   const int64_t C = cfg.n_embd, V = cfg.vocab_size, BT = int64_t(B) * T, W = cfg.qkv_width(), FC = cfg.fc_width(),
-                H = cfg.inner();
-  const size_t scratch = kernels::attention_backward_scratch_max(B, T, cfg.n_embd, cfg.n_head);
-  return {{&d.residual, BT * C}, {&d.ln, BT * C},     {&d.qkv, BT * W},    {&d.atty, BT * C},
-          {&d.fch, BT * FC},     {&d.fch_gelu, BT * H}, {&d.logits, BT * V}, {&d.scratch, int64_t(scratch)}};
+                H = cfg.inner(), A = cfg.attn_width(),
+                QK = cfg.qk_norm ? int64_t(cfg.n_head + cfg.kv_head()) * cfg.head_dim() : 0;
+  const size_t scratch = kernels::attention_backward_scratch_max(B, T, cfg.attn_width(), cfg.n_head);
+  return {{&d.residual, BT * C}, {&d.ln, BT * C},       {&d.qkv, BT * W},    {&d.qk, BT * QK},
+          {&d.atty, BT * A},     {&d.fch, BT * FC},     {&d.fch_gelu, BT * H}, {&d.logits, BT * V},
+          {&d.scratch, int64_t(scratch)}};
 }
 
-// The KV cache and one position's activations; views in c.
-std::vector<Part> cache_layout(const GPTConfig& cfg, GPTCache& c) {
-  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size, S = cfg.block_size,
-                KC = int64_t(cfg.kv_head()) * cfg.head_dim();
-  return {{&c.k, L * S * KC}, {&c.v, L * S * KC},      {&c.x, C},      {&c.ln, C},
-          {&c.qkv, cfg.qkv_width()}, {&c.atty, C},     {&c.proj, C},   {&c.fch, cfg.fc_width()},
-          {&c.logits, V},     {&c.att, L * NH * S},    {&c.mean, 1},   {&c.rstd, 1}};
+// The KV cache for S positions and one position's activations; views in c.
+std::vector<Part> cache_layout(const GPTConfig& cfg, int64_t S, GPTCache& c) {
+  const int64_t C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head, V = cfg.vocab_size,
+                KC = int64_t(cfg.kv_head()) * cfg.head_dim(), QK = cfg.qk_norm ? NH + cfg.kv_head() : 0;
+  return {{&c.k, L * S * KC},  {&c.v, L * S * KC},      {&c.x, C},
+          {&c.ln, C},          {&c.qkv, cfg.qkv_width()}, {&c.qk_in, QK * cfg.head_dim()},
+          {&c.qk_rstd, QK},    {&c.atty, cfg.attn_width()}, {&c.proj, C},
+          {&c.fch, cfg.fc_width()}, {&c.logits, V},      {&c.att, L * NH * S},
+          {&c.mean, 1},        {&c.rstd, 1}};
+}
+
+// The cache's positions for a model used at T: its first size, or T's, within block_size.
+int64_t cache_positions(const GPTConfig& cfg, int T) {
+  return std::min<int64_t>(cfg.block_size, std::max(T, kCacheStart));
 }
 
 // RoPE's cos and sin tables and ALiBi's slopes, in floats.
@@ -309,8 +341,13 @@ void GPT::make_tables() {
   const int pairs = config_.rot_dims() / 2, S = config_.block_size;
   rope_cos_.assign(sz(int64_t(S) * pairs), 0.0f);
   rope_sin_.assign(sz(int64_t(S) * pairs), 0.0f);
+  const std::vector<double> scaled = config_.rope_scaling.on()
+                                         ? rope_inverse_frequencies(config_.rope_base, config_.rot_dims(),
+                                                                    config_.rope_scaling)
+                                         : std::vector<double>();
   for (int i = 0; i < pairs; ++i) {
-    const float theta = static_cast<float>(std::pow(config_.rope_base, -2.0 * i / config_.rot_dims()));
+    const float theta = scaled.empty() ? static_cast<float>(std::pow(config_.rope_base, -2.0 * i / config_.rot_dims()))
+                                       : static_cast<float>(scaled[sz(i)]);
     for (int p = 0; p < S; ++p) {
       const float phi = static_cast<float>(static_cast<double>(p) * static_cast<double>(theta));
       rope_cos_[sz(int64_t(p) * pairs + i)] = static_cast<float>(std::cos(static_cast<double>(phi)));
@@ -373,7 +410,7 @@ void GPT::init_weights(uint64_t seed) {
     const ParamTensor& t = tensors_[i];
     float* w = param_base_ + t.offset;
     const bool is_bias = t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0;
-    const bool is_ln = t.name.find("ln_") != std::string::npos;
+    const bool is_ln = t.name.find("ln_") != std::string::npos || t.name.find("_norm.") != std::string::npos;
     if (is_ln && !is_bias) {
       std::fill(w, w + t.numel, 1.0f);
     } else if (is_bias) {
@@ -394,7 +431,8 @@ int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use) {
   GPTCache c;
   const bool train = use == ModelUse::train;
   const int64_t floats = (train ? 4 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
-                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) + floats_of(cache_layout(cfg, c)) +
+                         (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) +
+                         floats_of(cache_layout(cfg, cache_positions(cfg, T), c)) +
                          table_floats(cfg);
   const int64_t ints = (train ? 2 : 1) * int64_t(B) * T;  // ids (and targets)
   return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
@@ -464,7 +502,8 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   T_ = T;
   has_targets_ = targets != nullptr;
   const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T, W = config_.qkv_width(),
-            FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(), NR = NH + config_.kv_head();
+            FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(), NR = NH + config_.kv_head(),
+            A = config_.attn_width();
   std::copy(ids, ids + BT, ids_.begin());
   if (targets) std::copy(targets, targets + BT, targets_.begin());
   const kernels::AttnOptions opt = attn_options();
@@ -478,9 +517,10 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
     BlockActs& a = a_.h[sz(l)];
     norm_forward(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
     k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, W);      // (B, T, W): q | k | v
+    if (config_.qk_norm) qk_norm_forward(k, a.qkv, a.qk_in, a.qk_rstd, w, BT);
     if (config_.pos == Positions::rope) k.rope_forward(a.qkv, B, T, W, NR, hs, 0, rope_table());  // q, k turned
-    k.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH, opt);            // (B, T, C)
-    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, C, C);
+    k.attention_forward(a.atty, a.att, a.qkv, B, T, A, NH, opt);            // (B, T, A)
+    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, A, C);
     k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
     norm_forward(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
     k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, FC);         // (B, T, FC)
@@ -490,7 +530,7 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
     residual = a.residual3;
   }
   norm_forward(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
-  k.matmul_forward(a_.logits, a_.ln_f, p_.wte, nullptr, BT, C, V);          // (B, T, V)
+  k.matmul_forward(a_.logits, a_.ln_f, head(), nullptr, BT, C, V);         // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
   // The mean in float, summed in order (as autograd's cross_entropy).
@@ -508,7 +548,7 @@ void GPT::backward(int64_t loss_rows) {
     throw InputError("backward needs a forward pass with targets first", "targets");
   const int B = B_, T = T_, C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, BT = B * T,
             W = config_.qkv_width(), FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(),
-            NR = NH + config_.kv_head();
+            NR = NH + config_.kv_head(), A = config_.attn_width();
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
   auto zero = [](float* x, int64_t n) { std::memset(x, 0, sizeof(float) * sz(n)); };
@@ -517,9 +557,9 @@ void GPT::backward(int64_t loss_rows) {
   const float rows = static_cast<float>(loss_rows > 0 ? loss_rows : int64_t(BT));
   zero(d_.logits, int64_t(BT) * V);
   k.crossentropy_backward(d_.logits, a_.probs, targets_.data(), 1.0f / rows, BT, V);
-  // logits = ln_f · wteᵀ (the tied lm_head)
+  // logits = ln_f · headᵀ (wte, the tied lm_head, or lm_head)
   zero(d_.ln, int64_t(BT) * C);
-  k.matmul_backward(d_.ln, g_.wte, nullptr, d_.logits, a_.ln_f, p_.wte, BT, C, V);
+  k.matmul_backward(d_.ln, g_.lm_head ? g_.lm_head : g_.wte, nullptr, d_.logits, a_.ln_f, head(), BT, C, V);
   const float* last = config_.n_layer ? a_.h.back().residual3 : a_.encoded;
   zero(d_.residual, int64_t(BT) * C);
   norm_backward(k, d_.residual, g_.ln_f_w, g_.ln_f_b, d_.ln, last, p_.ln_f_w, a_.ln_f_mean, a_.ln_f_rstd, BT);
@@ -543,11 +583,24 @@ void GPT::backward(int64_t loss_rows) {
     // ln_2's input is residual2: its gradient adds to the residual stream's → ∂L/∂residual2.
     norm_backward(k, d_.residual, dw.ln_2_w, dw.ln_2_b, d_.ln, a.residual2, w.ln_2_w, a.ln_2_mean, a.ln_2_rstd, BT);
     // residual2 = residual + attn.c_proj(atty)
-    zero(d_.atty, int64_t(BT) * C);
-    k.matmul_backward(d_.atty, dw.attn_c_proj_w, dw.attn_c_proj_b, d_.residual, a.atty, w.attn_c_proj_w, BT, C, C);
+    zero(d_.atty, int64_t(BT) * A);
+    k.matmul_backward(d_.atty, dw.attn_c_proj_w, dw.attn_c_proj_b, d_.residual, a.atty, w.attn_c_proj_w, BT, A, C);
     zero(d_.qkv, int64_t(BT) * W);
-    k.attention_backward(d_.qkv, d_.scratch, d_.atty, a.qkv, a.att, B, T, C, NH, opt);
+    k.attention_backward(d_.qkv, d_.scratch, d_.atty, a.qkv, a.att, B, T, A, NH, opt);
     if (config_.pos == Positions::rope) k.rope_backward(d_.qkv, B, T, W, NR, hs, 0, rope_table());
+    if (config_.qk_norm) {  // ∂L/∂(normed q, k) → ∂L/∂(c_attn's q, k), through each head's RMSNorm
+      const int QK = NR * hs;
+      for (int r = 0; r < BT; ++r) {
+        float* dq = d_.qkv + int64_t(r) * W;
+        float* dn = d_.qk + int64_t(r) * QK;
+        std::memcpy(dn, dq, sizeof(float) * sz(QK));
+        std::memset(dq, 0, sizeof(float) * sz(QK));
+        const float* in = a.qk_in + int64_t(r) * QK;
+        const float* rstd = a.qk_rstd + int64_t(r) * NR;
+        k.rmsnorm_backward(dq, dw.q_norm_w, dn, in, w.q_norm_w, rstd, NH, hs);
+        k.rmsnorm_backward(dq + NH * hs, dw.k_norm_w, dn + NH * hs, in + NH * hs, w.k_norm_w, rstd + NH, NR - NH, hs);
+      }
+    }
     zero(d_.ln, int64_t(BT) * C);
     k.matmul_backward(d_.ln, dw.c_attn_w, dw.c_attn_b, d_.qkv, a.ln_1, w.c_attn_w, BT, C, W);
     norm_backward(k, d_.residual, dw.ln_1_w, dw.ln_1_b, d_.ln, residual, w.ln_1_w, a.ln_1_mean, a.ln_1_rstd, BT);
@@ -558,8 +611,47 @@ void GPT::backward(int64_t loss_rows) {
 // ---------------------------------------------------------------- the KV cache
 
 void GPT::cache_reset() {
-  if (cache_buffer_.empty()) carve(cache_buffer_, cache_layout(config_, c_));
+  if (cache_buffer_.empty()) {
+    cache_cap_ = static_cast<int>(std::min(config_.block_size, kCacheStart));
+    carve(cache_buffer_, cache_layout(config_, cache_cap_, c_));
+  }
   cache_len_ = 0;
+}
+
+void GPT::grow_cache() {
+  const int cap = std::min(config_.block_size, 2 * cache_cap_);
+  GPTCache c{};
+  const int64_t now = static_cast<int64_t>(cache_buffer_.capacity()) * int64_t(sizeof(float));
+  const int64_t after = allocated_bytes() - now + floats_of(cache_layout(config_, cap, c)) * int64_t(sizeof(float));
+  if (after > limit())
+    throw InputError("the KV cache of " + num(cap) + " positions would take the model to " + num(after >> 20) +
+                         " MiB, more than the limit of " + num(limit() >> 20) + " MiB",
+                     "cache");
+  FloatBuffer grown;
+  carve(grown, cache_layout(config_, cap, c));
+  const int64_t KC = int64_t(config_.kv_head()) * config_.head_dim();
+  for (int l = 0; l < config_.n_layer; ++l) {  // each layer's keys and values to their new place
+    std::memcpy(c.k + l * cap * KC, c_.k + l * cache_cap_ * KC, sizeof(float) * sz(cache_len_ * KC));
+    std::memcpy(c.v + l * cap * KC, c_.v + l * cache_cap_ * KC, sizeof(float) * sz(cache_len_ * KC));
+  }
+  std::memcpy(c.x, c_.x, sizeof(float) * sz(config_.n_embd));
+  cache_buffer_.swap(grown);
+  c_ = c;
+  cache_cap_ = cap;
+}
+
+void GPT::qk_norm_forward(const kernels::Kernels& k, float* qkv, float* qk_in, float* rstd, const BlockParams& w,
+                          int N) const {
+  const int NH = config_.n_head, NR = NH + config_.kv_head(), hs = config_.head_dim(), W = config_.qkv_width(),
+            QK = NR * hs;
+  for (int r = 0; r < N; ++r) {
+    float* row = qkv + int64_t(r) * W;
+    float* in = qk_in + int64_t(r) * QK;
+    float* rs = rstd + int64_t(r) * NR;
+    std::memcpy(in, row, sizeof(float) * sz(QK));
+    k.rmsnorm_forward(row, rs, in, w.q_norm_w, NH, hs, config_.ln_eps);
+    k.rmsnorm_forward(row + NH * hs, rs + NH, in + NH * hs, w.k_norm_w, NR - NH, hs, config_.ln_eps);
+  }
 }
 
 const float* GPT::cache_step(int token) {
@@ -569,9 +661,10 @@ const float* GPT::cache_step(int token) {
                          " positions (crop the context and start again)",
                      "cache");
   check_ids(&token, 1, "token");
-  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = config_.block_size,
+  if (cache_len_ >= cache_cap_) grow_cache();
+  const int C = config_.n_embd, NH = config_.n_head, V = config_.vocab_size, S = cache_cap_,
             W = config_.qkv_width(), FC = config_.fc_width(), H = config_.inner(), hs = config_.head_dim(),
-            KC = config_.kv_head() * hs;
+            KC = config_.kv_head() * hs, A = config_.attn_width();
   const int pos = cache_len_;  // the stepper's base: the number of cached positions
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
@@ -583,13 +676,14 @@ const float* GPT::cache_step(int token) {
     float* v_cache = c_.v + int64_t(l) * S * KC;
     norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1);
     k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, W);
+    if (config_.qk_norm) qk_norm_forward(k, c_.qkv, c_.qk_in, c_.qk_rstd, w, 1);
     // RoPE at the absolute position pos: the cached keys are kept turned
     if (config_.pos == Positions::rope) k.rope_forward(c_.qkv, 1, 1, W, NH + config_.kv_head(), hs, pos, rope_table());
-    std::memcpy(k_cache + int64_t(pos) * KC, c_.qkv + C, sizeof(float) * sz(KC));
-    std::memcpy(v_cache + int64_t(pos) * KC, c_.qkv + C + KC, sizeof(float) * sz(KC));
+    std::memcpy(k_cache + int64_t(pos) * KC, c_.qkv + A, sizeof(float) * sz(KC));
+    std::memcpy(v_cache + int64_t(pos) * KC, c_.qkv + A + KC, sizeof(float) * sz(KC));
     float* att = c_.att + int64_t(l) * NH * S;
-    k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, C, NH, opt);
-    k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, C, C);
+    k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, A, NH, opt);
+    k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, A, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
     norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1);
     k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, FC);
@@ -598,19 +692,17 @@ const float* GPT::cache_step(int token) {
     k.residual_forward(c_.x, c_.x, c_.proj, C);
   }
   norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1);
-  k.matmul_forward(c_.logits, c_.ln, p_.wte, nullptr, 1, C, V);
+  k.matmul_forward(c_.logits, c_.ln, head(), nullptr, 1, C, V);
   cache_len_ = pos + 1;
   return c_.logits;
 }
 
-const float* GPT::cache_attention(int layer) const {
-  return c_.att + int64_t(layer) * config_.n_head * config_.block_size;
-}
+const float* GPT::cache_attention(int layer) const { return c_.att + int64_t(layer) * config_.n_head * cache_cap_; }
 const float* GPT::cache_keys(int layer) const {
-  return c_.k + int64_t(layer) * config_.block_size * config_.kv_head() * config_.head_dim();
+  return c_.k + int64_t(layer) * cache_cap_ * config_.kv_head() * config_.head_dim();
 }
 const float* GPT::cache_values(int layer) const {
-  return c_.v + int64_t(layer) * config_.block_size * config_.kv_head() * config_.head_dim();
+  return c_.v + int64_t(layer) * cache_cap_ * config_.kv_head() * config_.head_dim();
 }
 
 }  // namespace ap

@@ -26,6 +26,16 @@
 //   mlp       gelu (c_fc, activation, c_proj) | swiglu (down_proj(silu(gate_proj(x)) ⊙
 //             up_proj(x)), Llama's); hidden size n_inner (0 means 4·n_embd).
 //   window    a sliding window: the query at position p sees keys p − window + 1 … p (Mistral).
+// And what the Llama family's checkpoints need (an opened model's; each off by default):
+//   head_size       each head's width, independent of n_embd/n_head (Qwen3: 16 heads × 128 in a
+//                   hidden size of 1,024): q is n_head·head_size wide, attn.c_proj (C, n_head·hs);
+//                   0 means n_embd/n_head.
+//   tie_embeddings  true: the output layer is wte; false: lm_head.weight (V, C) of its own, after
+//                   ln_f in the buffer.
+//   qkv_bias        c_attn's bias even when bias is false (Qwen2: q/k/v biases only).
+//   qk_norm         Qwen3's RMSNorm of every q and k head (attn.q_norm, attn.k_norm, head_size
+//                   weights, ε ln_eps) after c_attn, before RoPE.
+//   rope_scaling    Llama 3's scaled inverse frequencies (rope_scaling.h); factor 0 means none.
 // The parameters keep nanoGPT's names for the GPT-2 parts (ln_1, attn.c_attn, attn.c_proj, ln_2,
 // ln_f, also under rmsnorm) and take Llama's for SwiGLU: mlp.gate_proj, mlp.up_proj (stored one
 // after the other: one (2·n_inner, n_embd) weight, one matmul), mlp.down_proj. With n_kv_head,
@@ -68,21 +78,27 @@
 
 #include "core/attention/attention.h"
 #include "core/kernels/kernels.h"
+#include "core/model/rope_scaling.h"
 #include "core/tensor/tensor.h"
 
 namespace ap {
 
-// A model's sizes (GPTConfig::validate): up to GPT-2's (GPT-2 XL has 48 layers of n_embd 1,600;
-// nanoGPT pads GPT-2's 50,257 tokens to 50,304).
-constexpr int kMaxLayers = 48;
-constexpr int kMaxEmbd = 1600;
+// A model's sizes (GPTConfig::validate): an opened model's, up to the Llama family's small models
+// (Qwen2.5's vocabulary of 152,064; Llama 3 8B's n_embd 4,096 and MLP of 14,336; 64 layers; a
+// context of 8,192 — the KV cache and activations are sized by the T actually used).
+constexpr int kMaxLayers = 64;
+constexpr int kMaxEmbd = 4096;
 constexpr int kMaxHeads = 64;
-constexpr int kMaxBlockSize = 1024;
-constexpr int kMaxModelVocab = 50304;
+constexpr int kMaxHeadSize = 512;
+constexpr int kMaxBlockSize = 8192;
+constexpr int kMaxModelVocab = 152064;
 constexpr int kMaxBatch = 1024;
 // A new run's sizes (the run spec, the training page's form, `gpt train`): the tiny GPT's range.
 constexpr int kMaxRunLayers = 32;
 constexpr int kMaxRunEmbd = 1024;
+constexpr int kMaxRunBlockSize = 1024;
+// The KV cache's first size in positions (it grows by doubling up to block_size).
+constexpr int kCacheStart = 1024;
 // What GPT::memory_bytes counts (parameters, their gradients, AdamW's two moments, the activations
 // of one (batch, T) and their gradients, the KV cache), in bytes: the limit of a model made for
 // training.
@@ -131,6 +147,11 @@ struct GPTConfig {
   Mlp mlp = Mlp::gelu;
   int n_inner = 0;                           // the MLP's hidden size; 0 means 4·n_embd
   int window = 0;                            // sliding window; 0 means none
+  int head_size = 0;                         // each head's width; 0 means n_embd/n_head
+  bool tie_embeddings = true;                // false: lm_head.weight (V, C) of its own
+  bool qkv_bias = false;                     // c_attn's bias even with bias false (Qwen2)
+  bool qk_norm = false;                      // RMSNorm of each q and k head before RoPE (Qwen3)
+  RopeScaling rope_scaling;                  // Llama 3's scaled frequencies (pos rope); factor 0: none
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
   // parameters at vocab 65: W3's tiny model).
@@ -144,9 +165,11 @@ struct GPTConfig {
   // "tiny" or "small", else InputError (field "preset").
   static GPTConfig preset(const std::string& name, int vocab_size);
 
-  int head_dim() const { return n_embd / n_head; }
+  int head_dim() const { return head_size > 0 ? head_size : n_embd / n_head; }
   int kv_head() const { return n_kv_head > 0 ? n_kv_head : n_head; }
-  int qkv_width() const { return n_embd + 2 * kv_head() * head_dim(); }  // c_attn's rows
+  int attn_width() const { return n_head * head_dim(); }                   // q's and the contexts' width
+  int qkv_width() const { return attn_width() + 2 * kv_head() * head_dim(); }  // c_attn's rows
+  bool has_qkv_bias() const { return bias || qkv_bias; }
   int inner() const { return n_inner > 0 ? n_inner : 4 * n_embd; }        // the MLP's hidden size
   int fc_width() const { return mlp == Mlp::swiglu ? 2 * inner() : inner(); }  // c_fc's (gate | up) rows
   int rot_dims() const { return pos == Positions::rope ? (rope_dims > 0 ? rope_dims : head_dim()) : 0; }
@@ -155,7 +178,7 @@ struct GPTConfig {
   bool gpt2_block() const;
   int64_t num_parameters() const;
   // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
-  // n_head, ln_eps not in (0, 0.1], n_kv_head not dividing n_head, rope_base ≤ 1, rope_dims odd or
+  // n_head (without head_size), ln_eps not in (0, 0.1], n_kv_head not dividing n_head, rope_base ≤ 1, rope_dims odd or
   // above head_dim (or given without rope), gelu_new with swiglu, window above block_size.
   void validate() const;
   bool operator==(const GPTConfig& o) const;
@@ -181,7 +204,9 @@ struct BlockParams {
   float* ln_1_w;         // (C)
   float* ln_1_b;         // (C)
   float* c_attn_w;       // (3C, C): c_q, c_k, c_v stacked (qkv_width rows with n_kv_head)
-  float* c_attn_b;       // (3C)
+  float* c_attn_b;       // (3C); also with qkv_bias
+  float* q_norm_w;       // (hs) qk_norm's, else null
+  float* k_norm_w;       // (hs) qk_norm's, else null
   float* attn_c_proj_w;  // (C, C)
   float* attn_c_proj_b;  // (C)
   float* ln_2_w;         // (C)
@@ -199,6 +224,7 @@ struct GPTParams {
   std::vector<BlockParams> h;
   float* ln_f_w;  // (C)
   float* ln_f_b;  // (C)
+  float* lm_head;  // (V, C) when not tie_embeddings, else null (wte is the output layer)
 };
 GPTParams param_views(float* base, const GPTConfig& config);
 
@@ -208,7 +234,9 @@ struct BlockActs {
   float* ln_1_mean;  // (B, T) (unused by RMSNorm)
   float* ln_1_rstd;  // (B, T)
   float* qkv;        // (B, T, 3C)
-  float* atty;       // (B, T, C): the heads' contexts side by side
+  float* qk_in;      // (B, T, (NH + KV)·hs): q and k before qk_norm (qk_norm only)
+  float* qk_rstd;    // (B, T, NH + KV): their RMSNorms' 1/rms (qk_norm only)
+  float* atty;       // (B, T, NH·hs): the heads' contexts side by side
   float* att;        // (B, NH, T, T): softmax weights, 0 where masked
   float* residual2;  // (B, T, C) = residual + attn.c_proj(atty)
   float* ln_2;       // (B, T, C)
@@ -234,7 +262,8 @@ struct GPTActGrads {
   float* residual;  // (B, T, C): ∂L/∂ the residual stream
   float* ln;        // (B, T, C): ∂L/∂ a LayerNorm's output
   float* qkv;       // (B, T, 3C)
-  float* atty;      // (B, T, C)
+  float* qk;        // (B, T, (NH + KV)·hs): ∂L/∂ qk_norm's output (qk_norm only)
+  float* atty;      // (B, T, NH·hs)
   float* fch;       // (B, T, 4C)
   float* fch_gelu;  // (B, T, 4C)
   float* logits;    // (B, T, V)
@@ -242,16 +271,18 @@ struct GPTActGrads {
 };
 // The KV cache and one position's activations (GPT::cache_reset): views into one buffer.
 struct GPTCache {
-  float* k;       // (n_layer, block_size, KC): the cached keys, KC = kv_head·head_dim (RoPE: rotated)
-  float* v;       // (n_layer, block_size, KC): the cached values
+  float* k;       // (n_layer, S, KC): the cached keys, KC = kv_head·head_dim (RoPE: rotated); S the capacity
+  float* v;       // (n_layer, S, KC): the cached values
   float* x;       // (C): the residual stream
   float* ln;      // (C)
   float* qkv;     // (3C)
-  float* atty;    // (C)
+  float* qk_in;   // ((NH + KV)·hs) (qk_norm only)
+  float* qk_rstd; // (NH + KV) (qk_norm only)
+  float* atty;    // (NH·hs)
   float* proj;    // (C)
   float* fch;     // (4C)
   float* logits;  // (V)
-  float* att;     // (n_layer, NH, block_size): each layer's weights of the last step
+  float* att;     // (n_layer, NH, S): each layer's weights of the last step
   float* mean;    // (1)
   float* rstd;    // (1)
 };
@@ -359,7 +390,8 @@ class GPT {
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- the KV cache
-  // Empties the cache (allocated on first use: 2·n_layer·block_size·C floats).
+  // Empties the cache (allocated on first use for min(block_size, kCacheStart) positions: 2·n_layer·
+  // positions·KC floats; it doubles when full, up to block_size, checked against the memory limit).
   void cache_reset();
   int cache_length() const { return cache_len_; }
   // Runs token at position base = cache_length() against the cached keys and values, appends its
@@ -381,6 +413,11 @@ class GPT {
   kernels::AttnOptions attn_options() const {
     return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes()};
   }
+  const float* head() const { return p_.lm_head ? p_.lm_head : p_.wte; }  // the output layer (V, C)
+  // qk_norm on N rows of qkv (row stride W): q and k in place, their inputs kept in qk_in, rstd.
+  void qk_norm_forward(const kernels::Kernels& k, float* qkv, float* qk_in, float* rstd, const BlockParams& w,
+                       int N) const;
+  void grow_cache();  // doubles the cache's capacity (up to block_size), keeping what it holds
   kernels::RopeTable rope_table() const {
     return {rope_cos_.data(), rope_sin_.data(), config_.rot_dims(), config_.rope == RopePairing::halves};
   }
@@ -420,6 +457,7 @@ class GPT {
   FloatBuffer cache_buffer_;
   GPTCache c_{};
   int cache_len_ = 0;
+  int cache_cap_ = 0;  // positions the cache holds room for
 };
 
 }  // namespace ap

@@ -124,6 +124,7 @@ Trainer::Trainer(GPTConfig model, const TrainConfig& train, const DataSpec& data
 
 Tokenizer tokenizer_of(const TrainState& s) {
   if (s.bpe) return Tokenizer::from_bpe(s.bpe, s.model.vocab_size);
+  if (s.hf_tokenizer) return Tokenizer::from_hf(s.hf_tokenizer, s.model.vocab_size);
   Tokenizer t = Tokenizer::from_chars(s.vocab);
   if (t.vocab_size() != s.model.vocab_size)
     throw InputError("the vocabulary has " + num(t.vocab_size()) + " characters but the model's vocab_size is " +

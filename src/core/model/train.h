@@ -129,6 +129,10 @@ struct TrainState {
   std::string text_fingerprint;  // text_fingerprint(text), when not a task
   std::vector<char32_t> vocab;   // the tokenizer's characters, id order (empty with bpe)
   std::shared_ptr<const BpeTokenizer> bpe;  // GPT-2's BPE, for a model trained elsewhere; else null
+  // A Hugging Face tokenizer.json's (the Llama family's), and that file's text with its
+  // tokenizer_config.json's (what a checkpoint keeps); else null and empty.
+  std::shared_ptr<const HfBpeTokenizer> hf_tokenizer;
+  std::string hf_tokenizer_json, hf_tokenizer_config;
   int64_t step = 0;              // steps done
   uint64_t sampler_state = 0;
   int64_t adam_t = 0;

@@ -114,8 +114,20 @@ Tokenizer Tokenizer::from_bpe(std::shared_ptr<const BpeTokenizer> bpe, int model
   return t;
 }
 
+Tokenizer Tokenizer::from_hf(std::shared_ptr<const HfBpeTokenizer> hf, int model_vocab) {
+  if (!hf) throw InputError("no tokenizer.json tokenizer", "vocab");
+  if (model_vocab < hf->vocab_size())
+    throw InputError("the model's vocab_size is " + std::to_string(model_vocab) + " but its tokenizer.json has " +
+                         std::to_string(hf->vocab_size()) + " tokens: the model has no row for the last ones",
+                     "vocab");
+  Tokenizer t(std::vector<char32_t>{});
+  t.hf_ = std::move(hf);
+  t.bpe_vocab_ = model_vocab;
+  return t;
+}
+
 int Tokenizer::id_of(char32_t cp) const {
-  if (n_ids_ > 0 || bpe_) return -1;
+  if (n_ids_ > 0 || bpe_ || hf_) return -1;
   if (cp < 128) return ascii_[cp];
   const auto it = std::lower_bound(chars_.begin(), chars_.end(), cp);
   return it != chars_.end() && *it == cp ? static_cast<int>(it - chars_.begin()) : -1;
@@ -123,6 +135,7 @@ int Tokenizer::id_of(char32_t cp) const {
 
 std::vector<int> Tokenizer::encode(const std::string& utf8, const char* field) const {
   if (bpe_) return bpe_->encode(utf8);
+  if (hf_) return hf_->encode(utf8, true);
   if (n_ids_ > 0) return encode_ids(utf8, field);
   const std::vector<char32_t> cps = utf8_decode(utf8, field);
   std::vector<int> ids(cps.size());
@@ -146,6 +159,14 @@ std::vector<int> Tokenizer::encode(const std::string& utf8, const char* field) c
 std::string Tokenizer::decode(const int* ids, size_t n) const {
   std::string out;
   out.reserve(n);
+  if (hf_) {  // the tokenizer's own decoder (byte fallback, "▁" → " ", …); padding ids decode to nothing
+    std::vector<int> known;
+    for (size_t i = 0; i < n; ++i) {
+      check_token_id(ids[i], i, vocab_size());
+      if (ids[i] < hf_->vocab_size()) known.push_back(ids[i]);
+    }
+    return hf_->decode(known);
+  }
   for (size_t i = 0; i < n; ++i) {
     check_token_id(ids[i], i, vocab_size());
     if (bpe_) {
@@ -163,6 +184,10 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const { return decode
 
 std::string Tokenizer::token_text(int id) const {
   if (bpe_ && id >= bpe_->vocab_size() && id < vocab_size()) return "<unused " + std::to_string(id) + ">";
+  if (hf_) {
+    check_token_id(id, 0, vocab_size());
+    return id >= hf_->vocab_size() ? "<unused " + std::to_string(id) + ">" : bpe_piece_text(hf_->token_bytes(id));
+  }
   return bpe_ ? bpe_piece_text(decode(&id, 1)) : decode(&id, 1);
 }
 

@@ -23,7 +23,8 @@
 // character split across tokens is only whole in the joined bytes), token_text a piece as text
 // (bpe_piece_text: "<0xF0>" for a byte that is not a whole character). The model's vocab_size may
 // exceed the BPE's (nanoGPT pads GPT-2's 50,257 to 50,304): those ids decode to nothing and show as
-// "<unused 50300>". chars() is empty.
+// "<unused 50300>". chars() is empty. The same for a Hugging Face tokenizer.json (from_hf), whose
+// encode also adds the special tokens its post-processor names (Llama's BOS).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "core/tokenizers/bpe.h"
+#include "core/tokenizers/hf_bpe.h"
 #include "core/base/utf8.h"
 
 namespace ap {
@@ -55,10 +57,18 @@ class Tokenizer {
   // GPT-2's BPE for a model of `model_vocab` ids (at least the BPE's). Errors: field "vocab".
   static Tokenizer from_bpe(std::shared_ptr<const BpeTokenizer> bpe, int model_vocab);
 
+  // A Hugging Face tokenizer.json's BPE (hf_bpe.h: the Llama family's) for a model of `model_vocab`
+  // ids: encode adds the post-processor's special tokens (BOS where the file says), decode and
+  // token_text as with GPT-2's BPE. Errors: field "vocab".
+  static Tokenizer from_hf(std::shared_ptr<const HfBpeTokenizer> hf, int model_vocab);
+
   // The BPE, or null for the character tokenizer.
   const std::shared_ptr<const BpeTokenizer>& bpe() const { return bpe_; }
+  const std::shared_ptr<const HfBpeTokenizer>& hf() const { return hf_; }
 
-  int vocab_size() const { return bpe_ ? bpe_vocab_ : n_ids_ > 0 ? n_ids_ : static_cast<int>(chars_.size()); }
+  int vocab_size() const {
+    return bpe_ || hf_ ? bpe_vocab_ : n_ids_ > 0 ? n_ids_ : static_cast<int>(chars_.size());
+  }
   const std::vector<char32_t>& chars() const { return chars_; }
   // The id of a code point, or -1 if it is not in the vocabulary.
   int id_of(char32_t cp) const;
@@ -80,7 +90,8 @@ class Tokenizer {
   int n_ids_ = 0;                // token_ids' vocabulary size; 0 for characters
   std::vector<int> encode_ids(const std::string& text, const char* field) const;
   std::shared_ptr<const BpeTokenizer> bpe_;
-  int bpe_vocab_ = 0;            // the model's vocab_size with BPE
+  std::shared_ptr<const HfBpeTokenizer> hf_;
+  int bpe_vocab_ = 0;            // the model's vocab_size with either BPE
 };
 
 // The name this class had when it held characters only (branches written before BPE use it).

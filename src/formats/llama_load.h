@@ -1,0 +1,49 @@
+// llama_load.h — a Llama-family model (LlamaWeights: a Hugging Face folder's or a GGUF file's
+// tensors, llama_weights.h) made into the GPT's config and flat float32 parameters (gpt.h), and a
+// Hugging Face folder read natively into LlamaWeights.
+//
+// The mapping (transformers' names → gpt.h's): embed_tokens → wte; per layer input_layernorm →
+// ln_1, q_proj | k_proj | v_proj stacked row-wise → attn.c_attn (weights and biases), q_norm /
+// k_norm → attn.q_norm / attn.k_norm, o_proj → attn.c_proj, post_attention_layernorm → ln_2,
+// gate_proj | up_proj → mlp.gate_proj | mlp.up_proj (c_fc), down_proj → mlp.down_proj; norm →
+// ln_f; lm_head → lm_head (untied). RoPE pairs the halves (transformers' rotate_half). Llama's
+// attention_bias (biases on all four projections) is bias on: the MLP's biases, which the file
+// has not, are zeros. block_size is max_position_embeddings, at most kMaxBlockSize.
+//
+// Each tensor is converted to float32 from its storage type (F32, F16, BF16 or a ggml block type,
+// quant.h's dequantize_row) in one place (fill_llama_params), so that a later step can keep them.
+// Refused by name (InputError, field the tensor or the file): a tensor missing, extra or of the
+// wrong size, a value that is not finite, a model beyond the open limit (in figures, before any
+// allocation: check_llama_memory).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/gpt.h"
+#include "formats/llama_weights.h"
+
+namespace ap {
+
+// The GPT's config for config.json's model (InputError naming the key when it cannot be run).
+GPTConfig llama_gpt_config(const HfConfig& c);
+// Throws InputError (field "model") when the model opened for inference passes kMaxOpenBytes.
+void check_llama_memory(const GPTConfig& g);
+// Writes every parameter of g (param_tensors' layout) into params (g.num_parameters() floats)
+// from w; `file` names the model in messages.
+void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file);
+// Both: the config, the memory check, then the parameters (the vector is allocated after the check).
+struct LlamaModel {
+  GPTConfig config;
+  std::vector<float> params;
+};
+LlamaModel load_llama(const LlamaWeights& w, const std::string& file);
+
+// Natively: a Hugging Face folder (config.json and model.safetensors, or the index and its shards)
+// read into LlamaWeights; the files' bytes are kept in w.owned. InputError naming the file.
+LlamaWeights read_llama_folder(const std::string& dir);
+// Whether dir is a folder with a config.json (what the CLI opens as a Hugging Face folder).
+bool is_hf_folder(const std::string& dir);
+
+}  // namespace ap
