@@ -409,6 +409,7 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("mlp", mlp_name(a.mlp), mlp_name(b.mlp));
   add("n_inner", num(a.inner()), num(b.inner()));
   add("window", num(a.window), num(b.window));
+  add("sink", num(a.sink), num(b.sink));
   return out;
 }
 

@@ -20,12 +20,12 @@ const std::set<std::string> kRunKeys = {
     "n_chars", "text",    "text_name", "batch_size", "steps",   "lr",           "min_lr",     "warmup_steps",
     "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed",
     // the model's variants (gpt.h), shared with the config's JSON
-    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias",
+    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "sink", "bias",
     "head_scores_interval"};
 
 // The variants' keys of a config (gpt.h), written only when not the default.
 const std::vector<std::string> kVariantKeys = {"pos", "rope_base", "rope_dims", "rope", "n_kv_head",
-                                               "norm", "mlp", "n_inner", "window"};
+                                               "norm", "mlp", "n_inner", "window", "sink"};
 const std::vector<std::string> kPositions = {"learned", "rope", "alibi", "none"};
 const std::vector<std::string> kPairings = {"halves", "interleaved"};
 
@@ -42,6 +42,7 @@ void write_variants(Value& v, const GPTConfig& c) {
   if (c.mlp != d.mlp) v.set("mlp", mlp_name(c.mlp));
   if (c.n_inner != d.n_inner) v.set("n_inner", c.n_inner);
   if (c.window != d.window) v.set("window", c.window);
+  if (c.sink != d.sink) v.set("sink", c.sink);
 }
 
 // The variants' keys (each optional, the default when absent) into c; rope_base, rope_dims and
@@ -60,6 +61,7 @@ void read_variants(const Value& v, GPTConfig& c) {
   c.mlp = read_choice(v, "mlp", {"gelu", "swiglu"}) == "swiglu" ? Mlp::swiglu : Mlp::gelu;
   c.n_inner = static_cast<int>(read_int(v, "n_inner", c.n_inner, 0, kMaxInner));
   c.window = static_cast<int>(read_int(v, "window", c.window, 0, kMaxBlockSize));
+  c.sink = static_cast<int>(read_int(v, "sink", c.sink, 0, kMaxBlockSize));
 }
 
 const char* mask_name(MaskVariant m) { return m == MaskVariant::strict ? "strict" : "inclusive"; }
@@ -317,6 +319,7 @@ Value head_spec(const GPT& model, int layer, int head) {
   v.set("mask", mask_name(c.mask));
   v.set("softmax", c.stable_softmax ? "stable" : "naive");
   if (c.window > 0) v.set("window", c.window);
+  if (c.sink > 0) v.set("sinks", c.sink);  // the stepper's name of the same variant
   if (const float* slopes = model.alibi_slopes()) {
     v.set("alibi", true);
     Value m = Value::array();

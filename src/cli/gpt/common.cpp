@@ -256,6 +256,7 @@ std::string describe_variants(const GPTConfig& c) {
   if (c.mlp == Mlp::swiglu) out += ", SwiGLU";
   if (c.n_inner) out += ", MLP hidden " + std::to_string(c.n_inner);
   if (c.window) out += ", window " + std::to_string(c.window);
+  if (c.sink) out += ", " + std::to_string(c.sink) + " sink" + (c.sink > 1 ? "s" : "");
   return out;
 }
 

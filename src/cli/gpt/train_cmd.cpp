@@ -215,7 +215,7 @@ struct TrainArgs {
   // the model's variants (gpt.h), each passed on to the run spec under its key when given
   std::string pos, rope, norm, mlp, bias;
   double rope_base = 0;
-  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0;
+  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0, sink = 0;
   long long steps = 0, batch_size = 0, seed = 0;
   OptimizerArgs opt;
 };
@@ -240,6 +240,7 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
   if (given("--mlp")) spec.set("mlp", a.mlp);
   if (given("--n-inner")) spec.set("n_inner", a.n_inner);
   if (given("--window")) spec.set("window", a.window);
+  if (given("--sink")) spec.set("sink", a.sink);
   if (given("--bias")) {
     if (a.bias != "true" && a.bias != "false")
       throw InputError("--bias is true or false, got " + a.bias, "bias");
@@ -380,6 +381,7 @@ Command add_train(CLI::App& app) {
   train->add_option("--mlp", a->mlp, "gelu (default) or swiglu (Llama's gate_proj, up_proj, down_proj)");
   train->add_option("--n-inner", a->n_inner, "the MLP's hidden size (default 4·n_embd)");
   train->add_option("--window", a->window, "a sliding window: each query sees the last W keys (default: none)");
+  train->add_option("--sink", a->sink, "attention sinks under --window: the first S keys stay visible (default: none)");
   train->add_option("--bias", a->bias, "biases in the Linear layers and LayerNorms: true (default) or false");
   train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
   train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");

@@ -26,6 +26,8 @@
 //   mlp       gelu (c_fc, activation, c_proj) | swiglu (down_proj(silu(gate_proj(x)) ⊙
 //             up_proj(x)), Llama's); hidden size n_inner (0 means 4·n_embd).
 //   window    a sliding window: the query at position p sees keys p − window + 1 … p (Mistral).
+//   sink      attention sinks under the window (StreamingLLM): the first `sink` keys stay visible to
+//             every query whatever the window; 0 means none.
 // The parameters keep nanoGPT's names for the GPT-2 parts (ln_1, attn.c_attn, attn.c_proj, ln_2,
 // ln_f, also under rmsnorm) and take Llama's for SwiGLU: mlp.gate_proj, mlp.up_proj (stored one
 // after the other: one (2·n_inner, n_embd) weight, one matmul), mlp.down_proj. With n_kv_head,
@@ -131,6 +133,7 @@ struct GPTConfig {
   Mlp mlp = Mlp::gelu;
   int n_inner = 0;                           // the MLP's hidden size; 0 means 4·n_embd
   int window = 0;                            // sliding window; 0 means none
+  int sink = 0;                              // attention sinks under the window; 0 means none
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
   // parameters at vocab 65: W3's tiny model).
@@ -156,7 +159,8 @@ struct GPTConfig {
   int64_t num_parameters() const;
   // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
   // n_head, ln_eps not in (0, 0.1], n_kv_head not dividing n_head, rope_base ≤ 1, rope_dims odd or
-  // above head_dim (or given without rope), gelu_new with swiglu, window above block_size.
+  // above head_dim (or given without rope), gelu_new with swiglu, window above block_size, sink
+  // without a window or above block_size.
   void validate() const;
   bool operator==(const GPTConfig& o) const;
   bool operator!=(const GPTConfig& o) const { return !(*this == o); }
@@ -356,6 +360,10 @@ class GPT {
   const float* qkv(int layer) const { return a_.h[layer].qkv; }  // (B, T, qkv_width), RoPE: q, k rotated
   // ALiBi's slopes (n_head), or null.
   const float* alibi_slopes() const { return alibi_.empty() ? nullptr : alibi_.data(); }
+  // The options the attention kernels get and RoPE's tables (d_rot 0 unless pos is rope), as the
+  // forward uses them: for the block walk (block_trace.h), which retraces one position.
+  kernels::AttnOptions attention_options() const { return attn_options(); }
+  kernels::RopeTable rope_tables() const { return rope_table(); }
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- the KV cache
@@ -376,7 +384,7 @@ class GPT {
  private:
   void check_ids(const int* ids, int n, const char* field) const;
   kernels::AttnOptions attn_options() const {
-    return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes()};
+    return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes(), config_.sink};
   }
   kernels::RopeTable rope_table() const {
     return {rope_cos_.data(), rope_sin_.data(), config_.rot_dims(), config_.rope == RopePairing::halves};
