@@ -168,7 +168,7 @@ const en = {
   'samples.step': 'step {step}',
 
   'exp.title': 'Experiments from the tutorials',
-  'exp.lede': 'One click trains two models from the same seed, side by side, with everything equal but one option, and overlays their loss curves. They use the settings above (steps, task, model).',
+  'exp.lede': 'One click trains two models (three for the variants’ experiments) from the same seed, side by side, with everything equal but one option, and overlays their loss curves. They use the settings above (steps, task, model).',
   'exp.mask': 'Strict vs inclusive mask (exercise 2)',
   'exp.softmax': 'Stable vs naive softmax (exercise 3)',
   'exp.length': 'Length: learned vs ALiBi vs RoPE positions',
