@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """gpt_variants_torch_test.py — ctest `gpt_variants_torch`: the GPT's variants (gpt.h: RoPE in both
 pairings and partial, ALiBi, no positions, grouped-query and multi-query, RMSNorm, SwiGLU, no bias,
-a sliding window, the Llama block, and the Llama family's head_size, untied lm_head, qkv_bias,
-qk_norm and Llama 3's rope_scaling) against our own PyTorch model (torch_models.variant_forward).
+a sliding window with and without attention sinks, the Llama block, and the Llama family's head_size,
+untied lm_head, qkv_bias, qk_norm and Llama 3's rope_scaling) against our own PyTorch model
+(torch_models.variant_forward).
 
     gpt_variants_torch_test.py GPT WORKDIR
 
@@ -10,8 +11,8 @@ For each case it trains a small model with `gpt train` and the case's flags (40 
 from uniform), then runs `gpt logits FILE --prompt P --grads` and compares, with PyTorch's model of
 the same config and the checkpoint's weights: every logit (|ours − PyTorch| ≤ 1e-4), the loss
 (≤ 1e-5), and every parameter's gradient (|ours − PyTorch| ≤ 1e-6 + 1e-4·max|g| per tensor: float32
-sums in other orders, through two layers and the backward). For the Llama block and ALiBi with a
-window it also opens each head in the stepper (`gpt attention --head` | `attention trace`): the same
+sums in other orders, through two layers and the backward). For the Llama block, ALiBi with a
+window and the window with sinks it also opens each head in the stepper (`gpt attention --head` | `attention trace`): the same
 weights, bit for bit. Exits 77 where PyTorch is missing.
 """
 import json
@@ -41,6 +42,9 @@ CASES = [
     ("no_bias_swiglu", ["--mlp", "swiglu", "--bias", "false"]),
     ("window", ["--window", "5"]),
     ("alibi_window", ["--pos", "alibi", "--window", "4"]),
+    ("window_sink", ["--window", "4", "--sink", "2"]),
+    ("rope_gqa_window_sink", ["--pos", "rope", "--n-kv-head", "2", "--window", "3", "--sink", "1"]),
+    ("alibi_window_sink_inclusive", ["--pos", "alibi", "--window", "5", "--sink", "3", "--mask", "inclusive"]),
     ("llama", ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false"]),
     ("window_inclusive_rope_mqa", ["--window", "6", "--mask", "inclusive", "--pos", "rope", "--n-kv-head", "1"]),
     # the Llama family's options (gpt.h): heads wider than n_embd/n_head, an untied output layer,
@@ -114,7 +118,7 @@ def main():
         ckpt = os.path.join(work, f"variants_{name}.safetensors")
         train_small(gpt, ckpt, DATA + flags + ["--threads", "1"], steps=40)
         check(name, ckpt, gpt)
-        if name in ("llama", "alibi_window", "qwen3"):
+        if name in ("llama", "alibi_window", "qwen3", "window_sink", "rope_gqa_window_sink"):
             check_heads(name, ckpt, gpt)
     print("gpt_variants_torch: ok")
 

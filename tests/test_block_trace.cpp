@@ -6,9 +6,17 @@
 //    and both softmaxes, with and without GPT-2's gelu_new, biases and the default ε, at the first, a middle and the last position; the values the forward
 //    does not keep (x̂, the variance, c_proj's outputs) recombine into those it does, bit for bit;
 //    the fast tier agrees within float rounding;
+//  - the same for every variant of gpt.h (RoPE with its turn, ALiBi's bias, grouped-query heads,
+//    RMSNorm, SwiGLU's gate, a window with its sinks, no positions): the trace's q, k, weights and
+//    contexts are the forward's, the turn recomputed from the kept cos and sin, the window's hidden
+//    keys weigh exactly 0;
 //  - the surprisal of a text is the forward's own loss: one window's mean is GPT::forward's
 //    return value, bit for bit; a long text is read in windows that overlap by one token;
 //  - the validation windows' surprisal averages to Trainer::evaluate()'s loss, bit for bit;
+//  - the loss by position at a longer context than trained (RoPE, ALiBi, none): its first
+//    block_size positions are the trained model's own losses on each window's prefix (causal
+//    attention: a position sees only what came before); learned positions are refused past
+//    block_size, naming wpe; at block_size, the validation windows' own losses;
 //  - the heads' mean and the attention rollout against a float64 computation.
 #include <catch2/catch.hpp>
 
@@ -125,6 +133,95 @@ TEST_CASE("A position's trace is the reference forward's values, bit for bit", "
   for (int v = 0; v < m.config().vocab_size; ++v) CHECK(tr.logits[v] == Approx(logits[v]).epsilon(1e-4).margin(1e-4));
 }
 
+TEST_CASE("A variant model's trace is the reference forward's values, bit for bit", "[block_trace]") {
+  ap::kernels::set_tier(ap::kernels::Tier::reference);
+  const std::vector<int> ids = {0, 5, 3, 12, 7, 7, 1, 9, 4, 2, 11, 6};
+  const int T = static_cast<int>(ids.size());
+  struct Case {
+    const char* name;
+    std::function<void(ap::GPTConfig&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"llama", [](ap::GPTConfig& c) { c.pos = ap::Positions::rope; c.norm = ap::Norm::rmsnorm; c.mlp = ap::Mlp::swiglu; c.n_kv_head = 2; c.bias = false; }},
+      {"rope interleaved partial, mqa", [](ap::GPTConfig& c) { c.pos = ap::Positions::rope; c.rope = ap::RopePairing::interleaved; c.rope_dims = 4; c.n_kv_head = 1; }},
+      {"alibi window sink", [](ap::GPTConfig& c) { c.pos = ap::Positions::alibi; c.window = 3; c.sink = 2; }},
+      {"none, window, inclusive, swiglu", [](ap::GPTConfig& c) { c.pos = ap::Positions::none; c.window = 4; c.mask = ap::MaskVariant::inclusive; c.mlp = ap::Mlp::swiglu; c.n_inner = 40; }},
+  };
+  for (const Case& cs : cases) {
+    ap::GPTConfig c = ap::GPTConfig::tiny(13);
+    c.block_size = 16;
+    c.n_embd = 32;
+    cs.set(c);
+    ap::GPT m(c);
+    ap::Rng rng(23);
+    for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = 0.3f * rng.normal();
+    const int C = c.n_embd, NH = c.n_head, hs = C / NH, V = c.vocab_size, W = c.qkv_width(), KC = (W - C) / 2;
+    const int H = c.inner(), FC = c.fc_width();
+    m.forward(ids.data(), nullptr, 1, T);
+    const ap::GPTActs& a = m.acts();
+    for (int p : {0, 5, T - 1}) {
+      INFO(cs.name << ", position " << p);
+      const ap::BlockTrace tr = ap::block_trace(m, ids.data(), T, p);
+      const size_t r = static_cast<size_t>(p) * C, rw = static_cast<size_t>(p) * W;
+      CHECK(same_bits(tr.encoded, a.encoded + r));
+      CHECK(tr.wpe.empty());
+      CHECK(tr.n_kv_head == c.kv_head());
+      for (int l = 0; l < c.n_layer; ++l) {
+        const ap::LayerTrace& lt = tr.layers[l];
+        const ap::BlockActs& b = a.h[l];
+        CHECK(same_bits(lt.ln_1.out, b.ln_1 + r));
+        CHECK(same_bits(lt.q, b.qkv + rw));
+        CHECK(same_bits(lt.k, b.qkv + rw + C));
+        CHECK(same_bits(lt.v, b.qkv + rw + C + KC));
+        if (c.pos == ap::Positions::rope) {
+          // the turn from the kept angles: each pair (a, b) → (a·cos − b·sin, a·sin + b·cos)
+          const int pairs = static_cast<int>(tr.rope_cos.size());
+          REQUIRE(pairs == c.rot_dims() / 2);
+          const bool halves = c.rope == ap::RopePairing::halves;
+          for (int h = 0; h < NH + c.kv_head(); ++h) {
+            const std::vector<float>& raw = h < NH ? lt.q_raw : lt.k_raw;
+            const std::vector<float>& turned = h < NH ? lt.q : lt.k;
+            const int o = (h < NH ? h : h - NH) * hs;
+            for (int i = 0; i < pairs; ++i) {
+              const int ia = o + (halves ? i : 2 * i), ib = o + (halves ? i + pairs : 2 * i + 1);
+              CHECK(turned[ia] == raw[ia] * tr.rope_cos[i] - raw[ib] * tr.rope_sin[i]);
+              CHECK(turned[ib] == raw[ia] * tr.rope_sin[i] + raw[ib] * tr.rope_cos[i]);
+            }
+          }
+        } else {
+          CHECK(lt.q_raw.empty());
+        }
+        for (int h = 0; h < NH; ++h) {
+          const ap::HeadTrace& ht = lt.heads[h];
+          CHECK(ht.kv_head == h / (NH / c.kv_head()));
+          const float* att = b.att + (static_cast<size_t>(h) * T + p) * T;
+          REQUIRE(ht.weights.size() == static_cast<size_t>(tr.visible));
+          CHECK(same_bits(ht.weights, att));
+          CHECK(same_bits(ht.context, b.atty + r + h * hs));
+          for (int j = 0; j < tr.visible; ++j) {
+            const bool seen = (j < c.sink || j > p - c.window || c.window == 0);
+            CHECK(tr.seen[j] == (seen ? 1 : 0));
+            if (!seen) CHECK(ht.weights[j] == 0.0f);
+            if (seen) CHECK(ht.scores[j] == (c.pos == ap::Positions::alibi ? ht.dots[j] * tr.scale + ht.bias[j] : ht.dots[j] * tr.scale));
+            if (c.pos == ap::Positions::alibi) CHECK(ht.bias[j] == -ht.slope * static_cast<float>(p - j));
+          }
+        }
+        CHECK(same_bits(lt.residual2, b.residual2 + r));
+        CHECK(same_bits(lt.ln_2.out, b.ln_2 + r));
+        if (c.norm == ap::Norm::rmsnorm)
+          for (int c2 = 0; c2 < C; ++c2) CHECK(lt.ln_2.out[c2] == lt.ln_2.xhat[c2] * m.p().h[l].ln_2_w[c2]);
+        CHECK(same_bits(lt.fc, b.fch + static_cast<size_t>(p) * FC));
+        CHECK(same_bits(lt.act, b.fch_gelu + static_cast<size_t>(p) * H));
+        if (c.mlp == ap::Mlp::swiglu)
+          for (int i = 0; i < H; ++i) CHECK(lt.act[i] == lt.silu[i] * lt.fc[H + i]);
+        CHECK(same_bits(lt.residual3, b.residual3 + r));
+      }
+      CHECK(same_bits(tr.logits, a.logits + static_cast<size_t>(p) * V));
+    }
+  }
+  ap::kernels::set_tier(ap::kernels::Tier::fast);
+}
+
 TEST_CASE("Block trace: errors name the field, the activations", "[block_trace]") {
   ap::GPT m = random_model(ap::MaskVariant::strict, true);
   const std::vector<int> ids = {1, 2, 3};
@@ -206,6 +303,55 @@ TEST_CASE("The validation windows' surprisal averages to the validation loss, bi
   ap::Trainer text_run(c, t, d);
   ap::Trainer alone(text_run.state());
   CHECK_THAT(error_of([&] { ap::validation_surprisal(alone, &loss); }), Catch::StartsWith("text:"));
+}
+
+TEST_CASE("The loss by position at a longer context than trained", "[inspect]") {
+  ap::TrainConfig t;
+  t.batch_size = 4;
+  t.steps = 5;
+  t.warmup_steps = 1;
+  t.eval_batches = 2;
+  ap::DataSpec d;
+  d.task = "copy";
+  d.n_chars = 3000;
+  for (ap::Positions pos : {ap::Positions::rope, ap::Positions::alibi, ap::Positions::none, ap::Positions::learned}) {
+    ap::GPTConfig c = ap::GPTConfig::tiny(0);
+    c.block_size = 8;
+    c.pos = pos;
+    ap::Trainer tr(c, t, d);
+    for (int i = 0; i < 3; ++i) tr.step();
+    // at block_size: the validation windows' own losses, position by position
+    float mean = 0.0f;
+    const auto windows = ap::validation_surprisal(tr, &mean);
+    const ap::PositionLoss at = ap::loss_by_position(tr, 8, 2);
+    REQUIRE(at.losses.size() == 8);
+    REQUIRE(at.windows == static_cast<int>(windows.size()));
+    for (int p = 0; p < 8; ++p) {
+      double s = 0;
+      for (const auto& w : windows) s += w.losses[p];
+      CHECK(at.losses[p] == static_cast<float>(s / windows.size()));
+    }
+    if (pos == ap::Positions::learned) {
+      CHECK_THAT(error_of([&] { ap::loss_by_position(tr, 16, 2); }),
+                 Catch::StartsWith("context: learned positions have a row of wpe for each of the 8 positions"));
+      continue;
+    }
+    const ap::PositionLoss longer = ap::loss_by_position(tr, 16, 2);
+    REQUIRE(longer.losses.size() == 16);
+    // the prefix check: the same windows (ValidationBatches of 16) through the trained model, 8 at a time
+    const ap::ValidationBatches vb(tr.dataset().val, 4, 16, 2);
+    std::vector<int> in(4 * 16), tg(4 * 16);
+    std::vector<double> sums(8, 0.0);
+    for (int i = 0; i < vb.num_batches(); ++i) {
+      vb.batch(i, in.data(), tg.data(), tr.dataset().val);
+      for (int b = 0; b < 4; ++b) {
+        tr.model().forward(in.data() + b * 16, tg.data() + b * 16, 1, 8);
+        for (int p = 0; p < 8; ++p) sums[p] += tr.model().losses()[p];
+      }
+    }
+    for (int p = 0; p < 8; ++p) CHECK(longer.losses[p] == Approx(sums[p] / longer.windows).epsilon(1e-5));
+    CHECK(std::isfinite(longer.mean));
+  }
 }
 
 TEST_CASE("The heads' mean and the attention rollout", "[inspect]") {

@@ -14,7 +14,9 @@
 //    FileAccess given (without one refused, named by the key that names the file; a reader's
 //    error answered with that key);
 //  - run_memory: the run's parameter count against GPT-2's layout counted by hand, its training
-//    bytes the memory call's for the same spec;
+//    bytes the memory call's for the same spec, its KV cache's bytes by hand (and with n_kv_head);
+//  - loss_by_position: one loss per position, at block_size and past it (RoPE), refused for
+//    learned positions past block_size (field "context");
 //  - attention_summary: the head means and the rollout of run_prompt's maps (inspect.h), as JSON
 //    and as flat arrays alike; before a prompt, the error names "prompt".
 // The whole API is exercised from JS in tests/wasm/gpt.test.mjs and compared with `gpt api` there.
@@ -259,4 +261,30 @@ TEST_CASE("run_memory: the loaded run's parameters and bytes, counted by hand an
   CHECK(m.find("inference")->num > 4 * n_params);
   CHECK(m.find("inference")->num < m.find("training")->num);
   CHECK(jt::parse(ap::call_json(s, R"({"call":"run_memory","n":1})")).find("field")->str == "n");
+  // the KV cache: K and V, 1 layer × block 8 × C floats of 4 bytes; with one key/value head for 2
+  CHECK(m.find("kv_cache")->num == 2 * 1 * T * C * 4);
+  ap::GptSession g;
+  REQUIRE(jt::parse(g.create(spec(",\"task\":\"copy\",\"n_kv_head\":1"))).find("ok")->b);
+  CHECK(jt::parse(ap::call_json(g, R"({"call":"run_memory"})")).find("kv_cache")->num == 2 * 1 * T * (C / 2) * 4);
+}
+
+TEST_CASE("loss_by_position: a loss per position, past block_size where the positions allow", "[gpt][api]") {
+  ap::GptSession s;
+  CHECK(jt::parse(ap::call_json(s, R"({"call":"loss_by_position","spec":{}})")).find("field")->str == "model");
+  REQUIRE(jt::parse(s.create(spec(",\"task\":\"copy\""))).find("ok")->b);
+  const jt::Value at = jt::parse(ap::call_json(s, R"({"call":"loss_by_position","spec":{}})"));
+  REQUIRE(at.find("ok")->b);
+  CHECK(at.find("context")->num == 8);
+  CHECK(at.find("losses")->arr.size() == 8);
+  const jt::Value far = jt::parse(ap::call_json(s, R"({"call":"loss_by_position","spec":{"context":16}})"));
+  CHECK(far.find("field")->str == "context");
+  CHECK(far.find("error")->str.find("wpe") != std::string::npos);
+  CHECK(jt::parse(ap::call_json(s, R"({"call":"loss_by_position","spec":{"colour":1}})")).find("field")->str == "colour");
+  ap::GptSession r;
+  REQUIRE(jt::parse(r.create(spec(",\"task\":\"copy\",\"pos\":\"rope\""))).find("ok")->b);
+  const jt::Value longer = jt::parse(ap::call_json(r, R"({"call":"loss_by_position","spec":{"context":16,"batches":1}})"));
+  REQUIRE(longer.find("ok")->b);
+  CHECK(longer.find("block_size")->num == 8);
+  CHECK(longer.find("losses")->arr.size() == 16);
+  CHECK(longer.find("windows")->num == 2);  // one batch of batch_size 2
 }

@@ -1,5 +1,5 @@
 // test_kernels_variants.cpp — the kernels of the GPT's variants (gpt.h): RMSNorm, RoPE, SwiGLU, and
-// attention with grouped-query heads, a sliding window and ALiBi (forward, inference, backward,
+// attention with grouped-query heads, a sliding window with its sinks and ALiBi (forward, inference, backward,
 // decode), each fast kernel against its reference on every instruction set (kernels_test_util.h),
 // and the reference against itself where a variant must reduce to the plain kernel.
 //
@@ -37,7 +37,9 @@ AttnBounds attention_bounds(const Vec& qkv, const Vec& att, const Vec& dout, con
       const int ko = C + h / (NH / nkv) * hs, vo = ko + KC;
       const float* row0 = qkv.data() + size_t(b) * T * W;
       for (int t = 0; t < T; ++t) {
-        const int n = K::visible_keys(t, opt.mask), lo = std::min(K::first_key(t, opt.window), std::max(n, 0));
+        // with sinks, the keys from 0 (the gap's weights are 0: only the scores' bound counts it)
+        const int n = K::visible_keys(t, opt.mask),
+                  lo = opt.sink > 0 ? 0 : std::min(K::first_key(t, opt.window), std::max(n, 0));
         const float slope = opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f;
         double qk = 0;
         for (int j = lo; j < n; ++j) {
@@ -82,12 +84,13 @@ struct VariantCase {
   int B, T, C, NH, n_kv_head, window;
   bool alibi;
   ap::MaskVariant mask;
+  int sink = 0;
 };
 
 std::string describe(const VariantCase& a) {
   std::ostringstream s;
   s << "B=" << a.B << " T=" << a.T << " C=" << a.C << " NH=" << a.NH << " n_kv_head=" << a.n_kv_head
-    << " window=" << a.window << (a.alibi ? " alibi" : "") << (a.mask == ap::MaskVariant::strict ? " strict" : " inclusive");
+    << " window=" << a.window << " sink=" << a.sink << (a.alibi ? " alibi" : "") << (a.mask == ap::MaskVariant::strict ? " strict" : " inclusive");
   return s.str();
 }
 
@@ -111,11 +114,15 @@ TEST_CASE("variant kernels: attention with grouped-query heads, a window and ALi
     cases.push_back({1, 64, 64, 4, 2, 7, true, m});    // the Llama-like tiny GPT with a window
     cases.push_back({1, 19, 45, 3, 0, 1, true, m});    // window 1: each query sees itself alone
     cases.push_back({1, 70, 128, 4, 4, 16, false, m});
+    cases.push_back({2, 33, 48, 6, 3, 5, false, m, 2});   // sinks: the first 2 keys beside the window
+    cases.push_back({1, 64, 64, 4, 2, 7, true, m, 4});    // with ALiBi
+    cases.push_back({1, 40, 64, 4, 1, 3, false, m, 9});   // sinks longer than the window
+    cases.push_back({1, 19, 45, 3, 0, 1, true, m, 1});
   }
   for (const VariantCase& a : cases) {
     const int B = a.B, T = a.T, C = a.C, NH = a.NH;
     const Vec slopes = slopes_for(NH);
-    const K::AttnOptions opt{a.mask, true, a.n_kv_head, a.window, a.alibi ? slopes.data() : nullptr};
+    const K::AttnOptions opt{a.mask, true, a.n_kv_head, a.window, a.alibi ? slopes.data() : nullptr, a.sink};
     const int W = K::qkv_width(C, NH, opt);
     const Vec qkv = random_vec(g, size_t(B) * T * W), dout = random_vec(g, size_t(B) * T * C),
               dqkv0 = random_vec(g, size_t(B) * T * W);
@@ -129,13 +136,15 @@ TEST_CASE("variant kernels: attention with grouped-query heads, a window and ALi
       R.attention_forward_infer(o2.data(), s.data(), qkv.data(), B, T, C, NH, opt);
       expect_equal("reference infer " + describe(a), o2.data(), ro.data(), ro.size());
     }
-    // the window and the mask: zeros exactly outside [first_key, visible_keys)
+    // the window, its sinks and the mask: zeros exactly outside [0, sink) ∪ [first_key, visible_keys)
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h)
         for (int t = 0; t < T; ++t)
           for (int j = 0; j < T; ++j) {
-            const bool seen = j >= K::first_key(t, a.window) && j < K::visible_keys(t, a.mask);
-            if (!seen) REQUIRE(ra[((size_t(b) * NH + h) * T + t) * T + j] == 0.0f);
+            const bool seen = (j >= K::first_key(t, a.window) || j < a.sink) && j < K::visible_keys(t, a.mask);
+            const float w = ra[((size_t(b) * NH + h) * T + t) * T + j];
+            if (!seen) REQUIRE(w == 0.0f);
+            if (seen && a.sink > 0) REQUIRE(w > 0.0f);  // every key the row sees has its weight
           }
     const AttnBounds bd = attention_bounds(qkv, ra, dout, dqkv0, B, T, C, NH, opt);
     for_each_isa([&](const K::Kernels& F, const std::string& isa) {
@@ -211,6 +220,12 @@ TEST_CASE("variant kernels: the reference variants reduce to the plain attention
   Vec o3 = o1, a3 = a1;
   R.attention_forward(o3.data(), a3.data(), full.data(), B, T, C, NH, wide);
   expect_equal("window T = no window", o3.data(), o2.data(), o3.size());
+  // sinks covering every key the window hides = no window, bit for bit
+  const K::AttnOptions sunk{ap::MaskVariant::strict, true, 0, 2, nullptr, T};
+  Vec o4 = o1, a4 = a1;
+  R.attention_forward(o4.data(), a4.data(), full.data(), B, T, C, NH, sunk);
+  expect_equal("sinks over the whole window = no window: out", o4.data(), o2.data(), o4.size());
+  expect_equal("sinks over the whole window = no window: att", a4.data(), a2.data(), a4.size());
 }
 
 TEST_CASE("variant kernels: RMSNorm, RoPE, SwiGLU", "[kernels]") {

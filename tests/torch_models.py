@@ -7,9 +7,10 @@ CLI and then load into scripts/gpt_torch.py's nanoGPT model.
     ckpt = train_small(gpt, path, GRAMMAR, steps=80)
 
 variant_forward(cfg, params, ids) is our own PyTorch model of the GPT's variants (gpt.h: pos rope |
-alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, bias; and the Llama family's head_size,
+alibi | none, n_kv_head, norm rmsnorm, mlp swiglu, window, sink, bias; and the Llama family's head_size,
 tie_embeddings, qkv_bias, qk_norm, rope_scaling llama3), written from the papers (RoFormer,
-ALiBi, GQA, RMSNorm, GLU Variants, Longformer/Mistral's window) and from what Hugging Face's Llama and
+ALiBi, GQA, RMSNorm, GLU Variants, Longformer/Mistral's window, StreamingLLM's attention sinks) and
+from what Hugging Face's Llama and
 GPT-NeoX do, not from the project's kernels: it is what tests/gpt_variants_torch_test.py checks the
 project's logits and gradients against, and, through its hook points (TransformerLens' resid, z,
 mid, mlp and the attention weights), what tests/interp_torch_test.py checks the interpretability
@@ -111,13 +112,16 @@ def alibi_slopes(n_head):
     return [2.0 ** (-8.0 * (h + 1) / n_head) for h in range(n_head)]
 
 
-def variant_forward(cfg, p, ids, hook=None):
+def variant_forward(cfg, p, ids, hook=None, steps=None):
     """Logits (T, V) of the GPT of config cfg (the checkpoint's JSON config) with parameters p
     ({name: tensor}, nanoGPT's and Llama's names as gpt.h lays them out) on one sequence ids.
     hook(site, layer, x) → a replacement or None, at TransformerLens' hook points: "resid" (T, C)
     entering each layer and, as layer n_layer, the final norm; "att" (NH, T, T) the attention
     weights (read only); "z" (T, C) the heads' contexts before attn.c_proj; "mid" (T, C) the stream
-    after attention; "mlp" (T, C) the MLP's output."""
+    after attention; "mlp" (T, C) the MLP's output.
+    steps (a dict, optional) receives the intermediate values the block walk shows, per layer l as
+    "l.name" (ln_1, q_raw, k_raw, q, k, v (T, width), att (NH, T, T), y, attn_proj, residual2, ln_2,
+    fc, silu, act, mlp_proj, residual3), and "encoded", "ln_f", "rope_angles" (T, d_rot/2)."""
     import torch
     import torch.nn.functional as F
 
@@ -143,21 +147,28 @@ def variant_forward(cfg, p, ids, hook=None):
     def linear(x, prefix):
         return F.linear(x, p[prefix + ".weight"], p.get(prefix + ".bias"))
 
+    keep = (lambda name, t: steps.__setitem__(name, t.detach())) if steps is not None else (lambda name, t: None)
     x = p["transformer.wte.weight"][ids_t]
     if pos == "learned":
         x = x + p["transformer.wpe.weight"][:T]
+    keep("encoded", x)
     i = torch.arange(T)[:, None]
     j = torch.arange(T)[None, :]
     visible = (j < i) if inclusive else (j <= i)
-    if window:
-        visible = visible & (j > i - window)
+    if window:  # StreamingLLM: the first `sink` keys stay visible beside the window
+        visible = visible & ((j > i - window) | (j < cfg.get("sink", 0)))
     for layer in range(cfg["n_layer"]):
         h = f"transformer.h.{layer}."
         x = at("resid", layer, x)
-        qkv = linear(norm(x, h + "ln_1"), h + "attn.c_attn")
+        ln_1 = norm(x, h + "ln_1")
+        keep(f"{layer}.ln_1", ln_1)
+        qkv = linear(ln_1, h + "attn.c_attn")
         q = qkv[:, :A].reshape(T, NH, hs).transpose(0, 1)
         k = qkv[:, A:A + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
         v = qkv[:, A + NKV * hs:].reshape(T, NKV, hs).transpose(0, 1)
+        keep(f"{layer}.q_raw", qkv[:, :A])
+        keep(f"{layer}.k_raw", qkv[:, A:A + NKV * hs])
+        keep(f"{layer}.v", qkv[:, A + NKV * hs:])
         if cfg.get("qk_norm"):  # Qwen3: RMSNorm over each head's hs dimensions, before the rotation
             def head_norm(z, w):
                 return z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + eps) * w
@@ -168,6 +179,10 @@ def variant_forward(cfg, p, ids, hook=None):
             args = (cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"), cfg.get("rope_scaling"))
             q = rope_rotate(q, torch.arange(T), *args)
             k = rope_rotate(k, torch.arange(T), *args)
+            theta = cfg.get("rope_base", 10000.0) ** (-torch.arange(0, d_rot, 2, dtype=torch.float64) / d_rot)
+            keep("rope_angles", torch.arange(T, dtype=torch.float64)[:, None] * theta[None, :])
+        keep(f"{layer}.q", q.transpose(0, 1).reshape(T, A))
+        keep(f"{layer}.k", k.transpose(0, 1).reshape(T, NKV * hs))
         k = k.repeat_interleave(NH // NKV, dim=0)  # Llama's repeat_kv: query head h reads h // group
         v = v.repeat_interleave(NH // NKV, dim=0)
         att = q @ k.transpose(-1, -2) / math.sqrt(hs)
@@ -177,15 +192,32 @@ def variant_forward(cfg, p, ids, hook=None):
         att = att.masked_fill(~visible[None], float("-inf"))
         att = torch.nan_to_num(F.softmax(att, dim=-1), nan=0.0)  # a row that sees nothing: zeros
         at("att", layer, att)
+        keep(f"{layer}.att", att)
         y = at("z", layer, (att @ v).transpose(0, 1).reshape(T, A))
-        x = at("mid", layer, x + linear(y, h + "attn.c_proj"))
+        keep(f"{layer}.y", y)
+        proj = linear(y, h + "attn.c_proj")
+        keep(f"{layer}.attn_proj", proj)
+        x = at("mid", layer, x + proj)
+        keep(f"{layer}.residual2", x)
         hn = norm(x, h + "ln_2")
+        keep(f"{layer}.ln_2", hn)
         if cfg.get("mlp", "gelu") == "swiglu":  # Shazeer: (silu(xW) ⊙ xV)W2
-            out = linear(F.silu(linear(hn, h + "mlp.gate_proj")) * linear(hn, h + "mlp.up_proj"), h + "mlp.down_proj")
+            gate, up = linear(hn, h + "mlp.gate_proj"), linear(hn, h + "mlp.up_proj")
+            act = F.silu(gate) * up
+            keep(f"{layer}.fc", torch.cat([gate, up], dim=-1))
+            keep(f"{layer}.silu", F.silu(gate))
+            mlp = linear(act, h + "mlp.down_proj")
         else:
             approx = "tanh" if cfg.get("activation") == "gelu_new" else "none"
-            out = linear(F.gelu(linear(hn, h + "mlp.c_fc"), approximate=approx), h + "mlp.c_proj")
-        x = x + at("mlp", layer, out)
+            fc = linear(hn, h + "mlp.c_fc")
+            act = F.gelu(fc, approximate=approx)
+            keep(f"{layer}.fc", fc)
+            mlp = linear(act, h + "mlp.c_proj")
+        keep(f"{layer}.act", act)
+        keep(f"{layer}.mlp_proj", mlp)
+        x = x + at("mlp", layer, mlp)
+        keep(f"{layer}.residual3", x)
     x = norm(at("resid", cfg["n_layer"], x), "transformer.ln_f")
+    keep("ln_f", x)
     head = p["lm_head.weight"] if cfg.get("tie_embeddings", True) is False else p["transformer.wte.weight"]
     return x @ head.T

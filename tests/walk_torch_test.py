@@ -21,6 +21,11 @@ fail: the trace of one position against PyTorch's next position must differ by f
 The last step's sampled token, for greedy and for seeded draws with temperature, top-k and top-p,
 must be the first token `gpt sample` generates with the same prompt and options, and its reshaped
 probabilities PyTorch's softmax(z / T) over the kept tokens, renormalised.
+The variants' walk (gpt.h: RoPE, ALiBi, grouped-query heads, RMSNorm, SwiGLU, a window with its
+sinks, no positions) is checked the same way against tests/torch_models.py's variant_forward, our own
+PyTorch model of them (its intermediate values): RoPE's angles and the turned q and k, ALiBi's
+bias, which key/value head each query head reads, the window's hidden keys (weight 0), RMSNorm's
+mean square and rstd, SwiGLU's gate, up and silu(gate).
 Exits 77 (skipped) where PyTorch is not installed.
 """
 import json
@@ -29,7 +34,7 @@ import os
 import struct
 import sys
 
-from torch_models import GRAMMAR, SUMS_INCLUSIVE_NAIVE, require_torch, run, train_small
+from torch_models import GRAMMAR, SUMS_INCLUSIVE_NAIVE, alibi_slopes, require_torch, run, train_small, variant_forward
 
 require_torch("walk_torch")
 import torch  # noqa: E402
@@ -209,6 +214,111 @@ def check_position(name, gpt, ckpt, model, cfg, vocab, prompt, p):
     return tr, got
 
 
+VARIANTS = [
+    ("llama (rope, rmsnorm, swiglu, 2 kv heads, no bias)",
+     ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false"]),
+    ("rope interleaved partial, multi-query, window 4 with 2 sinks",
+     ["--pos", "rope", "--rope", "interleaved", "--rope-dims", "4", "--n-kv-head", "1", "--window", "4", "--sink", "2"]),
+    ("alibi, window 3 with a sink, inclusive mask", ["--pos", "alibi", "--window", "3", "--sink", "1", "--mask", "inclusive"]),
+    ("no positions", ["--pos", "none"]),
+]
+
+
+def check_variant_position(name, gpt, ckpt, cfg, params, vocab, prompt, p):
+    """Position p's walk of a variant model against variant_forward's intermediate values."""
+    ids = gpt_torch.encode(prompt, vocab, cfg["block_size"])
+    tr = walk(gpt, ckpt, prompt, p)
+    got = {}
+    with torch.no_grad():
+        logits = variant_forward(cfg, params, ids, steps=got)
+    c = Checker(f"{name}, position {p}")
+    C, NH = cfg["n_embd"], cfg["n_head"]
+    hs, NKV = C // NH, cfg.get("n_kv_head", 0) or NH
+    eps = cfg.get("ln_eps", 1e-5)
+    rms = cfg.get("norm") == "rmsnorm"
+    if (tr["wpe"] is None) != (cfg.get("pos", "learned") != "learned") or tr["n_kv_head"] != NKV:
+        sys.exit(f"{c.name}: wpe {tr['wpe'] is None}, n_kv_head {tr['n_kv_head']}")
+    c.same("encoded", tr["encoded"], got["encoded"][p])
+    if cfg.get("pos") == "rope":
+        c.same("rope cos", tr["rope_cos"], got["rope_angles"][p].cos())
+        c.same("rope sin", tr["rope_sin"], got["rope_angles"][p].sin())
+    n = tr["visible"]
+    window, sink = cfg.get("window", 0), cfg.get("sink", 0)
+    seen = [1 if not window or j > p - window or j < sink else 0 for j in range(n)]
+    if tr["seen"] != seen:
+        sys.exit(f"{c.name}: the keys seen {tr['seen']}, the window and sinks say {seen}")
+
+    def norm_check(what, ours, x, out):
+        if rms:
+            ms = (x.double() ** 2).mean()
+            c.same(f"{what}.var (mean square)", [ours["var"]], ms)
+            c.same(f"{what}.rstd", [ours["rstd"]], 1.0 / torch.sqrt(ms + eps))
+            c.same(f"{what}.xhat", ours["xhat"], x.double() / torch.sqrt(ms + eps))
+        c.same(f"{what}.out", ours["out"], out)
+
+    for l, L in enumerate(tr["layers"]):
+        w = f"layer {l}"
+        x_in = got["encoded"][p] if l == 0 else got[f"{l - 1}.residual3"][p]
+        norm_check(f"{w} ln_1", L["ln_1"], x_in, got[f"{l}.ln_1"][p])
+        if cfg.get("pos") == "rope":
+            c.same(f"{w} q before RoPE", L["q_raw"], got[f"{l}.q_raw"][p])
+            c.same(f"{w} k before RoPE", L["k_raw"], got[f"{l}.k_raw"][p])
+        c.same(f"{w} q", L["q"], got[f"{l}.q"][p])
+        c.same(f"{w} k", L["k"], got[f"{l}.k"][p])
+        c.same(f"{w} v", L["v"], got[f"{l}.v"][p])
+        if "keys" in L:
+            c.same(f"{w} keys", L["keys"], got[f"{l}.k"][:n])
+            c.same(f"{w} values", L["values"], got[f"{l}.v"][:n])
+        for h, H in enumerate(L["heads"]):
+            kv = h // (NH // NKV)
+            if H["kv_head"] != kv:
+                sys.exit(f"{c.name}: {w} head {h} reads key/value head {H['kv_head']}, not {kv}")
+            k = got[f"{l}.k"][:n, kv * hs:(kv + 1) * hs]
+            dots = k @ got[f"{l}.q"][p, h * hs:(h + 1) * hs]
+            c.same(f"{w} head {h} dots", H["dots"], dots)
+            if cfg.get("pos") == "alibi":
+                m = alibi_slopes(NH)[h]
+                c.same(f"{w} head {h} slope", [H["slope"]], torch.tensor(m))
+                c.same(f"{w} head {h} bias", H["bias"], torch.tensor([-m * (p - j) for j in range(n)]))
+            shown = [j for j in range(n) if seen[j]]
+            ref_scores = dots / math.sqrt(hs) + (torch.tensor(H["bias"]) if "bias" in H else 0)
+            c.same(f"{w} head {h} scores (seen)", [H["scores"][j] for j in shown], ref_scores[shown])
+            c.same(f"{w} head {h} weights", H["weights"], got[f"{l}.att"][h, p, :n])
+            c.same(f"{w} head {h} context", H["context"], got[f"{l}.y"][p, h * hs:(h + 1) * hs])
+        c.same(f"{w} atty", L["atty"], got[f"{l}.y"][p])
+        c.same(f"{w} attn_proj", L["attn_proj"], got[f"{l}.attn_proj"][p])
+        c.same(f"{w} residual2", L["residual2"], got[f"{l}.residual2"][p])
+        norm_check(f"{w} ln_2", L["ln_2"], got[f"{l}.residual2"][p], got[f"{l}.ln_2"][p])
+        c.same(f"{w} fc", L["fc"], got[f"{l}.fc"][p])
+        if cfg.get("mlp") == "swiglu":
+            c.same(f"{w} silu(gate)", L["silu"], got[f"{l}.silu"][p])
+        c.same(f"{w} act", L["act"], got[f"{l}.act"][p])
+        c.same(f"{w} mlp_proj", L["mlp_proj"], got[f"{l}.mlp_proj"][p])
+        c.same(f"{w} residual3", L["residual3"], got[f"{l}.residual3"][p])
+    norm_check("ln_f", tr["ln_f"], got[f"{cfg['n_layer'] - 1}.residual3"][p], got["ln_f"][p])
+    top = torch.topk(logits[p], len(tr["top"]))
+    c.same("top logits", [e["logit"] for e in tr["top"]], top.values)
+    print(f"ok: {c.name}: {c.count} numbers, max |project − PyTorch| = {c.worst:.3g} (largest |value| {c.largest:.3g})")
+    if c.largest < 1.0:
+        sys.exit(f"{c.name}: the values are tiny: the check proves little")
+    return tr, got
+
+
+def check_variants(gpt, work):
+    for k, (name, flags) in enumerate(VARIANTS):
+        ckpt = train_small(gpt, os.path.join(work, f"walk_variant_{k}.safetensors"), GRAMMAR[0] + flags, steps=40)
+        meta, tensors = gpt_torch.read_checkpoint(ckpt)
+        cfg = json.loads(meta["config"])
+        params = {key: t for key, t in tensors.items() if not key.startswith("optimizer.") and key != "lm_head.weight"}
+        prompt = GRAMMAR[1]
+        T = len(prompt)
+        for p in (0, T // 2, T - 1):
+            tr, got = check_variant_position(name, gpt, ckpt, cfg, params, json.loads(meta["vocab"]), prompt, p)
+        d = (torch.tensor(tr["layers"][-1]["residual3"]) - got[f"{cfg['n_layer'] - 1}.residual3"][T - 2]).abs().max().item()
+        if not d > 100 * TOL:
+            sys.exit(f"{name}: another position's values differ by only {d:.3g}: the check cannot tell positions apart")
+
+
 SAMPLINGS = [{"greedy": True}, {"temperature": 1.0, "seed": 1}, {"temperature": 1.3, "top_p": 0.8, "seed": 5},
              {"temperature": 0.8, "top_k": 3, "seed": 2}, {"temperature": 2.0, "top_k": 6, "top_p": 0.9, "seed": 11}]
 
@@ -285,6 +395,7 @@ def main():
         d = (torch.tensor(tr["layers"][-1]["residual3"]) - got[f"{cfg['n_layer'] - 1}.block_out"][T - 2]).abs().max().item()
         if not d > 100 * TOL:
             sys.exit(f"{name}: another position's values differ by only {d:.3g}: the check cannot tell positions apart")
+    check_variants(gpt, work)
     print("ok: every step of the walk agrees with PyTorch")
     return 0
 

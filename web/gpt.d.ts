@@ -444,8 +444,10 @@ export interface GptRun {
   attributionPatch(spec: Record<string, unknown> | string): any;
   /** `{"length","batch","induction":[layer][head],"previous":[layer][head],"sequences"}` */
   headScores(spec: Record<string, unknown> | string): any;
-  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
+  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"kv_cache" (the KV cache: keys and values of every layer, block_size × n_kv_head·head_dim floats each),"limit" (a run's: `memory`'s)}` */
   runMemory(): any;
+  /** the validation loss at each position of windows of `context` tokens (default block_size; longer than the model was made for with RoPE, ALiBi or no positions; learned positions are refused past block_size, naming wpe), over up to `batches` (default eval_batches) batches → `{"context","block_size","windows","losses" (one per position),"mean"}` */
+  lossByPosition(spec: Record<string, unknown> | string): any;
   // </generated>
   info(): RunInfo;
   /**
@@ -725,8 +727,10 @@ export interface GptSessionHandle {
   head_scores(spec: string): string;
   /** the checkpoint: `gpt api` writes it atomically to `path` → `{"bytes":N}`; the wasm method returns its bytes (a `Uint8Array`, or `null`: then `last_error()` says why) */
   save(): Uint8Array | null;
-  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}` */
+  /** the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"kv_cache" (the KV cache: keys and values of every layer, block_size × n_kv_head·head_dim floats each),"limit" (a run's: `memory`'s)}` */
   run_memory(): string;
+  /** the validation loss at each position of windows of `context` tokens (default block_size; longer than the model was made for with RoPE, ALiBi or no positions; learned positions are refused past block_size, naming wpe), over up to `batches` (default eval_batches) batches → `{"context","block_size","windows","losses" (one per position),"mean"}` */
+  loss_by_position(spec: string): string;
   /** threads sharing each step of this session's runs, 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`) */
   threads(n: number): string;
   /** the model's token ids of a text → `{"ids","tokens"}` (tokens: each token's text, such as GPT-2's `" the"`) */

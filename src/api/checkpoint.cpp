@@ -427,6 +427,7 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
   add("qkv_bias", a.has_qkv_bias() ? "true" : "false", b.has_qkv_bias() ? "true" : "false");
   add("qk_norm", a.qk_norm ? "true" : "false", b.qk_norm ? "true" : "false");
   add("rope_scaling", rope_scaling_json(a.rope_scaling).dump(), rope_scaling_json(b.rope_scaling).dump());
+  add("sink", num(a.sink), num(b.sink));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "api/gpt_full.h"
+#include "core/model/inspect.h"
 #include "api/spec.h"
 
 namespace ap {
@@ -155,7 +156,29 @@ std::string run_memory_call(GptSession& s, const GptCallArgs&) {
   r.set("allocated", static_cast<long long>(m.allocated_bytes()));
   r.set("training", static_cast<long long>(GPT::memory_bytes(c, t.config().batch_size, t.context())));
   r.set("inference", static_cast<long long>(GPT::memory_bytes(c, 1, c.block_size, ModelUse::infer)));
+  // the cache's keys and values (gpt.h CacheViews): n_layer × block_size × KC floats each
+  r.set("kv_cache", static_cast<long long>(sizeof(float)) * 2 * c.n_layer * c.block_size * c.kv_head() * c.head_dim());
   r.set("limit", static_cast<long long>(kMaxModelBytes));
+  return ok(std::move(r)).dump();
+}
+
+std::string loss_by_position_call(GptSession& s, const GptCallArgs& a) {
+  if (!s.ready()) throw InputError("no model yet: create or load one first", "model");
+  Trainer& t = *s.trainer();
+  const Value sp = json::parse(a.spec("spec"));
+  reject_unknown_keys(sp, {"context", "batches"}, "loss_by_position spec");
+  const int block = t.model().config().block_size;
+  const int context = static_cast<int>(read_int(sp, "context", block, 1, kMaxBlockSize));
+  const int batches = static_cast<int>(read_int(sp, "batches", t.config().eval_batches, 1, 1000));
+  const PositionLoss p = loss_by_position(t, context, batches);
+  Value r = Value::object();
+  r.set("context", p.context);
+  r.set("block_size", block);
+  r.set("windows", p.windows);
+  Value losses = Value::array();
+  for (float l : p.losses) losses.push(Value::f32(l));
+  r.set("losses", std::move(losses));
+  r.set("mean", Value::f32(p.mean));
   return ok(std::move(r)).dump();
 }
 

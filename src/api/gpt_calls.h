@@ -145,6 +145,7 @@ std::string load_call(GptSession& s, const GptCallArgs& a);
 std::string save_call(GptSession& s, const GptCallArgs& a);
 std::string calls_call(GptSession& s, const GptCallArgs& a);
 std::string run_memory_call(GptSession& s, const GptCallArgs& a);
+std::string loss_by_position_call(GptSession& s, const GptCallArgs& a);
 namespace gpt_table {
 using A = const GptCallArgs&;
 using K = ArgKind;
@@ -317,7 +318,10 @@ inline constexpr GptCall kGptCalls[] = {
    [](GptSession&, A a) { return gpt_memory_json(a.spec("spec")); },
    R"(the bytes `create` of this spec would take and the core's limit → `{"bytes","limit"}` (no session needed); past the limit, `create`'s error)"},
   {"run_memory", R::run, {}, {}, "", run_memory_call,
-   R"(the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"limit" (a run's: `memory`'s)}`)"},
+   R"(the loaded run's size and memory, in bytes → `{"n_params","parameters" (4 per parameter),"allocated" (the model's buffers now: parameters, gradients, activations, KV cache; AdamW's moments not counted),"training" (a training step at batch_size × context, AdamW's moments counted: what `memory` gives for its spec),"inference" (one sequence of block_size, no gradients),"kv_cache" (the KV cache: keys and values of every layer, block_size × n_kv_head·head_dim floats each),"limit" (a run's: `memory`'s)}`)"},
+  {"loss_by_position", R::predict, {{"spec", K::spec}}, {}, R"({"call":"loss_by_position","spec":{"context":128}})",
+   loss_by_position_call,
+   R"(the validation loss at each position of windows of `context` tokens (default block_size; longer than the model was made for with RoPE, ALiBi or no positions; learned positions are refused past block_size, naming wpe), over up to `batches` (default eval_batches) batches → `{"context","block_size","windows","losses" (one per position),"mean"}`)"},
   {"threads", R::run, {{"n", K::whole}}, {}, R"({"call":"threads","n":N})",
    [](GptSession& s, A a) { return s.set_threads(a.whole("n")); },
    R"(threads sharing each step of this session's runs, 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`))"},

@@ -20,14 +20,13 @@ const std::set<std::string> kRunKeys = {
     "n_chars", "text",    "text_name", "batch_size", "steps",   "lr",           "min_lr",     "warmup_steps",
     "weight_decay", "beta1", "beta2", "grad_clip", "eval_interval", "eval_batches", "seed",
     // the model's variants (gpt.h), shared with the config's JSON
-    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "bias",
+    "pos", "rope_base", "rope_dims", "rope", "n_kv_head", "norm", "mlp", "n_inner", "window", "sink", "bias",
     "head_size", "tie_embeddings", "qkv_bias", "qk_norm", "rope_scaling", "head_scores_interval"};
 
 // The variants' keys of a config (gpt.h), written only when not the default.
-const std::vector<std::string> kVariantKeys = {"pos",    "rope_base", "rope_dims",      "rope",
-                                               "n_kv_head", "norm",  "mlp",            "n_inner",
-                                               "window", "head_size", "tie_embeddings", "qkv_bias",
-                                               "qk_norm", "rope_scaling"};
+const std::vector<std::string> kVariantKeys = {"pos",       "rope_base",      "rope_dims", "rope",    "n_kv_head",
+                                               "norm",      "mlp",            "n_inner",   "window",  "sink",
+                                               "head_size", "tie_embeddings", "qkv_bias",  "qk_norm", "rope_scaling"};
 const std::vector<std::string> kPositions = {"learned", "rope", "alibi", "none"};
 const std::vector<std::string> kPairings = {"halves", "interleaved"};
 
@@ -44,6 +43,7 @@ void write_variants(Value& v, const GPTConfig& c) {
   if (c.mlp != d.mlp) v.set("mlp", mlp_name(c.mlp));
   if (c.n_inner != d.n_inner) v.set("n_inner", c.n_inner);
   if (c.window != d.window) v.set("window", c.window);
+  if (c.sink != d.sink) v.set("sink", c.sink);
   if (c.head_size != d.head_size) v.set("head_size", c.head_size);
   if (c.tie_embeddings != d.tie_embeddings) v.set("tie_embeddings", c.tie_embeddings);
   if (c.qkv_bias != d.qkv_bias) v.set("qkv_bias", c.qkv_bias);
@@ -99,6 +99,7 @@ void read_variants(const Value& v, GPTConfig& c) {
   c.qkv_bias = read_bool(v, "qkv_bias", c.qkv_bias);
   c.qk_norm = read_bool(v, "qk_norm", c.qk_norm);
   read_rope_scaling(v, c);
+  c.sink = static_cast<int>(read_int(v, "sink", c.sink, 0, kMaxBlockSize));
 }
 
 const char* mask_name(MaskVariant m) { return m == MaskVariant::strict ? "strict" : "inclusive"; }
@@ -367,6 +368,7 @@ Value head_spec(const GPT& model, int layer, int head) {
   v.set("mask", mask_name(c.mask));
   v.set("softmax", c.stable_softmax ? "stable" : "naive");
   if (c.window > 0) v.set("window", c.window);
+  if (c.sink > 0) v.set("sinks", c.sink);  // the stepper's name of the same variant
   if (const float* slopes = model.alibi_slopes()) {
     v.set("alibi", true);
     Value m = Value::array();

@@ -7,7 +7,7 @@
 //           "softmax": "stable" | "naive"; the variants (gpt.h): "pos": "learned" | "rope" |
 //           "alibi" | "none", with rope "rope_base", "rope_dims", "rope": "halves" |
 //           "interleaved"; "n_kv_head", "norm": "layernorm" | "rmsnorm", "mlp": "gelu" | "swiglu",
-//           "n_inner", "window", "bias": true | false
+//           "n_inner", "window", "sink", "bias": true | false
 //   data:   "task": "copy" | "reverse" | "sort" | "induction" | "sums" | "grammar" (default
 //           "copy") with "n_chars" (its length), or "text": the user's UTF-8 text with
 //           "text_name" (for messages; default "text")
@@ -22,7 +22,7 @@
 // A head's stepper spec: the q, k, v of one head for the last forward pass (one sequence) as the
 // stepper's Q, K, V mode, with the model's mask and softmax, so that `attention trace` (or the
 // page) recomputes that head's weights: {"Q","K","V","n_head":1,"causal":true,"mask","softmax"},
-// and "window", "alibi", "alibi_slopes" with those variants (RoPE: Q and K as turned; grouped-query:
+// and "window", "sinks", "alibi", "alibi_slopes" with those variants (RoPE: Q and K as turned; grouped-query:
 // K and V of the head's key/value head).
 #pragma once
 

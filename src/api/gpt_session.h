@@ -51,11 +51,15 @@
 //                            lists a character vocabulary only (GPT-2's 50,257 pieces come from here)
 //   block_trace(spec)       {"prompt","position" (default the last),"show","sample","kv_layer"?} → one position walked
 //                            through the whole model in the reference tier (core/model/block_trace.h;
-//                            gpt_walk.cpp): {"tokens","T","position","token","visible","scale",
-//                            "config","activation","ln_eps","wte","wpe","encoded","layers":[{"ln_1",
-//                            "q","k","v","keys"?,"values"? (kv_layer's always),"heads":[{"dots","scores","weights",
-//                            "context"}],"atty","attn_proj","residual2","ln_2","fc","act",
-//                            "mlp_proj","residual3", the biases}],"ln_f","top","max_logit","sum_exp"}
+//                            gpt_walk.cpp): {"tokens","T","position","token","visible","seen"
+//                            (1/0 per key: the window and its sinks),"scale","n_kv_head","rope_cos"?,
+//                            "rope_sin"? (RoPE),"config","activation","ln_eps","wte","wpe" (null
+//                            without learned positions),"encoded","layers":[{"ln_1","q_raw"?,"k_raw"?
+//                            (RoPE: before the turn),"q","k","v","keys"?,"values"? (kv_layer's always),
+//                            "heads":[{"kv_head","slope"?,"bias"? (ALiBi),"dots","scores" (−∞ where
+//                            the window hides a key),"weights","context"}],"atty","attn_proj",
+//                            "residual2","ln_2","fc","silu"? (SwiGLU),"act","mlp_proj","residual3",
+//                            the biases}],"ln_f","top","max_logit","sum_exp"}
 //   weight_row(spec)        {"weight": "c_attn"|"attn.c_proj"|"c_fc"|"mlp.c_proj"|"lm_head","layer","row"}
 //                            → {"weight","row","w" (that output's weights, in order),"bias"}
 //   save()                  checkpoint bytes (empty, and last_error() set, on failure)

@@ -99,14 +99,18 @@ Value sample_json(const std::vector<float>& logits, const SampleOptions& o, int 
   return v;
 }
 
-Value layer_json(const LayerTrace& t, const BlockParams& b, int C, bool kv) {
-  const size_t c = static_cast<size_t>(C);
+Value layer_json(const LayerTrace& t, const BlockParams& b, const GPTConfig& cfg, bool kv) {
+  const size_t c = static_cast<size_t>(cfg.n_embd);
   Value v = Value::object();
   v.set("ln_1", layernorm_json(t.ln_1, b.ln_1_w, b.ln_1_b));
+  if (!t.q_raw.empty()) {  // RoPE: q and k before the turn
+    v.set("q_raw", floats(t.q_raw));
+    v.set("k_raw", floats(t.k_raw));
+  }
   v.set("q", floats(t.q));
   v.set("k", floats(t.k));
   v.set("v", floats(t.v));
-  v.set("c_attn_b", floats_or_null(b.c_attn_b, 3 * c));
+  v.set("c_attn_b", floats_or_null(b.c_attn_b, static_cast<size_t>(cfg.qkv_width())));
   if (kv && !t.keys.empty()) {
     v.set("keys", floats(t.keys));
     v.set("values", floats(t.values));
@@ -114,6 +118,11 @@ Value layer_json(const LayerTrace& t, const BlockParams& b, int C, bool kv) {
   Value heads = Value::array();
   for (const HeadTrace& h : t.heads) {
     Value& o = heads.push(Value::object());
+    o.set("kv_head", h.kv_head);
+    if (h.slope != 0.0f) {  // ALiBi
+      o.set("slope", Value::f32(h.slope));
+      o.set("bias", floats(h.bias));
+    }
     o.set("dots", floats(h.dots));
     o.set("scores", floats(h.scores));
     o.set("weights", floats(h.weights));
@@ -126,7 +135,8 @@ Value layer_json(const LayerTrace& t, const BlockParams& b, int C, bool kv) {
   v.set("residual2", floats(t.residual2));
   v.set("ln_2", layernorm_json(t.ln_2, b.ln_2_w, b.ln_2_b));
   v.set("fc", floats(t.fc));
-  v.set("c_fc_b", floats_or_null(b.c_fc_b, 4 * c));
+  v.set("c_fc_b", floats_or_null(b.c_fc_b, static_cast<size_t>(cfg.fc_width())));
+  if (!t.silu.empty()) v.set("silu", floats(t.silu));  // SwiGLU: silu(gate)
   v.set("act", floats(t.act));
   v.set("mlp_proj", floats(t.mlp_proj));
   v.set("mlp_c_proj_b", floats_or_null(b.mlp_c_proj_b, c));
@@ -168,10 +178,18 @@ std::string GptPredict::block_trace(const std::string& spec_json) {
     v.set("activation", activation_name(tr.math.activation));
     v.set("ln_eps", Value::f32(tr.math.ln_eps));
     v.set("wte", floats(tr.wte));
-    v.set("wpe", floats(tr.wpe));
+    v.set("wpe", tr.wpe.empty() ? Value() : floats(tr.wpe));
+    v.set("n_kv_head", tr.n_kv_head);
+    Value seen = Value::array();
+    for (int f : tr.seen) seen.push(f);
+    v.set("seen", std::move(seen));
+    if (!tr.rope_cos.empty()) {
+      v.set("rope_cos", floats(tr.rope_cos));
+      v.set("rope_sin", floats(tr.rope_sin));
+    }
     v.set("encoded", floats(tr.encoded));
     Value layers = Value::array();
-    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.p().h[l], c.n_embd, kv || static_cast<int>(l) == kv_layer));
+    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.p().h[l], c, kv || static_cast<int>(l) == kv_layer));
     v.set("layers", std::move(layers));
     v.set("ln_f", layernorm_json(tr.ln_f, m.p().ln_f_w, m.p().ln_f_b));
     // the logits' most likely `show`, and the softmax's max and Σ exp(z − max) in its own order

@@ -51,8 +51,12 @@ test('the page sends each variant only when it is on, and old states read as all
   assert.deepEqual(validateState(old).variants, VARIANTS_OFF, 'a state from before the variants has them off');
   const junk = validateState({ ...old, variants: { rope: 'spiral', rope_base: -1, n_kv_head: 99, window: -2, alibi: 'yes' } });
   assert.deepEqual(junk.variants, VARIANTS_OFF);
-  const kept = { rope: 'halves', rope_base: 500, rope_dims: 2, alibi: true, n_kv_head: 2, window: 3, sinks: 1, flash_block_q: 2, flash_block_k: 3, mla: true };
+  const kept = { rope: 'halves', rope_base: 500, rope_dims: 2, alibi: true, n_kv_head: 2, window: 3, sinks: 1, flash_block_q: 2, flash_block_k: 3, mla: true, alibi_slope: 0.25 };
   assert.deepEqual(validateState({ ...old, variants: kept }).variants, kept);
+  // a GPT head's own ALiBi slope (opened from the training page) goes to the core as its one slope
+  assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi: true, alibi_slope: 0.25 }), { alibi: true, alibi_slopes: [0.25] });
+  assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi_slope: 0.25 }), {}, 'a slope without ALiBi stays out');
+  assert.equal(validateState({ ...old, variants: { ...kept, alibi_slope: 3 } }).variants.alibi_slope, 0, 'a slope out of (0, 1] reads as none');
   assert.deepEqual(Object.keys(defaultState().options), ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax'], 'options stay a spec the core takes');
 });
 

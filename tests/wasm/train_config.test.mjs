@@ -131,24 +131,25 @@ test('the run spec: a text run sends the text and its name, not a task; experime
 const series = (train, val, valSteps = [0, 10]) => ({ steps: train.map((_, i) => i + 1), train, valSteps, val, divergedAt: null });
 
 test('the variants: the run spec and the memory question carry the chosen ones only, the link round trips', () => {
-  const s = { ...defaultState(), pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: '2', window: '8' };
+  const s = { ...defaultState(), pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: '2', window: '8', sink: '4' };
   const v = validate(s);
   const spec = runSpec(s, v.values);
-  assert.deepEqual({ pos: spec.pos, norm: spec.norm, mlp: spec.mlp, n_kv_head: spec.n_kv_head, window: spec.window },
-    { pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: 2, window: 8 });
+  assert.deepEqual({ pos: spec.pos, norm: spec.norm, mlp: spec.mlp, n_kv_head: spec.n_kv_head, window: spec.window, sink: spec.sink },
+    { pos: 'rope', norm: 'rmsnorm', mlp: 'swiglu', n_kv_head: 2, window: 8, sink: 4 });
   assert.equal(memorySpec(s, v).n_kv_head, 2);
-  for (const k of ['pos', 'norm', 'mlp', 'n_kv_head', 'window']) assert.equal(k in runSpec(defaultState(), v.values), false, k);
+  assert.equal(memorySpec(s, v).sink, 4);
+  for (const k of ['pos', 'norm', 'mlp', 'n_kv_head', 'window', 'sink']) assert.equal(k in runSpec(defaultState(), v.values), false, k);
   const hash = encodeHash(s);
   assert.match(hash, /pos=rope/);
   const back = decodeHash(hash);
-  for (const k of ['pos', 'norm', 'mlp', 'n_kv_head', 'window']) assert.equal(back[k], s[k], k);
+  for (const k of ['pos', 'norm', 'mlp', 'n_kv_head', 'window', 'sink']) assert.equal(back[k], s[k], k);
   assert.equal(decodeHash('#pos=sideways').pos, 'learned');  // an unknown value: the default
   // the parameter count: the tiny preset's 108,352 at vocabulary 65 (W3's), and the core's count
   // of the Llama-like block (test_gpt_variants' layout: no wpe, RMSNorm weights, c_attn of
   // 64 + 2·2·16 rows, gate | up of 2·256 rows, down_proj)
   assert.equal(paramCount(v.values, defaultState(), 65), 108352);
   const C = 64, H = 256, W = 128;
-  assert.equal(paramCount(v.values, { ...s, window: 'none' }, 65),
+  assert.equal(paramCount(v.values, { ...s, window: 'none', sink: 'none' }, 65),
     65 * C + 2 * (2 * C + W * C + W + C * C + C + 2 * H * C + 2 * H + C * H + C) + C);
 });
 

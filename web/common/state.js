@@ -17,7 +17,8 @@
 //   variants: { rope: 'none'|'interleaved'|'halves', rope_base, rope_dims (0 = head_dim),  // the modern
 //               alibi: boolean, n_kv_head (0 = n_head), window (0 = none), sinks,     // variants (VARIANTS_OFF)
 //               flash_block_q, flash_block_k (0 = off: FlashAttention's tiles, both or neither),
-//               mla: boolean },  // multi-head latent attention: K and V from x·W_dkv (x mode)
+//               mla: boolean,  // multi-head latent attention: K and V from x·W_dkv (x mode)
+//               alibi_slope (0 = ALiBi's own m_h; else one head's slope, as a GPT head opened here has) },
 //   seed: integer ≥ 0,              // for the "random fill" button
 //   view: 'all' | 'step', step: integer ≥ 0,   // step index into the visible steps
 //   head: integer ≥ 0,              // which head the panels show (when n_head > 1)
@@ -92,7 +93,7 @@ const I2 = '1 0\n0 1';
  * are a key of their own (state.variants) so that state.options stays a spec the core takes as is.
  */
 export const VARIANTS_OFF = Object.freeze({ rope: 'none', rope_base: 10000, rope_dims: 0, alibi: false, n_kv_head: 0, window: 0, sinks: 0,
-  flash_block_q: 0, flash_block_k: 0, mla: false });
+  flash_block_q: 0, flash_block_k: 0, mla: false, alibi_slope: 0 });
 export const ROPE_PAIRINGS = ['none', 'interleaved', 'halves'];
 
 /**
@@ -107,6 +108,7 @@ export function variantSpec(o = VARIANTS_OFF) {
     if (o.rope_dims) spec.rope_dims = o.rope_dims;
   }
   if (o.alibi) spec.alibi = true;
+  if (o.alibi && o.alibi_slope) spec.alibi_slopes = [o.alibi_slope];  // a GPT head's own slope (one head)
   if (o.n_kv_head) spec.n_kv_head = o.n_kv_head;
   if (o.window) { spec.window = o.window; if (o.sinks) spec.sinks = o.sinks; }
   // the tiles need both sizes: one alone goes to the core, which names the one missing
@@ -184,6 +186,7 @@ export function validateState(obj) {
     flash_block_q: intIn(v.flash_block_q, 0, MAX_DIM * 2, 0),
     flash_block_k: intIn(v.flash_block_k, 0, MAX_DIM * 2, 0),
     mla: bool(v.mla, false),
+    alibi_slope: typeof v.alibi_slope === 'number' && v.alibi_slope > 0 && v.alibi_slope <= 1 ? v.alibi_slope : 0,
   };
   s.seed = intIn(obj.seed, 0, Number.MAX_SAFE_INTEGER, d.seed);
   s.view = oneOf(obj.view, ['all', 'step'], 'all');

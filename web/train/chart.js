@@ -19,6 +19,7 @@ import { exportBar } from '../common/export.js';
 export const RUN_STYLES = [
   { color: '#2457a6', dash: [], glyph: '━━', valColor: '#0f766e' },         // blue, solid; teal
   { color: '#c2410c', dash: [10, 5], glyph: '– – –', valColor: '#7c3aed' },  // orange, dashed; violet
+  { color: '#15803d', dash: [2, 3], glyph: '·····', valColor: '#b45309' },    // green, dotted; amber
 ];
 /** The task's loss floor (a perfect model's loss): a grey dash-dot line across the chart. */
 const FLOOR = { color: '#5d636d', dash: [8, 4, 2, 4], glyph: '─·─' };

@@ -20,13 +20,15 @@
 export const TASKS = ['copy', 'reverse', 'sort', 'induction', 'sums', 'grammar'];
 
 // The model's variants (gpt.h; the run spec's keys), each a choice whose first value is the
-// default: positions, the norm, the MLP, key/value heads ('all': n_head), a sliding window.
+// default: positions, the norm, the MLP, key/value heads ('all': n_head), a sliding window and its
+// attention sinks (the core refuses sinks without a window, naming 'sink': the form shows that).
 export const VARIANTS = {
   pos: ['learned', 'rope', 'alibi', 'none'],
   norm: ['layernorm', 'rmsnorm'],
   mlp: ['gelu', 'swiglu'],
   n_kv_head: ['all', '2', '1'],
   window: ['none', '8', '16'],
+  sink: ['none', '1', '4'],
 };
 
 /**

@@ -7,7 +7,9 @@
 // probability it was drawn with; choosing one shows the distribution it was drawn from (its
 // temperature, top-k and top-p, the bars) and the draw (the uniform number, the coin, the token's
 // segment). Every number comes from the core
-// (the worker's gen_start / gen_next answers); this file only lays them out.
+// (the worker's gen_start / gen_next answers); this file only lays them out. With grouped-query
+// attention a cached row holds n_kv_head heads (KC = n_kv_head·head_dim numbers, not n_embd): the
+// facts say the cache's bytes beside what one key/value head per query head would take.
 import { heat, tokenMark as tokenLabel } from '../common/export.js';
 import { el } from '../common/ui.js';
 import { barsTable, fillBars, factsText, pct } from './next-bars.js';
@@ -73,7 +75,7 @@ export class KvView {
     this.layer = 0;
     this.history = [];
     this.last = null;
-    this.model = null; // {n_layer, n_head, n_embd, vocab}
+    this.model = null; // {n_layer, n_head, n_kv_head, n_embd, vocab}
     this.promptLength = 0;
     this.allText = '';
     this.selected = -1; // the step whose draw is shown (-1: the newest)
@@ -149,7 +151,9 @@ export class KvView {
     const { t } = this.opts;
     const g = this.last;
     if (!g || !this.model) return;
-    const { n_layer: L, n_head: NH, n_embd: C } = this.model;
+    const { n_layer: L, n_head: NH, n_embd: E } = this.model;
+    const NKV = this.model.n_kv_head || NH;
+    const C = (E / NH) * NKV;  // a cached row's numbers: n_kv_head heads of head_dim
     const T = g.cache_length;
     this.root.replaceChildren();
 
@@ -180,6 +184,10 @@ export class KvView {
     fact('base', String(g.base));
     fact(t('kv.keys'), `base + 1 = ${g.base + 1}`);
     fact(t('kv.cacheLen'), String(T));
+    // K and V, every layer, T rows of C float32 numbers; beside it one key/value head per query head
+    const bytes = 2 * L * T * C * 4;
+    fact(t('kv.bytes'), NKV === NH ? t('kv.bytesText', { b: bytes.toLocaleString('en-US'), L, T, c: C })
+      : t('kv.bytesGqa', { b: bytes.toLocaleString('en-US'), L, T, c: C, full: (2 * L * T * E * 4).toLocaleString('en-US'), NKV, NH }));
     fact(t('kv.diff'), `${diffText(g.max_abs_diff)} ${ok ? t('kv.diffOk') : t('kv.diffBad')}`, ok ? 'is-ok' : 'is-bad');
     const explain = el('p', 'tr-kv-explain', g.rebuilt ? t('kv.rebuilt', { n: T }) : t('kv.explain', { base: g.base, keys: g.base + 1, row: g.base }));
 

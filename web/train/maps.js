@@ -12,6 +12,7 @@
 // Limits: the stepper takes matrices of at most 64 rows (its MAX_DIM), so the page's prompt for
 // the maps is at most 64 of the model's tokens (config.js STEPPER_MAX_ROWS).
 import { encodeState } from '../common/permalink.js';
+import { VARIANTS_OFF } from '../common/state.js';
 import { el } from '../common/ui.js';
 import { heat, tokenMark } from '../common/export.js';
 
@@ -27,15 +28,37 @@ function fitText(ctx, s, w) {
   return `${cs.join('')}…`;
 }
 
-/** Whether key j is hidden from query i by the model's mask (base 0). */
-export const masked = (i, j, mask) => (mask === 'inclusive' ? j >= i : j > i);
+/**
+ * Whether key j is hidden from query i by the model's mask (base 0): mask is the mask's name, or
+ * {mask, window, sink} for a model with a sliding window (keys before it hidden but for the sinks).
+ */
+export const masked = (i, j, mask) => {
+  const m = mask && typeof mask === 'object' ? mask : { mask };
+  if (m.mask === 'inclusive' ? j >= i : j > i) return true;
+  return m.window > 0 && j <= i - m.window && j >= (m.sink ?? 0);
+};
 
 /** A matrix (number[][]) as the stepper's matrix text: rows on lines, cells by spaces. */
 export const matrixText = (m) => m.map((r) => r.map((v) => String(v)).join(' ')).join('\n');
 
 /**
- * The stepper's state for one head's spec {Q, K, V, n_head, causal, mask, softmax}: Q, K, V
- * mode, no W_o, so its weights panel is this head's attention. row (optional, from 0): the query
+ * The stepper's variants (common/state.js VARIANTS_OFF) of a head's spec: its window and sinks, and
+ * ALiBi with the head's own slope. RoPE stays off: the spec's Q and K are already turned; a
+ * grouped-query head is one head with its group's K and V.
+ */
+export function headVariants(spec) {
+  return {
+    ...VARIANTS_OFF,
+    window: spec.window ?? 0,
+    sinks: spec.sinks ?? 0,
+    alibi: spec.alibi === true,
+    alibi_slope: spec.alibi_slopes?.[0] ?? 0,
+  };
+}
+
+/**
+ * The stepper's state for one head's spec {Q, K, V, n_head, causal, mask, softmax} (and its
+ * variants: headVariants): Q, K, V mode, no W_o, so its weights panel is this head's attention. row (optional, from 0): the query
  * row the stepper opens on (its weights panel's first cell of that row, focused and explained).
  * source (optional): who the head is, {layer, head, model, prompt, tokens} (headSource), so the
  * stepper labels its rows with the tokens, names the head and links back to this page.
@@ -48,6 +71,7 @@ export function stepperState(spec, lang, row = null, source = null) {
     matrices: { Q: matrixText(spec.Q), K: matrixText(spec.K), V: matrixText(spec.V) },
     use_W_o: false,
     options: { n_head: 1, causal: spec.causal !== false, mask: spec.mask ?? 'strict', base: 0, scale: true, softmax: spec.softmax ?? 'stable' },
+    variants: headVariants(spec),
     seed: 1,
     view: 'all',
     step: 0,

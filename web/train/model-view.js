@@ -338,7 +338,7 @@ export class ModelView {
     const { mapsSvg } = await figures();
     return mapsSvg({
       title: this.title(kind, l, h), subtitle: t('mv.figSubtitle', { ...this.modelLabel(r.step ?? 0), T: r.T }),
-      tokens: r.tokens, mask: this.mask, maps: [{ row: 0, col: 0, ...this.source(kind, l, h) }], rows: [''], cols: [''], labels: this.figureLabels(),
+      tokens: r.tokens, mask: this.mask?.mask ?? this.mask, maps: [{ row: 0, col: 0, ...this.source(kind, l, h) }], rows: [''], cols: [''], labels: this.figureLabels(),
     });
   }
 

@@ -129,7 +129,7 @@ export class DataSection extends Section {
       this.choice('softmax', [['stable', t('softmax.stable')], ['naive', t('softmax.naive')]], pick('softmax')),
     );
     ms.append(opts);
-    // the variants (gpt.h): RoPE, ALiBi, RMSNorm, SwiGLU, grouped-query heads, a window
+    // the variants (gpt.h): RoPE, ALiBi, RMSNorm, SwiGLU, grouped-query heads, a window, its sinks
     const vars = el('div', 'tr-grid tr-grid-2');
     for (const [k, vals] of Object.entries(VARIANTS))
       vars.append(this.choice(k, vals.map((v) => [v, /^\d+$/.test(v) ? v : t(`${k}.${v}`)]), pick(k)));

@@ -2,7 +2,9 @@
 // two experiments from the form's settings and one seed (strict vs inclusive mask, stable vs
 // naive softmax), two runs trained side by side in a worker of their own, their curves overlaid,
 // and a sentence on what differed (experiments.js) when they end or are stopped; then the pair is
-// kept in the browser (section-runs.js keepPair).
+// kept in the browser (section-runs.js keepPair). The variants' two experiments (exp-variants.js:
+// length — learned, ALiBi and RoPE positions evaluated past their trained context; kv — n_kv_head
+// = n_head, 2, 1) train three runs the same way, then measure them and show the measurements.
 //
 // Interface (every section's: a class made with the page's context): render() → its element;
 // mounted() once it is in the document (the chart measures its box); refresh(). Also onMessage(m)
@@ -11,6 +13,7 @@ import { runSpec } from './config.js';
 import { el, statusLine, setText, hide } from '../common/ui.js';
 import { LossChart } from './chart.js';
 import { experimentSentence } from './experiments.js';
+import { VARIANT_KINDS, variantRuns, measure, resultView } from './exp-variants.js';
 import { Section } from './section.js';
 import { button, buttonBar, idEl } from './fields.js';
 
@@ -24,6 +27,7 @@ export class ExperimentsSection extends Section {
   /** The two runs' names in the page's language. */
   labelsOf(kind) {
     const { t } = this.ctx;
+    if (VARIANT_KINDS.includes(kind)) return variantRuns(kind, t, this.rt.exp?.nHead ?? 4).labels;
     return kind === 'mask' ? [t('mask.strict'), t('mask.inclusive')] : [t('softmax.stable'), t('softmax.naive')];
   }
 
@@ -38,12 +42,15 @@ export class ExperimentsSection extends Section {
     const { dom } = this;
     dom.mask = button(t('exp.mask'), 'exp-mask', () => this.run('mask'));
     dom.softmax = button(t('exp.softmax'), 'exp-softmax', () => this.run('softmax'));
+    dom.length = button(t('exp.length'), 'exp-length', () => this.run('length'));
+    dom.kv = button(t('exp.kvButton'), 'exp-kv', () => this.run('kv'));
     dom.stop = button(t('exp.stop'), 'exp-stop', () => this.stop());
     dom.status = statusLine('tr-exp-status');
     dom.chartBox = idEl('tr-exp-chart', 'div', 'tr-chart');
     dom.sentence = idEl('tr-exp-sentence', 'p', 'tr-sentence');
     dom.sentence.setAttribute('aria-live', 'polite');
-    s.append(buttonBar(dom.mask, dom.softmax, dom.stop), dom.status, dom.chartBox, dom.sentence);
+    dom.results = idEl('tr-exp-results', 'div', 'tr-exp-results-box');
+    s.append(buttonBar(dom.mask, dom.softmax, dom.length, dom.kv, dom.stop), dom.status, dom.chartBox, dom.sentence, dom.results);
     return s;
   }
 
@@ -52,7 +59,7 @@ export class ExperimentsSection extends Section {
     const ex = this.rt.exp;
     if (!ex || !ex.runs.length) return;
     ex.labels = this.labelsOf(ex.kind);
-    if (ex.sentence) ex.sentence = experimentSentence(ex, this.ctx.t);
+    if (ex.sentence && !VARIANT_KINDS.includes(ex.kind)) ex.sentence = experimentSentence(ex, this.ctx.t);
     this.chart = this.newChart(ex.labels);
     this.chart.setFloor(ex.floor);
     ex.runs.forEach((r, i) => this.chart.set(i, r));
@@ -69,23 +76,25 @@ export class ExperimentsSection extends Section {
       return;
     }
     const w = this.ctx.expWorker();
-    const labels = this.labelsOf(kind);
-    const over = kind === 'mask' ? [{ mask: 'strict' }, { mask: 'inclusive' }] : [{ softmax: 'stable' }, { softmax: 'naive' }];
+    const variant = VARIANT_KINDS.includes(kind) ? variantRuns(kind, this.ctx.t, v.values.n_head) : null;
+    const labels = variant ? variant.labels : this.labelsOf(kind);
+    const over = variant ? variant.over : kind === 'mask' ? [{ mask: 'strict' }, { mask: 'inclusive' }] : [{ softmax: 'stable' }, { softmax: 'naive' }];
+    const names = variant ? variant.names : ['a', 'b'];
     const series = () => ({ steps: [], train: [], valSteps: [], val: [], divergedAt: null, divergence: '', done: false, step: 0 });
-    rt.exp = { kind, labels, runs: [series(), series()], status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over, floor: this.ctx.taskInfo()?.loss_floor ?? null };
+    rt.exp = { kind, labels, names, runs: names.map(series), status: 'starting', sentence: '', seed: v.values.seed, steps: v.values.steps, over, nHead: v.values.n_head, floor: this.ctx.taskInfo()?.loss_floor ?? null };
     rt.exp.state = structuredClone(this.ctx.state); // the settings the pair is kept with (section-runs.js)
     this.chart?.destroy();
     this.chart = this.newChart(labels);
     this.chart.setFloor(rt.exp.floor);
     this.refresh();
+    this.dom.results.replaceChildren();
     try {
-      const a = await w.call('create', { run: 'a', spec: runSpec(this.ctx.state, v.values, over[0]) });
-      const b = await w.call('create', { run: 'b', spec: runSpec(this.ctx.state, v.values, over[1]) });
-      rt.exp.runs[0].valSteps.push(0); rt.exp.runs[0].val.push(a.val_loss);
-      rt.exp.runs[1].valSteps.push(0); rt.exp.runs[1].val.push(b.val_loss);
-      this.chart.set(0, rt.exp.runs[0]);
-      this.chart.set(1, rt.exp.runs[1]);
-      await w.call('start', { runs: ['a', 'b'] });
+      for (let i = 0; i < names.length; i++) {
+        const r = await w.call('create', { run: names[i], spec: runSpec(this.ctx.state, v.values, over[i]) });
+        rt.exp.runs[i].valSteps.push(0); rt.exp.runs[i].val.push(r.val_loss);
+        this.chart.set(i, rt.exp.runs[i]);
+      }
+      await w.call('start', { runs: names });
       rt.exp.status = 'running';
     } catch (e) {
       rt.exp.status = 'error';
@@ -98,8 +107,9 @@ export class ExperimentsSection extends Section {
   async stop() {
     const { rt } = this;
     if (!rt.exp || rt.exp.status !== 'running') return;
-    await this.ctx.expWorker().call('pause', { runs: ['a', 'b'] }).catch(() => {});
+    await this.ctx.expWorker().call('pause', { runs: rt.exp.names }).catch(() => {});
     rt.exp.status = 'stopped';
+    if (VARIANT_KINDS.includes(rt.exp.kind)) { await this.measure(); return; }
     rt.exp.sentence = experimentSentence(rt.exp, this.ctx.t);
     this.refresh();
     await this.ctx.sections.runs.keepPair();
@@ -108,11 +118,27 @@ export class ExperimentsSection extends Section {
   /** Both runs ended: the sentence. */
   finish() {
     const ex = this.rt.exp;
-    if (ex.status === 'done') return;
+    if (ex.status === 'done' || ex.status === 'measuring') return;
+    if (VARIANT_KINDS.includes(ex.kind)) { this.measure(); return; }
     ex.status = 'done';
     ex.sentence = experimentSentence(ex, this.ctx.t);
     this.refresh();
     this.ctx.sections.runs.keepPair(); // both ended: the pair is kept
+  }
+
+  /** A variants experiment's runs ended: the core's measurements of them, then their view. */
+  async measure() {
+    const ex = this.rt.exp;
+    ex.status = 'measuring';
+    this.refresh();
+    try {
+      ex.results = await measure(ex.kind, this.ctx.expWorker(), ex);
+      ex.status = 'done';
+    } catch (e) {
+      ex.status = 'error';
+      ex.error = e.message;
+    }
+    this.refresh();
   }
 
   /** The experiments' worker's events: each run's progress, a crash. */
@@ -120,13 +146,15 @@ export class ExperimentsSection extends Section {
     const ex = this.rt.exp;
     if (!ex) return;
     if (m.event === 'progress') {
-      const r = ex.runs[m.run === 'a' ? 0 : 1];
+      const k = (ex.names ?? ['a', 'b']).indexOf(m.run);
+      if (k < 0) return;
+      const r = ex.runs[k];
       for (let k = 0; k < m.losses.length; k++) { r.steps.push(m.first + k + 1); r.train.push(m.losses[k]); }
       if (m.val != null) { r.valSteps.push(m.step); r.val.push(m.val); }
       r.step = m.step;
       if (m.diverged) { r.divergedAt = m.first + m.losses.length; r.divergence = m.divergence; }
       if (m.done) r.done = true;
-      this.chart?.set(m.run === 'a' ? 0 : 1, r);
+      this.chart?.set(k, r);
       if (ex.runs.every((x) => x.done)) this.finish();
       else this.refreshSoon();
     } else if (m.event === 'crash') {
@@ -150,16 +178,21 @@ export class ExperimentsSection extends Section {
     const ex = this.rt.exp;
     const running = ex && (ex.status === 'running' || ex.status === 'starting');
     const pending = this.ctx.validated().memory === 'pending'; // the core has not answered for these settings yet
-    dom.mask.disabled = running || pending;
-    dom.softmax.disabled = running || pending;
+    const busy = running || ex?.status === 'measuring';
+    for (const b of [dom.mask, dom.softmax, dom.length, dom.kv]) b.disabled = busy || pending;
     dom.stop.disabled = !running;
+    if (ex?.status === 'done' && ex.results && !dom.results.childElementCount) dom.results.append(resultView(t, ex.kind, ex.results));
     this.ctx.app.dataset.exp = ex ? ex.status : 'none';
     let status = '';
     if (!ex) status = t('exp.idle');
     else if (ex.status === 'invalid') status = t('status.invalid');
     else if (ex.status === 'error') status = ex.error;
     else if (ex.status === 'starting') status = t('exp.starting');
-    else {
+    else if (ex.status === 'measuring') status = t('exp.measuring');
+    else if (ex.runs.length === 3) {
+      status = t(ex.status === 'running' ? 'exp.running3' : 'exp.done3',
+        { runs: ex.labels.map((l, i) => `${l} ${ex.runs[i].step}`).join(', '), steps: ex.steps, seed: ex.seed });
+    } else {
       const [a, b] = ex.runs;
       status = t(ex.status === 'running' ? 'exp.running' : ex.status === 'stopped' ? 'exp.stopped' : 'exp.done',
         { a: ex.labels[0], b: ex.labels[1], sa: a.step, sb: b.step, steps: ex.steps, seed: ex.seed });

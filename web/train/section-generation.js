@@ -108,7 +108,7 @@ export class GenerationSection extends Section {
       const g = await this.ctx.worker.call('gen_start', { run: 'main', spec: this.spec() });
       await this.loadView();
       const c = rt.info.config;
-      this.view.start(g, { n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, vocab: rt.info.vocab, vocab_size: c.vocab_size }, fromField(this.ctx.genPrompt()));
+      this.view.start(g, { n_layer: c.n_layer, n_head: c.n_head, n_kv_head: c.n_kv_head || c.n_head, n_embd: c.n_embd, vocab: rt.info.vocab, vocab_size: c.vocab_size }, fromField(this.ctx.genPrompt()));
       rt.gen.active = true;
       rt.gen.generated = 0;
       rt.gen.max = this.spec().max_new_tokens;

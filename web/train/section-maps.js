@@ -73,7 +73,7 @@ export class MapsSection extends Section {
         this.fail(t('err.promptLong', { n: r.too_long.tokens, max: r.too_long.max }));
         return;
       }
-      rt.maps = { ...r, mask: rt.info.config.mask, step: rt.step, prompt, model: this.modelName() };
+      rt.maps = { ...r, mask: rt.info.config.mask, window: rt.info.config.window ?? 0, sink: rt.info.config.sink ?? 0, step: rt.step, prompt, model: this.modelName() };
       this.refresh();
       this.onShown?.();
     } catch (e) {
@@ -104,7 +104,7 @@ export class MapsSection extends Section {
     const m = rt.maps;
     dom.status.textContent = t(rt.info?.tokenizer && rt.info.tokenizer !== 'characters' ? 'maps.shownTokens' : 'maps.shown', { ...this.ctx.modelLabel(m.step), T: m.T, L: m.n_layer, H: m.n_head, mask: t(`mask.${m.mask}`) });
     if (!this.view) this.loadView().catch((e) => this.fail(e.message));
-    else if (this.view.result !== m) this.view.show(m, m.mask);
+    else if (this.view.result !== m) this.view.show(m, m.window ? { mask: m.mask, window: m.window, sink: m.sink } : m.mask);
   }
 
   /** No maps (the run was reset). */

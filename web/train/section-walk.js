@@ -131,7 +131,7 @@ export class WalkSection extends Section {
     else if (!this.trace) dom.status.textContent = t('walk.ready');
     else {
       const tr = this.trace;
-      dom.status.textContent = t('walk.shown', { p: tr.position, tok: this.tokenSaid(tr.tokens[tr.position]), step: tr.step, L: tr.config.n_layer, act: tr.activation === 'gelu_new' ? t('walk.act.tanh') : t('walk.act.erf') });
+      dom.status.textContent = t('walk.shown', { p: tr.position, tok: this.tokenSaid(tr.tokens[tr.position]), step: tr.step, L: tr.config.n_layer, act: tr.config.mlp === 'swiglu' ? t('walk.act.swiglu') : tr.activation === 'gelu_new' ? t('walk.act.tanh') : t('walk.act.erf') });
     }
   }
 

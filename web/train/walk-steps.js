@@ -8,6 +8,12 @@
 // A matmul output's terms need that output's row of weights, which the trace does not carry: its
 // explanation asks `row({weight, layer, row})` (the worker's weight_row) and is async.
 //
+// The variants (gpt.h) have steps of their own: RMSNorm's (the mean square, no mean or β), the
+// rotation step of RoPE (each pair of q and k turned by the position's angle), ALiBi's bias in a
+// score, the keys a window and its sinks hide (score −∞, weight 0), which key/value head a query
+// head reads (grouped-query), and SwiGLU's gate (silu(gate) ⊙ up); without learned positions the
+// embedding is wte's row alone.
+//
 // Limits: a sum of C terms is shown cut in the middle (sumLine, at most 8 terms), as the stepper
 // does; a score's q·k terms and a context's Σ a·v need the keys and values, which the trace
 // carries only for models small enough; for larger ones `kv(layer)` (the worker's walk_kv: the
@@ -29,8 +35,17 @@ function matmulLines(t, name, inName, i, x, w, bias, out) {
   return L.lines;
 }
 
-/** A LayerNorm's scalar lines: the mean and the variance of its input x. */
-function lnStats(L, x, ln, eps) {
+/** A LayerNorm's scalar lines: the mean and the variance of its input x (RMSNorm: the mean square). */
+function lnStats(L, x, ln, eps, rms = false) {
+  if (rms) {
+    L.F('ms = Σ_c x[c]² / C');
+    L.T(`= (${sumLine(x.map((v) => `${term(v)}²`))}) / ${x.length}`);
+    L.R(ln.var);
+    L.F('rstd = 1 / √(ms + ε)');
+    L.T(`= 1 / √(${f(ln.var)} + ${f(eps)})`);
+    L.R(ln.rstd);
+    return;
+  }
   L.F('mean = Σ_c x[c] / C');
   L.T(`= (${sumLine(x.map(term))}) / ${x.length}`);
   L.R(ln.mean);
@@ -42,13 +57,18 @@ function lnStats(L, x, ln, eps) {
   L.R(ln.rstd);
 }
 
-/** A LayerNorm step over x: x̂ and out, each number explained. */
-function lnStep(t, id, title, x, ln, eps, next) {
+/** A LayerNorm (or RMSNorm, rms) step over x: x̂ and out, each number explained. */
+function lnStep(t, id, title, x, ln, eps, next, rms = false) {
   const xhat = (i) => {
     const L = lineBuilder();
-    lnStats(L, x, ln, eps);
-    L.F(`x̂[${i + 1}] = (x[${i + 1}] − mean)·rstd`);
-    L.T(`= (${f(x[i])} − ${term(ln.mean)})·${f(ln.rstd)}`);
+    lnStats(L, x, ln, eps, rms);
+    if (rms) {
+      L.F(`x̂[${i + 1}] = x[${i + 1}]·rstd`);
+      L.T(`= ${term(x[i])}·${f(ln.rstd)}`);
+    } else {
+      L.F(`x̂[${i + 1}] = (x[${i + 1}] − mean)·rstd`);
+      L.T(`= (${f(x[i])} − ${term(ln.mean)})·${f(ln.rstd)}`);
+    }
     L.R(ln.xhat[i]);
     return L.lines;
   };
@@ -63,12 +83,64 @@ function lnStep(t, id, title, x, ln, eps, next) {
   };
   return {
     id, title,
-    formula: [`${next} = (x − mean) / √(var + ε) · γ${ln.beta ? ' + β' : ''}`],
-    facts: t('walk.lnFacts', { mean: f(ln.mean), v: f(ln.var), rstd: f(ln.rstd), eps: f(eps) }),
+    formula: [rms ? `${next} = x / √(mean(x²) + ε) · γ` : `${next} = (x − mean) / √(var + ε) · γ${ln.beta ? ' + β' : ''}`],
+    facts: rms ? t('walk.rmsFacts', { ms: f(ln.var), rstd: f(ln.rstd), eps: f(eps) })
+      : t('walk.lnFacts', { mean: f(ln.mean), v: f(ln.var), rstd: f(ln.rstd), eps: f(eps) }),
     vectors: [
       { name: 'x', values: x, explain: null },
       { name: 'x̂', values: ln.xhat, explain: xhat },
       { name: next, values: ln.out, explain: out },
+    ],
+  };
+}
+
+/**
+ * RoPE's rotation step of layer l: q and k before and after the turn; pair i of every head turns
+ * by the angle p·θ_i (cos and sin from the core), halves pairing (i, i + d/2) or interleaved (2i, 2i+1).
+ */
+function ropeStep(t, tr, l, row) {
+  const Ly = tr.layers[l];
+  const hs = tr.config.n_embd / tr.config.n_head;
+  const pairs = tr.rope_cos.length;
+  const halves = (tr.config.rope ?? 'halves') === 'halves';
+  const partner = (d) => {  // within a head: the pair's index, its other member, and the sign of the sin term
+    if (halves) return d < pairs ? [d, d + pairs, -1] : d < 2 * pairs ? [d - pairs, d - pairs, 1] : null;
+    return d < 2 * pairs ? [d >> 1, d ^ 1, d % 2 ? 1 : -1] : null;
+  };
+  const turned = (raw, out, name) => (i) => {
+    const o = i - (i % hs);
+    const pr = partner(i % hs);
+    const L = lineBuilder();
+    if (!pr) {
+      L.F(`${name}[${i + 1}] = ${name}₀[${i + 1}]`);
+      L.R(out[i]);
+      L.N(t('walk.ex.ropePass', { d: pairs * 2 }));
+      return L.lines;
+    }
+    const [k, j, sg] = pr;
+    const c = tr.rope_cos[k], sn = tr.rope_sin[k];
+    L.F(sg < 0 ? `${name}[${i + 1}] = ${name}₀[${i + 1}]·cos θ − ${name}₀[${o + j + 1}]·sin θ`
+      : `${name}[${i + 1}] = ${name}₀[${o + j + 1}]·sin θ + ${name}₀[${i + 1}]·cos θ`);
+    L.T(sg < 0 ? `= ${term(raw[i])}·${f(c)} − ${term(raw[o + j])}·${f(sn)}` : `= ${term(raw[o + j])}·${f(sn)} + ${term(raw[i])}·${f(c)}`);
+    L.R(out[i]);
+    L.N(t('walk.ex.rope', { k: k + 1, p: tr.position }));
+    return L.lines;
+  };
+  const qRaw = async (i) => {
+    const r = await row({ weight: 'c_attn', layer: l, row: i });
+    return matmulLines(t, 'q₀', 'ln_1', i, Ly.ln_1.out, r.w, r.bias, Ly.q_raw[i]);
+  };
+  const angles = tr.rope_cos.map((c, k) => Math.atan2(tr.rope_sin[k], c));
+  return {
+    id: `l${l}-rope`, layer: l, title: t('walk.step.rope', { l: l + 1 }),
+    formula: ['θ_i = p·base^(−2i/d)', '(a, b) → (a·cos θ_i − b·sin θ_i, a·sin θ_i + b·cos θ_i)'],
+    facts: t('walk.ropeFacts', { p: tr.position, n: pairs, hs, pairing: halves ? '(i, i + d/2)' : '(2i, 2i + 1)' }),
+    vectors: [
+      { name: t('walk.angles'), values: angles, explain: null },
+      { name: 'q₀', values: Ly.q_raw, explain: qRaw },
+      { name: 'q', values: Ly.q, explain: turned(Ly.q_raw, Ly.q, 'q') },
+      { name: 'k₀', values: Ly.k_raw, explain: null },
+      { name: 'k', values: Ly.k, explain: turned(Ly.k_raw, Ly.k, 'k') },
     ],
   };
 }
@@ -80,7 +152,11 @@ function attentionStep(t, tr, l, row, kv) {
   const NH = tr.config.n_head;
   const hs = C / NH;
   const n = tr.visible;
+  const KC = (tr.n_kv_head ?? NH) * hs;  // a key's or value's width: n_kv_head heads
+  const seen = tr.seen ?? Array(n).fill(1);
+  const rope = !!Ly.q_raw;
   const qExplain = async (i) => {
+    if (rope) return ropeStep(t, tr, l, row).vectors[2].explain(i);
     const r = await row({ weight: 'c_attn', layer: l, row: i });
     return matmulLines(t, 'q', 'ln_1', i, Ly.ln_1.out, r.w, r.bias, Ly.q[i]);
   };
@@ -88,18 +164,28 @@ function attentionStep(t, tr, l, row, kv) {
     name: `a (${t('walk.head', { h: h + 1 })})`, head: h, values: Ly.heads[h].weights, labels: tr.tokens.slice(0, n),
     explain: async (j) => {
       const H = Ly.heads[h];
+      const g = H.kv_head ?? h;
       const L = lineBuilder();
       const q = slice(Ly.q, h * hs, hs);
       const keys = Ly.keys ?? (kv ? (await kv(l)).keys : null);
-      L.F(`s[${j + 1}] = q·k[${j + 1}] / √d`);
-      if (keys) L.dot(q, slice(keyRow(keys, j, C), h * hs, hs));
-      L.T(`= ${term(H.dots[j])}·${f(tr.scale)}`);
+      if (!seen[j]) {  // the window hides this key (and it is not a sink)
+        L.F(`s[${j + 1}] = −∞`);
+        L.F(`a[${j + 1}] = 0`);
+        L.N(t('walk.ex.hidden', { k: j + 1, w: tr.config.window, s: tr.config.sink ?? 0 }));
+        return L.lines;
+      }
+      L.F(H.bias ? `s[${j + 1}] = q·k[${j + 1}] / √d − m·(p − ${j})` : `s[${j + 1}] = q·k[${j + 1}] / √d`);
+      if (keys) L.dot(q, slice(keyRow(keys, j, KC), g * hs, hs));
+      L.T(H.bias ? `= ${term(H.dots[j])}·${f(tr.scale)} + ${term(H.bias[j])}` : `= ${term(H.dots[j])}·${f(tr.scale)}`);
       L.R(H.scores[j]);
-      const mx = Math.max(...H.scores);
+      const shown = H.scores.filter((_, k) => seen[k]);
+      const mx = Math.max(...shown);
       L.F(`a[${j + 1}] = e^(s[${j + 1}] − max) / Σ_k e^(s[k] − max)`);
-      L.T(`= e^(${f(H.scores[j])} − ${term(mx)}) / (${sumLine(H.scores.map((s) => `e^(${f(s - mx)})`))})`);
+      L.T(`= e^(${f(H.scores[j])} − ${term(mx)}) / (${sumLine(shown.map((s) => `e^(${f(s - mx)})`))})`);
       L.R(H.weights[j]);
       L.N(t('walk.ex.key', { k: j + 1, tok: tr.tokens[j] ?? '' }));
+      if (H.bias) L.N(t('walk.ex.alibi', { m: f(H.slope), d: tr.position - j }));
+      if (g !== h) L.N(t('walk.ex.gqa', { h: h + 1, g: g + 1 }));
       if (keys) L.N(t('walk.ex.terms', { n: hs }));
       return L.lines;
     },
@@ -110,8 +196,9 @@ function attentionStep(t, tr, l, row, kv) {
     const H = Ly.heads[h];
     const L = lineBuilder();
     const values = Ly.values ?? (kv ? (await kv(l)).values : null);
+    const g = H.kv_head ?? h;
     L.F(`y[${i + 1}] = Σ_j a[j]·v[j,${d + 1}]`);
-    if (values) L.dot(H.weights, H.weights.map((_, j) => values[j * C + h * hs + d]));
+    if (values) L.dot(H.weights, H.weights.map((_, j) => values[j * KC + g * hs + d]));
     L.R(Ly.atty[i]);
     L.N(t('walk.ex.ctx', { h: h + 1, d: d + 1 }));
     if (values) L.N(t('walk.ex.terms', { n: H.weights.length }));
@@ -120,10 +207,17 @@ function attentionStep(t, tr, l, row, kv) {
   const vectors = [{ name: 'q', values: Ly.q, explain: qExplain }];
   for (let h = 0; h < NH; h++) vectors.push(headVec(h));
   vectors.push({ name: 'y', values: Ly.atty, explain: ctxExplain });
+  const facts = [t('walk.attnFacts', { n, NH, hs, scale: f(tr.scale) })];
+  const NKV = tr.n_kv_head ?? NH;
+  if (NKV !== NH) facts.push(t('walk.gqaFacts', { NKV, group: NH / NKV, map: Ly.heads.map((H, h) => `${h + 1}→${H.kv_head + 1}`).join(', ') }));
+  if (Ly.heads[0]?.bias) facts.push(t('walk.alibiFacts', { slopes: Ly.heads.map((H) => f(H.slope)).join(', ') }));
+  const hidden = seen.filter((x) => !x).length;
+  if (tr.config.window) facts.push(t('walk.windowFacts', { w: tr.config.window, s: tr.config.sink ?? 0, hidden, n }));
   return {
     id: `l${l}-attn`, layer: l, title: t('walk.step.attn', { l: l + 1 }),
-    formula: ['q, k, v = ln_1·W_attn + b', 'a = softmax(q·kᵀ / √d)', 'y = a·v'],
-    facts: t('walk.attnFacts', { n, NH, hs, scale: f(tr.scale) }),
+    formula: [rope ? 'q, k = RoPE(q₀, k₀)' : 'q, k, v = ln_1·W_attn + b',
+      Ly.heads[0]?.bias ? 'a = softmax(q·kᵀ / √d − m·(p − j))' : 'a = softmax(q·kᵀ / √d)', 'y = a·v'],
+    facts: facts.join(' '),
     vectors, heads: true,
   };
 }
@@ -173,6 +267,38 @@ function layerRest(t, tr, l, row, xIn) {
     const r = await row({ weight: 'mlp.c_proj', layer: l, row: i });
     return matmulLines(t, 'm', 'g', i, Ly.act, r.w, r.bias, Ly.mlp_proj[i]);
   };
+  const rms = tr.config.norm === 'rmsnorm';
+  const swiglu = !!Ly.silu;
+  const H = Ly.act.length;
+  const siluExplain = (i) => {
+    const L = lineBuilder();
+    const g = Ly.fc[i];
+    L.F(`silu[${i + 1}] = gate[${i + 1}]·σ(gate[${i + 1}]) = gate / (1 + e^(−gate))`);
+    L.T(`= ${term(g)} / (1 + e^(${f(-g)}))`);
+    L.R(Ly.silu[i]);
+    return L.lines;
+  };
+  const gluExplain = (i) => {
+    const L = lineBuilder();
+    L.F(`g[${i + 1}] = silu[${i + 1}]·up[${i + 1}]`);
+    L.T(`= ${term(Ly.silu[i])}·${term(Ly.fc[H + i])}`);
+    L.R(Ly.act[i]);
+    L.N(t('walk.ex.swiglu'));
+    return L.lines;
+  };
+  const mlpStep = swiglu ? {
+    id: `l${l}-mlp`, layer: l, title: t('walk.step.swiglu', { l: l + 1 }),
+    formula: ['gate, up = ln_2·W_gate, ln_2·W_up', 'g = silu(gate) ⊙ up', 'm = g·W_down', 'x′ = r + m'],
+    facts: t('walk.swigluFacts', { n: H }),
+    vectors: [
+      { name: 'gate', values: Ly.fc.slice(0, H), explain: fc },
+      { name: 'up', values: Ly.fc.slice(H), explain: async (i) => fc(H + i) },
+      { name: 'silu(gate)', values: Ly.silu, explain: siluExplain },
+      { name: 'g', values: Ly.act, explain: gluExplain },
+      { name: 'm', values: Ly.mlp_proj, explain: mproj },
+      { name: 'x′', values: Ly.residual3, explain: residualExplain(Ly.residual2, Ly.mlp_proj, Ly.residual3, 'r', 'm', 'x′') },
+    ],
+  } : null;
   return [
     {
       id: `l${l}-proj`, layer: l, title: t('walk.step.proj', { l: l + 1 }),
@@ -183,8 +309,8 @@ function layerRest(t, tr, l, row, xIn) {
         { name: 'r', values: Ly.residual2, explain: residualExplain(xIn, Ly.attn_proj, Ly.residual2, 'x', 'o') },
       ],
     },
-    lnStep(t, `l${l}-ln_2`, t('walk.step.ln', { l: l + 1, name: 'ln_2' }), Ly.residual2, Ly.ln_2, tr.ln_eps, 'ln_2'),
-    {
+    lnStep(t, `l${l}-ln_2`, t(rms ? 'walk.step.rms' : 'walk.step.ln', { l: l + 1, name: 'ln_2' }), Ly.residual2, Ly.ln_2, tr.ln_eps, 'ln_2', rms),
+    mlpStep ?? {
       id: `l${l}-mlp`, layer: l, title: t('walk.step.mlp', { l: l + 1 }),
       formula: ['h = ln_2·W_fc + b', tr.activation === 'gelu_new' ? 'g = GELU_tanh(h)' : 'g = GELU(h)', 'm = g·W_proj + b', 'x′ = r + m'],
       facts: t(tr.activation === 'gelu_new' ? 'walk.mlpFactsNew' : 'walk.mlpFacts', { n: Ly.fc.length }),
@@ -200,7 +326,7 @@ function layerRest(t, tr, l, row, xIn) {
 
 /** The last step: ln_f, the logits of the most likely tokens, their probabilities, the choice. */
 function headStep(t, tr, row, x) {
-  const ln = lnStep(t, 'ln_f', '', x, tr.ln_f, tr.ln_eps, 'ln_f');
+  const ln = lnStep(t, 'ln_f', '', x, tr.ln_f, tr.ln_eps, 'ln_f', tr.config.norm === 'rmsnorm');
   const ids = tr.top.map((e) => e.id);
   const labels = tr.top.map((e) => e.text);
   const logitExplain = async (k) => {
@@ -304,7 +430,13 @@ function sampleStep(t, tr) {
  */
 export function walkSteps(t, tr, row, kv) {
   const tok = tr.tokens[tr.position];
-  const steps = [{
+  const rms = tr.config.norm === 'rmsnorm';
+  const steps = [tr.wpe == null ? {
+    id: 'embed', title: t('walk.step.embedTok'),
+    formula: ['x = wte[t]'],
+    facts: t('walk.embedFactsTok', { tok, id: tr.token, p: tr.position, pos: tr.config.pos }),
+    vectors: [{ name: 'x', values: tr.encoded, explain: null }],
+  } : {
     id: 'embed', title: t('walk.step.embed'),
     formula: ['x = wte[t] + wpe[p]'],
     facts: t('walk.embedFacts', { tok, id: tr.token, p: tr.position }),
@@ -316,7 +448,8 @@ export function walkSteps(t, tr, row, kv) {
   }];
   let x = tr.encoded;
   tr.layers.forEach((Ly, l) => {
-    steps.push({ ...lnStep(t, `l${l}-ln_1`, t('walk.step.ln', { l: l + 1, name: 'ln_1' }), x, Ly.ln_1, tr.ln_eps, 'ln_1'), layer: l });
+    steps.push({ ...lnStep(t, `l${l}-ln_1`, t(rms ? 'walk.step.rms' : 'walk.step.ln', { l: l + 1, name: 'ln_1' }), x, Ly.ln_1, tr.ln_eps, 'ln_1', rms), layer: l });
+    if (Ly.q_raw) steps.push(ropeStep(t, tr, l, row));
     steps.push(attentionStep(t, tr, l, row, kv));
     steps.push(...layerRest(t, tr, l, row, x));
     x = Ly.residual3;

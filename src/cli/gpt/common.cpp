@@ -292,6 +292,7 @@ std::string describe_variants(const GPTConfig& c) {
   if (c.qk_norm) out += ", q/k norms";
   if (c.rope_scaling.on()) out += ", Llama 3 RoPE scaling (factor " + format_float(static_cast<float>(c.rope_scaling.factor)) + ")";
   if (!c.tie_embeddings) out += ", untied lm_head";
+  if (c.sink) out += ", " + std::to_string(c.sink) + " sink" + (c.sink > 1 ? "s" : "");
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "formats/safetensors.h"
 #include "api/spec.h"
 #include "core/model/generate.h"
+#include "core/model/inspect.h"
 #include "core/kernels/kernels.h"
 #include "core/base/number_text.h"
 #include "cli/gpt/commands.h"
@@ -100,7 +101,36 @@ struct EvalArgs {
   std::string file, text_file;
   std::vector<std::string> with;
   bool json = false;
+  int context = 0;  // the loss by position at this context (0: the validation loss)
 };
+
+// `gpt eval --context N`: the validation loss at each position of windows of N tokens (inspect.h
+// loss_by_position; past block_size for RoPE, ALiBi and none), and the KV cache's bytes.
+int eval_by_position(const EvalArgs& a, Trainer& t) {
+  const PositionLoss p = loss_by_position(t, a.context, t.config().eval_batches);
+  const GPTConfig& c = t.model().config();
+  const long long kv = 4LL * 2 * c.n_layer * c.block_size * c.kv_head() * c.head_dim();
+  if (a.json) {
+    Value v = Value::object();
+    v.set("step", static_cast<long long>(t.steps_done()));
+    v.set("context", p.context);
+    v.set("block_size", c.block_size);
+    v.set("windows", p.windows);
+    Value l = Value::array();
+    for (float x : p.losses) l.push(Value::f32(x));
+    v.set("losses", std::move(l));
+    v.set("mean", Value::f32(p.mean));
+    v.set("kv_cache", kv);
+    std::cout << spec::ok(std::move(v)).dump() << "\n";
+    return 0;
+  }
+  std::cout << "loss by position at context " << p.context << " (trained at " << c.block_size << "), "
+            << p.windows << " validation windows; mean " << fixed(p.mean, 4) << "\n";
+  for (int i = 0; i < p.context; ++i) std::cout << i << " " << fixed(p.losses[static_cast<size_t>(i)], 4) << "\n";
+  std::cout << "KV cache: " << with_commas(kv) << " bytes (" << c.kv_head() << " key/value heads of " << c.n_head
+            << ")\n";
+  return 0;
+}
 
 int cmd_eval(const EvalArgs& a) {
   const TrainState s = read_checkpoint(files_of(a.file, a.with)).state;
@@ -111,6 +141,7 @@ int cmd_eval(const EvalArgs& a) {
                          ": give it with --text FILE (its last tenth is the validation split)",
                      "text");
   Trainer t(s, text);
+  if (a.context > 0) return eval_by_position(a, t);
   const float val = t.evaluate();
   if (a.json) {
     Value v = Value::object();
@@ -416,6 +447,10 @@ Command add_eval(CLI::App& app) {
   eval->add_option("with", a->with, kWithHelp);
   eval->add_option("--text", a->text_file, "the text a text run was trained on");
   eval->add_flag("--json", a->json, "print {\"ok\":true,\"step\",\"val_loss\"}");
+  eval->add_option("--context", a->context,
+                   "the loss at each position of validation windows of N tokens instead, and the KV cache's bytes "
+                   "(past the trained block_size for RoPE, ALiBi and no positions; learned positions stop there)")
+      ->check(CLI::Range(1, kMaxBlockSize));
   return {eval, [a] { return cmd_eval(*a); }, &a->text_file};
 }
 

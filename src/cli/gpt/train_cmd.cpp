@@ -216,7 +216,7 @@ struct TrainArgs {
   // the model's variants (gpt.h), each passed on to the run spec under its key when given
   std::string pos, rope, norm, mlp, bias, tie_embeddings, qkv_bias, qk_norm, rope_scaling;
   double rope_base = 0;
-  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0, head_size = 0;
+  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0, head_size = 0, sink = 0;
   long long steps = 0, batch_size = 0, seed = 0;
   OptimizerArgs opt;
 };
@@ -241,6 +241,7 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
   if (given("--mlp")) spec.set("mlp", a.mlp);
   if (given("--n-inner")) spec.set("n_inner", a.n_inner);
   if (given("--window")) spec.set("window", a.window);
+  if (given("--sink")) spec.set("sink", a.sink);
   if (given("--head-size")) spec.set("head_size", a.head_size);
   const std::pair<const char*, const std::string*> flags[] = {
       {"bias", &a.bias}, {"tie_embeddings", &a.tie_embeddings}, {"qkv_bias", &a.qkv_bias}, {"qk_norm", &a.qk_norm}};
@@ -406,6 +407,7 @@ Command add_train(CLI::App& app) {
   train->add_option("--mlp", a->mlp, "gelu (default) or swiglu (Llama's gate_proj, up_proj, down_proj)");
   train->add_option("--n-inner", a->n_inner, "the MLP's hidden size (default 4·n_embd)");
   train->add_option("--window", a->window, "a sliding window: each query sees the last W keys (default: none)");
+  train->add_option("--sink", a->sink, "attention sinks under --window: the first S keys stay visible (default: none)");
   train->add_option("--bias", a->bias, "biases in the Linear layers and LayerNorms: true (default) or false");
   train->add_option("--head-size", a->head_size, "each head's width (default n_embd/n_head; Qwen3's are wider)");
   train->add_option("--tie-embeddings", a->tie_embeddings, "the output layer is wte: true (default) or false (lm_head)");

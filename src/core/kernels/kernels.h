@@ -51,6 +51,8 @@
 //  - grouped-query (n_kv_head, dividing NH): qkv rows are q (C), k (KC), v (KC) with KC =
 //    n_kv_head·hs, width C + 2·KC (qkv_width); query head h reads key/value head h/(NH/n_kv_head);
 //  - sliding window w: the query at position p also loses the keys j ≤ p − w;
+//  - attention sinks s (with a window, StreamingLLM's): the keys j < s stay visible whatever the
+//    window, so a row sees [0, s) ∪ [p − w + 1, p] (row_keys); the softmax runs over both parts;
 //  - ALiBi: slopes (NH) or null; the scaled score gets −m_h·(p − j) added before the softmax.
 // RoPE is a kernel of its own (rope_forward), run on q and k before attention.
 #pragma once
@@ -68,12 +70,35 @@ struct AttnOptions {
   int n_kv_head = 0;                  // key/value heads; 0 means NH
   int window = 0;                     // sliding window; 0 means none
   const float* alibi_slopes = nullptr;  // (NH) ALiBi's slopes, or null (no bias)
+  int sink = 0;                       // attention sinks: the first keys, visible under the window
 };
 
 // Number of keys query t (0-based position) may see under the mask: t + 1 (strict) or t (inclusive).
 inline int visible_keys(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }
 // The first key the query at position p sees (the sliding window's start; 0 without a window).
 inline int first_key(int p, int window) { return window > 0 && p - window + 1 > 0 ? p - window + 1 : 0; }
+// The keys the query at position p sees before the mask's end n: [0, sink) ∪ [lo, n). sink is 0
+// when the window leaves nothing out before the sinks' end (then the row is [lo, n) as without sinks).
+struct RowKeys {
+  int sink, lo;
+};
+inline RowKeys row_keys(int p, int n, const AttnOptions& o) {
+  int lo = first_key(p, o.window);
+  if (lo > n) lo = n;
+  if (o.sink <= 0) return {0, lo};
+  if (o.sink >= lo) return {0, 0};
+  return {o.sink, lo};
+}
+// A row's sink scores [0, s) moved beside its window's [lo, n) (to [lo − s, lo), inside the gap
+// [s, lo) the window hides), so one softmax runs on [lo − s, n); sink_scatter puts them back and
+// zeroes the gap. Nothing happens when s is 0.
+inline void sink_gather(float* row, RowKeys r) {
+  for (int j = r.sink - 1; j >= 0; --j) row[r.lo - r.sink + j] = row[j];
+}
+inline void sink_scatter(float* row, RowKeys r) {
+  for (int j = 0; j < r.sink; ++j) row[j] = row[r.lo - r.sink + j];
+  for (int j = r.sink; j < r.lo && r.sink > 0; ++j) row[j] = 0.0f;
+}
 // Key/value heads, and the floats of one qkv row: C + 2·n_kv_head·hs.
 inline int kv_heads(int NH, const AttnOptions& o) { return o.n_kv_head > 0 ? o.n_kv_head : NH; }
 inline int qkv_width(int C, int NH, const AttnOptions& o) { return C + 2 * (C / NH) * kv_heads(NH, o); }

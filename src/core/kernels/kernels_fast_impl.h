@@ -558,10 +558,23 @@ AP_INLINE bool head_fits(int T, int hs) {
   return static_cast<size_t>(hs) * zu(round_up(T, NR)) <= kWorkspaceFloats;
 }
 
-// The first key query row t sees, and ALiBi's bias added to the row's scaled scores [lo, n).
-AP_INLINE int row_start(int t, const AttnOptions& opt) { return first_key(t, opt.window); }
+// The first key query row t sees (0 with attention sinks: the sinks come first), and ALiBi's bias
+// added to the row's scaled scores [lo, n).
+AP_INLINE int row_start(int t, const AttnOptions& opt) { return opt.sink > 0 ? 0 : first_key(t, opt.window); }
 void add_alibi(float* row, int lo, int n, float slope, int p) {
   for (int j = lo; j < n; ++j) row[j] = row[j] + -slope * static_cast<float>(p - j);
+}
+// One row's softmax over its keys [0, rk.sink) ∪ [rk.lo, n) (ALiBi's bias first when slope is not
+// 0), zeros before them and in the gap; the zeros after n are the caller's.
+void softmax_keys(float* row, RowKeys rk, int n, bool stable, float slope, int p) {
+  if (slope != 0.0f) {
+    add_alibi(row, 0, rk.sink, slope, p);
+    add_alibi(row, rk.lo, n, slope, p);
+  }
+  sink_gather(row, rk);
+  softmax_inplace(row + rk.lo - rk.sink, n - rk.lo + rk.sink, stable);
+  sink_scatter(row, rk);
+  fill_zero(row, rk.sink > 0 ? 0 : rk.lo);
 }
 
 // One head's forward over its T query rows: q, k, v rows with stride ld, out rows with stride ldo.
@@ -583,11 +596,9 @@ void attention_head(float* out, int ldo, float* att, bool keep, const float* q, 
       tile<MR, NV, AK::rows, false>(hs, q + zu(i0) * ld, ld, kt + j0, Tp, P + j0, T, m, imin(NR, nmax - j0), scale,
                                     false, nullptr);
     for (int r = 0; r < m; ++r) {
-      const int n = visible(i0 + r, opt.mask), lo = imin(row_start(i0 + r, opt), imax(n, 0));
+      const int n = visible(i0 + r, opt.mask), lo = imin(first_key(i0 + r, opt.window), imax(n, 0));
       float* row = P + zu(r) * T;
-      if (slope != 0.0f) add_alibi(row, lo, n, slope, i0 + r);
-      softmax_inplace(row + lo, n - lo, stable);
-      fill_zero(row, lo);
+      softmax_keys(row, row_keys(i0 + r, imax(n, 0), opt), imax(n, 0), stable, slope, i0 + r);
       fill_zero(row + imax(n, lo), (keep ? T : nmax) - imax(n, lo));
     }
     // context = weights·v
@@ -692,15 +703,15 @@ void attention_decode(float* out, float* att, const float* q, const float* k_cac
                       int C, int NH, AttnOptions opt) {
   const int hs = C / NH, T_total = base + 1, nkv = kv_heads(NH, opt), KC = nkv * hs;
   const float scale = head_scale(hs);
-  const int n = visible(base, opt.mask), lo = imin(row_start(base, opt), imax(n, 0));
+  const int n = visible(base, opt.mask), lo = imin(first_key(base, opt.window), imax(n, 0));
+  const RowKeys rk = row_keys(base, imax(n, 0), opt);
   for (int h = 0; h < NH; ++h) {
     float* a = att + zu(h) * T_total;
     const float* qh = q + h * hs;
     const int kv = h / (NH / nkv) * hs;
-    for (int j = lo; j < n; ++j) a[j] = dot(qh, k_cache + zu(j) * KC + kv, hs) * scale;
-    if (opt.alibi_slopes) add_alibi(a, lo, n, opt.alibi_slopes[h], base);
-    softmax_inplace(a + lo, n - lo, opt.stable_softmax);
-    fill_zero(a, lo);
+    for (int j = 0; j < rk.sink; ++j) a[j] = dot(qh, k_cache + zu(j) * KC + kv, hs) * scale;
+    for (int j = rk.lo; j < n; ++j) a[j] = dot(qh, k_cache + zu(j) * KC + kv, hs) * scale;
+    softmax_keys(a, rk, imax(n, 0), opt.stable_softmax, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f, base);
     fill_zero(a + imax(n, lo), T_total - imax(n, lo));
     // out = Σ_j a_j·v_j, NR columns at a time
     for (int c0 = 0; c0 < hs; c0 += NR) {

@@ -19,30 +19,37 @@ inline size_t idx(size_t a, size_t b) { return a * b; }
 float head_scale(int hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
 
 // One query row of one head at position p: att (T_total) from q (hs) and the key rows k (stride
-// ld); the keys [lo, n) are visible: scaled scores (plus ALiBi's −slope·(p − j) when slope is not
-// 0), their softmax, zeros elsewhere; out (hs) = Σ_j att[j]·v_j.
-void attend_row(float* out, float* att, const float* q, const float* k, const float* v, int ld, int lo, int n,
+// ld); the keys [0, rk.sink) ∪ [rk.lo, n) are visible: scaled scores (plus ALiBi's −slope·(p − j)
+// when slope is not 0), their softmax (the sinks' scores moved beside the window's, sink_gather),
+// zeros elsewhere; out (hs) = Σ_j att[j]·v_j.
+void attend_row(float* out, float* att, const float* q, const float* k, const float* v, int ld, RowKeys rk, int n,
                 int T_total, int hs, float scale, bool stable, float slope, int p) {
-  if (lo > n) lo = n;
-  for (int j = 0; j < lo; ++j) att[j] = 0.0f;
-  for (int j = lo; j < n; ++j) {
+  const int lo = rk.lo;
+  auto score = [&](int j) {
     const float* kj = k + idx(j, ld);
     float s = 0.0f;
     for (int i = 0; i < hs; ++i) s += q[i] * kj[i];
     att[j] = s * scale;
     if (slope != 0.0f) att[j] = att[j] + -slope * static_cast<float>(p - j);
-  }
+  };
+  for (int j = 0; j < lo; ++j) att[j] = 0.0f;
+  for (int j = 0; j < rk.sink; ++j) score(j);
+  for (int j = lo; j < n; ++j) score(j);
+  sink_gather(att, rk);
   if (stable)
-    softmax_rows_forward(att + lo, nullptr, att + lo, 1, n - lo);
+    softmax_rows_forward(att + lo - rk.sink, nullptr, att + lo - rk.sink, 1, n - lo + rk.sink);
   else
-    softmax_rows_naive_forward(att + lo, nullptr, att + lo, 1, n - lo);
+    softmax_rows_naive_forward(att + lo - rk.sink, nullptr, att + lo - rk.sink, 1, n - lo + rk.sink);
+  sink_scatter(att, rk);
   for (int j = n; j < T_total; ++j) att[j] = 0.0f;
   for (int i = 0; i < hs; ++i) out[i] = 0.0f;
-  for (int j = lo; j < n; ++j) {
+  auto add = [&](int j) {
     const float a = att[j];
     const float* vj = v + idx(j, ld);
     for (int i = 0; i < hs; ++i) out[i] += a * vj[i];
-  }
+  };
+  for (int j = 0; j < rk.sink; ++j) add(j);
+  for (int j = lo; j < n; ++j) add(j);
 }
 
 void encoder_forward(float* out, const int* ids, const float* wte, const float* wpe, int B, int T, int C) {
@@ -191,7 +198,7 @@ void attention_rows(float* out, float* att, bool keep, const float* qkv, int B, 
         const int kv = (h / group) * hs;
         float* a = keep ? att + ((static_cast<size_t>(b) * NH + h) * T + t) * T : att;
         attend_row(out + idx(b * T + t, C) + h * hs, a, q, base + C + kv, base + C + KC + kv, W,
-                   first_key(t, opt.window), visible_keys(t, opt.mask), T, hs, scale, opt.stable_softmax,
+                   row_keys(t, visible_keys(t, opt.mask), opt), visible_keys(t, opt.mask), T, hs, scale, opt.stable_softmax,
                    opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f, t);
       }
 }
@@ -224,7 +231,9 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
         const float* a = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
         const float* d = dout + idx(b * T + t, C) + h * hs;
         const int n = visible_keys(t, opt.mask);
-        const int lo = first_key(t, opt.window) < n ? first_key(t, opt.window) : n;
+        // the sinks' keys too (a row with sinks runs from 0; the hidden gap's weights are 0, adding nothing)
+        const RowKeys rk = row_keys(t, n, opt);
+        const int lo = rk.sink > 0 ? 0 : rk.lo;
         // out = Σ_j a_j·v_j: datt_j = d·v_j, dv_j += a_j·d
         for (int j = lo; j < n; ++j) {
           const float* vj = qkv + bo + idx(j, W) + vo;
@@ -257,7 +266,8 @@ void attention_decode(float* out, float* att, const float* q, const float* k_cac
   const float scale = head_scale(hs);
   for (int h = 0; h < NH; ++h)
     attend_row(out + h * hs, att + idx(h, T_total), q + h * hs, k_cache + (h / group) * hs,
-               v_cache + (h / group) * hs, KC, first_key(base, opt.window), visible_keys(base, opt.mask), T_total, hs,
+               v_cache + (h / group) * hs, KC, row_keys(base, visible_keys(base, opt.mask), opt),
+               visible_keys(base, opt.mask), T_total, hs,
                scale, opt.stable_softmax, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f, base);
 }
 

@@ -3,13 +3,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/kernels/kernels.h"
 #include "core/tensor/ops.h"
 
 namespace ap {
 
-BlockMath block_math(const GPTConfig& config) { return BlockMath{config.ln_eps, config.activation}; }
+BlockMath block_math(const GPTConfig& config) {
+  return BlockMath{config.ln_eps, config.activation, config.norm, config.mlp};
+}
 
 void activation_forward(float* out, const float* inp, int N, Activation a) {
   if (a == Activation::gelu_new) kernels::reference.gelu_new_forward(out, inp, N);
@@ -25,9 +28,27 @@ Vec row(const float* base, int r, int width) {
   return Vec(p, p + width);
 }
 
-// LayerNorm over every row of x (N, C) into out, as the reference kernel, and row p's trace.
+// RMSNorm over every row of x (N, C) into out, as the reference kernel, and row p's trace (var:
+// the mean square, in the kernel's order; x̂ = x·rstd, so out = x̂·γ bit for bit).
+void rmsnorm(float* out, LayerNormTrace& tr, const float* x, const float* w, int N, int C, int p, float eps) {
+  Vec rstd(static_cast<size_t>(N));
+  kernels::reference.rmsnorm_forward(out, rstd.data(), x, w, N, C, eps);
+  tr.x = row(x, p, C);
+  float ss = 0.0f;
+  for (int c = 0; c < C; ++c) ss += tr.x[static_cast<size_t>(c)] * tr.x[static_cast<size_t>(c)];
+  tr.mean = 0.0f;
+  tr.var = ss / static_cast<float>(C);
+  tr.rstd = rstd[static_cast<size_t>(p)];
+  tr.xhat.resize(static_cast<size_t>(C));
+  for (int c = 0; c < C; ++c) tr.xhat[static_cast<size_t>(c)] = tr.x[static_cast<size_t>(c)] * tr.rstd;
+  tr.out = row(out, p, C);
+}
+
+// LayerNorm (or the block's RMSNorm) over every row of x (N, C) into out, as the reference
+// kernel, and row p's trace.
 void layernorm(float* out, LayerNormTrace& tr, const float* x, const float* w, const float* b, int N, int C, int p,
-               float eps) {
+               float eps, Norm norm = Norm::layernorm) {
+  if (norm == Norm::rmsnorm) return rmsnorm(out, tr, x, w, N, C, p, eps);
   Vec mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
   layernorm_forward(out, mean.data(), rstd.data(), x, w, b, N, C, eps);
   tr.x = row(x, p, C);
@@ -46,29 +67,56 @@ void layernorm(float* out, LayerNormTrace& tr, const float* x, const float* w, c
   tr.out = row(out, p, C);
 }
 
-// Row p of one head as the reference kernel's attend_row computes it.
-HeadTrace head_row(const float* qkv, int p, int n, int C, int h, int hs, float scale, bool stable) {
-  const int C3 = 3 * C;
-  const float* q = qkv + static_cast<size_t>(p) * C3 + h * hs;
+// What a head row reads: the qkv rows (width W, k at column C, v at C + KC), the keys the window
+// and its sinks leave (seen), the scale and softmax, and ALiBi's slope (0: none).
+struct RowIn {
+  const float* qkv;
+  int W, C, KC, hs;
+  const std::vector<int>* seen;
+  float scale;
+  bool stable;
+};
+
+// Row p of head h (reading key/value head kv) as the reference kernel's attend_row computes it:
+// the seen keys' scores in order (sinks, then the window) through one softmax.
+HeadTrace head_row(const RowIn& in, int p, int h, int kv, float slope) {
+  const int n = static_cast<int>(in.seen->size()), hs = in.hs;
+  const float* q = in.qkv + static_cast<size_t>(p) * in.W + h * hs;
   HeadTrace t;
+  t.kv_head = kv;
+  t.slope = slope;
   t.dots.resize(static_cast<size_t>(n));
   t.scores.resize(static_cast<size_t>(n));
+  if (slope != 0.0f) t.bias.resize(static_cast<size_t>(n));
+  Vec seen_scores;
   for (int j = 0; j < n; ++j) {
-    const float* kj = qkv + static_cast<size_t>(j) * C3 + C + h * hs;
+    const size_t u = static_cast<size_t>(j);
+    const float* kj = in.qkv + u * in.W + in.C + kv * hs;
     float s = 0.0f;
     for (int i = 0; i < hs; ++i) s += q[i] * kj[i];
-    t.dots[static_cast<size_t>(j)] = s;
-    t.scores[static_cast<size_t>(j)] = s * scale;
+    t.dots[u] = s;
+    float sc = s * in.scale;
+    if (slope != 0.0f) {
+      t.bias[u] = -slope * static_cast<float>(p - j);
+      sc = sc + t.bias[u];
+    }
+    t.scores[u] = (*in.seen)[u] ? sc : -std::numeric_limits<float>::infinity();
+    if ((*in.seen)[u]) seen_scores.push_back(sc);
   }
-  t.weights.resize(static_cast<size_t>(n));
-  if (stable)
-    softmax_rows_forward(t.weights.data(), nullptr, t.scores.data(), 1, n);
+  Vec w(seen_scores.size());
+  const int m = static_cast<int>(w.size());
+  if (in.stable)
+    softmax_rows_forward(w.data(), nullptr, seen_scores.data(), 1, m);
   else
-    softmax_rows_naive_forward(t.weights.data(), nullptr, t.scores.data(), 1, n);
+    softmax_rows_naive_forward(w.data(), nullptr, seen_scores.data(), 1, m);
+  t.weights.assign(static_cast<size_t>(n), 0.0f);
+  for (int j = 0, r = 0; j < n; ++j)
+    if ((*in.seen)[static_cast<size_t>(j)]) t.weights[static_cast<size_t>(j)] = w[static_cast<size_t>(r++)];
   t.context.assign(static_cast<size_t>(hs), 0.0f);
   for (int j = 0; j < n; ++j) {
+    if (!(*in.seen)[static_cast<size_t>(j)]) continue;
     const float a = t.weights[static_cast<size_t>(j)];
-    const float* vj = qkv + static_cast<size_t>(j) * C3 + 2 * C + h * hs;
+    const float* vj = in.qkv + static_cast<size_t>(j) * in.W + in.C + in.KC + kv * hs;
     for (int i = 0; i < hs; ++i) t.context[static_cast<size_t>(i)] += a * vj[i];
   }
   return t;
@@ -78,10 +126,6 @@ HeadTrace head_row(const float* qkv, int p, int n, int C, int h, int hs, float s
 
 BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, int kv_layer) {
   const GPTConfig& cfg = model.config();
-  if (!cfg.gpt2_block())
-    throw InputError("the block walk shows the GPT-2 block (learned positions, LayerNorm, the GELU MLP, every head "
-                     "its own keys, no window); this model's variants are not in it yet",
-                     "model");
   if (T < 1 || T > cfg.block_size)
     throw InputError("the prompt has " + std::to_string(T) + " tokens: it must have 1 to block_size = " +
                          std::to_string(cfg.block_size),
@@ -97,7 +141,8 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
                        "ids");
   const kernels::Kernels& k = kernels::reference;
   const int C = cfg.n_embd, NH = cfg.n_head, hs = C / NH, V = cfg.vocab_size, N = position + 1, p = position;
-  const kernels::AttnOptions opt{cfg.mask, cfg.stable_softmax};
+  const int NKV = cfg.kv_head(), KC = NKV * hs, W = cfg.qkv_width(), FC = cfg.fc_width(), H = cfg.inner();
+  const kernels::AttnOptions opt = model.attention_options();
   const GPTParams& w = model.p();
   BlockTrace tr;
   tr.math = block_math(cfg);
@@ -105,43 +150,68 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   tr.token = ids[p];
   tr.T = T;
   tr.visible = kernels::visible_keys(p, cfg.mask);
+  tr.n_kv_head = NKV;
+  const kernels::RowKeys rk = kernels::row_keys(p, tr.visible, opt);
+  for (int j = 0; j < tr.visible; ++j) tr.seen.push_back(j < rk.sink || j >= rk.lo ? 1 : 0);
   tr.scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const kernels::RopeTable rope = model.rope_tables();
+  if (rope.d_rot > 0) {
+    const size_t pairs = static_cast<size_t>(rope.d_rot / 2), at = static_cast<size_t>(p) * pairs;
+    tr.rope_cos.assign(rope.cos + at, rope.cos + at + pairs);
+    tr.rope_sin.assign(rope.sin + at, rope.sin + at + pairs);
+  }
   const bool keep_kv = static_cast<long long>(tr.visible) * C * cfg.n_layer <= kMaxTraceKV;
 
-  const size_t NC = static_cast<size_t>(N) * C;
-  Vec x(NC), ln(NC), qkv(3 * NC), atty(NC), proj(NC), fc(4 * NC), act(4 * NC), scratch(static_cast<size_t>(N) + 1);
+  const size_t NC = static_cast<size_t>(N) * C, Nz = static_cast<size_t>(N);
+  Vec x(NC), ln(NC), qkv(Nz * W), atty(NC), proj(NC), fc(Nz * FC), act(Nz * H), scratch(Nz + 1);
   k.encoder_forward(x.data(), ids, w.wte, w.wpe, 1, N, C);  // (N, C)
   tr.wte = row(w.wte, ids[p], C);
-  tr.wpe = row(w.wpe, p, C);
+  if (w.wpe) tr.wpe = row(w.wpe, p, C);
   tr.encoded = row(x.data(), p, C);
+  const RowIn in{qkv.data(), W, C, KC, hs, &tr.seen, tr.scale, opt.stable_softmax};
   for (int l = 0; l < cfg.n_layer; ++l) {
     const BlockParams& b = w.h[static_cast<size_t>(l)];
     LayerTrace lt;
-    layernorm(ln.data(), lt.ln_1, x.data(), b.ln_1_w, b.ln_1_b, N, C, p, tr.math.ln_eps);
-    k.matmul_forward(qkv.data(), ln.data(), b.c_attn_w, b.c_attn_b, N, C, 3 * C);  // (N, 3C)
-    const float* qp = qkv.data() + static_cast<size_t>(p) * 3 * C;
+    layernorm(ln.data(), lt.ln_1, x.data(), b.ln_1_w, b.ln_1_b, N, C, p, tr.math.ln_eps, cfg.norm);
+    k.matmul_forward(qkv.data(), ln.data(), b.c_attn_w, b.c_attn_b, N, C, W);  // (N, W): q | k | v
+    const float* qp = qkv.data() + static_cast<size_t>(p) * W;
+    if (rope.d_rot > 0) {
+      lt.q_raw.assign(qp, qp + C);
+      lt.k_raw.assign(qp + C, qp + C + KC);
+      k.rope_forward(qkv.data(), 1, N, W, NH + NKV, hs, 0, rope);  // q and k turned, as the forward
+    }
     lt.q.assign(qp, qp + C);
-    lt.k.assign(qp + C, qp + 2 * C);
-    lt.v.assign(qp + 2 * C, qp + 3 * C);
+    lt.k.assign(qp + C, qp + C + KC);
+    lt.v.assign(qp + C + KC, qp + C + 2 * KC);
     if (keep_kv || l == kv_layer)
       for (int j = 0; j < tr.visible; ++j) {
-        const float* r = qkv.data() + static_cast<size_t>(j) * 3 * C;
-        lt.keys.insert(lt.keys.end(), r + C, r + 2 * C);
-        lt.values.insert(lt.values.end(), r + 2 * C, r + 3 * C);
+        const float* r = qkv.data() + static_cast<size_t>(j) * W;
+        lt.keys.insert(lt.keys.end(), r + C, r + C + KC);
+        lt.values.insert(lt.values.end(), r + C + KC, r + C + 2 * KC);
       }
     k.attention_forward_infer(atty.data(), scratch.data(), qkv.data(), 1, N, C, NH, opt);  // (N, C)
-    for (int h = 0; h < NH; ++h) lt.heads.push_back(head_row(qkv.data(), p, tr.visible, C, h, hs, tr.scale, opt.stable_softmax));
+    for (int h = 0; h < NH; ++h)
+      lt.heads.push_back(head_row(in, p, h, h / (NH / NKV), opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f));
     lt.atty = row(atty.data(), p, C);
     k.matmul_forward(proj.data(), atty.data(), b.attn_c_proj_w, b.attn_c_proj_b, N, C, C);
     lt.attn_proj = row(proj.data(), p, C);
     k.residual_forward(x.data(), x.data(), proj.data(), static_cast<int>(NC));  // x + attn(…)
     lt.residual2 = row(x.data(), p, C);
-    layernorm(ln.data(), lt.ln_2, x.data(), b.ln_2_w, b.ln_2_b, N, C, p, tr.math.ln_eps);
-    k.matmul_forward(fc.data(), ln.data(), b.c_fc_w, b.c_fc_b, N, C, 4 * C);  // (N, 4C)
-    lt.fc = row(fc.data(), p, 4 * C);
-    activation_forward(act.data(), fc.data(), static_cast<int>(4 * NC), tr.math.activation);
-    lt.act = row(act.data(), p, 4 * C);
-    k.matmul_forward(proj.data(), act.data(), b.mlp_c_proj_w, b.mlp_c_proj_b, N, 4 * C, C);
+    layernorm(ln.data(), lt.ln_2, x.data(), b.ln_2_w, b.ln_2_b, N, C, p, tr.math.ln_eps, cfg.norm);
+    k.matmul_forward(fc.data(), ln.data(), b.c_fc_w, b.c_fc_b, N, C, FC);  // (N, FC)
+    lt.fc = row(fc.data(), p, FC);
+    if (cfg.mlp == Mlp::swiglu) {
+      k.swiglu_forward(act.data(), fc.data(), N, H);
+      lt.silu.resize(static_cast<size_t>(H));  // the kernel's gate·σ(gate), σ(g) = 1/(1 + e^(−g))
+      for (int i = 0; i < H; ++i) {
+        const float g = lt.fc[static_cast<size_t>(i)];
+        lt.silu[static_cast<size_t>(i)] = g * (1.0f / (1.0f + exp_f32(-g)));
+      }
+    } else {
+      activation_forward(act.data(), fc.data(), static_cast<int>(Nz * H), tr.math.activation);
+    }
+    lt.act = row(act.data(), p, H);
+    k.matmul_forward(proj.data(), act.data(), b.mlp_c_proj_w, b.mlp_c_proj_b, N, H, C);
     lt.mlp_proj = row(proj.data(), p, C);
     k.residual_forward(x.data(), x.data(), proj.data(), static_cast<int>(NC));  // x + mlp(…)
     lt.residual3 = row(x.data(), p, C);
@@ -150,7 +220,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   // ln_f and the head on this position alone (every kernel here works row by row)
   const float* xp = x.data() + static_cast<size_t>(p) * C;
   Vec lnf(static_cast<size_t>(C));
-  layernorm(lnf.data(), tr.ln_f, xp, w.ln_f_w, w.ln_f_b, 1, C, 0, tr.math.ln_eps);
+  layernorm(lnf.data(), tr.ln_f, xp, w.ln_f_w, w.ln_f_b, 1, C, 0, tr.math.ln_eps, cfg.norm);
   tr.logits.resize(static_cast<size_t>(V));
   k.matmul_forward(tr.logits.data(), lnf.data(), w.wte, nullptr, 1, C, V);
   tr.probs.resize(static_cast<size_t>(V));

@@ -105,12 +105,14 @@ void GPTConfig::validate() const {
   if (mlp == Mlp::swiglu && activation != Activation::gelu)
     throw InputError("activation gelu_new is the GELU MLP's; SwiGLU uses SiLU", "activation");
   check_range(window, 0, kMaxBlockSize, "window", "the sliding window (0: none)");
+  check_range(sink, 0, kMaxBlockSize, "sink", "the attention sinks (0: none)");
+  if (sink > 0 && window == 0) throw InputError("sink is given but there is no window: sinks stay visible under a window", "sink");
 }
 
 bool GPTConfig::gpt2_block() const {
   return pos == Positions::learned && norm == Norm::layernorm && mlp == Mlp::gelu && inner() == 4 * n_embd &&
-         kv_head() == n_head && window == 0 && head_dim() * n_head == n_embd && tie_embeddings && !qkv_bias &&
-         !qk_norm;
+         kv_head() == n_head && window == 0 && sink == 0 && head_dim() * n_head == n_embd && tie_embeddings &&
+         !qkv_bias && !qk_norm;
 }
 
 bool GPTConfig::operator==(const GPTConfig& o) const {
@@ -118,9 +120,9 @@ bool GPTConfig::operator==(const GPTConfig& o) const {
          n_embd == o.n_embd && mask == o.mask && stable_softmax == o.stable_softmax && activation == o.activation &&
          ln_eps == o.ln_eps && bias == o.bias && pos == o.pos && rope_base == o.rope_base &&
          rope_dims == o.rope_dims && (pos != Positions::rope || rope == o.rope) && kv_head() == o.kv_head() &&
-         norm == o.norm && mlp == o.mlp && inner() == o.inner() && window == o.window && head_dim() == o.head_dim() &&
-         tie_embeddings == o.tie_embeddings && has_qkv_bias() == o.has_qkv_bias() && qk_norm == o.qk_norm &&
-         rope_scaling == o.rope_scaling;
+         norm == o.norm && mlp == o.mlp && inner() == o.inner() && window == o.window && sink == o.sink &&
+         head_dim() == o.head_dim() && tie_embeddings == o.tie_embeddings && has_qkv_bias() == o.has_qkv_bias() &&
+         qk_norm == o.qk_norm && rope_scaling == o.rope_scaling;
 }
 
 // ---------------------------------------------------------------- the layouts

@@ -36,6 +36,8 @@
 //   qk_norm         Qwen3's RMSNorm of every q and k head (attn.q_norm, attn.k_norm, head_size
 //                   weights, ε ln_eps) after c_attn, before RoPE.
 //   rope_scaling    Llama 3's scaled inverse frequencies (rope_scaling.h); factor 0 means none.
+//   sink      attention sinks under the window (StreamingLLM): the first `sink` keys stay visible to
+//             every query whatever the window; 0 means none.
 // The parameters keep nanoGPT's names for the GPT-2 parts (ln_1, attn.c_attn, attn.c_proj, ln_2,
 // ln_f, also under rmsnorm) and take Llama's for SwiGLU: mlp.gate_proj, mlp.up_proj (stored one
 // after the other: one (2·n_inner, n_embd) weight, one matmul), mlp.down_proj. With n_kv_head,
@@ -152,6 +154,7 @@ struct GPTConfig {
   bool qkv_bias = false;                     // c_attn's bias even with bias false (Qwen2)
   bool qk_norm = false;                      // RMSNorm of each q and k head before RoPE (Qwen3)
   RopeScaling rope_scaling;                  // Llama 3's scaled frequencies (pos rope); factor 0: none
+  int sink = 0;                              // attention sinks under the window; 0 means none
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
   // parameters at vocab 65: W3's tiny model).
@@ -179,7 +182,8 @@ struct GPTConfig {
   int64_t num_parameters() const;
   // Throws InputError naming the field: a size of 0 or above its limit, n_embd not divisible by
   // n_head (without head_size), ln_eps not in (0, 0.1], n_kv_head not dividing n_head, rope_base ≤ 1, rope_dims odd or
-  // above head_dim (or given without rope), gelu_new with swiglu, window above block_size.
+  // above head_dim (or given without rope), gelu_new with swiglu, window above block_size, sink
+  // without a window or above block_size.
   void validate() const;
   bool operator==(const GPTConfig& o) const;
   bool operator!=(const GPTConfig& o) const { return !(*this == o); }
@@ -387,6 +391,10 @@ class GPT {
   const float* qkv(int layer) const { return a_.h[layer].qkv; }  // (B, T, qkv_width), RoPE: q, k rotated
   // ALiBi's slopes (n_head), or null.
   const float* alibi_slopes() const { return alibi_.empty() ? nullptr : alibi_.data(); }
+  // The options the attention kernels get and RoPE's tables (d_rot 0 unless pos is rope), as the
+  // forward uses them: for the block walk (block_trace.h), which retraces one position.
+  kernels::AttnOptions attention_options() const { return attn_options(); }
+  kernels::RopeTable rope_tables() const { return rope_table(); }
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- the KV cache
@@ -411,7 +419,7 @@ class GPT {
   // RoPE's tables, the norm (LayerNorm or RMSNorm) forward and backward of tier k on N rows, and
   // the MLP's activation (GELU, gelu_new or SwiGLU) forward on N rows of fch into out.
   kernels::AttnOptions attn_options() const {
-    return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes()};
+    return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes(), config_.sink};
   }
   const float* head() const { return p_.lm_head ? p_.lm_head : p_.wte; }  // the output layer (V, C)
   // qk_norm on N rows of qkv (row stride W): q and k in place, their inputs kept in qk_in, rstd.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "core/kernels/kernels.h"
 
@@ -83,6 +85,55 @@ std::vector<SurprisalWindow> validation_surprisal(Trainer& trainer, float* loss)
   }
   *loss = static_cast<float>(sum / batches.num_batches());
   return out;
+}
+
+PositionLoss loss_by_position(Trainer& trainer, int context, int max_batches) {
+  if (!trainer.has_data())
+    throw InputError("this model was loaded without the text it was trained on: give the text again to evaluate it",
+                     "text");
+  GPT& m = trainer.model();
+  const GPTConfig& cfg = m.config();
+  if (context < 1 || context > kMaxBlockSize)
+    throw InputError("context is " + std::to_string(context) + ": it must be 1 to " + std::to_string(kMaxBlockSize),
+                     "context");
+  if (context > cfg.block_size && cfg.pos == Positions::learned)
+    throw InputError("learned positions have a row of wpe for each of the " + std::to_string(cfg.block_size) +
+                         " positions the model was made with: there is no wpe row for position " +
+                         std::to_string(cfg.block_size) + " and on, so it cannot be evaluated at " +
+                         std::to_string(context) + " (RoPE, ALiBi and none have no such table)",
+                     "context");
+  const std::vector<int>& val = trainer.dataset().val;
+  const ValidationBatches batches(val, trainer.config().batch_size, context, max_batches);
+  const int B = batches.batch_size(), T = context;
+  // the same parameters in a model of the longer context (its RoPE tables are made for it)
+  std::unique_ptr<GPT> longer;
+  GPT* model = &m;
+  if (context > cfg.block_size) {
+    GPTConfig c = cfg;
+    c.block_size = context;
+    longer = std::make_unique<GPT>(c);
+    std::copy(m.params(), m.params() + m.num_parameters(), longer->params());
+    model = longer.get();
+  }
+  std::vector<int> inputs(static_cast<size_t>(B) * T), targets(inputs.size());
+  std::vector<double> sums(static_cast<size_t>(T), 0.0);
+  double total = 0.0;
+  for (int i = 0; i < batches.num_batches(); ++i) {
+    batches.batch(i, inputs.data(), targets.data(), val);
+    model->forward(inputs.data(), targets.data(), B, T);
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) {
+        const float l = model->losses()[static_cast<size_t>(b) * T + t];
+        sums[static_cast<size_t>(t)] += l;
+        total += l;
+      }
+  }
+  PositionLoss r;
+  r.context = T;
+  r.windows = batches.num_batches() * B;
+  for (double s : sums) r.losses.push_back(static_cast<float>(s / r.windows));
+  r.mean = static_cast<float>(total / (static_cast<double>(r.windows) * T));
+  return r;
 }
 
 void head_mean(float* out, const float* weights, int L, int NH, int T) {

@@ -49,6 +49,20 @@ float surprisal_mean(const std::vector<SurprisalWindow>& windows);
 // (field "text") for a model loaded without its text.
 std::vector<SurprisalWindow> validation_surprisal(Trainer& trainer, float* loss);
 
+// The validation loss by position at a context of `context` tokens, which may be longer than the
+// model was trained at (block_size) when its positions allow it: RoPE, ALiBi and none have no table
+// of positions, so a copy of the model with block_size = context (the same parameters) reads
+// windows of context + 1 tokens of the validation split (as validation_surprisal, up to
+// max_batches batches of the run's batch size); learned positions have block_size rows of wpe and
+// are refused past it (InputError field "context", naming wpe). losses[t]: the mean −log p of the
+// prediction at position t over the windows; mean: over every prediction (double sums, then float).
+struct PositionLoss {
+  int context = 0, windows = 0;
+  std::vector<float> losses;
+  float mean = 0.0f;
+};
+PositionLoss loss_by_position(Trainer& trainer, int context, int max_batches);
+
 // head_mean out (L, T, T) from weights (L, NH, T, T).
 void head_mean(float* out, const float* weights, int L, int NH, int T);
 // attention_rollout out (L, T, T) from the head means (L, T, T).
