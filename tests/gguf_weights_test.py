@@ -190,6 +190,8 @@ MODELS = {
     "qwen3": dict(BASE, model_type="qwen3", head_dim=128, tie_word_embeddings=True),
 }
 KINDS = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"]
+RUN_KINDS = ["F32", "Q8_0", "Q4_K"]  # also run through `gpt logits` against the PyTorch model
+EXPECTED = {}
 
 
 def check_config(label, cfg, got):
@@ -251,9 +253,32 @@ for mname, cfg in MODELS.items():
             continue
         check_config(label, cfg, got["config"])
         check_tensors(label, got, values, expected)
+        if kind in RUN_KINDS:
+            EXPECTED[(mname, kind)] = expected
         permuted = 2 * cfg["num_hidden_layers"] * (2 if cfg.get("attention_bias") else 1) if cfg["model_type"] == "llama" else 0
         check(got["owned"] == permuted, f"{label}: {got['owned']} tensors made in HF order, want {permuted}")
     print(f"gguf_weights {mname}: {len(KINDS)} types read")
+
+# ---------------------------------------------------------------- the model a GGUF opens
+# `gpt logits FILE.gguf` against llama_torch_test.py's own PyTorch model of transformers' classes,
+# run on the same dequantized weights in Hugging Face's order: names, the rows put back, the types.
+if GPT:
+    import llama_torch_test as lt  # noqa: E402
+    ids = [5, 17, 42, 9, 7, 60, 3, 11, 1, 95]
+    for (mname, kind), expected in EXPECTED.items():
+        cfg = dict({"tie_word_embeddings": False}, **MODELS[mname])
+        w = {name: torch.from_numpy(deq) for name, (_, _, deq) in expected.items()}
+        want = lt.hf_forward(cfg, w, ids)
+        path = os.path.join(WORK, f"{mname}_{kind}.gguf")
+        p = subprocess.run([GPT, "logits", path, "--ids", ",".join(map(str, ids))], capture_output=True, text=True)
+        if p.returncode != 0:
+            check(False, f"gpt logits {mname} {kind}: exit {p.returncode}: {p.stderr[:300]}")
+            continue
+        got = torch.tensor(json.loads(p.stdout)["logits"], dtype=torch.float64)
+        err = float((got - want).abs().max()) if got.shape == want.shape else float("inf")
+        bound = 1e-4 * max(1.0, float(want.abs().max()))
+        check(err <= bound, f"gpt logits {mname} {kind}: off by {err:.3g} (bound {bound:.3g}), shape {tuple(got.shape)}")
+    print(f"gguf_weights logits: {len(EXPECTED)} files against PyTorch")
 
 # ---------------------------------------------------------------- damaged files, refused by name
 cfg = MODELS["llama3"]

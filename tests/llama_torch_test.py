@@ -34,8 +34,10 @@ except ImportError:
     print("llama_torch: skipped: PyTorch is not installed for " + sys.executable)
     sys.exit(77)
 
-GPT, WORK = sys.argv[1], sys.argv[2]
-os.makedirs(WORK, exist_ok=True)
+# The command line's; None when another test imports this file for hf_forward.
+GPT, WORK = (sys.argv[1], sys.argv[2]) if __name__ == "__main__" else (None, None)
+if WORK:
+    os.makedirs(WORK, exist_ok=True)
 
 BASE = {"vocab_size": 300, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,

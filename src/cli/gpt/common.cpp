@@ -1,5 +1,6 @@
 // common.cpp — the `gpt` CLI's shared helpers (see common.h).
 #include "cli/gpt/common.h"
+#include "cli/gpt/commands.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,9 @@
 #include "api/checkpoint.h"
 #include "api/gpt_json.h"
 #include "formats/file_io.h"
+#include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
+#include "formats/gguf_weights.h"
 #include "formats/llama_load.h"
 #include "formats/bpe_files.h"
 #include "formats/hf_tokenizer_json.h"
@@ -167,6 +171,33 @@ Checkpoint read_checkpoint(const std::string& path) {
       }
       c.file_bytes = bytes;
       c.imported = "a Hugging Face folder";
+    } catch (const InputError& e) {
+      throw CliError(path + ": " + e.what());
+    }
+    return c;
+  }
+  if (is_gguf_file(path)) {  // llama.cpp's GGUF of the Llama family (gguf_weights.h, llama_load.h)
+    try {
+      // Read whole: the weights point into the bytes until the model holds its own floats.
+      const std::string bytes = read_file(path, kMaxCheckpointBytes, "a GGUF file");
+      const StringSource src(bytes);
+      const gguf::File f = gguf::read_file(src, path);
+      {
+        const LlamaWeights w = read_gguf_weights(src, f, path);
+        LlamaModel m = load_llama(w, path);
+        c.state.model = m.config;
+        c.state.params = std::move(m.params);
+        c.state.source = "llama.cpp's " + w.config.model_type + " GGUF " + path;
+      }
+      try {  // its tokenizer; without one the model still runs on token ids
+        c.state.hf_tokenizer = load_gguf_tokenizer(f, path).tokenizer;
+        Tokenizer::from_hf(c.state.hf_tokenizer, c.state.model.vocab_size);  // fits the model
+      } catch (const InputError& e) {
+        c.state.hf_tokenizer.reset();
+        std::cerr << "gpt: " << path << ": its tokenizer is not read (" << e.what() << "): give token ids (--ids)\n";
+      }
+      c.file_bytes = bytes.size();
+      c.imported = "a GGUF file";
     } catch (const InputError& e) {
       throw CliError(path + ": " + e.what());
     }

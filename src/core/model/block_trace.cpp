@@ -139,6 +139,13 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
       throw InputError("ids has " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                            ", outside the vocabulary of " + std::to_string(cfg.vocab_size) + " tokens",
                        "ids");
+  // The Llama family's wider heads, q/k norms and untied output are not steps of the walk yet.
+  const char* unwalked = cfg.head_dim() * cfg.n_head != cfg.n_embd ? "head_size"
+                         : cfg.qk_norm                           ? "qk_norm"
+                         : !cfg.tie_embeddings                   ? "tie_embeddings"
+                                                                 : nullptr;
+  if (unwalked)
+    throw InputError(std::string("the block walk does not yet show this model's '") + unwalked + "'", unwalked);
   const kernels::Kernels& k = kernels::reference;
   const int C = cfg.n_embd, NH = cfg.n_head, hs = C / NH, V = cfg.vocab_size, N = position + 1, p = position;
   const int NKV = cfg.kv_head(), KC = NKV * hs, W = cfg.qkv_width(), FC = cfg.fc_width(), H = cfg.inner();
