@@ -8,7 +8,7 @@
 // temperature, top-k and top-p, the bars) and the draw (the uniform number, the coin, the token's
 // segment). Every number comes from the core
 // (the worker's gen_start / gen_next answers); this file only lays them out.
-import { heat, tokenMark as tokenLabel } from '../common/export.js';
+import { heat, HEAT_WHITE_TEXT, tokenMark as tokenLabel } from '../common/export.js';
 import { el } from '../common/ui.js';
 import { barsTable, fillBars, factsText, pct } from './next-bars.js';
 
@@ -223,7 +223,7 @@ export class KvView {
         const td = el('td', j === best ? 'is-max' : '', w.toFixed(2));
         td.title = String(w);
         td.style.background = heat(w); // CSSOM, allowed by style-src 'self'
-        if (w > 0.55) td.classList.add('is-dark');
+        if (w >= HEAT_WHITE_TEXT) td.classList.add('is-dark');
         tr.append(td);
       }
       tbody.append(tr);
