@@ -3,8 +3,9 @@
 // hinted, large mode, 中文, the training page before and after a run, embed.html, the course
 // page's <attention-stepper>, the SCORM player, <gpt-lab>), plus what axe cannot see: the skip
 // link walked by keyboard, prefers-reduced-motion and forced colours. Every state must have zero
-// violations; a rule turned off is named here with its reason. What is not yet covered is listed
-// in docs/accessibility.md.
+// violations; a rule turned off is named in a11y-helpers.mjs with its reason. Its siblings:
+// a11y-train (every training-page state, en and zh), a11y-keyboard, a11y-views (reflow, colour,
+// motion, names, live regions). What is not yet covered is listed in docs/accessibility.md.
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { trained } from './train-helpers.mjs';
