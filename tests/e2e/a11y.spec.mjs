@@ -3,35 +3,13 @@
 // hinted, large mode, 中文, the training page before and after a run, embed.html, the course
 // page's <attention-stepper>, the SCORM player, <gpt-lab>), plus what axe cannot see: the skip
 // link walked by keyboard, prefers-reduced-motion and forced colours. Every state must have zero
-// violations; a rule turned off is named here with its reason. What is not yet covered is listed
-// in docs/accessibility.md.
-import AxeBuilder from '@axe-core/playwright';
+// violations; a rule turned off is named in a11y-helpers.mjs with its reason. Its siblings:
+// a11y-train (every training-page state, en and zh), a11y-keyboard, a11y-views (reflow, colour,
+// motion, names, live regions). What is not yet covered is listed in docs/accessibility.md.
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { trained } from './train-helpers.mjs';
-
-/** The WCAG 2.0, 2.1 and 2.2 rules of levels A and AA (axe's tags). */
-const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-
-/**
- * Rules turned off, each with its reason, for the states that name it (noViolations' `off`).
- * ANSWER_TARGETS: an exercise's answer cell is a focusable table cell with its <input> laid over
- * it, and in a narrow panel (4 × 4 on a course page) the input is 14 px wide: WCAG 2.2's 24 × 24 px
- * target size (2.5.8) is not met there yet. Listed as not yet conformant in docs/accessibility.md.
- */
-const ANSWER_TARGETS = ['target-size'];
-
-/**
- * Runs axe on the page (its iframes too) with the WCAG 2.2 A/AA rules and records every violation
- * as a soft failure (all states of a test are reported in one run): the rule, the element (a CSS
- * path) and axe's summary of what is wrong. `state` names the state in the message; `off` lists
- * rules turned off for it (one of the named lists above).
- */
-async function noViolations(page, state, off = []) {
-  const { violations } = await new AxeBuilder({ page }).withTags(WCAG_TAGS).disableRules(off).analyze();
-  const found = violations.flatMap((v) => v.nodes.map((n) => `${v.id} [${v.impact}] ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`));
-  expect.soft(found, `axe (WCAG 2.2 A/AA) on ${state}`).toEqual([]);
-}
+import { noViolations, ANSWER_TARGETS } from './a11y-helpers.mjs';
 
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
 const answer = (page, panel, r, c) => page.locator(`figure[data-panel="${panel}"] td[data-r="${r}"][data-c="${c}"] input.aps-answer`);

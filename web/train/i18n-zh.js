@@ -11,6 +11,7 @@ export const zh = {
   'app.footer': '模型是 nanoGPT 的 GPT（词元与位置嵌入、前置 LayerNorm 的块：因果多头注意力加 4 倍宽的 GELU MLP，输出层与嵌入共享权重），用 AdamW、预热和余弦学习率训练。损失是交叉熵，单位为每字符的 nat。链接保存任务、设置和随机种子，但从不保存权重：需要权重请下载检查点。',
   'boot.failed': 'GPT 内核（gen/gpt_core.wasm）未能加载：{message}。在仓库的克隆中，scripts/serve 会构建它并提供页面；scripts/build wasm 只构建它。',
   'lang.label': '语言',
+  'nav.skip': '跳到训练下方的各部分',
   'nav.label': '页面',
   'nav.stepper': '← 注意力步进器',
   'nav.here': '训练一个小 GPT',

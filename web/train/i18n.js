@@ -17,6 +17,7 @@ const en = {
   'app.footer': 'The model is nanoGPT’s GPT (token and position embeddings, pre-LayerNorm blocks with causal multi-head attention and a 4× GELU MLP, an output head tied to the embeddings), trained with AdamW, a warm-up and a cosine learning rate. Losses are cross-entropy in nats per character. The link keeps the task, the settings and the seeds, never the weights: download a checkpoint for those.',
   'boot.failed': 'The GPT core (gen/gpt_core.wasm) did not load: {message}. In a clone of the repository, scripts/serve builds it and serves the page; scripts/build wasm only builds it.',
   'lang.label': 'Language',
+  'nav.skip': 'Skip to the sections below training',
   'nav.label': 'Pages',
   'nav.stepper': '← The Attention Stepper',
   'nav.here': 'Train a tiny GPT',

@@ -10,7 +10,7 @@
 // (the worker's gen_start / gen_next answers); this file only lays them out. With grouped-query
 // attention a cached row holds n_kv_head heads (KC = n_kv_head·head_dim numbers, not n_embd): the
 // facts say the cache's bytes beside what one key/value head per query head would take.
-import { heat, tokenMark as tokenLabel } from '../common/export.js';
+import { heat, HEAT_WHITE_TEXT, tokenMark as tokenLabel } from '../common/export.js';
 import { el } from '../common/ui.js';
 import { barsTable, fillBars, factsText, pct } from './next-bars.js';
 
@@ -231,7 +231,7 @@ export class KvView {
         const td = el('td', j === best ? 'is-max' : '', w.toFixed(2));
         td.title = String(w);
         td.style.background = heat(w); // CSSOM, allowed by style-src 'self'
-        if (w > 0.55) td.classList.add('is-dark');
+        if (w >= HEAT_WHITE_TEXT) td.classList.add('is-dark');
         tr.append(td);
       }
       tbody.append(tr);

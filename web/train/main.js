@@ -21,7 +21,7 @@
 import { defaultState, cleanState, decodeHash } from './config.js';
 import { startWorker } from './client.js';
 import { storedLang, storeLang, loadStrings, stringsLoaded } from './i18n.js';
-import { el, langSwitch } from '../common/ui.js';
+import { el, langSwitch, scrollBehavior } from '../common/ui.js';
 import { createContext } from './context.js';
 import { button, buttonBar } from './fields.js';
 import { makeSections, assemble } from './sections.js';
@@ -62,11 +62,30 @@ function render() {
   document.title = t('doc.title');
   const { top, rest } = assemble(ctx, Object.keys(sections), { numbered: true });
   const page = el('div', 'aps tr-page');
-  page.append(header(), top, ...rest, footer());
+  page.append(skipLink(rest[0]), header(), top, ...rest, footer());
   app.replaceChildren(page);
   for (const s of Object.values(sections)) s.mounted?.();
   for (const s of Object.values(sections)) s.refresh();
   if (focusId) document.getElementById(focusId)?.focus();
+}
+
+/**
+ * The page's first Tab stop, seen when focused: past the header and the data and training forms to
+ * the first section below them. The hash holds the page's settings, so it moves the focus without
+ * touching it.
+ */
+function skipLink(target) {
+  const a = el('a', 'aps-skip', ctx.t('nav.skip'));
+  a.href = '#';
+  a.id = 'tr-skip';
+  a.hidden = !target;
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    target.tabIndex = -1;
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: 'start', behavior: scrollBehavior() });
+  });
+  return a;
 }
 
 function header() {

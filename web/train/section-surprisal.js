@@ -14,7 +14,7 @@
 import { el, statusLine, setText, hide } from '../common/ui.js';
 import { Section } from './section.js';
 import { button, buttonBar, idEl, fromField } from './fields.js';
-import { heat, tokenMark as tokenLabel } from '../common/export.js';
+import { heat, HEAT_WHITE_TEXT, tokenMark as tokenLabel } from '../common/export.js';
 
 const TOP = 10; // the most surprising tokens listed in the table
 
@@ -159,7 +159,7 @@ export class SurprisalSection extends Section {
       sp.dataset.i = String(i);
       if (it.p != null) {
         sp.style.background = heat(it.p); // CSSOM, allowed by style-src 'self'
-        if (it.p > 0.55) sp.classList.add('is-dark');
+        if (it.p >= HEAT_WHITE_TEXT) sp.classList.add('is-dark');
         sp.title = t('sur.readout', { tok: tokenLabel(it.tok), pos: it.pos, p: it.p.toPrecision(4), nll: it.nll.toFixed(4) });
       }
       frag.append(sp);

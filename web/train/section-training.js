@@ -46,7 +46,10 @@ export class TrainingSection extends Section {
     dom.pause = button(t('train.pause'), 'pause', () => this.pause());
     dom.resume = button(t('train.resume'), 'resume', () => this.resume());
     dom.reset = button(t('train.reset'), 'reset', () => this.reset());
-    dom.status = statusLine('tr-status');
+    // the status line changes at every chunk of a run: it is shown, not spoken; a screen reader hears
+    // dom.say, a live region written only when the state changes or the run passes a tenth of its steps
+    dom.status = idEl('tr-status', 'p', 'tr-status');
+    dom.say = statusLine('tr-status-say', 'tr-sr-only');
     dom.changed = idEl('tr-changed', 'p', 'tr-note');
     dom.alert = idEl('tr-alert', 'div', 'tr-alert');
     dom.alert.setAttribute('role', 'alert');
@@ -70,7 +73,7 @@ export class TrainingSection extends Section {
     dom.samples = idEl('tr-samples', 'ol', 'tr-sample-list');
     dom.samplesHint = el('p', 'aps-hint', '');
     samples.append(el('h3', 'tr-h3', t('samples.title')), dom.samplesHint, dom.samples);
-    s.append(buttonBar(dom.start, dom.pause, dom.resume, dom.reset), this.renderWorkers(), dom.status, dom.changed, dom.alert, stats, fig, samples);
+    s.append(buttonBar(dom.start, dom.pause, dom.resume, dom.reset), this.renderWorkers(), dom.status, dom.say, dom.changed, dom.alert, stats, fig, samples);
     return s;
   }
 
@@ -309,11 +312,24 @@ export class TrainingSection extends Section {
     // while a run trains this runs 4 times a second: only what changed is written (a write of the
     // same value still costs the page's thread a style pass, on the cores that train)
     setData(this.ctx.app, 'train', st);
+    const bar = [dom.pause, dom.resume, dom.start, dom.reset];
+    const root = this.ctx.app.getRootNode();
+    if (bar.includes(root.activeElement)) this.refocus = true; // a button pressed may disable itself
     setDisabled(dom.start, st === 'loading' || st === 'starting' || st === 'training' || pending);
     setText(dom.start, rt.info ? t('train.restart') : t('train.start'));
     setDisabled(dom.pause, st !== 'training');
     setDisabled(dom.resume, st !== 'paused' || rt.step >= rt.steps);
     setDisabled(dom.reset, !rt.info || st === 'starting');
+    // the keyboard's focus is not lost to <body> when its button disables itself (Start, Pause):
+    // it moves to the button that now does the next thing (Pause, Resume), once one is enabled
+    if (this.refocus) {
+      const a = root.activeElement;
+      if (a && a !== document.body && !bar.includes(a)) this.refocus = false; // the learner moved on
+      else if (!a || a === document.body || a.disabled) {
+        const next = bar.find((b) => !b.disabled);
+        if (next) { next.focus(); this.refocus = false; }
+      } else this.refocus = false;
+    }
     // the worker's answer once it has one; before, what it will choose (gpt.js threadsAvailable: an isolated page)
     const path = this.path ?? (globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' ? 'threads' : 'workers');
     setData(this.ctx.app, 'trainPath', path);
@@ -327,6 +343,8 @@ export class TrainingSection extends Section {
     const statusText = (rt.loadedFrom && (st === 'paused' || st === 'done')) ? `${texts[st]} ${t('status.loaded', { name: rt.loadedFrom })}` : texts[st];
     setText(dom.status, statusText);
     setData(dom.status, 'status', st);
+    const sayKey = st === 'training' ? `training:${Math.floor((10 * rt.step) / Math.max(1, rt.steps))}:${this.ctx.state.lang}` : `${statusText}`;
+    if (dom.say.dataset.key !== sayKey) { dom.say.dataset.key = sayKey; setText(dom.say, statusText); }
     // the form has changed since the model was made
     const changed = Boolean(rt.info && rt.runSpecKey && this.ctx.specKey() !== rt.runSpecKey);
     setText(dom.changed, changed ? t('train.changed') : '');
