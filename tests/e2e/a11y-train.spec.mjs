@@ -99,6 +99,7 @@ const STATES = [
 
 for (const lang of ['en', 'zh']) {
   test(`training page, every state, ${lang}`, async ({ page }, testInfo) => {
+    test.slow();  // eleven states in one page, each checked by axe: minutes, more beside other load
     const foreign = Object.entries(FOREIGN).map(([name, bytes]) => {
       const path = testInfo.outputPath(name);
       writeFileSync(path, bytes);
