@@ -192,7 +192,7 @@ test.describe('<gpt-lab>', () => {
     await page.goto('/a11y-lab.html');
     const lab = page.locator('gpt-lab#lab');
     await expect(lab).toHaveAttribute('data-status', 'idle', { timeout: BOOT_MS });
-    await expect(lab.getByRole('heading', { level: 2 })).toHaveCount(9);
+    await expect(lab.getByRole('heading', { level: 2 })).toHaveCount(10);
     await noViolations(page, '<gpt-lab> with every section, before a run');
     await lab.getByRole('button', { name: 'Start training' }).click();
     await expect(lab).toHaveAttribute('data-status', /done|diverged/, { timeout: RUN_MS });
