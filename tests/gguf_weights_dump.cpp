@@ -17,6 +17,7 @@
 #include "formats/gguf.h"
 #include "formats/gguf_weights.h"
 #include "formats/json.h"
+#include "hf_config_json.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -36,36 +37,7 @@ int main(int argc, char** argv) {
     const ap::LlamaWeights w = ap::read_gguf_weights(src, f, argv[1]);
     const ap::HfConfig& c = w.config;
     using ap::json::Value;
-    Value cfg = Value::object();
-    cfg.set("model_type", c.model_type);
-    cfg.set("hidden_act", c.hidden_act);
-    for (const auto& [k, v] : std::initializer_list<std::pair<const char*, long long>>{
-             {"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size}, {"intermediate_size", c.intermediate_size},
-             {"num_hidden_layers", c.num_hidden_layers}, {"num_attention_heads", c.num_attention_heads},
-             {"num_key_value_heads", c.num_key_value_heads}, {"head_dim", c.head_dim},
-             {"max_position_embeddings", c.max_position_embeddings}, {"sliding_window", c.sliding_window}})
-      cfg.set(k, v);
-    cfg.set("rope_theta", c.rope_theta);
-    cfg.set("rms_norm_eps", c.rms_norm_eps);
-    cfg.set("tie_word_embeddings", c.tie_word_embeddings);
-    cfg.set("attention_bias", c.attention_bias);
-    cfg.set("attention_out_bias", c.attention_out_bias);
-    cfg.set("qk_norm", c.qk_norm);
-    cfg.set("rope_scaling", c.rope_scaling.type);
-    cfg.set("rope_factor", c.rope_scaling.factor);
-    Value ids = Value::array();
-    for (long long id : c.bos_token_ids) ids.push(id);
-    cfg.set("bos_token_ids", ids);
-    ids = Value::array();
-    for (long long id : c.eos_token_ids) ids.push(id);
-    cfg.set("eos_token_ids", ids);
-    Value inv = Value::array();
-    for (double x : ap::rope_inverse_frequencies(c)) {
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.17g", x);
-      inv.push(Value::raw(buf));
-    }
-    cfg.set("inv_freq", inv);
+    Value cfg = hf_config_json(c);
     Value tensors = Value::array();
     std::vector<float> all;
     for (const ap::LlamaTensor& t : w.tensors) {

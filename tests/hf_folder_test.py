@@ -28,6 +28,8 @@ import struct
 import subprocess
 import sys
 
+from safetensors_writer import tensor_bytes, write_safetensors
+
 try:
     import numpy as np
     import torch
@@ -43,28 +45,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL", what)
-
-
-def tensor_bytes(t, dtype):
-    if dtype == "F32":
-        return t.to(torch.float32).numpy().astype("<f4").tobytes()
-    if dtype == "F16":
-        return t.to(torch.float16).numpy().astype("<f2").tobytes()
-    return t.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2").tobytes()
-
-
-def write_safetensors(path, tensors):
-    """tensors: list of (name, torch tensor, dtype); our own writer of the format."""
-    header, data = {}, b""
-    for name, t, dtype in tensors:
-        b = tensor_bytes(t, dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [len(data), len(data) + len(b)]}
-        data += b
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
-    return 8 + len(h)
 
 
 def expected_names(cfg):

@@ -24,9 +24,10 @@ import json
 import math
 import os
 import shutil
-import struct
 import subprocess
 import sys
+
+from safetensors_writer import write_safetensors
 
 try:
     import torch
@@ -91,24 +92,6 @@ def random_weights(cfg, seed):
     return w
 
 
-def tensor_bytes(t, dtype):
-    if dtype == "F32":
-        return t.to(torch.float32).numpy().astype("<f4").tobytes()
-    return t.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2").tobytes()
-
-
-def write_safetensors(path, tensors, dtype):
-    header, data = {}, b""
-    for name, t in tensors:
-        b = tensor_bytes(t, dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [len(data), len(data) + len(b)]}
-        data += b
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
-
-
 def bytes_to_unicode():
     """GPT-2's byte → printable character table (byte-level BPE's alphabet)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
@@ -146,11 +129,11 @@ def write_folder(path, cfg, weights, dtype, shards):
         json.dump(tokenizer_json(), f)
     items = list(weights.items())
     if shards == 1:
-        write_safetensors(os.path.join(path, "model.safetensors"), items, dtype)
+        write_safetensors(os.path.join(path, "model.safetensors"), [(n, t, dtype) for n, t in items])
         return
     files = [(f"model-{k + 1:05d}-of-{shards:05d}.safetensors", items[k::shards]) for k in range(shards)]
     for fname, ts in files:
-        write_safetensors(os.path.join(path, fname), ts, dtype)
+        write_safetensors(os.path.join(path, fname), [(n, t, dtype) for n, t in ts])
     index = {"metadata": {"total_size": 0}, "weight_map": {n: fn for fn, ts in files for n, _ in ts}}
     with open(os.path.join(path, "model.safetensors.index.json"), "w") as f:
         json.dump(index, f)
