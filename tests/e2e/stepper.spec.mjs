@@ -412,8 +412,8 @@ test('undo and redo: Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y over typing, a random fill a
   await page.keyboard.press('Enter');
   await expect(x00).toHaveText('2.5');
   await expect(example).toHaveValue('custom');
+  await expect.poll(weights).not.toEqual(start.w); // the panels follow the edit after it lands
   const typed = await weights();
-  expect(typed).not.toEqual(start.w);
   await page.getByRole('button', { name: 'Random fill' }).click();
   const filled = await page.evaluate(() => window.attentionStepper.getState().matrices);
   expect(filled.W_q).not.toBe(start.x.W_q);
@@ -456,6 +456,7 @@ test('the browser’s Back and Forward go through examples and random fills; typ
   await expect(panelCells(page, 'weights')).toHaveText(['0.5000', '0.5000', '0.3302', '0.6698']);
   await example.selectOption('causal-4');
   await expect(example).toHaveValue('causal-4');
+  await expect(panelCells(page, 'weights')).toHaveCount(16); // the panels follow the example
   const causal = await panelCells(page, 'weights').allTextContents();
   await page.getByRole('button', { name: 'Random fill' }).click();
   const filled = await page.evaluate(() => window.attentionStepper.getState().matrices);
