@@ -15,7 +15,10 @@ weights (matrices N(0, 0.2²), LayerNorm γ = 1 + N(0, 0.1²), biases N(0, 0.1²
 and gpt.h's variants, on tests/torch_models.py's own model of them through its hook points (RMSNorm's
 scale frozen in the attribution as LayerNorm's is, with nothing subtracted): the Llama block (RoPE
 halves, RMSNorm, SwiGLU, grouped-query, no bias); RoPE interleaved on part of each head with
-multi-query attention and SwiGLU with biases; ALiBi with a sliding window; no positions, no biases.
+multi-query attention and SwiGLU with biases; ALiBi with a sliding window; no positions, no biases;
+and the Llama family's options: an untied lm_head (Llama), q/k/v biases alone with heads narrower
+than n_embd/n_head (Qwen2), heads wider than n_embd/n_head with the q/k norm (Qwen3) — z is then
+n_head·head_size wide and the unembedding is lm_head's.
 For each, within TOL (both sides in float32, summing in other orders; a wrong layer, head, position
 or sign differs by 1e-2 or more):
   - the lens: each reported top token's probability is PyTorch's for that token, the top-k values
@@ -62,15 +65,15 @@ def write_random(src, dst, seed, **cfg_changes):
     g = torch.Generator().manual_seed(seed)
     header, body, off, drawn = {}, bytearray(), 0, {}
     for k, v in tensors.items():
-        if not cfg.get("bias", True) and k.endswith(".bias"):
+        if not cfg.get("bias", True) and k.endswith(".bias") and not (cfg.get("qkv_bias") and k.endswith("c_attn.bias")):
             continue
-        if k == "lm_head.weight":  # tied to wte: written after it, the same values
+        if k == "lm_head.weight" and cfg.get("tie_embeddings", True):  # tied to wte: written after it, the same values
             x = drawn["transformer.wte.weight"]
         elif k.startswith("optimizer."):  # AdamW's moments kept as they are: `gpt api` loads a training file
             x = v
         elif k.endswith(".bias"):
             x = 0.1 * torch.randn(v.shape, generator=g)
-        elif ".ln_" in k or k.startswith("transformer.ln_f"):
+        elif ".ln_" in k or k.startswith("transformer.ln_f") or k.endswith("_norm.weight"):
             x = 1 + 0.1 * torch.randn(v.shape, generator=g)
         else:
             x = 0.2 * torch.randn(v.shape, generator=g)
@@ -116,6 +119,10 @@ class Hooked:
         self.m, self.cfg = model, cfg
         self.L, self.NH, self.C = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
         self.hs = self.C // self.NH
+        self.A = self.C
+
+    def unembed(self):
+        return self.m.transformer.wte.weight
 
     def run(self, ids, patch=None, keep_grad=False):
         """logits (T, V) and the cache {resid: [L+1] (T, C), mid, z, mlp: [L]}; patch(site, l, x) → x or None."""
@@ -182,7 +189,8 @@ class HookedVariant:
     def __init__(self, cfg, params):
         self.cfg, self.p = cfg, {k: v.clone().requires_grad_(True) for k, v in params.items()}
         self.L, self.NH, self.C = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
-        self.hs = self.C // self.NH
+        self.hs = cfg.get("head_size", 0) or self.C // self.NH
+        self.A = self.NH * self.hs  # z's width
 
     def run(self, ids, patch=None, keep_grad=False):
         cache = {"resid": [None] * (self.L + 1), "mid": [None] * self.L, "z": [None] * self.L,
@@ -210,7 +218,10 @@ class HookedVariant:
             y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
         else:
             y = F.layer_norm(x, (self.C,), w, self.p.get("transformer.ln_f.bias"), eps)
-        return y @ self.p["transformer.wte.weight"].T
+        return y @ self.unembed().T
+
+    def unembed(self):
+        return self.p["lm_head.weight"] if self.cfg.get("tie_embeddings", True) is False else self.p["transformer.wte.weight"]
 
     def param(self, name):
         return self.p.get(name)
@@ -280,7 +291,8 @@ def torch_attribution(H, ids, a, b, pos):
     rms = H.cfg.get("norm", "layernorm") == "rmsnorm"  # RMSNorm: x / √(mean(x²) + ε), nothing subtracted
     scale = torch.sqrt((x_final.pow(2).mean() if rms else x_final.var(unbiased=False)) + eps)
     W = H.param("transformer.wte.weight").double()
-    u = W[a] - (W[b] if b is not None else 0)
+    U = H.unembed().double()  # the unembedding: wte, or an untied lm_head
+    u = U[a] - (U[b] if b is not None else 0)
     gamma = H.param("transformer.ln_f.weight").double()
 
     def through(part):
@@ -329,7 +341,7 @@ def check_ablation(f, H, ids, a, b, ans, mode, vocab):
         z_mean = [torch.stack([c["z"][l] for c in runs]).mean(0) for l in range(H.L)]
         mlp_mean = [torch.stack([c["mlp"][l] for c in runs]).mean(0) for l in range(H.L)]
     else:
-        z_mean = mlp_mean = [torch.zeros(T, H.C)] * H.L
+        z_mean, mlp_mean = [torch.zeros(T, H.A)] * H.L, [torch.zeros(T, H.C)] * H.L
     l0, m0 = loss(logits, ids), metric(logits, a, b).item()
     f.close("the clean loss", ans["loss"], l0)
     hl, hm = [], []
@@ -439,7 +451,9 @@ def case(gpt, name, ckpt, variant=False):
     if variant:  # gpt.h's variants: torch_models' model with hook points
         meta, tensors = gpt_torch.read_checkpoint(ckpt)
         cfg, vocab = json.loads(meta["config"]), json.loads(meta["vocab"])
-        H = HookedVariant(cfg, {k: v for k, v in tensors.items() if not k.startswith("optimizer.") and k != "lm_head.weight"})
+        untied = cfg.get("tie_embeddings", True) is False  # lm_head.weight of its own, else wte's copy
+        H = HookedVariant(cfg, {k: v for k, v in tensors.items()
+                                if not k.startswith("optimizer.") and (untied or k != "lm_head.weight")})
     else:
         H = Hooked(model, cfg)
     ids = gpt_torch.encode(CLEAN, vocab, cfg["block_size"])
@@ -500,6 +514,17 @@ def main():
           "--n-inner", "40"]),
         ("ALiBi with a sliding window of 4", ["--pos", "alibi", "--window", "4"]),
         ("no positions, no biases", ["--pos", "none", "--bias", "false"]),
+        # the Llama family's options (core/interp/hooked_run.h): Llama's untied lm_head; Qwen2's q/k/v
+        # biases alone with heads narrower than n_embd/n_head; Qwen3's wider heads and q/k norm
+        ("Llama: untied lm_head, RoPE, RMSNorm, SwiGLU, grouped-query 4/2",
+         ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false",
+          "--tie-embeddings", "false"]),
+        ("Qwen2: q/k/v biases alone, heads of 4 in n_embd 32, untied",
+         ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false",
+          "--qkv-bias", "true", "--head-size", "4", "--tie-embeddings", "false"]),
+        ("Qwen3: heads of 12 in n_embd 32, q/k norm, grouped-query 4/2",
+         ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false",
+          "--head-size", "12", "--qk-norm", "true"]),
     ]
     for i, (name, flags) in enumerate(variants):
         t = os.path.join(work, f"variant{i}_template.safetensors")

@@ -7,8 +7,9 @@
 //    does not keep (x̂, the variance, c_proj's outputs) recombine into those it does, bit for bit;
 //    the fast tier agrees within float rounding;
 //  - the same for every variant of gpt.h (RoPE with its turn, ALiBi's bias, grouped-query heads,
-//    RMSNorm, SwiGLU's gate, a window with its sinks, no positions): the trace's q, k, weights and
-//    contexts are the forward's, the turn recomputed from the kept cos and sin, the window's hidden
+//    RMSNorm, SwiGLU's gate, a window with its sinks, no positions, and the Llama family's
+//    head_size, q/k norm, q/k/v biases and untied lm_head): the trace's q, k (and the q/k norm's
+//    inputs and rstd), weights and contexts are the forward's, the turn recomputed from the kept cos and sin, the window's hidden
 //    keys weigh exactly 0;
 //  - the surprisal of a text is the forward's own loss: one window's mean is GPT::forward's
 //    return value, bit for bit; a long text is read in windows that overlap by one token;
@@ -146,6 +147,11 @@ TEST_CASE("A variant model's trace is the reference forward's values, bit for bi
       {"rope interleaved partial, mqa", [](ap::GPTConfig& c) { c.pos = ap::Positions::rope; c.rope = ap::RopePairing::interleaved; c.rope_dims = 4; c.n_kv_head = 1; }},
       {"alibi window sink", [](ap::GPTConfig& c) { c.pos = ap::Positions::alibi; c.window = 3; c.sink = 2; }},
       {"none, window, inclusive, swiglu", [](ap::GPTConfig& c) { c.pos = ap::Positions::none; c.window = 4; c.mask = ap::MaskVariant::inclusive; c.mlp = ap::Mlp::swiglu; c.n_inner = 40; }},
+      // the Llama family's options: Qwen3 (heads of 12 in 32, q/k norm, untied lm_head), Qwen2
+      // (q/k/v biases alone, heads of 4), and the q/k norm without RoPE
+      {"qwen3", [](ap::GPTConfig& c) { c.pos = ap::Positions::rope; c.norm = ap::Norm::rmsnorm; c.mlp = ap::Mlp::swiglu; c.n_kv_head = 2; c.bias = false; c.head_size = 12; c.qk_norm = true; c.tie_embeddings = false; }},
+      {"qwen2", [](ap::GPTConfig& c) { c.pos = ap::Positions::rope; c.norm = ap::Norm::rmsnorm; c.mlp = ap::Mlp::swiglu; c.bias = false; c.qkv_bias = true; c.head_size = 4; }},
+      {"qk_norm, learned positions", [](ap::GPTConfig& c) { c.qk_norm = true; c.head_size = 16; }},
   };
   for (const Case& cs : cases) {
     ap::GPTConfig c = ap::GPTConfig::tiny(13);
@@ -155,7 +161,8 @@ TEST_CASE("A variant model's trace is the reference forward's values, bit for bi
     ap::GPT m(c);
     ap::Rng rng(23);
     for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = 0.3f * rng.normal();
-    const int C = c.n_embd, NH = c.n_head, hs = C / NH, V = c.vocab_size, W = c.qkv_width(), KC = (W - C) / 2;
+    const int C = c.n_embd, NH = c.n_head, hs = c.head_dim(), V = c.vocab_size, W = c.qkv_width(), A = c.attn_width();
+    const int KC = (W - A) / 2, NR = NH + c.kv_head();
     const int H = c.inner(), FC = c.fc_width();
     m.forward(ids.data(), nullptr, 1, T);
     const ap::GPTActs& a = m.acts();
@@ -171,8 +178,21 @@ TEST_CASE("A variant model's trace is the reference forward's values, bit for bi
         const ap::BlockActs& b = a.h[l];
         CHECK(same_bits(lt.ln_1.out, b.ln_1 + r));
         CHECK(same_bits(lt.q, b.qkv + rw));
-        CHECK(same_bits(lt.k, b.qkv + rw + C));
-        CHECK(same_bits(lt.v, b.qkv + rw + C + KC));
+        CHECK(same_bits(lt.k, b.qkv + rw + A));
+        CHECK(same_bits(lt.v, b.qkv + rw + A + KC));
+        if (c.qk_norm) {  // c_attn's q and k, and each head's 1/rms, as the forward kept them
+          REQUIRE(lt.q_lin.size() == static_cast<size_t>(A));
+          REQUIRE(lt.q_rstd.size() == static_cast<size_t>(NH));
+          CHECK(same_bits(lt.q_lin, b.qk_in + static_cast<size_t>(p) * NR * hs));
+          CHECK(same_bits(lt.k_lin, b.qk_in + static_cast<size_t>(p) * NR * hs + A));
+          CHECK(same_bits(lt.q_rstd, b.qk_rstd + static_cast<size_t>(p) * NR));
+          CHECK(same_bits(lt.k_rstd, b.qk_rstd + static_cast<size_t>(p) * NR + NH));
+          const std::vector<float>& normed = lt.q_raw.empty() ? lt.q : lt.q_raw;
+          for (int i = 0; i < A; ++i)  // the reference kernel's (x·rstd)·γ
+            CHECK(normed[i] == lt.q_lin[i] * lt.q_rstd[i / hs] * m.p().h[l].q_norm_w[i % hs]);
+        } else {
+          CHECK(lt.q_lin.empty());
+        }
         if (c.pos == ap::Positions::rope) {
           // the turn from the kept angles: each pair (a, b) → (a·cos − b·sin, a·sin + b·cos)
           const int pairs = static_cast<int>(tr.rope_cos.size());
@@ -197,7 +217,7 @@ TEST_CASE("A variant model's trace is the reference forward's values, bit for bi
           const float* att = b.att + (static_cast<size_t>(h) * T + p) * T;
           REQUIRE(ht.weights.size() == static_cast<size_t>(tr.visible));
           CHECK(same_bits(ht.weights, att));
-          CHECK(same_bits(ht.context, b.atty + r + h * hs));
+          CHECK(same_bits(ht.context, b.atty + static_cast<size_t>(p) * A + h * hs));
           for (int j = 0; j < tr.visible; ++j) {
             const bool seen = (j < c.sink || j > p - c.window || c.window == 0);
             CHECK(tr.seen[j] == (seen ? 1 : 0));

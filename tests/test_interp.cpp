@@ -4,7 +4,9 @@
 //  - patching the corrupted run with the clean run's whole residual at any layer restores the clean
 //    logits bit for bit; patching the corrupted run with itself changes nothing;
 //  - the first two, and the backward, on every variant of gpt.h (positions, norms, MLPs, grouped
-//    and multi-query attention, windows, no biases);
+//    and multi-query attention, windows, no biases, and the Llama family's head_size, qk_norm,
+//    qkv_bias and untied lm_head);
+//  - a patching sweep split in parts gives the one sweep's numbers, bit for bit;
 //  - the attribution's parts sum to the logit difference;
 //  - the backward (what attribution patching multiplies) against a central difference of the metric;
 //  - zero-ablating a head equals zeroing its columns of attn.c_proj's weight;
@@ -25,8 +27,10 @@ using namespace ap::interp;
 // The models the identities hold for: nanoGPT's (0), GPT-2's layout without biases (1), and the
 // variants of gpt.h: the Llama block (RoPE halves, RMSNorm, SwiGLU, grouped-query, no bias) (2),
 // RoPE interleaved on part of each head, multi-query, SwiGLU of another width with biases (3),
-// ALiBi with a sliding window (4), no positions without biases (5).
-constexpr int kModels = 6;
+// ALiBi with a sliding window (4), no positions without biases (5); the Llama family's options:
+// Qwen3's heads wider than n_embd/n_head (12 in 32) with the q/k norm and an untied lm_head (6),
+// Qwen2's q/k/v biases alone with heads narrower than n_embd/n_head (4 in 32) (7).
+constexpr int kModels = 8;
 ap::GPT random_model(int which) {
   ap::GPTConfig c = ap::GPTConfig::tiny(13);
   c.block_size = 16;
@@ -54,6 +58,16 @@ ap::GPT random_model(int which) {
   } else if (which == 5) {
     c.pos = ap::Positions::none;
     c.bias = false;
+  } else if (which >= 6) {
+    c.pos = ap::Positions::rope;
+    c.norm = ap::Norm::rmsnorm;
+    c.mlp = ap::Mlp::swiglu;
+    c.n_kv_head = 2;
+    c.bias = false;
+    c.head_size = which == 6 ? 12 : 4;
+    c.qk_norm = which == 6;
+    c.tie_embeddings = which != 6;
+    c.qkv_bias = which == 7;
   }
   ap::GPT m(c, ap::ModelUse::infer);
   ap::Rng rng(5);
@@ -148,6 +162,33 @@ TEST_CASE("interp: zero-ablating a head is zeroing its columns of attn.c_proj", 
           Approx(ab.head_metric[size_t(l * NH + h)]).margin(1e-4));
 }
 
+TEST_CASE("interp: a patching sweep split in parts is the one sweep, bit for bit", "[interp]") {
+  for (int which : {0, 6}) {
+    INFO("model " << which);
+    ap::GPT model = random_model(which);
+    const Metric m{3, 7, -1};
+    const Patching whole = patch(model, kClean, kCorrupt, m);
+    const int cells = patch_cells(model.config(), int(kClean.size()));
+    REQUIRE(cells == int(whole.resid.size() + whole.heads.size() + whole.mlps.size()));
+    std::vector<float> resid(whole.resid.size(), 0.0f), heads(whole.heads.size(), 0.0f), mlps(whole.mlps.size(), 0.0f);
+    int calls = 0, seen = 0;
+    for (int first = 0; first < cells; first += 7) {  // parts of 7 cells; the last one shorter
+      const Patching part = patch(model, kClean, kCorrupt, m, [&](int, int) { ++calls; return true; }, first, 7);
+      REQUIRE(part.first == first);
+      REQUIRE(part.count == std::min(7, cells - first));
+      seen += part.count;
+      for (size_t i = 0; i < resid.size(); ++i) resid[i] += part.resid[i];  // the others' cells are 0
+      for (size_t i = 0; i < heads.size(); ++i) heads[i] += part.heads[i];
+      for (size_t i = 0; i < mlps.size(); ++i) mlps[i] += part.mlps[i];
+    }
+    REQUIRE(seen == cells);
+    REQUIRE(calls == cells + (cells + 6) / 7);  // one call per cell, and the end of each part
+    REQUIRE(resid == whole.resid);
+    REQUIRE(heads == whole.heads);
+    REQUIRE(mlps == whole.mlps);
+  }
+}
+
 TEST_CASE("interp: refusals name the field", "[interp]") {
   ap::GPT model = random_model(0);
   auto field = [](auto f) {
@@ -166,4 +207,5 @@ TEST_CASE("interp: refusals name the field", "[interp]") {
   REQUIRE(field([&] { ablate(model, kClean, AblateMode::mean, {{1, 2}}, {}); }) == "reference");
   REQUIRE(field([&] { head_scores(model, {9, 4, 0}); }) == "length");
   REQUIRE(field([&] { logit_lens(model, {1, 99}, {}); }) == "ids");
+  REQUIRE(field([&] { patch(model, kClean, kCorrupt, {3, 7, -1}, nullptr, 10000); }) == "first");
 }

@@ -120,7 +120,8 @@ def variant_forward(cfg, p, ids, hook=None, steps=None):
     weights (read only); "z" (T, C) the heads' contexts before attn.c_proj; "mid" (T, C) the stream
     after attention; "mlp" (T, C) the MLP's output.
     steps (a dict, optional) receives the intermediate values the block walk shows, per layer l as
-    "l.name" (ln_1, q_raw, k_raw, q, k, v (T, width), att (NH, T, T), y, attn_proj, residual2, ln_2,
+    "l.name" (ln_1, q_lin, k_lin (c_attn's q and k), q_rstd, k_rstd (T, heads: qk_norm's 1/rms),
+    q_raw, k_raw (before the rotation, after qk_norm), q, k, v (T, width), att (NH, T, T), y, attn_proj, residual2, ln_2,
     fc, silu, act, mlp_proj, residual3), and "encoded", "ln_f", "rope_angles" (T, d_rot/2)."""
     import torch
     import torch.nn.functional as F
@@ -166,14 +167,17 @@ def variant_forward(cfg, p, ids, hook=None, steps=None):
         q = qkv[:, :A].reshape(T, NH, hs).transpose(0, 1)
         k = qkv[:, A:A + NKV * hs].reshape(T, NKV, hs).transpose(0, 1)
         v = qkv[:, A + NKV * hs:].reshape(T, NKV, hs).transpose(0, 1)
-        keep(f"{layer}.q_raw", qkv[:, :A])
-        keep(f"{layer}.k_raw", qkv[:, A:A + NKV * hs])
+        keep(f"{layer}.q_lin", qkv[:, :A])
+        keep(f"{layer}.k_lin", qkv[:, A:A + NKV * hs])
         keep(f"{layer}.v", qkv[:, A + NKV * hs:])
         if cfg.get("qk_norm"):  # Qwen3: RMSNorm over each head's hs dimensions, before the rotation
             def head_norm(z, w):
+                keep(f"{layer}.{'q' if z is q else 'k'}_rstd", torch.rsqrt(z.pow(2).mean(-1) + eps).transpose(0, 1))
                 return z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + eps) * w
             q = head_norm(q, p[h + "attn.q_norm.weight"])
             k = head_norm(k, p[h + "attn.k_norm.weight"])
+        keep(f"{layer}.q_raw", q.transpose(0, 1).reshape(T, A))  # before the rotation (after qk_norm)
+        keep(f"{layer}.k_raw", k.transpose(0, 1).reshape(T, NKV * hs))
         if pos == "rope":
             d_rot = cfg.get("rope_dims", 0) or hs
             args = (cfg.get("rope_base", 10000.0), d_rot, cfg.get("rope", "halves"), cfg.get("rope_scaling"))

@@ -22,10 +22,10 @@ The last step's sampled token, for greedy and for seeded draws with temperature,
 must be the first token `gpt sample` generates with the same prompt and options, and its reshaped
 probabilities PyTorch's softmax(z / T) over the kept tokens, renormalised.
 The variants' walk (gpt.h: RoPE, ALiBi, grouped-query heads, RMSNorm, SwiGLU, a window with its
-sinks, no positions) is checked the same way against tests/torch_models.py's variant_forward, our own
+sinks, no positions; the Llama family's head_size, qk_norm, qkv_bias and untied lm_head) is checked the same way against tests/torch_models.py's variant_forward, our own
 PyTorch model of them (its intermediate values): RoPE's angles and the turned q and k, ALiBi's
 bias, which key/value head each query head reads, the window's hidden keys (weight 0), RMSNorm's
-mean square and rstd, SwiGLU's gate, up and silu(gate).
+mean square and rstd, SwiGLU's gate, up and silu(gate), the q/k norm's inputs and each head's rstd.
 Exits 77 (skipped) where PyTorch is not installed.
 """
 import json
@@ -221,6 +221,13 @@ VARIANTS = [
      ["--pos", "rope", "--rope", "interleaved", "--rope-dims", "4", "--n-kv-head", "1", "--window", "4", "--sink", "2"]),
     ("alibi, window 3 with a sink, inclusive mask", ["--pos", "alibi", "--window", "3", "--sink", "1", "--mask", "inclusive"]),
     ("no positions", ["--pos", "none"]),
+    # the Llama family's options: Qwen3 (heads of 12 in n_embd 32, q/k norm, untied lm_head), Qwen2
+    ("qwen3: heads of 12, q/k norm, untied lm_head, rope, rmsnorm, swiglu, 2 kv heads",
+     ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--n-kv-head", "2", "--bias", "false",
+      "--head-size", "12", "--qk-norm", "true", "--tie-embeddings", "false"]),
+    ("qwen2: q/k/v biases alone, rope, rmsnorm, swiglu, heads of 4",
+     ["--pos", "rope", "--norm", "rmsnorm", "--mlp", "swiglu", "--bias", "false", "--qkv-bias", "true",
+      "--head-size", "4"]),
 ]
 
 
@@ -233,7 +240,7 @@ def check_variant_position(name, gpt, ckpt, cfg, params, vocab, prompt, p):
         logits = variant_forward(cfg, params, ids, steps=got)
     c = Checker(f"{name}, position {p}")
     C, NH = cfg["n_embd"], cfg["n_head"]
-    hs, NKV = C // NH, cfg.get("n_kv_head", 0) or NH
+    hs, NKV = cfg.get("head_size", 0) or C // NH, cfg.get("n_kv_head", 0) or NH
     eps = cfg.get("ln_eps", 1e-5)
     rms = cfg.get("norm") == "rmsnorm"
     if (tr["wpe"] is None) != (cfg.get("pos", "learned") != "learned") or tr["n_kv_head"] != NKV:
@@ -260,6 +267,14 @@ def check_variant_position(name, gpt, ckpt, cfg, params, vocab, prompt, p):
         w = f"layer {l}"
         x_in = got["encoded"][p] if l == 0 else got[f"{l - 1}.residual3"][p]
         norm_check(f"{w} ln_1", L["ln_1"], x_in, got[f"{l}.ln_1"][p])
+        if cfg.get("qk_norm"):
+            c.same(f"{w} q before its norm", L["q_lin"], got[f"{l}.q_lin"][p])
+            c.same(f"{w} k before its norm", L["k_lin"], got[f"{l}.k_lin"][p])
+            c.same(f"{w} q heads' rstd", L["q_rstd"], got[f"{l}.q_rstd"][p])
+            c.same(f"{w} k heads' rstd", L["k_rstd"], got[f"{l}.k_rstd"][p])
+            c.same(f"{w} q_norm weight", L["q_norm_w"], params[f"transformer.h.{l}.attn.q_norm.weight"])
+        elif "q_lin" in L:
+            sys.exit(f"{c.name}: {w} has a q/k norm step without qk_norm")
         if cfg.get("pos") == "rope":
             c.same(f"{w} q before RoPE", L["q_raw"], got[f"{l}.q_raw"][p])
             c.same(f"{w} k before RoPE", L["k_raw"], got[f"{l}.k_raw"][p])
@@ -309,7 +324,9 @@ def check_variants(gpt, work):
         ckpt = train_small(gpt, os.path.join(work, f"walk_variant_{k}.safetensors"), GRAMMAR[0] + flags, steps=40)
         meta, tensors = gpt_torch.read_checkpoint(ckpt)
         cfg = json.loads(meta["config"])
-        params = {key: t for key, t in tensors.items() if not key.startswith("optimizer.") and key != "lm_head.weight"}
+        untied = cfg.get("tie_embeddings", True) is False  # lm_head.weight of its own, else wte's copy
+        params = {key: t for key, t in tensors.items()
+                  if not key.startswith("optimizer.") and (untied or key != "lm_head.weight")}
         prompt = GRAMMAR[1]
         T = len(prompt)
         for p in (0, T // 2, T - 1):

@@ -178,12 +178,16 @@ std::string interp_ablate(const Model& t, const std::string& spec_json) {
 std::string interp_patch(const Model& t, const std::string& spec_json, bool attribution) {
   return guarded([&] {
     const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position"},
-                        attribution ? "attribution_patch spec" : "patch spec");
+    if (attribution) reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position"}, "attribution_patch spec");
+    else reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position", "first", "count"}, "patch spec");
     const std::vector<int> clean = prompt_ids(t, spec, "clean"), corrupted = prompt_ids(t, spec, "corrupted");
     const interp::Metric m = metric_of(t, spec);
+    // a part of the sweep's cells (interp.h: patch_cells), for the page's workers
+    const int cells = interp::patch_cells(t.model().config(), static_cast<int>(clean.size()));
+    const int first = static_cast<int>(read_int(spec, "first", 0, 0, cells));
+    const int count = static_cast<int>(read_int(spec, "count", -1, -1, cells));
     const interp::Patching p = attribution ? interp::attribution_patch(t.model(), clean, corrupted, m)
-                                           : interp::patch(t.model(), clean, corrupted, m);
+                                           : interp::patch(t.model(), clean, corrupted, m, nullptr, first, count);
     const GPTConfig& c = t.model().config();
     const size_t L = size_t(c.n_layer), NH = size_t(c.n_head);
     Value v = Value::object();
@@ -194,6 +198,11 @@ std::string interp_patch(const Model& t, const std::string& spec_json, bool attr
     v.set("resid", grid(p.resid, L + 1, size_t(p.T)));
     v.set("heads", grid(p.heads, L, NH));
     v.set("mlps", floats(p.mlps));
+    if (!attribution) {
+      v.set("cells", cells);
+      v.set("first", p.first);
+      v.set("count", p.count);
+    }
     return v;
   });
 }

@@ -103,6 +103,15 @@ Value layer_json(const LayerTrace& t, const BlockParams& b, const GPTConfig& cfg
   const size_t c = static_cast<size_t>(cfg.n_embd);
   Value v = Value::object();
   v.set("ln_1", layernorm_json(t.ln_1, b.ln_1_w, b.ln_1_b));
+  if (!t.q_lin.empty()) {  // qk_norm: c_attn's q and k, each head's 1/rms, the norms' weights
+    const size_t hs = static_cast<size_t>(cfg.head_dim());
+    v.set("q_lin", floats(t.q_lin));
+    v.set("k_lin", floats(t.k_lin));
+    v.set("q_rstd", floats(t.q_rstd));
+    v.set("k_rstd", floats(t.k_rstd));
+    v.set("q_norm_w", floats(b.q_norm_w, hs));
+    v.set("k_norm_w", floats(b.k_norm_w, hs));
+  }
   if (!t.q_raw.empty()) {  // RoPE: q and k before the turn
     v.set("q_raw", floats(t.q_raw));
     v.set("k_raw", floats(t.k_raw));
@@ -233,14 +242,14 @@ std::string GptPredict::weight_row(const std::string& spec_json) {
     const float* b = nullptr;
     int rows = 0, cols = C;
     if (name == "lm_head") {
-      W = w.wte;
+      W = s_.trainer_->model().head();  // wte, or an untied lm_head
       rows = c.vocab_size;
     } else {
       const int layer = static_cast<int>(read_int(s, "layer", -1, 0, c.n_layer - 1));
       if (!get(s, "layer")) throw InputError("the weight " + json::excerpt(name) + " of which layer?", "layer");
       const BlockParams& p = w.h[static_cast<size_t>(layer)];
       if (name == "c_attn") { W = p.c_attn_w; b = p.c_attn_b; rows = c.qkv_width(); }
-      else if (name == "attn.c_proj") { W = p.attn_c_proj_w; b = p.attn_c_proj_b; rows = C; }
+      else if (name == "attn.c_proj") { W = p.attn_c_proj_w; b = p.attn_c_proj_b; rows = C; cols = c.attn_width(); }
       else if (name == "c_fc") { W = p.c_fc_w; b = p.c_fc_b; rows = c.fc_width(); }  // SwiGLU: gate | up
       else if (name == "mlp.c_proj") { W = p.mlp_c_proj_w; b = p.mlp_c_proj_b; rows = C; cols = c.inner(); }
       else

@@ -17,9 +17,13 @@ size_t sz(long long v) { return static_cast<size_t>(v); }
 // Sizes every buffer of c for the model and T (views stay unset: run fills them).
 void size_cache(RunCache& c, const GPTConfig& g, int T) {
   const size_t L = sz(g.n_layer), C = sz(g.n_embd), NH = sz(g.n_head), V = sz(g.vocab_size), t = sz(T);
+  const size_t A = sz(g.attn_width()), NR = g.qk_norm ? NH + sz(g.kv_head()) : 0;
   c.T = T;
   c.resid.resize((L + 1) * t * C);
-  for (auto* v : {&c.mid, &c.z, &c.mlp, &c.ln1, &c.ln2}) v->resize(L * t * C);
+  for (auto* v : {&c.mid, &c.mlp, &c.ln1, &c.ln2}) v->resize(L * t * C);
+  c.z.resize(L * t * A);
+  c.qk_in.resize(L * t * NR * sz(g.head_dim()));
+  c.qk_rstd.resize(L * t * NR);
   for (auto* v : {&c.ln1_mean, &c.ln1_rstd, &c.ln2_mean, &c.ln2_rstd}) v->resize(L * t);
   c.att.resize(L * NH * t * t);
   c.qkv.resize(L * t * sz(g.qkv_width()));
@@ -38,18 +42,10 @@ void logits_rows(int T, int only, int& first, int& n) {
 
 }  // namespace
 
+int site_width(const GPTConfig& g, Site site) { return site == Site::z ? g.attn_width() : g.n_embd; }
+
 void check_run(const GPT& model, const std::vector<int>& ids) {
   const GPTConfig& g = model.config();
-  // z, the heads' contexts side by side, is read as n_embd wide (attribution's W_O columns, the
-  // patches' rows): a head size that does not fill n_embd is refused by name
-  if (g.head_dim() * g.n_head != g.n_embd)
-    throw InputError("the interpretability tools read the heads' outputs as n_embd wide; this model's heads are " +
-                         std::to_string(g.n_head) + " × " + std::to_string(g.head_dim()),
-                     "head_size");
-  // The Llama family's output and projections the hooked run does not follow yet, refused by key.
-  const char* variant = !g.tie_embeddings ? "tie_embeddings" : g.qk_norm ? "qk_norm" : g.qkv_bias ? "qkv_bias" : nullptr;
-  if (variant)
-    throw InputError(std::string("the interpretability tools do not yet follow this model's '") + variant + "'", variant);
   if (ids.empty()) throw InputError("the prompt has no tokens", "ids");
   if (ids.size() > sz(g.block_size))
     throw InputError("the prompt has " + std::to_string(ids.size()) + " tokens, more than the model's context of " +
@@ -69,6 +65,7 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   const GPTParams& p = model.p();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, NH = g.n_head, V = g.vocab_size, L = g.n_layer;
   const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
+  const int A = g.attn_width(), QK = g.qk_norm ? NR : 0;
   if (start < 0 || start > L) throw InputError("the start layer must be between 0 and n_layer", "layer");
   if (start > 0) {
     if (!from || from->T != T) throw InputError("a run from a later layer needs a cache of the same length", "layer");
@@ -79,7 +76,7 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   c.ids = ids;
   const kernels::Kernels& k = kernels::active();
   const kernels::AttnOptions opt = model.attn_options();
-  const size_t TC = sz(T) * sz(C);
+  const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   if (start == 0) k.encoder_forward(c.resid.data(), ids.data(), p.wte, p.wpe, 1, T, C);  // wpe null: no positions
   if (hook) hook(Site::resid, start, c.resid.data() + sz(start) * TC);
   for (int l = start; l < L; ++l) {
@@ -88,14 +85,16 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
     const float* x = c.resid.data() + at;
     float* ln1 = c.ln1.data() + at;
     float* qkv = c.qkv.data() + row * sz(W);
-    float* z = c.z.data() + at;
+    float* z = c.z.data() + sz(l) * TA;
     float* mid = c.mid.data() + at;
     model.norm_forward(k, ln1, c.ln1_mean.data() + row, c.ln1_rstd.data() + row, x, w.ln_1_w, w.ln_1_b, T);
     k.matmul_forward(qkv, ln1, w.c_attn_w, w.c_attn_b, T, C, W);                   // (T, W): q | k | v
+    if (g.qk_norm)  // each q and k head through its RMSNorm, before the turn
+      model.qk_norm_forward(k, qkv, c.qk_in.data() + row * sz(QK) * sz(hs), c.qk_rstd.data() + row * sz(QK), w, T);
     if (g.pos == Positions::rope) k.rope_forward(qkv, 1, T, W, NR, hs, 0, model.rope_table());  // q, k turned
-    k.attention_forward(z, c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), qkv, 1, T, C, NH, opt);  // (T, C)
+    k.attention_forward(z, c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), qkv, 1, T, A, NH, opt);  // (T, A)
     if (hook) hook(Site::z, l, z);
-    k.matmul_forward(mid, z, w.attn_c_proj_w, w.attn_c_proj_b, T, C, C);
+    k.matmul_forward(mid, z, w.attn_c_proj_w, w.attn_c_proj_b, T, A, C);
     k.residual_forward(mid, x, mid, T * C);                                        // resid + attn(…)
     float* ln2 = c.ln2.data() + at;
     float* fch = c.fch.data() + row * sz(FC);
@@ -117,7 +116,7 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   std::vector<float> lnf(sz(n) * sz(C));
   model.norm_forward(k, lnf.data(), c.ln_f_mean.data() + first, c.ln_f_rstd.data() + first,
                      c.resid.data() + sz(L) * TC + sz(first) * sz(C), p.ln_f_w, p.ln_f_b, n);
-  k.matmul_forward(c.logits.data() + sz(first) * sz(V), lnf.data(), p.wte, nullptr, n, C, V);  // (n, V)
+  k.matmul_forward(c.logits.data() + sz(first) * sz(V), lnf.data(), model.head(), nullptr, n, C, V);  // (n, V)
 }
 
 void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGrads& out) {
@@ -125,19 +124,22 @@ void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGra
   const GPTParams& p = model.p();
   const int T = c.T, C = g.n_embd, NH = g.n_head, L = g.n_layer, V = g.vocab_size;
   const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
+  const int A = g.attn_width(), QK = g.qk_norm ? NR : 0;
   if (pos < 0 || pos >= T) throw InputError("the position must be in the prompt", "position");
   if (a < 0 || a >= V || b >= V) throw InputError("the tokens of the metric must be in the vocabulary", "token");
   const kernels::Kernels& k = kernels::reference;
   const kernels::AttnOptions opt = model.attn_options();
-  const size_t TC = sz(T) * sz(C);
+  const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   out.resid.assign((sz(L) + 1) * TC, 0.0f);
   out.mid.assign(sz(L) * TC, 0.0f);
-  out.z.assign(sz(L) * TC, 0.0f);
+  out.z.assign(sz(L) * TA, 0.0f);
   std::vector<float> dln(TC, 0.0f), dfa(sz(T) * sz(H)), dfc(sz(T) * sz(FC)), dqkv(sz(T) * sz(W));
-  std::vector<float> scratch(k.attention_backward_scratch(1, T, C, NH));
-  // m = logits[pos][a] − logits[pos][b], logits = ln_f(x) · wteᵀ: ∂m/∂ln_f(x)[pos] = wte[a] − wte[b]
+  std::vector<float> dqk(sz(QK) * sz(hs));
+  std::vector<float> scratch(k.attention_backward_scratch(1, T, A, NH));
+  // m = logits[pos][a] − logits[pos][b], logits = ln_f(x) · Uᵀ: ∂m/∂ln_f(x)[pos] = U[a] − U[b]
+  const float* U = model.head();
   for (int i = 0; i < C; ++i)
-    dln[sz(pos) * sz(C) + sz(i)] = p.wte[sz(a) * sz(C) + sz(i)] - (b >= 0 ? p.wte[sz(b) * sz(C) + sz(i)] : 0.0f);
+    dln[sz(pos) * sz(C) + sz(i)] = U[sz(a) * sz(C) + sz(i)] - (b >= 0 ? U[sz(b) * sz(C) + sz(i)] : 0.0f);
   std::vector<float> grad(TC, 0.0f);  // ∂m/∂ the residual stream where the walk is
   model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + sz(L) * TC, p.ln_f_w,
                       c.ln_f_mean.data(), c.ln_f_rstd.data(), T);
@@ -160,13 +162,24 @@ void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGra
     model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.mid.data() + at, w.ln_2_w,
                         c.ln2_mean.data() + row, c.ln2_rstd.data() + row, T);
     std::copy(grad.begin(), grad.end(), out.mid.begin() + static_cast<long>(at));
-    // mid = resid[l] + attn.c_proj(z), z = attention(rope(c_attn(norm_1(resid[l]))))
-    float* dz = out.z.data() + at;
-    k.matmul_backward(dz, nullptr, nullptr, grad.data(), c.z.data() + at, w.attn_c_proj_w, T, C, C);
+    // mid = resid[l] + attn.c_proj(z), z = attention(rope(qk_norm(c_attn(norm_1(resid[l])))))
+    float* dz = out.z.data() + sz(l) * TA;
+    k.matmul_backward(dz, nullptr, nullptr, grad.data(), c.z.data() + sz(l) * TA, w.attn_c_proj_w, T, A, C);
     zero(dqkv);
     k.attention_backward(dqkv.data(), scratch.data(), dz, c.qkv.data() + row * sz(W),
-                         c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), 1, T, C, NH, opt);
+                         c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), 1, T, A, NH, opt);
     if (g.pos == Positions::rope) k.rope_backward(dqkv.data(), 1, T, W, NR, hs, 0, model.rope_table());
+    if (g.qk_norm)  // ∂m/∂(normed q, k) → ∂m/∂(c_attn's q, k), through each head's RMSNorm (GPT::backward's)
+      for (int t = 0; t < T; ++t) {
+        float* dq = dqkv.data() + sz(t) * sz(W);
+        const size_t r = row + sz(t);
+        std::copy(dq, dq + QK * hs, dqk.begin());
+        std::fill(dq, dq + QK * hs, 0.0f);
+        const float* in = c.qk_in.data() + r * sz(QK) * sz(hs);
+        const float* rstd = c.qk_rstd.data() + r * sz(QK);
+        k.rmsnorm_backward(dq, nullptr, dqk.data(), in, w.q_norm_w, rstd, NH, hs);
+        k.rmsnorm_backward(dq + NH * hs, nullptr, dqk.data() + NH * hs, in + NH * hs, w.k_norm_w, rstd + NH, QK - NH, hs);
+      }
     zero(dln);
     k.matmul_backward(dln.data(), nullptr, nullptr, dqkv.data(), c.ln1.data() + at, w.c_attn_w, T, C, W);
     model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + at, w.ln_1_w,

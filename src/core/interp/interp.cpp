@@ -34,7 +34,7 @@ Metric resolve(const GPT& model, int T, Metric m, bool need_token) {
 bool keep_going(const Progress& p, int done, int total) { return !p || p(done, total); }
 
 // A hook that writes `values` (T, C) into a site's columns [c0, c1) (all positions), or, with
-// row ≥ 0, into that row only.
+// row ≥ 0, into that row only. C is the site's row width (site_width).
 Hook put(Site site, int layer, const float* values, int T, int C, int c0, int c1, int row = -1) {
   return [=](Site s, int l, float* act) {
     if (s != site || l != layer) return;
@@ -86,7 +86,7 @@ Lens logit_lens(const GPT& model, const std::vector<int>& ids, const LensOptions
   std::vector<int> order(sz(V));
   for (size_t p = 0; p < P; ++p) {
     model.norm_forward(kern, lnf.data(), mean.data(), rstd.data(), at[p], model.p().ln_f_w, model.p().ln_f_b, T);
-    kern.matmul_forward(logits.data(), lnf.data(), model.p().wte, nullptr, T, C, V);  // (T, V)
+    kern.matmul_forward(logits.data(), lnf.data(), model.head(), nullptr, T, C, V);  // (T, V)
     for (int t = 0; t < T; ++t) {
       const float* x = logits.data() + sz(t) * sz(V);
       const double mx = *std::max_element(x, x + V);
@@ -116,18 +116,19 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   const GPTConfig& g = model.config();
   const GPTParams& p = model.p();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head;
-  const int hs = g.head_dim();
+  const int hs = g.head_dim(), A = g.attn_width();
   check_run(model, ids);
   const Metric m = resolve(model, T, metric_in, true);
   RunCache c;
   run(model, ids, c);
-  const size_t pos = sz(m.position), TC = sz(T) * sz(C);
+  const size_t pos = sz(m.position), TC = sz(T) * sz(C), TA = sz(T) * sz(A);
+  const float* U = model.head();  // the unembedding: wte, or lm_head when untied
   // w_c = rstd · γ_c · u_c: a part x contributes Σ_c (x_c − mean(x)) · w_c (RMSNorm: Σ_c x_c · w_c)
   std::vector<double> w(sz(C));
   double beta_u = 0.0;
   const double rstd = c.ln_f_rstd[pos];
   for (int i = 0; i < C; ++i) {
-    const double u = double(p.wte[sz(m.token) * sz(C) + sz(i)]) - (m.other >= 0 ? double(p.wte[sz(m.other) * sz(C) + sz(i)]) : 0.0);
+    const double u = double(U[sz(m.token) * sz(C) + sz(i)]) - (m.other >= 0 ? double(U[sz(m.other) * sz(C) + sz(i)]) : 0.0);
     w[sz(i)] = rstd * double(p.ln_f_w[i]) * u;
     if (p.ln_f_b) beta_u += double(p.ln_f_b[i]) * u;
   }
@@ -163,12 +164,12 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   a.mlp_bias.assign(sz(L), 0.0f);
   for (int l = 0; l < L; ++l) {
     const BlockParams& b = p.h[sz(l)];
-    const float* z = c.z.data() + sz(l) * TC + pos * sz(C);
+    const float* z = c.z.data() + sz(l) * TA + pos * sz(A);
     for (int h = 0; h < NH; ++h) {
-      // head h's output: z_h · W_O[:, h]ᵀ, W_O = attn.c_proj.weight (C out, C in), its columns h·hs…
+      // head h's output: z_h · W_O[:, h]ᵀ, W_O = attn.c_proj.weight (C out, A in), its columns h·hs…
       for (int o = 0; o < C; ++o) {
         double s = 0.0;
-        for (int j = h * hs; j < (h + 1) * hs; ++j) s += double(z[j]) * double(b.attn_c_proj_w[sz(o) * sz(C) + sz(j)]);
+        for (int j = h * hs; j < (h + 1) * hs; ++j) s += double(z[j]) * double(b.attn_c_proj_w[sz(o) * sz(A) + sz(j)]);
         x[sz(o)] = s;
       }
       const double v = through(x);
@@ -196,18 +197,18 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
                 const std::vector<std::vector<int>>& reference, const Metric& metric_in, const Progress& progress) {
   const GPTConfig& g = model.config();
   const int T = static_cast<int>(ids.size()), C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head;
-  const int hs = g.head_dim();
+  const int hs = g.head_dim(), A = g.attn_width();
   check_run(model, ids);
   if (T < 2) throw InputError("ablation's loss needs a prompt of at least two tokens", "ids");
   const Metric m = resolve(model, T, metric_in, false);
   RunCache clean;
   run(model, ids, clean);
-  const size_t TC = sz(T) * sz(C);
+  const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   // what replaces an activation: zeros, or the reference runs' mean per position
-  std::vector<float> z_mean(sz(L) * TC, 0.0f), mlp_mean(sz(L) * TC, 0.0f);
+  std::vector<float> z_mean(sz(L) * TA, 0.0f), mlp_mean(sz(L) * TC, 0.0f);
   if (mode == AblateMode::mean) {
     if (reference.empty()) throw InputError("mean ablation needs reference sequences to average over", "reference");
-    std::vector<double> zs(sz(L) * TC, 0.0), ms(sz(L) * TC, 0.0);
+    std::vector<double> zs(sz(L) * TA, 0.0), ms(sz(L) * TC, 0.0);
     RunCache r;
     for (size_t i = 0; i < reference.size(); ++i) {
       if (reference[i].size() < sz(T))
@@ -215,15 +216,11 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
                              " tokens, fewer than the prompt's " + num(T),
                          "reference");
       run(model, std::vector<int>(reference[i].begin(), reference[i].begin() + T), r);
-      for (size_t j = 0; j < zs.size(); ++j) {
-        zs[j] += r.z[j];
-        ms[j] += r.mlp[j];
-      }
+      for (size_t j = 0; j < zs.size(); ++j) zs[j] += r.z[j];
+      for (size_t j = 0; j < ms.size(); ++j) ms[j] += r.mlp[j];
     }
-    for (size_t j = 0; j < zs.size(); ++j) {
-      z_mean[j] = static_cast<float>(zs[j] / double(reference.size()));
-      mlp_mean[j] = static_cast<float>(ms[j] / double(reference.size()));
-    }
+    for (size_t j = 0; j < zs.size(); ++j) z_mean[j] = static_cast<float>(zs[j] / double(reference.size()));
+    for (size_t j = 0; j < ms.size(); ++j) mlp_mean[j] = static_cast<float>(ms[j] / double(reference.size()));
   }
   Ablation out;
   out.loss = run_loss(clean, V);
@@ -243,7 +240,7 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < NH; ++h) {
       if (!keep_going(progress, done, total)) return out.cancelled = true, out;
-      run(model, ids, r, put(Site::z, l, z_mean.data() + sz(l) * TC, T, C, h * hs, (h + 1) * hs), l, &clean);
+      run(model, ids, r, put(Site::z, l, z_mean.data() + sz(l) * TA, T, A, h * hs, (h + 1) * hs), l, &clean);
       effect(out.head_loss[sz(l) * sz(NH) + sz(h)], out.head_metric[sz(l) * sz(NH) + sz(h)]);
       ++done;
     }
@@ -297,13 +294,15 @@ PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::
 
 }  // namespace
 
+int patch_cells(const GPTConfig& g, int T) { return (g.n_layer + 1) * T + g.n_layer * g.n_head + g.n_layer; }
+
 Patching patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
-               const Metric& metric_in, const Progress& progress) {
+               const Metric& metric_in, const Progress& progress, int first, int count) {
   const GPTConfig& g = model.config();
-  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim();
+  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
   PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
-  const size_t TC = sz(T) * sz(C);
+  const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;
   Patching out;
   out.T = T;
@@ -312,44 +311,47 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
   out.resid.assign(sz(L + 1) * sz(T), 0.0f);
   out.heads.assign(sz(L) * sz(NH), 0.0f);
   out.mlps.assign(sz(L), 0.0f);
-  const int total = (L + 1) * T + L * NH + L;
-  int done = 0;
+  const int cells = patch_cells(g, T);
+  if (first < 0 || first > cells)
+    throw InputError("the first cell is " + num(first) + ": the sweep has " + num(cells) + " cells", "first");
+  const int end = count < 0 ? cells : std::min(cells, first + count);
+  out.first = first;
+  out.count = end - first;
+  const int total = end - first;
   RunCache r;
   auto recovered = [&]() { return static_cast<float>((metric(r, V, m.position, m.token, m.other) - out.corrupted) / pr.denom); };
-  for (int l = 0; l <= L; ++l)
-    for (int t = 0; t < T; ++t) {
-      if (!keep_going(progress, done, total)) return out.cancelled = true, out;
+  // cell i: the residual entering layer i / T at position i % T, then each head, then each MLP
+  const int heads_at = (L + 1) * T, mlps_at = heads_at + L * NH;
+  for (int i = first; i < end; ++i) {
+    if (!keep_going(progress, i - first, total)) return out.cancelled = true, out;
+    if (i < heads_at) {
+      const int l = i / T, t = i % T;
       run(model, corrupted, r, put(Site::resid, l, pr.clean.resid.data() + sz(l) * TC, T, C, 0, C, t), l, &pr.corrupt,
           m.position);
-      out.resid[sz(l) * sz(T) + sz(t)] = recovered();
-      ++done;
-    }
-  for (int l = 0; l < L; ++l)
-    for (int h = 0; h < NH; ++h) {
-      if (!keep_going(progress, done, total)) return out.cancelled = true, out;
-      run(model, corrupted, r, put(Site::z, l, pr.clean.z.data() + sz(l) * TC, T, C, h * hs, (h + 1) * hs), l,
+      out.resid[sz(i)] = recovered();
+    } else if (i < mlps_at) {
+      const int l = (i - heads_at) / NH, h = (i - heads_at) % NH;
+      run(model, corrupted, r, put(Site::z, l, pr.clean.z.data() + sz(l) * TA, T, A, h * hs, (h + 1) * hs), l,
           &pr.corrupt, m.position);
-      out.heads[sz(l) * sz(NH) + sz(h)] = recovered();
-      ++done;
+      out.heads[sz(i - heads_at)] = recovered();
+    } else {
+      const int l = i - mlps_at;
+      run(model, corrupted, r, put(Site::mlp, l, pr.clean.mlp.data() + sz(l) * TC, T, C, 0, C), l, &pr.corrupt,
+          m.position);
+      out.mlps[sz(l)] = recovered();
     }
-  for (int l = 0; l < L; ++l) {
-    if (!keep_going(progress, done, total)) return out.cancelled = true, out;
-    run(model, corrupted, r, put(Site::mlp, l, pr.clean.mlp.data() + sz(l) * TC, T, C, 0, C), l, &pr.corrupt,
-        m.position);
-    out.mlps[sz(l)] = recovered();
-    ++done;
   }
-  keep_going(progress, done, total);
+  keep_going(progress, total, total);
   return out;
 }
 
 Patching attribution_patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                            const Metric& metric_in) {
   const GPTConfig& g = model.config();
-  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim();
+  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
   PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
-  const size_t TC = sz(T) * sz(C);
+  const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;
   RunGrads d;
   backward(model, pr.corrupt, m.position, m.token, m.other, d);
@@ -357,13 +359,14 @@ Patching attribution_patch(const GPT& model, const std::vector<int>& clean, cons
   out.T = T;
   out.clean = metric(pr.clean, V, m.position, m.token, m.other);
   out.corrupted = metric(pr.corrupt, V, m.position, m.token, m.other);
-  // Σ over [c0, c1) of each row t (all rows, or row only) of grad · (clean − corrupt), over the denominator
-  auto dot = [&](const float* grad, const float* a, const float* b, int c0, int c1, int row) {
+  // Σ over [c0, c1) of each row t (all rows, or row only; rows w wide) of grad · (clean − corrupt),
+  // over the denominator
+  auto dot = [&](const float* grad, const float* a, const float* b, int w, int c0, int c1, int row) {
     double s = 0.0;
     for (int t = 0; t < T; ++t) {
       if (row >= 0 && t != row) continue;
       for (int i = c0; i < c1; ++i) {
-        const size_t j = sz(t) * sz(C) + sz(i);
+        const size_t j = sz(t) * sz(w) + sz(i);
         s += double(grad[j]) * (double(a[j]) - double(b[j]));
       }
     }
@@ -373,16 +376,16 @@ Patching attribution_patch(const GPT& model, const std::vector<int>& clean, cons
   for (int l = 0; l <= L; ++l)
     for (int t = 0; t < T; ++t)
       out.resid[sz(l) * sz(T) + sz(t)] = dot(d.resid.data() + sz(l) * TC, pr.clean.resid.data() + sz(l) * TC,
-                                             pr.corrupt.resid.data() + sz(l) * TC, 0, C, t);
+                                             pr.corrupt.resid.data() + sz(l) * TC, C, 0, C, t);
   out.heads.assign(sz(L) * sz(NH), 0.0f);
   out.mlps.assign(sz(L), 0.0f);
   for (int l = 0; l < L; ++l) {
     for (int h = 0; h < NH; ++h)
-      out.heads[sz(l) * sz(NH) + sz(h)] = dot(d.z.data() + sz(l) * TC, pr.clean.z.data() + sz(l) * TC,
-                                              pr.corrupt.z.data() + sz(l) * TC, h * hs, (h + 1) * hs, -1);
+      out.heads[sz(l) * sz(NH) + sz(h)] = dot(d.z.data() + sz(l) * TA, pr.clean.z.data() + sz(l) * TA,
+                                              pr.corrupt.z.data() + sz(l) * TA, A, h * hs, (h + 1) * hs, -1);
     // an MLP's output adds into the stream entering the next layer: its gradient is that stream's
     out.mlps[sz(l)] = dot(d.resid.data() + sz(l + 1) * TC, pr.clean.mlp.data() + sz(l) * TC,
-                          pr.corrupt.mlp.data() + sz(l) * TC, 0, C, -1);
+                          pr.corrupt.mlp.data() + sz(l) * TC, C, 0, C, -1);
   }
   return out;
 }

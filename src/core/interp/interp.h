@@ -16,7 +16,7 @@
 //    wte[id], wpe[pos], each head's z_h · W_O[:, h]ᵀ, each attn.c_proj bias, each MLP's output
 //    without its bias, each mlp.c_proj bias (wpe only with learned positions; the biases 0 without
 //    them). With ln_f's scale frozen (the position's rstd from this run), ln_f is linear: part ↦
-//    ((part − mean(part)) · rstd ⊙ γ) · u with u = wte[a] − wte[b] (RMSNorm: part · rstd ⊙ γ · u,
+//    ((part − mean(part)) · rstd ⊙ γ) · u with u = U[a] − U[b] (U the unembedding: wte, or lm_head) (RMSNorm: part · rstd ⊙ γ · u,
 //    nothing subtracted), plus ln_f's bias β · u once. The parts sum to m.
 //  - ablate: each head's z (all positions), then each MLP's output, replaced by zeros or by the mean
 //    over reference sequences (per position: their first T tokens); the change in the loss (mean
@@ -33,7 +33,7 @@
 //    tokens); a head's induction score is its mean weight from t to t − length + 1 over the second
 //    copy (the token after the previous occurrence of t's token), its previous-token score its mean
 //    weight from t to t − 1 over t ≥ 1 (Olsson et al. 2022).
-// Errors: InputError naming the field ("ids", "corrupted", "token", "other", "position", "layer",
+// Errors: InputError naming the field ("ids", "corrupted", "token", "other", "position", "layer", "first",
 // "reference", "length", "batch", "top_k").
 #pragma once
 
@@ -103,13 +103,19 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
 struct Patching {
   double clean = 0, corrupted = 0;  // m of each run
   int T = 0;
+  int first = 0, count = 0;  // the cells computed (patch): the others stay 0
   std::vector<float> resid;  // (L + 1, T): the residual entering each layer, and the last
   std::vector<float> heads;  // (L, NH)
   std::vector<float> mlps;   // (L)
   bool cancelled = false;
 };
+// The sweep's cells in order: the residual entering layer l at position t ((L + 1)·T, l major),
+// each head (L·NH, layer major), each MLP (L). patch computes cells [first, first + count) (count
+// −1: to the end), each independent of the others, so that a sweep split in parts (the page's
+// workers) gives the same numbers as one; progress counts the part's cells.
+int patch_cells(const GPTConfig& g, int T);
 Patching patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted, const Metric& m,
-               const Progress& progress = nullptr);
+               const Progress& progress = nullptr, int first = 0, int count = -1);
 Patching attribution_patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                            const Metric& m);
 

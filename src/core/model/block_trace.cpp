@@ -67,7 +67,7 @@ void layernorm(float* out, LayerNormTrace& tr, const float* x, const float* w, c
   tr.out = row(out, p, C);
 }
 
-// What a head row reads: the qkv rows (width W, k at column C, v at C + KC), the keys the window
+// What a head row reads: the qkv rows (width W, k at column C = A, v at A + KC), the keys the window
 // and its sinks leave (seen), the scale and softmax, and ALiBi's slope (0: none).
 struct RowIn {
   const float* qkv;
@@ -139,16 +139,10 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
       throw InputError("ids has " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                            ", outside the vocabulary of " + std::to_string(cfg.vocab_size) + " tokens",
                        "ids");
-  // The Llama family's wider heads, q/k norms and untied output are not steps of the walk yet.
-  const char* unwalked = cfg.head_dim() * cfg.n_head != cfg.n_embd ? "head_size"
-                         : cfg.qk_norm                           ? "qk_norm"
-                         : !cfg.tie_embeddings                   ? "tie_embeddings"
-                                                                 : nullptr;
-  if (unwalked)
-    throw InputError(std::string("the block walk does not yet show this model's '") + unwalked + "'", unwalked);
   const kernels::Kernels& k = kernels::reference;
-  const int C = cfg.n_embd, NH = cfg.n_head, hs = C / NH, V = cfg.vocab_size, N = position + 1, p = position;
+  const int C = cfg.n_embd, NH = cfg.n_head, hs = cfg.head_dim(), V = cfg.vocab_size, N = position + 1, p = position;
   const int NKV = cfg.kv_head(), KC = NKV * hs, W = cfg.qkv_width(), FC = cfg.fc_width(), H = cfg.inner();
+  const int A = cfg.attn_width(), NR = NH + NKV;
   const kernels::AttnOptions opt = model.attention_options();
   const GPTParams& w = model.p();
   BlockTrace tr;
@@ -170,37 +164,46 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   const bool keep_kv = static_cast<long long>(tr.visible) * C * cfg.n_layer <= kMaxTraceKV;
 
   const size_t NC = static_cast<size_t>(N) * C, Nz = static_cast<size_t>(N);
-  Vec x(NC), ln(NC), qkv(Nz * W), atty(NC), proj(NC), fc(Nz * FC), act(Nz * H), scratch(Nz + 1);
+  Vec x(NC), ln(NC), qkv(Nz * W), atty(Nz * A), proj(NC), fc(Nz * FC), act(Nz * H), scratch(Nz + 1);
+  Vec qk_in(cfg.qk_norm ? Nz * NR * hs : 0), qk_rstd(cfg.qk_norm ? Nz * NR : 0);
   k.encoder_forward(x.data(), ids, w.wte, w.wpe, 1, N, C);  // (N, C)
   tr.wte = row(w.wte, ids[p], C);
   if (w.wpe) tr.wpe = row(w.wpe, p, C);
   tr.encoded = row(x.data(), p, C);
-  const RowIn in{qkv.data(), W, C, KC, hs, &tr.seen, tr.scale, opt.stable_softmax};
+  const RowIn in{qkv.data(), W, A, KC, hs, &tr.seen, tr.scale, opt.stable_softmax};
   for (int l = 0; l < cfg.n_layer; ++l) {
     const BlockParams& b = w.h[static_cast<size_t>(l)];
     LayerTrace lt;
     layernorm(ln.data(), lt.ln_1, x.data(), b.ln_1_w, b.ln_1_b, N, C, p, tr.math.ln_eps, cfg.norm);
     k.matmul_forward(qkv.data(), ln.data(), b.c_attn_w, b.c_attn_b, N, C, W);  // (N, W): q | k | v
     const float* qp = qkv.data() + static_cast<size_t>(p) * W;
-    if (rope.d_rot > 0) {
-      lt.q_raw.assign(qp, qp + C);
-      lt.k_raw.assign(qp + C, qp + C + KC);
-      k.rope_forward(qkv.data(), 1, N, W, NH + NKV, hs, 0, rope);  // q and k turned, as the forward
+    if (cfg.qk_norm) {  // Qwen3: each q and k head through its RMSNorm, as the forward
+      lt.q_lin.assign(qp, qp + A);
+      lt.k_lin.assign(qp + A, qp + A + KC);
+      model.qk_norm_forward(k, qkv.data(), qk_in.data(), qk_rstd.data(), b, N);
+      const float* rs = qk_rstd.data() + static_cast<size_t>(p) * NR;
+      lt.q_rstd.assign(rs, rs + NH);
+      lt.k_rstd.assign(rs + NH, rs + NR);
     }
-    lt.q.assign(qp, qp + C);
-    lt.k.assign(qp + C, qp + C + KC);
-    lt.v.assign(qp + C + KC, qp + C + 2 * KC);
+    if (rope.d_rot > 0) {
+      lt.q_raw.assign(qp, qp + A);
+      lt.k_raw.assign(qp + A, qp + A + KC);
+      k.rope_forward(qkv.data(), 1, N, W, NR, hs, 0, rope);  // q and k turned, as the forward
+    }
+    lt.q.assign(qp, qp + A);
+    lt.k.assign(qp + A, qp + A + KC);
+    lt.v.assign(qp + A + KC, qp + A + 2 * KC);
     if (keep_kv || l == kv_layer)
       for (int j = 0; j < tr.visible; ++j) {
         const float* r = qkv.data() + static_cast<size_t>(j) * W;
-        lt.keys.insert(lt.keys.end(), r + C, r + C + KC);
-        lt.values.insert(lt.values.end(), r + C + KC, r + C + 2 * KC);
+        lt.keys.insert(lt.keys.end(), r + A, r + A + KC);
+        lt.values.insert(lt.values.end(), r + A + KC, r + A + 2 * KC);
       }
-    k.attention_forward_infer(atty.data(), scratch.data(), qkv.data(), 1, N, C, NH, opt);  // (N, C)
+    k.attention_forward_infer(atty.data(), scratch.data(), qkv.data(), 1, N, A, NH, opt);  // (N, A)
     for (int h = 0; h < NH; ++h)
       lt.heads.push_back(head_row(in, p, h, h / (NH / NKV), opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f));
-    lt.atty = row(atty.data(), p, C);
-    k.matmul_forward(proj.data(), atty.data(), b.attn_c_proj_w, b.attn_c_proj_b, N, C, C);
+    lt.atty = row(atty.data(), p, A);
+    k.matmul_forward(proj.data(), atty.data(), b.attn_c_proj_w, b.attn_c_proj_b, N, A, C);
     lt.attn_proj = row(proj.data(), p, C);
     k.residual_forward(x.data(), x.data(), proj.data(), static_cast<int>(NC));  // x + attn(…)
     lt.residual2 = row(x.data(), p, C);
@@ -229,7 +232,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   Vec lnf(static_cast<size_t>(C));
   layernorm(lnf.data(), tr.ln_f, xp, w.ln_f_w, w.ln_f_b, 1, C, 0, tr.math.ln_eps, cfg.norm);
   tr.logits.resize(static_cast<size_t>(V));
-  k.matmul_forward(tr.logits.data(), lnf.data(), w.wte, nullptr, 1, C, V);
+  k.matmul_forward(tr.logits.data(), lnf.data(), model.head(), nullptr, 1, C, V);  // wte, or an untied lm_head
   tr.probs.resize(static_cast<size_t>(V));
   softmax_rows_forward(tr.probs.data(), nullptr, tr.logits.data(), 1, V);
   return tr;

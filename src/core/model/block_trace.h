@@ -4,7 +4,9 @@
 //   x      = wte[token] + wpe[position]                 (wpe only with learned positions)
 //   per layer:  ln_1 (mean, variance, rstd, x̂ = (x − mean)·rstd, out = x̂·γ + β; RMSNorm: the
 //               mean square, rstd, x̂ = x·rstd, out = x̂·γ)
-//               q, k, v = c_attn(ln_1) (k, v: n_kv_head·hs each); RoPE: q and k turned by the
+//               q, k, v = c_attn(ln_1) (q: n_head·hs, k, v: n_kv_head·hs each; hs = head_size,
+//               which need not be n_embd/n_head); qk_norm (Qwen3): each q and k head through its
+//               RMSNorm (q, k before it and each head's rstd kept); RoPE: q and k turned by the
 //               position's angles (cos, sin kept, q and k before and after); per head (reading its
 //               group's key/value head): scores q·k_j over the visible keys, × 1/√hs, plus ALiBi's
 //               −m_h·(p − j), the softmax over the keys the window and its sinks leave (−∞ and
@@ -12,7 +14,7 @@
 //               side; x += it
 //               ln_2; the MLP: c_fc, the activation, c_proj (SwiGLU: c_fc = gate | up, silu(gate),
 //               act = silu(gate) ⊙ up, down_proj); x += it
-//   ln_f, logits = ln_f · wteᵀ, probs = softmax(logits)
+//   ln_f, logits = ln_f · Uᵀ (U = wte, or lm_head when untied), probs = softmax(logits)
 //
 // The numbers are the model's own in the reference tier: the reference kernels (kernels.h) over
 // the prompt's positions 0 … position (attention is causal, so the later ones change nothing),
@@ -72,11 +74,13 @@ struct HeadTrace {
 
 struct LayerTrace {
   LayerNormTrace ln_1;
-  std::vector<float> q, k, v;         // (C), (KC), (KC): this position's c_attn output, split (q, k turned by RoPE)
-  std::vector<float> q_raw, k_raw;    // RoPE: q and k before the turn (empty without RoPE)
+  std::vector<float> q, k, v;         // (A), (KC), (KC): this position's c_attn output, split (q, k normed, turned)
+  std::vector<float> q_lin, k_lin;    // qk_norm: c_attn's q and k before their norms (empty without)
+  std::vector<float> q_rstd, k_rstd;  // qk_norm: each q head's (NH) and k head's (KV) 1/rms
+  std::vector<float> q_raw, k_raw;    // RoPE: q and k before the turn (after qk_norm; empty without RoPE)
   std::vector<float> keys, values;    // (n, KC): the visible positions' k and v (empty past kMaxTraceKV)
   std::vector<HeadTrace> heads;       // (n_head)
-  std::vector<float> atty;            // (C) the heads' contexts side by side
+  std::vector<float> atty;            // (A = n_head·hs) the heads' contexts side by side
   std::vector<float> attn_proj;       // (C) attn.c_proj(atty)
   std::vector<float> residual2;       // (C) x + attn_proj
   LayerNormTrace ln_2;
