@@ -85,3 +85,40 @@ test('the section’s figures hold the core’s answers cell for cell', async ()
   for (let r = 0; r < f.r; r++) assert.notEqual(lens.top[r][T - 1][0].id, lens.targets[T - 1]);
   run.free();
 });
+
+test('the one-click induction experiment is the native test’s seeded run, and the core takes its spec', async () => {
+  const { INDUCTION, scoreEvery, bestHead } = await import('../../web/train/interp-induction.js');
+  const { readFile } = await import('node:fs/promises');
+  const cpp = await readFile(new URL('../test_interp_train.cpp', import.meta.url), 'utf8');
+  const num = (re) => Number(cpp.match(re)?.[1]);
+  // the claim and the run, as tests/test_interp_train.cpp states them
+  assert.equal(INDUCTION.budget, num(/kInductionSteps = (\d+);/));
+  assert.equal(INDUCTION.threshold, num(/kInductionThreshold = ([\d.]+)f;/));
+  const s = INDUCTION.spec;
+  assert.equal(s.batch_size, num(/t\.batch_size = (\d+);/));
+  assert.equal(s.steps, num(/t\.steps = (\d+);/));
+  assert.equal(s.warmup_steps, num(/t\.warmup_steps = (\d+);/));
+  assert.equal(s.lr, num(/t\.lr = ([\d.e-]+)f;/));
+  assert.equal(s.min_lr, num(/t\.min_lr = ([\d.e-]+)f;/));
+  assert.equal(s.seed, num(/t\.seed = (\d+);/));
+  assert.equal(s.n_chars, num(/d\.n_chars = (\d+);/));
+  assert.equal(s.task, cpp.match(/d\.task = "(\w+)";/)?.[1]);
+  assert.match(cpp, /GPTConfig::tiny\(\)/);
+  assert.equal(s.preset, 'tiny');
+  assert.equal(scoreEvery(INDUCTION.budget), 250); // the native test's scoring interval
+  // the core takes the spec, and scores the heads every `every` steps as the page asks
+  const gpt = await loadGptApi();
+  const run = gpt.create({ ...s, eval_interval: 2, head_scores_interval: 2 });
+  const info = run.info();
+  assert.deepEqual([info.config.n_layer, info.config.n_head, info.config.n_embd], [2, 4, 64]);
+  const heads = [];
+  for (let i = 0; i < 2; i++) {
+    run.train(2);
+    const h = run.headScores({});
+    heads.push({ step: 2 * (i + 1), induction: h.induction, previous: h.previous });
+  }
+  const best = bestHead(heads);
+  const all = heads.flatMap((h) => h.induction.flat());
+  assert.equal(best.v, Math.max(...all));
+  assert.ok(best.v < INDUCTION.threshold, 'an untrained model has no induction head');
+});

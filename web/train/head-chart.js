@@ -23,12 +23,12 @@ export function headCurves(heads) {
 }
 
 export class HeadChart {
-  /** @param {HTMLElement} box where the chart, its buttons and its table go; t the translator */
-  constructor(box, t) {
+  /** @param {HTMLElement} box where the chart, its buttons and its table go; t the translator; id the plot's */
+  constructor(box, t, id = 'tr-head-chart') {
     this.t = t;
     this.box = box;
     this.plotBox = el('div', 'tr-chart tr-head-chart');
-    this.plotBox.id = 'tr-head-chart';
+    this.plotBox.id = id;
     this.table = el('table', 'tr-table tr-head-table');
     this.table.setAttribute('aria-label', t('hc.table'));
     const hr = el('tr');

@@ -4,14 +4,17 @@
 // head, MLP and the embeddings toward a token's logit, or two tokens' difference), ablation (zero
 // or mean, layers × heads and each MLP), activation patching beside attribution patching
 // (fraction of the logit difference recovered), and the heads' induction and previous-token
-// scores; with exercises (interp-exercises.js) answered by picking a cell. Every number is the
+// scores, with the one-click experiment that trains an induction head (interp-induction.js); with
+// exercises (interp-exercises.js) answered by picking a cell. Every number is the
 // core's (gpt.js lens, attribute, ablate, patch, attribution_patch, head_scores through the
 // worker's 'interp' op); this file lays them out (interp-figures.js) and checks nothing itself.
 //
-// Limits: patching runs in a worker of its own holding a copy of the model (the checkpoint's
-// bytes), so Cancel stops it at once (the worker is ended); its progress is by stage (copy,
-// patching, attribution patching), the core's sweep being one call. Mean ablation averages over
-// the first validation windows (at most 8) or the texts the learner gives, one per line.
+// Limits: patching runs in workers of its own, as many as the Workers field says (and as many
+// copies of the model as fit in about 1 GiB), each holding a copy of the model (the checkpoint's
+// bytes) and taking parts of the sweep in turn (interp-patch-pool.js), so Cancel stops it at once
+// (the workers are ended); its progress is counted in cells, after each part. Mean ablation
+// averages over the first validation windows (at most 8) or the texts the learner gives, one per
+// line.
 import { el, statusLine, setText, hide, segGroup } from '../common/ui.js';
 import { exportBar, tokenMark } from '../common/export.js';
 import { Section } from './section.js';
@@ -19,6 +22,8 @@ import { button, buttonBar, idEl, fromField, errorSpan, fieldBox } from './field
 import { startWorker } from './client.js';
 import { gridTable, barsTable, legend, fmt } from './interp-figures.js';
 import { ExerciseBox } from './interp-exercises.js';
+import { patchSweep } from './interp-patch-pool.js';
+import { InductionRun } from './interp-induction.js';
 
 export const TOOLS = ['lens', 'attribute', 'ablate', 'patch', 'heads'];
 /** The inputs of the section, by the core's field names that fall on them. */
@@ -38,8 +43,9 @@ export class InterpSection extends Section {
     this.status = {}; // tool → () => its line (translated when shown: the language may change)
     this.busy = '';
     this.edited = false; // whether the learner has typed a prompt
-    this.patcher = null; // the patching worker (client.js), made per run of patching
+    this.patchers = null; // the patching workers (client.js), made per run of patching
     this.exercises = new ExerciseBox(this);
+    this.induction = new InductionRun(ctx);
   }
 
   defaults() {
@@ -74,6 +80,11 @@ export class InterpSection extends Section {
     s.append(inputs, dom.tools, ...Object.values(dom.panels), dom.readout, this.exercises.render());
     dom.shown = {};
     return s;
+  }
+
+  /** After a render: the induction experiment's charts again. */
+  mounted() {
+    this.induction.mounted();
   }
 
   /** A labelled input of the section (#tr-interp-KEY) with its message (#tr-err-interp-KEY); what is typed stays. */
@@ -158,6 +169,7 @@ export class InterpSection extends Section {
     lab.append(cb, el('span', '', t('ip.heads.record')));
     p.append(lab);
     this.panelParts(p, 'heads', this.ctx.t('ip.run.heads'), () => this.run('heads'));
+    p.append(this.induction.render()); // the one-click experiment: an induction head forms
   }
 
   // ───────────────────────────── asking the core ─────────────────────────────
@@ -237,31 +249,53 @@ export class InterpSection extends Section {
     return b != null && b !== '' ? `logit(“${tokenMark(a)}”) − logit(“${tokenMark(b)}”)` : `logit(“${tokenMark(a)}”)`;
   }
 
-  /** Patching and attribution patching in a worker of their own (a copy of the model), with progress and Cancel. */
+  /** How many workers patch: the Workers field's count, as many copies of the model as fit in about 1 GiB. */
+  patchWorkers(bytes) {
+    const want = Math.max(1, Math.min(16, Number(this.ctx.state.workers) || 1));
+    return Math.max(1, Math.min(want, Math.floor(2 ** 30 / Math.max(1, bytes))));
+  }
+
+  /**
+   * Patching split over workers of its own (each a copy of the model; interp-patch-pool.js), its
+   * progress in cells, then attribution patching on the first; Cancel ends them all at once.
+   */
   async patch() {
     if (!this.rt.info || this.busy) return;
     const spec = this.spec('patch');
     this.busy = 'patch';
     this.ctx.app.dataset.interp = 'patching';
-    const stage = (k, key) => { this.dom.patch.progress.value = k; this.status.patch = () => this.ctx.t(key, { k, n: 4 }); this.refresh(); };
-    const w = startWorker();
-    this.patcher = w;
-    const alive = () => this.patcher === w;
+    const bar = this.dom.patch.progress;
+    const stage = (k, key) => { bar.max = 4; bar.value = k; this.status.patch = () => this.ctx.t(key, { k, n: 4 }); this.refresh(); };
+    const ws = [];
+    this.patchers = ws;
+    const alive = () => this.patchers === ws;
     let out;
     try {
       stage(0, 'ip.patch.copying');
       const { bytes } = await this.ctx.worker.call('save', { run: 'main' });
       if (!alive()) return;
       stage(1, 'ip.patch.loading');
-      await w.call('load', { run: 'main', bytes }, [bytes.buffer]);
+      const n = this.patchWorkers(bytes.length);
+      for (let i = 0; i < n; i++) ws.push(startWorker());
+      await Promise.all(ws.map((w) => { const b = bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
       if (!alive()) return;
-      stage(2, 'ip.patch.stReal');
-      const real = await this.ask(w, 'patch', spec);
+      let real;
+      try {
+        real = { answer: await patchSweep(ws, spec, { onProgress: (done, cells) => {
+          if (!alive()) return;
+          bar.max = cells;
+          bar.value = done;
+          this.status.patch = () => this.ctx.t('ip.patch.cells', { done, cells, n });
+          this.refresh();
+        } }) };
+      } catch (e) {
+        real = { error: e.message, field: FIELD_OF[e.field] ?? '' };
+      }
       if (!alive()) return;
       if (real.error) out = real;
       else {
         stage(3, 'ip.patch.stAttr');
-        const attr = await this.ask(w, 'attribution_patch', spec);
+        const attr = await this.ask(ws[0], 'attribution_patch', spec);
         if (!alive()) return;
         out = attr.error ? attr : { real, attr };
       }
@@ -269,18 +303,19 @@ export class InterpSection extends Section {
       if (!alive()) return;
       out = { error: e.message, field: '' };
     }
-    this.patcher = null;
-    w.terminate();
+    this.patchers = null;
+    for (const w of ws) w.terminate();
     this.busy = '';
-    this.dom.patch.progress.value = out.error ? 0 : 4;
+    bar.max = 4;
+    bar.value = out.error ? 0 : 4;
     this.settle('patch', out);
   }
 
   cancelPatch() {
-    const w = this.patcher;
-    if (!w) return;
-    this.patcher = null;
-    w.terminate();
+    const ws = this.patchers;
+    if (!ws) return;
+    this.patchers = null;
+    for (const w of ws) w.terminate();
     this.busy = '';
     this.dom.patch.progress.value = 0;
     this.status.patch = () => this.ctx.t('ip.patch.cancelled');
@@ -329,6 +364,7 @@ export class InterpSection extends Section {
       setText(d.status, s);
       if (dom.shown[k] !== this.res[k]) { dom.shown[k] = this.res[k]; this.paint(k); }
     }
+    this.induction.refresh();
     hide(dom.patch.cancel, this.busy !== 'patch');
     hide(dom.patch.progress, this.busy !== 'patch');
     hide(dom.meanBox, this.vals.mode !== 'mean');

@@ -11,8 +11,9 @@
 // The variants (gpt.h) have steps of their own: RMSNorm's (the mean square, no mean or β), the
 // rotation step of RoPE (each pair of q and k turned by the position's angle), ALiBi's bias in a
 // score, the keys a window and its sinks hide (score −∞, weight 0), which key/value head a query
-// head reads (grouped-query), and SwiGLU's gate (silu(gate) ⊙ up); without learned positions the
-// embedding is wte's row alone.
+// head reads (grouped-query), SwiGLU's gate (silu(gate) ⊙ up), and Qwen3's q/k norm (each q and k
+// head through its RMSNorm, before the rotation); heads may be wider or narrower than
+// n_embd/n_head (head_size); without learned positions the embedding is wte's row alone.
 //
 // Limits: a sum of C terms is shown cut in the middle (sumLine, at most 8 terms), as the stepper
 // does; a score's q·k terms and a context's Σ a·v need the keys and values, which the trace
@@ -22,6 +23,47 @@ import { lineBuilder, sumLine } from '../common/explain-lines.js';
 import { formatNumber as f, term } from '../common/format.js';
 
 const slice = (v, a, n) => v.slice(a, a + n);
+/** A head's width: head_size, or n_embd/n_head. */
+const headSize = (cfg) => cfg.head_size || cfg.n_embd / cfg.n_head;
+
+/** Lines of c_attn's output i (q's columns, then k's), the matmul of ln_1 with the row's weights. */
+async function cattnLines(t, row, Ly, l, i, name, out) {
+  const r = await row({ weight: 'c_attn', layer: l, row: i });
+  return matmulLines(t, name, 'ln_1', i, Ly.ln_1.out, r.w, r.bias, out);
+}
+
+/**
+ * Qwen3's q/k norm of layer l: c_attn's q and k (q_lin, k_lin), each head's numbers divided by
+ * their root mean square and scaled by the norm's weight (q_norm_w, k_norm_w); the normed values
+ * are what RoPE turns (q₀, k₀) or, without RoPE, q and k themselves.
+ */
+function qkNormStep(t, tr, l, row) {
+  const Ly = tr.layers[l];
+  const hs = headSize(tr.config);
+  const A = tr.config.n_head * hs;
+  const qn = Ly.q_raw ?? Ly.q, kn = Ly.k_raw ?? Ly.k;
+  const normed = (lin, out, rstd, w, name) => (i) => {
+    const h = Math.floor(i / hs), d = i % hs;
+    const L = lineBuilder();
+    L.F(`${name}[${i + 1}] = ${name}ₗ[${i + 1}]·rstd_${h + 1}·γ[${d + 1}]`);
+    L.T(`= ${term(lin[i])}·${f(rstd[h])}·${f(w[d])}`);
+    L.R(out[i]);
+    L.N(t('walk.ex.qkNorm', { h: h + 1, n: hs }));
+    return L.lines;
+  };
+  const q0 = Ly.q_raw ? 'q₀' : 'q', k0 = Ly.k_raw ? 'k₀' : 'k';
+  return {
+    id: `l${l}-qknorm`, layer: l, title: t('walk.step.qkNorm', { l: l + 1 }),
+    formula: [`${q0}_h = qₗ_h / √(mean(qₗ_h²) + ε) ⊙ γ_q`, `${k0}_h = kₗ_h / √(mean(kₗ_h²) + ε) ⊙ γ_k`],
+    facts: t('walk.qkNormFacts', { hs }),
+    vectors: [
+      { name: 'qₗ', values: Ly.q_lin, explain: (i) => cattnLines(t, row, Ly, l, i, 'qₗ', Ly.q_lin[i]) },
+      { name: q0, values: qn, explain: normed(Ly.q_lin, qn, Ly.q_rstd, Ly.q_norm_w, q0) },
+      { name: 'kₗ', values: Ly.k_lin, explain: (i) => cattnLines(t, row, Ly, l, A + i, 'kₗ', Ly.k_lin[i]) },
+      { name: k0, values: kn, explain: normed(Ly.k_lin, kn, Ly.k_rstd, Ly.k_norm_w, k0) },
+    ],
+  };
+}
 const keyRow = (flat, j, C) => flat.slice(j * C, (j + 1) * C);
 
 /** Lines of a dot product x·w (+ b) whose result is `out`. */
@@ -100,7 +142,7 @@ function lnStep(t, id, title, x, ln, eps, next, rms = false) {
  */
 function ropeStep(t, tr, l, row) {
   const Ly = tr.layers[l];
-  const hs = tr.config.n_embd / tr.config.n_head;
+  const hs = headSize(tr.config);
   const pairs = tr.rope_cos.length;
   const halves = (tr.config.rope ?? 'halves') === 'halves';
   const partner = (d) => {  // within a head: the pair's index, its other member, and the sign of the sin term
@@ -127,8 +169,8 @@ function ropeStep(t, tr, l, row) {
     return L.lines;
   };
   const qRaw = async (i) => {
-    const r = await row({ weight: 'c_attn', layer: l, row: i });
-    return matmulLines(t, 'q₀', 'ln_1', i, Ly.ln_1.out, r.w, r.bias, Ly.q_raw[i]);
+    if (Ly.q_lin) return qkNormStep(t, tr, l, row).vectors[1].explain(i);  // q₀ is the normed q
+    return cattnLines(t, row, Ly, l, i, 'q₀', Ly.q_raw[i]);
   };
   const angles = tr.rope_cos.map((c, k) => Math.atan2(tr.rope_sin[k], c));
   return {
@@ -148,17 +190,16 @@ function ropeStep(t, tr, l, row) {
 /** The attention step of layer l: q, each head's weights over the visible keys, the heads' contexts. */
 function attentionStep(t, tr, l, row, kv) {
   const Ly = tr.layers[l];
-  const C = tr.config.n_embd;
   const NH = tr.config.n_head;
-  const hs = C / NH;
+  const hs = headSize(tr.config);
   const n = tr.visible;
   const KC = (tr.n_kv_head ?? NH) * hs;  // a key's or value's width: n_kv_head heads
   const seen = tr.seen ?? Array(n).fill(1);
   const rope = !!Ly.q_raw;
   const qExplain = async (i) => {
     if (rope) return ropeStep(t, tr, l, row).vectors[2].explain(i);
-    const r = await row({ weight: 'c_attn', layer: l, row: i });
-    return matmulLines(t, 'q', 'ln_1', i, Ly.ln_1.out, r.w, r.bias, Ly.q[i]);
+    if (Ly.q_lin) return qkNormStep(t, tr, l, row).vectors[1].explain(i);
+    return cattnLines(t, row, Ly, l, i, 'q', Ly.q[i]);
   };
   const headVec = (h) => ({
     name: `a (${t('walk.head', { h: h + 1 })})`, head: h, values: Ly.heads[h].weights, labels: tr.tokens.slice(0, n),
@@ -449,6 +490,7 @@ export function walkSteps(t, tr, row, kv) {
   let x = tr.encoded;
   tr.layers.forEach((Ly, l) => {
     steps.push({ ...lnStep(t, `l${l}-ln_1`, t(rms ? 'walk.step.rms' : 'walk.step.ln', { l: l + 1, name: 'ln_1' }), x, Ly.ln_1, tr.ln_eps, 'ln_1', rms), layer: l });
+    if (Ly.q_lin) steps.push(qkNormStep(t, tr, l, row));
     if (Ly.q_raw) steps.push(ropeStep(t, tr, l, row));
     steps.push(attentionStep(t, tr, l, row, kv));
     steps.push(...layerRest(t, tr, l, row, x));
