@@ -42,10 +42,10 @@ function qkNormStep(t, tr, l, row) {
   const hs = headSize(tr.config);
   const A = tr.config.n_head * hs;
   const qn = Ly.q_raw ?? Ly.q, kn = Ly.k_raw ?? Ly.k;
-  const normed = (lin, out, rstd, w, name) => (i) => {
+  const normed = (lin, out, rstd, w, name, linName) => (i) => {
     const h = Math.floor(i / hs), d = i % hs;
     const L = lineBuilder();
-    L.F(`${name}[${i + 1}] = ${name}ₗ[${i + 1}]·rstd_${h + 1}·γ[${d + 1}]`);
+    L.F(`${name}[${i + 1}] = ${linName}[${i + 1}]·rstd_${h + 1}·γ[${d + 1}]`);
     L.T(`= ${term(lin[i])}·${f(rstd[h])}·${f(w[d])}`);
     L.R(out[i]);
     L.N(t('walk.ex.qkNorm', { h: h + 1, n: hs }));
@@ -58,9 +58,9 @@ function qkNormStep(t, tr, l, row) {
     facts: t('walk.qkNormFacts', { hs }),
     vectors: [
       { name: 'qₗ', values: Ly.q_lin, explain: (i) => cattnLines(t, row, Ly, l, i, 'qₗ', Ly.q_lin[i]) },
-      { name: q0, values: qn, explain: normed(Ly.q_lin, qn, Ly.q_rstd, Ly.q_norm_w, q0) },
+      { name: q0, values: qn, explain: normed(Ly.q_lin, qn, Ly.q_rstd, Ly.q_norm_w, q0, 'qₗ') },
       { name: 'kₗ', values: Ly.k_lin, explain: (i) => cattnLines(t, row, Ly, l, A + i, 'kₗ', Ly.k_lin[i]) },
-      { name: k0, values: kn, explain: normed(Ly.k_lin, kn, Ly.k_rstd, Ly.k_norm_w, k0) },
+      { name: k0, values: kn, explain: normed(Ly.k_lin, kn, Ly.k_rstd, Ly.k_norm_w, k0, 'kₗ') },
     ],
   };
 }
