@@ -29,8 +29,6 @@ export const TOOLS = ['lens', 'attribute', 'ablate', 'patch', 'heads'];
 /** The inputs of the section, by the core's field names that fall on them. */
 const FIELD_OF = {
   prompt: 'prompt', clean: 'prompt', ids: 'prompt', token: 'token', target: 'token', other: 'other', corrupted: 'corrupted', reference: 'reference', position: 'prompt',
-  // a model variant the tools refuse, by its key (core/interp/hooked_run.cpp): the model is at fault
-  pos: 'model', n_kv_head: 'model', norm: 'model', mlp: 'model', n_inner: 'model', window: 'model',
 };
 
 export class InterpSection extends Section {
