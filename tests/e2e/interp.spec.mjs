@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
+import { noViolations } from './a11y-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 
@@ -213,6 +214,7 @@ test('interp: the one-click induction run trains, scores the heads on its chart,
     await expect(status).toContainText('above the threshold of 0.4');
   }
   await expect(section.getByRole('button', { name: 'Train an induction head' })).toBeEnabled();
+  await noViolations(page, 'the one-click induction run, ended');
   await page.locator('#tr-lang-zh').click();
   const zh = page.getByRole('region', { name: /· 拆开看/ });
   await expect(zh.locator('#tr-interp-ind-status')).toContainText('阈值 0.4');

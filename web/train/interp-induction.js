@@ -58,7 +58,7 @@ export class InductionRun {
     const { t } = this.ctx;
     const d = this.dom;
     const box = el('div', 'tr-interp-induction');
-    box.append(el('h4', 'tr-interp-sub', t('ip.ind.title')), el('p', 'tr-hint', t('ip.ind.about', { threshold: INDUCTION.threshold, budget: INDUCTION.budget })));
+    box.append(el('h3', 'tr-h3', t('ip.ind.title')), el('p', 'tr-hint', t('ip.ind.about', { threshold: INDUCTION.threshold, budget: INDUCTION.budget })));
     const lab = el('label', 'aps-label', t('ip.ind.budget'));
     lab.htmlFor = 'tr-interp-ind-budget';
     d.budget = idEl('tr-interp-ind-budget', 'input', 'tr-input tr-num-input');
