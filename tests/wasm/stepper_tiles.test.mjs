@@ -26,7 +26,7 @@ const num = (v) => (v === '-inf' ? NEG : v);
 /** The core's spec of a preset, as the page builds it (stepper.js:buildSpec, context.js:activeInputs). */
 function specOf(id) {
   const p = presetPatch(id, api);
-  const spec = { ...p.options, ...variantSpec(p.variants) };
+  const spec = { ...p.options, ...variantSpec(p.variants, p.options.n_head) };
   const names = p.variants.mla ? ['x', 'W_q', ...MLA_KEYS] : ['x', 'W_q', 'W_k', 'W_v'];
   for (const k of [...names, 'W_o']) spec[k] = p.matrices[k];
   return spec;
