@@ -6,7 +6,7 @@
 //     arithmetic (a viewport capture, 1366 px wide);
 //   train-<variant>.png: the training page's model view (every head's map of one prompt) of a
 //     model with that variant chosen in the form, after a short seeded run of the copy task
-//     (TRAIN_STEPS steps, the page's default seed): the element alone, at 1366 px.
+//     (TRAIN_STEPS steps, the page's default seed): the model view and its enlarged head, at 1366 px.
 //
 //   node scripts/docs-screenshots.mjs                        # all of them
 //   node scripts/docs-screenshots.mjs flash mla train-alibi  # some of them (the names of SHOTS, TRAIN_SHOTS)
