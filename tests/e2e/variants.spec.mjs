@@ -213,6 +213,18 @@ test('n_head changed under grouped-query heads: the mismatch named beside the ke
   await expect(figure(page, 'Shared key/value heads')).toContainText('n_head × n_kv_head = 8 × 2');
 });
 
+test('a core message on an option without a message slot (RoPE on an odd head_dim) is shown, not lost', async ({ page }) => {
+  await open(page);
+  await page.getByLabel('Heads (n_head)').fill('2'); // the identity example's 2 columns: head_dim 1
+  await page.getByRole('radiogroup', { name: 'Rotary positions (RoPE)' }).getByRole('radio', { name: 'pairs (2i, 2i+1)' }).click();
+  await expect(page.getByText(/RoPE turns pairs of dimensions but head_dim is 1, odd/).first()).toBeVisible();
+  await expect(page.getByText('Waiting for valid input')).toBeVisible();
+  await page.getByLabel('Heads (n_head)').fill('1');
+  await expect(page.getByText('Waiting for valid input')).toBeHidden();
+  await expect(page.getByText(/RoPE turns pairs of dimensions/)).toBeHidden();
+  await expect(page.getByRole('heading', { name: 'q′ = q rotated', exact: true })).toBeVisible();
+});
+
 test('exercises: a windowed query’s keys in English, a rotated q in 中文 with its hints', async ({ page }) => {
   await open(page);
   await page.getByLabel(L.en.exercise, { exact: true }).selectOption('window-keys');
