@@ -6,6 +6,11 @@
 //       layers, n_embd 64, 4 heads, block 64) and small (4, 128, 4, 128). 5 warm-up steps, then
 //       30 (tiny) / 15 (small) timed steps: "W3_train_tiny params=… step_ms_min=… step_ms_med=…
 //       tok/s_med=… tok/s_best=…", tokens/s = 16·block / step.
+//   W7  W3's training step with the modern variants (gpt.h), same batch, steps and timing: tiny and
+//       small with RoPE, RMSNorm, SwiGLU and n_kv_head 2 ("W7_train_tiny_llama", "…_small_llama",
+//       the issue's target rows), and tiny with ALiBi ("W7_train_tiny_alibi") and with a sliding
+//       window of 16 ("W7_train_tiny_window"), so that each variant's kernels are timed once.
+//       PyTorch's twin: torch_peer.py --only w7 (peers/variants_model.py).
 //   W4  greedy generation of 256 tokens with the tiny model: without a cache (nanoGPT: the context
 //       cropped to the last 64 tokens, a full forward per token) and with the KV cache (block 257).
 //       "W4_gen256_… min_us=… med_us=… tok/s_med=…".
@@ -31,7 +36,7 @@
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w9… (default w3,w4)] [--reference] [--threads N]
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
@@ -98,6 +103,24 @@ void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int s
               name.c_str(), static_cast<long long>(model.num_parameters()), mn * 1e3, md * 1e3, B * T / md,
               B * T / mn, steps, loss);
   std::fflush(stdout);
+}
+
+// W7's configurations (bench/README.md), in the order they print: {name, config}.
+std::vector<std::pair<std::string, ap::GPTConfig>> w7_configs() {
+  auto llama = [](ap::GPTConfig c) {
+    c.pos = ap::Positions::rope;
+    c.norm = ap::Norm::rmsnorm;
+    c.mlp = ap::Mlp::swiglu;
+    c.n_kv_head = 2;
+    return c;
+  };
+  ap::GPTConfig alibi = ap::GPTConfig::tiny(65), window = ap::GPTConfig::tiny(65);
+  alibi.pos = ap::Positions::alibi;
+  window.window = 16;
+  return {{"W7_train_tiny_llama", llama(ap::GPTConfig::tiny(65))},
+          {"W7_train_small_llama", llama(ap::GPTConfig::small(65))},
+          {"W7_train_tiny_alibi", alibi},
+          {"W7_train_tiny_window", window}};
 }
 
 // This process's CPU time over all its threads, in seconds (natively; wall time in wasm).
@@ -476,6 +499,11 @@ int main(int argc, char** argv) {
       train_bench("W3_train_tiny" + sfx, ap::GPTConfig::tiny(65), 16, quick ? 5 : 30, quick ? 2 : 5);
       train_bench("W3_train_small" + sfx, ap::GPTConfig::small(65), 16, quick ? 3 : 15, quick ? 1 : 5);
     }
+    if (wants("w7"))
+      for (const auto& [name, cfg] : w7_configs()) {
+        const bool small = cfg.n_layer > 2;  // W3's steps: 30 tiny, 15 small
+        train_bench(name + sfx, cfg, 16, quick ? (small ? 3 : 5) : (small ? 15 : 30), quick ? (small ? 1 : 2) : 5);
+      }
     if (wants("w3t")) {
 #if defined(__EMSCRIPTEN__)
       std::printf("W3t: natively only (the page's workers: bench/train_bench.mjs)\n");

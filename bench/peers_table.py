@@ -136,8 +136,11 @@ for label, key, ok, tk, fl in (
     print(f"{label:28s} {us(o)} {gf(fl, o, p_wasm):>14s} {us(c):>11s} {us(r)} {gf(fl, r, p_wasm):>14s} {us(t)} "
           f"{ratio(o, r):>9s} {ratio(c, r):>9s} {ratio(o, t):>9s}")
 
-# W3 / W4 (when the model's runners print them): tokens/s, ours ÷ PyTorch
+# W3 / W7 / W4 (when the model's runners print them): tokens/s, ours ÷ PyTorch
 w34 = [("W3 training tiny", "W3_train_tiny"), ("W3 training small", "W3_train_small"),
+       ("W7 training tiny, RoPE+RMSNorm+SwiGLU+2 kv", "W7_train_tiny_llama"),
+       ("W7 training small, RoPE+RMSNorm+SwiGLU+2 kv", "W7_train_small_llama"),
+       ("W7 training tiny, ALiBi", "W7_train_tiny_alibi"), ("W7 training tiny, window 16", "W7_train_tiny_window"),
        ("W4 generation, no cache (blk 64)", "W4_gen256_nocache_blk64"),
        ("W4 generation, KV cache (blk 257)", "W4_gen256_kvcache_blk257")]
 
@@ -154,7 +157,7 @@ def tokps(runner, key):
 
 have = [w for w in w34 if any(tokps(k, w[1]) for k in med)]
 if have:
-    print("\n== W3 / W4: tokens/s (medians; ratios ours ÷ PyTorch CPU). W3: 16·block tokens per training step;"
+    print("\n== W3 / W7 / W4: tokens/s (medians; ratios ours ÷ PyTorch CPU). W3, W7: 16·block tokens per training step;"
           "\n   W4: 256 generated tokens. ort and tfjs run in Node (wasm); tfjs W3 only with TFJS_ONLY=…,w3")
     print(f"{'workload':52s} {'native':>9s} {'Node':>9s} {'Chromium':>9s} {'torch':>9s} {'ort':>9s} {'tfjs':>9s} "
           f"{'nat÷torch':>9s} {'Node÷torch':>10s} {'Chr÷torch':>9s}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run_peers.sh — one sitting: ours and the peers on the workloads W1–W4 and W6 (bench/README.md),
+# bench/run_peers.sh — one sitting: ours and the peers on the workloads W1–W4, W6 and W7 (bench/README.md),
 # one thread each, interleaved for several rounds, then a table of medians and ratios (ours ÷
 # peer, as speeds) with GFLOP/s as a % of the machine's measured peak (bench/peers_table.py).
 #   ours:  native (build/ap_bench, the fast tier on the CPU's best ISA), wasm SIMD128 in Node
@@ -16,7 +16,7 @@
 # shared, overloaded machine where waiting for a core would otherwise be counted: every runner
 # reads AP_BENCH_CPU_TIME=1 (ours natively and in Node, the peers). Chromium has no CPU clock:
 # skipped.
-#   bench/run_peers.sh [ROUNDS]        (default 3; ONLY=w1,w2,w3,w4,w6 the workloads, NO_CHROMIUM=1
+#   bench/run_peers.sh [ROUNDS]        (default 3; ONLY=w1,w2,w3,w4,w6,w7 the workloads, NO_CHROMIUM=1
 #                                       to skip the browser, TFJS_ONLY=w1,w2,w4 tfjs's: its W3
 #                                       takes minutes; QUICK=1: every runner with few trials and
 #                                       steps, to prove that they all work — it measures nothing)
@@ -24,11 +24,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
-only=${ONLY:-w1,w2,w3,w4,w6}
-tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr "," "\n" | { grep -v -e w3 -e w6 || true; } | paste -sd, -)}
+only=${ONLY:-w1,w2,w3,w4,w6,w7}
+tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr "," "\n" | { grep -v -e w3 -e w6 -e w7 || true; } | paste -sd, -)}
 core=0; gpt=0
 [[ $only == *w1* || $only == *w2* ]] && core=1
-[[ $only == *w3* || $only == *w4* || $only == *w6* ]] && gpt=1
+[[ $only == *w3* || $only == *w4* || $only == *w6* || $only == *w7* ]] && gpt=1
 cpu_time=${CPU_TIME:-0}
 quick=(); peak_trials=3
 [[ -n ${QUICK:-} ]] && { quick=(--quick); peak_trials=1; }

@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-// docs-screenshots.mjs — the screenshots of docs/stepper.md's modern variants, taken from the page
-// itself: each variant's example opened in Debian's Chromium at 1366 × 900, scrolled to the
-// variant's step, one cell of it focused so that the explanation box shows its arithmetic, and
-// saved as docs/stepper-<variant>.png (a viewport capture, 1366 px wide).
+// docs-screenshots.mjs — the screenshots of the modern variants in docs/stepper.md and
+// docs/train.md, taken from the pages themselves in Debian's Chromium:
+//   stepper-<variant>.png: each variant's example opened in the stepper at 1366 × 900, scrolled
+//     to the variant's step, one cell of it focused so that the explanation box shows its
+//     arithmetic (a viewport capture, 1366 px wide);
+//   train-<variant>.png: the training page's model view (every head's map of one prompt) of a
+//     model with that variant chosen in the form, after a short seeded run of the copy task
+//     (TRAIN_STEPS steps, the page's default seed): the model view and its enlarged head, at 1366 px.
 //
-//   node scripts/docs-screenshots.mjs            # all of them
-//   node scripts/docs-screenshots.mjs flash mla  # some of them (the names of SHOTS)
+//   node scripts/docs-screenshots.mjs                        # all of them
+//   node scripts/docs-screenshots.mjs flash mla train-alibi  # some of them (the names of SHOTS, TRAIN_SHOTS)
 //
 // Limits: needs web/gen/ built (scripts/build wasm) and /usr/bin/chromium (or CHROMIUM_PATH); the
-// pictures follow the page, so they are taken again by hand after the page changes.
+// pictures follow the pages, so they are taken again by hand after a page changes. The training
+// runs take a minute or two each on a loaded machine.
 import { chromium } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
 import { serveWeb } from './web-server.mjs';
@@ -29,8 +34,40 @@ const SHOTS = {
   mla: { example: 'mla-latent', panel: 'q_latent', focus: 'scores_absorbed', cell: [2, 1] },
 };
 
-const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(SHOTS);
-for (const n of names) if (!SHOTS[n]) throw new Error(`no screenshot "${n}" (use ${Object.keys(SHOTS).join(', ')})`);
+/**
+ * The training page's shots: the form's variant choices (the page's permalink keys), trained
+ * TRAIN_STEPS steps on the copy task, then the model view of PROMPT. The window is 8 so that the
+ * hatched keys behind it show on a 21-character prompt.
+ */
+const TRAIN_SHOTS = {
+  'train-rope': 'pos=rope',
+  'train-alibi': 'pos=alibi',
+  'train-gqa': 'n_kv_head=1',
+  'train-window': 'window=8',
+};
+const TRAIN_STEPS = 600;
+const PROMPT = '\ncabej=cabej\nhid=hid\n';
+
+const all = { ...SHOTS, ...TRAIN_SHOTS };
+const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(all);
+for (const n of names) if (!all[n]) throw new Error(`no screenshot "${n}" (use ${Object.keys(all).join(', ')})`);
+
+/** A model of the variant `choice` trained in the page, its model view saved as docs/<name>.png. */
+async function trainShot(page, url, name, choice) {
+  const hash = `#steps=${TRAIN_STEPS}&sample_every=0&${choice}&prompt=${encodeURIComponent(PROMPT)}`;
+  await page.goto(`${url}/train/index.html${hash}`);
+  await page.locator('#app[data-status="ready"]').waitFor();
+  await page.locator('#tr-start').click();
+  await page.locator('#app[data-train="done"], #app[data-train="diverged"]').waitFor({ timeout: 900_000 });
+  await page.locator('#tr-maps').click();
+  const view = page.locator('#tr-maps-box');
+  await view.waitFor();
+  await page.locator('#tr-maps-box[data-painted]').waitFor();
+  await view.evaluate((v) => v.scrollIntoView({ block: 'start' }));
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await view.screenshot({ path: `${DOCS}${name}.png` });
+  console.log(`docs/${name}.png: ${choice}, ${TRAIN_STEPS} steps`);
+}
 
 const { server, url } = await serveWeb({ port: 0 });
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
@@ -40,6 +77,7 @@ try {
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.addInitScript(() => localStorage.setItem('attention-playground.lang', 'en'));
   for (const name of names) {
+    if (TRAIN_SHOTS[name]) { await trainShot(page, url, name, TRAIN_SHOTS[name]); continue; }
     const s = SHOTS[name];
     await page.goto(`${url}/index.html`);
     await page.locator('#app[data-status="ready"]').waitFor();

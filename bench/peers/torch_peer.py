@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_peer.py — PyTorch on the CPU running the workloads of bench/README.md (W1–W4), the
+"""torch_peer.py — PyTorch on the CPU running the workloads of bench/README.md (W1–W4, W6, W7), the
 native peer of bench/run_peers.sh. A benchmark: it prints numbers and never fails on them.
 
 What it measures, one process, float32, `--threads` threads (1 in every sitting we quote):
@@ -8,6 +8,8 @@ What it measures, one process, float32, `--threads` threads (1 in every sitting 
       F.scaled_dot_product_attention where this PyTorch has it (W1_attn_sdpa_T…; 1.13 has not).
   W2  torch.mm of two (n, n) matrices into a preallocated output, n = 64, 256, 512.
   W3  a training step of the tiny and the small GPT (forward, backward, AdamW) on random tokens.
+  W7  W3's step with the modern variants (variants_model.py): tiny and small with RoPE, RMSNorm,
+      SwiGLU and 2 key/value heads, tiny with ALiBi, tiny with a window of 16.
   W4  greedy generation of 256 tokens with the tiny GPT: without a cache (the context cropped to
       the last 64 tokens, a full forward per token) and with a KV cache (block 257); the two are
       checked to give the same tokens before the cached one is timed.
@@ -27,7 +29,7 @@ Two threads on a 2-core machine slow this small work down: quote one thread.
 AP_BENCH_CPU_TIME=1 times this process's CPU time (time.process_time) instead of wall time, for a
 loaded machine, as ours does.
 
-  /usr/bin/python3 bench/peers/torch_peer.py [--threads 1] [--only w1,w2,w3,w4] [--trials 9]
+  /usr/bin/python3 bench/peers/torch_peer.py [--threads 1] [--only w1,w2,w3,w4,w6,w7] [--trials 9]
                                              [--steps 30] [--quick]
 """
 import argparse
@@ -43,6 +45,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gpt2s.py (W6's weights), beside this file
 import gpt2s  # noqa: E402
+import variants_model  # noqa: E402  (W7's model)
 
 clock = time.process_time if os.environ.get("AP_BENCH_CPU_TIME") == "1" else time.perf_counter
 VOCAB = 65
@@ -170,9 +173,13 @@ def w2(tag, trials):
             bench(tag, f"W2_mm_n{n}", lambda: torch.mm(a, b, out=c), 2 * n ** 3, trials)
 
 
-def w3(tag, name, cfg, steps, warmup=5):
+def w3(tag, name, cfg, steps, warmup=5, variants=None):
+    """variants: W7's keyword arguments of variants_model.VariantGPT (None: W3's nanoGPT)."""
     torch.manual_seed(0)
-    m = GPT(VOCAB, cfg["block"], cfg["L"], cfg["C"], cfg["H"])
+    if variants is None:
+        m = GPT(VOCAB, cfg["block"], cfg["L"], cfg["C"], cfg["H"])
+    else:
+        m = variants_model.VariantGPT(VOCAB, cfg["block"], cfg["L"], cfg["C"], cfg["H"], **variants)
     nparam = sum(p.numel() for p in m.parameters())
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.1)
     data = torch.randint(0, VOCAB, (steps + warmup, BATCH, cfg["block"] + 1))
@@ -308,7 +315,7 @@ def w6(tag, quick):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="PyTorch CPU on the workloads W1–W4 (bench/README.md).")
+    ap = argparse.ArgumentParser(description="PyTorch CPU on the workloads W1–W4, W6, W7 (bench/README.md).")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", default="w1,w2,w3,w4", help="the workloads, comma-separated")
     ap.add_argument("--trials", type=int, default=9)
@@ -327,6 +334,11 @@ def main():
     if "w3" in only:
         w3(tag, "W3_train_tiny", TINY, 5 if args.quick else args.steps)
         w3(tag, "W3_train_small", SMALL, 3 if args.quick else max(10, args.steps // 2))
+    if "w7" in only:
+        for name, (cfg, variants) in variants_model.W7.items():
+            small = cfg["L"] > 2
+            steps = (3 if small else 5) if args.quick else (max(10, args.steps // 2) if small else args.steps)
+            w3(tag, name, cfg, steps, variants=variants)
     if "w4" in only:
         w4(tag, 3 if args.quick else max(5, trials // 2))
     if "w6" in only:

@@ -170,6 +170,15 @@ test('backward: RoPE’s rotation back, FlashAttention-2’s recomputed P, the l
   await cell(page.locator('figure[data-panel="d_v"]'), 5, 1).focus();
   await expect.poll(() => explainText(page)).toContain('∂L/∂v[6,2] = Σ_b (P_bᵀ · ∂L/∂O_b)[6,2]');
   await expect(page.locator('.aps-explain')).toContainText('one term per tile');
+  // ∂L/∂k kept per key block over the query blocks, ∂L/∂q per query block over the key blocks
+  await cell(page.locator('figure[data-panel="d_k"]'), 5, 1).focus();
+  await expect.poll(() => explainText(page)).toContain('∂L/∂k[6,2] = Σ_b (∂L/∂S_bᵀ · q_b)[6,2] b over the 4 query blocks meeting key block 2');
+  await cell(page.locator('figure[data-panel="d_q"]'), 9, 1).focus();
+  await expect.poll(() => explainText(page)).toContain('∂L/∂q[10,2] = Σ_b (∂L/∂S_b · k_b)[10,2] b over the 4 key blocks meeting query block 3');
+  await page.getByRole('button', { name: '中文', exact: true }).click();
+  await cell(page.locator('figure[data-panel="d_q"]'), 9, 1).focus();
+  await expect.poll(() => explainText(page)).toContain('b 取遍与第 3 个查询块相遇的 4 个键块');
+  await page.getByRole('button', { name: 'English', exact: true }).click();
   await example(page, 'en', 'mla-latent');
   await expect(figure(page, '∂L/∂c (the latent)')).toContainText('gathers both');
   await expect(figure(page, '∂L/∂W_dkv')).toBeVisible();

@@ -198,6 +198,33 @@ test('backward: every variant’s example, with RoPE’s rotation back and the g
   }
 });
 
+test('n_head changed under grouped-query heads: the mismatch named beside the key/value heads, the settings kept', async ({ page }) => {
+  await open(page);
+  await example(page, 'en', 'gqa-8-2');
+  await expect(figure(page, 'Shared key/value heads')).toBeVisible();
+  const nHead = page.getByLabel('Heads (n_head)');
+  await nHead.fill('3');
+  await expect(page.locator('[data-field="n_kv_head"] .aps-field-error')).toContainText('n_kv_head must divide n_head = 3');
+  await expect(page.getByText('Waiting for valid input')).toBeVisible();
+  await expect(nHead).toHaveValue('3');
+  await expect(page.getByLabel('Key/value heads (0 = n_head)')).toHaveValue('2');
+  await nHead.fill('8');
+  await expect(page.locator('[data-field="n_kv_head"] .aps-field-error')).toHaveText('');
+  await expect(figure(page, 'Shared key/value heads')).toContainText('n_head × n_kv_head = 8 × 2');
+});
+
+test('a core message on an option without a message slot (RoPE on an odd head_dim) is shown, not lost', async ({ page }) => {
+  await open(page);
+  await page.getByLabel('Heads (n_head)').fill('2'); // the identity example's 2 columns: head_dim 1
+  await page.getByRole('radiogroup', { name: 'Rotary positions (RoPE)' }).getByRole('radio', { name: 'pairs (2i, 2i+1)' }).click();
+  await expect(page.getByText(/RoPE turns pairs of dimensions but head_dim is 1, odd/).first()).toBeVisible();
+  await expect(page.getByText('Waiting for valid input')).toBeVisible();
+  await page.getByLabel('Heads (n_head)').fill('1');
+  await expect(page.getByText('Waiting for valid input')).toBeHidden();
+  await expect(page.getByText(/RoPE turns pairs of dimensions/)).toBeHidden();
+  await expect(page.getByRole('heading', { name: 'q′ = q rotated', exact: true })).toBeVisible();
+});
+
 test('exercises: a windowed query’s keys in English, a rotated q in 中文 with its hints', async ({ page }) => {
   await open(page);
   await page.getByLabel(L.en.exercise, { exact: true }).selectOption('window-keys');

@@ -24,7 +24,7 @@ const CASES = [
 ];
 
 /** The stepper's spec of a state (stepper.js buildSpec in Q, K, V mode, forward). */
-const stepperSpec = (s) => ({ ...s.options, ...variantSpec(s.variants), Q: s.matrices.Q, K: s.matrices.K, V: s.matrices.V });
+const stepperSpec = (s) => ({ ...s.options, ...variantSpec(s.variants, s.options.n_head), Q: s.matrices.Q, K: s.matrices.K, V: s.matrices.V });
 
 test('each head of a variant model opens in the stepper with its variant set and the same weights', () => {
   gpt.setKernels('reference');

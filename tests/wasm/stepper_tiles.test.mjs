@@ -26,7 +26,7 @@ const num = (v) => (v === '-inf' ? NEG : v);
 /** The core's spec of a preset, as the page builds it (stepper.js:buildSpec, context.js:activeInputs). */
 function specOf(id) {
   const p = presetPatch(id, api);
-  const spec = { ...p.options, ...variantSpec(p.variants) };
+  const spec = { ...p.options, ...variantSpec(p.variants, p.options.n_head) };
   const names = p.variants.mla ? ['x', 'W_q', ...MLA_KEYS] : ['x', 'W_q', 'W_k', 'W_v'];
   for (const k of [...names, 'W_o']) spec[k] = p.matrices[k];
   return spec;
@@ -175,6 +175,16 @@ test('FlashAttention-2\'s backward panels: D = rowsum(dO ⊙ O) and the recomput
     const terms = ex.lines.find((l) => l.kind === 'terms').text.slice(2).split(' + ').map((v) => Number(v.replace(/[()]/g, '').replace('−', '-').replace('e−', 'e-')));
     assert.equal(terms.length, 4, 'one term per query block');
     close(terms.reduce((a, b) => a + b, 0), c.expect.grads.heads[h].v[row][col], `∂L/∂v[${row + 1},${col + 1}] from its tiles`, 2e-4);
+  }
+  // ∂L/∂k per key block over the query blocks, ∂L/∂q per query block over the key blocks: the
+  // per-tile terms the page shows sum to the golden gradient (finite differences of float64)
+  for (const [panel, row, col, h] of [['d_k', 5, 1, 0], ['d_k', 12, 0, 1], ['d_q', 9, 1, 0], ['d_q', 15, 0, 1]]) {
+    const ex = explainGrad(bw, { panel, row, col, head: h }, t);
+    assert.match(ex.lines[0].text, panel === 'd_k' ? /Σ_b \(∂L\/∂S_bᵀ · q_b\)/ : /Σ_b \(∂L\/∂S_b · k_b\)/);
+    const terms = ex.lines.find((l) => l.kind === 'terms').text.slice(2).split(' + ').map((v) => Number(v.replace(/[()]/g, '').replace('−', '-').replace('e−', 'e-')));
+    assert.equal(terms.length, 4, `${panel}: one term per tile of its block`);
+    const want = c.expect.grads.heads[h][panel.slice(2)][row][col];
+    close(terms.reduce((a, b) => a + b, 0), want, `${panel}[${row + 1},${col + 1}] of head ${h + 1} from its tiles`, 2e-4);
   }
   const lines = explainGrad(bw, { panel: 'flash_P', row: 5, col: 4, head: 0 }, t).lines.map((l) => l.text).join('\n');
   assert.match(lines, /P\[6,5\] = e\^\(M\[6,5\] − L\[6\]\)/);

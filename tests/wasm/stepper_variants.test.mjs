@@ -20,7 +20,7 @@ const t = (k, p) => `${k}${p ? JSON.stringify(p) : ''}`;
 /** The core's spec of a preset, as the page builds it (stepper.js:buildSpec). */
 function specOf(id, extra = {}) {
   const p = presetPatch(id, api);
-  const spec = { ...p.options, ...variantSpec({ ...p.variants, ...extra }) };
+  const spec = { ...p.options, ...variantSpec({ ...p.variants, ...extra }, p.options.n_head) };
   for (const k of p.mode === 'x' ? ['x', 'W_q', 'W_k', 'W_v'] : ['Q', 'K', 'V']) spec[k] = p.matrices[k];
   return spec;
 }
@@ -56,6 +56,9 @@ test('the page sends each variant only when it is on, and old states read as all
   // a GPT head's own ALiBi slope (opened from the training page) goes to the core as its one slope
   assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi: true, alibi_slope: 0.25 }), { alibi: true, alibi_slopes: [0.25] });
   assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi_slope: 0.25 }), {}, 'a slope without ALiBi stays out');
+  // it is one head's slope: with more heads the slopes follow n_head (the core's own 2^(−8h/n_head))
+  assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi: true, alibi_slope: 0.25 }, 2), { alibi: true });
+  assert.deepEqual(variantSpec({ ...VARIANTS_OFF, alibi: true, alibi_slope: 0.25 }, 1), { alibi: true, alibi_slopes: [0.25] });
   assert.equal(validateState({ ...old, variants: { ...kept, alibi_slope: 3 } }).variants.alibi_slope, 0, 'a slope out of (0, 1] reads as none');
   assert.deepEqual(Object.keys(defaultState().options), ['n_head', 'causal', 'mask', 'base', 'scale', 'softmax'], 'options stay a spec the core takes');
 });

@@ -99,8 +99,11 @@ export const ROPE_PAIRINGS = ['none', 'interleaved', 'halves'];
 /**
  * The core's spec keys of the variants in use (rope_base and rope_dims with RoPE, sinks with a
  * window; an option that is off is left out, as the core refuses e.g. rope_base without rope).
+ * nHead: the state's n_head. A GPT head's own ALiBi slope (alibi_slope) is one head's: it is used
+ * while n_head is 1; with more heads the slopes follow n_head (ALiBi's own 2^(−8h/n_head)), and
+ * the slope stays in the state for when n_head is 1 again.
  */
-export function variantSpec(o = VARIANTS_OFF) {
+export function variantSpec(o = VARIANTS_OFF, nHead = 1) {
   const spec = {};
   if (o.rope !== 'none') {
     spec.rope = o.rope;
@@ -108,7 +111,7 @@ export function variantSpec(o = VARIANTS_OFF) {
     if (o.rope_dims) spec.rope_dims = o.rope_dims;
   }
   if (o.alibi) spec.alibi = true;
-  if (o.alibi && o.alibi_slope) spec.alibi_slopes = [o.alibi_slope];  // a GPT head's own slope (one head)
+  if (o.alibi && o.alibi_slope && nHead === 1) spec.alibi_slopes = [o.alibi_slope];  // a GPT head's own slope (one head)
   if (o.n_kv_head) spec.n_kv_head = o.n_kv_head;
   if (o.window) { spec.window = o.window; if (o.sinks) spec.sinks = o.sinks; }
   // the tiles need both sizes: one alone goes to the core, which names the one missing

@@ -10,7 +10,7 @@ import { el, segGroup, langSwitch } from '../common/ui.js';
 import { MAX_DIM, MAX_HEADS, BIAS_OF, VARIANTS_OFF } from '../common/state.js';
 import { createI18n, storeLang } from './i18n.js';
 import { MatrixEditor, textToCells } from './grid.js';
-import { cellText } from '../common/format.js';
+import { cellText, formatNumber } from '../common/format.js';
 import { PRESETS, presetPatch } from '../common/presets.js';
 import { EXERCISE_IDS } from '../common/exercise.js';
 import { STEPS, BIASES, UPSTREAM_EDITOR, rebuild, recompute, userChange, activeInputs, isBackward, tokenRowLabel } from './context.js';
@@ -367,7 +367,10 @@ function variantsBox(ctx) {
   rope.append(field(ctx, t('var.rope_base'), numInput(ctx, 'rope_base', o.rope_base, 1, 1e9), 'rope_base'));
   rope.append(field(ctx, t('var.rope_dims'), intInput(ctx, 'rope_dims', o.rope_dims, 0, MAX_DIM), 'rope_dims'));
   box.append(rope);
-  box.append(checkField('alibi', o.alibi, t('var.alibi'), (v) => recompute(ctx, (s) => { s.variants.alibi = v; }), 'alibi'));
+  const alibi = checkField('alibi', o.alibi, t('var.alibi'), (v) => recompute(ctx, (s) => { s.variants.alibi = v; }), 'alibi');
+  // a GPT head's own slope (state.js variantSpec: used while n_head is 1)
+  if (o.alibi_slope) alibi.append(el('span', 'aps-hint', t('var.alibiSlope', { m: formatNumber(o.alibi_slope) })));
+  box.append(alibi);
   const row = el('div', 'aps-opt-row');
   row.append(field(ctx, t('var.n_kv_head'), intInput(ctx, 'n_kv_head', o.n_kv_head, 0, MAX_HEADS), 'n_kv_head'));
   row.append(field(ctx, t('var.window'), intInput(ctx, 'window', o.window, 0, MAX_DIM * 2), 'window'));

@@ -325,7 +325,7 @@ function setStale(ctx, stale) {
 
 /** The core's spec of the state: the options and the grids' text (and the loss in backward mode). */
 function buildSpec(ctx, forwardOnly = false) {
-  const spec = { ...ctx.state.options, ...variantSpec(ctx.state.variants) };
+  const spec = { ...ctx.state.options, ...variantSpec(ctx.state.variants, ctx.state.options.n_head) };
   for (const k of activeInputs(ctx)) spec[k] = ctx.editors.get(k).text();
   if (isBackward(ctx) && !forwardOnly) {
     const u = ctx.state.upstream;
@@ -367,7 +367,7 @@ function showCoreError(ctx, e) {
   const err = e instanceof AttentionError ? e : new AttentionError(String(e?.message ?? e), {});
   const msg = localized(ctx.t, err);
   if (editors.has(err.field)) editors.get(err.field).setError(msg, err.row, err.column);
-  else if (OPTION_FIELDS.includes(err.field)) setOptError(ctx, err.field, msg);
+  else if (OPTION_FIELDS.includes(err.field) && optErrorSlot(ctx, err.field)) setOptError(ctx, err.field, msg);
   else if ((err.field === 'loss' || err.field === 'target' || err.field === 'd_out') && dom.upstreamError) dom.upstreamError.textContent = msg;
   else {
     dom.error.hidden = false;

@@ -294,6 +294,35 @@ export function tileGradNote(ctx, p, bw) {
 /** Head h's columns of a per-head matrix's row (width w each, from offset off inside the head). */
 const headCols = (rowv, h, width, off, n) => rowv.slice(h * width + off, h * width + off + n);
 
+/**
+ * ∂L/∂k and ∂L/∂q (of the rotated k′, q′ with RoPE) tile by tile, as FlashAttention-2 accumulates
+ * them (the trace's steps: dK kept per key block over the query blocks, dQ per query block over
+ * the key blocks): one term per tile, the step's value less the one before. Null for another panel.
+ */
+function tileQKGrad(bw, c, t, L, feeds) {
+  const tr = bw.trace;
+  const fl = tr.flash;
+  const p = tr.rope ? '′' : '';
+  const isK = c.panel === (tr.rope ? 'd_k_rot' : 'd_k');
+  if (!isK && c.panel !== (tr.rope ? 'd_q_rot' : 'd_q')) return null;
+  const { i, j, I, J, h, hs } = c;
+  const blk = Math.floor(i / (isK ? fl.block_k : fl.block_q));
+  const steps = bw.grads.flash.steps.filter((s) => s.head === h && (isK ? s.k_block === blk : s.q_block === blk));
+  if (!steps.length) return null;
+  const r = i - (isK ? steps[0].c0 : steps[0].r0);
+  let before = 0;
+  const adds = steps.map((s) => { const m = isK ? s.dk : s.dq; const v = m[r][j] - before; before = m[r][j]; return v; });
+  const { F, T, R, N } = L;
+  F(isK ? `∂L/∂k${p}[${I},${J}] = Σ_b (∂L/∂S_bᵀ · q${p}_b)[${I},${J}] ⟨${t('var.ex.overQueryBlocks', { n: steps.length, k: blk + 1 })}⟩`
+    : `∂L/∂q${p}[${I},${J}] = Σ_b (∂L/∂S_b · k${p}_b)[${I},${J}] ⟨${t('var.ex.overKeyBlocks', { n: steps.length, k: blk + 1 })}⟩`);
+  T(`= ${adds.map(term).join(' + ')}`);
+  const G = bw.grads.heads[h];
+  R((isK ? (tr.rope ? G.k_rot : G.k) : (tr.rope ? G.q_rot : G.q))[i][j]);
+  N(t(isK ? 'var.ex.tilesBackK' : 'var.ex.tilesBackQ'));
+  feeds.push(isK ? { panel: 'd_scores', col: i } : { panel: 'd_scores', row: i });
+  return `∂L/∂${isK ? 'k' : 'q'}${p}[${I},${J}]${hs}`;
+}
+
 /** The arithmetic of a backward tile or latent cell, or null for another panel. */
 export function explainTilesGrad(bw, c, t, L, feeds) {
   const tr = bw.trace;
@@ -335,6 +364,8 @@ export function explainTilesGrad(bw, c, t, L, feeds) {
     feeds.push({ panel: 'flash_P', col: i });
     return `∂L/∂v[${I},${J}]${hs}`;
   }
+  const tile = g.flash && tileQKGrad(bw, c, t, L, feeds);
+  if (tile) return tile;
   const ml = tr.mla;
   if (!ml) return null;
   const x = tr.inputs.x;
