@@ -13,7 +13,7 @@ heads, vocabulary 300):
   - OUT_DIR/tiny-qwen2.gguf: a Qwen2-shaped model (q/k/v biases, an untied lm_head) as a GGUF v3
     file in F32 (tests/gguf_writer.py), without a tokenizer (the page then takes token ids);
   - OUT_DIR/expected.json: for each, the prompt (text and ids) and PyTorch's logits of the next
-    token after it, the 8 largest, largest first.
+    token after it, the 32 largest, largest first.
 Exit 77 without torch.
 """
 import json
@@ -31,7 +31,7 @@ except ImportError:
 import gguf_writer as gw  # noqa: E402
 from llama_torch_test import MODELS, hf_forward, random_weights, write_folder  # noqa: E402
 
-TOP = 8
+TOP = 32
 # llama.cpp's tensor names (llama-arch.cpp), for the Qwen2 file
 GGUF_TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
             "lm_head.weight": "output.weight"}
