@@ -27,6 +27,26 @@ const MODEL_FILE = /\.(pt|pth|ckpt|safetensors|bin|gguf)$/i;
 /** Whether this browser's file input picks folders (webkitdirectory: Chromium, Firefox, Safari). */
 const FOLDERS = typeof HTMLInputElement !== 'undefined' && 'webkitdirectory' in HTMLInputElement.prototype;
 
+/**
+ * The files of dropped entries (a dropped folder's files, one level deep, as a Hugging Face model's
+ * folder lays them out) and the folder's name when one folder was dropped.
+ */
+async function folderFiles(entries) {
+  const file = (x) => new Promise((resolve, reject) => x.file(resolve, reject));
+  const files = [];
+  const dirs = entries.filter((x) => x.isDirectory);
+  for (const d of dirs) {
+    const reader = d.createReader();
+    for (;;) {
+      const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) break;
+      for (const x of batch) if (x.isFile) files.push(await file(x));
+    }
+  }
+  for (const x of entries) if (x.isFile) files.push(await file(x));
+  return { files, folder: dirs.length === 1 ? dirs[0].name : undefined };
+}
+
 /** A folder's name from its files' paths (the folder picker's webkitRelativePath), or undefined. */
 function folderName(files) {
   const parts = String(files.find((f) => f.webkitRelativePath)?.webkitRelativePath ?? '').split('/');
@@ -60,8 +80,11 @@ export class OpenSection extends Section {
     s.addEventListener('drop', (e) => {
       e.preventDefault();
       zone.classList.remove('is-over');
+      const entries = [...(e.dataTransfer?.items ?? [])].map((i) => i.webkitGetAsEntry?.()).filter(Boolean); // now: the list empties after the event
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length) this.open(files);
+      if (entries.some((x) => x.isDirectory)) {
+        folderFiles(entries).then(({ files: all, folder }) => all.length && this.open(all, folder), (err) => this.showError(files, err));
+      } else if (files.length) this.open(files);
     });
     dom.zone = zone;
     dom.progressBox = el('div', 'tr-open-progress');
@@ -85,7 +108,14 @@ export class OpenSection extends Section {
   }
 
   /** Opens the files as the page's model (in the worker); the model that was there stays on failure. */
-  async open(picked) {
+  /** A drop that could not be read (a folder the browser would not list): said as an opening's refusal. */
+  showError(files, err) {
+    this.rt.openMessage = { kind: 'error', names: files.map((f) => f.name).join(', '), detail: err?.message ?? String(err) };
+    this.ctx.app.dataset.open = 'refused';
+    this.refresh();
+  }
+
+  async open(picked, dropped) {
     const { rt } = this;
     const { training, maps, generation, next, surprisal } = this.ctx.sections;
     if (rt.opening) return;
@@ -95,7 +125,7 @@ export class OpenSection extends Section {
     const alone = !picked.some((f) => MODEL_FILE.test(f.name));
     const files = prev && alone ? [...prev.filter((f) => !picked.some((p) => p.name === f.name)), ...picked] : picked;
     const completed = prev && alone ? { added: picked.map((f) => f.name).join(', '), model: prev.filter((f) => MODEL_FILE.test(f.name)).map((f) => f.name).join(', ') } : null;
-    const folder = folderName(picked);
+    const folder = dropped ?? folderName(picked);
     const names = folder ?? files.map((f) => f.name).join(', ');
     rt.opening = { names, loaded: 0, total: 0, name: '' };
     rt.openMessage = null;
