@@ -7,6 +7,11 @@
 // Everything it needs comes in as arguments (openModel's `core`): a new GptSession, the run that
 // adopts it, and the parser of the core's answers. It holds no state between openings. Each
 // opening leaves its phases' times on the user-timing timeline (phases(), below).
+// A Llama-family model (a Hugging Face folder: config.json, model.safetensors or the index and its
+// shards, tokenizer.json; or one GGUF file) goes through open_files instead (openFiles, below): the
+// headers of each file as the core asks for them, then each tensor range's bytes written straight
+// into the core's buffer for it, so the weights are in memory once (as the files hold them) until
+// the model is made from them.
 // Limits: the small files (meta.pkl, config.json, the tokenizer's) are read whole, up to 64 MiB
 // each; the model file never is (its headers as the core asks for them, then its weights in slices
 // through one reused buffer: slices(), below).
@@ -24,15 +29,20 @@ function isBytes(v) {
   return v instanceof Uint8Array || v instanceof ArrayBuffer;
 }
 
-/** The files by role: {model, meta, config, tokenizer: [], other: []}, each {name, blob}. */
-export function classifyFiles(files) {
-  const list = Array.from(files ?? [], (f) => {
+/** The files as {name, blob} (a File's own name: a folder's files come without their folder). */
+function fileList(files) {
+  return Array.from(files ?? [], (f) => {
     const name = String(f?.name ?? '');
     const data = f instanceof Blob ? f : f?.data;
     const blob = data instanceof Blob ? data : isBytes(data) ? new Blob([data]) : null;
     if (!name || !blob) throw new TypeError('openModel(files): each file must be a File, or {name, data: Uint8Array|Blob}');
-    return { name, blob };
+    return { name, blob, path: String(f?.webkitRelativePath || name) };
   });
+}
+
+/** The files by role: {model, meta, config, tokenizer: [], other: []}, each {name, blob}. */
+export function classifyFiles(files) {
+  const list = fileList(files);
   const set = { model: null, meta: null, config: null, tokenizer: [], other: [] };
   for (const f of list) {
     const base = f.name.toLowerCase();
@@ -191,6 +201,7 @@ function phases() {
  * session is deleted and the GptError thrown.
  */
 export async function openModel(core, files, options = {}) {
+  if (await isLlamaSet(fileList(files))) return openFiles(core, fileList(files), options);
   const { newSession, adopt, answer } = core;
   const clock = phases();
   const set = classifyFiles(files);
@@ -238,6 +249,110 @@ export async function openModel(core, files, options = {}) {
     }
     const info = answer(session.open_finish());
     info.opened.notes = openNotes(set, info);
+    const run = adopt(session, info.opened);
+    clock.lap('finish');
+    clock.measure(name);
+    return run;
+  } catch (e) {
+    session.delete();
+    throw e;
+  }
+}
+
+// ---- a Llama-family model of several files: a Hugging Face folder, or one GGUF file ----
+
+const INDEX = 'model.safetensors.index.json';
+const LLAMA_SMALL = ['config.json', INDEX, 'tokenizer.json', 'tokenizer_config.json'];
+const base = (f) => f.name.split(/[\\/]/).pop();
+
+/**
+ * Whether the files are a model open_files opens: a .gguf, an index of shards, several
+ * .safetensors, or a config.json whose model_type is not GPT-2's (GPT-2's folder and this project's
+ * files go through open_begin).
+ */
+async function isLlamaSet(list) {
+  if (list.some((f) => /\.gguf$/i.test(f.name))) return true;
+  if (list.some((f) => base(f) === INDEX)) return true;
+  if (list.filter((f) => /\.safetensors$/i.test(f.name)).length > 1) return true;
+  const config = list.find((f) => base(f) === 'config.json');
+  if (!config || config.blob.size > SMALL_LIMIT) return false;
+  try {
+    const type = JSON.parse(await config.blob.text())?.model_type;
+    return typeof type === 'string' && type !== 'gpt2';
+  } catch {
+    return false; // the GPT-2 path names the fault
+  }
+}
+
+/** What the page says about a Llama-family opening: the files not used, a missing tokenizer. */
+function filesNotes(list, begun, info) {
+  const notes = [];
+  const used = new Set([...begun.files, ...LLAMA_SMALL]);
+  if (info.tokenizer === 'token_ids') {
+    const ids = Array.from({ length: Math.min(3, info.config.vocab_size) }, (_, i) => `[${i}]`).join('');
+    notes.push(begun.format === 'gguf'
+      ? { code: 'gguf_no_tokenizer', ids, vocab: info.config.vocab_size, file: info.opened.tokenizer_note ?? '' }
+      : { code: 'no_tokenizer', ids, vocab: info.config.vocab_size });
+  }
+  for (const f of list) if (!used.has(base(f))) notes.push({ code: 'unused', file: base(f) });
+  return notes;
+}
+
+/** The name messages call the model by: its folder (from the picker's paths), else its file. */
+function modelName(list) {
+  const dir = list.map((f) => f.path.split(/[\\/]/)).find((p) => p.length > 1);
+  if (dir) return dir[dir.length - 2];
+  const gguf = list.find((f) => /\.gguf$/i.test(f.name));
+  return gguf ? base(gguf) : 'the folder';
+}
+
+async function openFiles(core, list, options) {
+  const { newSession, adopt, answer } = core;
+  const clock = phases();
+  const chunk = options.chunkBytes ?? 16 << 20;
+  const onProgress = options.onProgress ?? (() => {});
+  const by = (n) => list.find((f) => base(f) === n);
+  const small = await Promise.all(LLAMA_SMALL.map((n) => readSmall(by(n))));
+  const models = list.filter((f) => /\.(safetensors|gguf)$/i.test(f.name));
+  const name = options.name ?? modelName(list);
+  const session = newSession();
+  try {
+    clock.lap('head');
+    const spec = { name, files: models.map((f) => ({ name: base(f), size: f.blob.size })) };
+    const begun = answer(session.open_files(JSON.stringify(spec), ...small));
+    const files = begun.files.map((n) => models.find((f) => base(f) === n));
+    clock.lap('tokenizer');
+    // the headers: the ranges the core asks for, read in pieces of at least 4 MiB (a GGUF's header
+    // has no length of its own: its vocabulary makes it megabytes)
+    let plan;
+    for (let round = 0; ; round++) {
+      plan = answer(session.open_files_plan());
+      if (!plan.need) break;
+      if (round === 256) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
+      for (const [i, at, n] of plan.need) {
+        const blob = files[i].blob;
+        const m = Math.min(blob.size - at, Math.max(n, 4 << 20));
+        answer(session.open_files_piece(i, at, new Uint8Array(await blob.slice(at, at + m).arrayBuffer())));
+      }
+    }
+    clock.lap('plan');
+    let loaded = 0;
+    for (const [i, at, n] of plan.read) {
+      const f = files[i];
+      for await (const bytes of slices(f.blob, at, n, chunk, base(f))) {
+        clock.lap('read');
+        const view = session.open_view(0, bytes.length); // the core's buffer for this range, made now
+        if (view === null) throw new GptError(`${base(f)}: ${bytes.length} bytes do not fit the core's buffer`, { field: base(f) });
+        view.set(bytes);
+        clock.lap('copy');
+        answer(session.open_feed(bytes.length));
+        loaded += bytes.length;
+        onProgress({ loaded, total: plan.bytes, name: base(f) });
+      }
+    }
+    const info = answer(session.open_finish());
+    clock.lap('convert');
+    info.opened.notes = filesNotes(list, begun, info);
     const run = adopt(session, info.opened);
     clock.lap('finish');
     clock.measure(name);

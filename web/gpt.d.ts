@@ -757,6 +757,12 @@ export interface GptSessionHandle {
   open_tokenizer(spec: string, first: Uint8Array | string, second: Uint8Array | string): string;
   /** frees the opening under way (and the tokenizer files) */
   open_cancel(): string;
+  /** starts opening a Llama-family model of several files: spec `{"name","files":[{"name","size"},…]}` (the `.safetensors` shards or one `.gguf`), the bytes of `config.json`, `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json` (each `""` when not given); a shard the index lists but not given, no `config.json`: refused by name → `{"format","files"}` */
+  open_files(spec: string, config: Uint8Array | string, index: Uint8Array | string, tokenizer: Uint8Array | string, tokenizer_config: Uint8Array | string): string;
+  /** bytes of `files[file]` from byte `at`, as `open_files_plan` asked for them */
+  open_files_piece(file: number, at: number, bytes: Uint8Array | string): string;
+  /** plans from the bytes given so far → `{"need":[[file,at,n],…]}`, or once the headers are read checks the model and the memory and makes the buffers for its weights → `{"read":[[file,at,n],…],"bytes"}`, fed with `open_view` / `open_feed`, then `open_finish` */
+  open_files_plan(): string;
   /** a training step in `n` shares: the batch split by rows → `{"step","shares","T","rows"}`, leaving the batch and the parameters */
   step_begin(n: number): string;
   /** share 0's forward and backward here → `{"loss"}`, leaving its gradients and per-token losses */

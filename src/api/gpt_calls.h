@@ -67,7 +67,7 @@ enum class GptRole : unsigned char { run, predict, open, shards, module };
 class GptCallArgs;
 using GptHandler = std::string (*)(GptSession& session, const GptCallArgs& args);
 
-constexpr size_t kMaxCallArgs = 4;
+constexpr size_t kMaxCallArgs = 5;
 constexpr size_t kMaxCallResults = 5;
 
 struct GptCall {
@@ -359,6 +359,14 @@ inline constexpr GptCall kGptCalls[] = {
    R"(GPT-2's tokenizer files for the model being opened (`tokenizer.json`, or `vocab.json` and `merges.txt`), checked now → `{"vocab_size"}`)"},
   {"open_cancel", R::open, {}, {}, nullptr, nullptr,
    "frees the opening under way (and the tokenizer files)"},
+  {"open_files", R::open,
+   {{"spec", K::spec}, {"config", K::bytes}, {"index", K::bytes}, {"tokenizer", K::bytes}, {"tokenizer_config", K::bytes}},
+   {}, nullptr, nullptr,
+   R"(starts opening a Llama-family model of several files: spec `{"name","files":[{"name","size"},…]}` (the `.safetensors` shards or one `.gguf`), the bytes of `config.json`, `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json` (each `""` when not given); a shard the index lists but not given, no `config.json`: refused by name → `{"format","files"}`)"},
+  {"open_files_piece", R::open, {{"file", K::number}, {"at", K::number}, {"bytes", K::bytes}}, {}, nullptr, nullptr,
+   "bytes of `files[file]` from byte `at`, as `open_files_plan` asked for them"},
+  {"open_files_plan", R::open, {}, {}, nullptr, nullptr,
+   R"(plans from the bytes given so far → `{"need":[[file,at,n],…]}`, or once the headers are read checks the model and the memory and makes the buffers for its weights → `{"read":[[file,at,n],…],"bytes"}`, fed with `open_view` / `open_feed`, then `open_finish`)"},
   // the data-parallel shards (gpt_shards.cpp)
   {"step_begin", R::shards, {{"n", K::whole}}, {"batch_ids", "batch_targets", "step_params"}, nullptr,
    [](GptSession& s, A a) { return s.shards().step_begin(a.whole("n")); },

@@ -25,6 +25,12 @@ const GptFullCalls& gpt_full_calls() {
       {"open_finish", [](GptSession& s, A) { return s.open_finish(); }},
       {"open_tokenizer",
        [](GptSession& s, A a) { return s.open_tokenizer(a.spec("spec"), a.bytes("first"), a.bytes("second")); }},
+      {"open_files", [](GptSession& s, A a) {
+         return s.open_files(a.spec("spec"), a.bytes("config"), a.bytes("index"), a.bytes("tokenizer"),
+                             a.bytes("tokenizer_config"));
+       }},
+      {"open_files_piece", [](GptSession& s, A a) { return s.open_files_piece(a.number("file"), a.number("at"), a.bytes("bytes")); }},
+      {"open_files_plan", [](GptSession& s, A) { return s.open_files_plan(); }},
       {"open_cancel", [](GptSession& s, A) {
          s.open_cancel();
          return spec::ok(json::Value::object()).dump();

@@ -8,6 +8,13 @@
 // open_finish hands over the run. The small files (meta.pkl, config.json) come as bytes beside it.
 // This project's own files are read whole (load_checkpoint reads them so), then freed.
 //
+// A Llama-family model of several files (open_files … open_files_plan, below: a Hugging Face folder's
+// config.json, index and safetensors shards, or one GGUF file) is planned the same way, each file a
+// PartialSource of its headers; then the caller writes each tensor range's bytes straight into the
+// buffer made for it (open_view, open_feed: no slice buffer in between), open_finish makes the model
+// and converts every tensor into its parameters (llama_load.h's fill_llama_params), and the bytes are
+// freed. Peak: the weights' bytes as in the files, plus the model (float32), plus the headers.
+//
 // Memory: open_begin compares what opening will take (the model sized from config.json or the
 // safetensors header: 4 bytes per parameter, the KV cache, the activations of one token; and the
 // slice) with what is left (in wasm: the 4 GiB a module can address, minus what it uses now);
@@ -15,10 +22,19 @@
 // a Conv1D weight to transpose) with what is left then. Either refuses with both figures, field
 // "memory". Peak while opening: the model, the slice (16 MiB from the page), one tensor and the
 // headers: about 1.1× an F32 file.
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <map>
 #include <new>
 
 #include "formats/bpe_files.h"
+#include "formats/gguf.h"
+#include "formats/gguf_tokenizer.h"
+#include "formats/gguf_weights.h"
+#include "formats/hf_folder.h"
+#include "formats/hf_tokenizer_json.h"
+#include "formats/llama_load.h"
 #include "api/checkpoint.h"
 #include "api/gpt_json.h"
 #include "api/gpt_session.h"
@@ -273,6 +289,7 @@ std::string GptOpening::open_plan(const std::string& spec_json, const std::strin
 }
 
 std::string GptOpening::open_feed(double n) {
+  if (files_) return files_feed(n);
   return guarded([&] {
     if (!open_ || !open_->fill) throw InputError("no file is being read: call open_plan first", "model");
     if (!(n >= 0 && n <= static_cast<double>(file_.size())))
@@ -285,6 +302,7 @@ std::string GptOpening::open_feed(double n) {
 }
 
 std::string GptOpening::open_finish() {
+  if (files_) return files_finish();
   return guarded([&] {
     if (!open_ || !open_->run) throw InputError("no file is being opened: call open_begin and open_plan first", "model");
     open_->fill->finish();
@@ -326,6 +344,360 @@ void GptOpening::open_cancel() {
   std::string().swap(file_);
   open_.reset();
   tokenizer_.reset();
+  files_.reset();
+  feed_at_ = nullptr;
+  feed_left_ = 0;
+}
+
+// ---- a Llama-family model of several files: a Hugging Face folder, or one GGUF file ----
+
+struct FilesOpening {
+  struct File {
+    std::string name;
+    uint64_t size = 0;
+    std::unique_ptr<PartialSource> src;  // its headers, as read
+  };
+  struct Range {
+    size_t file = 0;
+    uint64_t at = 0;
+    std::string bytes;  // the weights' bytes, as fed
+  };
+  std::string name, format;  // what messages call the model; "hf-folder" or "gguf"
+  std::vector<File> files;
+  HfConfig config;
+  bool has_index = false;
+  HfIndex index;
+  std::string tokenizer_json, tokenizer_config;
+  std::shared_ptr<const HfBpeTokenizer> tokenizer;
+  std::string tokenizer_note;  // why a GGUF's tokenizer was not read
+  // open_files_plan's
+  bool planned = false;
+  GPTConfig model;
+  std::vector<HfTensor> tensors;  // a folder's
+  gguf::File gguf;                // a GGUF's header
+  std::vector<Range> reads;
+  size_t at = 0;  // the range being fed, and how far
+  uint64_t filled = 0, total = 0;
+};
+
+namespace {
+
+bool ends_with_ci(const std::string& s, const char* tail) {
+  const size_t n = std::strlen(tail);
+  if (s.size() < n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != tail[i]) return false;
+  return true;
+}
+
+quant::Type dtype_type(const std::string& dtype) {
+  return dtype == "F16" ? quant::Type::F16 : dtype == "BF16" ? quant::Type::BF16 : quant::Type::F32;
+}
+
+// Ranges of (file, at, n), sorted and merged where adjacent.
+void add_range(std::vector<FilesOpening::Range>& out, std::vector<uint64_t>& sizes, size_t file, uint64_t at, uint64_t n) {
+  if (!out.empty() && out.back().file == file && out.back().at + sizes.back() == at) {
+    sizes.back() += n;
+    return;
+  }
+  out.push_back({file, at, std::string()});
+  sizes.push_back(n);
+}
+
+}  // namespace
+
+std::string GptOpening::open_files(const std::string& spec_json, const std::string& config, const std::string& index,
+                                   const std::string& tokenizer, const std::string& tokenizer_config) {
+  return guarded([&] {
+    open_cancel();
+    const Value spec = json::parse(spec_json);
+    reject_unknown_keys(spec, {"name", "files"}, "open spec");
+    auto o = std::make_shared<FilesOpening>();
+    o->name = read_string(spec, "name", "model", 1024);
+    const Value* files = spec.find("files");
+    if (!files || !files->is_array() || files->items().size() > 4096)
+      throw InputError("files: a list of {\"name\", \"size\"}, the model's .safetensors files or one .gguf", "files");
+    std::map<std::string, uint64_t> given;
+    for (const Value& f : files->items()) {
+      if (!f.is_object()) throw InputError("files: each {\"name\", \"size\"}", "files");
+      reject_unknown_keys(f, {"name", "size"}, "a file");
+      const std::string n = read_string(f, "name", "", 1024);
+      if (n.empty()) throw InputError("files: each file has a name", "files");
+      given[n] = static_cast<uint64_t>(read_int(f, "size", 0, 0, int64_t(1) << 42));
+    }
+    std::vector<std::string> ggufs, tensors_files;
+    for (const auto& [n, size] : given) (ends_with_ci(n, ".gguf") ? ggufs : tensors_files).push_back(n);
+    if (!ggufs.empty()) {
+      if (ggufs.size() + tensors_files.size() > 1)
+        throw InputError("a GGUF file is a whole model: open " + ggufs[0] + " alone (given with " +
+                             (ggufs.size() > 1 ? ggufs[1] : tensors_files[0]) + ")",
+                         ggufs[0]);
+      o->format = "gguf";
+      o->files.push_back({ggufs[0], given[ggufs[0]], nullptr});
+    } else {
+      o->format = "hf-folder";
+      if (config.empty())
+        throw InputError("no config.json among the files: a Hugging Face folder's config.json says the model's shape "
+                         "(layers, heads, widths); give it with the .safetensors files",
+                         "config.json");
+      o->config = read_hf_config(config, "config.json");
+      std::vector<std::string> want;
+      if (!index.empty()) {
+        o->has_index = true;
+        o->index = read_hf_index(index, kHfIndexFile);
+        for (const std::string& f : o->index.files)
+          if (!given.count(f))
+            throw InputError(f + " is listed in " + kHfIndexFile + " but was not given (" +
+                                 std::to_string(o->index.files.size()) + " shards: give them all)",
+                             f);
+        want = o->index.files;
+      } else if (given.count(kHfSingleFile)) {
+        want = {kHfSingleFile};
+      } else {
+        throw InputError(tensors_files.empty()
+                             ? std::string("no weights among the files: give ") + kHfSingleFile + ", or " + kHfIndexFile +
+                                   " with its shards, beside config.json"
+                             : std::string("no ") + kHfIndexFile + " among the files: it says which of " +
+                                   tensors_files[0] + ", … holds each tensor; give it with the shards",
+                         tensors_files.empty() ? kHfSingleFile : kHfIndexFile);
+      }
+      for (const std::string& f : want) o->files.push_back({f, given[f], nullptr});
+      // the memory, from config.json alone, before anything is read
+      const GPTConfig g = llama_gpt_config(o->config);
+      uint64_t bytes = 0;
+      for (const auto& f : o->files) bytes += f.size;
+      const int64_t model = GPT::memory_bytes(g, 1, 1, ModelUse::infer), need = model + static_cast<int64_t>(bytes);
+      const int64_t left = open_memory_left();
+      if (need > left || model > kMaxOpenBytes)
+        throw InputError(refusal(o->name, need, "the model's " + gib(model) + " and the weights' " + gib(int64_t(bytes)) +
+                                                    " as they come from the files",
+                                 left),
+                         "memory");
+    }
+    for (auto& f : o->files) f.src = std::make_unique<PartialSource>(f.size);
+    if (!tokenizer.empty()) {  // read and checked now: a malformed file is named before the weights are read
+      o->tokenizer_json = tokenizer;
+      o->tokenizer_config = tokenizer_config;
+      o->tokenizer = load_hf_tokenizer(tokenizer, tokenizer_config).tokenizer;
+    }
+    files_ = o;
+    Value v = Value::object();
+    v.set("format", o->format);
+    Value names = Value::array();
+    for (const auto& f : o->files) names.push(f.name);
+    v.set("files", std::move(names));
+    return v;
+  });
+}
+
+std::string GptOpening::open_files_piece(double file, double at, std::string bytes) {
+  return guarded([&] {
+    if (!files_ || files_->planned) throw InputError("no files are being planned: call open_files first", "model");
+    if (!(file >= 0 && file < static_cast<double>(files_->files.size())))
+      throw InputError("open_files_piece: a file's place in open_files' list", "file");
+    if (!(at >= 0 && at < 9.007199254740992e15)) throw InputError("open_files_piece: a byte offset ≥ 0", "at");
+    files_->files[static_cast<size_t>(file)].src->add(static_cast<uint64_t>(at), std::move(bytes));
+    return Value::object();
+  });
+}
+
+std::string GptOpening::open_files_plan() {
+  return guarded([&] {
+    if (!files_ || files_->planned) throw InputError("no files are being planned: call open_files first", "model");
+    FilesOpening& o = *files_;
+    Value need = Value::array();
+    auto needs = [&](size_t i, const NeedBytes& n) {
+      for (const ByteRange& r : n.ranges) {
+        Value& x = need.push(Value::array());
+        x.push(static_cast<long long>(i));
+        x.push(static_cast<long long>(r.first));
+        x.push(static_cast<long long>(std::min<uint64_t>(r.second, o.files[i].size - r.first)));
+      }
+    };
+    std::vector<FilesOpening::Range> reads;
+    std::vector<uint64_t> sizes;
+    if (o.format == "gguf") {
+      FilesOpening::File& f = o.files[0];
+      try {
+        o.gguf = gguf::read_file(*f.src, f.name);
+        o.config = gguf_hf_config(*f.src, o.gguf, f.name);  // (rope_freqs.weight's bytes, if it has them)
+      } catch (const NeedBytes& n) {
+        needs(0, n);
+      }
+      if (!need.items().empty()) {
+        Value v = Value::object();
+        v.set("need", std::move(need));
+        return v;
+      }
+      std::vector<const gguf::TensorInfo*> ts;
+      for (const gguf::TensorInfo& t : o.gguf.tensors) ts.push_back(&t);
+      std::sort(ts.begin(), ts.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+      for (const gguf::TensorInfo* t : ts) add_range(reads, sizes, 0, o.gguf.data_start + t->offset, t->bytes);
+      try {  // its tokenizer; without one the model still runs on token ids
+        o.tokenizer = load_gguf_tokenizer(o.gguf, f.name).tokenizer;
+      } catch (const InputError& e) {
+        o.tokenizer_note = e.what();
+      }
+    } else {
+      std::vector<HfShard> shards;
+      for (size_t i = 0; i < o.files.size(); ++i) {
+        try {
+          shards.push_back(read_hf_shard(*o.files[i].src, o.files[i].name));
+        } catch (const NeedBytes& n) {
+          needs(i, n);
+        }
+      }
+      if (!need.items().empty()) {
+        Value v = Value::object();
+        v.set("need", std::move(need));
+        return v;
+      }
+      o.tensors = plan_hf_tensors(o.config, shards, o.has_index ? &o.index : nullptr);
+      std::map<std::string, size_t> place;
+      for (size_t i = 0; i < o.files.size(); ++i) place[o.files[i].name] = i;
+      std::vector<const HfTensor*> ts;
+      for (const HfTensor& t : o.tensors) ts.push_back(&t);
+      std::sort(ts.begin(), ts.end(), [&](auto* a, auto* b) {
+        return std::make_pair(place[a->file], a->offset) < std::make_pair(place[b->file], b->offset);
+      });
+      for (const HfTensor* t : ts) add_range(reads, sizes, place[t->file], t->offset, t->bytes);
+    }
+    o.model = llama_gpt_config(o.config);
+    if (o.tokenizer) {
+      try {
+        Tokenizer::from_hf(o.tokenizer, o.model.vocab_size);  // fits the model
+      } catch (const InputError& e) {
+        throw InputError(std::string(o.format == "gguf" ? o.files[0].name : "tokenizer.json") + ": " + e.what(),
+                         o.format == "gguf" ? o.files[0].name : "tokenizer.json");
+      }
+    }
+    uint64_t total = 0;
+    for (uint64_t n : sizes) total += n;
+    const int64_t model = GPT::memory_bytes(o.model, 1, 1, ModelUse::infer);
+    const int64_t need_bytes = model + static_cast<int64_t>(total), left = open_memory_left();
+    if (need_bytes > left || model > kMaxOpenBytes)
+      throw InputError(refusal(o.name, need_bytes, "the model's " + gib(model) + " and the weights' " + gib(int64_t(total)) +
+                                                       " as they come from the files",
+                               left),
+                       "memory");
+    const int64_t block = o.model.num_parameters() * 4;
+    if (block > kMaxBlockBytes)
+      throw InputError("the parameters of " + o.name + " need " + gib(block) + " in one block, but this module's " +
+                           "allocator gives at most " + gib(kMaxBlockBytes) + " at once: it will not open here; natively, gpt opens it",
+                       "memory");
+    for (auto& f : o.files) f.src.reset();  // the headers are read
+    try {
+      for (size_t i = 0; i < reads.size(); ++i) reads[i].bytes.resize(static_cast<size_t>(sizes[i]));
+    } catch (const std::exception&) {
+      open_cancel();
+      throw InputError("could not set aside " + gib(int64_t(total)) + " for the weights of " + o.name +
+                           " (the browser refused the memory)",
+                       "memory");
+    }
+    o.reads = std::move(reads);
+    o.planned = true;
+    o.total = total;
+    feed_at_ = o.reads.empty() ? nullptr : &o.reads[0].bytes[0];
+    feed_left_ = o.reads.empty() ? 0 : o.reads[0].bytes.size();
+    Value read = Value::array();
+    for (const auto& r : o.reads) {
+      Value& x = read.push(Value::array());
+      x.push(static_cast<long long>(r.file));
+      x.push(static_cast<long long>(r.at));
+      x.push(static_cast<long long>(r.bytes.size()));
+    }
+    Value v = Value::object();
+    v.set("read", std::move(read));
+    v.set("bytes", static_cast<long long>(total));
+    return v;
+  });
+}
+
+std::string GptOpening::files_feed(double n) {
+  return guarded([&] {
+    FilesOpening& o = *files_;
+    if (!o.planned || o.at >= o.reads.size())
+      throw InputError(o.planned ? "every range is fed: call open_finish" : "no files are being read: call open_files_plan first",
+                       "model");
+    if (!(n >= 0 && n <= static_cast<double>(feed_left_)))
+      throw InputError("open_feed: at most the " + std::to_string(feed_left_) + " bytes left of this range", "n");
+    o.filled += static_cast<uint64_t>(n);
+    const std::string& r = o.reads[o.at].bytes;
+    if (o.filled == r.size()) {
+      ++o.at;
+      o.filled = 0;
+    }
+    if (o.at < o.reads.size()) {
+      std::string& next = o.reads[o.at].bytes;
+      feed_at_ = &next[0] + o.filled;
+      feed_left_ = next.size() - o.filled;
+    } else {
+      feed_at_ = nullptr;
+      feed_left_ = 0;
+    }
+    uint64_t left = 0;
+    for (size_t i = o.at; i < o.reads.size(); ++i) left += o.reads[i].bytes.size();
+    Value v = Value::object();
+    v.set("left", static_cast<long long>(left - o.filled));
+    return v;
+  });
+}
+
+std::string GptOpening::files_finish() {
+  return guarded([&] {
+    FilesOpening& o = *files_;
+    if (!o.planned) throw InputError("no files are being opened: call open_files and open_files_plan first", "model");
+    if (o.at < o.reads.size())
+      throw InputError(o.files[o.reads[o.at].file].name + ": byte " + std::to_string(o.reads[o.at].at + o.filled) +
+                           " and on were not given (open_feed the ranges open_files_plan asked for)",
+                       o.files[o.reads[o.at].file].name);
+    LlamaWeights w;
+    std::unique_ptr<PartialSource> data;  // a GGUF's data section, for its reader
+    if (o.format == "gguf") {
+      data = std::make_unique<PartialSource>(o.files[0].size);
+      for (auto& r : o.reads) data->add(r.at, std::move(r.bytes));
+      w = read_gguf_weights(*data, o.gguf, o.files[0].name);
+    } else {
+      w.config = o.config;
+      for (const HfTensor& t : o.tensors) {
+        const char* p = nullptr;
+        for (const auto& r : o.reads)
+          if (o.files[r.file].name == t.file && r.at <= t.offset && t.offset + t.bytes <= r.at + r.bytes.size())
+            p = r.bytes.data() + (t.offset - r.at);
+        w.tensors.push_back({t.name, t.shape, dtype_type(t.dtype), p, t.bytes});
+      }
+    }
+    TrainState s;
+    s.model = o.model;
+    s.source = (o.format == "gguf" ? "llama.cpp's " + w.config.model_type + " GGUF " : "Hugging Face's " + w.config.model_type + " folder ") + o.name;
+    if (o.tokenizer) {
+      s.hf_tokenizer = o.tokenizer;
+      s.hf_tokenizer_json = o.tokenizer_json;
+      s.hf_tokenizer_config = o.tokenizer_config;
+    }
+    std::unique_ptr<Trainer> t;
+    try {
+      t = Trainer::open(std::move(s));
+    } catch (const std::bad_alloc&) {
+      throw InputError("could not set aside the model of " + o.name + " (the browser refused the memory)", "memory");
+    }
+    fill_llama_params(w, o.model, t->model().params(), o.name);
+    const std::string format = o.format, name = o.name, note = o.tokenizer_note, type = w.config.model_type;
+    const bool tokenizer = o.tokenizer != nullptr;
+    w = LlamaWeights();
+    data.reset();
+    open_cancel();  // the files' bytes freed
+    s_.predict_.forget();
+    s_.trainer_ = std::move(t);
+    Value v = s_.info_value();
+    Value op = Value::object();
+    op.set("name", name);
+    op.set("format", format);
+    op.set("model_type", type);
+    if (!tokenizer && !note.empty()) op.set("tokenizer_note", note);
+    v.set("opened", std::move(op));
+    return v;
+  });
 }
 
 }  // namespace ap

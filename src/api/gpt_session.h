@@ -87,6 +87,20 @@
 //                            {"vocab_size"}; open_finish gives them to a model without a vocabulary
 //                            of its own (Hugging Face's, a ckpt.pt without meta.pkl)
 //   open_cancel()           frees the opening under way (and the tokenizer files)
+//   open_files(spec, config, index, tokenizer, tokenizer_config)  opening a Llama-family model of
+//                            several files (gpt_open.cpp): spec {"name" (what messages call
+//                            it), "files": [{"name","size"}, …] (the .safetensors shards or one
+//                            .gguf)}, and the bytes of config.json, model.safetensors.index.json,
+//                            tokenizer.json, tokenizer_config.json (each "" when not given). A file
+//                            the index lists but not given, no config.json beside safetensors, a
+//                            malformed small file: refused by name before any weight is read →
+//                            {"format" ("hf-folder" | "gguf"),"files" (the names it reads)}
+//   open_files_piece(file, at, bytes)  bytes of files[file] from byte `at`, as open_files_plan asked
+//   open_files_plan()       → {"need": [[file, at, n], …]} (headers: give them, plan again), or the
+//                            model's config checked, the memory figured (field "memory") and the
+//                            buffers for the weights' bytes made → {"read": [[file, at, n], …],
+//                            "bytes"}: then open_view / open_feed (each range's bytes in order) and
+//                            open_finish (format "hf-folder" | "gguf")
 // Fine-tuning an opened model (gpt_finetune.cpp; train.h's Trainer::finetune):
 //   finetune_memory(spec)   spec {"context" (min(block_size, 128)),"batch_size" (4),"steps" (100),
 //                            "lr" (1e-4),"min_lr" (lr/10),"warmup_steps" (0),"weight_decay","beta1",
@@ -201,6 +215,14 @@ class GptSession {
     return opening_.open_tokenizer(spec_json, first, second);
   }
   void open_cancel() { opening_.open_cancel(); }
+  std::string open_files(const std::string& spec_json, const std::string& config, const std::string& index,
+                         const std::string& tokenizer, const std::string& tokenizer_config) {
+    return opening_.open_files(spec_json, config, index, tokenizer, tokenizer_config);
+  }
+  std::string open_files_piece(double file, double at, std::string bytes) {
+    return opening_.open_files_piece(file, at, std::move(bytes));
+  }
+  std::string open_files_plan() { return opening_.open_files_plan(); }
   std::string finetune_memory(const std::string& spec_json);  // gpt_finetune.cpp
   std::string finetune(const std::string& spec_json, const std::string& text);
 

@@ -208,13 +208,14 @@ function defaultGenPrompt(ctx) {
 }
 
 /**
- * An opened model's default prompt: with GPT-2's BPE, a line of Shakespeare; with characters, a line of Shakespeare spelled in its
+ * An opened model's default prompt: with GPT-2's BPE or a Hugging Face tokenizer (byte-level or with
+ * byte fallback: either spells any text), a line of Shakespeare; with characters, a line of Shakespeare spelled in its
  * vocabulary (its characters that the model has, else its first letters); with token ids (GPT-2's
  * tokens, no tokenizer yet), "Hello, world" in GPT-2's ids when the vocabulary is GPT-2's, else
  * its first ids.
  */
 function openedPrompt(info, n) {
-  if (info.tokenizer === 'gpt2-bpe') return toField('ROMEO: To be, or not to be'.slice(0, n)); // GPT-2's BPE spells any text
+  if (info.tokenizer === 'gpt2-bpe' || info.tokenizer === 'hf-bpe') return toField('ROMEO: To be, or not to be'.slice(0, n)); // these BPEs spell any text
   if (info.tokenizer === 'token_ids') {
     const V = info.config.vocab_size;
     const ids = V >= 50257 ? [15496, 11, 995] : Array.from({ length: Math.min(4, V) }, (_, i) => i);

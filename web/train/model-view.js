@@ -7,6 +7,8 @@
 // the weight under the pointer, and in words each query's strongest key (for screen readers);
 // clicking a head's map opens it in the Attention Stepper (maps.js stepperUrl), as Enter does.
 // The model view and the enlarged map export as PNG and SVG (../common/export.js) with a legend.
+// With grouped-query attention (n_kv_head < n_head) the heads' columns are grouped by the key/value
+// head they share: each column says its group, and a rule starts each group.
 //
 // Cost: the maps are canvases, painted a few per animation frame; pointing at a token writes one
 // CSS variable (the outlines are two absolutely placed boxes per map, positioned by CSS), so a
@@ -139,7 +141,13 @@ export class ModelView {
     grid.style.setProperty('--m', `${m}px`);
     grid.style.setProperty('--T', String(T));
     grid.append(el('span', 'tr-mv-corner'));
-    for (let h = 0; h < NH; h++) grid.append(el('span', 'tr-mv-colhead', t('maps.head', { h: h + 1 })));
+    // grouped-query attention: the query heads that share a key/value head stand together
+    const KV = r.n_kv_head > 0 && r.n_kv_head < NH ? r.n_kv_head : 0;
+    const group = KV ? NH / KV : 1;
+    const kvStart = (h) => (KV && h > 0 && h % group === 0 ? ' tr-mv-kvstart' : '');
+    for (let h = 0; h < NH; h++) {
+      grid.append(el('span', `tr-mv-colhead${kvStart(h)}`, KV ? t('mv.kvHead', { h: h + 1, g: Math.floor(h / group) + 1 }) : t('maps.head', { h: h + 1 })));
+    }
     if (hasSum) for (const s of SUMMARIES) grid.append(el('span', 'tr-mv-colhead tr-mv-sumhead', t(`mv.${s}`)));
     const pending = [];
     const size = m + T * c;
@@ -157,7 +165,7 @@ export class ModelView {
     for (let l = 0; l < L; l++) {
       grid.append(el('h4', 'tr-mv-rowhead', t('maps.layer', { l: l + 1 })));
       for (let h = 0; h < NH; h++) {
-        const a = el('a', 'tr-map');
+        const a = el('a', `tr-map${kvStart(h)}`);
         a.href = stepperUrl(r.specs[l][h], this.opts.lang, null, headSource(l, h, r));
         a.target = '_blank';
         a.rel = 'noopener';
@@ -190,6 +198,7 @@ export class ModelView {
     }
     scroll.append(grid);
     const notes = el('div', 'tr-mv-notes');
+    if (KV) notes.append(el('p', 'tr-mv-note', t('mv.kvNote', { kv: KV, n_head: NH, group })));
     if (hasSum) for (const s of SUMMARIES) notes.append(el('p', 'tr-mv-note', t(`mv.${s}Note`)));
     view.append(strip, key, this.pointedLine, tools, scroll, notes);
     this.zoomBox = el('figure', 'tr-zoom');

@@ -73,7 +73,7 @@ export class MapsSection extends Section {
         this.fail(t('err.promptLong', { n: r.too_long.tokens, max: r.too_long.max }));
         return;
       }
-      rt.maps = { ...r, mask: rt.info.config.mask, window: rt.info.config.window ?? 0, sink: rt.info.config.sink ?? 0, step: rt.step, prompt, model: this.modelName() };
+      rt.maps = { ...r, n_kv_head: rt.info.config.n_kv_head, mask: rt.info.config.mask, window: rt.info.config.window ?? 0, sink: rt.info.config.sink ?? 0, step: rt.step, prompt, model: this.modelName() };
       this.refresh();
       this.onShown?.();
     } catch (e) {

@@ -1,7 +1,10 @@
 // section-open.js — the training page's "Open a model" section (#tr-open): a model trained
 // elsewhere, by the file picker or dropped on the section: nanoGPT's ckpt.pt (with its meta.pkl),
-// a Hugging Face GPT-2 model.safetensors (with config.json and the tokenizer's files), or a
-// .safetensors of this playground (a model-only file, or a training checkpoint without its text).
+// a Hugging Face GPT-2 model.safetensors (with config.json and the tokenizer's files), a
+// .safetensors of this playground (a model-only file, or a training checkpoint without its text),
+// a Hugging Face folder of the Llama family (SmolLM2, Qwen, Llama, Mistral: config.json, the
+// safetensors shards with their index, tokenizer.json), chosen whole by the folder picker where the
+// browser has one (<input webkitdirectory>) or as its files, or one GGUF file (llama.cpp, Ollama).
 // The files go to the worker as File objects; it reads the model file in slices into the core's
 // memory (gpt.js openModel) and reports progress, shown here as a progress bar. Once open, the
 // model is the page's run: the maps, head → stepper, next-token bars, surprisal, generation and
@@ -18,9 +21,37 @@ import { el } from '../common/ui.js';
 import { Section } from './section.js';
 import { fmtInt, idEl, filePicker } from './fields.js';
 
-const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt';
+const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt,.gguf';
 /** A model's own file (the others — meta.pkl, config.json, a tokenizer's — go with one). */
-const MODEL_FILE = /\.(pt|pth|ckpt|safetensors|bin)$/i;
+const MODEL_FILE = /\.(pt|pth|ckpt|safetensors|bin|gguf)$/i;
+/** Whether this browser's file input picks folders (webkitdirectory: Chromium, Firefox, Safari). */
+const FOLDERS = typeof HTMLInputElement !== 'undefined' && 'webkitdirectory' in HTMLInputElement.prototype;
+
+/**
+ * The files of dropped entries (a dropped folder's files, one level deep, as a Hugging Face model's
+ * folder lays them out) and the folder's name when one folder was dropped.
+ */
+async function folderFiles(entries) {
+  const file = (x) => new Promise((resolve, reject) => x.file(resolve, reject));
+  const files = [];
+  const dirs = entries.filter((x) => x.isDirectory);
+  for (const d of dirs) {
+    const reader = d.createReader();
+    for (;;) {
+      const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) break;
+      for (const x of batch) if (x.isFile) files.push(await file(x));
+    }
+  }
+  for (const x of entries) if (x.isFile) files.push(await file(x));
+  return { files, folder: dirs.length === 1 ? dirs[0].name : undefined };
+}
+
+/** A folder's name from its files' paths (the folder picker's webkitRelativePath), or undefined. */
+function folderName(files) {
+  const parts = String(files.find((f) => f.webkitRelativePath)?.webkitRelativePath ?? '').split('/');
+  return parts.length > 1 ? parts[0] : undefined;
+}
 
 export class OpenSection extends Section {
   render() {
@@ -30,7 +61,14 @@ export class OpenSection extends Section {
     const { input: file, label: pick } = filePicker('tr-open-file', t('open.choose'), ACCEPT, (files) => this.open(files),
       { multiple: true, cls: 'aps-btn aps-btn-primary tr-upload' });
     const zone = el('div', 'tr-open-drop');
-    zone.append(file, pick, el('span', 'tr-open-or', t('open.drop')));
+    zone.append(file, pick);
+    if (FOLDERS) {
+      const { input: dir, label: pickDir } = filePicker('tr-open-folder', t('open.chooseFolder'), '', (files) => this.open(files),
+        { multiple: true, cls: 'aps-btn tr-upload' });
+      dir.webkitdirectory = true;
+      zone.append(dir, pickDir);
+    }
+    zone.append(el('span', 'tr-open-or', t('open.drop')));
     for (const ev of ['dragenter', 'dragover']) {
       s.addEventListener(ev, (e) => {
         if (![...(e.dataTransfer?.types ?? [])].includes('Files')) return;
@@ -42,8 +80,11 @@ export class OpenSection extends Section {
     s.addEventListener('drop', (e) => {
       e.preventDefault();
       zone.classList.remove('is-over');
+      const entries = [...(e.dataTransfer?.items ?? [])].map((i) => i.webkitGetAsEntry?.()).filter(Boolean); // now: the list empties after the event
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length) this.open(files);
+      if (entries.some((x) => x.isDirectory)) {
+        folderFiles(entries).then(({ files: all, folder }) => all.length && this.open(all, folder), (err) => this.showError(files, err));
+      } else if (files.length) this.open(files);
     });
     dom.zone = zone;
     dom.progressBox = el('div', 'tr-open-progress');
@@ -67,7 +108,14 @@ export class OpenSection extends Section {
   }
 
   /** Opens the files as the page's model (in the worker); the model that was there stays on failure. */
-  async open(picked) {
+  /** A drop that could not be read (a folder the browser would not list): said as an opening's refusal. */
+  showError(files, err) {
+    this.rt.openMessage = { kind: 'error', names: files.map((f) => f.name).join(', '), detail: err?.message ?? String(err) };
+    this.ctx.app.dataset.open = 'refused';
+    this.refresh();
+  }
+
+  async open(picked, dropped) {
     const { rt } = this;
     const { training, maps, generation, next, surprisal } = this.ctx.sections;
     if (rt.opening) return;
@@ -77,7 +125,8 @@ export class OpenSection extends Section {
     const alone = !picked.some((f) => MODEL_FILE.test(f.name));
     const files = prev && alone ? [...prev.filter((f) => !picked.some((p) => p.name === f.name)), ...picked] : picked;
     const completed = prev && alone ? { added: picked.map((f) => f.name).join(', '), model: prev.filter((f) => MODEL_FILE.test(f.name)).map((f) => f.name).join(', ') } : null;
-    const names = files.map((f) => f.name).join(', ');
+    const folder = dropped ?? folderName(picked);
+    const names = folder ?? files.map((f) => f.name).join(', ');
     rt.opening = { names, loaded: 0, total: 0, name: '' };
     rt.openMessage = null;
     this.ctx.app.dataset.open = 'reading';
@@ -86,7 +135,7 @@ export class OpenSection extends Section {
     try {
       if (wasTraining) await training.pause();
       generation.stop?.();
-      const [info] = await Promise.all([this.ctx.worker.call('open', { run: 'main', files }), this.loadPanel()]);
+      const [info] = await Promise.all([this.ctx.worker.call('open', { run: 'main', files, name: folder }), this.loadPanel()]);
       training.resetRun();
       rt.info = info;
       rt.opened = info.opened;
@@ -162,6 +211,8 @@ export class OpenSection extends Section {
     })));
     const list = el('ul', 'tr-open-notes');
     if (m.completed) list.append(el('li', '', t('open.note.completed', m.completed)));
+    const kv = c.n_kv_head ?? c.n_head;
+    if (kv < c.n_head) list.append(el('li', '', t('open.note.kv_heads', { kv, n_head: c.n_head, group: c.n_head / kv })));
     for (const n of info.opened.notes) list.append(el('li', '', t(`open.note.${n.code}`, { file: n.file ?? '', vocab: fmtInt(n.vocab ?? 0), ids: n.ids ?? '' })));
     if (info.source) list.append(el('li', '', t('open.note.inference')));
     dom.msg.append(list);

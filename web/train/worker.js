@@ -277,8 +277,8 @@ const ops = {
     const out = bytes instanceof Uint8Array ? bytes.slice() : new Uint8Array(bytes);
     return { transfer: [out.buffer], value: { bytes: out, info: describe(r) } };
   },
-  async open({ run: name, files }) {
-    const run = await gpt.openModel(files, { onProgress: (p) => post({ event: 'open_progress', run: name, ...p }) });
+  async open({ run: name, files, name: model }) {
+    const run = await gpt.openModel(files, { name: model, onProgress: (p) => post({ event: 'open_progress', run: name, ...p }) });
     free(name);
     const r = { run, spec: null, sample: { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
     runs.set(name, r);

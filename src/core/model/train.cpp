@@ -187,8 +187,8 @@ std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
   std::unique_ptr<Trainer> t(new Trainer());
   t->source_ = s.source;
   t->has_data_ = false;
-  // GPT-2's BPE, the characters of a meta.pkl, or (neither) the token ids written as text
-  t->tokenizer_ = std::make_unique<Tokenizer>(s.bpe || !s.vocab.empty() ? tokenizer_of(s)
+  // GPT-2's BPE, a Hugging Face tokenizer.json, the characters of a meta.pkl, or (none) the token ids written as text
+  t->tokenizer_ = std::make_unique<Tokenizer>(s.bpe || s.hf_tokenizer || !s.vocab.empty() ? tokenizer_of(s)
                                                                         : Tokenizer::token_ids(s.model.vocab_size));
   if (t->tokenizer_->vocab_size() != s.model.vocab_size)
     throw InputError("the vocabulary has " + num(t->tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +

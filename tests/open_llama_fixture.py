@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""open_llama_fixture.py — the files tests/e2e/open-llama.spec.mjs opens in the training page, and the
+numbers it expects, from our own PyTorch model (llama_torch_test.hf_forward, float64, written from
+transformers), never from the project's core.
+
+    /usr/bin/python3 tests/open_llama_fixture.py OUT_DIR   → prints OUT_DIR/expected.json's path
+
+Writes, with random weights (llama_torch_test's shapes: 2 layers, hidden 64, 4 heads, 2 key/value
+heads, vocabulary 300):
+  - OUT_DIR/TinyLlama-test/: a Llama-shaped Hugging Face folder (Llama 3's rope_scaling, tied
+    embeddings) in F32, as three shards with model.safetensors.index.json, config.json and a
+    byte-level tokenizer.json (llama_torch_test.tokenizer_json: byte b is id b, no BOS);
+  - OUT_DIR/tiny-qwen2.gguf: a Qwen2-shaped model (q/k/v biases, an untied lm_head) as a GGUF v3
+    file in F32 (tests/gguf_writer.py), without a tokenizer (the page then takes token ids);
+  - OUT_DIR/expected.json: for each, the prompt (text and ids) and PyTorch's logits of the next
+    token after it, the 32 largest, largest first.
+Exit 77 without torch.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("open_llama_fixture: skipped: PyTorch is not installed for " + sys.executable)
+    sys.exit(77)
+
+import gguf_writer as gw  # noqa: E402
+from llama_torch_test import MODELS, hf_forward, random_weights, write_folder  # noqa: E402
+
+TOP = 32
+# llama.cpp's tensor names (llama-arch.cpp), for the Qwen2 file
+GGUF_TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+            "lm_head.weight": "output.weight"}
+GGUF_LAYER = {"input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+              "mlp.down_proj.weight": "ffn_down.weight", "self_attn.o_proj.weight": "attn_output.weight"}
+for p in "qkv":
+    GGUF_LAYER[f"self_attn.{p}_proj.weight"] = f"attn_{p}.weight"
+    GGUF_LAYER[f"self_attn.{p}_proj.bias"] = f"attn_{p}.bias"
+
+
+def gguf_name(hf):
+    if hf in GGUF_TOP:
+        return GGUF_TOP[hf]
+    parts = hf.split(".")
+    return f"blk.{parts[2]}." + GGUF_LAYER[".".join(parts[3:])]
+
+
+def qwen2_gguf(path, cfg, weights):
+    a = "qwen2."
+    meta = [("general.architecture", gw.STRING, "qwen2"), ("general.name", gw.STRING, "tiny qwen2"),
+            (a + "context_length", gw.U32, cfg["max_position_embeddings"]),
+            (a + "embedding_length", gw.U32, cfg["hidden_size"]), (a + "block_count", gw.U32, cfg["num_hidden_layers"]),
+            (a + "feed_forward_length", gw.U32, cfg["intermediate_size"]),
+            (a + "attention.head_count", gw.U32, cfg["num_attention_heads"]),
+            (a + "attention.head_count_kv", gw.U32, cfg["num_key_value_heads"]),
+            (a + "rope.freq_base", gw.F32, cfg["rope_theta"]),
+            (a + "attention.layer_norm_rms_epsilon", gw.F32, cfg["rms_norm_eps"]),
+            ("tokenizer.ggml.bos_token_id", gw.U32, cfg["bos_token_id"]),
+            ("tokenizer.ggml.eos_token_id", gw.U32, cfg["eos_token_id"])]
+    tensors = [gw.Tensor(gguf_name(n), "F32", list(reversed(t.shape)), gw.quantize("F32", t.numpy()))
+               for n, t in weights.items()]
+    with open(path, "wb") as f:
+        f.write(gw.write_gguf(meta, tensors))
+
+
+def top(cfg, w, ids):
+    logits = hf_forward(cfg, w, ids)[-1]
+    return [float(v) for v in torch.sort(logits, descending=True).values[:TOP]]
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    llama = MODELS["llama"]
+    w = random_weights(llama, 7)
+    write_folder(os.path.join(out, "TinyLlama-test"), llama, w, "F32", 3)
+    text = "abc de"  # byte-level: each byte its own id (no "h i" merge), no BOS
+    folder = {"prompt": text, "ids": list(text.encode()), "top": top(llama, w, list(text.encode()))}
+
+    qwen2 = MODELS["qwen2"]
+    wq = random_weights(qwen2, 11)
+    qwen2_gguf(os.path.join(out, "tiny-qwen2.gguf"), qwen2, wq)
+    ids = [5, 17, 42, 99, 7, 250, 3, 11]
+    gguf = {"prompt": "".join(f"[{i}]" for i in ids), "ids": ids, "top": top(qwen2, wq, ids)}
+
+    path = os.path.join(out, "expected.json")
+    with open(path, "w") as f:
+        json.dump({"folder": folder, "gguf": gguf}, f)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+// test_gpt_open_files.cpp — the session's opening of a Llama-family model of several files
+// (gpt_opening.h: open_files, open_files_piece, open_files_plan, then open_buffer / open_feed /
+// open_finish), natively, driven as the page drives it: a Hugging Face folder of two shards with its
+// index, built here in bytes (safetensors.h's writer), its headers given as the plan asks, its weights
+// fed a few bytes at a time, gives the model the whole-folder reader gives (hf_folder.h, then
+// llama_load.h's load_llama: the same parameters, bit for bit); a shard the index lists but not given,
+// no config.json and a truncated shard are refused by name, and the session's model stays.
+// Logits against PyTorch: tests/wasm/gpt_open_files.test.mjs and tests/e2e/open-llama.spec.mjs.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/gpt_session.h"
+#include "core/base/rng.h"
+#include "formats/hf_folder.h"
+#include "formats/json.h"
+#include "formats/llama_load.h"
+#include "formats/safetensors.h"
+
+namespace {
+
+using ap::json::Value;
+
+const char* kConfig = R"({"model_type":"llama","hidden_act":"silu","vocab_size":40,"hidden_size":32,
+  "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
+  "max_position_embeddings":32,"rms_norm_eps":1e-6,"rope_theta":10000.0,"tie_word_embeddings":true})";
+
+// The folder: file name → bytes (config.json, the index, two shards).
+std::map<std::string, std::string> folder() {
+  const ap::HfConfig c = ap::read_hf_config(kConfig);
+  ap::Rng rng(3);
+  std::vector<std::vector<float>> values;
+  std::vector<ap::safetensors::TensorData> shard[2];
+  Value map = Value::object();
+  int k = 0;
+  const auto expected = ap::hf_expected_tensors(c);
+  values.reserve(expected.size());
+  for (const auto& [name, shape] : expected) {
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    values.emplace_back(n);
+    for (float& v : values.back()) v = 0.3f * rng.normal();
+    const std::string file = k % 2 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
+    shard[k % 2].push_back({name, "F32", shape, values.back().data(), nullptr});
+    map.set(name, file);
+    ++k;
+  }
+  const ap::safetensors::Limits limits{ap::kMaxHfShardHeader, ap::kMaxHfShardBytes, "shard"};
+  Value index = Value::object();
+  index.set("metadata", Value::object());
+  index.set("weight_map", std::move(map));
+  return {{"config.json", kConfig},
+          {ap::kHfIndexFile, index.dump()},
+          {"model-00001-of-00002.safetensors", ap::safetensors::write_file(Value(), shard[0], limits)},
+          {"model-00002-of-00002.safetensors", ap::safetensors::write_file(Value(), shard[1], limits)}};
+}
+
+std::string spec_of(const std::map<std::string, std::string>& files) {
+  Value list = Value::array();
+  for (const auto& [name, bytes] : files) {
+    if (name.find(".safetensors") == std::string::npos || name == ap::kHfIndexFile) continue;
+    Value& f = list.push(Value::object());
+    f.set("name", name);
+    f.set("size", static_cast<long long>(bytes.size()));
+  }
+  Value spec = Value::object();
+  spec.set("name", "tiny");
+  spec.set("files", std::move(list));
+  return spec.dump();
+}
+
+const Value* ok(const std::string& answer, Value& v) {
+  v = ap::json::parse(answer);
+  INFO(answer);
+  REQUIRE(v.find("ok")->as_bool());
+  return &v;
+}
+
+// Opens the files as gpt-open.js does; the last answer (open_finish's, or a refusal's).
+std::string open(ap::GptSession& s, const std::map<std::string, std::string>& files, size_t piece) {
+  auto get = [&](const std::string& n) { return files.count(n) ? files.at(n) : std::string(); };
+  Value v = ap::json::parse(s.open_files(spec_of(files), get("config.json"), get(ap::kHfIndexFile), "", ""));
+  if (!v.find("ok")->as_bool()) return v.dump();
+  std::vector<std::string> names;
+  for (const Value& n : v.find("files")->items()) names.push_back(n.as_string());
+  for (int round = 0;; ++round) {
+    REQUIRE(round < 16);
+    v = ap::json::parse(s.open_files_plan());
+    if (!v.find("ok")->as_bool() || !v.find("need")) break;
+    for (const Value& r : v.find("need")->items()) {
+      const size_t i = static_cast<size_t>(r.items()[0].as_number());
+      const size_t at = static_cast<size_t>(r.items()[1].as_number()), n = static_cast<size_t>(r.items()[2].as_number());
+      Value x;
+      ok(s.open_files_piece(static_cast<double>(i), static_cast<double>(at), files.at(names[i]).substr(at, n)), x);
+    }
+  }
+  if (!v.find("ok")->as_bool()) return v.dump();
+  for (const Value& r : v.find("read")->items()) {
+    const std::string& bytes = files.at(names[static_cast<size_t>(r.items()[0].as_number())]);
+    const size_t at = static_cast<size_t>(r.items()[1].as_number()), n = static_cast<size_t>(r.items()[2].as_number());
+    for (size_t off = 0; off < n; off += piece) {
+      const size_t m = std::min(piece, n - off);
+      REQUIRE(s.open_size() >= m);
+      std::memcpy(s.open_buffer(), bytes.data() + at + off, m);
+      Value x;
+      ok(s.open_feed(static_cast<double>(m)), x);
+    }
+  }
+  return s.open_finish();
+}
+
+}  // namespace
+
+TEST_CASE("open_files: a sharded folder fed in pieces is the model the whole-folder reader makes", "[gpt][open]") {
+  const auto files = folder();
+  ap::GptSession s;
+  Value v;
+  ok(open(s, files, 100), v);
+  CHECK(v.find("opened")->find("format")->as_string() == "hf-folder");
+  CHECK(v.find("opened")->find("name")->as_string() == "tiny");
+  CHECK(v.find("config")->find("n_kv_head")->as_number() == 2);
+  // the reference: the folder read whole (hf_folder.h) and loaded (llama_load.h)
+  const ap::HfFolder f = ap::read_hf_folder(files);
+  ap::LlamaWeights w;
+  w.config = f.config;
+  for (const ap::HfTensor& t : f.tensors)
+    w.tensors.push_back({t.name, t.shape, ap::quant::Type::F32, files.at(t.file).data() + t.offset, t.bytes});
+  const ap::LlamaModel m = ap::load_llama(w, "tiny");
+  const ap::GPT& model = s.trainer()->model();
+  REQUIRE(model.num_parameters() == static_cast<int64_t>(m.params.size()));
+  CHECK(std::memcmp(model.params(), m.params.data(), m.params.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("open_files: a missing shard, no config.json and a truncated shard are refused by name", "[gpt][open]") {
+  const auto files = folder();
+  ap::GptSession s;
+  Value v;
+  ok(open(s, files, 1 << 20), v);
+  const int64_t n = s.trainer()->model().num_parameters();
+  auto without = files;
+  without.erase("model-00002-of-00002.safetensors");
+  v = ap::json::parse(open(s, without, 1 << 20));
+  CHECK(v.find("error")->as_string().rfind("model-00002-of-00002.safetensors is listed in model.safetensors.index.json but was not given", 0) == 0);
+  CHECK(v.find("field")->as_string() == "model-00002-of-00002.safetensors");
+  without = files;
+  without.erase("config.json");
+  v = ap::json::parse(open(s, without, 1 << 20));
+  CHECK(v.find("field")->as_string() == "config.json");
+  auto cut = files;
+  std::string& shard = cut["model-00001-of-00002.safetensors"];
+  shard.resize(shard.size() - 8);
+  v = ap::json::parse(open(s, cut, 1 << 20));
+  INFO(v.dump());
+  CHECK(v.find("error")->as_string().rfind("model-00001-of-00002.safetensors: tensor", 0) == 0);
+  CHECK(v.find("error")->as_string().find("(truncated)") != std::string::npos);
+  // the model opened first is still the session's
+  REQUIRE(s.trainer());
+  CHECK(s.trainer()->model().num_parameters() == n);
+}
