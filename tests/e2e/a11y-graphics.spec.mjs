@@ -144,6 +144,7 @@ test.describe('reflow after a run: 320 CSS px wide', () => {
   for (const lang of ['en', 'zh']) {
     test(`the training page with maps, walk, bars and KV view (${lang}): no page scroll sideways, nothing cut off`, async ({ page }, testInfo) => {
       await afterRun(page, `${RUN}&lang=${lang}`);
+      await expect(page.locator('html')).toHaveAttribute('lang', lang === 'zh' ? 'zh-CN' : 'en');
       const o = await page.evaluate(() => {
         const se = document.scrollingElement;
         const W = se.clientWidth;
@@ -162,26 +163,41 @@ test.describe('reflow after a run: 320 CSS px wide', () => {
   }
 });
 
-test('screenshots for docs/accessibility.md: the stepper at 200 % zoom, under deuteranopia and in forced colours', async ({ page }, testInfo) => {
-  await page.setViewportSize({ width: 640, height: 900 });
+/** The stepper on the causal 4×4 example, its weights panel in view and painted, then the window's picture. */
+async function weightsShot(page, path) {
   await ready(page);
   await page.locator('select[data-key="preset"]').selectOption('causal-4'); // the stepper page takes no #preset
   const weights = page.locator('figure[data-panel="weights"]');
-  /** The weights panel in view, painted (its canvas and its numbers), then the window's picture. */
-  const shot = async (name) => {
-    await weights.scrollIntoViewIfNeeded();
-    await expect(weights.locator('td[data-c]').first()).toHaveText('1');
-    await settled(page);
-    await page.screenshot({ path: testInfo.outputPath(name) });
-  };
-  await page.evaluate(() => { document.documentElement.style.zoom = '2'; }); // the look of 200 % zoom; layout is tested at 320 px above
-  await shot('stepper-zoom-200.png');
-  await page.evaluate(() => { document.documentElement.style.zoom = ''; });
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await weights.scrollIntoViewIfNeeded();
+  await expect(weights.locator('td[data-c]').first()).toHaveText('1');
+  await settled(page);
+  await page.screenshot({ path });
+}
+
+test.describe('200 % zoom of a 640 × 900 window (a 320 × 450 CSS px viewport drawn at 2×)', () => {
+  test.use({ viewport: { width: 320, height: 450 }, deviceScaleFactor: 2 });
+  test('screenshot for docs/accessibility.md: the stepper at 200 % zoom, the cell arithmetic box leaving the panel in view', async ({ page }, testInfo) => {
+    await weightsShot(page, testInfo.outputPath('stepper-zoom-200.png'));
+    // the arithmetic box: its hint waits below the steps; a cell explained, it sticks to the bottom
+    // covering at most a quarter of the short window, the focused cell in view above it
+    const box = page.locator('.aps-pipeline > .aps-explain');
+    expect(await box.evaluate((e) => getComputedStyle(e).position)).toBe('static');
+    const cell = page.locator('figure[data-panel="weights"] td[data-r="3"][data-c="3"]');
+    await cell.focus();
+    await expect(box.locator('.aps-explain-close')).toBeVisible();
+    expect(await box.evaluate((e) => getComputedStyle(e).position)).toBe('sticky');
+    const [b, c] = [await box.boundingBox(), await cell.boundingBox()];
+    expect(b.height).toBeLessThanOrEqual(450 / 4 + 1);
+    expect(c.y + c.height, 'the focused cell above the box').toBeLessThanOrEqual(b.y + 1);
+    await page.screenshot({ path: testInfo.outputPath('stepper-zoom-200-explained.png') });
+  });
+});
+
+test('screenshots for docs/accessibility.md: the stepper under deuteranopia and in forced colours', async ({ page }, testInfo) => {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'deuteranopia' });
-  await shot('stepper-deuteranopia.png');
+  await weightsShot(page, testInfo.outputPath('stepper-deuteranopia.png'));
   await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'none' });
   await page.emulateMedia({ forcedColors: 'active' });
-  await shot('stepper-forced-colors.png');
+  await weightsShot(page, testInfo.outputPath('stepper-forced-colors.png'));
 });
