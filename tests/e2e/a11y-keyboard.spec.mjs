@@ -121,6 +121,35 @@ test('keyboard only: Tab on from Pause while a run trains, each stop held until 
   await expect(app(page)).toHaveAttribute('data-train', 'training');
 });
 
+test('keyboard only: generation token by token to its last, then played, the focus kept', async ({ page }) => {
+  await page.goto('/train/#steps=12&batch_size=4&eval_interval=4&sample_every=0&seed=3&gen_max=3');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await tabTo(page, { id: 'tr-start' });
+  await page.keyboard.press('Enter');
+  await expect(app(page)).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+  // run the prompt, then Next by Enter until the third token: Next disables itself there
+  await tabTo(page, { id: 'tr-gen-start' });
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-next')).toBeEnabled({ timeout: RUN_MS });
+  await tabTo(page, { id: 'tr-gen-next' });
+  for (let i = 1; i <= 5 && (await page.locator('#tr-gen-next').evaluate((b) => b === document.activeElement)); i++) {
+    const before = await page.locator('#tr-gen-status').textContent();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#tr-gen-status')).not.toHaveText(before, { timeout: RUN_MS });
+    await focusVisible(page, `Next token, ${i} time(s)`);
+  }
+  await expect(page.locator('#tr-gen-next')).toBeDisabled();
+  // Next and Play are done: the focus went to "Run the prompt"; Enter runs it again, Play to the end
+  await expect(page.locator('#tr-gen-start')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-play')).toBeEnabled({ timeout: RUN_MS });
+  await tabTo(page, { id: 'tr-gen-play' });
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-play')).toBeDisabled({ timeout: RUN_MS });
+  await expect(page.locator('#tr-gen-start')).toBeFocused();
+  await focusVisible(page, 'Play to the last token');
+});
+
 test('keyboard only: no trap — Tab alone goes from the top of the page to its footer, focus always visible', async ({ page }) => {
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
