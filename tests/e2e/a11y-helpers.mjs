@@ -29,7 +29,7 @@ export async function noViolations(page, state, off = []) {
 }
 
 /**
- * The focused element (through open shadow roots) as {tag, id, name, outline, inBody}: `outline`
+ * The focused element (through open shadow roots) as {tag, id, key (data-key), cls, name, outline, inBody}: `outline`
  * says whether a focus indicator is drawn (an outline of some width and style, or a box-shadow),
  * on the file input's label for a hidden file input; `inBody` false when the focus is lost to <body> or nowhere.
  */
@@ -42,7 +42,7 @@ export function focused(page) {
     const shown = a.type === 'file' && a.labels?.length ? a.labels[0] : a;
     const s = getComputedStyle(shown);
     const outline = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || (s.boxShadow && s.boxShadow !== 'none');
-    return { inBody: true, tag: a.tagName.toLowerCase(), id: a.id, name: a.getAttribute('aria-label') || a.textContent.trim().slice(0, 40), outline };
+    return { inBody: true, tag: a.tagName.toLowerCase(), id: a.id, key: a.dataset?.key ?? '', cls: String(a.className), name: a.getAttribute('aria-label') || a.textContent.trim().slice(0, 40), outline };
   });
 }
 

@@ -1,14 +1,16 @@
-// a11y-keyboard.spec.mjs — the training page's learner tasks by keyboard alone (keyboard.press and
+// a11y-keyboard.spec.mjs — the learner tasks of both pages by keyboard alone (keyboard.press and
 // type only: no click, no fill, no mouse), checking after every key that the focus is on an element
 // (never lost to <body>) with a visible focus indicator (an outline or box-shadow in its computed
 // style, a11y-helpers.mjs focusVisible): the skip link past the forms; train, pause; the maps, a
 // head focused and opened in the stepper; the next-token sliders; the walk of a position; opening a
 // model by the file input (its chooser answered by the test, as a person's file dialog would be);
+// the stepper's tasks (a matrix typed and every step stepped through; an exercise answered);
 // and no keyboard trap (Tab alone goes from the top of the page to its footer). Limits: a person's
 // judgement of focus order is not measured; the stepper's skip link is in a11y.spec.mjs.
 import { writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { focusVisible, focused } from './a11y-helpers.mjs';
+import { ready } from './stepper-helpers.mjs';
 import { nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
 
 const app = (page) => page.locator('#app');
@@ -99,8 +101,105 @@ test('keyboard only: skip link, train and pause, a head into the stepper, the sl
   await focusVisible(page, 'a model opened');
 });
 
+test('keyboard only: Tab on from Pause while a run trains, each stop held until the run has moved on twice', async ({ page }) => {
+  await page.goto('/train/#steps=20000&batch_size=4&eval_interval=50&sample_every=0');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await tabTo(page, { id: 'tr-start' });
+  await page.keyboard.press('Enter');
+  await expect(app(page)).toHaveAttribute('data-train', 'training', { timeout: RUN_MS });
+  await expect(page.locator('#tr-pause')).toBeFocused();
+  // every Tab stop to the footer, each kept while the page redraws the run's progress twice (a part
+  // redrawn or disabled under the focus would drop it to <body>)
+  const status = page.locator('#tr-status');
+  for (let i = 0; i < 200; i++) {
+    await page.keyboard.press('Tab');
+    const f = await focusVisible(page, `Tab ×${i + 1} while training`);
+    for (let k = 0; k < 2; k++) await expect(status).not.toHaveText(await status.textContent(), { timeout: RUN_MS });
+    await focusVisible(page, `the run moving on under the focus on <${f.tag} id="${f.id}"> "${f.name}"`);
+    if (f.id === 'tr-copy-link') break;
+  }
+  await expect(app(page)).toHaveAttribute('data-train', 'training');
+});
+
+test('keyboard only: generation token by token to its last, then played, the focus kept', async ({ page }) => {
+  await page.goto('/train/#steps=12&batch_size=4&eval_interval=4&sample_every=0&seed=3&gen_max=3');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await tabTo(page, { id: 'tr-start' });
+  await page.keyboard.press('Enter');
+  await expect(app(page)).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+  // run the prompt, then Next by Enter until the third token: Next disables itself there
+  await tabTo(page, { id: 'tr-gen-start' });
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-next')).toBeEnabled({ timeout: RUN_MS });
+  await tabTo(page, { id: 'tr-gen-next' });
+  for (let i = 1; i <= 5 && (await page.locator('#tr-gen-next').evaluate((b) => b === document.activeElement)); i++) {
+    const before = await page.locator('#tr-gen-status').textContent();
+    await page.keyboard.press('Enter');
+    await expect(page.locator('#tr-gen-status')).not.toHaveText(before, { timeout: RUN_MS });
+    await focusVisible(page, `Next token, ${i} time(s)`);
+  }
+  await expect(page.locator('#tr-gen-next')).toBeDisabled();
+  // Next and Play are done: the focus went to "Run the prompt"; Enter runs it again, Play to the end
+  await expect(page.locator('#tr-gen-start')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-play')).toBeEnabled({ timeout: RUN_MS });
+  await tabTo(page, { id: 'tr-gen-play' });
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#tr-gen-play')).toBeDisabled({ timeout: RUN_MS });
+  await expect(page.locator('#tr-gen-start')).toBeFocused();
+  await focusVisible(page, 'Play to the last token');
+});
+
 test('keyboard only: no trap — Tab alone goes from the top of the page to its footer, focus always visible', async ({ page }) => {
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await tabTo(page, { id: 'tr-copy-link' }, { max: 300 });
+});
+
+test('keyboard only, the stepper: type into a matrix, then step through every step', async ({ page }) => {
+  await ready(page);
+  // Tab to x's grid (its one Tab stop is the cell last focused: the first), type a number, Enter
+  const cell = await tabTo(page, (f) => f.tag === 'td' && /aps-gc/.test(f.cls));
+  expect(cell.name).toBe('x row 1, column 1');
+  await page.keyboard.type('2');
+  await page.keyboard.press('Enter');
+  await expect(page.locator('[data-matrix="x"] td[data-r="0"][data-c="0"]')).toHaveText('2');
+  await expect(page.locator('figure[data-panel="weights"] td[data-c]').first()).not.toHaveText('0.6698');
+  await focusVisible(page, 'a cell typed and committed by Enter');
+  // the view's radios: Tab to the checked one ("All steps"), ArrowRight picks "Step by step"
+  await tabTo(page, (f) => f.key === 'view.all', { key: 'Shift+Tab' }); // the toolbar is above the inputs
+  await page.keyboard.press('ArrowRight');
+  await expect(page.locator('[data-key="view.step"]')).toHaveAttribute('aria-checked', 'true');
+  await focusVisible(page, 'Step by step picked by ArrowRight');
+  // Next by Enter to the last step; the focus stays on a control when Next can go no further
+  await tabTo(page, (f) => f.key === 'step.next');
+  const progress = page.locator('.aps-progress-text');
+  for (let i = 1; i < 8; i++) {
+    await expect(progress).toContainText(`Step ${i} of 8`);
+    await page.keyboard.press('Enter');
+    await expect(progress).toContainText(`Step ${i + 1} of 8`);
+    await focusVisible(page, `Next to step ${i + 1}`);
+  }
+});
+
+test('keyboard only, the stepper: pick an exercise, type the answers, check them', async ({ page }) => {
+  await ready(page);
+  // the exercise picker by Tab, its choice by the arrow keys (a closed <select> changes in place)
+  await tabTo(page, (f) => f.key === 'exercise');
+  const select = page.locator('select[data-key="exercise"]');
+  for (let i = 0; i < 40 && (await select.inputValue()) !== 'identity-softmax'; i++) await page.keyboard.press('ArrowDown');
+  await expect(select).toHaveValue('identity-softmax');
+  await expect(page.locator('.aps-exercise')).toBeVisible();
+  await focusVisible(page, 'an exercise picked');
+  // Tab to the first answer; type it; Tab to the second, type it
+  await tabTo(page, (f) => f.tag === 'input' && /aps-answer/.test(f.cls));
+  await page.keyboard.type('0.6698');
+  await page.keyboard.press('Tab');
+  await focusVisible(page, 'Tab from the first answer');
+  await page.keyboard.type('0.3302');
+  // back to "Check answers" by Shift+Tab, Enter: the result is announced and the focus stays visible
+  await tabTo(page, (f) => f.key === 'ex.check', { key: 'Shift+Tab' });
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('status').filter({ hasText: /2 of 4 right/ })).toBeVisible();
+  await focusVisible(page, 'Check answers');
 });

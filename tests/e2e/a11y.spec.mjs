@@ -4,8 +4,9 @@
 // page's <attention-stepper>, the SCORM player, <gpt-lab>), plus what axe cannot see: the skip
 // link walked by keyboard, prefers-reduced-motion and forced colours. Every state must have zero
 // violations; a rule turned off is named in a11y-helpers.mjs with its reason. Its siblings:
-// a11y-train (every training-page state, en and zh), a11y-keyboard, a11y-views (reflow, colour,
-// motion, names, live regions). What is not yet covered is listed in docs/accessibility.md.
+// a11y-train (every training-page state, en and zh), a11y-stepper (the stepper's other states, en
+// and zh), a11y-keyboard, a11y-views (reflow, colour, motion, names, live regions), a11y-graphics
+// (non-text contrast, forced colours and reflow after a run, screenshots). What is not yet covered is listed in docs/accessibility.md.
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { trained } from './train-helpers.mjs';

@@ -360,8 +360,12 @@ export function layoutSteps(ctx) {
   hide(dom.stepnav, !step);
   ctx.root.classList.toggle('aps-step-view', step);
   if (step) {
+    // a button that disables itself under the keyboard's focus (Next at the last step, Previous at
+    // the first) hands the focus to the other one, so it is not lost to <body>
+    const had = ctx.root.getRootNode().activeElement;
     dom.prev.disabled = state.step === 0;
     dom.next.disabled = state.step === steps.length - 1;
+    if (had?.disabled && (had === dom.prev || had === dom.next)) (had === dom.next ? dom.prev : dom.next).focus();
     dom.progressText.textContent = t('step.progress', { n: state.step + 1, total: steps.length, name: t(`stepname.${cur.id}`) });
     if (dom.progressBar.childElementCount !== steps.length) {
       dom.progressBar.replaceChildren(...steps.map((s, k) => {

@@ -158,9 +158,14 @@ export class GenerationSection extends Section {
     const { t } = this.ctx;
     const training = rt.status === 'training' || rt.status === 'starting';
     const can = Boolean(rt.info) && !training;
+    const bar = [dom.next, dom.play, dom.start];
+    const had = this.ctx.app.getRootNode().activeElement;
     dom.start.disabled = !can;
     dom.next.disabled = !can || !rt.gen.active || rt.gen.playing || rt.gen.generated >= rt.gen.max;
     dom.play.disabled = !can || !rt.gen.active || (!rt.gen.playing && rt.gen.generated >= rt.gen.max);
+    // a button that disabled itself under the keyboard's focus (Next or Play at the last token)
+    // hands the focus to one that still works, not to <body>
+    if (bar.includes(had) && had.disabled) bar.find((b) => !b.disabled)?.focus();
     dom.play.textContent = rt.gen.playing ? t('gen.stop') : t('gen.play');
     for (const k of ['gen_temperature', 'gen_top_k', 'gen_top_p']) {
       const inp = this.ctx.byId(`tr-f-${k}`);

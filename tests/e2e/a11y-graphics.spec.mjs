@@ -1,0 +1,203 @@
+// a11y-graphics.spec.mjs — what the eye needs beyond text, computed: non-text contrast (WCAG 1.4.11,
+// 3:1) of the focus rings over every heat colour and the page, the editable cells' and fields'
+// borders, and the loss chart's lines; forced colours (`forced-colors: active`) on the training
+// page's maps after a run (the canvases keep their heat colours and masked cells, a focused map its
+// ring); reflow at 320 CSS px (= 200 % zoom of 640 px) after a run with the maps, walk, next-token
+// bars and KV view shown; and the screenshots docs/accessibility.md shows (200 % zoom, forced
+// colours, deuteranopia), written to the test's output folder. Limits: the contrast is the WCAG
+// ratio of computed CSS colours (a canvas's pixels are read where it says so); a person looks at the
+// screenshots.
+import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { ready } from './stepper-helpers.mjs';
+import { focusVisible } from './a11y-helpers.mjs';
+
+/** A short seeded run of the training page: small, the same every time. */
+const RUN = '#steps=24&batch_size=4&eval_interval=8&sample_every=0&seed=3';
+
+/** Trains RUN, then shows the maps, the walk of a position, the next-token bars and generation's KV view. */
+async function afterRun(page, hash = RUN) {
+  await page.goto(`/train/${hash}`);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.locator('#tr-start').click();
+  await expect(page.locator('#app')).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+  await page.locator('#tr-maps').click();
+  await expect(page.locator('#tr-maps-box')).toHaveAttribute('data-painted', /^[1-9]/, { timeout: RUN_MS });
+  await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
+  await page.locator('#tr-walk-go').click();
+  await expect(page.locator('#tr-walk-status')).toContainText(/^(Position \d+ |位置 \d+（)/, { timeout: RUN_MS });
+  await expect(page.locator('#app')).toHaveAttribute('data-next', 'ready', { timeout: RUN_MS });
+  await page.locator('#tr-gen-start').click();
+  await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
+}
+
+/**
+ * In the page: WCAG's contrast ratio of two CSS colours (rgb()/rgba() strings or #hex), and the
+ * colour an element's box shows behind it (its own or its nearest ancestor's opaque background).
+ */
+const CONTRAST_LIB = () => {
+  const parse = (c) => {
+    if (c.startsWith('#')) { const h = c.length === 4 ? [...c.slice(1)].map((x) => x + x).join('') : c.slice(1); return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)); }
+    return c.match(/[\d.]+/g).slice(0, 3).map(Number);
+  };
+  const lum = (c) => { const [r, g, b] = parse(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  window.__ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  window.__behind = (e) => {
+    for (let a = e; a; a = a.parentElement) { const bg = getComputedStyle(a).backgroundColor; const m = bg.match(/[\d.]+/g); if (m && (m.length < 4 || Number(m[3]) === 1)) return bg; }
+    return 'rgb(255, 255, 255)';
+  };
+};
+
+test('non-text contrast (1.4.11): focus rings over every heat colour and the page, cell and field borders, chart lines, at 3:1', async ({ page }) => {
+  await ready(page);
+  await page.evaluate(CONTRAST_LIB);
+  const low = await page.evaluate(async () => {
+    const out = [];
+    const root = document.querySelector('.aps-root');
+    // a focus ring drawn inside a heat cell (outline-offset < 0) meets the cell's colour on one side
+    // and an inner ring (box-shadow) on the other: one of them must differ from it by 3:1
+    const table = document.createElement('table');
+    table.className = 'aps-mat';
+    const row = table.insertRow();
+    for (const k of [...Array(9).keys()].flatMap((i) => [`h${i}`, `d${i}`])) {
+      const td = row.insertCell();
+      td.className = `aps-c ${k}`;
+      td.tabIndex = 0;
+      td.textContent = '0.5';
+    }
+    root.append(table);
+    for (const td of table.rows[0].cells) {
+      td.focus();
+      const s = getComputedStyle(td);
+      const ring = s.outlineColor;
+      const inner = s.boxShadow.match(/rgba?\([^)]*\)/)?.[0];
+      const best = Math.max(window.__ratio(ring, s.backgroundColor), inner ? window.__ratio(ring, inner) : 0);
+      if (best < 3) out.push(`focus ring ${ring} in a ${td.className} cell (${s.backgroundColor}): ${best.toFixed(2)}`);
+    }
+    table.remove();
+    // rings drawn outside an element meet the page behind it
+    for (const e of [document.querySelector('[data-key="view.step"]'), document.querySelector('.aps-btn'), document.querySelector('select[data-key="preset"]'), document.querySelector('.site-nav-link')].filter(Boolean)) {
+      e.focus();
+      const s = getComputedStyle(e);
+      const r = window.__ratio(s.outlineColor, window.__behind(e.parentElement));
+      if (r < 3) out.push(`focus ring ${s.outlineColor} of ${e.tagName}.${e.className}: ${r.toFixed(2)}`);
+    }
+    // an editable cell or a field is found by its border: 3:1 against what is inside or outside it
+    const fields = [...document.querySelectorAll('.aps-gc, input[type="number"], input[type="text"], select, textarea')].filter((e) => e.getClientRects().length);
+    const seen = new Set();
+    for (const e of fields) {
+      const s = getComputedStyle(e);
+      const key = `${e.tagName}.${e.className}|${s.borderTopColor}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const inside = window.__behind(e);
+      const outside = window.__behind(e.parentElement);
+      const r = Math.max(window.__ratio(s.borderTopColor, inside), window.__ratio(s.borderTopColor, outside), window.__ratio(inside, outside));
+      if (parseFloat(s.borderTopWidth) > 0 && r < 3) out.push(`border ${s.borderTopColor} of ${e.tagName.toLowerCase()}.${e.className} (inside ${inside}, outside ${outside}): ${r.toFixed(2)}`);
+    }
+    // the loss chart's lines against the chart's white
+    const { RUN_STYLES } = await import('/train/chart.js');
+    for (const s of RUN_STYLES) for (const c of [s.color, s.valColor]) { const r = window.__ratio(c, '#ffffff'); if (r < 3) out.push(`chart line ${c}: ${r.toFixed(2)}`); }
+    return out;
+  });
+  expect(low).toEqual([]);
+});
+
+test('forced colours on the training page after a run: the maps keep their heat and masks, a focused map its ring', async ({ page }, testInfo) => {
+  await afterRun(page);
+  await page.emulateMedia({ forcedColors: 'active' });
+  const canvas = page.locator('#tr-maps-box canvas.tr-map-canvas').first();
+  await canvas.scrollIntoViewIfNeeded();
+  // the heat bins and the masked (causal) cells: many colours, not one flat system colour
+  const colours = await canvas.evaluate((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const set = new Set();
+    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return set.size;
+  });
+  expect(colours).toBeGreaterThan(3);
+  // what is on the screen (a screenshot, after forced colours) still holds those colours
+  const shot = await canvas.screenshot();
+  const onScreen = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const x = c.getContext('2d');
+    x.drawImage(img, 0, 0);
+    const d = x.getImageData(0, 0, c.width, c.height).data;
+    const set = new Set();
+    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return set.size;
+  }, shot.toString('base64'));
+  expect(onScreen).toBeGreaterThan(3);
+  // a map reached by Tab shows its focus (an outline or box-shadow, in a system colour)
+  await page.locator('#tr-maps').focus();
+  for (let i = 0; i < 40 && !(await page.evaluate(() => document.activeElement?.classList.contains('tr-map'))); i++) await page.keyboard.press('Tab');
+  await focusVisible(page, 'Tab to a map in forced colours');
+  await page.screenshot({ path: testInfo.outputPath('forced-colors-train-maps.png') });
+});
+
+// 200 % zoom of a 640-px window lays the page out in 320 CSS px (a11y-views.spec.mjs says why it is emulated so)
+test.describe('reflow after a run: 320 CSS px wide', () => {
+  test.use({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2 });
+  for (const lang of ['en', 'zh']) {
+    test(`the training page with maps, walk, bars and KV view (${lang}): no page scroll sideways, nothing cut off`, async ({ page }, testInfo) => {
+      await afterRun(page, `${RUN}&lang=${lang}`);
+      await expect(page.locator('html')).toHaveAttribute('lang', lang === 'zh' ? 'zh-CN' : 'en');
+      const o = await page.evaluate(() => {
+        const se = document.scrollingElement;
+        const W = se.clientWidth;
+        const scrolls = (e) => { for (let a = e.parentElement; a; a = a.parentElement) { const x = getComputedStyle(a).overflowX; if (x === 'auto' || x === 'scroll' || x === 'hidden') return true; } return false; };
+        const lost = [...document.querySelectorAll('button, input, select, textarea, a, h1, h2, h3, p, label, summary, canvas, table')].filter((e) => {
+          const r = e.getBoundingClientRect();
+          if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden' || e.classList.contains('tr-file-hidden') || e.id === 'tr-skip') return false;
+          return (r.right > W + 1 || r.left < -1) && !scrolls(e);
+        }).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${[...e.classList].join('.')} "${e.textContent.trim().slice(0, 30)}"`);
+        return { scrollWidth: se.scrollWidth, clientWidth: W, lost };
+      });
+      if (lang === 'en') await page.screenshot({ path: testInfo.outputPath('train-320px-200pc.png'), fullPage: true });
+      expect(o.scrollWidth, 'the page scrolls sideways').toBeLessThanOrEqual(o.clientWidth);
+      expect(o.lost, 'cut off at 320 px').toEqual([]);
+    });
+  }
+});
+
+/** The stepper on the causal 4×4 example, its weights panel in view and painted, then the window's picture. */
+async function weightsShot(page, path) {
+  await ready(page);
+  await page.locator('select[data-key="preset"]').selectOption('causal-4'); // the stepper page takes no #preset
+  const weights = page.locator('figure[data-panel="weights"]');
+  await weights.scrollIntoViewIfNeeded();
+  await expect(weights.locator('td[data-c]').first()).toHaveText('1');
+  await settled(page);
+  await page.screenshot({ path });
+}
+
+test.describe('200 % zoom of a 640 × 900 window (a 320 × 450 CSS px viewport drawn at 2×)', () => {
+  test.use({ viewport: { width: 320, height: 450 }, deviceScaleFactor: 2 });
+  test('screenshot for docs/accessibility.md: the stepper at 200 % zoom, the cell arithmetic box leaving the panel in view', async ({ page }, testInfo) => {
+    await weightsShot(page, testInfo.outputPath('stepper-zoom-200.png'));
+    // the arithmetic box: its hint waits below the steps; a cell explained, it sticks to the bottom
+    // covering at most a quarter of the short window, the focused cell in view above it
+    const box = page.locator('.aps-pipeline > .aps-explain');
+    expect(await box.evaluate((e) => getComputedStyle(e).position)).toBe('static');
+    const cell = page.locator('figure[data-panel="weights"] td[data-r="3"][data-c="3"]');
+    await cell.focus();
+    await expect(box.locator('.aps-explain-close')).toBeVisible();
+    expect(await box.evaluate((e) => getComputedStyle(e).position)).toBe('sticky');
+    const [b, c] = [await box.boundingBox(), await cell.boundingBox()];
+    expect(b.height).toBeLessThanOrEqual(450 / 4 + 1);
+    expect(c.y + c.height, 'the focused cell above the box').toBeLessThanOrEqual(b.y + 1);
+    await page.screenshot({ path: testInfo.outputPath('stepper-zoom-200-explained.png') });
+  });
+});
+
+test('screenshots for docs/accessibility.md: the stepper under deuteranopia and in forced colours', async ({ page }, testInfo) => {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'deuteranopia' });
+  await weightsShot(page, testInfo.outputPath('stepper-deuteranopia.png'));
+  await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'none' });
+  await page.emulateMedia({ forcedColors: 'active' });
+  await weightsShot(page, testInfo.outputPath('stepper-forced-colors.png'));
+});

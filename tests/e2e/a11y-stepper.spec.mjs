@@ -1,0 +1,152 @@
+// a11y-stepper.spec.mjs — axe-core (WCAG 2.0/2.1/2.2 A and AA, a11y-helpers.mjs) on the stepper's
+// states that a11y.spec.mjs does not reach, in English and 中文: biases on, several heads side by
+// side, a bad cell with its message, the gradient check's table, an exercise being authored, the
+// share and export toolbar in use, each variant's example (RoPE, ALiBi, grouped-query heads, the
+// window with sinks, FlashAttention's tiles stepped, latent attention) and large mode. Each state
+// starts from a fresh page (its `go` loads it and waits until it is there), so one state's failure
+// does not hide the next. Limits: axe judges the DOM (a canvas's pixels are a11y-views.spec's).
+import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { noViolations, ANSWER_TARGETS } from './a11y-helpers.mjs';
+
+const LANG = {
+  en: { status: /C\+\+/, asked: 'cells asked' },
+  zh: { status: /内核/, asked: '个单元格' },
+};
+const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
+
+/** Opens the stepper in `lang` at `hash` and waits for the core's first trace. */
+async function open(page, lang, hash = '') {
+  await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
+  await page.goto(`/${hash}`);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await expect(page.locator('.aps-status')).toContainText(LANG[lang].status);
+}
+
+/** Types `text` into a matrix cell by keyboard (Enter commits it). */
+async function typeInto(page, m, r, c, text) {
+  await gridCell(page, m, r, c).click();
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+/** Picks a ready-made example by its id (the example select's value). */
+async function example(page, id) {
+  await page.locator('select[data-key="preset"]').selectOption(id);
+  await expect(page.locator('select[data-key="preset"]')).toHaveValue(id);
+  await expect(page.locator('.aps-steps')).toBeVisible();
+}
+
+/**
+ * The states, each reached from a fresh page: `go(page, lang)` opens it and waits until the state
+ * shows; `off` names rules turned off (a11y-helpers.mjs says why). Add a stepper state here.
+ */
+const STATES = [
+  {
+    name: 'biases on, b_q edited, a Q cell explained', go: async (page, lang) => {
+      await open(page, lang);
+      await page.locator('input[data-key="use_bias"]').check();
+      await expect(page.locator('[data-matrix="b_o"]')).toBeVisible();
+      await typeInto(page, 'b_q', 0, 0, '0.5');
+      await expect(page.locator('figure[data-panel="q"] td[data-r="0"][data-c="0"]')).toHaveText('1.5000');
+      await page.locator('figure[data-panel="q"] td[data-r="0"][data-c="0"]').focus();
+      await expect(gridCell(page, 'b_q', 0, 0)).toHaveClass(/is-feed/);
+    },
+  },
+  {
+    name: 'two heads side by side', go: async (page, lang) => {
+      await open(page, lang, '#preset=causal-4');
+      await page.locator('input[data-key="n_head"]').fill('2');
+      await expect(page.locator('.aps-heads button[data-key^="head."]')).toHaveCount(2);
+      await page.locator('[data-key="heads.side"]').click();
+      await expect(page.locator('figure[data-panel="weights-heads"] .aps-multiple')).toHaveCount(2);
+    },
+  },
+  {
+    name: 'a bad cell, its message beside the matrix', go: async (page, lang) => {
+      await open(page, lang);
+      await typeInto(page, 'x', 1, 0, 'abc');
+      await expect(gridCell(page, 'x', 1, 0)).toHaveAttribute('aria-invalid', 'true');
+      await expect(page.locator('[data-matrix="x"] .aps-field-error').first()).toContainText('abc');
+    },
+  },
+  {
+    name: 'backward, the gradient check of W_q', go: async (page, lang) => {
+      await open(page, lang);
+      await page.locator('[data-key="direction.backward"]').click();
+      const box = page.locator('.aps-gradcheck');
+      await box.locator('[data-key="gc.name"]').selectOption('W_q');
+      await box.locator('[data-key="gc.all"]').click();
+      await expect(box.locator('.aps-gc-table tbody tr')).toHaveCount(4);
+    },
+  },
+  {
+    name: 'an exercise authored: cells and a step asked, tolerance set', off: ANSWER_TARGETS, go: async (page, lang) => {
+      await open(page, lang, '#preset=two-token');
+      await page.locator('select[data-key="exercise"]').selectOption('custom');
+      await page.locator('figure[data-panel="scores"] td[data-r="1"][data-c="0"]').click();
+      await page.locator('[data-key="ask.context"]').click();
+      await expect(page.locator('figure[data-panel="context"] td.is-asked')).toHaveCount(4);
+      await expect(page.locator('.aps-exercise')).toContainText(LANG[lang].asked);
+      await page.locator('[data-key="ex.decimals"]').fill('2');
+      await page.locator('[data-key="ex.decimals"]').dispatchEvent('change');
+    },
+  },
+  {
+    name: 'share and export: a link copied, the mask chosen to export', go: async (page, lang) => {
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+      await open(page, lang, '#preset=causal-4');
+      await page.locator('button.apx-copy-link').click();
+      await expect(page.locator('.apx-status')).not.toBeEmpty();
+      await page.locator('select.apx-matrix').selectOption('mask');
+      await page.locator('button.apx-format[data-format="csv"]').focus();
+    },
+  },
+  ...['rope-distance', 'alibi-heads', 'gqa-8-2', 'window-sink', 'mla-latent'].map((id) => ({
+    name: `the ${id} example, a cell explained`, go: async (page, lang) => {
+      await open(page, lang);
+      await example(page, id);
+      await page.locator('figure[data-panel="weights"] td[data-r="0"][data-c="0"]').first().focus();
+      await expect(page.locator('.aps-explain')).toBeVisible();
+    },
+  })),
+  {
+    name: 'FlashAttention\'s tiles, step by step at the rescale', go: async (page, lang) => {
+      await open(page, lang);
+      await example(page, 'flash-tiles');
+      await page.locator('[data-key="view.step"]').click();
+      const progress = page.locator('.aps-progress-text');
+      await expect(progress).toBeVisible();
+      // step on until the tiles' step (its panels: the running maximum)
+      for (let i = 0; i < 12 && !(await page.locator('figure[data-panel="flash_m"]').isVisible()); i++) {
+        const before = await progress.textContent();
+        await page.locator('[data-key="step.next"]').click();
+        await expect(progress).not.toHaveText(before);
+      }
+      await expect(page.locator('figure[data-panel="flash_m"]')).toBeVisible();
+    },
+  },
+  {
+    name: 'large mode (40 tokens, two heads, heatmaps)', go: async (page, lang) => {
+      await open(page, lang);
+      await page.evaluate(() => {
+        const s = window.attentionStepper.getState();
+        const I4 = '1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1';
+        const x = Array.from({ length: 40 }, (_, i) => Array.from({ length: 4 }, (_, j) => (Math.round(Math.sin(i * 3 + j) * 90) / 100).toString()).join(' ')).join('\n');
+        window.attentionStepper.setState({ ...s, preset: 'custom', matrices: { ...s.matrices, x, W_q: I4, W_k: I4, W_v: I4, W_o: I4 }, options: { ...s.options, causal: true, n_head: 2 } });
+      });
+      await expect(page.locator('.aps-large')).toBeVisible();
+    },
+  },
+];
+
+for (const lang of ['en', 'zh']) {
+  test(`stepper, the states a11y.spec does not reach, ${lang}`, async ({ page }) => {
+    test.slow(); // a dozen page loads, each checked by axe
+    for (const s of STATES) {
+      await test.step(s.name, async () => {
+        await s.go(page, lang);
+        await noViolations(page, `the stepper (${lang}): ${s.name}`, s.off);
+      });
+    }
+  });
+}
