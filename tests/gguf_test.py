@@ -135,6 +135,18 @@ for name, arch in (('qwen2_v2', 'qwen2'), ('aligned64', 'qwen3')):
     a = json.loads(p.stdout) if p.returncode == 0 else {}
     check(p.returncode == 0 and a.get('model', '').startswith(arch + ' ') and '(pairs half a head apart)' in a['model'],
           f'{name}: {p.stderr} {a.get("model")}')
+# a GGUF file under another name is known by its magic; a FIFO is refused by name, never opened to wait
+renamed = os.path.join(WORK, 'renamed.bin')
+with open(paths['qwen2_v2'], 'rb') as src, open(renamed, 'wb') as dst:
+    dst.write(src.read())
+p = run(GPT, 'inspect', '--json', renamed)
+check(p.returncode == 0 and json.loads(p.stdout).get('version') == 2, f'a GGUF named .bin: {p.stderr}')
+fifo = os.path.join(WORK, 'fifo')
+if os.path.exists(fifo):
+    os.remove(fifo)
+os.mkfifo(fifo)
+p = subprocess.run([GPT, 'inspect', fifo], capture_output=True, text=True, timeout=60)
+check(p.returncode == 1 and f'cannot read {fifo}: not a regular file' in p.stderr, f'a FIFO: {p.returncode} {p.stderr}')
 check(json.loads(run(GPT, 'inspect', '--json', paths['qwen2_v2']).stdout)['version'] == 2, 'version 2 read')
 check(json.loads(run(GPT, 'inspect', '--json', paths['aligned64']).stdout)['alignment'] == 64, 'alignment 64')
 a = json.loads(run(GPT, 'inspect', '--json', paths['no_tensors']).stdout)

@@ -207,6 +207,18 @@ if(PART STREQUAL "train")
   # the loss by position: at block_size, and past it refused for learned positions (naming wpe)
   expect_run("eval --context 16" 0 "^loss by position at context 16 \\(trained at 16\\).*\n15 [0-9.]+\nKV cache: 2,048 bytes \\(2 key/value heads of 2\\)" ${GPT} eval a.safetensors --context 16)
   expect_run("eval --context past wpe" 1 "gpt: --context: learned positions have a row of wpe for each of the 16 positions" ${GPT} eval a.safetensors --context 32)
+  # Every run-spec option reaches the checkpoint's config and training settings under its key.
+  expect_run("train with the variants' options" 0 "^$"
+    ${GPT} train -o v.safetensors ${SHAPE} --task sort --n-chars 2000 --steps 2 --quiet --pos rope --rope-base 5000
+    --rope-dims 4 --rope interleaved --rope-scaling 8,1,4,16 --mask inclusive --softmax naive --n-kv-head 1
+    --norm rmsnorm --mlp swiglu --n-inner 24 --window 4 --sink 1 --head-size 8 --bias false --tie-embeddings false
+    --qkv-bias true --qk-norm true --lr 0.003 --min-lr 0.0002 --warmup-steps 1 --weight-decay 0.02 --grad-clip 0.5
+    --eval-interval 2 --eval-batches 3 --seed 7)
+  expect_run("inspect the variants' run" 0 "^\\{\"ok\":true" ${GPT} inspect v.safetensors --json)
+  expect_answer("the variants' options are in the config" "${out}"
+    "\"config\":\\{\"vocab_size\":12,\"block_size\":16,\"n_layer\":1,\"n_head\":2,\"n_embd\":16,\"mask\":\"inclusive\",\"softmax\":\"naive\",\"bias\":false,\"pos\":\"rope\",\"rope_base\":5000,\"rope_dims\":4,\"rope\":\"interleaved\",\"n_kv_head\":1,\"norm\":\"rmsnorm\",\"mlp\":\"swiglu\",\"n_inner\":24,\"window\":4,\"sink\":1,\"head_size\":8,\"tie_embeddings\":false,\"qkv_bias\":true,\"qk_norm\":true,\"rope_scaling\":\\{\"rope_type\":\"llama3\",\"factor\":8,\"low_freq_factor\":1,\"high_freq_factor\":4,\"original_max_position_embeddings\":16\\}\\}")
+  expect_answer("the optimiser's options are in the run" "${out}"
+    "\"data\":\\{\"task\":\"sort\",\"n_chars\":2000[^}]*\\}.*\"train\":\\{\"batch_size\":4,\"steps\":2,\"lr\":0.003,\"min_lr\":0.0002,\"warmup_steps\":1,\"weight_decay\":0.02,\"beta1\":0.9,\"beta2\":0.99,\"grad_clip\":0.5,\"eval_interval\":2,\"eval_batches\":3\\},\"seed\":\"7\"")
   expect_run("train --sink without a window" 1 "sink is given but there is no window" ${GPT} train -o nosink.safetensors --task copy --n-chars 2000 --sink 2 --steps 1 --quiet)
 
   expect_run("sample greedy" 0 "^abc=[=a-j\n]+$" ${GPT} sample a.safetensors --prompt "abc=" --greedy -n 12)

@@ -613,8 +613,7 @@ std::string parse_matrix_json(const std::string& text) {
 
 std::string random_matrix_json(const std::string& spec_text) {
   return guarded([&] {
-    const Value spec = json::parse(spec_text);
-    reject_unknown_keys(spec, {"rows", "cols", "seed", "bound"}, "random matrix spec");
+    const Value spec = read_spec(spec_text, {"rows", "cols", "seed", "bound"}, "random matrix spec");
     const int rows = static_cast<int>(read_int(spec, "rows", 0, 1, kMaxDim));
     const int cols = static_cast<int>(read_int(spec, "cols", 0, 1, kMaxDim));
     if (!get(spec, "rows") || !get(spec, "cols")) throw InputError("rows and cols are required", "rows");
@@ -633,8 +632,7 @@ std::string random_matrix_json(const std::string& spec_text) {
 
 std::string causal_mask_json(const std::string& spec_text) {
   return guarded([&] {
-    const Value spec = json::parse(spec_text);
-    reject_unknown_keys(spec, {"T", "base", "mask"}, "mask spec");
+    const Value spec = read_spec(spec_text, {"T", "base", "mask"}, "mask spec");
     if (!get(spec, "T")) throw InputError("T is required", "T");
     const int T = static_cast<int>(read_int(spec, "T", 0, 1, kMaxDim));
     const int base = static_cast<int>(read_int(spec, "base", 0, 0, kMaxDim));
@@ -646,8 +644,7 @@ std::string causal_mask_json(const std::string& spec_text) {
 
 std::string softmax_json(const std::string& spec_text) {
   return guarded([&] {
-    const Value spec = json::parse(spec_text);
-    reject_unknown_keys(spec, {"x", "softmax"}, "softmax spec");
+    const Value spec = read_spec(spec_text, {"x", "softmax"}, "softmax spec");
     const Value* x = get(spec, "x");
     if (!x) throw InputError("x is required", "x");
     const Tensor m = read_matrix(*x, "x");

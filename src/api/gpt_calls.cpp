@@ -165,8 +165,7 @@ std::string run_memory_call(GptSession& s, const GptCallArgs&) {
 std::string loss_by_position_call(GptSession& s, const GptCallArgs& a) {
   if (!s.ready()) throw InputError("no model yet: create or load one first", "model");
   Trainer& t = *s.trainer();
-  const Value sp = json::parse(a.spec("spec"));
-  reject_unknown_keys(sp, {"context", "batches"}, "loss_by_position spec");
+  const Value sp = read_spec(a.spec("spec"), {"context", "batches"}, "loss_by_position spec");
   const int block = t.model().config().block_size;
   const int context = static_cast<int>(read_int(sp, "context", block, 1, kMaxBlockSize));
   const int batches = static_cast<int>(read_int(sp, "batches", t.config().eval_batches, 1, 1000));

@@ -74,8 +74,7 @@ Value token_json(const Model& t, int id) { return id < 0 ? Value(nullptr) : Valu
 
 std::string interp_lens(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"prompt", "top_k", "target", "mid"}, "lens spec");
+    const Value spec = read_spec(spec_json, {"prompt", "top_k", "target", "mid"}, "lens spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
     interp::LensOptions o;
     o.top_k = static_cast<int>(read_int(spec, "top_k", 5, 1, 100));
@@ -118,8 +117,7 @@ std::string interp_lens(const Model& t, const std::string& spec_json) {
 
 std::string interp_attribute(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"prompt", "token", "other", "position"}, "attribute spec");
+    const Value spec = read_spec(spec_json, {"prompt", "token", "other", "position"}, "attribute spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
     const interp::Attribution a = interp::attribute(t.model(), ids, metric_of(t, spec));
     const GPTConfig& c = t.model().config();
@@ -132,9 +130,7 @@ std::string interp_attribute(const Model& t, const std::string& spec_json) {
     v.set("mlps", floats(a.mlps));
     v.set("attn_bias", floats(a.attn_bias));
     v.set("mlp_bias", floats(a.mlp_bias));
-    v.set("wte", Value::f32(a.wte));
-    v.set("wpe", Value::f32(a.wpe));
-    v.set("ln_f_bias", Value::f32(a.ln_f_bias));
+    set_f32(v, {{"wte", a.wte}, {"wpe", a.wpe}, {"ln_f_bias", a.ln_f_bias}});
     v.set("sum", a.sum);
     v.set("logit", a.logit);
     return v;
@@ -143,8 +139,8 @@ std::string interp_attribute(const Model& t, const std::string& spec_json) {
 
 std::string interp_ablate(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"prompt", "mode", "reference", "token", "other", "position"}, "ablate spec");
+    const Value spec = read_spec(spec_json, {"prompt", "mode", "reference", "token", "other", "position"},
+                                 "ablate spec");
     const std::vector<int> ids = prompt_ids(t, spec, "prompt");
     const std::string mode = get(spec, "mode") ? read_choice(spec, "mode", {"zero", "mean"}) : "zero";
     std::vector<std::vector<int>> reference;
@@ -177,9 +173,10 @@ std::string interp_ablate(const Model& t, const std::string& spec_json) {
 
 std::string interp_patch(const Model& t, const std::string& spec_json, bool attribution) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    if (attribution) reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position"}, "attribution_patch spec");
-    else reject_unknown_keys(spec, {"clean", "corrupted", "token", "other", "position", "first", "count"}, "patch spec");
+    const Value spec =
+        attribution
+            ? read_spec(spec_json, {"clean", "corrupted", "token", "other", "position"}, "attribution_patch spec")
+            : read_spec(spec_json, {"clean", "corrupted", "token", "other", "position", "first", "count"}, "patch spec");
     const std::vector<int> clean = prompt_ids(t, spec, "clean"), corrupted = prompt_ids(t, spec, "corrupted");
     const interp::Metric m = metric_of(t, spec);
     // a part of the sweep's cells (interp.h: patch_cells), for the page's workers
@@ -209,8 +206,7 @@ std::string interp_patch(const Model& t, const std::string& spec_json, bool attr
 
 std::string interp_head_scores(const Model& t, const std::string& spec_json) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"length", "batch", "seed"}, "head_scores spec");
+    const Value spec = read_spec(spec_json, {"length", "batch", "seed"}, "head_scores spec");
     interp::HeadScoreOptions o;
     o.length = static_cast<int>(read_int(spec, "length", 0, 0, kMaxBlockSize));
     o.batch = static_cast<int>(read_int(spec, "batch", 4, 1, 64));

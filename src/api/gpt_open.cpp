@@ -146,8 +146,7 @@ std::string refusal(const std::string& name, int64_t need, const std::string& pa
 std::string GptOpening::open_begin(const std::string& spec_json, const std::string& head, const std::string& config_json) {
   return guarded([&] {
     open_cancel();
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"name", "size", "config_name", "slice"}, "open spec");
+    const Value spec = read_spec(spec_json, {"name", "size", "config_name", "slice"}, "open spec");
     const std::string name = read_string(spec, "name", "model", 1024);
     const int64_t size = read_int(spec, "size", 0, 1, int64_t(1) << 40);
     const std::string config_name = read_string(spec, "config_name", "config.json", 1024);
@@ -190,8 +189,7 @@ std::string GptOpening::open_piece(double at, std::string bytes) {
 
 std::string GptOpening::open_plan(const std::string& spec_json, const std::string& meta, const std::string& config_json) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"meta_name", "config_name"}, "open spec");
+    const Value spec = read_spec(spec_json, {"meta_name", "config_name"}, "open spec");
     const std::string meta_name = read_string(spec, "meta_name", "meta.pkl", 1024);
     const std::string config_name = read_string(spec, "config_name", "config.json", 1024);
     if (!open_ || open_->run) throw InputError("no file is being planned: call open_begin first", "model");
@@ -321,8 +319,7 @@ std::string GptOpening::open_finish() {
 }
 std::string GptOpening::open_tokenizer(const std::string& spec_json, const std::string& first, const std::string& second) {
   return guarded([&] {
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"names"}, "tokenizer spec");
+    const Value spec = read_spec(spec_json, {"names"}, "tokenizer spec");
     const Value* names = spec.find("names");
     if (!names || !names->is_array() || names->items().empty() || names->items().size() > 2)
       throw InputError("names: one name (tokenizer.json) or two (vocab.json, merges.txt)", "names");

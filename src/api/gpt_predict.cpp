@@ -51,19 +51,17 @@ Value distribution_json(const NextTokenDistribution& d, const NextTokenOptions& 
   v.set("top_p", Value::f32(o.top_p));
   v.set("greedy", o.greedy);
   v.set("kept", d.kept);
-  v.set("kept_mass", Value::f32(d.kept_mass));
-  v.set("dropped_mass", Value::f32(d.dropped_mass));
-  v.set("entropy", Value::f32(d.entropy));
-  v.set("entropy_full", Value::f32(d.entropy_full));
-  v.set("max_logit", Value::f32(d.max_logit));
+  set_f32(v, {{"kept_mass", d.kept_mass},
+              {"dropped_mass", d.dropped_mass},
+              {"entropy", d.entropy},
+              {"entropy_full", d.entropy_full},
+              {"max_logit", d.max_logit}});
   Value top = Value::array();
   for (const NextTokenEntry& e : d.top) {
     Value& t = top.push(Value::object());
     t.set("id", e.id);
     t.set("text", tok.token_text(e.id));
-    t.set("logit", Value::f32(e.logit));
-    t.set("p", Value::f32(e.p));
-    t.set("p_full", Value::f32(e.p_full));
+    set_f32(t, {{"logit", e.logit}, {"p", e.p}, {"p_full", e.p_full}});
     t.set("kept", e.kept);
   }
   v.set("top", std::move(top));
@@ -73,12 +71,7 @@ Value distribution_json(const NextTokenDistribution& d, const NextTokenOptions& 
 Value draw_json(const NextTokenDraw& d) {
   Value v = Value::object();
   v.set("token", d.token);
-  v.set("p", Value::f32(d.p));
-  v.set("u", Value::f32(d.u));
-  v.set("coin", Value::f32(d.coin));
-  v.set("sum", Value::f32(d.sum));
-  v.set("from", Value::f32(d.from));
-  v.set("to", Value::f32(d.to));
+  set_f32(v, {{"p", d.p}, {"u", d.u}, {"coin", d.coin}, {"sum", d.sum}, {"from", d.from}, {"to", d.to}});
   v.set("kept", d.kept);
   v.set("greedy", d.greedy);
   return v;
@@ -87,8 +80,8 @@ Value draw_json(const NextTokenDraw& d) {
 std::string GptPredict::next_token(const std::string& spec_json) {
   return guarded([&] {
     s_.require_model();
-    const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"prompt", "temperature", "top_k", "top_p", "greedy", "show"}, "next_token spec");
+    const Value s = read_spec(spec_json, {"prompt", "temperature", "top_k", "top_p", "greedy", "show"},
+                              "next_token spec");
     GPT& m = s_.trainer_->model();
     const GPTConfig& c = m.config();
     const CharTokenizer& tok = s_.trainer_->tokenizer();
@@ -118,8 +111,7 @@ std::string GptPredict::next_token(const std::string& spec_json) {
 std::string GptPredict::surprisal(const std::string& spec_json) {
   return guarded([&] {
     s_.require_model();
-    const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"text", "validation"}, "surprisal spec");
+    const Value s = read_spec(spec_json, {"text", "validation"}, "surprisal spec");
     const bool validation = read_bool(s, "validation", false);
     if (validation == (get(s, "text") != nullptr))
       throw InputError("the surprisal spec needs either a \"text\" or \"validation\": true", "text");

@@ -146,8 +146,7 @@ std::string GptSession::info() const {
 std::string GptSession::vocab(const std::string& spec_json) const {
   return guarded([&] {
     require_model();
-    const Value spec = json::parse(spec_json);
-    reject_unknown_keys(spec, {"from", "count"}, "vocab spec");
+    const Value spec = read_spec(spec_json, {"from", "count"}, "vocab spec");
     const Tokenizer& t = trainer_->tokenizer();
     const long long V = t.is_ids() ? 0 : t.vocab_size();
     const long long from = read_int(spec, "from", 0, 0, V);

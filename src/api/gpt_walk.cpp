@@ -158,8 +158,7 @@ Value layer_json(const LayerTrace& t, const BlockParams& b, const GPTConfig& cfg
 std::string GptPredict::block_trace(const std::string& spec_json) {
   return guarded([&] {
     s_.require_model();
-    const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"prompt", "position", "show", "sample", "kv_layer"}, "block_trace spec");
+    const Value s = read_spec(spec_json, {"prompt", "position", "show", "sample", "kv_layer"}, "block_trace spec");
     if (!get(s, "prompt")) throw InputError("the block_trace spec needs a \"prompt\"", "prompt");
     const GPT& m = s_.trainer_->model();
     const GPTConfig& c = m.config();
@@ -232,8 +231,7 @@ std::string GptPredict::block_trace(const std::string& spec_json) {
 std::string GptPredict::weight_row(const std::string& spec_json) {
   return guarded([&] {
     s_.require_model();
-    const Value s = json::parse(spec_json);
-    reject_unknown_keys(s, {"weight", "layer", "row"}, "weight_row spec");
+    const Value s = read_spec(spec_json, {"weight", "layer", "row"}, "weight_row spec");
     const GPTConfig& c = s_.trainer_->model().config();
     const GPTParams& w = s_.trainer_->model().p();
     const std::string name = read_string(s, "weight", "", 64);

@@ -141,6 +141,12 @@ void reject_unknown_keys(const Value& spec, const std::set<std::string>& known, 
     if (!known.count(m.first)) throw InputError("unknown key \"" + json::excerpt(m.first) + "\" in the " + what, m.first);
 }
 
+Value read_spec(const std::string& json_text, const std::set<std::string>& known, const std::string& what) {
+  Value spec = json::parse(json_text);
+  reject_unknown_keys(spec, known, what);
+  return spec;
+}
+
 MaskVariant read_mask(const Value& spec) {
   return read_choice(spec, "mask", {"strict", "inclusive"}) == "strict" ? MaskVariant::strict
                                                                          : MaskVariant::inclusive;
@@ -186,6 +192,10 @@ Value per_head(int n_head, const std::vector<std::pair<const char*, const Tensor
     for (const auto& [name, t] : steps) head.set(name, matrix_value(t->slice0(h)));
   }
   return heads;
+}
+
+void set_f32(Value& v, std::initializer_list<std::pair<const char*, float>> fields) {
+  for (const auto& [key, x] : fields) v.set(key, Value::f32(x));
 }
 
 Value ok(Value body) {

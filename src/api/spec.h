@@ -7,6 +7,7 @@
 // exception leaves the API (an exception escaping into JS would leak wasm memory).
 #pragma once
 
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ std::string read_string(const Value& spec, const std::string& key, const std::st
 std::string read_choice(const Value& spec, const std::string& key, const std::vector<std::string>& choices);
 // Refuses a key not in `known`, by name; also refuses a spec that is not an object.
 void reject_unknown_keys(const Value& spec, const std::set<std::string>& known, const std::string& what);
+// A call's spec: its JSON text parsed, then reject_unknown_keys.
+Value read_spec(const std::string& json_text, const std::set<std::string>& known, const std::string& what);
 MaskVariant read_mask(const Value& spec);
 
 // 2-D → [[...]], 1-D → [...], written straight to text (non-finite as "nan", "inf", "-inf").
@@ -46,6 +49,8 @@ Value matrix_value(const float* data, int rows, int cols);
 Value rows_value(const std::vector<EmptyRow>& rows);
 // [{name: step[h], …} for each head h] from (n_head, …) tensors.
 Value per_head(int n_head, const std::vector<std::pair<const char*, const Tensor*>>& steps);
+// Sets each field, in order, as a float32 number (Value::f32).
+void set_f32(Value& v, std::initializer_list<std::pair<const char*, float>> fields);
 // {"ok":true, …body's members…}
 Value ok(Value body);
 Value failure(const std::string& message, const std::string& field, int row, int column);

@@ -27,6 +27,30 @@ std::string parent_dir(const std::string& path) {
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// O_NONBLOCK: opening a FIFO or a device never waits for a writer; it is then refused as not a
+// regular file. A regular file reads as without it.
+constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool has_magic(const std::string& path, const std::string& magic) {
+  if (!is_regular_file(path)) return false;
+  const int fd = ::open(path.c_str(), kReadFlags);
+  if (fd < 0) return false;
+  std::string head(magic.size(), '\0');
+  const ssize_t n = ::pread(fd, &head[0], head.size(), 0);
+  ::close(fd);
+  return n == static_cast<ssize_t>(magic.size()) && head == magic;
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   if (path.empty()) fail("no file name given");
   // The temporary file sits beside the target, so the rename stays on one file system (atomic).
@@ -75,7 +99,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
 }
 
 std::string read_file(const std::string& path, uint64_t max_bytes, const std::string& what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), kReadFlags);
   if (fd < 0) fail(sys_error("cannot open", path, errno));
   auto give_up = [&](const std::string& message) {
     ::close(fd);
@@ -102,7 +126,7 @@ std::string read_file(const std::string& path, uint64_t max_bytes, const std::st
 }
 
 FileSource::FileSource(const std::string& path, uint64_t max_bytes, const std::string& what) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  fd_ = ::open(path.c_str(), kReadFlags);
   if (fd_ < 0) fail(sys_error("cannot open", path, errno));
   struct stat st;
   std::string refused;

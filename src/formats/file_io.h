@@ -10,6 +10,9 @@
 //   read_file(path, max_bytes, what)  a regular file, whole; `what` names it in the message of one
 //                                   too large ("… more than the limit of N for a checkpoint").
 //   parent_dir(path)                the directory a path's file is in: "." for "x", "/" for "/x".
+//   is_regular_file(path), is_directory(path)  what stat says, without opening it (false if absent).
+//   has_magic(path, magic)          a regular file that starts with those bytes: reads them only,
+//                                   and opens nothing else (a FIFO or a device would block or stream).
 //   FileSource(path, max_bytes, what)  a file as a ByteSource (byte_source.h) read in slices, never
 //                                   whole: what a reader asks for is read then (pread). Reads of up
 //                                   to 1 MiB (headers, directories, pickles) are kept for the
@@ -31,6 +34,9 @@
 namespace ap {
 
 std::string parent_dir(const std::string& path);
+bool is_regular_file(const std::string& path);
+bool is_directory(const std::string& path);
+bool has_magic(const std::string& path, const std::string& magic);
 void write_file_atomic(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path, uint64_t max_bytes, const std::string& what);
 

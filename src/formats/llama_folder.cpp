@@ -1,7 +1,6 @@
 // llama_folder.cpp — a Hugging Face folder read natively into LlamaWeights (see llama_load.h); not
 // in the wasm build (the page reads its files in JS).
 #include <map>
-#include <sys/stat.h>
 
 #include "core/base/input_error.h"
 #include "formats/file_io.h"
@@ -21,18 +20,9 @@ quant::Type type_of_dtype(const std::string& dtype, const std::string& name) {
   throw InputError("tensor " + q(name) + " has dtype " + dtype + ": only F32, F16 and BF16 are read", name);
 }
 
-bool is_dir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool is_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 }  // namespace
 
-bool is_hf_folder(const std::string& dir) { return is_dir(dir) && is_file(dir + "/config.json"); }
+bool is_hf_folder(const std::string& dir) { return is_directory(dir) && is_regular_file(dir + "/config.json"); }
 
 LlamaWeights read_llama_folder(const std::string& dir) {
   LlamaWeights w;
@@ -46,13 +36,13 @@ LlamaWeights read_llama_folder(const std::string& dir) {
     shards.push_back(read_hf_shard(StringSource(w.owned.back()), f));
   };
   std::vector<HfTensor> plan;
-  if (is_file(path(kHfIndexFile))) {
+  if (is_regular_file(path(kHfIndexFile))) {
     const HfIndex index = read_hf_index(read_file(path(kHfIndexFile), uint64_t(64) << 20, kHfIndexFile));
     for (const std::string& f : index.files)
-      if (is_file(path(f))) read_shard(f);
+      if (is_regular_file(path(f))) read_shard(f);
     plan = plan_hf_tensors(w.config, shards, &index);
   } else {
-    if (!is_file(path(kHfSingleFile)))
+    if (!is_regular_file(path(kHfSingleFile)))
       throw InputError(dir + " has neither " + kHfSingleFile + " nor " + kHfIndexFile + " (with its shards)",
                        kHfSingleFile);
     read_shard(kHfSingleFile);

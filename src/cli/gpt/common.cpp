@@ -76,15 +76,6 @@ void check_writable(const std::string& path, const char* what) {
     throw CliError("cannot write " + std::string(what) + " " + path + ": it is a directory");
 }
 
-namespace {
-
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-}  // namespace
-
 TrainState import_model(const std::string& path, const ByteSource& bytes, const std::string& meta) {
   ImportPlan plan = plan_nanogpt(bytes, path);
   fill_weights(plan.state, std::move(plan.reads), bytes, path);
@@ -97,7 +88,7 @@ TrainState import_model(const std::string& path, const ByteSource& bytes, const 
     if (!im.dataset.empty() && im.dataset.find("..") == std::string::npos)
       candidates.insert(candidates.end(), {dir + "/../data/" + im.dataset + "/meta.pkl", "data/" + im.dataset + "/meta.pkl"});
     for (const std::string& c : candidates)
-      if (file_exists(c)) {
+      if (is_regular_file(c)) {
         meta_path = c;
         break;
       }
@@ -118,10 +109,10 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
                                    : "a vocab.json (" + f.vocab + ") needs its merges.txt too");
   if (f.vocab.empty() && f.tokenizer_json.empty()) {  // Hugging Face's folder: the files beside the model
     const std::string dir = parent_dir(model_path);
-    if (file_exists(dir + "/vocab.json") && file_exists(dir + "/merges.txt")) {
+    if (is_regular_file(dir + "/vocab.json") && is_regular_file(dir + "/merges.txt")) {
       f.vocab = dir + "/vocab.json";
       f.merges = dir + "/merges.txt";
-    } else if (file_exists(dir + "/tokenizer.json")) {
+    } else if (is_regular_file(dir + "/tokenizer.json")) {
       f.tokenizer_json = dir + "/tokenizer.json";
     } else {
       return;
@@ -144,65 +135,62 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
   set_bpe_tokenizer(s, std::move(bpe), name);
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
+namespace {
+
+// A model of the Llama family, read one way whatever holds it: a Hugging Face folder (llama_load.h)
+// or llama.cpp's GGUF (gguf_weights.h). Each brings its tokenizer when it has one: the folder's
+// tokenizer.json (an error in it is the model's), the GGUF's own metadata (without it, or with one we
+// cannot read, the model still runs on token ids).
+Checkpoint read_llama(const std::string& path, bool gguf_file) {
   Checkpoint c;
-  if (is_hf_folder(path)) {  // a Hugging Face folder of the Llama family (llama_load.h)
-    try {
-      LlamaModel m;
-      uint64_t bytes = 0;
-      std::string type;
-      {
-        const LlamaWeights w = read_llama_folder(path);
-        type = w.config.model_type;
-        for (const std::string& f : w.owned) bytes += f.size();
-        m = load_llama(w, path);
-      }
-      c.state.model = m.config;
-      c.state.params = std::move(m.params);
-      c.state.source = "Hugging Face's " + type + " folder " + path;
-      if (file_exists(path + "/tokenizer.json")) {  // its tokenizer, BOS as the files say
-        constexpr uint64_t kMaxTokenizerBytes = uint64_t(1) << 26;
-        c.state.hf_tokenizer_json = read_file(path + "/tokenizer.json", kMaxTokenizerBytes, "the tokenizer.json");
-        if (file_exists(path + "/tokenizer_config.json"))
-          c.state.hf_tokenizer_config =
-              read_file(path + "/tokenizer_config.json", kMaxTokenizerBytes, "the tokenizer_config.json");
-        c.state.hf_tokenizer = load_hf_tokenizer(c.state.hf_tokenizer_json, c.state.hf_tokenizer_config).tokenizer;
-        Tokenizer::from_hf(c.state.hf_tokenizer, c.state.model.vocab_size);  // fits the model
-      }
-      c.file_bytes = bytes;
-      c.imported = "a Hugging Face folder";
-    } catch (const InputError& e) {
-      throw CliError(path + ": " + e.what());
+  try {
+    // A GGUF file is read whole: the weights point into its bytes until the model holds its own floats.
+    const std::string file = gguf_file ? read_file(path, kMaxCheckpointBytes, "a GGUF file") : std::string();
+    const StringSource src(file);
+    const gguf::File f = gguf_file ? gguf::read_file(src, path) : gguf::File();
+    LlamaModel m;
+    std::string type;
+    c.file_bytes = file.size();
+    {
+      const LlamaWeights w = gguf_file ? read_gguf_weights(src, f, path) : read_llama_folder(path);
+      type = w.config.model_type;
+      if (!gguf_file)
+        for (const std::string& shard : w.owned) c.file_bytes += shard.size();
+      m = load_llama(w, path);
     }
-    return c;
-  }
-  if (is_gguf_file(path)) {  // llama.cpp's GGUF of the Llama family (gguf_weights.h, llama_load.h)
-    try {
-      // Read whole: the weights point into the bytes until the model holds its own floats.
-      const std::string bytes = read_file(path, kMaxCheckpointBytes, "a GGUF file");
-      const StringSource src(bytes);
-      const gguf::File f = gguf::read_file(src, path);
-      {
-        const LlamaWeights w = read_gguf_weights(src, f, path);
-        LlamaModel m = load_llama(w, path);
-        c.state.model = m.config;
-        c.state.params = std::move(m.params);
-        c.state.source = "llama.cpp's " + w.config.model_type + " GGUF " + path;
-      }
-      try {  // its tokenizer; without one the model still runs on token ids
+    c.state.model = m.config;
+    c.state.params = std::move(m.params);
+    c.state.source = gguf_file ? "llama.cpp's " + type + " GGUF " + path : "Hugging Face's " + type + " folder " + path;
+    c.imported = gguf_file ? "a GGUF file" : "a Hugging Face folder";
+    if (gguf_file) {
+      try {
         c.state.hf_tokenizer = load_gguf_tokenizer(f, path).tokenizer;
         Tokenizer::from_hf(c.state.hf_tokenizer, c.state.model.vocab_size);  // fits the model
       } catch (const InputError& e) {
         c.state.hf_tokenizer.reset();
         std::cerr << "gpt: " << path << ": its tokenizer is not read (" << e.what() << "): give token ids (--ids)\n";
       }
-      c.file_bytes = bytes.size();
-      c.imported = "a GGUF file";
-    } catch (const InputError& e) {
-      throw CliError(path + ": " + e.what());
+    } else if (is_regular_file(path + "/tokenizer.json")) {  // BOS as the files say
+      constexpr uint64_t kMaxTokenizerBytes = uint64_t(1) << 26;
+      c.state.hf_tokenizer_json = read_file(path + "/tokenizer.json", kMaxTokenizerBytes, "the tokenizer.json");
+      if (is_regular_file(path + "/tokenizer_config.json"))
+        c.state.hf_tokenizer_config =
+            read_file(path + "/tokenizer_config.json", kMaxTokenizerBytes, "the tokenizer_config.json");
+      c.state.hf_tokenizer = load_hf_tokenizer(c.state.hf_tokenizer_json, c.state.hf_tokenizer_config).tokenizer;
+      Tokenizer::from_hf(c.state.hf_tokenizer, c.state.model.vocab_size);  // fits the model
     }
-    return c;
+  } catch (const InputError& e) {
+    throw CliError(path + ": " + e.what());
   }
+  return c;
+}
+
+}  // namespace
+
+Checkpoint read_checkpoint(const std::string& path) {
+  if (is_hf_folder(path)) return read_llama(path, false);
+  if (is_gguf_file(path)) return read_llama(path, true);
+  Checkpoint c;
   std::unique_ptr<FileSource> src;
   try {
     src = std::make_unique<FileSource>(path, kMaxCheckpointBytes, "a checkpoint");
@@ -221,7 +209,7 @@ Checkpoint read_checkpoint(const std::string& path) {
         c.imported = "nanoGPT's ckpt.pt";
       } else {
         const std::string config = parent_dir(path) + "/config.json";
-        if (!file_exists(config))
+        if (!is_regular_file(config))
           throw CliError(path + " is not an Attention Playground checkpoint; read as Hugging Face's GPT-2, it needs "
                          "its config.json beside it (" + config + " does not exist)");
         const std::string config_text = read_file(config, kMaxTextBytes, "the config.json");

@@ -118,15 +118,12 @@ std::string hf_role(const std::string& name, bool adjacent) {
 
 }  // namespace
 
+// By its name, or by its first 4 bytes if it is a regular file; whatever else is wrong with it, the
+// reader it goes to says so, naming it.
 bool is_gguf_file(const std::string& path) {
   const std::string ext = ".gguf";
   if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
-  try {
-    const FileSource src(path, kMaxGgufBytes, "a GGUF file");
-    return src.size() >= 4 && std::memcmp(src.read(0, 4), "GGUF", 4) == 0;
-  } catch (const std::exception&) {
-    return false;  // the usual reader says what is wrong with it
-  }
+  return has_magic(path, "GGUF");
 }
 
 int cmd_inspect_gguf(const std::string& path, bool as_json) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <csignal>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <sys/stat.h>
@@ -171,89 +172,93 @@ int train_and_save(Trainer& t, const std::string& verb, const RunOutput& o) {
   return run_training(t, o);
 }
 
-// ---------------------------------------------------------------- the optimiser's options
+// ---------------------------------------------------------------- the run spec's options
 
-// What train and finetune share: AdamW's schedule, clipping and evaluation (add_optimizer_options
-// declares them, with each command's defaults in the help; given_optimizer_options puts those the
-// user gave into the run spec, the core's defaults filling the rest).
-struct OptimizerArgs {
-  long long warmup_steps = 0, eval_interval = 0, eval_batches = 0;
-  double lr = 0, min_lr = 0, weight_decay = 0, grad_clip = 0;
+// An option that fills a key of the run spec (gpt_json.h): `--n-layer` for n_layer, read by CLI11 as its
+// kind and put into the spec only when given, the core's defaults filling the rest. Each is declared
+// once, as a row; the command's option list and the spec it builds both come from the rows.
+enum class SpecKind { integer, real, text, boolean };  // boolean: "true" or "false"
+struct SpecOption {
+  const char* key;
+  SpecKind kind;
+  std::string help;
 };
 
-// Each option's default as its help says it ("0.0001", "lr/10", "min(100, steps)", …).
+struct SpecArgs {
+  std::vector<SpecOption> rows;  // in the order the help lists them
+  struct Slot {
+    long long integer = 0;
+    double real = 0;
+    std::string text;
+  };
+  std::map<std::string, Slot> values;  // by key (a map: the slots CLI11 writes to do not move)
+
+  static std::string option_name(const char* key) {
+    std::string name = std::string("--") + key;
+    std::replace(name.begin(), name.end(), '_', '-');
+    return name;
+  }
+
+  void add(CLI::App* sub, std::vector<SpecOption> more) {
+    for (SpecOption& r : more) {
+      Slot& v = values[r.key];
+      const std::string name = option_name(r.key);
+      if (r.kind == SpecKind::integer) sub->add_option(name, v.integer, r.help);
+      else if (r.kind == SpecKind::real) sub->add_option(name, v.real, r.help);
+      else sub->add_option(name, v.text, r.help);
+      rows.push_back(std::move(r));
+    }
+  }
+
+  // The options the user gave, into the spec.
+  void put_given(Value& spec, CLI::App* sub) const {
+    for (const SpecOption& r : rows) {
+      const std::string name = option_name(r.key);
+      if (sub->get_option(name)->count() == 0) continue;
+      const Slot& v = values.at(r.key);
+      switch (r.kind) {
+        case SpecKind::integer: spec.set(r.key, v.integer); break;
+        case SpecKind::real: spec.set(r.key, v.real); break;
+        case SpecKind::text: spec.set(r.key, v.text); break;
+        case SpecKind::boolean:
+          if (v.text != "true" && v.text != "false") throw InputError(name + " is true or false, got " + v.text, r.key);
+          spec.set(r.key, v.text == "true");
+          break;
+      }
+    }
+  }
+};
+
+// What train and finetune share: AdamW's schedule, clipping and evaluation, with each command's
+// defaults in the help ("0.0001", "lr/10", "min(100, steps)", …).
 struct OptimizerDefaults {
   std::string lr, min_lr, warmup_steps, weight_decay, grad_clip, eval_interval, eval_batches;
 };
 
-void add_optimizer_options(CLI::App* sub, OptimizerArgs& o, const OptimizerDefaults& d) {
-  sub->add_option("--lr", o.lr, "peak learning rate (default " + d.lr + ")");
-  sub->add_option("--min-lr", o.min_lr, "where the cosine ends (default " + d.min_lr + ")");
-  sub->add_option("--warmup-steps", o.warmup_steps, "linear warm-up (default " + d.warmup_steps + ")");
-  sub->add_option("--weight-decay", o.weight_decay, "AdamW's decay of the matrices (default " + d.weight_decay + ")");
-  sub->add_option("--grad-clip", o.grad_clip, "clip the gradients' global norm to this (default " + d.grad_clip + "; 0: off)");
-  sub->add_option("--eval-interval", o.eval_interval, "steps between validation losses (default " + d.eval_interval + ")");
-  sub->add_option("--eval-batches", o.eval_batches, "at most this many validation batches (default " + d.eval_batches + ")");
-}
-
-void given_optimizer_options(Value& spec, const OptimizerArgs& o, CLI::App* sub) {
-  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
-  if (given("--lr")) spec.set("lr", o.lr);
-  if (given("--min-lr")) spec.set("min_lr", o.min_lr);
-  if (given("--warmup-steps")) spec.set("warmup_steps", o.warmup_steps);
-  if (given("--weight-decay")) spec.set("weight_decay", o.weight_decay);
-  if (given("--grad-clip")) spec.set("grad_clip", o.grad_clip);
-  if (given("--eval-interval")) spec.set("eval_interval", o.eval_interval);
-  if (given("--eval-batches")) spec.set("eval_batches", o.eval_batches);
+std::vector<SpecOption> optimizer_options(const OptimizerDefaults& d) {
+  using K = SpecKind;
+  return {{"lr", K::real, "peak learning rate (default " + d.lr + ")"},
+          {"min_lr", K::real, "where the cosine ends (default " + d.min_lr + ")"},
+          {"warmup_steps", K::integer, "linear warm-up (default " + d.warmup_steps + ")"},
+          {"weight_decay", K::real, "AdamW's decay of the matrices (default " + d.weight_decay + ")"},
+          {"grad_clip", K::real, "clip the gradients' global norm to this (default " + d.grad_clip + "; 0: off)"},
+          {"eval_interval", K::integer, "steps between validation losses (default " + d.eval_interval + ")"},
+          {"eval_batches", K::integer, "at most this many validation batches (default " + d.eval_batches + ")"}};
 }
 
 // ---------------------------------------------------------------- train
 
 struct TrainArgs {
   RunOutput run;
-  std::string task, text_file, preset, mask, softmax;
-  long long n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, n_chars = 0;
-  // the model's variants (gpt.h), each passed on to the run spec under its key when given
-  std::string pos, rope, norm, mlp, bias, tie_embeddings, qkv_bias, qk_norm, rope_scaling;
-  double rope_base = 0;
-  long long rope_dims = 0, n_kv_head = 0, n_inner = 0, window = 0, head_size = 0, sink = 0;
-  long long steps = 0, batch_size = 0, seed = 0;
-  OptimizerArgs opt;
+  std::string text_file, rope_scaling;
+  SpecArgs spec;  // the task, the model and its variants (gpt.h), the run and the optimiser
 };
 
 int cmd_train(const TrainArgs& a, CLI::App* sub) {
   SignalGuard signals;  // from the start: a Ctrl-C while the run is set up still saves step 0
   Value spec = Value::object();
-  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
-  if (given("--preset")) spec.set("preset", a.preset);
-  if (given("--n-layer")) spec.set("n_layer", a.n_layer);
-  if (given("--n-head")) spec.set("n_head", a.n_head);
-  if (given("--n-embd")) spec.set("n_embd", a.n_embd);
-  if (given("--block-size")) spec.set("block_size", a.block_size);
-  if (given("--mask")) spec.set("mask", a.mask);
-  if (given("--softmax")) spec.set("softmax", a.softmax);
-  if (given("--pos")) spec.set("pos", a.pos);
-  if (given("--rope-base")) spec.set("rope_base", a.rope_base);
-  if (given("--rope-dims")) spec.set("rope_dims", a.rope_dims);
-  if (given("--rope")) spec.set("rope", a.rope);
-  if (given("--n-kv-head")) spec.set("n_kv_head", a.n_kv_head);
-  if (given("--norm")) spec.set("norm", a.norm);
-  if (given("--mlp")) spec.set("mlp", a.mlp);
-  if (given("--n-inner")) spec.set("n_inner", a.n_inner);
-  if (given("--window")) spec.set("window", a.window);
-  if (given("--sink")) spec.set("sink", a.sink);
-  if (given("--head-size")) spec.set("head_size", a.head_size);
-  const std::pair<const char*, const std::string*> flags[] = {
-      {"bias", &a.bias}, {"tie_embeddings", &a.tie_embeddings}, {"qkv_bias", &a.qkv_bias}, {"qk_norm", &a.qk_norm}};
-  for (const auto& [key, value] : flags) {
-    std::string option = std::string("--") + key;
-    std::replace(option.begin(), option.end(), '_', '-');
-    if (!given(option.c_str())) continue;
-    if (*value != "true" && *value != "false")
-      throw InputError(option + " is true or false, got " + *value, key);
-    spec.set(key, *value == "true");
-  }
-  if (given("--rope-scaling")) {  // Llama 3's: FACTOR,LOW,HIGH,ORIGINAL
+  a.spec.put_given(spec, sub);
+  if (sub->get_option("--rope-scaling")->count() > 0) {  // Llama 3's: FACTOR,LOW,HIGH,ORIGINAL
     std::vector<double> f;
     std::string part;
     for (size_t i = 0; i <= a.rope_scaling.size(); ++i) {
@@ -272,12 +277,6 @@ int cmd_train(const TrainArgs& a, CLI::App* sub) {
     r.set("original_max_position_embeddings", f[3]);
     spec.set("rope_scaling", std::move(r));
   }
-  if (given("--task")) spec.set("task", a.task);
-  if (given("--n-chars")) spec.set("n_chars", a.n_chars);
-  if (given("--steps")) spec.set("steps", a.steps);
-  if (given("--batch-size")) spec.set("batch_size", a.batch_size);
-  given_optimizer_options(spec, a.opt, sub);
-  if (given("--seed")) spec.set("seed", a.seed);
   if (!a.text_file.empty()) {
     spec.set("text", read_text_file(a.text_file));
     spec.set("text_name", a.text_file);
@@ -332,19 +331,13 @@ struct FinetuneArgs {
   RunOutput run;
   std::vector<std::string> files;
   std::string text_file;
-  long long context = 0, steps = 0, batch_size = 0, seed = 0;
-  OptimizerArgs opt;
+  SpecArgs spec;  // the context, the run and the optimiser
 };
 
 int cmd_finetune(const FinetuneArgs& a, CLI::App* sub) {
   SignalGuard signals;
   Value spec = Value::object();
-  auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
-  if (given("--context")) spec.set("context", a.context);
-  if (given("--steps")) spec.set("steps", a.steps);
-  if (given("--batch-size")) spec.set("batch_size", a.batch_size);
-  given_optimizer_options(spec, a.opt, sub);
-  if (given("--seed")) spec.set("seed", a.seed);
+  a.spec.put_given(spec, sub);
   check_interval(a.run.checkpoint_interval);
   check_writable(a.run.out, "the checkpoint");
   DataSpec data;
@@ -385,44 +378,45 @@ Command add_train(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
   CLI::App* train = app.add_subcommand("train", "train a new model and save it as a safetensors checkpoint");
   train->add_option("-o,--output", a->run.out, "the checkpoint to write (FILE.safetensors)")->required();
-  auto* o_task = train->add_option("--task", a->task,
-                                   "a built-in task: copy (default), reverse, sort, induction, sums, grammar (see gpt tasks)");
+  using K = SpecKind;
+  a->spec.add(train, {{"task", K::text, "a built-in task: copy (default), reverse, sort, induction, sums, grammar (see gpt tasks)"}});
   auto* o_text = train->add_option("--text", a->text_file, "train on a UTF-8 text file instead (at most 64 MiB)");
-  o_task->excludes(o_text);
-  train->add_option("--n-chars", a->n_chars, "a task's length in characters (default 100000)");
-  train->add_option("--preset", a->preset,
-                    "tiny (default: 2 layers, n_embd 64, 4 heads, block_size 64) or small (4, 128, 4, 128)");
-  train->add_option("--n-layer", a->n_layer, "blocks, instead of the preset's");
-  train->add_option("--n-head", a->n_head, "attention heads per block (must divide n_embd)");
-  train->add_option("--n-embd", a->n_embd, "embedding width C");
-  train->add_option("--block-size", a->block_size, "the longest context T");
-  train->add_option("--mask", a->mask, "strict (default: query t sees keys ≤ t) or inclusive (keys < t: exercise 2)");
-  train->add_option("--softmax", a->softmax, "stable (default) or naive (no max subtracted: exercise 3)");
-  train->add_option("--pos", a->pos, "positions: learned (default: wpe), rope, alibi or none");
-  train->add_option("--rope-base", a->rope_base, "RoPE's θ base (default 10000; with --pos rope)");
-  train->add_option("--rope-dims", a->rope_dims, "RoPE's rotated dimensions per head (default head_dim; even)");
-  train->add_option("--rope", a->rope, "RoPE's pairs: halves (default: GPT-NeoX, Llama) or interleaved (the paper)");
-  train->add_option("--n-kv-head", a->n_kv_head, "key/value heads, dividing n_head (default n_head; 1: multi-query)");
-  train->add_option("--norm", a->norm, "layernorm (default) or rmsnorm (Llama's)");
-  train->add_option("--mlp", a->mlp, "gelu (default) or swiglu (Llama's gate_proj, up_proj, down_proj)");
-  train->add_option("--n-inner", a->n_inner, "the MLP's hidden size (default 4·n_embd)");
-  train->add_option("--window", a->window, "a sliding window: each query sees the last W keys (default: none)");
-  train->add_option("--sink", a->sink, "attention sinks under --window: the first S keys stay visible (default: none)");
-  train->add_option("--bias", a->bias, "biases in the Linear layers and LayerNorms: true (default) or false");
-  train->add_option("--head-size", a->head_size, "each head's width (default n_embd/n_head; Qwen3's are wider)");
-  train->add_option("--tie-embeddings", a->tie_embeddings, "the output layer is wte: true (default) or false (lm_head)");
-  train->add_option("--qkv-bias", a->qkv_bias, "c_attn's bias even with --bias false (Qwen2): true or false");
-  train->add_option("--qk-norm", a->qk_norm, "RMSNorm of each q and k head before RoPE (Qwen3): true or false");
+  train->get_option("--task")->excludes(o_text);
+  a->spec.add(
+      train,
+      {{"n_chars", K::integer, "a task's length in characters (default 100000)"},
+       {"preset", K::text, "tiny (default: 2 layers, n_embd 64, 4 heads, block_size 64) or small (4, 128, 4, 128)"},
+       {"n_layer", K::integer, "blocks, instead of the preset's"},
+       {"n_head", K::integer, "attention heads per block (must divide n_embd)"},
+       {"n_embd", K::integer, "embedding width C"},
+       {"block_size", K::integer, "the longest context T"},
+       {"mask", K::text, "strict (default: query t sees keys ≤ t) or inclusive (keys < t: exercise 2)"},
+       {"softmax", K::text, "stable (default) or naive (no max subtracted: exercise 3)"},
+       {"pos", K::text, "positions: learned (default: wpe), rope, alibi or none"},
+       {"rope_base", K::real, "RoPE's θ base (default 10000; with --pos rope)"},
+       {"rope_dims", K::integer, "RoPE's rotated dimensions per head (default head_dim; even)"},
+       {"rope", K::text, "RoPE's pairs: halves (default: GPT-NeoX, Llama) or interleaved (the paper)"},
+       {"n_kv_head", K::integer, "key/value heads, dividing n_head (default n_head; 1: multi-query)"},
+       {"norm", K::text, "layernorm (default) or rmsnorm (Llama's)"},
+       {"mlp", K::text, "gelu (default) or swiglu (Llama's gate_proj, up_proj, down_proj)"},
+       {"n_inner", K::integer, "the MLP's hidden size (default 4·n_embd)"},
+       {"window", K::integer, "a sliding window: each query sees the last W keys (default: none)"},
+       {"sink", K::integer, "attention sinks under --window: the first S keys stay visible (default: none)"},
+       {"bias", K::boolean, "biases in the Linear layers and LayerNorms: true (default) or false"},
+       {"head_size", K::integer, "each head's width (default n_embd/n_head; Qwen3's are wider)"},
+       {"tie_embeddings", K::boolean, "the output layer is wte: true (default) or false (lm_head)"},
+       {"qkv_bias", K::boolean, "c_attn's bias even with --bias false (Qwen2): true or false"},
+       {"qk_norm", K::boolean, "RMSNorm of each q and k head before RoPE (Qwen3): true or false"}});
   train->add_option("--rope-scaling", a->rope_scaling,
                     "Llama 3's RoPE scaling: FACTOR,LOW,HIGH,ORIGINAL (factor, low_freq_factor, high_freq_factor, "
                     "original_max_position_embeddings)");
-  train->add_option("--steps", a->steps, "training steps (default " + std::to_string(dflt.steps) + ")");
-  train->add_option("--batch-size", a->batch_size, "sequences per step (default " + std::to_string(dflt.batch_size) + ")");
-  add_optimizer_options(train, a->opt,
-                        {format_float(dflt.lr), "lr/10, at most 0.0001", "steps/10, at most 100", format_float(dflt.weight_decay),
-                         format_float(dflt.grad_clip), std::to_string(dflt.eval_interval), std::to_string(dflt.eval_batches)});
-  train->add_option("--seed", a->seed, "seeds the weights, the batches and a task's text (default " +
-                                           std::to_string(dflt.seed) + ")");
+  a->spec.add(train, {{"steps", K::integer, "training steps (default " + std::to_string(dflt.steps) + ")"},
+                      {"batch_size", K::integer, "sequences per step (default " + std::to_string(dflt.batch_size) + ")"}});
+  a->spec.add(train, optimizer_options({format_float(dflt.lr), "lr/10, at most 0.0001", "steps/10, at most 100",
+                                        format_float(dflt.weight_decay), format_float(dflt.grad_clip),
+                                        std::to_string(dflt.eval_interval), std::to_string(dflt.eval_batches)}));
+  a->spec.add(train, {{"seed", K::integer,
+                       "seeds the weights, the batches and a task's text (default " + std::to_string(dflt.seed) + ")"}});
   add_saving_options(train, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
   train->footer(
       "On a terminal a progress bar shows step, loss, validation loss, tokens/s, elapsed and remaining time; "
@@ -456,16 +450,17 @@ Command add_finetune(CLI::App& app) {
   sub->add_option("--text", a->text_file, "the UTF-8 text to fine-tune on (at most 64 MiB), read with the model's tokenizer")
       ->required();
   sub->add_option("-o,--output", a->run.out, "the checkpoint to write (FILE.safetensors)")->required();
-  sub->add_option("--context", a->context,
-                  "tokens per training sequence, at most the model's block_size (default min(block_size, 128)); "
-                  "the memory grows with it");
-  sub->add_option("--batch-size", a->batch_size, "sequences per step (default 4)");
-  sub->add_option("--steps", a->steps, "training steps (default 100)");
+  using K = SpecKind;
+  a->spec.add(sub, {{"context", K::integer,
+                     "tokens per training sequence, at most the model's block_size (default min(block_size, 128)); "
+                     "the memory grows with it"},
+                    {"batch_size", K::integer, "sequences per step (default 4)"},
+                    {"steps", K::integer, "training steps (default 100)"}});
   const TrainConfig dflt;  // what read_finetune_spec keeps of a run's defaults
-  add_optimizer_options(sub, a->opt,
-                        {"0.0001", "lr/10", "0", format_float(dflt.weight_decay), format_float(dflt.grad_clip),
-                         "min(" + std::to_string(dflt.eval_interval) + ", steps)", std::to_string(dflt.eval_batches)});
-  sub->add_option("--seed", a->seed, "seeds the batches (default 1337): the same seed, the same losses");
+  a->spec.add(sub, optimizer_options({"0.0001", "lr/10", "0", format_float(dflt.weight_decay), format_float(dflt.grad_clip),
+                                      "min(" + std::to_string(dflt.eval_interval) + ", steps)",
+                                      std::to_string(dflt.eval_batches)}));
+  a->spec.add(sub, {{"seed", K::integer, "seeds the batches (default 1337): the same seed, the same losses"}});
   add_saving_options(sub, a->run, "write step,loss,val_loss,lr,grad_norm,tokens_per_s,elapsed_s to a CSV file");
   sub->footer(
       "The memory is checked before anything is allocated: a setting that does not fit is refused with what it "

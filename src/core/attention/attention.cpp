@@ -491,11 +491,7 @@ AttentionGrads attention_trace_backward(const AttentionTrace& tr, const Tensor& 
 
 OutAndWeights single_head_attention(const Tensor& x, const Tensor& W_q, const Tensor& W_k, const Tensor& W_v,
                                     const Tensor& W_o, bool causal) {
-  AttentionInput in;
-  in.x = x;
-  in.W_q = W_q;
-  in.W_k = W_k;
-  in.W_v = W_v;
+  AttentionInput in{x, W_q, W_k, W_v};  // no biases
   in.W_o = W_o;
   AttentionOptions opt;
   opt.causal = causal;

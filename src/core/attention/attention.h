@@ -102,9 +102,9 @@ struct AttentionOptions {
 struct FlashStep {
   int head = 0, q_block = 0, k_block = 0, r0 = 0, rows = 0, c0 = 0, cols = 0;
   bool skipped = false;  // every entry of the tile is masked: m, l, o carry over unchanged
-  Tensor m, l, alpha;    // (rows)
-  Tensor p;              // (rows, cols) = e^(masked − m), 0 at masked entries
-  Tensor o;              // (rows, d_v): the unnormalised partial output
+  Tensor m{}, l{}, alpha{};  // (rows)
+  Tensor p{};                // (rows, cols) = e^(masked − m), 0 at masked entries
+  Tensor o{};                // (rows, d_v): the unnormalised partial output
 };
 
 // FlashAttention's forward (FlashAttention-2's loop order: for each query block, every key block).
@@ -125,9 +125,9 @@ struct FlashTrace {
 struct AttentionInput {
   Tensor x;                    // (T_total, d_model)
   Tensor W_q, W_k, W_v;        // (d_model, n_head·head_dim), (d_model, n_head·head_dim), (d_model, n_head·d_v)
-  Tensor b_q, b_k, b_v;        // (n_head·head_dim), …, optional
-  Tensor W_o, b_o;             // (n_head·d_v, d_out), (d_out), optional
-  Tensor Q, K, V;              // (T, n_head·head_dim), (T_total, n_head·head_dim), (T_total, n_head·d_v)
+  Tensor b_q{}, b_k{}, b_v{};  // (n_head·head_dim), …, optional
+  Tensor W_o{}, b_o{};         // (n_head·d_v, d_out), (d_out), optional
+  Tensor Q{}, K{}, V{};        // (T, n_head·head_dim), (T_total, n_head·head_dim), (T_total, n_head·d_v)
   bool from_x() const { return !x.empty(); }
 };
 

@@ -67,14 +67,8 @@ void flash_forward(AttentionTrace& tr) {
       const int r0 = qb * f.block_q, rows = std::min(f.block_q, T - r0);
       Tensor m({rows}, kNegInf), l({rows}), o({rows, dv});
       for (int kb = 0; kb < f.n_k_blocks; ++kb) {
-        FlashStep s;
-        s.head = h;
-        s.q_block = qb;
-        s.k_block = kb;
-        s.r0 = r0;
-        s.rows = rows;
-        s.c0 = kb * f.block_k;
-        s.cols = std::min(f.block_k, Tt - s.c0);
+        const int c0 = kb * f.block_k;
+        FlashStep s{h, qb, kb, r0, rows, c0, std::min(f.block_k, Tt - c0)};  // the tile's place and size
         s.alpha = Tensor({rows}, 1.0f);
         s.p = Tensor({rows, s.cols});
         s.skipped = true;

@@ -262,6 +262,7 @@ struct PatchRuns {
   Metric m;
   RunCache clean, corrupt;
   double denom = 0;
+  Patching result;  // T, each run's metric and the grids at 0, for the patching to fill
 };
 
 PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
@@ -289,6 +290,13 @@ PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::
     throw InputError("the clean and corrupted prompts give the same logit difference: there is nothing to recover",
                      "corrupted");
   r.denom = mc - mr;
+  const GPTConfig& g = model.config();
+  r.result.T = r.clean.T;
+  r.result.clean = mc;
+  r.result.corrupted = mr;
+  r.result.resid.assign(sz(g.n_layer + 1) * sz(r.clean.T), 0.0f);
+  r.result.heads.assign(sz(g.n_layer) * sz(g.n_head), 0.0f);
+  r.result.mlps.assign(sz(g.n_layer), 0.0f);
   return r;
 }
 
@@ -304,13 +312,7 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;
-  Patching out;
-  out.T = T;
-  out.clean = metric(pr.clean, V, m.position, m.token, m.other);
-  out.corrupted = metric(pr.corrupt, V, m.position, m.token, m.other);
-  out.resid.assign(sz(L + 1) * sz(T), 0.0f);
-  out.heads.assign(sz(L) * sz(NH), 0.0f);
-  out.mlps.assign(sz(L), 0.0f);
+  Patching out = std::move(pr.result);
   const int cells = patch_cells(g, T);
   if (first < 0 || first > cells)
     throw InputError("the first cell is " + num(first) + ": the sweep has " + num(cells) + " cells", "first");
@@ -348,17 +350,14 @@ Patching patch(const GPT& model, const std::vector<int>& clean, const std::vecto
 Patching attribution_patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                            const Metric& metric_in) {
   const GPTConfig& g = model.config();
-  const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
+  const int C = g.n_embd, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
   PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;
   RunGrads d;
   backward(model, pr.corrupt, m.position, m.token, m.other, d);
-  Patching out;
-  out.T = T;
-  out.clean = metric(pr.clean, V, m.position, m.token, m.other);
-  out.corrupted = metric(pr.corrupt, V, m.position, m.token, m.other);
+  Patching out = std::move(pr.result);
   // Σ over [c0, c1) of each row t (all rows, or row only; rows w wide) of grad · (clean − corrupt),
   // over the denominator
   auto dot = [&](const float* grad, const float* a, const float* b, int w, int c0, int c1, int row) {
@@ -372,13 +371,10 @@ Patching attribution_patch(const GPT& model, const std::vector<int>& clean, cons
     }
     return static_cast<float>(s / pr.denom);
   };
-  out.resid.assign(sz(L + 1) * sz(T), 0.0f);
   for (int l = 0; l <= L; ++l)
     for (int t = 0; t < T; ++t)
       out.resid[sz(l) * sz(T) + sz(t)] = dot(d.resid.data() + sz(l) * TC, pr.clean.resid.data() + sz(l) * TC,
                                              pr.corrupt.resid.data() + sz(l) * TC, C, 0, C, t);
-  out.heads.assign(sz(L) * sz(NH), 0.0f);
-  out.mlps.assign(sz(L), 0.0f);
   for (int l = 0; l < L; ++l) {
     for (int h = 0; h < NH; ++h)
       out.heads[sz(l) * sz(NH) + sz(h)] = dot(d.z.data() + sz(l) * TA, pr.clean.z.data() + sz(l) * TA,

@@ -29,14 +29,9 @@ size_t sz(long long v) { return static_cast<size_t>(v); }
 
 namespace {
 
+// The sizes come first in GPTConfig; every variant keeps its default.
 GPTConfig sized(int vocab_size, int block_size, int n_layer, int n_head, int n_embd) {
-  GPTConfig c;
-  c.vocab_size = vocab_size;
-  c.block_size = block_size;
-  c.n_layer = n_layer;
-  c.n_head = n_head;
-  c.n_embd = n_embd;
-  return c;
+  return GPTConfig{vocab_size, block_size, n_layer, n_head, n_embd};
 }
 
 }  // namespace

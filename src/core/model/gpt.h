@@ -153,7 +153,7 @@ struct GPTConfig {
   bool tie_embeddings = true;                // false: lm_head.weight (V, C) of its own
   bool qkv_bias = false;                     // c_attn's bias even with bias false (Qwen2)
   bool qk_norm = false;                      // RMSNorm of each q and k head before RoPE (Qwen3)
-  RopeScaling rope_scaling;                  // Llama 3's scaled frequencies (pos rope); factor 0: none
+  RopeScaling rope_scaling{};                // Llama 3's scaled frequencies (pos rope); factor 0: none
   int sink = 0;                              // attention sinks under the window; 0 means none
 
   // The tutorials' GPTConfig::tiny: 2 layers, n_embd 64, 4 heads of 16, block 64 (108,352
