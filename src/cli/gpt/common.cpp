@@ -144,21 +144,34 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
   set_bpe_tokenizer(s, std::move(bpe), name);
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
+namespace {
+
+// The model of a Llama-family file: typed (Checkpoint::typed) or as float32 parameters.
+void take_llama(Checkpoint& c, const LlamaWeights& w, const std::string& path, bool typed) {
+  if (typed) {
+    c.typed = open_llama(w, path);
+    c.state.model = c.typed->config();
+    return;
+  }
+  LlamaModel m = load_llama(w, path);
+  c.state.model = m.config;
+  c.state.params = std::move(m.params);
+}
+
+}  // namespace
+
+Checkpoint read_checkpoint(const std::string& path, bool typed) {
   Checkpoint c;
   if (is_hf_folder(path)) {  // a Hugging Face folder of the Llama family (llama_load.h)
     try {
-      LlamaModel m;
       uint64_t bytes = 0;
       std::string type;
       {
         const LlamaWeights w = read_llama_folder(path);
         type = w.config.model_type;
         for (const std::string& f : w.owned) bytes += f.size();
-        m = load_llama(w, path);
+        take_llama(c, w, path, typed);
       }
-      c.state.model = m.config;
-      c.state.params = std::move(m.params);
       c.state.source = "Hugging Face's " + type + " folder " + path;
       if (file_exists(path + "/tokenizer.json")) {  // its tokenizer, BOS as the files say
         constexpr uint64_t kMaxTokenizerBytes = uint64_t(1) << 26;
@@ -184,9 +197,7 @@ Checkpoint read_checkpoint(const std::string& path) {
       const gguf::File f = gguf::read_file(src, path);
       {
         const LlamaWeights w = read_gguf_weights(src, f, path);
-        LlamaModel m = load_llama(w, path);
-        c.state.model = m.config;
-        c.state.params = std::move(m.params);
+        take_llama(c, w, path, typed);
         c.state.source = "llama.cpp's " + w.config.model_type + " GGUF " + path;
       }
       try {  // its tokenizer; without one the model still runs on token ids
@@ -249,8 +260,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-Checkpoint read_checkpoint(const std::vector<std::string>& files) {
-  if (files.size() == 1) return read_checkpoint(files[0]);
+Checkpoint read_checkpoint(const std::vector<std::string>& files, bool typed) {
+  if (files.size() == 1) return read_checkpoint(files[0], typed);
   Checkpoint c;
   c.state = read_model_files(files, false);
   c.imported = c.state.source.rfind("nanoGPT", 0) == 0 ? "nanoGPT's ckpt.pt" : "Hugging Face's GPT-2 safetensors";
@@ -271,7 +282,9 @@ void require_training_state(const std::string& file, const TrainState& s, const 
 LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenizer) {
   LoadedModel m;
   const std::string& path = files[0];
-  m.state = read_checkpoint(files).state;
+  Checkpoint c = read_checkpoint(files, true);  // a Llama-family model keeps its weights' types
+  m.state = std::move(c.state);
+  m.model = std::move(c.typed);
   if (need_tokenizer) {
     try {
       require_vocab(m.state, path);
@@ -279,9 +292,11 @@ LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenize
       throw CliError(e.what());
     }
   }
-  m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
-  std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
-  std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
+  if (!m.model) {
+    m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
+    std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
+    std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
+  }
   if (!m.state.vocab.empty() || m.state.bpe || m.state.hf_tokenizer) m.tok = std::make_unique<Tokenizer>(tokenizer_of(m.state));
   return m;
 }
