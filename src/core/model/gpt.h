@@ -76,7 +76,9 @@
 // KV cache run on them; anything that reads the weights as float32 by name — p(), params(), head(),
 // hence the block walk, the interpretability runs, saving, fine-tuning (make_trainable) — first
 // converts the whole model to float32 (to_float32: 4 bytes a weight from then on, the values the
-// typed products read, exactly). weight_bytes() says what the weights take now.
+// typed products read, exactly). weight_bytes() says what the weights take now. Limit: the memory
+// checks (constructor, reserve, the cache) still reckon the weights as float32, so a model is
+// refused as its float32 form would be (in wasm, past kMaxOpenBytes: e.g. a 1B model in BF16).
 //
 // Limits: see GPTConfig::validate() and the constants below. Errors are InputError (attention.h)
 // naming the field at fault.
