@@ -149,7 +149,7 @@ TEST_CASE("typed weights: a BF16 model takes its file's bytes, converted twice t
   CHECK(m->weight_bytes() > 19 * static_cast<int64_t>(file) / 10);
 }
 
-TEST_CASE("typed weights: fine-tuning converts to float32 first; bad slices are refused by name", "[llama][typed]") {
+TEST_CASE("typed weights: fine-tuning converts to float32 first, and bad slices are refused by name", "[llama][typed]") {
   const ap::LlamaWeights w = weights(small_qwen(), [](int k) { return k % 2 ? Type::Q8_0 : Type::BF16; });
   std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");
   REQUIRE(m->typed());
