@@ -34,9 +34,11 @@
 //   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
 //       alone), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
+//   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8) or Q8_0 (--only w8q): the
+//       128-token prompt's forward and 64 generated tokens (w8_bench).
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w9… (default w3,w4)] [--reference] [--threads N]
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
@@ -44,12 +46,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <utility>
 #include <string>
 #include <vector>
 
 #include "bench_clock.h"
 #include "gpt2s.h"
+#include "smollm.h"
 #include "core/interp/interp.h"
 #include "core/model/gpt.h"
 #include "core/kernels/kernels.h"
@@ -332,6 +336,45 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
   });
 }
 
+// W8: SmolLM2-135M's shape with BF16 (or Q8_0) weights kept typed (smollm.h): the 128-token
+// prompt's forward, then 64 greedy tokens through the KV cache after the prompt (the cache filled
+// with the prompt, untimed, before each trial). First the check line compared with the PyTorch peer
+// (bench/peers/smollm.py): the weights' bytes, the last prompt position's logits at every 4,096th
+// id from 17, its argmax and 8 greedy tokens.
+void w8_bench(ap::quant::Type type, const std::string& sfx, bool quick) {
+  std::unique_ptr<ap::GPT> m = smollm::model(type);
+  const std::string tag = std::string("W8_smollm_") + (type == ap::quant::Type::BF16 ? "bf16" : "q8_0");
+  const std::vector<int> prompt = smollm::prompt();
+  const int V = m->config().vocab_size, P = smollm::kPromptLen;
+  m->forward(prompt.data(), nullptr, 1, P);
+  const float* last = m->logits() + static_cast<size_t>(P - 1) * V;
+  std::printf("%s_check%s params=%lld weight_bytes=%lld argmax=%d logits=", tag.c_str(), sfx.c_str(),
+              static_cast<long long>(m->num_parameters()), static_cast<long long>(m->weight_bytes()), argmax(last, V));
+  for (int j = smollm::kCheckFirst; j < V; j += smollm::kCheckStride)
+    std::printf("%s%.6f", j == smollm::kCheckFirst ? "" : ",", static_cast<double>(last[j]));
+  auto fill_cache = [&] {
+    m->cache_reset();
+    for (int t : prompt) m->cache_step(t);
+  };
+  fill_cache();
+  std::printf(" greedy=");
+  const int first = argmax(last, V);
+  int tok = first;
+  for (int i = 0; i < smollm::kCheckTokens; ++i) {
+    std::printf("%s%d", i ? "," : "", tok);
+    tok = argmax(m->cache_step(tok), V);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  w6_time(tag + "_prefill128" + sfx, P, quick ? 1 : 5, quick ? 0 : 1, [] {}, [&] { m->forward(prompt.data(), nullptr, 1, P); });
+  const int n = smollm::kGenTokens;
+  w6_time(tag + "_gen64" + sfx, n, quick ? 1 : 3, quick ? 0 : 1, fill_cache, [&] {
+    int t = first;
+    for (int i = 0; i < n; ++i) t = argmax(m->cache_step(t), V);
+    g_sink = t;
+  });
+}
+
 // Where a W6 generation step's time goes (`--only w6s`): the cache filled with the prompt and
 // 100 tokens (the end of W6's generation), then per round, alternated: one cache_step (positions
 // 164, 165, … one a round) and its argmax, the step's 49 one-row matrix products alone on
@@ -528,6 +571,8 @@ int main(int argc, char** argv) {
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
+    if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick);
+    if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick);
     if (wants("w9") && tier == K::Tier::fast) w9_patch_bench(quick);  // GPT-2's shape: a patching sweep
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));

@@ -5,7 +5,9 @@
 // N and several K (tails of every vector width). Tolerance as quant.h states: both products sum the
 // same dequantized values, in another order and with FMA, so |fast − ref| ≤ 2·(K+8)·u·Σ|x·w| with
 // u = 2⁻²⁴, the magnitude computed in double. The reference against a dequantization written
-// independently from ggml's definition is tests/gguf_test.py's (float64 NumPy).
+// independently from ggml's definition is tests/gguf_test.py's (float64 NumPy). typed_matmul.h (the
+// model's Linear layer on a matrix of parts of several types) against the float reference kernel on
+// the dequantized rows: bit for bit in the reference tier, within the bound in the fast one.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -15,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/kernels.h"
 #include "core/kernels/kernels_fast.h"
 #include "core/kernels/quant.h"
+#include "core/kernels/typed_matmul.h"
 
 namespace {
 
@@ -175,4 +179,60 @@ TEST_CASE("quant: matmul follows the tier and type_info knows ggml's numbers", "
   Q::matmul(y.data(), x.data(), w.data(), Q::Type::F32, 1, 2, 32);
   CHECK(y[0] == 16.0f);
   CHECK(y[1] == 16.0f);
+}
+
+TEST_CASE("typed_matmul: a matrix of parts of several types, with a bias, and its rows on lookup", "[quant]") {
+  // Rows 0–4 Q8_0, 5–7 BF16, 8–10 Q4_0 (a GGUF's q | k | v of mixed types): in the reference tier the
+  // product is the float reference kernel on the dequantized rows, bit for bit (the same sums in the
+  // same order, then the bias); in the fast tier within quant.h's bound; typed_rows is dequantize_row.
+  namespace K = ap::kernels;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int C = 96;
+  const Q::Type types[] = {Q::Type::Q8_0, Q::Type::BF16, Q::Type::Q4_0};
+  const int rows[] = {5, 3, 3};
+  std::vector<std::vector<uint8_t>> bytes;
+  K::TypedMatrix w;
+  std::vector<float> deq;  // (11, C)
+  for (int p = 0; p < 3; ++p) {
+    bytes.push_back(random_weights(types[p], rows[p], C, rng));
+    w.parts.push_back({types[p], reinterpret_cast<const char*>(bytes.back().data()), rows[p]});
+    const size_t rb = static_cast<size_t>(Q::row_bytes(types[p], C));
+    for (int r = 0; r < rows[p]; ++r) {
+      deq.resize(deq.size() + C);
+      Q::dequantize_row(types[p], bytes.back().data() + rb * static_cast<size_t>(r), deq.data() + deq.size() - C, C);
+    }
+  }
+  w.rows = 11;
+  w.cols = C;
+  CHECK(w.bytes() == 5 * 102 + 3 * 192 + 3 * 54);
+  const int OC = w.rows;
+  for (const int M : {3, 9}) {  // generation's products, and a prompt's (the chunked float kernel)
+    INFO("M = " << M);
+    std::vector<float> x(static_cast<size_t>(M * C)), bias(static_cast<size_t>(OC));
+    for (float& v : x) v = g(rng);
+    for (float& v : bias) v = g(rng);
+    std::vector<float> want(static_cast<size_t>(M * OC)), got(want.size());
+    const K::Tier was = K::tier();
+    K::set_tier(K::Tier::reference);
+    K::reference.matmul_forward(want.data(), x.data(), deq.data(), bias.data(), M, C, OC);
+    K::typed_matmul_forward(got.data(), x.data(), w, bias.data(), M, C, OC);
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    K::set_tier(K::Tier::fast);
+    const double u = std::ldexp(1.0, -24);
+    K::typed_matmul_forward(got.data(), x.data(), w, bias.data(), M, C, OC);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < OC; ++n) {
+        double mag = 0.0;
+        for (int k = 0; k < C; ++k) mag += std::fabs(double(x[size_t(m * C + k)]) * deq[size_t(n * C + k)]);
+        INFO("output " << m << ", " << n);
+        CHECK(std::fabs(double(got[size_t(m * OC + n)]) - want[size_t(m * OC + n)]) <= 2.0 * (C + 8) * u * mag + 2 * u * std::fabs(want[size_t(m * OC + n)]));
+      }
+    K::set_tier(was);
+  }
+  const int ids[] = {10, 0, 6, 4};
+  std::vector<float> looked(4 * C), pos(4 * C, 0.5f);
+  K::typed_rows(looked.data(), w, ids, 4, pos.data());
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < C; ++c) REQUIRE(looked[size_t(i * C + c)] == deq[size_t(ids[i] * C + c)] + 0.5f);
 }

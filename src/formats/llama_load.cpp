@@ -104,12 +104,22 @@ void check_llama_memory(const GPTConfig& g) {
   }
 }
 
-void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file) {
+namespace {
+
+// A file tensor's place in the GPT's parameters, checked: a parameter this config has, fitting it,
+// its bytes its shape's in its type. `row`: the first row (a 1-D tensor: the first element).
+struct Placed {
+  const LlamaTensor* t;
+  const ParamTensor* p;
+  int64_t row, in, rows;
+};
+
+std::vector<Placed> place_llama_tensors(const LlamaWeights& w, const GPTConfig& g, const std::vector<ParamTensor>& tensors,
+                                        const std::string& file) {
   std::map<std::string, const ParamTensor*> by_name;
-  const std::vector<ParamTensor> tensors = param_tensors(g);
   for (const ParamTensor& t : tensors) by_name[t.name] = &t;
   std::map<std::string, int64_t> filled;  // floats written per parameter
-  std::vector<float> row;
+  std::vector<Placed> out;
   for (const LlamaTensor& t : w.tensors) {
     const Target at = target_of(t.name, g);
     const auto it = by_name.find(at.param);
@@ -127,31 +137,62 @@ void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params,
     if (quant::row_bytes(t.type, static_cast<uint64_t>(in)) * static_cast<uint64_t>(rows) != t.bytes)
       throw InputError(file + ": tensor " + q(t.name) + " has " + num(static_cast<long long>(t.bytes)) +
                            " bytes, not the size of its shape in its type", t.name);
-    // The conversion to float32, row by row (the one place the storage type is read).
-    float* dst = params + p.offset + at.row * cols;
-    const uint64_t rb = quant::row_bytes(t.type, static_cast<uint64_t>(in));
-    for (int64_t r = 0; r < rows; ++r) {
-      float* out = dst + r * in;
-      quant::dequantize_row(t.type, t.data + static_cast<uint64_t>(r) * rb, out, in);
-      for (int64_t i = 0; i < in; ++i)
-        if (!std::isfinite(out[i]))
-          throw InputError(file + ": tensor " + q(t.name) + " holds " + format_float(out[i]) + " at [" + num(r) +
-                               (t.shape.size() == 2 ? ", " + num(i) : "") + "]: a model's weights must be finite",
-                           t.name);
-    }
+    out.push_back({&t, &p, at.row, in, rows});
     filled[p.name] += static_cast<int64_t>(numel);
   }
   for (const ParamTensor& p : tensors) {
     const int64_t n = filled.count(p.name) ? filled[p.name] : 0;
     const bool zeros = g.bias && n == 0 && p.name.find(".mlp.") != std::string::npos;  // Llama's MLP: no biases
-    if (zeros) {
-      std::fill(params + p.offset, params + p.offset + p.numel, 0.0f);
-      continue;
-    }
-    if (n != p.numel)
+    if (n != p.numel && !zeros)
       throw InputError(file + ": " + q(p.name) + " got " + num(n) + " of its " + num(p.numel) +
                            " values from the file's tensors (a tensor is missing)",
                        p.name);
+  }
+  return out;
+}
+
+// Row r of x, dequantized into out (x.in floats); InputError naming the tensor and the place of a
+// value that is not finite.
+void dequantize_checked(const Placed& x, int64_t r, float* out, const std::string& file) {
+  const LlamaTensor& t = *x.t;
+  const uint64_t rb = quant::row_bytes(t.type, static_cast<uint64_t>(x.in));
+  quant::dequantize_row(t.type, t.data + static_cast<uint64_t>(r) * rb, out, x.in);
+  for (int64_t i = 0; i < x.in; ++i)
+    if (!std::isfinite(out[i]))
+      throw InputError(file + ": tensor " + q(t.name) + " holds " + format_float(out[i]) + " at [" + num(r) +
+                           (t.shape.size() == 2 ? ", " + num(i) : "") + "]: a model's weights must be finite",
+                       t.name);
+}
+
+}  // namespace
+
+void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file) {
+  const std::vector<ParamTensor> tensors = param_tensors(g);
+  const std::vector<Placed> placed = place_llama_tensors(w, g, tensors, file);
+  std::fill(params, params + g.num_parameters(), 0.0f);  // Llama's MLP biases, which no tensor gives
+  for (const Placed& x : placed) {  // the conversion to float32, row by row
+    const int64_t cols = x.p->shape.size() == 2 ? x.p->shape[1] : 1;
+    float* dst = params + x.p->offset + x.row * cols;
+    for (int64_t r = 0; r < x.rows; ++r) dequantize_checked(x, r, dst + r * x.in, file);
+  }
+}
+
+std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file) {
+  const GPTConfig g = llama_gpt_config(w.config);
+  check_llama_memory(g);
+  const std::vector<ParamTensor> tensors = param_tensors(g);
+  const std::vector<Placed> placed = place_llama_tensors(w, g, tensors, file);
+  std::vector<TypedSlice> slices;
+  std::vector<float> row;
+  for (const Placed& x : placed) {
+    row.resize(static_cast<size_t>(x.in));
+    for (int64_t r = 0; r < x.rows; ++r) dequantize_checked(x, r, row.data(), file);  // finite, or refused
+    slices.push_back({x.p->name, x.row, x.t->type, x.t->data, x.rows, x.in});
+  }
+  try {
+    return std::make_unique<GPT>(g, slices);
+  } catch (const InputError& e) {
+    throw InputError(file + ": " + e.what(), e.field);
   }
 }
 

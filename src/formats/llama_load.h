@@ -10,14 +10,18 @@
 // attention_bias (biases on all four projections) is bias on: the MLP's biases, which the file
 // has not, are zeros. block_size is max_position_embeddings, at most kMaxBlockSize.
 //
-// Each tensor is converted to float32 from its storage type (F32, F16, BF16 or a ggml block type,
-// quant.h's dequantize_row) in one place (fill_llama_params), so that a later step can keep them.
+// Two ways in: load_llama converts each tensor to float32 from its storage type (F32, F16, BF16 or
+// a ggml block type, quant.h's dequantize_row) into the flat parameters (what a checkpoint, `gpt
+// import` and fine-tuning take); open_llama makes the model for inference with its matrices kept
+// in their types (gpt.h, "Typed weights": a BF16 model takes about its files' bytes, not twice),
+// every value still checked finite on the way.
 // Refused by name (InputError, field the tensor or the file): a tensor missing, extra or of the
 // wrong size, a value that is not finite, a model beyond the open limit (in figures, before any
 // allocation: check_llama_memory).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +43,9 @@ struct LlamaModel {
   std::vector<float> params;
 };
 LlamaModel load_llama(const LlamaWeights& w, const std::string& file);
+// The model for inference with typed weights (gpt.h), its bytes copied from w: the same checks and
+// messages as load_llama's.
+std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file);
 
 // Natively: a Hugging Face folder (config.json and model.safetensors, or the index and its shards)
 // read into LlamaWeights; the files' bytes are kept in w.owned. InputError naming the file.

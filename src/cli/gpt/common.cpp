@@ -137,18 +137,29 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 
 namespace {
 
+// The model of a Llama-family file: typed (Checkpoint::typed) or as float32 parameters.
+void take_llama(Checkpoint& c, const LlamaWeights& w, const std::string& path, bool typed) {
+  if (typed) {
+    c.typed = open_llama(w, path);
+    c.state.model = c.typed->config();
+    return;
+  }
+  LlamaModel m = load_llama(w, path);
+  c.state.model = m.config;
+  c.state.params = std::move(m.params);
+}
+
 // A model of the Llama family, read one way whatever holds it: a Hugging Face folder (llama_load.h)
 // or llama.cpp's GGUF (gguf_weights.h). Each brings its tokenizer when it has one: the folder's
 // tokenizer.json (an error in it is the model's), the GGUF's own metadata (without it, or with one we
 // cannot read, the model still runs on token ids).
-Checkpoint read_llama(const std::string& path, bool gguf_file) {
+Checkpoint read_llama(const std::string& path, bool gguf_file, bool typed) {
   Checkpoint c;
   try {
-    // A GGUF file is read whole: the weights point into its bytes until the model holds its own floats.
+    // A GGUF file is read whole: the weights point into its bytes until the model holds its own copy.
     const std::string file = gguf_file ? read_file(path, kMaxCheckpointBytes, "a GGUF file") : std::string();
     const StringSource src(file);
     const gguf::File f = gguf_file ? gguf::read_file(src, path) : gguf::File();
-    LlamaModel m;
     std::string type;
     c.file_bytes = file.size();
     {
@@ -156,10 +167,8 @@ Checkpoint read_llama(const std::string& path, bool gguf_file) {
       type = w.config.model_type;
       if (!gguf_file)
         for (const std::string& shard : w.owned) c.file_bytes += shard.size();
-      m = load_llama(w, path);
+      take_llama(c, w, path, typed);
     }
-    c.state.model = m.config;
-    c.state.params = std::move(m.params);
     c.state.source = gguf_file ? "llama.cpp's " + type + " GGUF " + path : "Hugging Face's " + type + " folder " + path;
     c.imported = gguf_file ? "a GGUF file" : "a Hugging Face folder";
     if (gguf_file) {
@@ -187,9 +196,9 @@ Checkpoint read_llama(const std::string& path, bool gguf_file) {
 
 }  // namespace
 
-Checkpoint read_checkpoint(const std::string& path) {
-  if (is_hf_folder(path)) return read_llama(path, false);
-  if (is_gguf_file(path)) return read_llama(path, true);
+Checkpoint read_checkpoint(const std::string& path, bool typed) {
+  if (is_hf_folder(path)) return read_llama(path, false, typed);
+  if (is_gguf_file(path)) return read_llama(path, true, typed);
   Checkpoint c;
   std::unique_ptr<FileSource> src;
   try {
@@ -237,8 +246,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   return c;
 }
 
-Checkpoint read_checkpoint(const std::vector<std::string>& files) {
-  if (files.size() == 1) return read_checkpoint(files[0]);
+Checkpoint read_checkpoint(const std::vector<std::string>& files, bool typed) {
+  if (files.size() == 1) return read_checkpoint(files[0], typed);
   Checkpoint c;
   c.state = read_model_files(files, false);
   c.imported = c.state.source.rfind("nanoGPT", 0) == 0 ? "nanoGPT's ckpt.pt" : "Hugging Face's GPT-2 safetensors";
@@ -259,7 +268,9 @@ void require_training_state(const std::string& file, const TrainState& s, const 
 LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenizer) {
   LoadedModel m;
   const std::string& path = files[0];
-  m.state = read_checkpoint(files).state;
+  Checkpoint c = read_checkpoint(files, true);  // a Llama-family model keeps its weights' types
+  m.state = std::move(c.state);
+  m.model = std::move(c.typed);
   if (need_tokenizer) {
     try {
       require_vocab(m.state, path);
@@ -267,9 +278,11 @@ LoadedModel load_model(const std::vector<std::string>& files, bool need_tokenize
       throw CliError(e.what());
     }
   }
-  m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
-  std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
-  std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
+  if (!m.model) {
+    m.model = std::make_unique<GPT>(m.state.model, m.state.model_only() ? ModelUse::infer : ModelUse::train);
+    std::copy(m.state.params.begin(), m.state.params.end(), m.model->params());
+    std::vector<float>().swap(m.state.params);  // the model holds them now: one copy, not two
+  }
   if (!m.state.vocab.empty() || m.state.bpe || m.state.hf_tokenizer) m.tok = std::make_unique<Tokenizer>(tokenizer_of(m.state));
   return m;
 }

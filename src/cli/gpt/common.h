@@ -47,17 +47,22 @@ struct Checkpoint {
   TrainState state;
   uint64_t file_bytes = 0;  // the file's size
   std::string imported;  // what the file was, if converted ("nanoGPT's ckpt.pt"); empty otherwise
+  // A Llama-family model read with typed = true: the model for inference with its matrices in their
+  // file's types (llama_load.h's open_llama), state.params then empty; else null.
+  std::unique_ptr<GPT> typed;
 };
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
 // they lie beside it (attach_bpe); without a vocabulary it takes token ids only.
 // A note on stderr (never stdout: --json answers stay clean) names every file found this way.
-Checkpoint read_checkpoint(const std::string& path);
+// typed: a Hugging Face folder or a GGUF file opens as Checkpoint::typed (for inference) rather
+// than as float32 parameters.
+Checkpoint read_checkpoint(const std::string& path, bool typed = false);
 // The model file and the files that go with it, as every command that takes a checkpoint takes
 // them (`gpt sample ckpt.pt meta.pkl`, as `gpt import`): alone, read_checkpoint(files[0]); with
 // companions (meta.pkl, config.json, GPT-2's tokenizer files), read_model_files(files, false).
-Checkpoint read_checkpoint(const std::vector<std::string>& files);
+Checkpoint read_checkpoint(const std::vector<std::string>& files, bool typed = false);
 // GPT-2's BPE for a model-only state without characters (formats/bpe_files.h): from the files given,
 // else vocab.json + merges.txt or tokenizer.json beside the model (Hugging Face's folder). Nothing
 // found: the state stays without one (require_vocab then says what to give). Throws InputError

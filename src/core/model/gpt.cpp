@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/base/rng.h"
+#include "core/model/gpt_layout.h"
 
 namespace ap {
 
@@ -155,15 +156,10 @@ void carve(FloatBuffer& buf, const std::vector<Part>& layout) {
   }
 }
 
-// One parameter tensor: nanoGPT's state-dict name, PyTorch's shape, and its view in GPTParams.
-struct ParamSlot {
-  std::string name;
-  Shape shape;
-  float** view;
-};
+}  // namespace
 
-// The parameters in nanoGPT's state-dict order (without lm_head, tied to wte; without the biases
-// when cfg.bias is false, their views left null); views in v.
+namespace layout {
+
 std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
   const int V = cfg.vocab_size, C = cfg.n_embd, W = cfg.qkv_width(), H = cfg.inner(), A = cfg.attn_width(),
             hs = cfg.head_dim();
@@ -219,6 +215,13 @@ std::vector<ParamSlot> param_layout(const GPTConfig& cfg, GPTParams& v) {
   else v.lm_head = nullptr;
   return out;
 }
+
+}  // namespace layout
+
+namespace {
+
+using layout::param_layout;
+using layout::ParamSlot;
 
 // The forward's activations for (B, T), in buffer order; views in a. Inference keeps no loss:
 // probs and losses stay null.
@@ -390,6 +393,7 @@ void GPT::make_trainable(int B, int T) {
   check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
   if (use_ == ModelUse::train) return reserve(B, T);
   check_memory(config_, B, T, ModelUse::train, limit());
+  to_float32();  // typed weights: fine-tuning trains the float32 model
   // the inference activations go first, so that the peak is the training model's alone
   FloatBuffer().swap(act_buffer_);
   std::vector<int>().swap(ids_);
@@ -457,7 +461,7 @@ int64_t GPT::allocated_bytes() const {
     floats += static_cast<int64_t>(v->capacity());
   floats += static_cast<int64_t>(rope_cos_.capacity() + rope_sin_.capacity() + alibi_.capacity());
   const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
-  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints + static_cast<int64_t>(typed_bytes_.capacity());
 }
 
 void GPT::reserve(int B, int T) {
@@ -507,27 +511,28 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   const kernels::Kernels& k = kernels::active();
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
-  k.encoder_forward(a_.encoded, ids_.data(), p_.wte, p_.wpe, B, T, C);      // (B, T, C)
+  embed(k, a_.encoded, ids_.data(), B, T, 0);                              // (B, T, C)
   const float* residual = a_.encoded;
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
+    const TypedBlock* tw = typed_ ? &tb_[sz(l)] : nullptr;
     BlockActs& a = a_.h[sz(l)];
     norm_forward(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
-    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, W);      // (B, T, W): q | k | v
+    linear(k, a.qkv, a.ln_1, w.c_attn_w, tw ? &tw->c_attn : nullptr, w.c_attn_b, BT, C, W);  // (B, T, W): q | k | v
     if (config_.qk_norm) qk_norm_forward(k, a.qkv, a.qk_in, a.qk_rstd, w, BT);
     if (config_.pos == Positions::rope) k.rope_forward(a.qkv, B, T, W, NR, hs, 0, rope_table());  // q, k turned
     k.attention_forward(a.atty, a.att, a.qkv, B, T, A, NH, opt);            // (B, T, A)
-    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, A, C);
+    linear(k, a.residual2, a.atty, w.attn_c_proj_w, tw ? &tw->attn_c_proj : nullptr, w.attn_c_proj_b, BT, A, C);
     k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
     norm_forward(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
-    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, FC);         // (B, T, FC)
+    linear(k, a.fch, a.ln_2, w.c_fc_w, tw ? &tw->c_fc : nullptr, w.c_fc_b, BT, C, FC);  // (B, T, FC)
     mlp_act_forward(k, a.fch_gelu, a.fch, BT);                              // (B, T, H)
-    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, H, C);
+    linear(k, a.residual3, a.fch_gelu, w.mlp_c_proj_w, tw ? &tw->mlp_c_proj : nullptr, w.mlp_c_proj_b, BT, H, C);
     k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
     residual = a.residual3;
   }
   norm_forward(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
-  k.matmul_forward(a_.logits, a_.ln_f, head(), nullptr, BT, C, V);         // (B, T, V)
+  linear(k, a_.logits, a_.ln_f, p_.lm_head ? p_.lm_head : p_.wte, typed_head(), nullptr, BT, C, V);  // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
   // The mean in float, summed in order (as autograd's cross_entropy).
@@ -666,13 +671,14 @@ const float* GPT::cache_step(int token) {
   const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
   // Position pos alone, with the same kernels as the full forward (N = 1 row).
-  k.encoder_forward(c_.x, &token, p_.wte, p_.wpe ? p_.wpe + int64_t(pos) * C : nullptr, 1, 1, C);
+  embed(k, c_.x, &token, 1, 1, pos);
   for (int l = 0; l < config_.n_layer; ++l) {
     const BlockParams& w = p_.h[sz(l)];
+    const TypedBlock* tw = typed_ ? &tb_[sz(l)] : nullptr;
     float* k_cache = c_.k + int64_t(l) * S * KC;
     float* v_cache = c_.v + int64_t(l) * S * KC;
     norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_1_w, w.ln_1_b, 1);
-    k.matmul_forward(c_.qkv, c_.ln, w.c_attn_w, w.c_attn_b, 1, C, W);
+    linear(k, c_.qkv, c_.ln, w.c_attn_w, tw ? &tw->c_attn : nullptr, w.c_attn_b, 1, C, W);
     if (config_.qk_norm) qk_norm_forward(k, c_.qkv, c_.qk_in, c_.qk_rstd, w, 1);
     // RoPE at the absolute position pos: the cached keys are kept turned
     if (config_.pos == Positions::rope) k.rope_forward(c_.qkv, 1, 1, W, NH + config_.kv_head(), hs, pos, rope_table());
@@ -680,16 +686,16 @@ const float* GPT::cache_step(int token) {
     std::memcpy(v_cache + int64_t(pos) * KC, c_.qkv + A + KC, sizeof(float) * sz(KC));
     float* att = c_.att + int64_t(l) * NH * S;
     k.attention_decode(c_.atty, att, c_.qkv, k_cache, v_cache, pos, A, NH, opt);
-    k.matmul_forward(c_.proj, c_.atty, w.attn_c_proj_w, w.attn_c_proj_b, 1, A, C);
+    linear(k, c_.proj, c_.atty, w.attn_c_proj_w, tw ? &tw->attn_c_proj : nullptr, w.attn_c_proj_b, 1, A, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
     norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, w.ln_2_w, w.ln_2_b, 1);
-    k.matmul_forward(c_.fch, c_.ln, w.c_fc_w, w.c_fc_b, 1, C, FC);
+    linear(k, c_.fch, c_.ln, w.c_fc_w, tw ? &tw->c_fc : nullptr, w.c_fc_b, 1, C, FC);
     mlp_act_forward(k, c_.fch, c_.fch, 1);  // in place: the first H floats
-    k.matmul_forward(c_.proj, c_.fch, w.mlp_c_proj_w, w.mlp_c_proj_b, 1, H, C);
+    linear(k, c_.proj, c_.fch, w.mlp_c_proj_w, tw ? &tw->mlp_c_proj : nullptr, w.mlp_c_proj_b, 1, H, C);
     k.residual_forward(c_.x, c_.x, c_.proj, C);
   }
   norm_forward(k, c_.ln, c_.mean, c_.rstd, c_.x, p_.ln_f_w, p_.ln_f_b, 1);
-  k.matmul_forward(c_.logits, c_.ln, head(), nullptr, 1, C, V);
+  linear(k, c_.logits, c_.ln, p_.lm_head ? p_.lm_head : p_.wte, typed_head(), nullptr, 1, C, V);
   cache_len_ = pos + 1;
   return c_.logits;
 }

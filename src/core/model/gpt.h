@@ -68,6 +68,18 @@
 // or for inference only (ModelUse::infer: an opened model, without gradients or the backward's
 // scratch; make_trainable() adds them for fine-tuning).
 //
+// Typed weights (an opened model of the Llama family, formats/llama_load.h: GPT(config, slices)):
+// every matrix (wte, lm_head, and each block's c_attn, attn.c_proj, c_fc, mlp.c_proj; not wpe)
+// stays in its file's storage type (quant.h: BF16 and F16 two bytes a weight, Q8_0 … Q4_K their
+// blocks), read by typed_matmul.h's products and, for wte, dequantized a row at a time on lookup;
+// the norms and biases are float32 in the flat buffer, which holds nothing else. forward() and the
+// KV cache run on them; anything that reads the weights as float32 by name — p(), params(), head(),
+// hence the block walk, the interpretability runs, saving, fine-tuning (make_trainable) — first
+// converts the whole model to float32 (to_float32: 4 bytes a weight from then on, the values the
+// typed products read, exactly). weight_bytes() says what the weights take now. Limit: the memory
+// checks (constructor, reserve, the cache) still reckon the weights as float32, so a model is
+// refused as its float32 form would be (in wasm, past kMaxOpenBytes: e.g. a 1B model in BF16).
+//
 // Limits: see GPTConfig::validate() and the constants below. Errors are InputError (attention.h)
 // naming the field at fault.
 #pragma once
@@ -80,6 +92,8 @@
 
 #include "core/attention/attention.h"
 #include "core/kernels/kernels.h"
+#include "core/kernels/quant.h"
+#include "core/kernels/typed_matmul.h"
 #include "core/model/rope_scaling.h"
 #include "core/tensor/tensor.h"
 
@@ -315,6 +329,18 @@ struct UnsetAllocator : std::allocator<T> {
 };
 using FloatBuffer = std::vector<float, UnsetAllocator<float>>;
 
+// Rows of a parameter in a file's storage type, for GPT(config, slices): `rows` rows of `cols`
+// values of parameter `param` (param_tensors' name) from row `row` on (a 1-D tensor: from element
+// `row`; stacked q/k/v biases are three slices);
+// SwiGLU's mlp.up_proj.weight is its own parameter, as in param_tensors. The bytes are copied.
+struct TypedSlice {
+  std::string param;
+  int64_t row = 0;
+  quant::Type type = quant::Type::F32;
+  const char* data = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
 class GPT {
  public:
   // Validates the config (InputError) and allocates the parameters (zeros: call init_weights or
@@ -328,6 +354,11 @@ class GPT {
     GPT* owner;
   };
   explicit GPT(ReplicaOf replica);
+  // An opened model for inference with typed weights (see the top of this file): the matrices'
+  // slices kept in their types (copied), the other tensors' dequantized into the flat buffer (zeros
+  // where no slice writes). InputError naming the parameter: an unknown name, a slice outside its
+  // parameter, a matrix whose rows the slices do not cover exactly once.
+  GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices);
 
   // nanoGPT's initialisation from a seed: weights N(0, 0.02) (the residual projections
   // attn.c_proj and mlp.c_proj N(0, 0.02/√(2·n_layer))), biases 0, LayerNorm weight 1 and bias 0.
@@ -344,11 +375,23 @@ class GPT {
   void make_trainable(int B, int T);
   int64_t num_parameters() const { return n_params_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
-  float* params() { return param_base_; }
-  const float* params() const { return param_base_; }
+  // The flat float32 parameters and their views (a typed model converts to float32 first).
+  float* params() { return to_float32(), param_base_; }
+  const float* params() const { return to_float32(), param_base_; }
   float* grads() { return grads_.data(); }
   const float* grads() const { return grads_.data(); }
-  const GPTParams& p() const { return p_; }
+  const GPTParams& p() const { return to_float32(), p_; }
+  // Typed weights (see the top of this file): whether the model holds them, and their conversion to
+  // the float32 model (nothing when already float32; InputError "model" past the memory limit).
+  bool typed() const { return typed_; }
+  void to_float32() const {
+    if (typed_) const_cast<GPT*>(this)->convert_to_float32();
+  }
+  // The bytes the weights take now: the flat buffer's floats and the typed matrices' bytes.
+  int64_t weight_bytes() const;
+  // Each matrix's storage types, by parameter name, e.g. {"transformer.wte.weight", "BF16"}; empty
+  // for a float32 model (a matrix stacked from parts of several types: "Q4_K+Q6_K").
+  std::vector<std::pair<std::string, std::string>> weight_types() const;
   const GPTParams& g() const { return g_; }
 
   // Allocates the activations for batches of up to B sequences of up to T tokens (T ≤
@@ -421,7 +464,7 @@ class GPT {
   kernels::AttnOptions attn_options() const {
     return {config_.mask, config_.stable_softmax, config_.n_kv_head, config_.window, alibi_slopes(), config_.sink};
   }
-  const float* head() const { return p_.lm_head ? p_.lm_head : p_.wte; }  // the output layer (V, C)
+  const float* head() const { return p().lm_head ? p_.lm_head : p_.wte; }  // the output layer (V, C)
   // qk_norm on N rows of qkv (row stride W): q and k in place, their inputs kept in qk_in, rstd.
   void qk_norm_forward(const kernels::Kernels& k, float* qkv, float* qk_in, float* rstd, const BlockParams& w,
                        int N) const;
@@ -437,6 +480,12 @@ class GPT {
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
+  // A Linear layer: the typed product when tw holds a typed matrix, else the float kernel.
+  void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
+              const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) const;
+  // wte's rows of ids (n of them) plus wpe's rows from position pos0 (when learned), into out.
+  void embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const;
+  const kernels::TypedMatrix* typed_head() const { return typed_ ? (t_head_.empty() ? &t_wte_ : &t_head_) : nullptr; }
   void make_tables();  // RoPE's cos and sin, ALiBi's slopes
   int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
 
@@ -460,6 +509,23 @@ class GPT {
 
   // RoPE's tables (block_size, rot_dims/2) and ALiBi's slopes (n_head), empty when off.
   std::vector<float> rope_cos_, rope_sin_, alibi_;
+
+  // Typed weights: their bytes, each block's four matrices and wte's and lm_head's; per tensor of
+  // tensors_ its float32 view (null when typed) or its matrix and first row there (to_float32).
+  struct TypedBlock {
+    kernels::TypedMatrix c_attn, attn_c_proj, c_fc, mlp_c_proj;
+  };
+  struct TypedSource {
+    float* floats = nullptr;
+    kernels::TypedMatrix* matrix = nullptr;
+    int row = 0;
+  };
+  void convert_to_float32();
+  bool typed_ = false;
+  std::vector<char> typed_bytes_;
+  std::vector<TypedBlock> tb_;
+  kernels::TypedMatrix t_wte_, t_head_;
+  std::vector<TypedSource> sources_;
 
   // KV cache (allocated by the first cache_reset).
   FloatBuffer cache_buffer_;

@@ -1,0 +1,119 @@
+// smollm.h — W8's model (bench/README.md): SmolLM2-135M's shape (Llama: 30 layers, hidden 576, 9
+// heads of 64, 3 key/value heads, vocabulary 49,152, SwiGLU of 1,536, RMSNorm ε 1e-5, RoPE θ
+// 100,000 on halves, embeddings tied, no biases: 134,515,008 parameters) with seeded random weights,
+// made exactly as bench/peers/smollm.py makes them for the PyTorch peer: element i of the tensor
+// `name` (transformers' name, e.g. "model.layers.0.self_attn.q_proj.weight", Linear layout out × in)
+// is r = 2·((z >> 40)·2⁻²⁴) − 1 with z = splitmix64(fnv1a64(name) + (i + 1)·0x9E3779B97F4A7C15)
+// (gpt2s.h's), RMSNorm weights 1 + 0.1·r, every other tensor (0.02·√3)·r; the matrices then stored
+// as BF16 (round to nearest even) or Q8_0 (ggml's quantize_row_q8_0_ref), the norms as float32.
+// The model is the GPT with typed weights (gpt.h) that opening such a file makes, built here from
+// its slices without a file.
+// Limits: random weights; the logits agree with the peer's to BF16 matmul rounding, not bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/kernels/quant.h"
+#include "core/model/gpt.h"
+#include "gpt2s.h"
+
+namespace smollm {
+
+constexpr int kPromptLen = 128, kGenTokens = 64, kCheckTokens = 8, kCheckStride = 4096, kCheckFirst = 17;
+constexpr int kLayers = 30, kHidden = 576, kHeads = 9, kKvHeads = 3, kVocab = 49152, kInner = 1536;
+
+inline ap::GPTConfig config() {
+  ap::GPTConfig g;
+  g.vocab_size = kVocab;
+  g.block_size = 8192;  // max_position_embeddings
+  g.n_layer = kLayers;
+  g.n_head = kHeads;
+  g.n_kv_head = kKvHeads;
+  g.n_embd = kHidden;
+  g.n_inner = kInner;
+  g.pos = ap::Positions::rope;
+  g.rope = ap::RopePairing::halves;
+  g.rope_base = 100000.0f;
+  g.norm = ap::Norm::rmsnorm;
+  g.mlp = ap::Mlp::swiglu;
+  g.ln_eps = 1e-5f;
+  g.bias = false;
+  g.tie_embeddings = true;
+  return g;
+}
+
+inline std::vector<int> prompt() {
+  std::vector<int> p(kPromptLen);
+  for (int i = 0; i < kPromptLen; ++i) p[static_cast<size_t>(i)] = (i * 3083 + 11) % kVocab;
+  return p;
+}
+
+// The values of transformers' tensor `name` (see the top of this file; gpt2s.h's arithmetic).
+inline std::vector<float> values(const std::string& name, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  const bool norm = name.find("norm.weight") != std::string::npos;
+  const float scale = norm ? 0.1f : static_cast<float>(0.02 * 1.7320508075688772);
+  const uint64_t seed = gpt2s::fnv1a64(name);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t z = seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+    const float v = (u * 2.0f - 1.0f) * scale;
+    out[static_cast<size_t>(i)] = norm ? 1.0f + v : v;
+  }
+  return out;
+}
+
+// The model with its matrices in `type` (BF16 or Q8_0), as opening the file would make it.
+inline std::unique_ptr<ap::GPT> model(ap::quant::Type type) {
+  const int C = kHidden, KC = kKvHeads * (kHidden / kHeads), H = kInner;
+  struct T {
+    std::string hf, ours;
+    int64_t row, rows, cols;
+  };
+  std::vector<T> ts = {{"model.embed_tokens.weight", "transformer.wte.weight", 0, kVocab, C},
+                       {"model.norm.weight", "transformer.ln_f.weight", 0, 1, C}};
+  for (int l = 0; l < kLayers; ++l) {
+    const std::string hf = "model.layers." + std::to_string(l) + ".", ours = "transformer.h." + std::to_string(l) + ".";
+    ts.push_back({hf + "input_layernorm.weight", ours + "ln_1.weight", 0, 1, C});
+    ts.push_back({hf + "self_attn.q_proj.weight", ours + "attn.c_attn.weight", 0, C, C});
+    ts.push_back({hf + "self_attn.k_proj.weight", ours + "attn.c_attn.weight", C, KC, C});
+    ts.push_back({hf + "self_attn.v_proj.weight", ours + "attn.c_attn.weight", C + KC, KC, C});
+    ts.push_back({hf + "self_attn.o_proj.weight", ours + "attn.c_proj.weight", 0, C, C});
+    ts.push_back({hf + "post_attention_layernorm.weight", ours + "ln_2.weight", 0, 1, C});
+    ts.push_back({hf + "mlp.gate_proj.weight", ours + "mlp.gate_proj.weight", 0, H, C});
+    ts.push_back({hf + "mlp.up_proj.weight", ours + "mlp.up_proj.weight", 0, H, C});
+    ts.push_back({hf + "mlp.down_proj.weight", ours + "mlp.down_proj.weight", 0, C, H});
+  }
+  std::vector<std::string> bytes;  // each slice's, alive until the model has copied them
+  bytes.reserve(ts.size());
+  std::vector<ap::TypedSlice> slices;
+  for (const T& t : ts) {
+    const std::vector<float> v = values(t.hf, t.rows * t.cols);
+    const ap::quant::Type ty = t.rows == 1 ? ap::quant::Type::F32 : type;
+    const uint64_t rb = ap::quant::row_bytes(ty, static_cast<uint64_t>(t.cols));
+    std::string b(rb * static_cast<uint64_t>(t.rows), '\0');
+    for (int64_t r = 0; r < t.rows; ++r) {
+      const float* x = v.data() + r * t.cols;
+      char* out = &b[rb * static_cast<uint64_t>(r)];
+      if (ty == ap::quant::Type::F32) std::memcpy(out, x, rb);
+      else if (ty == ap::quant::Type::Q8_0) ap::quant::quantize_row_q8_0(x, out, t.cols);
+      else
+        for (int64_t i = 0; i < t.cols; ++i) {
+          const uint16_t h = ap::quant::f32_to_bf16(x[i]);
+          std::memcpy(out + 2 * i, &h, 2);
+        }
+    }
+    bytes.push_back(std::move(b));
+    slices.push_back({t.ours, t.row, ty, bytes.back().data(), t.rows, t.cols});
+  }
+  return std::make_unique<ap::GPT>(config(), slices);
+}
+
+}  // namespace smollm
