@@ -27,7 +27,8 @@
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
 //   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
-//       alone), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
+//       alone), w6t (the prompt on 1 thread, then on --threads N: GPT::set_threads, its of_peak
+//       against one core's peak, and whether its logits kept the bits of 1 thread), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
@@ -325,7 +326,7 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
 // the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
 // First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
 // position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
-void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true) {
+void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true, int threads = 1) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const std::vector<int> prompt = gpt2s::prompt();
@@ -352,6 +353,18 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
   if (prefill)
     w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); },
             [&](double sec) { return peak_share(forward_flops(m.config(), 1, P), sec); });
+  if (prefill && threads > 1) {  // the same forward split across threads (GPT::set_threads): the same bits
+    const std::vector<float> one(m.logits(), m.logits() + static_cast<size_t>(P) * V);
+    m.set_threads(threads);
+    m.forward(prompt.data(), nullptr, 1, P);
+    const bool same = std::equal(one.begin(), one.end(), m.logits());
+    w6_time("W6_gpt2s_prefill64_t" + std::to_string(threads) + sfx, P, quick ? 2 : 5, 1, [] {},
+            [&] { m.forward(prompt.data(), nullptr, 1, P); },
+            [&](double sec) {
+              return peak_share(forward_flops(m.config(), 1, P), sec) + (same ? " logits=same_bits" : " logits=DIFFER");
+            });
+    m.set_threads(1);
+  }
   if (!gen) return;
   // The first generated token is the prompt's argmax; each step feeds the last token back.
   m.forward(prompt.data(), nullptr, 1, P);
@@ -558,6 +571,7 @@ int main(int argc, char** argv) {
     }
     if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
     if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false);  // the prompt's forward alone
+    if (wants("w6t") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, threads);  // and on threads
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();

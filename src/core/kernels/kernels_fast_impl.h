@@ -10,7 +10,7 @@
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
 //    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows; a
-//    prompt's 4–256 rows take its transpose (matmul_forward_short: weight rows broadcast in
+//    prompt's 4–256 rows take its transpose natively (matmul_forward_short: weight rows broadcast in
 //    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
 //    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
@@ -428,7 +428,12 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // vectors of tokens) keeps as many accumulators as a full tile.
 // Each output is one chain of FMAs over k = 0 … C−1, then + bias: its bits depend on neither the
 // tile nor which columns a call computes (a thread split of OC gives the same bits).
+// Natively only: in wasm (2×16 tiles, no FMA) it has not been measured against the packed GEMM yet.
+#if defined(AP_SIMD_WASM)
+constexpr int kShortMin = 4, kShortMax = 0;
+#else
 constexpr int kShortMin = 4, kShortMax = 256;
+#endif
 
 template <int TNV>
 AP_INLINE void short_chunk(float* out, const float* weight, const float* bias, const float* xt, int Np, int C, int OC,

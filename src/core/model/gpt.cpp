@@ -518,27 +518,53 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
     const BlockParams& w = p_.h[sz(l)];
     BlockActs& a = a_.h[sz(l)];
     norm_forward(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
-    k.matmul_forward(a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, W);      // (B, T, W): q | k | v
+    linear(k, a.qkv, a.ln_1, w.c_attn_w, w.c_attn_b, BT, C, W);              // (B, T, W): q | k | v
     if (config_.qk_norm) qk_norm_forward(k, a.qkv, a.qk_in, a.qk_rstd, w, BT);
     if (config_.pos == Positions::rope) k.rope_forward(a.qkv, B, T, W, NR, hs, 0, rope_table());  // q, k turned
     k.attention_forward(a.atty, a.att, a.qkv, B, T, A, NH, opt);            // (B, T, A)
-    k.matmul_forward(a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, A, C);
+    linear(k, a.residual2, a.atty, w.attn_c_proj_w, w.attn_c_proj_b, BT, A, C);
     k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
     norm_forward(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
-    k.matmul_forward(a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, FC);         // (B, T, FC)
+    linear(k, a.fch, a.ln_2, w.c_fc_w, w.c_fc_b, BT, C, FC);                 // (B, T, FC)
     mlp_act_forward(k, a.fch_gelu, a.fch, BT);                              // (B, T, H)
-    k.matmul_forward(a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, H, C);
+    linear(k, a.residual3, a.fch_gelu, w.mlp_c_proj_w, w.mlp_c_proj_b, BT, H, C);
     k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
     residual = a.residual3;
   }
   norm_forward(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
-  k.matmul_forward(a_.logits, a_.ln_f, head(), nullptr, BT, C, V);         // (B, T, V)
+  linear(k, a_.logits, a_.ln_f, head(), nullptr, BT, C, V);                 // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
   // The mean in float, summed in order (as autograd's cross_entropy).
   float sum = 0.0f;
   for (int i = 0; i < BT; ++i) sum += a_.losses[i];
   return sum / static_cast<float>(BT);
+}
+
+void GPT::set_threads(int n) {
+  if (n == threads()) return;
+  pool_ = n == 1 ? nullptr : std::make_unique<ThreadPool>(n);  // ThreadPool checks n
+  split_out_.assign(sz(n), {});
+}
+
+void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
+                 int OC) {
+  constexpr int kGroup = 16, kMinRows = 4;  // fewer rows: the one-row product picks its loop by the matrix's size
+  const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
+  if (n == 1 || N < kMinRows || groups < n) return k.matmul_forward(out, inp, w, b, N, C, OC);
+  auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
+  for (int i = 0; i < n; ++i) {
+    std::vector<float>& s = split_out_[sz(i)];
+    const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
+    if (s.size() < need) s.resize(need);
+  }
+  auto part = [&](int i) {
+    const int lo = cols(i), wd = cols(i + 1) - lo;
+    float* s = split_out_[sz(i)].data();
+    k.matmul_forward(s, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, wd);
+    for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
+  };
+  pool_->run(part);
 }
 
 void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }

@@ -79,6 +79,7 @@
 #include <vector>
 
 #include "core/attention/attention.h"
+#include "core/base/thread_pool.h"
 #include "core/kernels/kernels.h"
 #include "core/model/rope_scaling.h"
 #include "core/tensor/tensor.h"
@@ -397,6 +398,20 @@ class GPT {
   kernels::RopeTable rope_tables() const { return rope_table(); }
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
+  // ---------------------------------------------------------------- threads
+  // Threads for forward()'s Linear layers (the prompt's forward of inference; a training step's
+  // parallelism is the Trainer's): a product of 4 rows or more splits its output columns across
+  // n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing its
+  // columns with the same kernel into its own buffer, copied into place. A fast or reference
+  // kernel computes each output the same way whatever columns a call covers (kernels.h), so the
+  // logits have the same bits for every n. 1 (the default) runs on the caller alone. Throws
+  // InputError (field "threads") outside [1, kMaxThreads] or above 1 where threads cannot run.
+  void set_threads(int n);
+  int threads() const { return pool_ ? pool_->size() : 1; }
+  // out (N,OC) = inp (N,C)·wᵀ + b with tier k, split as set_threads says (forward()'s Linear layers).
+  void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
+              int OC);
+
   // ---------------------------------------------------------------- the KV cache
   // Empties the cache (allocated on first use for min(block_size, kCacheStart) positions: 2·n_layer·
   // positions·KC floats; it doubles when full, up to block_size, checked against the memory limit).
@@ -460,6 +475,10 @@ class GPT {
 
   // RoPE's tables (block_size, rot_dims/2) and ALiBi's slopes (n_head), empty when off.
   std::vector<float> rope_cos_, rope_sin_, alibi_;
+
+  // set_threads' pool (null: one thread) and each thread's columns of a split product.
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::vector<float>> split_out_;
 
   // KV cache (allocated by the first cache_reset).
   FloatBuffer cache_buffer_;
