@@ -2,14 +2,19 @@
 // output columns split across the threads, so the logits have the same bits for 1, 2 and 3
 // threads, on every instruction set of the fast tier and on the reference tier, at a prompt's
 // sizes (the few-row product), at one and three rows (not split), and past 256 rows (the packed
-// GEMM); and bad counts are refused by name.
+// GEMM); a session's opened model takes the session's threads (set_threads, before or after
+// opening), with the same logits, and a model made trainable goes back to one; bad counts are
+// refused by name.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "api/checkpoint.h"
+#include "api/gpt_session.h"
 #include "core/model/gpt.h"
+#include "core/model/train.h"
 #include "input_error_util.h"
 #include "kernels_test_util.h"
 
@@ -66,4 +71,36 @@ TEST_CASE("prompt forward on threads: bad counts are refused by name", "[gpt][th
   CHECK(input_error_util::error_of([&] { m.set_threads(0); }).field == "threads");
   CHECK(input_error_util::error_of([&] { m.set_threads(ap::kMaxThreads + 1); }).field == "threads");
   CHECK(m.threads() == 1);
+}
+
+TEST_CASE("prompt forward on threads: an opened model runs on the session's threads", "[gpt][threads]") {
+  ap::TrainState st;  // a model-only state, as `gpt import` writes one
+  st.source = "a test model";
+  st.model = ap::GPTConfig::tiny(1);
+  st.model.block_size = 16;
+  for (char32_t c : std::u32string(U" .acehmnost")) st.vocab.push_back(c);
+  st.model.vocab_size = static_cast<int>(st.vocab.size());
+  ap::GPT g(st.model);
+  g.init_weights(3);
+  st.params.assign(g.params(), g.params() + g.num_parameters());
+  const std::string file = ap::save_checkpoint(st);
+  auto logits = [](ap::GptSession& s) {
+    s.run_prompt("the cat sat on the mat");
+    const ap::GPT& m = s.trainer()->model();
+    return std::vector<float>(m.logits(), m.logits() + size_t(16) * size_t(m.config().vocab_size));
+  };
+  ap::GptSession one, two, later;
+  one.load(file, "");
+  two.set_threads(2);  // before opening
+  two.load(file, "");
+  later.load(file, "");
+  later.set_threads(2);  // after
+  CHECK(one.trainer()->model().threads() == 1);
+  CHECK(two.trainer()->model().threads() == 2);
+  CHECK(later.trainer()->model().threads() == 2);
+  const std::vector<float> a = logits(one), b = logits(two), c = logits(later);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)) == 0);
+  two.trainer()->model().make_trainable(2, 16);
+  CHECK(two.trainer()->model().threads() == 1);
 }

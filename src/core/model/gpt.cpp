@@ -395,6 +395,7 @@ void GPT::make_trainable(int B, int T) {
   check_range(T, 1, config_.block_size, "T", "the sequence length (at most block_size)");
   if (use_ == ModelUse::train) return reserve(B, T);
   check_memory(config_, B, T, ModelUse::train, limit());
+  set_threads(1);  // training's threads are the Trainer's (replicas sharing the batch)
   // the inference activations go first, so that the peak is the training model's alone
   FloatBuffer().swap(act_buffer_);
   std::vector<int>().swap(ids_);

@@ -404,7 +404,8 @@ class GPT {
   // n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing its
   // columns with the same kernel into its own buffer, copied into place. A fast or reference
   // kernel computes each output the same way whatever columns a call covers (kernels.h), so the
-  // logits have the same bits for every n. 1 (the default) runs on the caller alone. Throws
+  // logits have the same bits for every n. 1 (the default) runs on the caller alone, as does a
+  // model made trainable (make_trainable sets 1: training's threads are the Trainer's). Throws
   // InputError (field "threads") outside [1, kMaxThreads] or above 1 where threads cannot run.
   void set_threads(int n);
   int threads() const { return pool_ ? pool_->size() : 1; }
