@@ -428,8 +428,12 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // vectors of tokens) keeps as many accumulators as a full tile.
 // Each output is one chain of FMAs over k = 0 … C−1, then + bias: its bits depend on neither the
 // tile nor which columns a call computes (a thread split of OC gives the same bits).
-// Natively only: in wasm (2×16 tiles, no FMA) it has not been measured against the packed GEMM yet.
-#if defined(AP_SIMD_WASM)
+// Natively only: in wasm (2×16 tiles, no mul-add fusion) it lost to the packed GEMM at 64 and 128
+// rows (0.85–0.99 of its speed in Node, one-process A/B with -DAP_FAST_SHORT_MAX=256) and won only
+// at 16 rows (1.41).
+#if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
+constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
+#elif defined(AP_SIMD_WASM)
 constexpr int kShortMin = 4, kShortMax = 0;
 #else
 constexpr int kShortMin = 4, kShortMax = 256;
