@@ -10,7 +10,7 @@
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
 //    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows; a
-//    prompt's 4–256 rows take its transpose natively (matmul_forward_short: weight rows broadcast in
+//    prompt's 4–256 rows (4–16 in wasm) take its transpose (matmul_forward_short: weight rows broadcast in
 //    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
 //    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
@@ -428,13 +428,13 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // vectors of tokens) keeps as many accumulators as a full tile.
 // Each output is one chain of FMAs over k = 0 … C−1, then + bias: its bits depend on neither the
 // tile nor which columns a call computes (a thread split of OC gives the same bits).
-// Natively only: in wasm (2×16 tiles, no mul-add fusion) it lost to the packed GEMM at 64 and 128
-// rows (0.85–0.99 of its speed in Node, one-process A/B with -DAP_FAST_SHORT_MAX=256) and won only
-// at 16 rows (1.41).
+// In wasm (2×16 tiles, no mul-add fusion) up to 16 rows only: against the packed GEMM in Node
+// (one-process A/B with -DAP_FAST_SHORT_MAX=256) it ran 1.29–3.5× at 8 and 16 rows, about even at
+// 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99).
 #if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
 constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
 #elif defined(AP_SIMD_WASM)
-constexpr int kShortMin = 4, kShortMax = 0;
+constexpr int kShortMin = 4, kShortMax = 16;
 #else
 constexpr int kShortMin = 4, kShortMax = 256;
 #endif
