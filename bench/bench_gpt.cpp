@@ -46,7 +46,7 @@
 
 #include "bench_clock.h"
 #include "gpt2s.h"
-#include "limits.h"
+#include "machine_limits.h"
 #include "core/interp/interp.h"
 #include "core/model/gpt.h"
 #include "core/kernels/kernels.h"
@@ -62,7 +62,7 @@ double seconds_since(double t0) { return bench::now() - t0; }
 volatile int g_sink;
 
 // ---------------------------------------------------------------- each figure against its limit
-// The machine's limits (limits.h), measured once when a workload first asks, or given:
+// The machine's limits (machine_limits.h), measured once when a workload first asks, or given:
 // AP_PEAK_GFLOPS (the FMA peak of the fast tier's instruction set) and AP_BW_GBS (the memory's
 // streaming read rate) natively. Printed once: "limits: fma_peak=… GFLOP/s (…) mem_read=… GB/s".
 double env_number(const char* name) {

@@ -1,8 +1,8 @@
 // gemm_bench.cpp — the fast tier's matmul_forward / matmul_backward at the shapes of W6's prompt
 // (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the 50,257-wide head; and the c_attn shape at
 // 16, 128 and 256 rows) and of W3's training step (tiny and small: forward and backward), per
-// instruction set, in GFLOP/s and as a fraction of the FMA peak (limits.h). A benchmark: it prints
-// and never fails.
+// instruction set, in GFLOP/s and as a fraction of the FMA peak (machine_limits.h). A benchmark:
+// it prints and never fails.
 //
 // A/B in one process: configured with -DAP_GEMM_BASELINE=<a src/ tree> (for instance
 // `git archive <commit> src | tar -x -C /tmp/base`, then -DAP_GEMM_BASELINE=/tmp/base/src), the
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/kernels/kernels_fast.h"
-#include "limits.h"
+#include "machine_limits.h"
 
 #ifdef AP_GEMM_BASELINE
 // The baseline tree's kernels, compiled under their own namespaces (gemm_baseline_<isa>.cpp).

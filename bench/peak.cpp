@@ -6,8 +6,8 @@
 // Each kernel is 10–12 independent chains of the vector op over registers, so the figure is the
 // throughput of the units, not of memory. Output, one line a kernel, read by peers_table.py:
 //   "avx512_fma512 GFLOPs_max=… GFLOPs_med=…"  (also avx2_fma256, avx_mul+add256,
-//   sse_mul+add128, wasm_simd128_mul+add), then the memory's streaming read rate (limits.h: a
-//   buffer of twice the last-level cache, at least 256 MB, read with vector loads):
+//   sse_mul+add128, wasm_simd128_mul+add), then the memory's streaming read rate
+//   (machine_limits.h: a buffer of twice the last-level cache, at least 256 MB, read with vector loads):
 //   "mem_read GBs_max=… GBs_med=… (… MB read … times, LLC … MB)" — generation's limit.
 // Limits: a ceiling, not a target: a GEMM whose multiplies and adds are independent can pass the
 // SIMD128 mul + add figure (its chains are dependent); wall time, so a loaded machine lowers it
@@ -21,7 +21,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "limits.h"
+#include "machine_limits.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ using bench::limits::g_one;
 volatile float& sink = bench::limits::g_sink;
 
 // Each kernel runs `iters` rounds of its chains and returns the flops done (the FMA ones, and
-// SIMD128's, are limits.h's: bench_gpt measures its limits with the same code).
+// SIMD128's, are machine_limits.h's: bench_gpt measures its limits with the same code).
 #ifndef __wasm__
 // 6 chains of multiplies and 6 of adds, 8 lanes each.
 __attribute__((noinline, target("avx"))) double avx_muladd(long iters) {

@@ -1,7 +1,7 @@
-// limits.h — the machine's two physical limits that the benchmarks print their figures against:
-// the FMA peak of one core (GFLOP/s, independent chains of the vector FMA, so the units' throughput,
-// not memory's) and the memory's streaming read rate (GB/s: a buffer much larger than the last-level
-// cache read once per pass with vector loads). Used by peak.cpp (which prints them) and by
+// machine_limits.h — the machine's two physical limits that the benchmarks print their figures
+// against: the FMA peak of one core (GFLOP/s, independent chains of the vector FMA, so the units'
+// throughput, not memory's) and the memory's streaming read rate (GB/s: a buffer much larger than
+// the last-level cache read once per pass with vector loads). Used by peak.cpp (which prints them) and by
 // bench_gpt.cpp (which prints each figure's fraction of its limit). Header-only, no core code.
 // Limits: one thread, timed on its CPU clock natively (wall time in wasm); a loaded machine still
 // lowers both (a busy sibling core shares the FMA units and the memory): take the median of a quiet
