@@ -32,7 +32,8 @@
 // Each on the fast tier (the CPU's best instruction set, or AP_FAST_ISA's) and, with --reference,
 // also on the reference tier (names suffixed _ref).
 //   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
-//       alone), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
+//       alone), w6t (the prompt on 1 thread, then on --threads N: GPT::set_threads, its of_peak
+//       against one core's peak, and whether its logits kept the bits of 1 thread), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
 //   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8) or Q8_0 (--only w8q): the
 //       128-token prompt's forward and 64 generated tokens (w8_bench).
@@ -54,6 +55,7 @@
 #include "bench_clock.h"
 #include "gpt2s.h"
 #include "smollm.h"
+#include "machine_limits.h"
 #include "core/interp/interp.h"
 #include "core/model/gpt.h"
 #include "core/kernels/kernels.h"
@@ -67,6 +69,57 @@ namespace {
 double seconds_since(double t0) { return bench::now() - t0; }
 
 volatile int g_sink;
+
+// ---------------------------------------------------------------- each figure against its limit
+// The machine's limits (machine_limits.h), measured once when a workload first asks, or given:
+// AP_PEAK_GFLOPS (the FMA peak of the fast tier's instruction set) and AP_BW_GBS (the memory's
+// streaming read rate) natively. Printed once: "limits: fma_peak=… GFLOP/s (…) mem_read=… GB/s".
+double env_number(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : 0.0;
+}
+double fma_peak_gflops() {
+  static const double peak = [] {
+    const double given = env_number("AP_PEAK_GFLOPS");
+    const double p = given > 0 ? given : bench::limits::fma_peak(ap::kernels::tier_name()).median;
+    std::printf("limits: fma_peak=%.1f GFLOP/s (%s, %s)\n", p, ap::kernels::tier_name(), given > 0 ? "given" : "measured, median");
+    return p;
+  }();
+  return peak;
+}
+double read_gbs() {
+  static const double bw = [] {
+    const double given = env_number("AP_BW_GBS");
+    const double b = given > 0 ? given : bench::limits::read_bandwidth(5).median;
+    std::printf("limits: mem_read=%.2f GB/s (%s)\n", b, given > 0 ? "given" : "measured, median");
+    return b;
+  }();
+  return bw;
+}
+
+// Floating-point operations of a forward over B·T tokens (the multiply-adds as 2): the Linear
+// layers' weights once per token (attention's q, k, v, its projection, the MLP, the head), and
+// attention's scores and contexts over the causal half (keys j ≤ t), 2·2·hs a pair a head.
+double forward_flops(const ap::GPTConfig& c, int B, int T) {
+  const double C = c.n_embd, A = c.attn_width(), per_token_weights =
+      c.n_layer * (C * c.qkv_width() + A * C + C * c.fc_width() + c.inner() * C) + C * c.vocab_size;
+  const double pairs = 0.5 * T * (T + 1.0);
+  return 2.0 * B * T * per_token_weights + 4.0 * B * c.n_layer * A * pairs;
+}
+// Bytes of weights a generated token reads: every parameter but the position table's other rows.
+double weight_bytes_per_token(const ap::GPT& m) {
+  if (m.typed()) return double(m.weight_bytes());  // BF16 / quantized blocks, norms in float32 (W8's head is wte)
+  const ap::GPTConfig& c = m.config();
+  const double wpe = c.pos == ap::Positions::learned ? double(c.block_size - 1) * c.n_embd : 0.0;
+  return (double(m.num_parameters()) - wpe) * sizeof(float);
+}
+// " gflops=… of_peak=…%" for `flops` in `seconds`.
+std::string peak_share(double flops, double seconds) {
+  char b[80];
+  const double g = flops / seconds * 1e-9;
+  std::snprintf(b, sizeof b, " gflops=%.1f of_peak=%.0f%%", g, 100.0 * g / fma_peak_gflops());
+  return b;
+}
 
 void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int steps, int warmup) {
   ap::GPT model(cfg);
@@ -103,9 +156,10 @@ void train_bench(const std::string& name, const ap::GPTConfig& cfg, int B, int s
   }
   std::sort(ts.begin(), ts.end());
   const double mn = ts.front(), md = ts[ts.size() / 2];
-  std::printf("%-28s params=%lld step_ms_min=%8.2f step_ms_med=%8.2f tok/s_med=%9.0f tok/s_best=%9.0f (steps=%d, loss %.3f)\n",
+  const std::string share = peak_share(3.0 * forward_flops(cfg, B, T), md);  // backward: twice the forward's
+  std::printf("%-28s params=%lld step_ms_min=%8.2f step_ms_med=%8.2f tok/s_med=%9.0f tok/s_best=%9.0f%s (steps=%d, loss %.3f)\n",
               name.c_str(), static_cast<long long>(model.num_parameters()), mn * 1e3, md * 1e3, B * T / md,
-              B * T / mn, steps, loss);
+              B * T / mn, share.c_str(), steps, loss);
   std::fflush(stdout);
 }
 
@@ -268,8 +322,9 @@ double cpu_seconds() {
 
 // Times run() `trials` times after `warmup` calls (prepare() before each, untimed); prints
 // "name ms_min=… ms_med=… cpu_ms_med=… [ms/tok_med=…] tok/s_med=…" for `tokens` tokens a call.
-template <class P, class F>
-void w6_time(const std::string& name, int tokens, int trials, int warmup, P prepare, F run) {
+// `limit(median seconds)` gives the figure's share of its limit, printed after tok/s.
+template <class P, class F, class L>
+void w6_time(const std::string& name, int tokens, int trials, int warmup, P prepare, F run, L limit) {
   for (int i = 0; i < warmup; ++i) {
     prepare();
     run();
@@ -289,8 +344,9 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
   if (cpu_seconds() >= 0) std::snprintf(c, sizeof c, "%.1f", cpu[cpu.size() / 2] * 1e3);
   char per[48] = "";
   if (tokens > 1 && name.find("gen") != std::string::npos) std::snprintf(per, sizeof per, " ms/tok_med=%.2f", md * 1e3 / tokens);
-  std::printf("%-28s ms_min=%9.1f ms_med=%9.1f cpu_ms_med=%s%s tok/s_med=%8.2f (trials=%d)\n", name.c_str(),
-              ts.front() * 1e3, md * 1e3, c, per, tokens / md, trials);
+  const std::string share = limit(md);
+  std::printf("%-28s ms_min=%9.1f ms_med=%9.1f cpu_ms_med=%s%s tok/s_med=%8.2f%s (trials=%d)\n", name.c_str(),
+              ts.front() * 1e3, md * 1e3, c, per, tokens / md, share.c_str(), trials);
   std::fflush(stdout);
 }
 
@@ -298,7 +354,7 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
 // the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
 // First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
 // position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
-void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true) {
+void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true, int threads = 1) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
   const std::vector<int> prompt = gpt2s::prompt();
@@ -323,7 +379,20 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
   std::printf("\n");
   std::fflush(stdout);
   if (prefill)
-    w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); });
+    w6_time("W6_gpt2s_prefill64" + sfx, P, quick ? 2 : 5, 1, [] {}, [&] { m.forward(prompt.data(), nullptr, 1, P); },
+            [&](double sec) { return peak_share(forward_flops(m.config(), 1, P), sec); });
+  if (prefill && threads > 1) {  // the same forward split across threads (GPT::set_threads): the same bits
+    const std::vector<float> one(m.logits(), m.logits() + static_cast<size_t>(P) * V);
+    m.set_threads(threads);
+    m.forward(prompt.data(), nullptr, 1, P);
+    const bool same = std::equal(one.begin(), one.end(), m.logits());
+    w6_time("W6_gpt2s_prefill64_t" + std::to_string(threads) + sfx, P, quick ? 2 : 5, 1, [] {},
+            [&] { m.forward(prompt.data(), nullptr, 1, P); },
+            [&](double sec) {
+              return peak_share(forward_flops(m.config(), 1, P), sec) + (same ? " logits=same_bits" : " logits=DIFFER");
+            });
+    m.set_threads(1);
+  }
   if (!gen) return;
   // The first generated token is the prompt's argmax; each step feeds the last token back.
   m.forward(prompt.data(), nullptr, 1, P);
@@ -333,6 +402,12 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
     int t = first;
     for (int i = 0; i < n; ++i) t = argmax(m.cache_step(t), V);
     g_sink = t;
+  }, [&](double sec) {
+    char b[96];
+    const double gbs = weight_bytes_per_token(m) * n / sec * 1e-9;
+    std::snprintf(b, sizeof b, " weights_MB/tok=%.0f GB/s=%.2f of_bandwidth=%.0f%%", weight_bytes_per_token(m) / 1e6, gbs,
+                  100.0 * gbs / read_gbs());
+    return std::string(b);
   });
 }
 
@@ -366,12 +441,19 @@ void w8_bench(ap::quant::Type type, const std::string& sfx, bool quick) {
   }
   std::printf("\n");
   std::fflush(stdout);
-  w6_time(tag + "_prefill128" + sfx, P, quick ? 1 : 5, quick ? 0 : 1, [] {}, [&] { m->forward(prompt.data(), nullptr, 1, P); });
+  w6_time(tag + "_prefill128" + sfx, P, quick ? 1 : 5, quick ? 0 : 1, [] {}, [&] { m->forward(prompt.data(), nullptr, 1, P); },
+          [&](double sec) { return peak_share(forward_flops(m->config(), 1, P), sec); });
   const int n = smollm::kGenTokens;
   w6_time(tag + "_gen64" + sfx, n, quick ? 1 : 3, quick ? 0 : 1, fill_cache, [&] {
     int t = first;
     for (int i = 0; i < n; ++i) t = argmax(m->cache_step(t), V);
     g_sink = t;
+  }, [&](double sec) {
+    char b[96];
+    const double gbs = weight_bytes_per_token(*m) * n / sec * 1e-9;
+    std::snprintf(b, sizeof b, " weights_MB/tok=%.0f GB/s=%.2f of_bandwidth=%.0f%%", weight_bytes_per_token(*m) / 1e6, gbs,
+                  100.0 * gbs / read_gbs());
+    return std::string(b);
   });
 }
 
@@ -436,7 +518,7 @@ void gpt2s_step_profile() {
 // W6's matrix products alone (`--only w6k`): matmul_forward of the fast tier at the prompt's
 // shapes (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the lm_head) and at one row (a
 // generated token's lm_head), weights of a fixed pattern; per shape the CPU time's median of 7
-// calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=…".
+// calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=… of_peak=…%".
 void w6_matmul_bench() {
   const ap::kernels::Kernels& k = ap::kernels::active();
   struct Shape {
@@ -458,8 +540,8 @@ void w6_matmul_bench() {
     }
     std::sort(ts.begin(), ts.end());
     const double md = ts[ts.size() / 2];
-    std::printf("W6k_matmul_N%d_C%d_OC%d cpu_ms_med=%.2f gflops=%.1f\n", s.N, s.C, s.OC, md * 1e3,
-                2.0 * s.N * s.C * s.OC / md * 1e-9);
+    std::printf("W6k_matmul_N%d_C%d_OC%d cpu_ms_med=%.2f%s\n", s.N, s.C, s.OC, md * 1e3,
+                peak_share(2.0 * s.N * s.C * s.OC, md).c_str());
     std::fflush(stdout);
   }
 }
@@ -568,6 +650,7 @@ int main(int argc, char** argv) {
     }
     if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
     if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false);  // the prompt's forward alone
+    if (wants("w6t") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, threads);  // and on threads
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();

@@ -154,7 +154,13 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
                                // GPT-2's widths, rows with a tail shorter than 4 vectors, one just
                                // under 1 MB (the plain loop)
                                {1, 768, 400}, {1, 3072, 90}, {1, 77, 3500}, {2, 130, 2100}, {3, 1, 270000},
-                               {1, 768, 341}};
+                               {1, 768, 341},
+                               // the prompt's product (4 ≤ N ≤ 256: Xᵀ packed, weight rows broadcast,
+                               // stored transposed): token chunks of 1, 2, 3 and 4 vectors with tails,
+                               // output rows not a multiple of any tile's, the largest N, and past it
+                               // (N 257; Xᵀ over the workspace: the packed GEMM)
+                               {16, 768, 70}, {33, 65, 7}, {64, 200, 301}, {100, 3, 130}, {256, 40, 50},
+                               {9, 1, 25}, {47, 129, 23}, {257, 31, 17}, {200, 3000, 5}};
   std::uniform_int_distribution<int> d(1, 150);
   for (int i = 0; i < 6; ++i) shapes.push_back({d(g), d(g), d(g)});
   for (const Shape& s : shapes) {

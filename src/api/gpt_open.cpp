@@ -309,6 +309,7 @@ std::string GptOpening::open_finish() {
     open_cancel();
     s_.predict_.forget();
     s_.trainer_ = std::move(t);
+    s_.share_threads();
     Value v = s_.info_value();
     Value o = Value::object();
     o.set("name", file_name_);

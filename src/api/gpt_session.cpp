@@ -123,6 +123,7 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
     t->set_threads(threads_);
     predict_.forget();
     trainer_ = std::move(t);
+    share_threads();
     return info_value();
   });
 }
@@ -132,11 +133,16 @@ std::string GptSession::set_threads(int n) {
     if (trainer_) trainer_->set_threads(n);
     else ThreadPool check(n);  // the count's errors, before any run
     threads_ = n;
+    share_threads();
     Value v = Value::object();
     v.set("threads", n);
     v.set("cores", hardware_threads());
     return v;
   });
+}
+
+void GptSession::share_threads() {
+  if (trainer_ && trainer_->model().use() == ModelUse::infer) trainer_->model().set_threads(threads_);
 }
 
 std::string GptSession::info() const {

@@ -116,8 +116,9 @@
 // load() also opens a model-only file (gpt import's) as an opened model, for finetune.
 // Data-parallel training across workers (step_begin … shard_evaluate_staged): the session's
 // shards part, GptShards (gpt_shards.h), reached as shards().
-//   set_threads(n)          threads sharing each training step's batch (train.h), for this run and
-//                            the next ones; 1 by default (the wasm module's answers, bit for bit) →
+//   set_threads(n)          threads sharing each training step's batch (train.h), and an opened
+//                            model's forward (GPT::set_threads: each Linear layer's columns), for this
+//                            run and the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm 1 in gpt_core (the page runs workers
 //                            instead), up to the pthreads loadGpt started in gpt_core_mt
 //   encode(text)            the model's token ids of a text → {"ids","tokens" (labels: each token's
@@ -244,6 +245,9 @@ class GptSession {
                            const std::vector<float>& norms) const;
   void forget_caches();  // the weights change: the generator, the prompts
   void start(const RunSpec& r);  // a new Trainer replaces the current run only once it is built
+  // A model opened for inference runs its forwards (a prompt's, a sweep's) on the session's
+  // threads (GPT::set_threads: the same bits for every count); a training run's threads are the Trainer's.
+  void share_threads();
   // Every call that needs a model starts here: "no model yet" (field "model") before create or load.
   void require_model() const;
 

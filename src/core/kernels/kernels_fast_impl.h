@@ -9,7 +9,9 @@
 //  - tile<MR, NV>: the register-blocked micro-kernel, an MR×(NV·W) block of C from a k-loop of
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
-//    workspace of kernels_fast.h), used by matmul_forward/backward; for fewer than 4 rows
+//    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows; a
+//    prompt's 4–256 rows (4–16 in wasm) take its transpose (matmul_forward_short: weight rows broadcast in
+//    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
 //    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
 //    unused) so the memory's streaming does not stall at page ends.
@@ -77,6 +79,7 @@ AP_INLINE int imin(int a, int b) { return a < b ? a : b; }
 AP_INLINE int imax(int a, int b) { return a > b ? a : b; }
 AP_INLINE size_t zu(long long x) { return static_cast<size_t>(x); }
 AP_INLINE uintptr_t imin_u(uintptr_t a, uintptr_t b) { return a < b ? a : b; }
+AP_INLINE int round_up_w(int x) { return (x + W - 1) / W * W; }
 
 // ---------------------------------------------------------------- exp, erf
 
@@ -413,7 +416,74 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
   return s;
 }
 
+// ---------------------------------------------------------------- the prompt's product (few rows)
+// out (N,OC) = inp·Wᵀ + bias for a prompt's rows (kShortMin ≤ N ≤ kShortMax), computed as its
+// transpose: tiles of weight rows × tokens. The micro-kernel broadcasts the weight rows (OC, C)
+// straight from where they lie (AK::rows: never packed, each weight read once per NR tokens); the
+// tokens' inputs are packed once per call as Xᵀ (C, Np) in the workspace (Np = N rounded up to a
+// vector, zero columns after N); each tile's sums go to a small buffer and are stored transposed,
+// bias added. The packed GEMM instead copies (transposes) every weight for only N rows of use: at
+// 64 rows that copy, not the arithmetic, was where the points of peak went (bench/gemm_bench.cpp).
+// Rows per tile by the token vectors of the chunk: MR·NV/nv, so a short prompt (one or two
+// vectors of tokens) keeps as many accumulators as a full tile.
+// Each output is one chain of FMAs over k = 0 … C−1, then + bias: its bits depend on neither the
+// tile nor which columns a call computes (a thread split of OC gives the same bits).
+// In wasm (2×16 tiles, no mul-add fusion) up to 16 rows only: against the packed GEMM in Node
+// (one-process A/B with -DAP_FAST_SHORT_MAX=256) it ran 1.29–3.5× at 8 and 16 rows, about even at
+// 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99).
+#if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
+constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
+#elif defined(AP_SIMD_WASM)
+constexpr int kShortMin = 4, kShortMax = 16;
+#else
+constexpr int kShortMin = 4, kShortMax = 256;
+#endif
+
+template <int TNV>
+AP_INLINE void short_chunk(float* out, const float* weight, const float* bias, const float* xt, int Np, int C, int OC,
+                           int j0, int n) {
+  constexpr int TMR = MR * NV / TNV > 0 ? MR * NV / TNV : 1;
+  alignas(64) float buf[TMR * NR];
+  for (int oc0 = 0; oc0 < OC; oc0 += TMR) {
+    const int m = imin(TMR, OC - oc0);
+    tile<TMR, TNV, AK::rows, false>(C, weight + zu(oc0) * C, C, xt + j0, Np, buf, NR, m, TNV * W, 1.0f, false,
+                                    nullptr);
+    for (int j = 0; j < n; ++j) {
+      float* o = out + zu(j0 + j) * OC + oc0;
+      if (bias)
+        for (int r = 0; r < m; ++r) o[r] = buf[r * NR + j] + bias[oc0 + r];
+      else
+        for (int r = 0; r < m; ++r) o[r] = buf[r * NR + j];
+    }
+  }
+}
+
+// Whether the short path takes these sizes: the row count, and Xᵀ fitting the workspace.
+AP_INLINE bool short_fits(int N, int C) {
+  return N >= kShortMin && N <= kShortMax && zu(C) * zu(round_up_w(N)) <= kWorkspaceFloats;
+}
+
+void matmul_forward_short(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+  const int Np = round_up_w(N);
+  float* xt = workspace();  // (C, Np): Xᵀ
+  for (int k = 0; k < C; ++k) {
+    float* d = xt + zu(k) * Np;
+    for (int t = 0; t < N; ++t) d[t] = inp[zu(t) * C + k];
+    for (int t = N; t < Np; ++t) d[t] = 0.0f;
+  }
+  for (int j0 = 0; j0 < N; j0 += NR) {
+    const int n = imin(NR, N - j0), nv = (n + W - 1) / W;
+    if (nv >= NV) short_chunk<NV>(out, weight, bias, xt, Np, C, OC, j0, n);
+    else if (nv == 1) short_chunk<1>(out, weight, bias, xt, Np, C, OC, j0, n);
+    else if constexpr (NV > 2) {
+      if (nv == 2) short_chunk<2>(out, weight, bias, xt, Np, C, OC, j0, n);
+      else short_chunk<(NV > 3 ? 3 : NV)>(out, weight, bias, xt, Np, C, OC, j0, n);
+    }
+  }
+}
+
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+  if (short_fits(N, C)) return matmul_forward_short(out, inp, weight, bias, N, C, OC);
   if (N < 4) {
     // A few rows (generation): dot products straight from the weight rows, no packing.
     if (zu(OC) * zu(C) * sizeof(float) < kStreamBytes) {

@@ -394,6 +394,7 @@ void GPT::make_trainable(int B, int T) {
   if (use_ == ModelUse::train) return reserve(B, T);
   check_memory(config_, B, T, ModelUse::train, limit());
   to_float32();  // typed weights: fine-tuning trains the float32 model
+  set_threads(1);  // training's threads are the Trainer's (replicas sharing the batch)
   // the inference activations go first, so that the peak is the training model's alone
   FloatBuffer().swap(act_buffer_);
   std::vector<int>().swap(ids_);
@@ -539,6 +540,32 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
   float sum = 0.0f;
   for (int i = 0; i < BT; ++i) sum += a_.losses[i];
   return sum / static_cast<float>(BT);
+}
+
+void GPT::set_threads(int n) {
+  if (n == threads()) return;
+  pool_ = n == 1 ? nullptr : std::make_unique<ThreadPool>(n);  // ThreadPool checks n
+  split_out_.assign(sz(n), {});
+}
+
+void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
+                 int OC) {
+  constexpr int kGroup = 16, kMinRows = 4;  // fewer rows: the one-row product picks its loop by the matrix's size
+  const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
+  if (n == 1 || N < kMinRows || groups < n) return k.matmul_forward(out, inp, w, b, N, C, OC);
+  auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
+  for (int i = 0; i < n; ++i) {
+    std::vector<float>& s = split_out_[sz(i)];
+    const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
+    if (s.size() < need) s.resize(need);
+  }
+  auto part = [&](int i) {
+    const int lo = cols(i), wd = cols(i + 1) - lo;
+    float* s = split_out_[sz(i)].data();
+    k.matmul_forward(s, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, wd);
+    for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
+  };
+  pool_->run(part);
 }
 
 void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }

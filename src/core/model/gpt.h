@@ -91,6 +91,7 @@
 #include <vector>
 
 #include "core/attention/attention.h"
+#include "core/base/thread_pool.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/quant.h"
 #include "core/kernels/typed_matmul.h"
@@ -440,6 +441,21 @@ class GPT {
   kernels::RopeTable rope_tables() const { return rope_table(); }
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
+  // ---------------------------------------------------------------- threads
+  // Threads for forward()'s Linear layers (the prompt's forward of inference; a training step's
+  // parallelism is the Trainer's): a product of 4 rows or more splits its output columns across
+  // n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing its
+  // columns with the same kernel into its own buffer, copied into place. A fast or reference
+  // kernel computes each output the same way whatever columns a call covers (kernels.h), so the
+  // logits have the same bits for every n. 1 (the default) runs on the caller alone, as does a
+  // model made trainable (make_trainable sets 1: training's threads are the Trainer's). Throws
+  // InputError (field "threads") outside [1, kMaxThreads] or above 1 where threads cannot run.
+  void set_threads(int n);
+  int threads() const { return pool_ ? pool_->size() : 1; }
+  // out (N,OC) = inp (N,C)·wᵀ + b with tier k, split as set_threads says (forward()'s Linear layers).
+  void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
+              int OC);
+
   // ---------------------------------------------------------------- the KV cache
   // Empties the cache (allocated on first use for min(block_size, kCacheStart) positions: 2·n_layer·
   // positions·KC floats; it doubles when full, up to block_size, checked against the memory limit).
@@ -480,9 +496,10 @@ class GPT {
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
-  // A Linear layer: the typed product when tw holds a typed matrix, else the float kernel.
+  // A Linear layer: the typed product when tw holds a typed matrix (on the calling thread), else
+  // the float kernel split as set_threads says.
   void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
-              const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) const;
+              const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC);
   // wte's rows of ids (n of them) plus wpe's rows from position pos0 (when learned), into out.
   void embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const;
   const kernels::TypedMatrix* typed_head() const { return typed_ ? (t_head_.empty() ? &t_wte_ : &t_head_) : nullptr; }
@@ -526,6 +543,9 @@ class GPT {
   std::vector<TypedBlock> tb_;
   kernels::TypedMatrix t_wte_, t_head_;
   std::vector<TypedSource> sources_;
+  // set_threads' pool (null: one thread) and each thread's columns of a split product.
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::vector<float>> split_out_;
 
   // KV cache (allocated by the first cache_reset).
   FloatBuffer cache_buffer_;

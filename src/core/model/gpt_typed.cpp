@@ -161,9 +161,9 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
 }
 
 void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
-                 const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) const {
+                 const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) {
   if (tw && !tw->empty()) kernels::typed_matmul_forward(out, inp, *tw, b, N, C, OC);
-  else k.matmul_forward(out, inp, w, b, N, C, OC);
+  else linear(k, out, inp, w, b, N, C, OC);  // float32: split across set_threads' threads
 }
 
 void GPT::embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const {

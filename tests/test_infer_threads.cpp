@@ -1,0 +1,106 @@
+// test_infer_threads.cpp — a prompt's forward on threads (GPT::set_threads): the Linear layers'
+// output columns split across the threads, so the logits have the same bits for 1, 2 and 3
+// threads, on every instruction set of the fast tier and on the reference tier, at a prompt's
+// sizes (the few-row product), at one and three rows (not split), and past 256 rows (the packed
+// GEMM); a session's opened model takes the session's threads (set_threads, before or after
+// opening), with the same logits, and a model made trainable goes back to one; bad counts are
+// refused by name.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "api/checkpoint.h"
+#include "api/gpt_session.h"
+#include "core/model/gpt.h"
+#include "core/model/train.h"
+#include "input_error_util.h"
+#include "kernels_test_util.h"
+
+namespace {
+
+// GPT-2's block in small (gelu_new, biases), a vocabulary whose head is not a multiple of 16.
+ap::GPTConfig small_gpt2() {
+  ap::GPTConfig c = ap::GPTConfig::gpt2_small();
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_embd = 64;
+  c.vocab_size = 301;
+  c.block_size = 320;
+  return c;
+}
+
+std::vector<float> logits_with(ap::GPT& m, int threads, const std::vector<int>& ids, int B, int T) {
+  m.set_threads(threads);
+  REQUIRE(m.threads() == threads);
+  m.forward(ids.data(), nullptr, B, T);
+  const size_t n = size_t(B) * size_t(T) * size_t(m.config().vocab_size);
+  return std::vector<float>(m.logits(), m.logits() + n);
+}
+
+}  // namespace
+
+TEST_CASE("prompt forward on threads: the same logits, bit for bit, for 1, 2 and 3 threads", "[gpt][threads]") {
+  ap::GPT m(small_gpt2(), ap::ModelUse::infer);
+  m.init_weights(5);
+  struct Size {
+    int B, T;
+  };
+  auto check = [&](const std::string& tier) {
+    for (const Size s : {Size{1, 64}, Size{1, 17}, Size{1, 1}, Size{1, 3}, Size{2, 150}}) {
+      std::vector<int> ids(size_t(s.B) * size_t(s.T));
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = int((i * 37 + 5) % 301);
+      const std::vector<float> one = logits_with(m, 1, ids, s.B, s.T);
+      for (int n : {2, 3}) {
+        INFO(tier << " B=" << s.B << " T=" << s.T << " threads " << n);
+        const std::vector<float> many = logits_with(m, n, ids, s.B, s.T);
+        CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+      }
+    }
+  };
+  for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
+  K::set_tier(K::Tier::reference);
+  check("reference");
+  K::set_tier(K::Tier::fast);
+  m.set_threads(1);
+}
+
+TEST_CASE("prompt forward on threads: bad counts are refused by name", "[gpt][threads][errors]") {
+  ap::GPT m(small_gpt2(), ap::ModelUse::infer);
+  CHECK(input_error_util::error_of([&] { m.set_threads(0); }).field == "threads");
+  CHECK(input_error_util::error_of([&] { m.set_threads(ap::kMaxThreads + 1); }).field == "threads");
+  CHECK(m.threads() == 1);
+}
+
+TEST_CASE("prompt forward on threads: an opened model runs on the session's threads", "[gpt][threads]") {
+  ap::TrainState st;  // a model-only state, as `gpt import` writes one
+  st.source = "a test model";
+  st.model = ap::GPTConfig::tiny(1);
+  st.model.block_size = 16;
+  for (char32_t c : std::u32string(U" .acehmnost")) st.vocab.push_back(c);
+  st.model.vocab_size = static_cast<int>(st.vocab.size());
+  ap::GPT g(st.model);
+  g.init_weights(3);
+  st.params.assign(g.params(), g.params() + g.num_parameters());
+  const std::string file = ap::save_checkpoint(st);
+  auto logits = [](ap::GptSession& s) {
+    s.run_prompt("the cat sat on the mat");
+    const ap::GPT& m = s.trainer()->model();
+    return std::vector<float>(m.logits(), m.logits() + size_t(16) * size_t(m.config().vocab_size));
+  };
+  ap::GptSession one, two, later;
+  one.load(file, "");
+  two.set_threads(2);  // before opening
+  two.load(file, "");
+  later.load(file, "");
+  later.set_threads(2);  // after
+  CHECK(one.trainer()->model().threads() == 1);
+  CHECK(two.trainer()->model().threads() == 2);
+  CHECK(later.trainer()->model().threads() == 2);
+  const std::vector<float> a = logits(one), b = logits(two), c = logits(later);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)) == 0);
+  two.trainer()->model().make_trainable(2, 16);
+  CHECK(two.trainer()->model().threads() == 1);
+}
