@@ -33,6 +33,16 @@ inline uint64_t fnv1a64(const std::string& s) {
   return h;
 }
 
+// r of value i (the formula above) of the tensor whose name hashes to seed: in [-1, 1).
+inline float uniform(uint64_t seed, int64_t i) {
+  uint64_t z = seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+  return u * 2.0f - 1.0f;
+}
+
 // Fills out (n floats) with the tensor `name`'s values.
 inline void fill(float* out, const std::string& name, int64_t n) {
   const uint64_t seed = fnv1a64(name);
@@ -40,13 +50,7 @@ inline void fill(float* out, const std::string& name, int64_t n) {
   const bool ln = !bias && name.find(".ln_") != std::string::npos;
   const float scale = bias ? 0.02f : ln ? 0.1f : static_cast<float>(0.02 * 1.7320508075688772);
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t z = seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-    const float r = u * 2.0f - 1.0f;
-    const float v = r * scale;
+    const float v = uniform(seed, i) * scale;
     out[i] = ln ? 1.0f + v : v;
   }
 }

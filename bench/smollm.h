@@ -59,12 +59,7 @@ inline std::vector<float> values(const std::string& name, int64_t n) {
   const float scale = norm ? 0.1f : static_cast<float>(0.02 * 1.7320508075688772);
   const uint64_t seed = gpt2s::fnv1a64(name);
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t z = seed + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-    const float v = (u * 2.0f - 1.0f) * scale;
+    const float v = gpt2s::uniform(seed, i) * scale;
     out[static_cast<size_t>(i)] = norm ? 1.0f + v : v;
   }
   return out;

@@ -248,15 +248,20 @@ export async function openModel(core, files, options = {}) {
       }
     }
     const info = answer(session.open_finish());
-    info.opened.notes = openNotes(set, info);
-    const run = adopt(session, info.opened);
-    clock.lap('finish');
-    clock.measure(name);
-    return run;
+    return adoptOpened(adopt, session, info, openNotes(set, info), clock, name);
   } catch (e) {
     session.delete();
     throw e;
   }
+}
+
+// The opened model with its notes, made the page's run by core.adopt; the clock's last lap and measure.
+function adoptOpened(adopt, session, info, notes, clock, name) {
+  info.opened.notes = notes;
+  const run = adopt(session, info.opened);
+  clock.lap('finish');
+  clock.measure(name);
+  return run;
 }
 
 // ---- a Llama-family model of several files: a Hugging Face folder, or one GGUF file ----
@@ -352,11 +357,7 @@ async function openFiles(core, list, options) {
     }
     const info = answer(session.open_finish());
     clock.lap('convert');
-    info.opened.notes = filesNotes(list, begun, info);
-    const run = adopt(session, info.opened);
-    clock.lap('finish');
-    clock.measure(name);
-    return run;
+    return adoptOpened(adopt, session, info, filesNotes(list, begun, info), clock, name);
   } catch (e) {
     session.delete();
     throw e;
