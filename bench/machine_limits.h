@@ -48,7 +48,7 @@ inline volatile float g_sink;
 // Each FMA kernel runs `iters` rounds of its chains and returns the flops done.
 #ifdef __wasm__
 // 6 chains of multiplies and 6 of adds, 4 lanes each.
-__attribute__((noinline)) inline double simd128_muladd(long iters) {
+__attribute__((noinline, target("simd128"))) inline double simd128_muladd(long iters) {
   const v128_t m = wasm_f32x4_splat(g_one), a = wasm_f32x4_splat(g_eps);
   v128_t p[6], s[6];
   for (int j = 0; j < 6; ++j) p[j] = wasm_f32x4_splat(g_init[j]), s[j] = wasm_f32x4_splat(g_init[6 + j]);
@@ -153,7 +153,7 @@ inline size_t bandwidth_buffer_bytes() {
 // One pass over n floats with 8 independent vector sums (so the adds' latency never limits the
 // loads); returns the sum so that nothing is dropped.
 #ifdef __wasm__
-__attribute__((noinline)) inline float read_pass(const float* p, size_t n) {
+__attribute__((noinline, target("simd128"))) inline float read_pass(const float* p, size_t n) {
   v128_t s[8];
   for (auto& v : s) v = wasm_f32x4_splat(0.0f);
   for (size_t i = 0; i + 32 <= n; i += 32)
