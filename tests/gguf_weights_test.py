@@ -51,26 +51,6 @@ def check(cond, what):
         print("FAIL", what)
 
 
-# llama.cpp's names (llama-arch.cpp's LLM_TENSOR_NAMES for llama, qwen2, qwen3)
-LAYER = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.weight": "attn_q.weight",
-         "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.weight": "attn_k.weight",
-         "self_attn.k_proj.bias": "attn_k.bias", "self_attn.v_proj.weight": "attn_v.weight",
-         "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.weight": "attn_output.weight",
-         "self_attn.o_proj.bias": "attn_output.bias", "self_attn.q_norm.weight": "attn_q_norm.weight",
-         "self_attn.k_norm.weight": "attn_k_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
-         "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
-         "mlp.down_proj.weight": "ffn_down.weight"}
-TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
-       "lm_head.weight": "output.weight"}
-
-
-def gguf_name(hf):
-    if hf in TOP:
-        return TOP[hf]
-    parts = hf.split(".")
-    return f"blk.{parts[2]}." + LAYER[".".join(parts[3:])]
-
-
 def permute(w, n_head, n_head_kv):
     """llama.cpp's convert_hf_to_gguf.py LlamaModel.permute: HF's rotate-half rows → adjacent pairs."""
     if n_head_kv is not None and n_head != n_head_kv:
@@ -161,7 +141,7 @@ def convert(cfg, sd, kind):
             rows_perm = permute(torch.arange(t.shape[0]), nh, n_kv)  # GGUF row g holds HF row rows_perm[g]
         k = kind if t.dim() == 2 else "F32"
         raw = gw.quantize(k, t.numpy())
-        tensors.append(gw.Tensor(gguf_name(name), k, list(reversed(t.shape)), raw))
+        tensors.append(gw.Tensor(gw.gguf_name(name), k, list(reversed(t.shape)), raw))
         deq = gw.dequantize(k, raw, t.numel()).astype(np.float32).reshape(t.shape)
         if rows_perm is not None:
             hf = np.empty_like(deq)
@@ -361,7 +341,7 @@ if GPT:
         for t in a.get("tensors", []):
             want = "rope_scaling (Llama 3's frequency factors)" if t["name"] == "rope_freqs.weight" else None
             if want is None:
-                want = next(h for h, _ in build_model(MODELS[mname], 0) if gguf_name(h) == t["name"])
+                want = next(h for h, _ in build_model(MODELS[mname], 0) if gw.gguf_name(h) == t["name"])
                 if mname == "llama3" and (".q_proj." in want or ".k_proj." in want):
                     want += " (rows put back in Hugging Face's order)"
             check(t.get("hf_name") == want, f"inspect {mname}: {t['name']} → {t.get('hf_name')!r}, want {want!r}")

@@ -6,6 +6,7 @@ independently of src/core/kernels/quant*.
   write_gguf(metadata, tensors, …) -> bytes   metadata: [(key, type, value)], arrays as
                                                (ARRAY, (elem_type, [values])); tensors: Tensor(…)
   quantize(kind, x) -> bytes; dequantize(kind, raw, n) -> float64 values
+  gguf_name(hf) -> str                         llama.cpp's name of a transformers tensor
   sample_files(out_dir) -> {name: path}        the files tests/gguf_test.py and
                                                tests/gguf_reference_test.mjs read
 Run as a script: python3 gguf_writer.py OUT_DIR writes sample_files and prints their paths as JSON.
@@ -250,6 +251,27 @@ def random_k_blocks(kind, n_blocks, rng):
         else:
             raw[size * i + size - 2:size * i + size] = d
     return bytes(raw)
+
+
+# llama.cpp's names (llama-arch.cpp's LLM_TENSOR_NAMES for llama, qwen2, qwen3)
+GGUF_LAYER = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.weight": "attn_q.weight",
+              "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.weight": "attn_k.weight",
+              "self_attn.k_proj.bias": "attn_k.bias", "self_attn.v_proj.weight": "attn_v.weight",
+              "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.weight": "attn_output.weight",
+              "self_attn.o_proj.bias": "attn_output.bias", "self_attn.q_norm.weight": "attn_q_norm.weight",
+              "self_attn.k_norm.weight": "attn_k_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+              "mlp.down_proj.weight": "ffn_down.weight"}
+GGUF_TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+            "lm_head.weight": "output.weight"}
+
+
+def gguf_name(hf):
+    """llama.cpp's name of the transformers tensor hf (model.layers.N.… → blk.N.…)."""
+    if hf in GGUF_TOP:
+        return GGUF_TOP[hf]
+    parts = hf.split(".")
+    return f"blk.{parts[2]}." + GGUF_LAYER[".".join(parts[3:])]
 
 
 # ---------------------------------------------------------------- the sample files

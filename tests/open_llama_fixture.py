@@ -32,22 +32,6 @@ import gguf_writer as gw  # noqa: E402
 from llama_torch_test import MODELS, hf_forward, random_weights, write_folder  # noqa: E402
 
 TOP = 32
-# llama.cpp's tensor names (llama-arch.cpp), for the Qwen2 file
-GGUF_TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
-            "lm_head.weight": "output.weight"}
-GGUF_LAYER = {"input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
-              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
-              "mlp.down_proj.weight": "ffn_down.weight", "self_attn.o_proj.weight": "attn_output.weight"}
-for p in "qkv":
-    GGUF_LAYER[f"self_attn.{p}_proj.weight"] = f"attn_{p}.weight"
-    GGUF_LAYER[f"self_attn.{p}_proj.bias"] = f"attn_{p}.bias"
-
-
-def gguf_name(hf):
-    if hf in GGUF_TOP:
-        return GGUF_TOP[hf]
-    parts = hf.split(".")
-    return f"blk.{parts[2]}." + GGUF_LAYER[".".join(parts[3:])]
 
 
 def qwen2_gguf(path, cfg, weights):
@@ -62,7 +46,7 @@ def qwen2_gguf(path, cfg, weights):
             (a + "attention.layer_norm_rms_epsilon", gw.F32, cfg["rms_norm_eps"]),
             ("tokenizer.ggml.bos_token_id", gw.U32, cfg["bos_token_id"]),
             ("tokenizer.ggml.eos_token_id", gw.U32, cfg["eos_token_id"])]
-    tensors = [gw.Tensor(gguf_name(n), "F32", list(reversed(t.shape)), gw.quantize("F32", t.numpy()))
+    tensors = [gw.Tensor(gw.gguf_name(n), "F32", list(reversed(t.shape)), gw.quantize("F32", t.numpy()))
                for n, t in weights.items()]
     with open(path, "wb") as f:
         f.write(gw.write_gguf(meta, tensors))
