@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/base/rng.h"
 #include "core/kernels/quant.h"
 #include "formats/hf_folder.h"
 #include "formats/llama_load.h"
+#include "llama_weights_test_util.h"
 
 namespace {
 
@@ -36,33 +36,11 @@ ap::HfConfig small_llama() {
   return c;
 }
 
-// Tensors with bytes of several types, kept alive in w.owned.
+// Tensors with bytes of several types (the k-th matrix in Q8_0, F16, BF16, F32, Q4_0 in turn),
+// values N(0, 1) from Rng(7).
 ap::LlamaWeights make_weights(const ap::HfConfig& c) {
-  ap::LlamaWeights w;
-  w.config = c;
-  ap::Rng rng(7);
   const Type types[] = {Type::Q8_0, Type::F16, Type::BF16, Type::F32, Type::Q4_0};
-  int k = 0;
-  for (const auto& [name, shape] : ap::hf_expected_tensors(c)) {
-    const uint64_t in = shape.back(), rows = shape.size() == 2 ? shape[0] : 1;
-    const Type t = shape.size() == 2 ? types[k++ % 5] : Type::F32;
-    std::vector<float> x(in);
-    std::string bytes(ap::quant::row_bytes(t, in) * rows, '\0');
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (float& v : x) v = rng.normal();
-      char* out = &bytes[r * ap::quant::row_bytes(t, in)];
-      if (t == Type::Q8_0) ap::quant::quantize_row_q8_0(x.data(), out, static_cast<int64_t>(in));
-      else if (t == Type::Q4_0) ap::quant::quantize_row_q4_0(x.data(), out, static_cast<int64_t>(in));
-      for (uint64_t i = 0; i < in; ++i) {
-        if (t == Type::F32) std::memcpy(out + 4 * i, &x[i], 4);
-        const uint16_t h = t == Type::F16 ? ap::quant::f32_to_f16(x[i]) : ap::quant::f32_to_bf16(x[i]);
-        if (t == Type::F16 || t == Type::BF16) std::memcpy(out + 2 * i, &h, 2);
-      }
-    }
-    w.owned.push_back(std::move(bytes));
-    w.tensors.push_back({name, shape, t, w.owned.back().data(), w.owned.back().size()});
-  }
-  return w;
+  return ap_test::random_llama_weights(c, 7, 1.0f, [&](int k) { return types[k % 5]; });
 }
 
 // The float32 values of one tensor as its type defines them.

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "core/base/rng.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/quant.h"
 #include "formats/hf_folder.h"
 #include "formats/llama_load.h"
+#include "llama_weights_test_util.h"
 
 namespace {
 
@@ -40,34 +40,10 @@ ap::HfConfig small_qwen() {
   return c;
 }
 
-// Every matrix in type_of(k) for the k-th matrix, norms and biases F32; bytes kept in w.owned.
+// Every matrix in type_of(k) for the k-th matrix, values 0.3 · N(0, 1) from Rng(11).
 template <class F>
 ap::LlamaWeights weights(const ap::HfConfig& c, F type_of) {
-  ap::LlamaWeights w;
-  w.config = c;
-  ap::Rng rng(11);
-  int k = 0;
-  for (const auto& [name, shape] : ap::hf_expected_tensors(c)) {
-    const uint64_t in = shape.back(), rows = shape.size() == 2 ? shape[0] : 1;
-    const Type t = shape.size() == 2 ? type_of(k++) : Type::F32;
-    std::vector<float> x(in);
-    const uint64_t rb = ap::quant::row_bytes(t, in);
-    std::string bytes(rb * rows, '\0');
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (float& v : x) v = 0.3f * rng.normal();
-      char* out = &bytes[r * rb];
-      if (t == Type::Q8_0) ap::quant::quantize_row_q8_0(x.data(), out, static_cast<int64_t>(in));
-      else if (t == Type::Q4_0) ap::quant::quantize_row_q4_0(x.data(), out, static_cast<int64_t>(in));
-      for (uint64_t i = 0; i < in; ++i) {
-        if (t == Type::F32) std::memcpy(out + 4 * i, &x[i], 4);
-        const uint16_t h = t == Type::F16 ? ap::quant::f32_to_f16(x[i]) : ap::quant::f32_to_bf16(x[i]);
-        if (t == Type::F16 || t == Type::BF16) std::memcpy(out + 2 * i, &h, 2);
-      }
-    }
-    w.owned.push_back(std::move(bytes));
-    w.tensors.push_back({name, shape, t, w.owned.back().data(), w.owned.back().size()});
-  }
-  return w;
+  return ap_test::random_llama_weights(c, 11, 0.3f, type_of);
 }
 
 // The float model load_llama makes.
