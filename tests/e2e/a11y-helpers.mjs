@@ -53,3 +53,15 @@ export async function focusVisible(page, what) {
   expect(f.outline, `no visible focus indicator on <${f.tag} id="${f.id}"> "${f.name}" after ${what}`).toBe(true);
   return f;
 }
+
+// The stepper in large mode: 40 tokens of 4 dimensions, two heads, causal, identity weights (its
+// heat maps stand for the tables); returns once the page shows it.
+export async function largeMode(page) {
+  await page.evaluate(() => {
+    const s = window.attentionStepper.getState();
+    const I4 = '1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1';
+    const x = Array.from({ length: 40 }, (_, i) => Array.from({ length: 4 }, (_, j) => (Math.round(Math.sin(i * 3 + j) * 90) / 100).toString()).join(' ')).join('\n');
+    window.attentionStepper.setState({ ...s, preset: 'custom', matrices: { ...s.matrices, x, W_q: I4, W_k: I4, W_v: I4, W_o: I4 }, options: { ...s.options, causal: true, n_head: 2 } });
+  });
+  await expect(page.locator('.aps-large')).toBeVisible();
+}

@@ -6,7 +6,7 @@
 // starts from a fresh page (its `go` loads it and waits until it is there), so one state's failure
 // does not hide the next. Limits: axe judges the DOM (a canvas's pixels are a11y-views.spec's).
 import { test, expect, BOOT_MS } from './fixtures.mjs';
-import { noViolations, ANSWER_TARGETS } from './a11y-helpers.mjs';
+import { noViolations, ANSWER_TARGETS, largeMode } from './a11y-helpers.mjs';
 
 const LANG = {
   en: { status: /C\+\+/, asked: 'cells asked' },
@@ -128,13 +128,7 @@ const STATES = [
   {
     name: 'large mode (40 tokens, two heads, heatmaps)', go: async (page, lang) => {
       await open(page, lang);
-      await page.evaluate(() => {
-        const s = window.attentionStepper.getState();
-        const I4 = '1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1';
-        const x = Array.from({ length: 40 }, (_, i) => Array.from({ length: 4 }, (_, j) => (Math.round(Math.sin(i * 3 + j) * 90) / 100).toString()).join(' ')).join('\n');
-        window.attentionStepper.setState({ ...s, preset: 'custom', matrices: { ...s.matrices, x, W_q: I4, W_k: I4, W_v: I4, W_o: I4 }, options: { ...s.options, causal: true, n_head: 2 } });
-      });
-      await expect(page.locator('.aps-large')).toBeVisible();
+      await largeMode(page);
     },
   },
 ];

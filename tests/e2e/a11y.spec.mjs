@@ -10,7 +10,7 @@
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { trained } from './train-helpers.mjs';
-import { noViolations, ANSWER_TARGETS } from './a11y-helpers.mjs';
+import { noViolations, ANSWER_TARGETS, largeMode } from './a11y-helpers.mjs';
 
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
 const answer = (page, panel, r, c) => page.locator(`figure[data-panel="${panel}"] td[data-r="${r}"][data-c="${c}"] input.aps-answer`);
@@ -79,13 +79,7 @@ test('stepper: an exercise checked with wrong answers, then every hint shown', a
 
 test('stepper: large mode (40 tokens, heatmaps) and 中文', async ({ page }) => {
   await ready(page);
-  await page.evaluate(() => {
-    const s = window.attentionStepper.getState();
-    const I4 = '1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1';
-    const x = Array.from({ length: 40 }, (_, i) => Array.from({ length: 4 }, (_, j) => (Math.round(Math.sin(i * 3 + j) * 90) / 100).toString()).join(' ')).join('\n');
-    window.attentionStepper.setState({ ...s, preset: 'custom', matrices: { ...s.matrices, x, W_q: I4, W_k: I4, W_v: I4, W_o: I4 }, options: { ...s.options, causal: true, n_head: 2 } });
-  });
-  await expect(page.locator('.aps-large')).toBeVisible();
+  await largeMode(page);
   await noViolations(page, 'large mode, 40 tokens');
   await page.locator('[data-key="lang.zh"]').click();
   await expect(page.locator('.aps-root')).toHaveAttribute('lang', 'zh-CN');
