@@ -207,6 +207,22 @@ if any(med[k].get(key + ":ms") for k in med for _, key, _ in w6):
                 print(f"   check {k:9s} vs PyTorch: max |Δ| of the compared logits {d:.1e} (tolerance 1e-3: "
                       f"{'ok' if d <= 1e-3 else 'DIFFERENT'}), greedy tokens {'the same' if same else 'DIFFERENT'}")
 
+# W8 (SmolLM2-135M's shape): ours with BF16 weights kept (and Q8_0 natively) beside PyTorch in
+# bf16 and in float32 (smollm.py) and onnxruntime-web on the float32 export (smollm.onnx).
+w8 = [("W8 prefill, 128-token prompt", "prefill128"), ("W8 generation, 64 tokens (KV cache)", "gen64")]
+if any(med[k].get(f"W8_smollm_{d}_{w}:ms") for k in med for d in ("bf16", "f32") for _, w in w8):
+    print("\n== W8: SmolLM2-135M's shape (random weights), 1 thread: ms per call on the sitting's clock; ours BF16 (Q8_0 natively),"
+          "\n   PyTorch bf16 and float32, onnxruntime-web float32; ratios ours ÷ peer as speeds")
+    print(f"{'workload':38s} {'native':>8s} {'nat Q8_0':>8s} {'torch bf16':>10s} {'torch f32':>9s} {'nat÷bf16':>8s} "
+          f"{'Node':>8s} {'Chromium':>8s} {'ort':>8s} {'Node÷ort':>8s} {'Chr÷ort':>8s}")
+    for label, w in w8:
+        g = lambda r, d="bf16": med[r].get(f"W8_smollm_{d}_{w}:ms")
+        f = lambda x: f"{'—':>8s}" if x is None else f"{x:8.0f}"
+        rr = lambda a, b: "—" if a is None or b is None else f"{b / a:.2f}×"
+        print(f"{label:38s} {f(g('native'))} {f(g('native', 'q8_0'))} {f(g('torch')):>10s} {f(g('torch', 'f32')):>9s} "
+              f"{rr(g('native'), g('torch')):>8s} {f(g('node'))} {f(g('chromium'))} {f(g('ort', 'f32'))} "
+              f"{rr(g('node'), g('ort', 'f32')):>8s} {rr(g('chromium'), g('ort', 'f32')):>8s}")
+
 missing = [k for k in runners if not med[k]]
 if missing:
     print(f"\n(no figures from: {', '.join(missing)})")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/run_peers.sh — one sitting: ours and the peers on the workloads W1–W4, W6 and W7 (bench/README.md),
+# bench/run_peers.sh — one sitting: ours and the peers on the workloads W1–W4, W6–W8 (bench/README.md),
 # one thread each, interleaved for several rounds, then a table of medians and ratios (ours ÷
 # peer, as speeds) with GFLOP/s as a % of the machine's measured peak (bench/peers_table.py).
 #   ours:  native (build/ap_bench, the fast tier on the CPU's best ISA), wasm SIMD128 in Node
 #          (build-wasm/ap_bench.cjs, node --no-liftoff) and in Debian's Chromium
 #          (bench/chromium_bench.mjs, warmed up)
-#   peers: bench/peers/: PyTorch CPU (torch_peer.py: Debian's python3-torch, OpenBLAS extracted
-#          beside it, 1 thread), onnxruntime-web (ort_peer.mjs, on the graphs export_onnx.py
+#   peers: bench/peers/: PyTorch CPU (torch_peer.py, and smollm.py for W8: Debian's python3-torch,
+#          OpenBLAS extracted beside it, 1 thread), onnxruntime-web (ort_peer.mjs, on the graphs export_onnx.py
 #          writes) and TensorFlow.js's wasm backend (tfjs_peer.mjs), in Node, SIMD, 1 thread
 #   peak:  bench/peak.cpp natively and in wasm
 # Nothing on the machine changes: the npm peers go into bench/peers/node_modules (their own lock),
@@ -16,7 +16,8 @@
 # shared, overloaded machine where waiting for a core would otherwise be counted: every runner
 # reads AP_BENCH_CPU_TIME=1 (ours natively and in Node, the peers). Chromium has no CPU clock:
 # skipped.
-#   bench/run_peers.sh [ROUNDS]        (default 3; ONLY=w1,w2,w3,w4,w6,w7 the workloads, NO_CHROMIUM=1
+#   bench/run_peers.sh [ROUNDS]        (default 3; ONLY=w1,w2,w3,w4,w6,w7 the workloads (w8 and w8q
+#                                       too when named: W8 exports a 660 MB graph), NO_CHROMIUM=1
 #                                       to skip the browser, TFJS_ONLY=w1,w2,w4 tfjs's: its W3
 #                                       takes minutes; QUICK=1: every runner with few trials and
 #                                       steps, to prove that they all work — it measures nothing)
@@ -25,10 +26,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 only=${ONLY:-w1,w2,w3,w4,w6,w7}
-tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr "," "\n" | { grep -v -e w3 -e w6 -e w7 || true; } | paste -sd, -)}
+tfjs_only=${TFJS_ONLY:-$(echo "$only" | tr "," "\n" | { grep -v -e w3 -e w6 -e w7 -e w8 || true; } | paste -sd, -)}
 core=0; gpt=0
 [[ $only == *w1* || $only == *w2* ]] && core=1
-[[ $only == *w3* || $only == *w4* || $only == *w6* || $only == *w7* ]] && gpt=1
+[[ $only == *w3* || $only == *w4* || $only == *w6* || $only == *w7* || $only == *w8* ]] && gpt=1
 cpu_time=${CPU_TIME:-0}
 quick=(); peak_trials=3
 [[ -n ${QUICK:-} ]] && { quick=(--quick); peak_trials=1; }
@@ -55,8 +56,9 @@ cmake --build build-wasm -j2 --target ap_bench ap_bench_web ap_bench_gpt ap_benc
 log "peers: the ONNX graphs in $out/onnx, Debian's OpenBLAS in $out/openblas"
 export ONNX_DIR=$out/onnx
 w6=(); [[ $only == *w6* ]] && w6=(--w6)  # W6's graph: 500 MB, a minute to export
-stale() { [[ ! -e $1 || bench/peers/export_onnx.py -nt $1 || bench/peers/torch_peer.py -nt $1 || bench/peers/gpt2s.py -nt $1 ]]; }
-if stale "$ONNX_DIR/gpt_tiny.onnx" || { ((${#w6[@]})) && stale "$ONNX_DIR/gpt2s.onnx"; }; then
+[[ $only == *w8* ]] && w6+=(--w8)  # W8's: 660 MB, minutes
+stale() { [[ ! -e $1 || bench/peers/export_onnx.py -nt $1 || bench/peers/torch_peer.py -nt $1 || bench/peers/gpt2s.py -nt $1 || bench/peers/smollm.py -nt $1 ]]; }
+if stale "$ONNX_DIR/gpt_tiny.onnx" || { [[ $only == *w6* ]] && stale "$ONNX_DIR/gpt2s.onnx"; } || { [[ $only == *w8* ]] && stale "$ONNX_DIR/smollm.onnx"; }; then
   /usr/bin/python3 bench/peers/export_onnx.py "$ONNX_DIR" "${w6[@]}" >/dev/null 2>&1
 fi
 ob=$PWD/$out/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread
@@ -87,6 +89,12 @@ for ((r = 1; r <= rounds; r++)); do
   log "round $r/$rounds: PyTorch CPU"
   LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/peers/torch_peer.py \
     --threads 1 --only "$only" "${quick[@]}" 2>&1 | grep -vi warn > "$d/torch.txt" || true
+  if [[ $only == *w8* ]]; then
+    for dt in bf16 f32; do
+      LD_LIBRARY_PATH=$ob OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/peers/smollm.py \
+        --threads 1 --dtype $dt "${quick[@]}" 2>&1 | grep -vi warn >> "$d/torch.txt" || true
+    done
+  fi
   log "round $r/$rounds: ours wasm (Node)"
   { ((core)) && node --no-liftoff build-wasm/ap_bench.cjs "${quick[@]}"
     ((gpt)) && node --no-liftoff build-wasm/ap_bench_gpt.cjs "${quick[@]}" --only "$only"; } > "$d/ours_node.txt" 2>&1 || true

@@ -5,7 +5,8 @@
 // `name` (transformers' name, e.g. "model.layers.0.self_attn.q_proj.weight", Linear layout out × in)
 // is r = 2·((z >> 40)·2⁻²⁴) − 1 with z = splitmix64(fnv1a64(name) + (i + 1)·0x9E3779B97F4A7C15)
 // (gpt2s.h's), RMSNorm weights 1 + 0.1·r, every other tensor (0.02·√3)·r; the matrices then stored
-// as BF16 (round to nearest even) or Q8_0 (ggml's quantize_row_q8_0_ref), the norms as float32.
+// as BF16 (round to nearest even) or Q8_0 (ggml's quantize_row_q8_0_ref), the norms as float32
+// (with BF16, rounded to BF16 first, as a BF16 file's norms are when opened).
 // The model is the GPT with typed weights (gpt.h) that opening such a file makes, built here from
 // its slices without a file.
 // Limits: random weights; the logits agree with the peer's to BF16 matmul rounding, not bit for bit.
@@ -97,7 +98,12 @@ inline std::unique_ptr<ap::GPT> model(ap::quant::Type type) {
     for (int64_t r = 0; r < t.rows; ++r) {
       const float* x = v.data() + r * t.cols;
       char* out = &b[rb * static_cast<uint64_t>(r)];
-      if (ty == ap::quant::Type::F32) std::memcpy(out, x, rb);
+      if (ty == ap::quant::Type::F32 && type == ap::quant::Type::BF16)  // a BF16 file's norms, widened
+        for (int64_t i = 0; i < t.cols; ++i) {
+          const float f = ap::quant::bf16_to_f32(ap::quant::f32_to_bf16(x[i]));
+          std::memcpy(out + 4 * i, &f, 4);
+        }
+      else if (ty == ap::quant::Type::F32) std::memcpy(out, x, rb);
       else if (ty == ap::quant::Type::Q8_0) ap::quant::quantize_row_q8_0(x, out, t.cols);
       else
         for (int64_t i = 0; i < t.cols; ++i) {

@@ -13,11 +13,16 @@ PyTorch (Debian's python3-torch; the `onnx` Python package is not needed):
                             Only with --w6 or "w6" in ONLY (a 500 MB file, a minute to export);
                             beside it gpt2s_check.json: PyTorch's logits and greedy tokens there
                             (gpt2s.py's check), which ort_peer.mjs compares its own to before timing.
+  smollm.onnx               W8: SmolLM2-135M's shape with smollm.py's weights (bf16-rounded, held
+                            as float32: onnxruntime-web's wasm provider has no bf16 matmul), the
+                            same step: past_key_i, past_value_i (1, 3, T_past, 64), logits
+                            (1, T, 49152). Only with --w8 or "w8" in ONLY (540 MB); beside it
+                            smollm_check.json (PyTorch's float32 check values).
 Opset 17, static shapes but the GPT's T (and W6's T_past). The weights are random: only the time matters.
 Limits: the graph is whatever torch.onnx.export traces from the PyTorch code (the mask a constant,
 the softmax one node); onnxruntime fuses what it recognises at graphOptimizationLevel 'all'.
 
-  /usr/bin/python3 bench/peers/export_onnx.py [DIR] [--w6]     (default bench/out/onnx)
+  /usr/bin/python3 bench/peers/export_onnx.py [DIR] [--w6] [--w8]     (default bench/out/onnx)
 """
 import json
 import math
@@ -29,6 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt2s  # noqa: E402  (beside this file)
 from torch_peer import GPT, VOCAB, gpt2s_check, gpt2s_model  # noqa: E402
+import smollm  # noqa: E402  (W8's PyTorch model, beside this file)
 
 
 class Attention(torch.nn.Module):
@@ -90,8 +96,50 @@ def export_gpt2s(out):
         json.dump(check, f)
 
 
+class SmolStep(torch.nn.Module):
+    """W8 (smollm.py): idx (1, T) and each layer's past key and value (1, KV, T_past, HD) → logits
+    (1, T, V) and each layer's present key and value (1, KV, T_past + T, HD)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, idx, *past):
+        caches = [{"k": past[2 * i], "v": past[2 * i + 1]} for i in range(smollm.L)]
+        logits = self.m(idx, caches, pos0=past[0].size(2))
+        return (logits,) + tuple(t for c in caches for t in (c["k"], c["v"]))
+
+
+def export_smollm(out):
+    """smollm.onnx (float32: the bf16-rounded weights held as float32, as smollm.py --dtype f32
+    runs; onnxruntime-web's wasm provider has no bf16 matmul) and smollm_check.json (PyTorch's
+    check values in float32, what ort_peer.mjs compares its own with)."""
+    m = smollm.model(torch.float32)
+    kv = [f"{kind}_{i}" for i in range(smollm.L) for kind in ("key", "value")]
+    past = tuple(torch.zeros(1, smollm.KV, 3, smollm.HD) for _ in kv)
+    dyn = {"idx": {1: "T"}, "logits": {1: "T"}}
+    dyn.update({f"past_{n}": {2: "T_past"} for n in kv})
+    dyn.update({f"present_{n}": {2: "T_total"} for n in kv})
+    with torch.no_grad():
+        torch.onnx.export(SmolStep(m), (torch.zeros(1, 2, dtype=torch.long),) + past, os.path.join(out, "smollm.onnx"),
+                          input_names=["idx"] + [f"past_{n}" for n in kv],
+                          output_names=["logits"] + [f"present_{n}" for n in kv], dynamic_axes=dyn, opset_version=17)
+        idx = torch.tensor([smollm.prompt()])
+        caches = [dict() for _ in range(smollm.L)]
+        last = m(idx, caches)[0, -1]
+        cur, greedy = last.argmax().view(1, 1), []
+        for t in range(smollm.CHECK_TOKENS):
+            greedy.append(int(cur))
+            cur = m(cur, caches, smollm.PROMPT_LEN + t)[:, -1].argmax(-1, keepdim=True)
+    check = {"argmax": int(last.argmax()), "logits": [float(last[j]) for j in smollm.CHECK_IDS],
+             "check_ids": smollm.CHECK_IDS, "greedy": greedy, "prompt": smollm.prompt(), "tolerance": 1e-3}
+    with open(os.path.join(out, "smollm_check.json"), "w", encoding="utf8") as f:
+        json.dump(check, f)
+
+
 def main():
     w6 = "--w6" in sys.argv or "w6" in os.environ.get("ONLY", "").split(",")
+    w8 = "--w8" in sys.argv or "w8" in os.environ.get("ONLY", "").split(",")
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     out = args[0] if args else "bench/out/onnx"
     os.makedirs(out, exist_ok=True)
@@ -109,6 +157,8 @@ def main():
                       input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": {1: "T"}}, opset_version=17)
     if w6:
         export_gpt2s(out)
+    if w8:
+        export_smollm(out)
     print("exported", ", ".join(sorted(f for f in os.listdir(out) if f.endswith(".onnx"))), "to", out)
 
 

@@ -8,7 +8,8 @@
 // (1, 1) and the 24 past tensors, which are the previous run's present outputs fed back as they
 // are (onnxruntime-web copies them into wasm memory and the presents and logits out of it each
 // run, as a page's generation loop does), then the argmax in JS; the prompt's run refills the
-// past before each trial, untimed. Before timing it compares its logits and greedy tokens with
+// past before each trial, untimed. W8 (SmolLM2-135M's shape, smollm.onnx, float32 weights) the same
+// way: its 128-token prompt, then 64 greedy tokens. Before timing it compares its logits and greedy tokens with
 // PyTorch's (gpt2s_check.json, written by export_onnx.py) and is not timed if they differ. A benchmark: it prints numbers and never
 // fails on them; the lines are timing.mjs's, read by bench/peers_table.py.
 // What is timed: session.run(feeds) with the input tensors made once (W1, W2), so each call
@@ -18,7 +19,7 @@
 // browser (the same wasm); numThreads 1 (threads would need cross-origin isolation in a page).
 //
 //   /usr/bin/python3 bench/peers/export_onnx.py bench/out/onnx    (once)
-//   node bench/peers/ort_peer.mjs [trials] [w1,w2,w4,w6] [--quick]   (ONNX_DIR: default bench/out/onnx)
+//   node bench/peers/ort_peer.mjs [trials] [w1,w2,w4,w6,w8] [--quick]   (ONNX_DIR: default bench/out/onnx)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-web';
@@ -64,16 +65,16 @@ async function main() {
     const [, md] = await bench(tag, 'W4_gen256_nocache_blk64', generate, { trials: Math.max(quick ? 2 : 5, trials >> 1), minTrial: 0 });
     tokensLine(tag, 256, md);
   }
-  if (only.has('w6')) await w6();
+  for (const w of ['w6', 'w8']) if (only.has(w)) await cached(CACHED[w]);
 }
 
-// The W6 check line (the same as ours and PyTorch's) from logits (1, T, V) and greedy tokens;
-// whether they agree with PyTorch's (check: gpt2s_check.json) within its tolerance.
-function checkLine(check, lastRow, greedy) {
+// The check line (the same as ours and PyTorch's) from logits (1, T, V) and greedy tokens;
+// whether they agree with PyTorch's (check: gpt2s_check.json, smollm_check.json) within its tolerance.
+function checkLine(name, check, lastRow, greedy) {
   const picked = check.check_ids.map((j) => lastRow[j]);
   const diff = Math.max(...picked.map((x, i) => Math.abs(x - check.logits[i])));
   const same = greedy.every((t, i) => t === check.greedy[i]);
-  console.log(`${tag} W6_gpt2s_check argmax=${argmax(lastRow)} logits=${picked.map((x) => x.toFixed(6)).join(',')} ` +
+  console.log(`${tag} ${name}_check argmax=${argmax(lastRow)} logits=${picked.map((x) => x.toFixed(6)).join(',')} ` +
     `greedy=${greedy.join(',')} vs_torch_maxdiff=${diff.toExponential(2)} greedy_same=${same}`);
   return diff <= check.tolerance && same;
 }
@@ -84,11 +85,17 @@ function argmax(l, from = 0, n = l.length - from) {
   return best;
 }
 
-async function w6() {
-  const check = JSON.parse(readFileSync(join(dir, 'gpt2s_check.json'), 'utf8'));
-  const s = await load('gpt2s.onnx');
+// W6 and W8: the prompt's forward, then N greedy tokens through the KV cache (the top of this file).
+const CACHED = {
+  w6: { name: 'W6_gpt2s', onnx: 'gpt2s.onnx', check: 'gpt2s_check.json', V: 50257, kvHeads: 12, hs: 64, N: 100 },
+  w8: { name: 'W8_smollm_f32', onnx: 'smollm.onnx', check: 'smollm_check.json', V: 49152, kvHeads: 3, hs: 64, N: 64 },
+};
+
+async function cached({ name, onnx, check: checkFile, V, kvHeads, hs, N }) {
+  const check = JSON.parse(readFileSync(join(dir, checkFile), 'utf8'));
+  const s = await load(onnx);
   const layers = s.inputNames.filter((n) => n.startsWith('past_key_')).length;
-  const V = 50257, H = 12, hs = 64, P = check.prompt.length, N = 100;
+  const P = check.prompt.length;
   const ids = (a) => new ort.Tensor('int64', BigInt64Array.from(a, BigInt), [1, a.length]);
   let past;
   const step = async (tokens) => {  // one run: the logits (1, T, V); past becomes the presents
@@ -103,19 +110,19 @@ async function w6() {
   const prefill = async () => {
     past = {};
     for (let i = 0; i < layers; i++)
-      for (const kind of ['key', 'value']) past[`past_${kind}_${i}`] = new ort.Tensor('float32', new Float32Array(0), [1, H, 0, hs]);
+      for (const kind of ['key', 'value']) past[`past_${kind}_${i}`] = new ort.Tensor('float32', new Float32Array(0), [1, kvHeads, 0, hs]);
     return step(check.prompt);
   };
   const logits = await prefill();
   const lastRow = logits.subarray((P - 1) * V, P * V);
   const greedy = [argmax(lastRow)];
   while (greedy.length < check.greedy.length) greedy.push(argmax(await step([greedy[greedy.length - 1]])));
-  if (!checkLine(check, lastRow, greedy)) {
-    console.log(`${tag} W6: onnxruntime-web's logits or tokens differ from PyTorch's beyond ${check.tolerance}; not timed`);
+  if (!checkLine(name, check, lastRow, greedy)) {
+    console.log(`${tag} ${name}: onnxruntime-web's logits or tokens differ from PyTorch's beyond ${check.tolerance}; not timed`);
     return;
   }
-  await timeSteps(tag, 'W6_gpt2s_prefill64', P, { trials: quick ? 2 : 5, warmup: 1, run: prefill });
-  await timeSteps(tag, 'W6_gpt2s_gen100', N, {
+  await timeSteps(tag, `${name}_prefill${P}`, P, { trials: quick ? 2 : 5, warmup: 1, run: prefill });
+  await timeSteps(tag, `${name}_gen${N}`, N, {
     trials: quick ? 1 : 3, warmup: quick ? 0 : 1, prepare: prefill,
     run: async () => {
       let t = check.argmax;

@@ -94,7 +94,9 @@ class Block(nn.Module):
         if "k" in cache:
             k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
         cache["k"], cache["v"] = k, v
-        k, v = k.repeat_interleave(NH // KV, dim=1), v.repeat_interleave(NH // KV, dim=1)
+        # repeat_interleave(NH // KV, dim=1), written so that torch.onnx.export keeps S dynamic
+        k = k[:, :, None].expand(B, KV, NH // KV, k.shape[2], HD).reshape(B, NH, -1, HD)
+        v = v[:, :, None].expand(B, KV, NH // KV, v.shape[2], HD).reshape(B, NH, -1, HD)
         s = q @ k.transpose(-1, -2) / math.sqrt(HD)
         if T > 1:
             S = k.shape[2]
