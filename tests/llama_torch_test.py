@@ -166,8 +166,9 @@ def rms(x, w, eps):
     return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def hf_forward(cfg, w, ids):
-    """Logits (T, V) in float64 of transformers' *ForCausalLM on one sequence."""
+def hf_forward(cfg, w, ids, probs=None):
+    """Logits (T, V) in float64 of transformers' *ForCausalLM on one sequence; each layer's attention
+    weights (n_head, T, T) appended to `probs` when it is a list."""
     w = {k: v.double() for k, v in w.items()}
     H, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd, eps, T = cfg.get("head_dim", H // nh), cfg["rms_norm_eps"], len(ids)
@@ -193,7 +194,10 @@ def hf_forward(cfg, w, ids):
         k, v = k.repeat_interleave(nh // nkv, dim=0), v.repeat_interleave(nh // nkv, dim=0)  # repeat_kv
         s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         s = s.masked_fill(~visible, float("-inf"))
-        y = (torch.softmax(s, dim=-1) @ v).transpose(0, 1).reshape(T, nh * hd)
+        a = torch.softmax(s, dim=-1)
+        if probs is not None:
+            probs.append(a)
+        y = (a @ v).transpose(0, 1).reshape(T, nh * hd)
         x = x + lin(y, p + "self_attn.o_proj")
         h = rms(x, w[p + "post_attention_layernorm.weight"], eps)
         x = x + lin(torch.nn.functional.silu(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")

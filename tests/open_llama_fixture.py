@@ -13,7 +13,8 @@ heads, vocabulary 300):
   - OUT_DIR/tiny-qwen2.gguf: a Qwen2-shaped model (q/k/v biases, an untied lm_head) as a GGUF v3
     file in F32 (tests/gguf_writer.py), without a tokenizer (the page then takes token ids);
   - OUT_DIR/expected.json: for each, the prompt (text and ids) and PyTorch's logits of the next
-    token after it, the 32 largest, largest first.
+    token after it, the 32 largest, largest first; for the folder also every layer's attention
+    weights on the prompt, [layer][head][query][key] (after RoPE, each key/value head shared).
 Exit 77 without torch.
 """
 import json
@@ -64,7 +65,10 @@ def main():
     w = random_weights(llama, 7)
     write_folder(os.path.join(out, "TinyLlama-test"), llama, w, "F32", 3)
     text = "abc de"  # byte-level: each byte its own id (no "h i" merge), no BOS
-    folder = {"prompt": text, "ids": list(text.encode()), "top": top(llama, w, list(text.encode()))}
+    probs = []
+    hf_forward(llama, w, list(text.encode()), probs)
+    folder = {"prompt": text, "ids": list(text.encode()), "top": top(llama, w, list(text.encode())),
+              "attention": [a.tolist() for a in probs]}
 
     qwen2 = MODELS["qwen2"]
     wq = random_weights(qwen2, 11)
