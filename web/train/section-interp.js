@@ -9,12 +9,12 @@
 // core's (gpt.js lens, attribute, ablate, patch, attribution_patch, head_scores through the
 // worker's 'interp' op); this file lays them out (interp-figures.js) and checks nothing itself.
 //
-// Limits: patching runs in workers of its own, as many as the Workers field says (and as many
-// copies of the model as fit in about 1 GiB), each holding a copy of the model (the checkpoint's
-// bytes) and taking parts of the sweep in turn (interp-patch-pool.js), so Cancel stops it at once
-// (the workers are ended); its progress is counted in cells, after each part. Mean ablation
-// averages over the first validation windows (at most 8) or the texts the learner gives, one per
-// line.
+// Limits: patching runs in workers of its own, as many as the Workers field says and as many
+// copies of the model as fit in about 1 GiB (each counted as what the model holds in memory now,
+// not its file: interp-patch-pool.js patchCopies), each loading the model's checkpoint and taking
+// the sweep's cells in turn (interp-patch-pool.js), so Cancel stops it at once (the workers are
+// ended); its bar moves with each finished cell. Mean ablation averages over the first validation
+// windows (at most 8) or the texts the learner gives, one per line.
 import { el, statusLine, setText, hide, segGroup } from '../common/ui.js';
 import { exportBar, tokenMark } from '../common/export.js';
 import { Section } from './section.js';
@@ -22,7 +22,7 @@ import { button, buttonBar, idEl, fromField, errorSpan, fieldBox } from './field
 import { startWorker } from './client.js';
 import { gridTable, barsTable, legend, fmt } from './interp-figures.js';
 import { ExerciseBox } from './interp-exercises.js';
-import { patchSweep } from './interp-patch-pool.js';
+import { patchSweep, patchCopies } from './interp-patch-pool.js';
 import { InductionRun } from './interp-induction.js';
 
 export const TOOLS = ['lens', 'attribute', 'ablate', 'patch', 'heads'];
@@ -247,10 +247,9 @@ export class InterpSection extends Section {
     return b != null && b !== '' ? `logit(“${tokenMark(a)}”) − logit(“${tokenMark(b)}”)` : `logit(“${tokenMark(a)}”)`;
   }
 
-  /** How many workers patch: the Workers field's count, as many copies of the model as fit in about 1 GiB. */
-  patchWorkers(bytes) {
-    const want = Math.max(1, Math.min(16, Number(this.ctx.state.workers) || 1));
-    return Math.max(1, Math.min(want, Math.floor(2 ** 30 / Math.max(1, bytes))));
+  /** How many workers patch: the Workers field's count, as many as fit (interp-patch-pool.js patchCopies). */
+  patchWorkers(mem) {
+    return patchCopies(Math.min(16, Number(this.ctx.state.workers) || 1), mem);
   }
 
   /**
@@ -273,7 +272,9 @@ export class InterpSection extends Section {
       const { bytes } = await this.ctx.worker.call('save', { run: 'main' });
       if (!alive()) return;
       stage(1, 'ip.patch.loading');
-      const n = this.patchWorkers(bytes.length);
+      const mem = await this.ctx.worker.call('call', { run: 'main', call: 'run_memory' });
+      if (!alive()) return;
+      const n = this.patchWorkers(mem);
       for (let i = 0; i < n; i++) ws.push(startWorker());
       await Promise.all(ws.map((w) => { const b = bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
       if (!alive()) return;
