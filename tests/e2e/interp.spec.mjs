@@ -5,7 +5,7 @@
 // runs with its bar moving cell by cell, is cancelled; an exercise answered right and wrong
 // against the core's numbers; the heads' score grids are the core's; every figure saves as PNG and
 // SVG; 中文; no horizontal overflow at 375, 1366, 1920 px; the one-click induction run (a short
-// budget: its wiring).
+// budget: its wiring); a model of token ids, which cannot be copied, patched in the page's worker.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
@@ -344,4 +344,36 @@ test('interp: the GPT-2 exercise on an opened GPT-2 (random weights, GPT-2’s t
   await expect(section.locator('#tr-interp-ex-result')).toContainText(`Right. ${best.label} adds`);
   await bar('wte').click();
   await expect(section.locator('#tr-interp-ex-result')).toContainText('Pick a head');
+});
+
+test('interp: a model of token ids (no vocabulary to copy) patches in the page’s worker, its bar moving cell by cell', async ({ page }, testInfo) => {
+  // a Hugging Face GPT-2 layout without its tokenizer: text is token ids, and its save is refused
+  const hf = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: 64 }, 7);
+  const paths = Object.entries({ 'model.safetensors': hf.model, 'config.json': hf.config }).map(([name, bytes]) => { const path = testInfo.outputPath(name); writeFileSync(path, bytes); return path; });
+  await page.goto('/train/');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  const section = page.getByRole('region', { name: /· Take it apart/ });
+  await section.getByRole('radio', { name: 'Patching' }).click();
+  const spec = { clean: '[1][2][3][4][5]', corrupted: '[1][2][9][4][5]', token: '[6]', other: '[7]' };
+  await section.getByLabel('Prompt', { exact: true }).fill(spec.clean);
+  await section.getByLabel('Corrupted prompt').fill(spec.corrupted);
+  await section.getByLabel('Token', { exact: true }).fill(spec.token);
+  await section.getByLabel('Other token').fill(spec.other);
+  await section.locator('#tr-interp-progress').evaluate((bar) => {
+    window.patchBar = [];
+    new MutationObserver(() => window.patchBar.push([Number(bar.getAttribute('value')), Number(bar.getAttribute('max'))]))
+      .observe(bar, { attributes: true, attributeFilter: ['value', 'max'] });
+  });
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'patch-ready');
+  const p = await core(page, 'patch', spec);
+  const bar = (await page.evaluate(() => window.patchBar)).filter(([, max]) => max === p.cells).map(([v]) => v);
+  expect(bar.filter((v, i) => i === 0 || v !== bar[i - 1])).toEqual([...Array(p.cells + 1).keys()]);
+  // the residual map's cells are the core's (3 digits shown)
+  const cells = await section.locator('#tr-interp-real-resid tbody td').allTextContents();
+  const shown = (v) => Number(Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3));
+  expect(cells.map((x) => Number(x.replace('−', '-')))).toEqual(p.resid.flat().map(shown));
+  await expect(section.locator('#tr-interp-attr-resid')).toBeVisible();
 });

@@ -39,10 +39,11 @@ export function cellAt(i, L, T, NH) {
  * `workers` (client.js workers holding the model as run `run`), the cells taken in turn by
  * whichever worker is free, `part` cells per request (1: each finished cell reported).
  * onProgress(done, total) after each request. `upto`: the sweep's first cells only (the residual
- * map is the first (L + 1)·T). The answer is the core's patch answer for those cells (first 0,
- * count total), the others 0.
+ * map is the first (L + 1)·T). `stop()`: true ends the sweep before its next request (the cells
+ * not asked stay 0). The answer is the core's patch answer for those cells (first 0, count
+ * total), the others 0.
  */
-export async function patchSweep(workers, spec, { run = 'main', onProgress = null, part = 1, upto = Infinity } = {}) {
+export async function patchSweep(workers, spec, { run = 'main', onProgress = null, part = 1, upto = Infinity, stop = null } = {}) {
   const ask = (w, first, count) => w.call('interp', { run, call: 'patch', spec: { ...spec, first, count } });
   const out = await ask(workers[0], 0, 0); // the metrics, the tokens and the number of cells
   const { cells } = out;
@@ -58,7 +59,7 @@ export async function patchSweep(workers, spec, { run = 'main', onProgress = nul
     }
   };
   await Promise.all(workers.map(async (w) => {
-    while (next < total) {
+    while (next < total && !stop?.()) {
       const first = next;
       next = Math.min(total, next + size);
       const a = await ask(w, first, next - first);

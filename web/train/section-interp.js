@@ -13,8 +13,10 @@
 // copies of the model as fit in about 1 GiB (each counted as what the model holds in memory now,
 // not its file: interp-patch-pool.js patchCopies), each loading the model's checkpoint and taking
 // the sweep's cells in turn (interp-patch-pool.js), so Cancel stops it at once (the workers are
-// ended); its bar moves with each finished cell. Mean ablation averages over the first validation
-// windows (at most 8) or the texts the learner gives, one per line.
+// ended); its bar moves with each finished cell. A model that cannot be saved (of token ids: no
+// vocabulary to write) patches in the page's worker instead, Cancel ending the sweep between two
+// cells. Mean ablation averages over the first validation windows (at most 8) or the texts the
+// learner gives, one per line.
 import { el, statusLine, setText, hide, segGroup } from '../common/ui.js';
 import { exportBar, tokenMark } from '../common/export.js';
 import { Section } from './section.js';
@@ -254,7 +256,8 @@ export class InterpSection extends Section {
 
   /**
    * Patching split over workers of its own (each a copy of the model; interp-patch-pool.js), its
-   * progress in cells, then attribution patching on the first; Cancel ends them all at once.
+   * progress in cells, then attribution patching on the first; Cancel ends them all at once. A
+   * model that cannot be copied (its save refused) patches in the page's worker instead.
    */
   async patch() {
     if (!this.rt.info || this.busy) return;
@@ -269,18 +272,21 @@ export class InterpSection extends Section {
     let out;
     try {
       stage(0, 'ip.patch.copying');
-      const { bytes } = await this.ctx.worker.call('save', { run: 'main' });
+      // a model that cannot be saved (one of token ids: no vocabulary to write) is patched where it
+      // is, in the page's worker, cell by cell: Cancel stops asking between two cells
+      const saved = await this.ctx.worker.call('save', { run: 'main' }).catch(() => null);
       if (!alive()) return;
       stage(1, 'ip.patch.loading');
       const mem = await this.ctx.worker.call('call', { run: 'main', call: 'run_memory' });
       if (!alive()) return;
-      const n = this.patchWorkers(mem);
-      for (let i = 0; i < n; i++) ws.push(startWorker());
-      await Promise.all(ws.map((w) => { const b = bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
+      const n = saved ? this.patchWorkers(mem) : 1;
+      for (let i = 0; saved && i < n; i++) ws.push(startWorker());
+      await Promise.all(ws.map((w) => { const b = saved.bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
       if (!alive()) return;
+      const on = saved ? ws : [this.ctx.worker];
       let real;
       try {
-        real = { answer: await patchSweep(ws, spec, { onProgress: (done, cells) => {
+        real = { answer: await patchSweep(on, spec, { stop: () => !alive(), onProgress: (done, cells) => {
           if (!alive()) return;
           bar.max = cells;
           bar.value = done;
@@ -294,7 +300,7 @@ export class InterpSection extends Section {
       if (real.error) out = real;
       else {
         stage(3, 'ip.patch.stAttr');
-        const attr = await this.ask(ws[0], 'attribution_patch', spec);
+        const attr = await this.ask(on[0], 'attribution_patch', spec);
         if (!alive()) return;
         out = attr.error ? attr : { real, attr };
       }
