@@ -7,6 +7,7 @@
 # resume (bit for bit); text (a run on the user's text); interrupt (Ctrl-C saves); api (a scripted
 # `gpt api` session, and resume through it); finetune (`gpt finetune` of a model file: the run it
 # writes samples and resumes, the same seed the same file, refusals; and through `gpt api`);
+# interp (`gpt interp`: its --json answers are `gpt api`'s, word for word; its tables; refusals);
 # foreign (nanoGPT's ckpt.pt and meta.pkl written by Node, tests/lib/write-foreign.mjs: every
 # command takes the meta.pkl after the checkpoint, a meta.pkl found is named, a model without one
 # is told what to give, a text named .pt is called what it is not, and `gpt api` scores an opened
@@ -503,6 +504,30 @@ if(PART STREQUAL "api")
   expect_answer("api load of a missing file" "${answer_7}" "^\\{\"ok\":false,\"error\":\"cannot open no_such.safetensors.*\"field\":\"path\"")
   expect_answer("api save where it cannot" "${answer_8}" "^\\{\"ok\":false,.*no_dir")
   expect_run("the api's checkpoint works with the CLI" 0 "step +10 of 20" ${GPT} inspect s10.safetensors)
+endif()
+
+# ==================================================================== interp
+if(PART STREQUAL "interp")
+  expect_run("interp: a model" 0 "saved m.safetensors" ${GPT} train -o m.safetensors ${MODEL} --steps 10 --eval-interval 10)
+  # --json is gpt api's answer of the same call, word for word
+  run_api(interp_api
+    "{\"call\":\"load\",\"path\":\"m.safetensors\"}"
+    "{\"call\":\"lens\",\"spec\":{\"prompt\":\"abc=ab\"}}"
+    "{\"call\":\"patch\",\"spec\":{\"clean\":\"abcd=ab\",\"corrupted\":\"abce=ab\",\"token\":\"c\",\"other\":\"d\"}}"
+    "{\"call\":\"head_scores\",\"spec\":{}}")
+  expect_run("interp lens --json" 0 "^\\{\"ok\":true" ${GPT} interp lens m.safetensors --prompt abc=ab --json)
+  expect_equal("interp lens is gpt api's lens" "${out}" "${answer_1}\n")
+  expect_run("interp patch --json" 0 "^\\{\"ok\":true" ${GPT} interp patch m.safetensors --prompt abcd=ab --corrupted abce=ab --token c --other d --json)
+  expect_equal("interp patch is gpt api's patch" "${out}" "${answer_2}\n")
+  expect_run("interp heads --json" 0 "^\\{\"ok\":true" ${GPT} interp heads m.safetensors --json)
+  expect_equal("interp heads is gpt api's head_scores" "${out}" "${answer_3}\n")
+  # the tables, and refusals naming what is wrong
+  expect_run("interp heads table" 0 "induction.*layer 0.*previous token.*layer 0" ${GPT} interp heads m.safetensors)
+  expect_run("interp patch table" 0 "Activation patching: logit\\(\"c\"\\) − logit\\(\"d\"\\).*into layer 0 .*into ln_f " ${GPT} interp patch m.safetensors --prompt abcd=ab --corrupted abce=ab --token c --other d)
+  expect_run("interp patch of two lengths" 1 "the corrupted prompt has 6 tokens, the clean one 7"
+    ${GPT} interp patch m.safetensors --prompt abcd=ab --corrupted abce=a --token c)
+  expect_run("interp patch without --corrupted" 2 "patching needs --corrupted" ${GPT} interp patch m.safetensors --prompt abcd=ab --token c)
+  expect_run("interp unknown mode" 2 "frobnicate" ${GPT} interp frobnicate m.safetensors)
 endif()
 
 if(PART STREQUAL "finetune")

@@ -6,7 +6,9 @@
 //    other options; the probabilities of every token sum to 1, top-k and top-p keep what they say;
 //  - a prompt longer than block_size is read by its last block_size tokens, as generation reads it;
 //  - training forgets the prompt (the weights changed), and bad options are named by field;
-//  - sampling with top_p through the session draws the text the core's generate() draws.
+//  - sampling with top_p through the session draws the text the core's generate() draws;
+//  - patch asked cell by cell keeps its two runs (made once) and gives the whole sweep bit for
+//    bit; other prompts or metric, a refused spec and training forget them.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "api/gpt_calls.h"
+#include "api/gpt_interp.h"
 #include "api/gpt_session.h"
 #include "core/model/generate.h"
 #include "json_test_util.h"
@@ -232,4 +235,71 @@ TEST_CASE("surprisal: a text's −log p per token, and the validation windows' m
   CHECK(call(s, R"({"call":"surprisal","spec":{"text":"aZ"}})").find("field")->str == "text");
   CHECK(call(s, R"({"call":"surprisal","spec":{}})").find("field")->str == "text");
   CHECK(call(s, R"({"call":"surprisal","spec":{"text":"ab","validation":true}})").find("field")->str == "text");
+}
+
+TEST_CASE("patch asked cell by cell keeps the two runs and gives the whole sweep, bit for bit", "[gpt][api][interp]") {
+  ap::GptSession s;
+  REQUIRE(call(s, std::string(R"({"call":"create","spec":)") + kSpec + "}").find("ok")->b);
+  REQUIRE(call(s, R"({"call":"train","n":3})").find("ok")->b);
+  const std::string prompts = R"("clean":"abcd=ab","corrupted":"abce=ab","token":"c","other":"d")";
+  const auto ask = [&](const std::string& extra) {
+    return call(s, R"({"call":"patch","spec":{)" + prompts + extra + "}}");
+  };
+  // the grids of an answer, in the sweep's order
+  const auto cells_of = [](const jt::Value& a) {
+    std::vector<float> out;
+    for (const jt::Value& row : a.find("resid")->arr)
+      for (const jt::Value& x : row.arr) out.push_back(static_cast<float>(x.num));
+    for (const jt::Value& row : a.find("heads")->arr)
+      for (const jt::Value& x : row.arr) out.push_back(static_cast<float>(x.num));
+    for (const jt::Value& x : a.find("mlps")->arr) out.push_back(static_cast<float>(x.num));
+    return out;
+  };
+  // the whole sweep from a session that keeps nothing between calls: the stateless call
+  const std::vector<int> clean = s.trainer()->tokenizer().encode("abcd=ab", "clean");
+  const std::vector<int> bad = s.trainer()->tokenizer().encode("abce=ab", "corrupted");
+  const auto fresh = [&] {
+    const ap::GPT& m = s.trainer()->model();
+    const int c = s.trainer()->tokenizer().encode("c", "token")[0], d = s.trainer()->tokenizer().encode("d", "other")[0];
+    const ap::interp::Patching p = ap::interp::patch(m, clean, bad, {c, d, -1});
+    std::vector<float> out = p.resid;
+    out.insert(out.end(), p.heads.begin(), p.heads.end());
+    out.insert(out.end(), p.mlps.begin(), p.mlps.end());
+    return out;
+  };
+  const std::vector<float> whole = fresh();
+  REQUIRE(s.kept_patch() == nullptr);
+  const jt::Value first = ask(R"(,"first":0,"count":1)");
+  REQUIRE(first.find("ok")->b);
+  const int cells = static_cast<int>(first.find("cells")->num);
+  REQUIRE(cells == static_cast<int>(whole.size()));
+  const ap::KeptPatch* kept = s.kept_patch().get();
+  REQUIRE(kept != nullptr);
+  std::vector<float> got(whole.size(), 0.0f);
+  for (int i = 0; i < cells; ++i) {
+    const jt::Value a = ask(R"(,"first":)" + std::to_string(i) + R"(,"count":1)");
+    REQUIRE(a.find("ok")->b);
+    const std::vector<float> one = cells_of(a);
+    for (size_t j = 0; j < one.size(); ++j)
+      if (static_cast<int>(j) != i) REQUIRE(one[j] == 0.0f);  // the cell asked for alone
+    got[static_cast<size_t>(i)] = one[static_cast<size_t>(i)];
+    REQUIRE(s.kept_patch().get() == kept);  // the same runs: made once
+  }
+  REQUIRE(got == whole);
+  // another metric (or other prompts) makes them again; a bad spec keeps nothing
+  REQUIRE(call(s, R"({"call":"patch","spec":{"clean":"abcd=ab","corrupted":"abce=ab","token":"c","first":0,"count":1}})").find("ok")->b);
+  REQUIRE(s.kept_patch() != nullptr);
+  REQUIRE(s.kept_patch()->asked.other == -1);
+  REQUIRE_FALSE(call(s, R"({"call":"patch","spec":{"clean":"abcd=ab","corrupted":"abce=a","token":"c"}})").find("ok")->b);
+  REQUIRE(s.kept_patch() == nullptr);
+  // training changes the weights: the kept runs go, and the next call's cells are the new model's
+  REQUIRE(ask(R"(,"first":0,"count":1)").find("ok")->b);
+  REQUIRE(call(s, R"({"call":"train","n":1})").find("ok")->b);
+  REQUIRE(s.kept_patch() == nullptr);
+  const std::vector<float> after = fresh();
+  REQUIRE(after != whole);
+  for (int i : {0, cells / 2, cells - 1}) {
+    const jt::Value a = ask(R"(,"first":)" + std::to_string(i) + R"(,"count":1)");
+    REQUIRE(cells_of(a)[static_cast<size_t>(i)] == after[static_cast<size_t>(i)]);
+  }
 }

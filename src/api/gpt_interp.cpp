@@ -1,6 +1,7 @@
 // gpt_interp.cpp — the interpretability tools behind JSON (see gpt_interp.h).
 #include "api/gpt_interp.h"
 
+#include <memory>
 #include <vector>
 
 #include "core/interp/interp.h"
@@ -171,7 +172,10 @@ std::string interp_ablate(const Model& t, const std::string& spec_json) {
   });
 }
 
-std::string interp_patch(const Model& t, const std::string& spec_json, bool attribution) {
+// kept: a session's last patch runs, reused when the model, the prompts and the metric are the
+// same (then only the cells asked for run), else made and kept; null: made for this call alone.
+std::string interp_patch(const Model& t, const std::string& spec_json, bool attribution,
+                         std::shared_ptr<KeptPatch>* kept = nullptr) {
   return guarded([&] {
     const Value spec =
         attribution
@@ -183,8 +187,25 @@ std::string interp_patch(const Model& t, const std::string& spec_json, bool attr
     const int cells = interp::patch_cells(t.model().config(), static_cast<int>(clean.size()));
     const int first = static_cast<int>(read_int(spec, "first", 0, 0, cells));
     const int count = static_cast<int>(read_int(spec, "count", -1, -1, cells));
-    const interp::Patching p = attribution ? interp::attribution_patch(t.model(), clean, corrupted, m)
-                                           : interp::patch(t.model(), clean, corrupted, m, nullptr, first, count);
+    interp::Patching p;
+    if (attribution) {
+      p = interp::attribution_patch(t.model(), clean, corrupted, m);
+    } else if (!kept) {
+      p = interp::patch(t.model(), clean, corrupted, m, nullptr, first, count);
+    } else {
+      std::shared_ptr<KeptPatch>& k = *kept;
+      const bool same = k && k->model == &t.model() && k->runs.clean.ids == clean && k->runs.corrupt.ids == corrupted &&
+                        k->asked.token == m.token && k->asked.other == m.other && k->asked.position == m.position;
+      if (!same) {
+        k.reset();  // (a refused spec keeps nothing)
+        auto made = std::make_shared<KeptPatch>();
+        made->runs = interp::patch_runs(t.model(), clean, corrupted, m);
+        made->model = &t.model();
+        made->asked = m;
+        k = std::move(made);
+      }
+      p = interp::patch(t.model(), k->runs, nullptr, first, count);
+    }
     const GPTConfig& c = t.model().config();
     const size_t L = size_t(c.n_layer), NH = size_t(c.n_head);
     Value v = Value::object();
@@ -253,6 +274,7 @@ json::Value head_scores_at_step(const Trainer& t) {
 
 std::string interp_call(GptSession& s, const std::string& name, const std::string& spec) {
   if (!s.ready()) return spec::failure("no model yet: create or load one first", "model", 0, 0).dump();
+  if (name == "patch") return interp_patch({s.trainer()->model(), s.trainer()->tokenizer()}, spec, false, &s.kept_patch());
   return interp_call(name, s.trainer()->model(), s.trainer()->tokenizer(), spec);
 }
 

@@ -15,7 +15,10 @@
 //                      "head_metric"? (L×NH),"mlp_loss","mlp_metric"? (L)}: ablated − clean
 //   patch(spec)       {"clean","corrupted","token","other"?,"position"?} → {"tokens",
 //                      "corrupted_tokens","clean_metric","corrupted_metric","resid" ((L+1)×T),
-//                      "heads" (L×NH),"mlps" (L)}: the fraction of the metric recovered
+//                      "heads" (L×NH),"mlps" (L)}: the fraction of the metric recovered;
+//                      "first","count": those cells alone. A session keeps the clean and
+//                      corrupted runs for its next patch call of the same prompts and metric
+//                      (GptPredict::kept_patch; forgotten when the weights change).
 //   attribution_patch(spec)  the same spec and answer, to first order (one forward, one backward)
 //   head_scores(spec) {"length" (0: min(20, block_size/2)),"batch" (4),"seed" (0)} →
 //                      {"length","batch","induction","previous" (L×NH),
@@ -24,6 +27,7 @@
 
 #include <string>
 
+#include "core/interp/interp.h"
 #include "core/model/gpt.h"
 #include "core/model/train.h"
 #include "core/tokenizers/tokenizer.h"
@@ -32,6 +36,14 @@
 namespace ap {
 
 class GptSession;
+
+// A session's last patch call's two whole runs and what they were made of (GptPredict keeps it,
+// and forgets it when the weights change or another run replaces them).
+struct KeptPatch {
+  const GPT* model = nullptr;
+  interp::Metric asked;  // the metric as the spec gave it
+  interp::PatchRuns runs;
+};
 
 // The call `name` (lens, attribute, ablate, patch, attribution_patch, head_scores) on a model and
 // its tokenizer: what `gpt interp` runs.

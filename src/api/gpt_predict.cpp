@@ -149,6 +149,7 @@ void GptPredict::forget() {
   generator_.reset();
   prompt_ids_.clear();
   next_ids_.clear();
+  kept_patch_.reset();
 }
 
 std::string GptPredict::sample(const std::string& spec_json) {

@@ -36,6 +36,8 @@
 
 namespace ap {
 
+struct KeptPatch;  // gpt_interp.cpp: the last patch call's two whole runs
+
 constexpr size_t kMaxSurprisalText = size_t(1) << 16;  // bytes
 
 // The options of a spec's "temperature", "top_k", "top_p", "greedy" (absent: 1, 0, 1, false), each
@@ -67,8 +69,12 @@ class GptPredict {
   std::string weight_row(const std::string& spec_json);   // gpt_walk.cpp
   std::string encode(const std::string& text);
   std::string decode(const std::string& ids_json);
-  // The run's weights changed or another run replaced it: the generator and the prompts go.
+  // The run's weights changed or another run replaced it: the generator, the prompts and the
+  // kept patch runs go.
   void forget();
+  // The last patch call's clean and corrupted runs (gpt_interp.cpp), for the next patch call of the
+  // same prompts and metric: a sweep asked cell by cell runs them once.
+  std::shared_ptr<KeptPatch>& kept_patch() { return kept_patch_; }
 
   const std::vector<float>& logits() const { return logits_; }
   const std::vector<float>& full_logits() const { return full_logits_; }
@@ -89,6 +95,7 @@ class GptPredict {
   std::vector<int> prompt_ids_;  // run_prompt's tokens (cropped to block_size)
   NextTokenLogits next_logits_;  // next_token's: the last position's logits of next_ids_
   std::vector<int> next_ids_;
+  std::shared_ptr<KeptPatch> kept_patch_;
 };
 
 }  // namespace ap

@@ -188,6 +188,7 @@ class GptSession {
   std::string weight_row(const std::string& spec_json) { return predict_.weight_row(spec_json); }
   std::string encode(const std::string& text) { return predict_.encode(text); }
   std::string decode(const std::string& ids_json) { return predict_.decode(ids_json); }
+  std::shared_ptr<KeptPatch>& kept_patch() { return predict_.kept_patch(); }  // gpt_interp.cpp's
 
   // Flat results (row-major float32).
   const std::vector<float>& logits() const { return predict_.logits(); }  // generation: (V) of the last step

@@ -2,9 +2,10 @@
 // visible text, on the short run the other training specs use: the logit lens's grid holds the
 // core's numbers (asked again through the page's worker, not read from the section), a picked
 // token is followed; patching refuses prompts of two lengths naming them (what was typed stays),
-// runs with its progress, is cancelled; an exercise answered right and wrong against the core's
-// numbers; every figure saves as PNG and SVG; 中文; no horizontal overflow at 375, 1366, 1920 px;
-// the one-click induction run (a short budget: its wiring).
+// runs with its bar moving cell by cell, is cancelled; an exercise answered right and wrong
+// against the core's numbers; the heads' score grids are the core's; every figure saves as PNG and
+// SVG; 中文; no horizontal overflow at 375, 1366, 1920 px; the one-click induction run (a short
+// budget: its wiring); a model of token ids, which cannot be copied, patched in the page's worker.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
@@ -18,6 +19,30 @@ async function trainedPage(page, extra = '') {
   await page.locator('#tr-start').click();
   await expect(app(page)).toHaveAttribute('data-train', 'done', { timeout: RUN_MS });
   return page.getByRole('region', { name: /· Take it apart/ });
+}
+
+/**
+ * Saves every figure whose PNG / SVG group is visible in `scope` both ways: a PNG's signature and
+ * an SVG's root, each under the figure's file name. Returns the names saved.
+ */
+async function saveEvery(page, scope) {
+  const groups = scope.getByRole('group', { name: /^Save / });
+  const names = [];
+  for (let i = 0; i < await groups.count(); i++) {
+    const g = groups.nth(i);
+    if (!(await g.isVisible())) continue;
+    for (const kind of ['PNG', 'SVG']) {
+      const dl = page.waitForEvent('download');
+      await g.getByRole('button', { name: kind, exact: true }).click();
+      const file = await dl;
+      const bytes = readFileSync(await file.path());
+      expect(file.suggestedFilename()).toMatch(new RegExp(`\\.${kind.toLowerCase()}$`));
+      if (kind === 'PNG') expect([...bytes.subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+      else expect(bytes.toString('utf8')).toMatch(/^(<\?xml[^>]*>\s*)?<svg[\s>]/);
+      names.push(file.suggestedFilename());
+    }
+  }
+  return names;
 }
 
 /** The core's answer to an interpretability call, asked through the page's worker. */
@@ -88,6 +113,7 @@ test('interp: the lens grid is the core’s, a token is followed, figures save; 
   await section.getByRole('button', { name: 'Attribute', exact: true }).click();
   await expect(app(page)).toHaveAttribute('data-interp', 'attribute-ready');
   await expect(section.locator('#tr-interp-status-attribute')).toContainText('The parts sum to');
+  expect(await saveEvery(page, section)).toEqual(['logit-attribution.png', 'logit-attribution.svg']);
   // mean ablation over the validation windows: the loss map's cells are the core's
   await section.getByRole('radio', { name: 'Ablation' }).click();
   await section.getByRole('radio', { name: 'mean' }).click();
@@ -97,6 +123,17 @@ test('interp: the lens grid is the core’s, a token is followed, figures save; 
   const first = await section.locator('#tr-interp-ablate-loss td[data-r="0"][data-c="0"]').textContent();
   expect(Math.abs(Number(first.replace('−', '-')) - ab.head_loss[0][0])).toBeLessThanOrEqual(Math.abs(ab.head_loss[0][0]) * 5e-3 + 1e-9);
   await expect(section.locator('#tr-interp-ablate-metric')).toBeVisible();
+  expect((await saveEvery(page, section)).length).toBe(4); // the loss map and the metric map
+  // the heads' scores now: both grids are the core's (3 digits shown), and save
+  await section.getByRole('radio', { name: 'Head scores' }).click();
+  await section.getByRole('button', { name: 'Score the heads' }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'heads-ready');
+  for (const kind of ['induction', 'previous']) {
+    const cells = await section.locator(`#tr-interp-${kind} tbody td`).allTextContents();
+    expect(cells.map((x) => Number(x.replace('−', '-')))).toEqual(now[kind].flat().map((v) => Number(v.toPrecision(3))));
+  }
+  const scoreFiles = await saveEvery(page, section);
+  for (const f of ['induction-scores.png', 'induction-scores.svg', 'previous-scores.png', 'previous-scores.svg']) expect(scoreFiles).toContain(f);
   for (const tool of ['Logit lens', 'Ablation']) {
     await section.getByRole('radio', { name: tool }).click();
     for (const w of [375, 1366]) {
@@ -119,6 +156,12 @@ test('interp: patching names the lengths, runs with progress, cancels; an exerci
   // the exercise sets a clean/corrupted pair from the prompt
   await section.getByLabel('Exercise').selectOption({ label: 'Which position’s residual restores the answer?' });
   await expect(section.getByLabel('Corrupted prompt')).not.toHaveValue('↵abc=');
+  // every state of the bar (its value and max attributes, as each task leaves them)
+  await section.locator('#tr-interp-progress').evaluate((bar) => {
+    window.patchBar = [];
+    new MutationObserver(() => window.patchBar.push([Number(bar.getAttribute('value')), Number(bar.getAttribute('max'))]))
+      .observe(bar, { attributes: true, attributeFilter: ['value', 'max'] });
+  });
   await section.getByRole('button', { name: 'Patch', exact: true }).click();
   await expect(app(page)).toHaveAttribute('data-interp', 'patch-ready');
   const real = section.locator('#tr-interp-real-resid');
@@ -130,6 +173,9 @@ test('interp: patching names the lengths, runs with progress, cancels; an exerci
     token: document.getElementById('tr-interp-token').value, other: document.getElementById('tr-interp-other').value,
   }));
   const p = await core(page, 'patch', { clean: vals.prompt, corrupted: vals.corrupted, token: vals.token, other: vals.other });
+  // the bar moved with each finished cell: every count from 0 to the sweep's cells, in order
+  const bar = (await page.evaluate(() => window.patchBar)).filter(([, max]) => max === p.cells).map(([v]) => v);
+  expect(bar.filter((v, i) => i === 0 || v !== bar[i - 1])).toEqual([...Array(p.cells + 1).keys()]);
   let best = [0, 0], worst = [0, 0];
   p.resid.forEach((row, r) => row.forEach((v, c) => {
     if (v > p.resid[best[0]][best[1]]) best = [r, c];
@@ -141,11 +187,11 @@ test('interp: patching names the lengths, runs with progress, cancels; an exerci
   await expect(section.locator('#tr-interp-ex-hinttext')).toContainText('bluest cell');
   await real.locator(`td[data-r="${best[0]}"][data-c="${best[1]}"]`).click();
   await expect(section.locator('#tr-interp-ex-result')).toContainText('Right.');
-  for (const kind of ['PNG', 'SVG']) {
-    const dl = page.waitForEvent('download');
-    await section.getByRole('group', { name: /^Save “Attribution patching: the residual/ }).getByRole('button', { name: kind }).click();
-    expect((await dl).suggestedFilename()).toBe(`attr-patching-resid.${kind.toLowerCase()}`);
-  }
+  // every figure of both patchings, the residual maps and the heads' and MLPs'
+  const saved = await saveEvery(page, section);
+  expect(saved).toHaveLength(8);
+  expect(saved).toContain('attr-patching-resid.png');
+  expect(saved).toContain('attr-patching-resid.svg');
   // Cancel: the patching worker ends, the maps shown stay
   // (the patching worker's wasm is held, so the run is still under way when Cancel is pressed)
   let release;
@@ -214,6 +260,7 @@ test('interp: the one-click induction run trains, scores the heads on its chart,
     await expect(status).toContainText('above the threshold of 0.4');
   }
   await expect(section.getByRole('button', { name: 'Train an induction head' })).toBeEnabled();
+  expect((await saveEvery(page, section)).length).toBe(4); // its loss chart and its heads' chart
   await noViolations(page, 'the one-click induction run, ended');
   await page.locator('#tr-lang-zh').click();
   const zh = page.getByRole('region', { name: /· 拆开看/ });
@@ -297,4 +344,36 @@ test('interp: the GPT-2 exercise on an opened GPT-2 (random weights, GPT-2’s t
   await expect(section.locator('#tr-interp-ex-result')).toContainText(`Right. ${best.label} adds`);
   await bar('wte').click();
   await expect(section.locator('#tr-interp-ex-result')).toContainText('Pick a head');
+});
+
+test('interp: a model of token ids (no vocabulary to copy) patches in the page’s worker, its bar moving cell by cell', async ({ page }, testInfo) => {
+  // a Hugging Face GPT-2 layout without its tokenizer: text is token ids, and its save is refused
+  const hf = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: 64 }, 7);
+  const paths = Object.entries({ 'model.safetensors': hf.model, 'config.json': hf.config }).map(([name, bytes]) => { const path = testInfo.outputPath(name); writeFileSync(path, bytes); return path; });
+  await page.goto('/train/');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
+  const section = page.getByRole('region', { name: /· Take it apart/ });
+  await section.getByRole('radio', { name: 'Patching' }).click();
+  const spec = { clean: '[1][2][3][4][5]', corrupted: '[1][2][9][4][5]', token: '[6]', other: '[7]' };
+  await section.getByLabel('Prompt', { exact: true }).fill(spec.clean);
+  await section.getByLabel('Corrupted prompt').fill(spec.corrupted);
+  await section.getByLabel('Token', { exact: true }).fill(spec.token);
+  await section.getByLabel('Other token').fill(spec.other);
+  await section.locator('#tr-interp-progress').evaluate((bar) => {
+    window.patchBar = [];
+    new MutationObserver(() => window.patchBar.push([Number(bar.getAttribute('value')), Number(bar.getAttribute('max'))]))
+      .observe(bar, { attributes: true, attributeFilter: ['value', 'max'] });
+  });
+  await section.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(app(page)).toHaveAttribute('data-interp', 'patch-ready');
+  const p = await core(page, 'patch', spec);
+  const bar = (await page.evaluate(() => window.patchBar)).filter(([, max]) => max === p.cells).map(([v]) => v);
+  expect(bar.filter((v, i) => i === 0 || v !== bar[i - 1])).toEqual([...Array(p.cells + 1).keys()]);
+  // the residual map's cells are the core's (3 digits shown)
+  const cells = await section.locator('#tr-interp-real-resid tbody td').allTextContents();
+  const shown = (v) => Number(Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3));
+  expect(cells.map((x) => Number(x.replace('−', '-')))).toEqual(p.resid.flat().map(shown));
+  await expect(section.locator('#tr-interp-attr-resid')).toBeVisible();
 });

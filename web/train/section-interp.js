@@ -9,12 +9,14 @@
 // core's (gpt.js lens, attribute, ablate, patch, attribution_patch, head_scores through the
 // worker's 'interp' op); this file lays them out (interp-figures.js) and checks nothing itself.
 //
-// Limits: patching runs in workers of its own, as many as the Workers field says (and as many
-// copies of the model as fit in about 1 GiB), each holding a copy of the model (the checkpoint's
-// bytes) and taking parts of the sweep in turn (interp-patch-pool.js), so Cancel stops it at once
-// (the workers are ended); its progress is counted in cells, after each part. Mean ablation
-// averages over the first validation windows (at most 8) or the texts the learner gives, one per
-// line.
+// Limits: patching runs in workers of its own, as many as the Workers field says and as many
+// copies of the model as fit in about 1 GiB (each counted as what the model holds in memory now,
+// not its file: interp-patch-pool.js patchCopies), each loading the model's checkpoint and taking
+// the sweep's cells in turn (interp-patch-pool.js), so Cancel stops it at once (the workers are
+// ended); its bar moves with each finished cell. A model that cannot be saved (of token ids: no
+// vocabulary to write) patches in the page's worker instead, Cancel ending the sweep between two
+// cells. Mean ablation averages over the first validation windows (at most 8) or the texts the
+// learner gives, one per line.
 import { el, statusLine, setText, hide, segGroup } from '../common/ui.js';
 import { exportBar, tokenMark } from '../common/export.js';
 import { Section } from './section.js';
@@ -22,7 +24,7 @@ import { button, buttonBar, idEl, fromField, errorSpan, fieldBox } from './field
 import { startWorker } from './client.js';
 import { gridTable, barsTable, legend, fmt } from './interp-figures.js';
 import { ExerciseBox } from './interp-exercises.js';
-import { patchSweep } from './interp-patch-pool.js';
+import { patchSweep, patchCopies } from './interp-patch-pool.js';
 import { InductionRun } from './interp-induction.js';
 
 export const TOOLS = ['lens', 'attribute', 'ablate', 'patch', 'heads'];
@@ -247,15 +249,15 @@ export class InterpSection extends Section {
     return b != null && b !== '' ? `logit(“${tokenMark(a)}”) − logit(“${tokenMark(b)}”)` : `logit(“${tokenMark(a)}”)`;
   }
 
-  /** How many workers patch: the Workers field's count, as many copies of the model as fit in about 1 GiB. */
-  patchWorkers(bytes) {
-    const want = Math.max(1, Math.min(16, Number(this.ctx.state.workers) || 1));
-    return Math.max(1, Math.min(want, Math.floor(2 ** 30 / Math.max(1, bytes))));
+  /** How many workers patch: the Workers field's count, as many as fit (interp-patch-pool.js patchCopies). */
+  patchWorkers(mem) {
+    return patchCopies(Math.min(16, Number(this.ctx.state.workers) || 1), mem);
   }
 
   /**
    * Patching split over workers of its own (each a copy of the model; interp-patch-pool.js), its
-   * progress in cells, then attribution patching on the first; Cancel ends them all at once.
+   * progress in cells, then attribution patching on the first; Cancel ends them all at once. A
+   * model that cannot be copied (its save refused) patches in the page's worker instead.
    */
   async patch() {
     if (!this.rt.info || this.busy) return;
@@ -270,16 +272,21 @@ export class InterpSection extends Section {
     let out;
     try {
       stage(0, 'ip.patch.copying');
-      const { bytes } = await this.ctx.worker.call('save', { run: 'main' });
+      // a model that cannot be saved (one of token ids: no vocabulary to write) is patched where it
+      // is, in the page's worker, cell by cell: Cancel stops asking between two cells
+      const saved = await this.ctx.worker.call('save', { run: 'main' }).catch(() => null);
       if (!alive()) return;
       stage(1, 'ip.patch.loading');
-      const n = this.patchWorkers(bytes.length);
-      for (let i = 0; i < n; i++) ws.push(startWorker());
-      await Promise.all(ws.map((w) => { const b = bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
+      const mem = await this.ctx.worker.call('call', { run: 'main', call: 'run_memory' });
       if (!alive()) return;
+      const n = saved ? this.patchWorkers(mem) : 1;
+      for (let i = 0; saved && i < n; i++) ws.push(startWorker());
+      await Promise.all(ws.map((w) => { const b = saved.bytes.slice(); return w.call('load', { run: 'main', bytes: b }, [b.buffer]); }));
+      if (!alive()) return;
+      const on = saved ? ws : [this.ctx.worker];
       let real;
       try {
-        real = { answer: await patchSweep(ws, spec, { onProgress: (done, cells) => {
+        real = { answer: await patchSweep(on, spec, { stop: () => !alive(), onProgress: (done, cells) => {
           if (!alive()) return;
           bar.max = cells;
           bar.value = done;
@@ -293,7 +300,7 @@ export class InterpSection extends Section {
       if (real.error) out = real;
       else {
         stage(3, 'ip.patch.stAttr');
-        const attr = await this.ask(ws[0], 'attribution_patch', spec);
+        const attr = await this.ask(on[0], 'attribution_patch', spec);
         if (!alive()) return;
         out = attr.error ? attr : { real, attr };
       }

@@ -256,17 +256,8 @@ Ablation ablate(const GPT& model, const std::vector<int>& ids, AblateMode mode,
 
 // ---------------------------------------------------------------- patching
 
-namespace {
-
-struct PatchRuns {
-  Metric m;
-  RunCache clean, corrupt;
-  double denom = 0;
-  Patching result;  // T, each run's metric and the grids at 0, for the patching to fill
-};
-
-PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
-                    const Metric& metric_in) {
+PatchRuns patch_runs(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
+                     const Metric& metric_in) {
   check_run(model, clean);
   if (corrupted.size() != clean.size())
     throw InputError("the corrupted prompt has " + num(long(corrupted.size())) + " tokens, the clean one " +
@@ -300,19 +291,21 @@ PatchRuns both_runs(const GPT& model, const std::vector<int>& clean, const std::
   return r;
 }
 
-}  // namespace
-
 int patch_cells(const GPTConfig& g, int T) { return (g.n_layer + 1) * T + g.n_layer * g.n_head + g.n_layer; }
 
 Patching patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                const Metric& metric_in, const Progress& progress, int first, int count) {
+  return patch(model, patch_runs(model, clean, corrupted, metric_in), progress, first, count);
+}
+
+Patching patch(const GPT& model, const PatchRuns& pr, const Progress& progress, int first, int count) {
   const GPTConfig& g = model.config();
   const int C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
-  PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;
-  Patching out = std::move(pr.result);
+  const std::vector<int>& corrupted = pr.corrupt.ids;
+  Patching out = pr.result;
   const int cells = patch_cells(g, T);
   if (first < 0 || first > cells)
     throw InputError("the first cell is " + num(first) + ": the sweep has " + num(cells) + " cells", "first");
@@ -351,7 +344,7 @@ Patching attribution_patch(const GPT& model, const std::vector<int>& clean, cons
                            const Metric& metric_in) {
   const GPTConfig& g = model.config();
   const int C = g.n_embd, L = g.n_layer, NH = g.n_head, hs = g.head_dim(), A = g.attn_width();
-  PatchRuns pr = both_runs(model, clean, corrupted, metric_in);
+  PatchRuns pr = patch_runs(model, clean, corrupted, metric_in);
   const int T = pr.clean.T;
   const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
   const Metric& m = pr.m;

@@ -116,6 +116,20 @@ struct Patching {
 int patch_cells(const GPTConfig& g, int T);
 Patching patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted, const Metric& m,
                const Progress& progress = nullptr, int first = 0, int count = -1);
+// The two whole runs a patching starts with (clean and corrupted, each to its metric), made once
+// by patch_runs and reused by every part of one sweep: patch(model, runs, …) computes only the
+// cells, so a sweep asked for cell by cell (the page's workers, its progress per cell) costs what
+// one call does. `runs` must come from this model with its weights as they are now.
+struct PatchRuns {
+  Metric m;                       // resolved: position ≥ 0
+  RunCache clean, corrupt;        // clean.ids, corrupt.ids: the prompts
+  double denom = 0;               // m_clean − m_corrupt
+  Patching result;                // T, each run's metric and the grids at 0, for the patching to fill
+};
+PatchRuns patch_runs(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
+                     const Metric& m);
+Patching patch(const GPT& model, const PatchRuns& runs, const Progress& progress = nullptr, int first = 0,
+               int count = -1);
 Patching attribution_patch(const GPT& model, const std::vector<int>& clean, const std::vector<int>& corrupted,
                            const Metric& m);
 
