@@ -43,6 +43,10 @@ ap::GPTConfig wide_gpt2() {
 }
 
 std::vector<float> logits_with(ap::GPT& m, int threads, const std::vector<int>& ids, int B, int T) {
+  std::vector<int> other(ids);  // another prompt first, on one thread: what a split leaves unwritten shows
+  for (int& id : other) id = (id + 1) % m.config().vocab_size;
+  m.set_threads(1);
+  m.forward(other.data(), nullptr, B, T);
   m.set_threads(threads);
   REQUIRE(m.threads() == threads);
   m.forward(ids.data(), nullptr, B, T);
