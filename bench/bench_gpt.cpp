@@ -34,7 +34,9 @@
 //   W6  GPT-2 small's shape (bench/README.md): --only w6 (prompt and generation), w6p (the prompt
 //       alone), w6t (the prompt on 1 thread, then on --threads N: GPT::set_threads, its of_peak
 //       against one core's peak, and whether its logits kept the bits of 1 thread), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
-//       step's parts: the whole step, its one-row matrix products, the lm_head).
+//       step's parts); w6, w6p and w6g run on one thread, or on --threads N when it is given
+//       (GPT::set_threads; names suffixed _tN), so `--only w6 --threads 1` and `--threads 2` are an A/B.
+//       (w6s: the whole step, its one-row matrix products, the lm_head).
 //   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8) or Q8_0 (--only w8q): the
 //       128-token prompt's forward and 64 generated tokens (w8_bench).
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
@@ -354,9 +356,12 @@ void w6_time(const std::string& name, int tokens, int trials, int warmup, P prep
 // the KV cache after the prompt (the cache filled with the prompt, untimed, before each trial).
 // First the check line the runners are compared by (bench/peers/gpt2s.py): the last prompt
 // position's logits at every 4,096th id from 17, its argmax, and 16 greedy tokens.
-void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefill = true, int threads = 1) {
+void gpt2s_bench(const std::string& sfx0, bool quick, bool gen = true, bool prefill = true, int threads = 1,
+                 int run_threads = 1) {
   ap::GPT m(gpt2s::config(), ap::ModelUse::infer);
   gpt2s::fill_weights(m);
+  m.set_threads(run_threads);
+  const std::string sfx = (run_threads > 1 ? "_t" + std::to_string(run_threads) : std::string()) + sfx0;
   const std::vector<int> prompt = gpt2s::prompt();
   const int V = m.config().vocab_size, P = gpt2s::kPromptLen;
   m.forward(prompt.data(), nullptr, 1, P);
@@ -391,7 +396,7 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
             [&](double sec) {
               return peak_share(forward_flops(m.config(), 1, P), sec) + (same ? " logits=same_bits" : " logits=DIFFER");
             });
-    m.set_threads(1);
+    m.set_threads(run_threads);
   }
   if (!gen) return;
   // The first generated token is the prompt's argmax; each step feeds the last token back.
@@ -602,13 +607,14 @@ void w9_patch_bench(bool quick) {
 int main(int argc, char** argv) {
   bool quick = false, with_ref = false;
   int threads = ap::hardware_threads() > 1 ? ap::hardware_threads() : 2;
+  bool threads_given = false;
   std::string only = "w3,w4";  // W5 only when asked (--only w5): the peers' table reads W3 and W4
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--reference") with_ref = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]), threads_given = true;
   }
   auto wants = [&](const char* w) { return ("," + only + ",").find(std::string(",") + w + ",") != std::string::npos; };
   namespace K = ap::kernels;
@@ -648,11 +654,12 @@ int main(int argc, char** argv) {
       m257.init_weights(0);
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
     }
-    if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick);  // the reference tier: minutes
-    if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false);  // the prompt's forward alone
+    const int w6_threads = threads_given ? threads : 1;  // w6, w6p, w6g: on --threads N when given
+    if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, true, 1, w6_threads);  // fast tier only
+    if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, 1, w6_threads);  // the prompt alone
     if (wants("w6t") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, threads);  // and on threads
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
-    if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
+    if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false, 1, w6_threads);  // generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
     if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick);
     if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick);

@@ -1,8 +1,11 @@
-// test_infer_threads.cpp — a prompt's forward on threads (GPT::set_threads): the Linear layers'
-// output columns split across the threads, so the logits have the same bits for 1, 2 and 3
+// test_infer_threads.cpp — a prompt's forward and generation on threads (GPT::set_threads): the
+// Linear layers' output columns, the norms' and activation's rows, the residual adds' floats and
+// attention's heads split across the threads, so the logits have the same bits for 1, 2 and 3
 // threads, on every instruction set of the fast tier and on the reference tier, at a prompt's
-// sizes (the few-row product), at one and three rows (not split), and past 256 rows (the packed
-// GEMM); a session's opened model takes the session's threads (set_threads, before or after
+// sizes (the few-row product), at one and three rows, and past 256 rows (the packed GEMM), in a
+// model small enough to keep its small layers on one thread and in one wide enough to split all;
+// cache_step (generation) likewise, its one-row products across the 1 MB at which the product
+// streams; a session's opened model takes the session's threads (set_threads, before or after
 // opening), with the same logits, and a model made trainable goes back to one; bad counts are
 // refused by name.
 #include <catch2/catch.hpp>
@@ -31,7 +34,19 @@ ap::GPTConfig small_gpt2() {
   return c;
 }
 
+// Wide enough that every layer splits (gpt.cpp's kMinSplit) at 300 rows, and one MLP matrix of
+// 1 MB (c_fc: 1024 × 256), whose one-row product streams while its parts do not.
+ap::GPTConfig wide_gpt2() {
+  ap::GPTConfig c = small_gpt2();
+  c.n_embd = 256;
+  return c;
+}
+
 std::vector<float> logits_with(ap::GPT& m, int threads, const std::vector<int>& ids, int B, int T) {
+  std::vector<int> other(ids);  // another prompt first, on one thread: what a split leaves unwritten shows
+  for (int& id : other) id = (id + 1) % m.config().vocab_size;
+  m.set_threads(1);
+  m.forward(other.data(), nullptr, B, T);
   m.set_threads(threads);
   REQUIRE(m.threads() == threads);
   m.forward(ids.data(), nullptr, B, T);
@@ -39,24 +54,58 @@ std::vector<float> logits_with(ap::GPT& m, int threads, const std::vector<int>& 
   return std::vector<float>(m.logits(), m.logits() + n);
 }
 
+// The logits of n tokens through the KV cache, from an empty cache, on `threads` threads.
+std::vector<float> generated_with(ap::GPT& m, int threads, int n) {
+  m.set_threads(threads);
+  m.cache_reset();
+  const int V = m.config().vocab_size;
+  std::vector<float> out;
+  for (int i = 0; i < n; ++i) {
+    const float* l = m.cache_step((i * 53 + 7) % V);
+    out.insert(out.end(), l, l + V);
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("prompt forward on threads: the same logits, bit for bit, for 1, 2 and 3 threads", "[gpt][threads]") {
-  ap::GPT m(small_gpt2(), ap::ModelUse::infer);
-  m.init_weights(5);
-  struct Size {
-    int B, T;
-  };
-  auto check = [&](const std::string& tier) {
-    for (const Size s : {Size{1, 64}, Size{1, 17}, Size{1, 1}, Size{1, 3}, Size{2, 150}}) {
-      std::vector<int> ids(size_t(s.B) * size_t(s.T));
-      for (size_t i = 0; i < ids.size(); ++i) ids[i] = int((i * 37 + 5) % 301);
-      const std::vector<float> one = logits_with(m, 1, ids, s.B, s.T);
-      for (int n : {2, 3}) {
-        INFO(tier << " B=" << s.B << " T=" << s.T << " threads " << n);
-        const std::vector<float> many = logits_with(m, n, ids, s.B, s.T);
-        CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+  for (const ap::GPTConfig& cfg : {small_gpt2(), wide_gpt2()}) {
+    ap::GPT m(cfg, ap::ModelUse::infer);
+    m.init_weights(5);
+    struct Size {
+      int B, T;
+    };
+    auto check = [&](const std::string& tier) {
+      INFO("n_embd " << cfg.n_embd);
+      for (const Size s : {Size{1, 64}, Size{1, 17}, Size{1, 1}, Size{1, 3}, Size{2, 150}}) {
+        std::vector<int> ids(size_t(s.B) * size_t(s.T));
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = int((i * 37 + 5) % 301);
+        const std::vector<float> one = logits_with(m, 1, ids, s.B, s.T);
+        for (int n : {2, 3}) {
+          INFO(tier << " B=" << s.B << " T=" << s.T << " threads " << n);
+          const std::vector<float> many = logits_with(m, n, ids, s.B, s.T);
+          CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+        }
       }
+    };
+    for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
+    K::set_tier(K::Tier::reference);
+    check("reference");
+    K::set_tier(K::Tier::fast);
+    m.set_threads(1);
+  }
+}
+
+TEST_CASE("generation on threads: cache_step's logits, bit for bit, for 1, 2 and 3 threads", "[gpt][threads]") {
+  ap::GPT m(wide_gpt2(), ap::ModelUse::infer);
+  m.init_weights(6);
+  auto check = [&](const std::string& tier) {
+    const std::vector<float> one = generated_with(m, 1, 12);
+    for (int n : {2, 3}) {
+      INFO(tier << " threads " << n);
+      const std::vector<float> many = generated_with(m, n, 12);
+      CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
     }
   };
   for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });

@@ -659,3 +659,57 @@ TEST_CASE("fast kernels: deterministic (same inputs, same bits, call after call)
     CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)) == 0);
   });
 }
+
+// What GPT::set_threads relies on (gpt.h): each output computed the same whatever part of the work
+// a call covers. A Linear layer's columns (OC) in parts — a prompt's rows and one row, the one-row
+// product's matrix crossing the 1 MB at which it streams with loads ahead while its parts do not —
+// and attention's heads in ranges (AttnOptions' head_lo, head_hi), which leave the other heads'
+// columns of out and blocks of att untouched: the bits of the whole call, on every tier.
+TEST_CASE("fast kernels: a split of columns or heads keeps the bits of the whole call", "[kernels]") {
+  std::mt19937 g(11);
+  const int C = 256, OC = 1024;  // 1 MB of weights: the whole streams, a half or a third does not
+  const Vec w = random_vec(g, size_t(OC) * C), bias = random_vec(g, size_t(OC)), inp = random_vec(g, size_t(64) * C);
+  const int B = 2, T = 37, NH = 4, AC = 64;
+  const Vec qkv = random_vec(g, size_t(B) * T * 3 * AC, -2.0f, 2.0f);
+  auto check = [&](const K::Kernels& F, const std::string& tier) {
+    for (int N : {1, 2, 3, 5, 64}) {
+      Vec whole(size_t(N) * OC), parts(whole.size());
+      F.matmul_forward(whole.data(), inp.data(), w.data(), bias.data(), N, C, OC);
+      for (int n : {2, 3}) {
+        INFO(tier << " matmul N=" << N << " in " << n << " parts");
+        for (int i = 0; i < n; ++i) {
+          const int lo = OC / 16 * i / n * 16, hi = OC / 16 * (i + 1) / n * 16;
+          Vec o(size_t(N) * (hi - lo));
+          F.matmul_forward(o.data(), inp.data(), w.data() + size_t(lo) * C, bias.data() + lo, N, C, hi - lo);
+          for (int r = 0; r < N; ++r)
+            std::copy(o.begin() + r * (hi - lo), o.begin() + (r + 1) * (hi - lo), parts.begin() + r * OC + lo);
+        }
+        CHECK(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)) == 0);
+      }
+    }
+    K::AttnOptions opt;
+    Vec y(size_t(B) * T * AC), a(size_t(B) * NH * T * T), y2(y.size(), 5.0f), a2(a.size(), 5.0f);
+    F.attention_forward(y.data(), a.data(), qkv.data(), B, T, AC, NH, opt);
+    for (int lo : {0, 1, 3}) {  // heads [0, 1), [1, 3), [3, 4), one range at a time
+      opt.head_lo = lo;
+      opt.head_hi = lo == 0 ? 1 : lo == 1 ? 3 : 4;
+      F.attention_forward(y2.data(), a2.data(), qkv.data(), B, T, AC, NH, opt);
+      const int hs = AC / NH;
+      INFO(tier << " attention heads [" << opt.head_lo << ", " << opt.head_hi << ")");
+      for (int b = 0; b < B; ++b)
+        for (int h = 0; h < NH; ++h) {  // done so far: the heads before head_hi; the rest still 5
+          const bool done = h < opt.head_hi;
+          const float* ah = a2.data() + (size_t(b) * NH + h) * T * T;
+          CHECK((done ? std::memcmp(ah, a.data() + (ah - a2.data()), size_t(T) * T * sizeof(float)) == 0
+                      : std::all_of(ah, ah + T * T, [](float x) { return x == 5.0f; })));
+          for (int t = 0; t < T; ++t) {
+            const float* yr = y2.data() + (size_t(b) * T + t) * AC + h * hs;
+            CHECK((done ? std::memcmp(yr, y.data() + (yr - y2.data()), size_t(hs) * sizeof(float)) == 0
+                        : std::all_of(yr, yr + hs, [](float x) { return x == 5.0f; })));
+          }
+        }
+    }
+  };
+  for_each_isa(check);
+  check(R, "reference");
+}

@@ -117,7 +117,7 @@
 // Data-parallel training across workers (step_begin … shard_evaluate_staged): the session's
 // shards part, GptShards (gpt_shards.h), reached as shards().
 //   set_threads(n)          threads sharing each training step's batch (train.h), and an opened
-//                            model's forward (GPT::set_threads: each Linear layer's columns), for this
+//                            model's forward and generation (GPT::set_threads: columns, rows, heads), for this
 //                            run and the next ones; 1 by default (the wasm module's answers, bit for bit) →
 //                            {"threads","cores"}; in wasm 1 in gpt_core (the page runs workers
 //                            instead), up to the pthreads loadGpt started in gpt_core_mt

@@ -71,7 +71,14 @@ struct AttnOptions {
   int window = 0;                     // sliding window; 0 means none
   const float* alibi_slopes = nullptr;  // (NH) ALiBi's slopes, or null (no bias)
   int sink = 0;                       // attention sinks: the first keys, visible under the window
+  // attention_forward and attention_forward_infer only: the query heads [head_lo, head_hi) alone
+  // (head_hi 0: all NH), their columns of out and their (T,T) blocks of att; the rest untouched.
+  // Each head is computed as in the whole call (GPT::set_threads splits the heads this way).
+  int head_lo = 0, head_hi = 0;
 };
+// The heads an attention_forward call covers: [head_lo, head_hi), or [0, NH) when head_hi is 0.
+inline int heads_from(const AttnOptions& o) { return o.head_hi > 0 ? o.head_lo : 0; }
+inline int heads_to(int NH, const AttnOptions& o) { return o.head_hi > 0 ? o.head_hi : NH; }
 
 // Number of keys query t (0-based position) may see under the mask: t + 1 (strict) or t (inclusive).
 inline int visible_keys(int t, MaskVariant mask) { return mask == MaskVariant::strict ? t + 1 : t; }

@@ -383,8 +383,9 @@ AP_INLINE float dot(const float* a, const float* b, int n) {
 //    being dropped (a per-thread sink), so nothing read can change a result.
 //  - dot_row: 4 vector accumulators (2 left the adds' latency on the critical path at this rate).
 // A matrix under kStreamBytes (1 MB, the L2 cache here: every matrix of the tiny presets) stays
-// in the caches from one token to the next: it keeps the plain loop (dot, no loads ahead), whose
-// per-row cost is lower for rows of a few hundred bytes.
+// in the caches from one token to the next: it skips the loads ahead. Both sizes sum with dot_row,
+// so an output's bits depend on neither the matrix's size nor which of its rows a call covers (a
+// thread split of OC, GPT::linear, gives the bits of one call whatever its parts' sizes).
 constexpr uintptr_t kPage = 4096, kTouchAhead = 2048;
 constexpr size_t kStreamBytes = size_t(1) << 20;
 static thread_local volatile uint32_t touch_sink;
@@ -491,7 +492,7 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
         const float* x = inp + zu(n) * C;
         float* o = out + zu(n) * OC;
         for (int oc = 0; oc < OC; ++oc) {
-          const float s = dot(x, weight + zu(oc) * C, C);
+          const float s = dot_row(x, weight + zu(oc) * C, C);
           o[oc] = bias ? s + bias[oc] : s;
         }
       }
@@ -692,7 +693,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
   if (!head_fits(T, hs)) return kernels::reference.attention_forward(out, att, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
+    for (int h = heads_from(opt); h < heads_to(NH, opt); ++h) {
       const float* row = qkv + zu(b) * T * C3;
       const HeadCols hc = head_cols(h, C, NH, hs, opt);
       attention_head(out + zu(b) * T * C + h * hs, C, att + (zu(b) * NH + h) * T * T, true, row + hc.q, row + hc.k,
@@ -708,7 +709,7 @@ void attention_forward_infer(float* out, float* scratch, const float* qkv, int B
   if (!head_fits(T, hs)) return kernels::reference.attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
+    for (int h = heads_from(opt); h < heads_to(NH, opt); ++h) {
       const float* row = qkv + zu(b) * T * C3;
       const HeadCols hc = head_cols(h, C, NH, hs, opt);
       attention_head(out + zu(b) * T * C + h * hs, C, scratch, false, row + hc.q, row + hc.k, row + hc.v, C3, T, hs,

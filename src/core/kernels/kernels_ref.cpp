@@ -192,7 +192,7 @@ void attention_rows(float* out, float* att, bool keep, const float* qkv, int B, 
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t)
-      for (int h = 0; h < NH; ++h) {
+      for (int h = heads_from(opt); h < heads_to(NH, opt); ++h) {
         const float* base = qkv + idx(b, static_cast<size_t>(T) * W);
         const float* q = base + idx(t, W) + h * hs;
         const int kv = (h / group) * hs;

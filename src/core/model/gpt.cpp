@@ -508,7 +508,6 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
             A = config_.attn_width();
   std::copy(ids, ids + BT, ids_.begin());
   if (targets) std::copy(targets, targets + BT, targets_.begin());
-  const kernels::AttnOptions opt = attn_options();
   const kernels::Kernels& k = kernels::active();
 
   // att is laid out (B, NH, T, T) for this call's T: views stay valid for any T ≤ T_alloc.
@@ -518,21 +517,21 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
     const BlockParams& w = p_.h[sz(l)];
     const TypedBlock* tw = typed_ ? &tb_[sz(l)] : nullptr;
     BlockActs& a = a_.h[sz(l)];
-    norm_forward(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
+    norm_rows(k, a.ln_1, a.ln_1_mean, a.ln_1_rstd, residual, w.ln_1_w, w.ln_1_b, BT);
     linear(k, a.qkv, a.ln_1, w.c_attn_w, tw ? &tw->c_attn : nullptr, w.c_attn_b, BT, C, W);  // (B, T, W): q | k | v
     if (config_.qk_norm) qk_norm_forward(k, a.qkv, a.qk_in, a.qk_rstd, w, BT);
     if (config_.pos == Positions::rope) k.rope_forward(a.qkv, B, T, W, NR, hs, 0, rope_table());  // q, k turned
-    k.attention_forward(a.atty, a.att, a.qkv, B, T, A, NH, opt);            // (B, T, A)
+    attention(k, a.atty, a.att, a.qkv, B, T);                                // (B, T, A)
     linear(k, a.residual2, a.atty, w.attn_c_proj_w, tw ? &tw->attn_c_proj : nullptr, w.attn_c_proj_b, BT, A, C);
-    k.residual_forward(a.residual2, residual, a.residual2, BT * C);         // x + attn(…)
-    norm_forward(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
+    residual_add(k, a.residual2, residual, a.residual2, int64_t(BT) * C);       // x + attn(…)
+    norm_rows(k, a.ln_2, a.ln_2_mean, a.ln_2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, BT);
     linear(k, a.fch, a.ln_2, w.c_fc_w, tw ? &tw->c_fc : nullptr, w.c_fc_b, BT, C, FC);  // (B, T, FC)
-    mlp_act_forward(k, a.fch_gelu, a.fch, BT);                              // (B, T, H)
+    mlp_act_rows(k, a.fch_gelu, a.fch, BT);                                 // (B, T, H)
     linear(k, a.residual3, a.fch_gelu, w.mlp_c_proj_w, tw ? &tw->mlp_c_proj : nullptr, w.mlp_c_proj_b, BT, H, C);
-    k.residual_forward(a.residual3, a.residual2, a.residual3, BT * C);      // x + mlp(…)
+    residual_add(k, a.residual3, a.residual2, a.residual3, int64_t(BT) * C);  // x + mlp(…)
     residual = a.residual3;
   }
-  norm_forward(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
+  norm_rows(k, a_.ln_f, a_.ln_f_mean, a_.ln_f_rstd, residual, p_.ln_f_w, p_.ln_f_b, BT);
   linear(k, a_.logits, a_.ln_f, p_.lm_head ? p_.lm_head : p_.wte, typed_head(), nullptr, BT, C, V);  // (B, T, V)
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   k.crossentropy_forward(a_.losses, a_.probs, a_.logits, targets_.data(), BT, V);
@@ -548,24 +547,77 @@ void GPT::set_threads(int n) {
   split_out_.assign(sz(n), {});
 }
 
+namespace {
+
+// Work under this many multiply-adds (or floats, for the row kernels) stays on the calling
+// thread: waking the pool costs more than it saves.
+constexpr int64_t kMinSplit = int64_t(1) << 16;
+
+}  // namespace
+
+template <class F>
+void GPT::split(int64_t n, int64_t unit, int64_t work, F f) {
+  const int parts = threads();
+  const int64_t units = (n + unit - 1) / unit;
+  if (parts == 1 || units < 2 || work < kMinSplit) return f(int64_t(0), n);
+  auto bound = [&](int i) { return std::min(n, units * i / parts * unit); };
+  auto part = [&](int i) {
+    const int64_t lo = bound(i), hi = bound(i + 1);
+    if (lo < hi) f(lo, hi);
+  };
+  pool_->run(part);
+}
+
 void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
                  int OC) {
-  constexpr int kGroup = 16, kMinRows = 4;  // fewer rows: the one-row product picks its loop by the matrix's size
+  constexpr int kGroup = 16;
   const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
-  if (n == 1 || N < kMinRows || groups < n) return k.matmul_forward(out, inp, w, b, N, C, OC);
+  if (n == 1 || groups < n || int64_t(N) * C * OC < kMinSplit) return k.matmul_forward(out, inp, w, b, N, C, OC);
   auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; N > 1 && i < n; ++i) {
     std::vector<float>& s = split_out_[sz(i)];
     const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
     if (s.size() < need) s.resize(need);
   }
   auto part = [&](int i) {
     const int lo = cols(i), wd = cols(i + 1) - lo;
+    if (N == 1) return k.matmul_forward(out + lo, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, 1, C, wd);
     float* s = split_out_[sz(i)].data();
     k.matmul_forward(s, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, wd);
     for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
   };
   pool_->run(part);
+}
+
+void GPT::residual_add(const kernels::Kernels& k, float* out, const float* a, const float* b, int64_t n) {
+  split(n, 64, n, [&](int64_t lo, int64_t hi) { k.residual_forward(out + lo, a + lo, b + lo, static_cast<int>(hi - lo)); });
+}
+
+void GPT::attention(const kernels::Kernels& k, float* out, float* att, const float* qkv, int B, int T) {
+  const int NH = config_.n_head, A = config_.attn_width();
+  const kernels::AttnOptions opt = attn_options();
+  const int64_t work = int64_t(B) * T * T * A;
+  split(NH, 1, work, [&](int64_t lo, int64_t hi) {
+    kernels::AttnOptions o = opt;
+    o.head_lo = static_cast<int>(lo);
+    o.head_hi = static_cast<int>(hi);
+    k.attention_forward(out, att, qkv, B, T, A, NH, o);
+  });
+}
+
+void GPT::norm_rows(const kernels::Kernels& k, float* out, float* mean, float* rstd, const float* inp,
+                    const float* w, const float* b, int N) {
+  const int64_t C = config_.n_embd;
+  split(N, 1, N * C, [&](int64_t lo, int64_t hi) {
+    norm_forward(k, out + lo * C, mean ? mean + lo : nullptr, rstd + lo, inp + lo * C, w, b, static_cast<int>(hi - lo));
+  });
+}
+
+void GPT::mlp_act_rows(const kernels::Kernels& k, float* out, const float* fch, int N) {
+  const int64_t H = config_.inner(), FC = config_.fc_width();
+  split(N, 1, N * H, [&](int64_t lo, int64_t hi) {
+    mlp_act_forward(k, out + lo * H, fch + lo * FC, static_cast<int>(hi - lo));
+  });
 }
 
 void GPT::zero_grad() { std::fill(grads_.begin(), grads_.end(), 0.0f); }

@@ -442,12 +442,14 @@ class GPT {
   const GPTActs& acts() const { return a_; }  // every activation of the last forward (views)
 
   // ---------------------------------------------------------------- threads
-  // Threads for forward()'s Linear layers (the prompt's forward of inference; a training step's
-  // parallelism is the Trainer's): a product of 4 rows or more splits its output columns across
-  // n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing its
-  // columns with the same kernel into its own buffer, copied into place. A fast or reference
-  // kernel computes each output the same way whatever columns a call covers (kernels.h), so the
-  // logits have the same bits for every n. 1 (the default) runs on the caller alone, as does a
+  // Threads for inference: forward() (the prompt's forward; a training step's parallelism is the
+  // Trainer's) and cache_step() (generation). A Linear layer's product splits its output columns
+  // across n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing
+  // its columns with the same kernel (a prompt's rows into its own buffer, copied into place; one
+  // row straight into place); forward()'s norms and activations split over rows, its residual
+  // adds over runs of floats and its attention over heads. A fast or reference kernel computes
+  // each output the same way whatever columns, rows or heads a call covers (kernels.h), so the
+  // logits have the same bits for every n. Work too small to pay for the threads stays on one. 1 (the default) runs on the caller alone, as does a
   // model made trainable (make_trainable sets 1: training's threads are the Trainer's). Throws
   // InputError (field "threads") outside [1, kMaxThreads] or above 1 where threads cannot run.
   void set_threads(int n);
@@ -496,6 +498,19 @@ class GPT {
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
+  // f(lo, hi) over [0, n) cut into threads() runs whose bounds are multiples of unit (the last
+  // takes the rest), one a thread; on the caller alone (f(0, n)) with one thread, fewer than two
+  // units, or `work` (multiply-adds or floats) too small to pay for waking the pool.
+  template <class F>
+  void split(int64_t n, int64_t unit, int64_t work, F f);
+  // forward()'s other layers, split as set_threads says over what is independent, so each output
+  // has the bits of one call: the norm over rows, the MLP's activation over rows, out = a + b over
+  // runs of 64 floats, attention over heads (AttnOptions' head_lo, head_hi).
+  void norm_rows(const kernels::Kernels& k, float* out, float* mean, float* rstd, const float* inp, const float* w,
+                 const float* b, int N);
+  void mlp_act_rows(const kernels::Kernels& k, float* out, const float* fch, int N);
+  void residual_add(const kernels::Kernels& k, float* out, const float* a, const float* b, int64_t n);
+  void attention(const kernels::Kernels& k, float* out, float* att, const float* qkv, int B, int T);
   // A Linear layer: the typed product when tw holds a typed matrix (on the calling thread), else
   // the float kernel split as set_threads says.
   void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
