@@ -5,7 +5,8 @@
 // (AVX-512F, AVX2, SSE2, WebAssembly SIMD128, scalar), chosen by the AP_SIMD_* of the unit that
 // includes it (simd.h). Internal to quant_fast_impl.h.
 // Limits: q points at a block's quants (any alignment); out receives 32 / V::W vectors, lanes in
-// the block's order k = 0 … 31.
+// the block's order k = 0 … 31, or, where kTransposed, each half of 16 as a 4×4 transpose (vector
+// j, lane i: quant 16h + 4i + j), so that x must be read in that order too (transpose_x).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,10 @@ namespace ap::quant::fast::AP_FAST_NS {
 
 using BV = simd::V;
 constexpr int kBlockVecs = 32 / BV::W;  // vectors in a block of 32
+
+#if defined(AP_SIMD_AVX512) || defined(AP_SIMD_AVX2) || defined(AP_SIMD_SCALAR)
+constexpr bool kTransposed = false;  // the lanes in the block's order
+#endif
 
 #if defined(AP_SIMD_AVX512)
 static inline void q8_block(const int8_t* q, BV::T* out) {
@@ -46,43 +51,50 @@ static inline void q4_block(const uint8_t* q, BV::T* out) {
   }
 }
 
-#elif defined(AP_SIMD_SSE2)
-// Sixteen signed bytes to four vectors of floats: each byte doubled into a 16-bit lane and shifted
-// right arithmetically (sign extension without SSE4.1), then the same from 16 to 32 bits.
-static inline void i8x16(__m128i v, BV::T* out) {
-  const __m128i lo = _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8), hi = _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8);
-  out[0] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpacklo_epi16(lo, lo), 16));
-  out[1] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(lo, lo), 16));
-  out[2] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpacklo_epi16(hi, hi), 16));
-  out[3] = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpackhi_epi16(hi, hi), 16));
+#elif defined(AP_SIMD_SSE2) || defined(AP_SIMD_WASM)
+// Four lanes: sixteen bytes read as four 32-bit lanes, byte j of each lane moved to its top by a
+// shift left and sign-extended (Q8_0) or masked (Q4_0's nibbles) by a shift right: vector j holds
+// bytes j, 4 + j, 8 + j, 12 + j — the 4×4 transpose of the block's order, undone by reading x
+// transposed (kTransposed). Shifts and one conversion per vector: the widening instructions are
+// either missing (SSE2 has no pmovsx) or, in WebAssembly, turned back into scalar conversions by
+// LLVM when followed by a conversion to float.
+constexpr bool kTransposed = true;
+#if defined(AP_SIMD_SSE2)
+using BI = __m128i;
+static inline BI load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+static inline BI shl(BI v, int n) { return _mm_sll_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI sar(BI v, int n) { return _mm_sra_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI shr(BI v, int n) { return _mm_srl_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI and15(BI v) { return _mm_and_si128(v, _mm_set1_epi32(15)); }
+static inline BV::T to_f(BI v) { return _mm_cvtepi32_ps(v); }
+static inline BI minus8(BI v) { return _mm_sub_epi32(v, _mm_set1_epi32(8)); }
+#else
+using BI = v128_t;
+static inline BI load16(const void* p) { return wasm_v128_load(p); }
+static inline BI shl(BI v, int n) { return wasm_i32x4_shl(v, n); }
+static inline BI sar(BI v, int n) { return wasm_i32x4_shr(v, n); }
+static inline BI shr(BI v, int n) { return wasm_u32x4_shr(v, n); }
+static inline BI and15(BI v) { return wasm_v128_and(v, wasm_i32x4_splat(15)); }
+static inline BV::T to_f(BI v) { return wasm_f32x4_convert_i32x4(v); }
+static inline BI minus8(BI v) { return wasm_i32x4_sub(v, wasm_i32x4_splat(8)); }
+#endif
+static inline void i8x16(BI v, BV::T* out) {
+  out[0] = to_f(sar(shl(v, 24), 24));
+  out[1] = to_f(sar(shl(v, 16), 24));
+  out[2] = to_f(sar(shl(v, 8), 24));
+  out[3] = to_f(sar(v, 24));
 }
 static inline void q8_block(const int8_t* q, BV::T* out) {
-  i8x16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), out);
-  i8x16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)), out + 4);
+  i8x16(load16(q), out);
+  i8x16(load16(q + 16), out + 4);
 }
+// Byte b = 4·lane + j holds quant b (low nibble) and quant b + 16 (high nibble).
 static inline void q4_block(const uint8_t* q, BV::T* out) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  const __m128i m = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
-  i8x16(_mm_sub_epi8(_mm_and_si128(v, m), eight), out);
-  i8x16(_mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), m), eight), out + 4);
-}
-
-#elif defined(AP_SIMD_WASM)
-static inline void i8x16(v128_t v, BV::T* out) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(v), hi = wasm_i16x8_extend_high_i8x16(v);
-  out[0] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo));
-  out[1] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo));
-  out[2] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi));
-  out[3] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi));
-}
-static inline void q8_block(const int8_t* q, BV::T* out) {
-  i8x16(wasm_v128_load(q), out);
-  i8x16(wasm_v128_load(q + 16), out + 4);
-}
-static inline void q4_block(const uint8_t* q, BV::T* out) {
-  const v128_t v = wasm_v128_load(q), m = wasm_i8x16_splat(15), eight = wasm_i8x16_splat(8);
-  i8x16(wasm_i8x16_sub(wasm_v128_and(v, m), eight), out);
-  i8x16(wasm_i8x16_sub(wasm_u8x16_shr(v, 4), eight), out + 4);
+  const BI v = load16(q);
+  for (int j = 0; j < 4; ++j) {
+    out[j] = to_f(minus8(and15(shr(v, 8 * j))));
+    out[4 + j] = to_f(minus8(and15(shr(v, 8 * j + 4))));
+  }
 }
 
 #else  // AP_SIMD_SCALAR
@@ -96,5 +108,12 @@ static inline void q4_block(const uint8_t* q, BV::T* out) {
   }
 }
 #endif
+
+// x's K values in the order the quants come in: each 16 transposed as 4×4 where kTransposed.
+static inline void transpose_x(const float* x, float* out, int K) {
+  for (int h = 0; h < K; h += 16)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) out[h + 4 * j + i] = x[h + 4 * i + j];
+}
 
 }  // namespace ap::quant::fast::AP_FAST_NS
