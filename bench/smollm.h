@@ -5,7 +5,7 @@
 // `name` (transformers' name, e.g. "model.layers.0.self_attn.q_proj.weight", Linear layout out × in)
 // is r = 2·((z >> 40)·2⁻²⁴) − 1 with z = splitmix64(fnv1a64(name) + (i + 1)·0x9E3779B97F4A7C15)
 // (gpt2s.h's), RMSNorm weights 1 + 0.1·r, every other tensor (0.02·√3)·r; the matrices then stored
-// as BF16 (round to nearest even) or Q8_0 (ggml's quantize_row_q8_0_ref), the norms as float32
+// as BF16 (round to nearest even), Q8_0 or Q4_0 (ggml's quantize_row_q*_0_ref), the norms as float32
 // (with BF16, rounded to BF16 first, as a BF16 file's norms are when opened).
 // The model is the GPT with typed weights (gpt.h) that opening such a file makes, built here from
 // its slices without a file.
@@ -66,7 +66,7 @@ inline std::vector<float> values(const std::string& name, int64_t n) {
   return out;
 }
 
-// The model with its matrices in `type` (BF16 or Q8_0), as opening the file would make it.
+// The model with its matrices in `type` (BF16, Q8_0 or Q4_0), as opening the file would make it.
 inline std::unique_ptr<ap::GPT> model(ap::quant::Type type) {
   const int C = kHidden, KC = kKvHeads * (kHidden / kHeads), H = kInner;
   struct T {
@@ -105,6 +105,7 @@ inline std::unique_ptr<ap::GPT> model(ap::quant::Type type) {
         }
       else if (ty == ap::quant::Type::F32) std::memcpy(out, x, rb);
       else if (ty == ap::quant::Type::Q8_0) ap::quant::quantize_row_q8_0(x, out, t.cols);
+      else if (ty == ap::quant::Type::Q4_0) ap::quant::quantize_row_q4_0(x, out, t.cols);
       else
         for (int64_t i = 0; i < t.cols; ++i) {
           const uint16_t h = ap::quant::f32_to_bf16(x[i]);

@@ -2,7 +2,8 @@
 // quantizers' round trip, and each fast product (quant_fast_impl.h) against the reference product on
 // every instruction set this machine runs (avx512, avx2, sse2, scalar natively; simd128 in the wasm
 // build of this file, tests/wasm/kernels.test.mjs), for every type, with M = 1 (generation), odd M,
-// N and several K (tails of every vector width). Tolerance as quant.h states: both products sum the
+// N and several K (tails of every vector width); Q8_0 and Q4_0's blocks read in place also on odd
+// block counts and blocks at the format's edges. Tolerance as quant.h states: both products sum the
 // same dequantized values, in another order and with FMA, so |fast − ref| ≤ 2·(K+8)·u·Σ|x·w| with
 // u = 2⁻²⁴, the magnitude computed in double. The reference against a dequantization written
 // independently from ggml's definition is tests/gguf_test.py's (float64 NumPy). typed_matmul.h (the
@@ -164,6 +165,59 @@ TEST_CASE("quant: fast products agree with the reference on every instruction se
             REQUIRE(std::fabs(double(got[i]) - ref[i]) <= tol);
           }
         });
+      }
+    }
+  }
+}
+
+// Q8_0 and Q4_0's direct products (quant_fast_impl.h: each block's quants turned to floats in lanes,
+// Σ x·q per block, times d once) against the reference (dequantize, then one float sum) on random
+// rows of 1 to 35 blocks (odd counts: no vector width divides them into pairs), N = 1 … 9 (the four
+// rows at a time and every tail), M = 1, 2, 7, and blocks at the edges of the format: quants −128
+// and 127 (a file may hold −128, the quantizer never writes it), every nibble, a zero scale, a
+// subnormal one, a negative one, a large one. Within quant.h's bound: with P = 32 / lanes, a block's
+// lane sum has P roundings, its scaling one, the accumulation nb = K / 32 and the final reduction
+// log₂(lanes) — at most K + 34 roundings against the reference's K, inside 2·(K+8)·u·Σ|x·w| for
+// every K ≥ 32.
+TEST_CASE("quant: Q8_0 and Q4_0 read in place agree with the reference, edge blocks too", "[quant]") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255), pick(0, 5);
+  const double u = std::ldexp(1.0, -24);
+  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};  // 0, subnormals, −0.5, 1024, ≈0.1
+  for (Q::Type t : {Q::Type::Q8_0, Q::Type::Q4_0}) {
+    const int bytes = Q::type_info(t).bytes;
+    for (int nb : {1, 3, 5, 17, 35}) {
+      const int K = 32 * nb;
+      for (int N = 1; N <= 9; N += (N < 5 ? 1 : 4)) {
+        std::vector<uint8_t> w = random_weights(t, N, K, rng);
+        // every third block replaced by random quants (any byte: −128 … 127, every nibble) and an edge scale
+        for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 3 * static_cast<size_t>(bytes)) {
+          for (int b = 2; b < bytes; ++b) w[at + static_cast<size_t>(b)] = static_cast<uint8_t>(byte(rng));
+          std::memcpy(&w[at], &scales[pick(rng)], 2);
+        }
+        for (int M : {1, 2, 7}) {
+          std::vector<float> x(static_cast<size_t>(M * K));
+          for (size_t i = 0; i < x.size(); ++i) x[i] = g(rng) * (i % 7 == 0 ? 100.0f : 1.0f);  // outliers
+          std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(K));
+          Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, K);
+          std::vector<double> mag(ref.size(), 0.0);
+          const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+          for (int n = 0; n < N; ++n) {
+            Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
+            for (int m = 0; m < M; ++m)
+              for (int k = 0; k < K; ++k)
+                mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * K + k)]) * row[static_cast<size_t>(k)]);
+          }
+          each_isa([&](const char* isa) {
+            std::fill(got.begin(), got.end(), -1.0f);
+            Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, K);
+            for (size_t i = 0; i < got.size(); ++i) {
+              INFO(isa << " " << Q::type_info(t).name << " blocks=" << nb << " N=" << N << " M=" << M << " output " << i);
+              REQUIRE(std::fabs(double(got[i]) - ref[i]) <= 2.0 * (K + 8) * u * mag[i]);
+            }
+          });
+        }
       }
     }
   }

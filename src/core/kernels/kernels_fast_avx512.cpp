@@ -4,6 +4,7 @@
 // (the fuzz build) has no such warning and would warn about the unknown name.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #define AP_FAST_NS avx512
 #define AP_FAST_NAME "avx512"

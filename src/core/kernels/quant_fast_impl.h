@@ -3,18 +3,25 @@
 // kernels_fast_impl.h, with its AP_SIMD_*, AP_FAST_NS and AP_FAST_NAME), into its own namespace
 // ap::quant::fast::AP_FAST_NS with its own table (`table`, a quant::FastTable).
 //
-// y = x·Wᵀ: the rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's
-// own arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
+// y = x·Wᵀ. Q8_0 and Q4_0 (on every tier with vectors) are read in place, one row of W at a time,
+// block by block (matmul_blocks below): generation's matrix-vector product streams the weights'
+// 1.06 or 0.56 bytes a value once, with a few vector operations per block. The other types: the
+// rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's own
+// arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
 // then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
 // once for the four (F32 rows are read in place); the last N mod 4 rows one at a time, with four
 // accumulators. For M ≥ 2 the dequantization is paid once per row of W, not once per output.
-// Limits: rows of more than kWorkspaceFloats / 4 values run the reference; no threads; deterministic for
-// a build and an instruction set (the order of summation is fixed by K).
+// Limits: rows of more than kWorkspaceFloats / 4 values (Q8_0, Q4_0: kWorkspaceFloats) run the
+// reference; no threads; deterministic for a build and an instruction set (the order of summation
+// is fixed by K).
 #pragma once
+
+#include <type_traits>
 
 #include "core/kernels/kernels_fast.h"
 #include "core/kernels/quant.h"
 #include "core/kernels/quant_blocks.inc"
+#include "core/kernels/quant_fast_blocks.h"
 #include "core/kernels/simd.h"
 
 #ifndef AP_FAST_NS
@@ -54,7 +61,64 @@ static inline void dot4(const float* a, const float* const* b, int K, float* out
   out[3] = QV::reduce_add(s3);
 }
 
+// Q8_0 and Q4_0 read in place: a block's quants become floats in vector lanes (quant_fast_blocks.h),
+// their dot product with x's 32 values is taken in floats (a multiply, then fused multiply-adds),
+// and that sum times the block's scale d is added to the row's accumulator: Σ_b d_b·(Σ_{k∈b} x_k·q_k),
+// the same real number as the reference's Σ_k x_k·(q_k·d_b) (q·d is exact in float), rounded in
+// another order (quant.h's bound holds: test_quant.cpp). One row at a time: four rows interleaved
+// block by block (x's vectors shared) measured 2–3× slower from memory than one row streamed.
+template <Type T>
+static inline QV::T block_sum(const float* x, const void* block) {
+  using Block = typename std::conditional<T == Type::Q8_0, BlockQ8_0, BlockQ4_0>::type;
+  constexpr int P = kBlockVecs, W = QV::W;
+  const Block* blk = static_cast<const Block*>(block);
+  QV::T q[P];
+  if constexpr (T == Type::Q8_0) q8_block(blk->qs, q);
+  else q4_block(blk->qs, q);
+  QV::T s = QV::mul(QV::load(x), q[0]);
+  for (int j = 1; j < P; ++j) s = QV::fmadd(QV::load(x + j * W), q[j], s);
+  return QV::mul(s, QV::set1(blocks::f16(blk->d)));
+}
+
+// One row of W: blocks two at a time into two accumulators (even and odd blocks), added at the end.
+template <Type T>
+static inline float row_dot(const float* x, const char* w, int nb) {
+  using Block = typename std::conditional<T == Type::Q8_0, BlockQ8_0, BlockQ4_0>::type;
+  const Block* blk = reinterpret_cast<const Block*>(w);
+  QV::T a0 = QV::zero(), a1 = QV::zero();
+  int b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    a0 = QV::add(a0, block_sum<T>(x + 32 * b, blk + b));
+    a1 = QV::add(a1, block_sum<T>(x + 32 * (b + 1), blk + b + 1));
+  }
+  if (b < nb) a0 = QV::add(a0, block_sum<T>(x + 32 * b, blk + b));
+  return QV::reduce_add(QV::add(a0, a1));
+}
+
+// x's rows transposed first where the tier's quants come transposed (kTransposed: SSE2, SIMD128),
+// into the workspace.
+template <Type T>
+static void matmul_blocks(float* y, const float* x, const void* w, int M, int N, int K) {
+  const size_t rb = static_cast<size_t>(row_bytes(T, static_cast<uint64_t>(K)));
+  const size_t k = static_cast<size_t>(K), n_out = static_cast<size_t>(N);
+  const char* wb = static_cast<const char*>(w);
+  for (int m = 0; m < M; ++m) {
+    const float* xm = x + static_cast<size_t>(m) * k;
+    if (kTransposed) {
+      float* xt = kernels::fast::workspace();
+      transpose_x(xm, xt, K);
+      xm = xt;
+    }
+    for (int n = 0; n < N; ++n)
+      y[static_cast<size_t>(m) * n_out + static_cast<size_t>(n)] = row_dot<T>(xm, wb + rb * static_cast<size_t>(n), K / 32);
+  }
+}
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
+  // one lane (the scalar tier): dequantizing the row first is faster (its loop vectorizes)
+  const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
+  if (direct && t == Type::Q8_0) return matmul_blocks<Type::Q8_0>(y, x, w, M, N, K);
+  if (direct && t == Type::Q4_0) return matmul_blocks<Type::Q4_0>(y, x, w, M, N, K);
   if (t != Type::F32 && 4 * static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
     matmul_ref(y, x, w, t, M, N, K);
     return;

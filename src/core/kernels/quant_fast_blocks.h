@@ -1,0 +1,119 @@
+// quant_fast_blocks.h — a Q8_0 or Q4_0 block's 32 quants as floats in simd.h's vector lanes, for
+// quant_fast_impl.h's direct products: the integers themselves (Q8_0's qs[i]; Q4_0's nibble − 8),
+// not yet times the block's scale d, so that a block's dot product Σ x·q is taken in floats and
+// scaled once. Every quant is a small integer, exact in float. Written once per instruction set
+// (AVX-512F, AVX2, SSE2, WebAssembly SIMD128, scalar), chosen by the AP_SIMD_* of the unit that
+// includes it (simd.h). Internal to quant_fast_impl.h.
+// Limits: q points at a block's quants (any alignment); out receives 32 / V::W vectors, lanes in
+// the block's order k = 0 … 31, or, where kTransposed, each half of 16 as a 4×4 transpose (vector
+// j, lane i: quant 16h + 4i + j), so that x must be read in that order too (transpose_x).
+#pragma once
+
+#include <cstdint>
+
+#include "core/kernels/simd.h"
+
+namespace ap::quant::fast::AP_FAST_NS {
+
+using BV = simd::V;
+constexpr int kBlockVecs = 32 / BV::W;  // vectors in a block of 32
+
+#if defined(AP_SIMD_AVX512) || defined(AP_SIMD_AVX2) || defined(AP_SIMD_SCALAR)
+constexpr bool kTransposed = false;  // the lanes in the block's order
+#endif
+
+#if defined(AP_SIMD_AVX512)
+static inline void q8_block(const int8_t* q, BV::T* out) {
+  out[0] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
+  out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16))));
+}
+// Q4_0: byte j holds quant j (low nibble) and quant j + 16 (high nibble).
+static inline void q4_block(const uint8_t* q, BV::T* out) {
+  const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+  const __m512i eight = _mm512_set1_epi32(8);
+  out[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(v, _mm512_set1_epi32(15)), eight));
+  out[1] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(v, 4), eight));
+}
+
+#elif defined(AP_SIMD_AVX2)
+static inline __m256 i8x8(const void* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p))));
+}
+static inline void q8_block(const int8_t* q, BV::T* out) {
+  for (int j = 0; j < 4; ++j) out[j] = i8x8(q + 8 * j);
+}
+static inline void q4_block(const uint8_t* q, BV::T* out) {
+  const __m256i m = _mm256_set1_epi32(15), eight = _mm256_set1_epi32(8);
+  for (int h = 0; h < 2; ++h) {  // bytes 8h … 8h+7: quants 8h … and 16 + 8h …
+    const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 8 * h)));
+    out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(v, m), eight));
+    out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v, 4), eight));
+  }
+}
+
+#elif defined(AP_SIMD_SSE2) || defined(AP_SIMD_WASM)
+// Four lanes: sixteen bytes read as four 32-bit lanes, byte j of each lane moved to its top by a
+// shift left and sign-extended (Q8_0) or masked (Q4_0's nibbles) by a shift right: vector j holds
+// bytes j, 4 + j, 8 + j, 12 + j — the 4×4 transpose of the block's order, undone by reading x
+// transposed (kTransposed). Shifts and one conversion per vector: the widening instructions are
+// either missing (SSE2 has no pmovsx) or, in WebAssembly, turned back into scalar conversions by
+// LLVM when followed by a conversion to float.
+constexpr bool kTransposed = true;
+#if defined(AP_SIMD_SSE2)
+using BI = __m128i;
+static inline BI load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+static inline BI shl(BI v, int n) { return _mm_sll_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI sar(BI v, int n) { return _mm_sra_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI shr(BI v, int n) { return _mm_srl_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline BI and15(BI v) { return _mm_and_si128(v, _mm_set1_epi32(15)); }
+static inline BV::T to_f(BI v) { return _mm_cvtepi32_ps(v); }
+static inline BI minus8(BI v) { return _mm_sub_epi32(v, _mm_set1_epi32(8)); }
+#else
+using BI = v128_t;
+static inline BI load16(const void* p) { return wasm_v128_load(p); }
+static inline BI shl(BI v, int n) { return wasm_i32x4_shl(v, n); }
+static inline BI sar(BI v, int n) { return wasm_i32x4_shr(v, n); }
+static inline BI shr(BI v, int n) { return wasm_u32x4_shr(v, n); }
+static inline BI and15(BI v) { return wasm_v128_and(v, wasm_i32x4_splat(15)); }
+static inline BV::T to_f(BI v) { return wasm_f32x4_convert_i32x4(v); }
+static inline BI minus8(BI v) { return wasm_i32x4_sub(v, wasm_i32x4_splat(8)); }
+#endif
+static inline void i8x16(BI v, BV::T* out) {
+  out[0] = to_f(sar(shl(v, 24), 24));
+  out[1] = to_f(sar(shl(v, 16), 24));
+  out[2] = to_f(sar(shl(v, 8), 24));
+  out[3] = to_f(sar(v, 24));
+}
+static inline void q8_block(const int8_t* q, BV::T* out) {
+  i8x16(load16(q), out);
+  i8x16(load16(q + 16), out + 4);
+}
+// Byte b = 4·lane + j holds quant b (low nibble) and quant b + 16 (high nibble).
+static inline void q4_block(const uint8_t* q, BV::T* out) {
+  const BI v = load16(q);
+  for (int j = 0; j < 4; ++j) {
+    out[j] = to_f(minus8(and15(shr(v, 8 * j))));
+    out[4 + j] = to_f(minus8(and15(shr(v, 8 * j + 4))));
+  }
+}
+
+#else  // AP_SIMD_SCALAR
+static inline void q8_block(const int8_t* q, BV::T* out) {
+  for (int i = 0; i < 32; ++i) out[i] = static_cast<float>(q[i]);
+}
+static inline void q4_block(const uint8_t* q, BV::T* out) {
+  for (int j = 0; j < 16; ++j) {
+    out[j] = static_cast<float>((q[j] & 15) - 8);
+    out[j + 16] = static_cast<float>((q[j] >> 4) - 8);
+  }
+}
+#endif
+
+// x's K values in the order the quants come in: each 16 transposed as 4×4 where kTransposed.
+static inline void transpose_x(const float* x, float* out, int K) {
+  for (int h = 0; h < K; h += 16)
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) out[h + 4 * j + i] = x[h + 4 * i + j];
+}
+
+}  // namespace ap::quant::fast::AP_FAST_NS
