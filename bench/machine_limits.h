@@ -62,48 +62,41 @@ __attribute__((noinline, target("simd128"))) inline double simd128_muladd(long i
   return double(iters) * 12 * 4;
 }
 #else
-// 12 FMA chains, 16 lanes each, 2 flops a lane.
-__attribute__((noinline, target("avx512f"))) inline double avx512_fma(long iters) {
-  const __m512 m = _mm512_set1_ps(g_one), a = _mm512_set1_ps(g_eps);
-  __m512 c[12];
-  for (int j = 0; j < 12; ++j) c[j] = _mm512_set1_ps(g_init[j]);
-  for (long i = 0; i < iters; ++i)
-#pragma GCC unroll 12
-    for (int j = 0; j < 12; ++j) c[j] = _mm512_fmadd_ps(c[j], m, a);
-  __m512 r = c[0];
-  for (int j = 1; j < 12; ++j) r = _mm512_add_ps(r, c[j]);
-  float lanes[16];
-  _mm512_storeu_ps(lanes, r);
-  g_sink = lanes[0];
-  return double(iters) * 12 * 16 * 2;
-}
-
-// 10 FMA chains, 8 lanes each, 2 flops a lane.
-__attribute__((noinline, target("avx2,fma"))) inline double avx2_fma(long iters) {
-  const __m256 m = _mm256_set1_ps(g_one), a = _mm256_set1_ps(g_eps);
-  __m256 c[10];
-  for (int j = 0; j < 10; ++j) c[j] = _mm256_set1_ps(g_init[j]);
-  for (long i = 0; i < iters; ++i)
-#pragma GCC unroll 10
-    for (int j = 0; j < 10; ++j) c[j] = _mm256_fmadd_ps(c[j], m, a);
-  __m256 r = c[0];
-  for (int j = 1; j < 10; ++j) r = _mm256_add_ps(r, c[j]);
-  g_sink = _mm256_cvtss_f32(r);
-  return double(iters) * 10 * 8 * 2;
-}
+// BENCH_UNROLL(n): `#pragma GCC unroll n` inside a macro.
+#define BENCH_PRAGMA(x) _Pragma(#x)
+#define BENCH_UNROLL(n) BENCH_PRAGMA(GCC unroll n)
+// CHAINS FMA chains of one x86 vector width, 2 flops a lane: V the register type, P its
+// intrinsics' prefix (_mm512_…), LANES its floats; written once, expanded for each width below.
+#define BENCH_FMA_CHAINS(NAME, TARGET, V, P, CHAINS, LANES)                         \
+  __attribute__((noinline, target(TARGET))) inline double NAME(long iters) {       \
+    const V m = P##_set1_ps(g_one), a = P##_set1_ps(g_eps);                        \
+    V c[CHAINS];                                                                   \
+    for (int j = 0; j < CHAINS; ++j) c[j] = P##_set1_ps(g_init[j]);                \
+    for (long i = 0; i < iters; ++i)                                               \
+      BENCH_UNROLL(CHAINS)                                                         \
+      for (int j = 0; j < CHAINS; ++j) c[j] = P##_fmadd_ps(c[j], m, a);            \
+    V r = c[0];                                                                    \
+    for (int j = 1; j < CHAINS; ++j) r = P##_add_ps(r, c[j]);                      \
+    g_sink = P##_cvtss_f32(r);                                                     \
+    return double(iters) * CHAINS * LANES * 2;                                     \
+  }
+// 12 chains of 16 lanes (AVX-512), 10 of 8 (AVX2).
+BENCH_FMA_CHAINS(avx512_fma, "avx512f", __m512, _mm512, 12, 16)
+BENCH_FMA_CHAINS(avx2_fma, "avx2,fma", __m256, _mm256, 10, 8)
 #endif
 
-// {best, median} of kernel(iters) over `trials` runs after a warm-up of a tenth, in GFLOP/s.
+// {best, median} of kernel(iters) over `trials` runs after a warm-up of a tenth, in GFLOP/s, timed
+// by `clock` (wall's, or peak.cpp's wall time).
 struct Rate {
   double best = 0, median = 0;
 };
-inline Rate flops_rate(double (*kernel)(long), long iters, int trials) {
+inline Rate flops_rate(double (*kernel)(long), long iters, int trials, double (*clock)() = wall) {
   kernel(iters / 10);
   std::vector<double> g;
   for (int t = 0; t < trials; ++t) {
-    const double t0 = wall();
+    const double t0 = clock();
     const double flops = kernel(iters);
-    g.push_back(flops / (wall() - t0) * 1e-9);
+    g.push_back(flops / (clock() - t0) * 1e-9);
   }
   std::sort(g.begin(), g.end());
   return {g.back(), g[g.size() / 2]};

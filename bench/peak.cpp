@@ -37,46 +37,29 @@ volatile float& sink = bench::limits::g_sink;
 // Each kernel runs `iters` rounds of its chains and returns the flops done (the FMA ones, and
 // SIMD128's, are machine_limits.h's: bench_gpt measures its limits with the same code).
 #ifndef __wasm__
-// 6 chains of multiplies and 6 of adds, 8 lanes each.
-__attribute__((noinline, target("avx"))) double avx_muladd(long iters) {
-  const __m256 m = _mm256_set1_ps(g_one), a = _mm256_set1_ps(g_eps);
-  __m256 p[6], s[6];
-  for (int j = 0; j < 6; ++j) p[j] = _mm256_set1_ps(g_init[j]), s[j] = _mm256_set1_ps(g_init[6 + j]);
-  for (long i = 0; i < iters; ++i)
-#pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) p[j] = _mm256_mul_ps(p[j], m), s[j] = _mm256_add_ps(s[j], a);
-  __m256 r = _mm256_add_ps(p[0], s[0]);
-  for (int j = 1; j < 6; ++j) r = _mm256_add_ps(r, _mm256_add_ps(p[j], s[j]));
-  sink = _mm256_cvtss_f32(r);
-  return double(iters) * 12 * 8;
-}
-
-// 6 chains of multiplies and 6 of adds, 4 lanes each (SSE, every x86-64 has it).
-__attribute__((noinline)) double sse_muladd(long iters) {
-  const __m128 m = _mm_set1_ps(g_one), a = _mm_set1_ps(g_eps);
-  __m128 p[6], s[6];
-  for (int j = 0; j < 6; ++j) p[j] = _mm_set1_ps(g_init[j]), s[j] = _mm_set1_ps(g_init[6 + j]);
-  for (long i = 0; i < iters; ++i)
-#pragma GCC unroll 6
-    for (int j = 0; j < 6; ++j) p[j] = _mm_mul_ps(p[j], m), s[j] = _mm_add_ps(s[j], a);
-  __m128 r = _mm_add_ps(p[0], s[0]);
-  for (int j = 1; j < 6; ++j) r = _mm_add_ps(r, _mm_add_ps(p[j], s[j]));
-  sink = _mm_cvtss_f32(r);
-  return double(iters) * 12 * 4;
-}
+// 6 chains of multiplies and 6 of adds of one x86 vector width (as BENCH_FMA_CHAINS).
+#define PEAK_MULADD_CHAINS(NAME, TARGET, V, P, LANES)                                            \
+  __attribute__((noinline, target(TARGET))) double NAME(long iters) {                           \
+    const V m = P##_set1_ps(g_one), a = P##_set1_ps(g_eps);                                     \
+    V p[6], s[6];                                                                               \
+    for (int j = 0; j < 6; ++j) p[j] = P##_set1_ps(g_init[j]), s[j] = P##_set1_ps(g_init[6 + j]); \
+    for (long i = 0; i < iters; ++i)                                                            \
+      BENCH_UNROLL(6)                                                                           \
+      for (int j = 0; j < 6; ++j) p[j] = P##_mul_ps(p[j], m), s[j] = P##_add_ps(s[j], a);       \
+    V r = P##_add_ps(p[0], s[0]);                                                               \
+    for (int j = 1; j < 6; ++j) r = P##_add_ps(r, P##_add_ps(p[j], s[j]));                      \
+    sink = P##_cvtss_f32(r);                                                                    \
+    return double(iters) * 12 * LANES;                                                          \
+  }
+// 8 lanes (AVX); 4 lanes (SSE, every x86-64 has it).
+PEAK_MULADD_CHAINS(avx_muladd, "avx", __m256, _mm256, 8)
+PEAK_MULADD_CHAINS(sse_muladd, "sse2", __m128, _mm, 4)
 #endif
 
 // One warm-up of a tenth, then `trials` timed runs: the best and the median GFLOP/s.
 void run(const char* name, double (*kernel)(long), long iters, int trials) {
-  kernel(iters / 10);
-  std::vector<double> g;
-  for (int t = 0; t < trials; ++t) {
-    const double t0 = now();
-    const double flops = kernel(iters);
-    g.push_back(flops / (now() - t0) * 1e-9);
-  }
-  std::sort(g.begin(), g.end());
-  std::printf("%-28s GFLOPs_max=%7.2f GFLOPs_med=%7.2f\n", name, g.back(), g[g.size() / 2]);
+  const bench::limits::Rate r = bench::limits::flops_rate(kernel, iters, trials, now);
+  std::printf("%-28s GFLOPs_max=%7.2f GFLOPs_med=%7.2f\n", name, r.best, r.median);
   std::fflush(stdout);
 }
 

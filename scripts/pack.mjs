@@ -32,6 +32,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { collectFiles, LAUNCH } from '../web/common/scorm-package.js';
+import { writePages } from './pages.mjs';
 import { zip } from '../web/common/zip.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -54,8 +55,9 @@ const NAME = 'attention-playground';
 /** Files beside package.json in the repository that the package carries as they are. */
 const DOCS = ['CHANGELOG.md', 'LICENSE'];
 
-/** Every file of the package taken from web/, sorted: the walk from EXPORTS and PAGES. */
+/** Every file of the package taken from web/, sorted: the walk from EXPORTS and PAGES (written first). */
 export async function packageFiles() {
+  await writePages();
   const entries = [...new Set([...Object.values(EXPORTS).flat().filter(Boolean), ...PAGES])];
   const found = await collectFiles((p) => readFile(path.join(web, p), 'utf8'), { entries, skip: new Set() });
   // links to a folder ('./train/') are pages, opened by URL: the walk does not pack folders

@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { readActivity } from '../web/common/scorm-activity.js';
 import { buildPackage, packageName, LAUNCH } from '../web/common/scorm-package.js';
 import { zip } from '../web/common/zip.js';
+import { writePages } from './pages.mjs';
 
 const web = fileURLToPath(new URL('../web/', import.meta.url));
 const fail = (msg) => { console.error(`scorm: ${msg}`); process.exit(1); };
@@ -67,6 +68,7 @@ const site = {
 };
 let files;
 try {
+  await writePages();
   files = await buildPackage(activity, site);
 } catch (e) {
   if (e.code === 'ENOENT') fail(`${e.path.replace(web, 'web/')} is missing${e.path.includes('/gen/') ? ': build the wasm core first (scripts/build wasm)' : ''}`);

@@ -12,6 +12,7 @@
 // Limits: loopback by default; no TLS (127.0.0.1 and localhost are secure contexts anyway).
 import httpServer from 'http-server';
 import { fileURLToPath } from 'node:url';
+import { writePages } from './pages.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const ISOLATED = '/isolated';
@@ -32,8 +33,9 @@ function isolate(req, res) {
   res.emit('next');
 }
 
-/** Starts serving; resolves to {server, url} once it listens (port 0: a free one). */
-export function serveWeb({ port = 8080, host = '127.0.0.1', root = 'web' } = {}) {
+/** Writes the pages (scripts/pages.mjs) and starts serving; resolves to {server, url} once it listens (port 0: a free one). */
+export async function serveWeb({ port = 8080, host = '127.0.0.1', root = 'web' } = {}) {
+  if (root === 'web') await writePages();
   const server = httpServer.createServer({ root: new URL(root, `file://${ROOT}`).pathname, cache: -1, before: [isolate] });
   return new Promise((resolve, reject) => {
     server.server.once('error', reject);

@@ -394,6 +394,13 @@ Upstream read_upstream(const Value& spec, const AttentionTrace& tr) {
 
 const std::set<std::string> kBackwardKeys = {"d_out", "loss", "target"};
 
+// Sets out[key] to each tensor of `all` that is not empty, as a matrix.
+template <size_t N>
+void set_present(Value& out, const std::pair<const char*, const Tensor*> (&all)[N]) {
+  for (const auto& [key, t] : all)
+    if (!t->empty()) out.set(key, matrix_value(*t));
+}
+
 Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   Value out = Value::object();
   out.set("out", matrix_value(g.d_out));
@@ -424,8 +431,7 @@ Value grads_object(const AttentionTrace& tr, const AttentionGrads& g) {
   const std::pair<const char*, const Tensor*> rest[] = {
       {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V},     {"x", &g.d_x},     {"W_q", &g.d_W_q},
       {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k}, {"b_v", &g.d_b_v}};
-  for (const auto& [key, t] : rest)
-    if (!t->empty()) out.set(key, matrix_value(*t));
+  set_present(out, rest);
   return out;
 }
 
@@ -435,8 +441,7 @@ Value mla_grads_object(const MlaTrace& mt, const MlaGrads& g) {
   const std::pair<const char*, const Tensor*> rest[] = {
       {"c", &g.d_c},         {"k_R", &g.d_k_R},     {"q_R", &g.d_q_R},   {"x", &g.d_x},       {"W_q", &g.d_W_q},
       {"W_dkv", &g.d_W_dkv}, {"W_uk", &g.d_W_uk},   {"W_uv", &g.d_W_uv}, {"W_kr", &g.d_W_kr}, {"W_qr", &g.d_W_qr}};
-  for (const auto& [key, t] : rest)
-    if (!t->empty()) out.set(key, matrix_value(*t));
+  set_present(out, rest);
   return out;
 }
 
@@ -461,24 +466,28 @@ Value backward_value(const Value& spec) {
   return body;
 }
 
+// The tensor `name` keys in `all`, or null: an input that is empty counts as absent (skip_empty).
+template <class T, size_t N>
+T* tensor_named(const std::pair<const char*, T*> (&all)[N], const std::string& name, bool skip_empty) {
+  for (const auto& [key, t] : all)
+    if (name == key) return skip_empty && t->empty() ? nullptr : t;
+  return nullptr;
+}
+
 // The input tensor named `name` in an AttentionInput, or null.
 Tensor* input_named(AttentionInput& in, const std::string& name) {
   const std::pair<const char*, Tensor*> all[] = {{"x", &in.x},     {"W_q", &in.W_q}, {"W_k", &in.W_k},
                                                  {"W_v", &in.W_v}, {"b_q", &in.b_q}, {"b_k", &in.b_k},
                                                  {"b_v", &in.b_v}, {"W_o", &in.W_o}, {"b_o", &in.b_o},
                                                  {"Q", &in.Q},     {"K", &in.K},     {"V", &in.V}};
-  for (const auto& [key, t] : all)
-    if (name == key) return t->empty() ? nullptr : t;
-  return nullptr;
+  return tensor_named(all, name, true);
 }
 
 const Tensor* grad_named(const AttentionGrads& g, const std::string& name) {
   const std::pair<const char*, const Tensor*> all[] = {
       {"x", &g.d_x},     {"W_q", &g.d_W_q}, {"W_k", &g.d_W_k}, {"W_v", &g.d_W_v}, {"b_q", &g.d_b_q}, {"b_k", &g.d_b_k},
       {"b_v", &g.d_b_v}, {"W_o", &g.d_W_o}, {"b_o", &g.d_b_o}, {"Q", &g.d_Q},     {"K", &g.d_K},     {"V", &g.d_V}};
-  for (const auto& [key, t] : all)
-    if (name == key) return t;
-  return nullptr;
+  return tensor_named(all, name, false);
 }
 
 // The same for multi-head latent attention's inputs and gradients.
@@ -486,18 +495,14 @@ Tensor* mla_input_named(MlaInput& in, const std::string& name) {
   const std::pair<const char*, Tensor*> all[] = {{"x", &in.x},       {"W_q", &in.W_q},   {"W_dkv", &in.W_dkv},
                                                  {"W_uk", &in.W_uk}, {"W_uv", &in.W_uv}, {"W_kr", &in.W_kr},
                                                  {"W_qr", &in.W_qr}, {"W_o", &in.W_o},   {"b_o", &in.b_o}};
-  for (const auto& [key, t] : all)
-    if (name == key) return t->empty() ? nullptr : t;
-  return nullptr;
+  return tensor_named(all, name, true);
 }
 
 const Tensor* mla_grad_named(const MlaGrads& g, const std::string& name) {
   const std::pair<const char*, const Tensor*> all[] = {
       {"x", &g.d_x},       {"W_q", &g.d_W_q},   {"W_dkv", &g.d_W_dkv},   {"W_uk", &g.d_W_uk}, {"W_uv", &g.d_W_uv},
       {"W_kr", &g.d_W_kr}, {"W_qr", &g.d_W_qr}, {"W_o", &g.attn.d_W_o}, {"b_o", &g.attn.d_b_o}};
-  for (const auto& [key, t] : all)
-    if (name == key) return t;
-  return nullptr;
+  return tensor_named(all, name, false);
 }
 
 constexpr int kMaxChecks = 1024;

@@ -10,14 +10,6 @@ namespace ap {
 
 namespace {
 
-json::Value parse_file(const std::string& text, const std::string& name) {
-  try {
-    return json::parse(text);
-  } catch (const json::JsonError& e) {
-    throw InputError(name + ": not valid JSON: " + e.what(), name);
-  }
-}
-
 // token → id pairs of a vocabulary object; `where` names it in messages ("vocab.json").
 std::vector<std::pair<std::string, long long>> vocab_pairs(const json::Value& v, const std::string& where,
                                                            const std::string& name) {
@@ -38,13 +30,13 @@ std::vector<std::pair<std::string, long long>> vocab_pairs(const json::Value& v,
 
 std::shared_ptr<const BpeTokenizer> load_bpe_files(const std::string& vocab_json, const std::string& merges_txt,
                                                    const std::string& vocab_name, const std::string& merges_name) {
-  const json::Value v = parse_file(vocab_json, vocab_name);
+  const json::Value v = json::parse_file(vocab_json, vocab_name);
   return BpeTokenizer::build(vocab_pairs(v, vocab_name, vocab_name), parse_bpe_merges(merges_txt, merges_name),
                              vocab_name, merges_name);
 }
 
 std::shared_ptr<const BpeTokenizer> load_tokenizer_json(const std::string& text, const std::string& name) {
-  const json::Value root = parse_file(text, name);
+  const json::Value root = json::parse_file(text, name);
   const json::Value* model = root.is_object() ? root.find("model") : nullptr;
   if (!model || !model->is_object()) throw InputError(name + " has no \"model\" object", name);
   if (const json::Value* t = model->find("type"); t && !(t->is_string() && t->as_string() == "BPE"))

@@ -15,41 +15,34 @@ namespace ap::gguf {
 
 namespace {
 
-// ggml's types (ggml.h's enum ggml_type; sizes as gguf-py's GGML_QUANT_SIZES). The ones we run take
-// their sizes from quant.h's blocks, declared there once.
+// The ggml types we do not run (ggml.h's enum ggml_type; sizes as gguf-py's GGML_QUANT_SIZES):
+// ggml_type finds the ones we run in quant.h's table, declared there once.
 const GgmlType kGgmlTypes[] = {
-    {0, "F32", 1, 4},
-    {1, "F16", 1, 2},
-    {2, "Q4_0", quant::kQK4_0, sizeof(quant::BlockQ4_0)},
-    {3, "Q4_1", 32, 20},
-    {6, "Q5_0", 32, 22},
-    {7, "Q5_1", 32, 24},
-    {8, "Q8_0", quant::kQK8_0, sizeof(quant::BlockQ8_0)},
-    {9, "Q8_1", 32, 36},
-    {10, "Q2_K", 256, 84},
-    {11, "Q3_K", 256, 110},
-    {12, "Q4_K", quant::kQK_K, sizeof(quant::BlockQ4_K)},
-    {13, "Q5_K", 256, 176},
-    {14, "Q6_K", quant::kQK_K, sizeof(quant::BlockQ6_K)},
-    {15, "Q8_K", 256, 292},
-    {16, "IQ2_XXS", 256, 66},
-    {17, "IQ2_XS", 256, 74},
-    {18, "IQ3_XXS", 256, 98},
-    {19, "IQ1_S", 256, 50},
-    {20, "IQ4_NL", 32, 18},
-    {21, "IQ3_S", 256, 110},
-    {22, "IQ2_S", 256, 82},
-    {23, "IQ4_XS", 256, 136},
-    {24, "I8", 1, 1},
-    {25, "I16", 1, 2},
-    {26, "I32", 1, 4},
-    {27, "I64", 1, 8},
-    {28, "F64", 1, 8},
-    {29, "IQ1_M", 256, 56},
-    {30, "BF16", 1, 2},
-    {34, "TQ1_0", 256, 54},
-    {35, "TQ2_0", 256, 66},
-    {39, "MXFP4", 32, 17},
+    {quant::Type{3}, "Q4_1", 32, 20},
+    {quant::Type{6}, "Q5_0", 32, 22},
+    {quant::Type{7}, "Q5_1", 32, 24},
+    {quant::Type{9}, "Q8_1", 32, 36},
+    {quant::Type{10}, "Q2_K", 256, 84},
+    {quant::Type{11}, "Q3_K", 256, 110},
+    {quant::Type{13}, "Q5_K", 256, 176},
+    {quant::Type{15}, "Q8_K", 256, 292},
+    {quant::Type{16}, "IQ2_XXS", 256, 66},
+    {quant::Type{17}, "IQ2_XS", 256, 74},
+    {quant::Type{18}, "IQ3_XXS", 256, 98},
+    {quant::Type{19}, "IQ1_S", 256, 50},
+    {quant::Type{20}, "IQ4_NL", 32, 18},
+    {quant::Type{21}, "IQ3_S", 256, 110},
+    {quant::Type{22}, "IQ2_S", 256, 82},
+    {quant::Type{23}, "IQ4_XS", 256, 136},
+    {quant::Type{24}, "I8", 1, 1},
+    {quant::Type{25}, "I16", 1, 2},
+    {quant::Type{26}, "I32", 1, 4},
+    {quant::Type{27}, "I64", 1, 8},
+    {quant::Type{28}, "F64", 1, 8},
+    {quant::Type{29}, "IQ1_M", 256, 56},
+    {quant::Type{34}, "TQ1_0", 256, 54},
+    {quant::Type{35}, "TQ2_0", 256, 66},
+    {quant::Type{39}, "MXFP4", 32, 17},
 };
 
 const char* const kValueTypeNames[] = {"UINT8", "INT8",   "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
@@ -256,8 +249,9 @@ void read_tensor_info(Cursor& c, TensorInfo& t, size_t index) {
 const char* value_type_name(uint32_t t) { return t < 13 ? kValueTypeNames[t] : nullptr; }
 
 const GgmlType* ggml_type(uint32_t id) {
+  if (const GgmlType* run = quant::type_info(id)) return run;
   for (const GgmlType& g : kGgmlTypes)
-    if (g.id == id) return &g;
+    if (static_cast<uint32_t>(g.type) == id) return &g;
   return nullptr;
 }
 

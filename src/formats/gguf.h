@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/kernels/quant.h"
 #include "formats/byte_source.h"
 
 namespace ap::gguf {
@@ -68,13 +69,9 @@ struct Value {
   int64_t integer(uint64_t k) const;
 };
 
-// A ggml type: its number, its name, values and bytes per block.
-struct GgmlType {
-  uint32_t id;
-  const char* name;
-  uint64_t block;
-  uint64_t bytes;
-};
+// A ggml type: its number, its name, values and bytes per block (quant.h's TypeInfo, which the types
+// we run are; the others take a number quant::Type does not name).
+using GgmlType = quant::TypeInfo;
 // Every type GGUF files may hold, or nullptr for a number ggml does not define.
 const GgmlType* ggml_type(uint32_t id);
 

@@ -134,25 +134,25 @@ void read_rope_freqs(const ByteSource& src, const gguf::File& f, const std::stri
 
 }  // namespace
 
-std::string gguf_tensor_name(const std::string& hf) {
+namespace {
+
+// A tensor's name in the other naming, from GGUF's to Hugging Face's (to_hf) or back; "" if none.
+std::string renamed(const std::string& name, bool to_hf) {
   for (const auto& [g, h] : kModelNames)
-    if (hf == h) return g;
+    if (name == (to_hf ? g : h)) return to_hf ? h : g;
+  const std::string from_layers = to_hf ? "blk." : "model.layers.", to_layers = to_hf ? "model.layers." : "blk.";
   std::string layer, rest;
-  if (!split_layer(hf, "model.layers.", layer, rest)) return std::string();
+  if (!split_layer(name, from_layers, layer, rest)) return std::string();
   for (const auto& [g, h] : kLayerNames)
-    if (rest == h) return "blk." + layer + "." + g;
+    if (rest == (to_hf ? g : h)) return to_layers + layer + "." + (to_hf ? h : g);
   return std::string();
 }
 
-std::string hf_tensor_name(const std::string& gguf) {
-  for (const auto& [g, h] : kModelNames)
-    if (gguf == g) return h;
-  std::string layer, rest;
-  if (!split_layer(gguf, "blk.", layer, rest)) return std::string();
-  for (const auto& [g, h] : kLayerNames)
-    if (rest == g) return "model.layers." + layer + "." + h;
-  return std::string();
-}
+}  // namespace
+
+std::string gguf_tensor_name(const std::string& hf) { return renamed(hf, false); }
+
+std::string hf_tensor_name(const std::string& gguf) { return renamed(gguf, true); }
 
 HfConfig gguf_hf_config(const ByteSource& src, const gguf::File& f, const std::string& what) {
   const gguf::ModelConfig m = gguf::read_model_config(f, what);

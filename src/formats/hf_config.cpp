@@ -89,12 +89,7 @@ void read_rope_scaling(const Reader& r, HfConfig& c) {
 }  // namespace
 
 HfConfig read_hf_config(const std::string& text, const std::string& name) {
-  json::Value root;
-  try {
-    root = json::parse(text);
-  } catch (const json::JsonError& e) {
-    throw InputError(name + ": not valid JSON: " + e.what(), name);
-  }
+  const json::Value root = json::parse_file(text, name);
   if (!root.is_object()) throw InputError(name + ": not a JSON object", name);
   const Reader r{root, name};
   HfConfig c;

@@ -29,12 +29,7 @@ bool ignored_extra(const std::string& name, const HfConfig& c) {
 }  // namespace
 
 HfIndex read_hf_index(const std::string& text, const std::string& name) {
-  json::Value root;
-  try {
-    root = json::parse(text);
-  } catch (const json::JsonError& e) {
-    throw InputError(name + ": not valid JSON: " + e.what(), name);
-  }
+  const json::Value root = json::parse_file(text, name);
   const json::Value* wm = root.is_object() ? root.find("weight_map") : nullptr;
   if (!wm || !wm->is_object()) throw InputError(name + " has no \"weight_map\" object (tensor → shard file)", name);
   if (wm->size() == 0) throw InputError(name + ": \"weight_map\" is empty", name);

@@ -15,14 +15,6 @@ const std::string kFile = "tokenizer.json";
 
 [[noreturn]] void refuse(const std::string& msg) { throw InputError(kFile + ": " + msg, kFile); }
 
-json::Value parse_file(const std::string& text, const std::string& name) {
-  try {
-    return json::parse(text);
-  } catch (const json::JsonError& e) {
-    throw InputError(name + ": not valid JSON: " + e.what(), name);
-  }
-}
-
 std::string shown(const json::Value& v) { return json::excerpt(v.dump(), 60); }
 
 const json::Value* member(const json::Value& obj, const char* key) { return obj.is_object() ? obj.find(key) : nullptr; }
@@ -242,7 +234,7 @@ int config_token(const json::Value& config, const char* key, const std::function
 }  // namespace
 
 HfTokenizerFiles load_hf_tokenizer(const std::string& tokenizer_json, const std::string& config_json) {
-  const json::Value root = parse_file(tokenizer_json, kFile);
+  const json::Value root = json::parse_file(tokenizer_json, kFile);
   if (!root.is_object()) refuse("not a JSON object");
   const json::Value* model = member(root, "model");
   if (!model) refuse("has no \"model\"");
@@ -308,7 +300,7 @@ HfTokenizerFiles load_hf_tokenizer(const std::string& tokenizer_json, const std:
   read_decoder(root, spec);
   HfTokenizerFiles out;
   if (!config_json.empty()) {
-    const json::Value config = parse_file(config_json, "tokenizer_config.json");
+    const json::Value config = json::parse_file(config_json, "tokenizer_config.json");
     out.bos_id = config_token(config, "bos_token", id_of);
     out.eos_id = config_token(config, "eos_token", id_of);
   }

@@ -8,6 +8,7 @@
 
 #include <unordered_map>
 
+#include "core/base/input_error.h"
 #include "core/base/number_text.h"
 #include "core/base/utf8.h"
 
@@ -338,5 +339,13 @@ std::string Value::dump() const {
 }
 
 Value parse(const std::string& text) { return detail::Reader(text).document(); }
+
+Value parse_file(const std::string& text, const std::string& name) {
+  try {
+    return parse(text);
+  } catch (const JsonError& e) {
+    throw InputError(name + ": not valid JSON: " + e.what(), name);
+  }
+}
 
 }  // namespace ap::json

@@ -1,4 +1,4 @@
-// json.h — a small JSON value, reader and writer for the API's text face (no dependencies).
+// json.h — a small JSON value, reader and writer for the API's text face (no dependencies but core/base).
 //
 // Reader: RFC 8259 JSON (objects, arrays, strings with escapes incl. \uXXXX and surrogate pairs,
 // numbers as double, true/false/null); errors are JsonError with a 1-based line and column (the
@@ -98,6 +98,8 @@ class Value {
 
 // Parses one JSON text (surrounding whitespace allowed). Throws JsonError.
 Value parse(const std::string& text);
+// The same for the text of the file `name`: an error is an InputError "name: not valid JSON: …".
+Value parse_file(const std::string& text, const std::string& name);
 
 
 }  // namespace ap::json

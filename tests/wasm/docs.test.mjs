@@ -3,8 +3,8 @@
 // file) and every repository path written in the text (src/…, web/…, tests/…, scripts/…, bench/…,
 // docs/…). So a move or a rename that forgets a doc fails here, naming the doc, the line and the
 // path.
-// Limits: build and run output (web/gen/, build*/, dist/, bench/out*/) is not in a clone and is
-// not checked; a path with a placeholder (<isa>, *, …) is checked as a pattern against the
+// Limits: build and run output (web/gen/, build*/, dist/, bench/out*/, the pages scripts/pages.mjs
+// writes) is not in a clone and is not checked; a path with a placeholder (<isa>, *, …) is checked as a pattern against the
 // repository's files; {a,b} is expanded. Anchors follow GitHub's slugs (lower case, punctuation
 // dropped, spaces to '-'). Bare file names (`ui.js` without its folder) are not checked.
 import { test } from 'node:test';
@@ -13,13 +13,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT } from './load.mjs';
+import { PAGES } from '../../scripts/pages.mjs';
 
 const DOCS = ['README.md', 'bench/README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 // the repository's files (tracked or new, not ignored): what a clone has
 const FILES = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n').filter((f) => f && fs.existsSync(path.join(ROOT, f)));
 const DIRS = new Set(FILES.flatMap((f) => f.split('/').slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join('/'))));
-const BUILT = /^(web\/gen|build[^/]*|dist|node_modules|test-results|bench\/out[^/]*|bench\/peers\/node_modules)(\/|$)/;
+const BUILT_DIRS = /^(web\/gen|build[^/]*|dist|node_modules|test-results|bench\/out[^/]*|bench\/peers\/node_modules)(\/|$)/;
+// build output: those folders, and the pages scripts/pages.mjs writes
+const BUILT = { test: (p) => BUILT_DIRS.test(p) || (p.startsWith('web/') && Object.hasOwn(PAGES, p.slice(4))) };
 
 const exists = (p) => FILES.includes(p) || DIRS.has(p.replace(/\/$/, ''));
 

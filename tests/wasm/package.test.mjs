@@ -134,7 +134,7 @@ test('a stale build is refused: the packed core must say the package\'s version'
   for (const f of ['CHANGELOG.md', 'LICENSE']) fs.copyFileSync(path.join(ROOT, f), path.join(fake, f));
   fs.writeFileSync(path.join(fake, 'package.json'), JSON.stringify({ ...ROOT_PKG, version: '0.99.0' }));
   fs.symlinkSync(path.join(ROOT, 'web'), path.join(fake, 'web'));
-  fs.copyFileSync(path.join(ROOT, 'scripts/pack.mjs'), path.join(fake, 'scripts/pack.mjs'));
+  for (const f of ['scripts/pack.mjs', 'scripts/pages.mjs']) fs.copyFileSync(path.join(ROOT, f), path.join(fake, f));
   let err;
   try {
     execFileSync(process.execPath, [path.join(fake, 'scripts/pack.mjs'), '--out', path.join(tmp, 'fake-out'), '--no-zip', '--no-tgz'], { encoding: 'utf8', stdio: 'pipe' });
@@ -153,7 +153,7 @@ test('a clean clone without the wasm build is refused with the command to run', 
   fs.mkdirSync(path.join(fake, 'scripts'));
   for (const f of fs.readdirSync(path.join(ROOT, 'web'))) if (f !== 'gen') fs.symlinkSync(path.join(ROOT, 'web', f), path.join(fake, 'web', f));
   for (const f of ['CHANGELOG.md', 'LICENSE', 'package.json']) fs.copyFileSync(path.join(ROOT, f), path.join(fake, f));
-  fs.copyFileSync(path.join(ROOT, 'scripts/pack.mjs'), path.join(fake, 'scripts/pack.mjs'));
+  for (const f of ['scripts/pack.mjs', 'scripts/pages.mjs']) fs.copyFileSync(path.join(ROOT, f), path.join(fake, f));
   const out = path.join(tmp, 'unbuilt-out');
   let err;
   try {

@@ -43,31 +43,28 @@ export function zip(files, { deflateRaw } = {}) {
       const d = deflateRaw(data);
       if (d.length < data.length) { body = d; method = 8; }
     }
+    // The fields a local header and its central-directory record share, from the version needed
+    // on (offset 4 in a local header, 6 in a central record, after its "made by").
+    const entry = (view, at) => {
+      view.setUint16(at, 20, true);            // version needed: 2.0
+      view.setUint16(at + 2, 0x0800, true);    // flags: UTF-8 names
+      view.setUint16(at + 4, method, true);
+      view.setUint16(at + 6, DOS_TIME, true);
+      view.setUint16(at + 8, DOS_DATE, true);
+      view.setUint32(at + 10, crc, true);
+      view.setUint32(at + 14, body.length, true);
+      view.setUint32(at + 18, data.length, true);
+      view.setUint16(at + 22, name.length, true);
+    };
     const head = new DataView(new ArrayBuffer(30));
     head.setUint32(0, 0x04034b50, true);
-    head.setUint16(4, 20, true);               // version needed: 2.0
-    head.setUint16(6, 0x0800, true);           // flags: UTF-8 names
-    head.setUint16(8, method, true);
-    head.setUint16(10, DOS_TIME, true);
-    head.setUint16(12, DOS_DATE, true);
-    head.setUint32(14, crc, true);
-    head.setUint32(18, body.length, true);
-    head.setUint32(22, data.length, true);
-    head.setUint16(26, name.length, true);
+    entry(head, 4);
     head.setUint16(28, 0, true);
     locals.push(new Uint8Array(head.buffer), name, body);
     const cen = new DataView(new ArrayBuffer(46));
     cen.setUint32(0, 0x02014b50, true);
     cen.setUint16(4, 20, true);                // made by: 2.0
-    cen.setUint16(6, 20, true);
-    cen.setUint16(8, 0x0800, true);
-    cen.setUint16(10, method, true);
-    cen.setUint16(12, DOS_TIME, true);
-    cen.setUint16(14, DOS_DATE, true);
-    cen.setUint32(16, crc, true);
-    cen.setUint32(20, body.length, true);
-    cen.setUint32(24, data.length, true);
-    cen.setUint16(28, name.length, true);
+    entry(cen, 6);
     cen.setUint32(42, offset, true);           // the local header's offset
     centrals.push(new Uint8Array(cen.buffer), name);
     offset += 30 + name.length + body.length;

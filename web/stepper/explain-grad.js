@@ -21,6 +21,14 @@ export function explainGrad(bw, sel, t, ctx = {}) {
   const feeds = [];
   let title = explainVariantGrad(bw, c, t, L, feeds) ?? '';
   if (title) return { title, lines, feeds }; // RoPE's rotation, forward and back
+  // A gradient through a product Aᵀ·B: Σ over the rows of column I of a times column J of b, the
+  // total, and those two columns as the feeds (fa, fb: their panel or editor).
+  const columns = (formula, a, fa, b, fb, total) => {
+    F(formula);
+    dot(col(a, i), col(b, j));
+    R(total);
+    feeds.push({ ...fa, col: i }, { ...fb, col: j });
+  };
 
   switch (panel) {
     case 'd_out': {
@@ -46,10 +54,8 @@ export function explainGrad(bw, sel, t, ctx = {}) {
     }
     case 'd_W_o': {
       title = `∂L/∂W_o[${I},${J}]`;
-      F(`∂L/∂W_o[${I},${J}] = Σ_t C[t,${I}] · ∂L/∂Y[t,${J}]`);
-      dot(col(tr.concat, i), col(g.out, j));
-      R(g.W_o[i][j]);
-      feeds.push({ panel: 'concat', col: i }, { panel: 'd_out', col: j });
+      columns(`∂L/∂W_o[${I},${J}] = Σ_t C[t,${I}] · ∂L/∂Y[t,${J}]`, tr.concat, { panel: 'concat' }, g.out, { panel: 'd_out' },
+        g.W_o[i][j]);
       break;
     }
     case 'd_concat': {
@@ -85,10 +91,8 @@ export function explainGrad(bw, sel, t, ctx = {}) {
     }
     case 'd_v': {
       title = `∂L/∂V[${I},${J}]${hs}`;
-      F(`∂L/∂V[${I},${J}] = Σ_i A[i,${I}] · ∂L/∂O[i,${J}]`);
-      dot(col(H.weights, i), col(G.context, j));
-      R(G.v[i][j]);
-      feeds.push({ panel: 'weights', col: i }, { panel: 'd_context', col: j });
+      columns(`∂L/∂V[${I},${J}] = Σ_i A[i,${I}] · ∂L/∂O[i,${J}]`, H.weights, { panel: 'weights' }, G.context,
+        { panel: 'd_context' }, G.v[i][j]);
       break;
     }
     case 'd_scaled': {
@@ -132,10 +136,8 @@ export function explainGrad(bw, sel, t, ctx = {}) {
     }
     case 'd_k': {
       title = `∂L/∂k[${I},${J}]${hs}`;
-      F(`∂L/∂k[${I},${J}] = Σ_i ∂L/∂S[i,${I}] · q[i,${J}]`);
-      dot(col(G.scores, i), col(H.q, j));
-      R(G.k[i][j]);
-      feeds.push({ panel: 'd_scores', col: i }, { panel: 'q', col: j });
+      columns(`∂L/∂k[${I},${J}] = Σ_i ∂L/∂S[i,${I}] · q[i,${J}]`, G.scores, { panel: 'd_scores' }, H.q, { panel: 'q' },
+        G.k[i][j]);
       break;
     }
     case 'd_Q': case 'd_K': case 'd_V': {

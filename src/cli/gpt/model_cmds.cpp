@@ -402,10 +402,17 @@ struct PromptArgs {
   std::vector<std::string> with;
 };
 
-CLI::App* add_prompt_command(CLI::App& app, const char* name, const char* about, PromptArgs& a) {
+// A command on a model: its first two arguments, the file and the files that go with it.
+CLI::App* add_model_command(CLI::App& app, const char* name, const char* about, std::string& file,
+                            std::vector<std::string>& with, const char* file_help = "the checkpoint") {
   CLI::App* sub = app.add_subcommand(name, about);
-  sub->add_option("file", a.file, "the checkpoint")->required();
-  sub->add_option("with", a.with, kWithHelp);
+  sub->add_option("file", file, file_help)->required();
+  sub->add_option("with", with, kWithHelp);
+  return sub;
+}
+
+CLI::App* add_prompt_command(CLI::App& app, const char* name, const char* about, PromptArgs& a) {
+  CLI::App* sub = add_model_command(app, name, about, a.file, a.with);
   sub->add_option("-p,--prompt", a.prompt, "the text to run (at most block_size characters)")->required();
   return sub;
 }
@@ -423,9 +430,8 @@ Command add_tasks(CLI::App& app) {
 
 Command add_sample(CLI::App& app) {
   auto a = std::make_shared<SampleArgs>();
-  CLI::App* sample = app.add_subcommand("sample", "generate text from a checkpoint, one character at a time (KV cache)");
-  sample->add_option("file", a->file, "the checkpoint")->required();
-  sample->add_option("with", a->with, kWithHelp);
+  CLI::App* sample = add_model_command(app, "sample", "generate text from a checkpoint, one character at a time (KV cache)",
+                                       a->file, a->with);
   sample->add_option("-p,--prompt", a->prompt, "the text to continue (characters the model knows)");
   sample->add_option("--ids", a->ids, "or the token ids to continue, N,N,… (with --json)");
   sample->add_option("-n,--max-new-tokens", a->max_new_tokens, "characters to generate (default 200)");
@@ -442,9 +448,7 @@ Command add_sample(CLI::App& app) {
 
 Command add_eval(CLI::App& app) {
   auto a = std::make_shared<EvalArgs>();
-  CLI::App* eval = app.add_subcommand("eval", "the validation loss of a checkpoint");
-  eval->add_option("file", a->file, "the checkpoint")->required();
-  eval->add_option("with", a->with, kWithHelp);
+  CLI::App* eval = add_model_command(app, "eval", "the validation loss of a checkpoint", a->file, a->with);
   eval->add_option("--text", a->text_file, "the text a text run was trained on");
   eval->add_flag("--json", a->json, "print {\"ok\":true,\"step\",\"val_loss\"}");
   eval->add_option("--context", a->context,
@@ -458,10 +462,10 @@ Command add_inspect(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto with = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* inspect = app.add_subcommand("inspect", "a checkpoint's config, vocabulary, step and every tensor's name and shape; "
-                                                         "a GGUF file's metadata and tensors");
-  inspect->add_option("file", *file, "the checkpoint, or a GGUF file")->required();
-  inspect->add_option("with", *with, kWithHelp);
+  CLI::App* inspect = add_model_command(app, "inspect",
+                                        "a checkpoint's config, vocabulary, step and every tensor's name and shape; "
+                                        "a GGUF file's metadata and tensors",
+                                        *file, *with, "the checkpoint, or a GGUF file");
   inspect->add_flag("--json", *json, "the same as JSON");
   return {inspect, [file, with, json] { return cmd_inspect(*file, *with, *json); }};
 }
@@ -490,9 +494,8 @@ Command add_attention(CLI::App& app) {
 
 Command add_logits(CLI::App& app) {
   auto a = std::make_shared<PromptArgs>();
-  CLI::App* logits = app.add_subcommand("logits", "the logits at every position of a prompt (or of token ids), as JSON");
-  logits->add_option("file", a->file, "the checkpoint")->required();
-  logits->add_option("with", a->with, kWithHelp);
+  CLI::App* logits = add_model_command(app, "logits", "the logits at every position of a prompt (or of token ids), as JSON",
+                                       a->file, a->with);
   logits->add_option("-p,--prompt", a->prompt, "the text to run (at most block_size characters)");
   logits->add_option("--ids", a->ids,
                      "token ids instead of a prompt, comma-separated (for a model without a character vocabulary, "

@@ -38,15 +38,23 @@ bool set_isa(const char* name);
 // sizes that must hold on any instruction set (kernels.h's *_scratch_max).
 const Kernels* const* compiled();
 
-// The tables, one per instruction set (each defined in its kernels_fast_<isa>.cpp).
+// The instruction sets this build compiles, best first: AP_FAST_ISAS(X) is X(isa) for each, isa the
+// namespace its kernels_fast_<isa>.cpp (and quant_fast_<isa>.cpp) define their `table` in.
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-namespace avx512 { extern const Kernels table; }
-namespace avx2 { extern const Kernels table; }
-namespace sse2 { extern const Kernels table; }
+#define AP_FAST_X86_ISAS(X) X(avx512) X(avx2) X(sse2)
+#else
+#define AP_FAST_X86_ISAS(X)
 #endif
 #if defined(AP_WASM_SIMD128)
-namespace simd128 { extern const Kernels table; }
+#define AP_FAST_WASM_ISAS(X) X(simd128)
+#else
+#define AP_FAST_WASM_ISAS(X)
 #endif
-namespace scalar { extern const Kernels table; }
+#define AP_FAST_ISAS(X) AP_FAST_X86_ISAS(X) AP_FAST_WASM_ISAS(X) X(scalar)
+
+// The tables, one per instruction set.
+#define AP_FAST_DECLARE_TABLE(isa) namespace isa { extern const Kernels table; }
+AP_FAST_ISAS(AP_FAST_DECLARE_TABLE)
+#undef AP_FAST_DECLARE_TABLE
 
 }  // namespace ap::kernels::fast

@@ -688,33 +688,32 @@ AP_INLINE HeadCols head_cols(int h, int C, int NH, int hs, const AttnOptions& op
   return {h * hs, C + kv, C + nkv * hs + kv};
 }
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
+// Every batch row's every head: keep, the weights of head h of row b to att's (b, h) T×T block
+// (attention_forward); else att is the scratch of one head at a time (attention_forward_infer).
+void attention_heads(float* out, float* att, bool keep, const float* qkv, int B, int T, int C, int NH,
+                     const AttnOptions& opt) {
   const int hs = C / NH, C3 = qkv_width(C, NH, opt);
-  if (!head_fits(T, hs)) return kernels::reference.attention_forward(out, att, qkv, B, T, C, NH, opt);
   const float scale = head_scale(hs);
   for (int b = 0; b < B; ++b)
     for (int h = heads_from(opt); h < heads_to(NH, opt); ++h) {
       const float* row = qkv + zu(b) * T * C3;
       const HeadCols hc = head_cols(h, C, NH, hs, opt);
-      attention_head(out + zu(b) * T * C + h * hs, C, att + (zu(b) * NH + h) * T * T, true, row + hc.q, row + hc.k,
-                     row + hc.v, C3, T, hs, scale, opt, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f);
+      attention_head(out + zu(b) * T * C + h * hs, C, keep ? att + (zu(b) * NH + h) * T * T : att, keep, row + hc.q,
+                     row + hc.k, row + hc.v, C3, T, hs, scale, opt, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f);
     }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, AttnOptions opt) {
+  if (!head_fits(T, C / NH)) return kernels::reference.attention_forward(out, att, qkv, B, T, C, NH, opt);
+  attention_heads(out, att, true, qkv, B, T, C, NH, opt);
 }
 
 size_t attention_forward_infer_scratch(int, int T, int, int) { return zu(MR) * T; }
 
 void attention_forward_infer(float* out, float* scratch, const float* qkv, int B, int T, int C, int NH,
                              AttnOptions opt) {
-  const int hs = C / NH, C3 = qkv_width(C, NH, opt);
-  if (!head_fits(T, hs)) return kernels::reference.attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
-  const float scale = head_scale(hs);
-  for (int b = 0; b < B; ++b)
-    for (int h = heads_from(opt); h < heads_to(NH, opt); ++h) {
-      const float* row = qkv + zu(b) * T * C3;
-      const HeadCols hc = head_cols(h, C, NH, hs, opt);
-      attention_head(out + zu(b) * T * C + h * hs, C, scratch, false, row + hc.q, row + hc.k, row + hc.v, C3, T, hs,
-                     scale, opt, opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f);
-    }
+  if (!head_fits(T, C / NH)) return kernels::reference.attention_forward_infer(out, scratch, qkv, B, T, C, NH, opt);
+  attention_heads(out, scratch, false, qkv, B, T, C, NH, opt);
 }
 
 size_t attention_backward_scratch(int, int T, int, int) { return zu(RB) * T; }

@@ -66,7 +66,8 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ6_K) == kQK_K / 2 + kQK_K / 4 + kQK_K / 16 + 2, "Q6_K block is 210 bytes");
 
-// A type we run: its name as ggml writes it, values and bytes per block.
+// A ggml type: its number, its name as ggml writes it, values and bytes per block (the types we run
+// here; gguf.h's GgmlType is this struct for every type a GGUF file may hold).
 struct TypeInfo {
   Type type;
   const char* name;

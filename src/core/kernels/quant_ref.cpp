@@ -95,25 +95,13 @@ void matmul_ref(float* y, const float* x, const void* w, Type t, int M, int N, i
 
 // ---------------------------------------------------------------- the fast tier's tables
 namespace fast {
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-namespace avx512 { extern const FastTable table; }
-namespace avx2 { extern const FastTable table; }
-namespace sse2 { extern const FastTable table; }
-#endif
-#if defined(AP_WASM_SIMD128)
-namespace simd128 { extern const FastTable table; }
-#endif
-namespace scalar { extern const FastTable table; }
+#define AP_QUANT_DECLARE_TABLE(isa) namespace isa { extern const FastTable table; }
+AP_FAST_ISAS(AP_QUANT_DECLARE_TABLE)
+#undef AP_QUANT_DECLARE_TABLE
 
-const FastTable* const kTables[] = {
-#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-    &avx512::table, &avx2::table, &sse2::table,
-#endif
-#if defined(AP_WASM_SIMD128)
-    &simd128::table,
-#endif
-    &scalar::table,
-};
+#define AP_QUANT_TABLE(isa) &isa::table,
+const FastTable* const kTables[] = {AP_FAST_ISAS(AP_QUANT_TABLE)};
+#undef AP_QUANT_TABLE
 }  // namespace fast
 
 const FastTable& fast_current() {

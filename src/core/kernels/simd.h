@@ -28,8 +28,9 @@
 #endif
 
 #if defined(AP_SIMD_AVX512) || defined(AP_SIMD_AVX2) || defined(AP_SIMD_SSE2)
-// The operations the three x86 widths spell alike, P##_<op>_ps with P = _mm, _mm256 or _mm512 (BITS
-// the register's width, for the integer casts): written once, expanded in each width's V below.
+// What the three x86 widths spell alike, P##_<op>_ps with P = _mm, _mm256 or _mm512 and BITS the
+// register's width (its type __m##BITS, its BITS / 32 lanes, the integer casts), MASK the type of a
+// compare's answer: written once, expanded in each width's V below.
 // reduce128_add / reduce128_max end every reduce_add / reduce_max: the four lanes of a __m128 in
 // the order (0 + 2) + (1 + 3).
 #define AP_SIMD_X86_REDUCE128(OP)                                               \
@@ -38,7 +39,10 @@
     q = _mm_##OP##_ss(q, _mm_shuffle_ps(q, q, 1));                              \
     return _mm_cvtss_f32(q);                                                    \
   }
-#define AP_SIMD_X86_COMMON(P, BITS)                                             \
+#define AP_SIMD_X86_COMMON(P, BITS, MASK)                                       \
+  using T = __m##BITS;                                                          \
+  using Mask = MASK;                                                            \
+  static constexpr int W = BITS / 32;                                           \
   static T zero() { return P##_setzero_ps(); }                                  \
   static T set1(float x) { return P##_set1_ps(x); }                             \
   static T load(const float* p) { return P##_loadu_ps(p); }                     \
@@ -68,10 +72,7 @@ namespace ap::simd {
 #if defined(AP_SIMD_AVX512)
 namespace avx512 {
 struct V {
-  using T = __m512;
-  using Mask = __mmask16;
-  static constexpr int W = 16;
-  AP_SIMD_X86_COMMON(_mm512, 512)
+  AP_SIMD_X86_COMMON(_mm512, 512, __mmask16)
   static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
   static T load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
   static void store_partial(float* p, T v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
@@ -96,10 +97,7 @@ using avx512::V;
 #elif defined(AP_SIMD_AVX2)
 namespace avx2 {
 struct V {
-  using T = __m256;
-  using Mask = __m256;
-  static constexpr int W = 8;
-  AP_SIMD_X86_COMMON(_mm256, 256)
+  AP_SIMD_X86_COMMON(_mm256, 256, __m256)
   static __m256i first(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
@@ -122,10 +120,7 @@ using avx2::V;
 #elif defined(AP_SIMD_SSE2)
 namespace sse2 {
 struct V {
-  using T = __m128;
-  using Mask = __m128;
-  static constexpr int W = 4;
-  AP_SIMD_X86_COMMON(_mm, 128)
+  AP_SIMD_X86_COMMON(_mm, 128, __m128)
   static T load_partial(const float* p, int n) {
     float b[4] = {0, 0, 0, 0};
     std::memcpy(b, p, sizeof(float) * n);

@@ -19,36 +19,6 @@ bool in_ranges(const CodeRange* r, size_t n, char32_t cp) {
   return it != r && cp <= (it - 1)->last;
 }
 
-enum class Cls { letter, number, space, other };
-
-// One unit of the text: a character, or one byte that is not part of a valid one (class other).
-struct Unit {
-  size_t at, len;
-  Cls cls;
-  char32_t cp;  // 0xFFFFFFFF for an invalid byte
-};
-
-std::vector<Unit> units_of(const std::string& text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  std::vector<Unit> out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    size_t len = utf8_char_at(s, text.size(), i, cp);
-    Cls c = Cls::other;
-    if (len == 0) {
-      len = 1;
-      cp = 0xFFFFFFFF;
-    } else if (is_unicode_letter(cp)) c = Cls::letter;
-    else if (is_unicode_number(cp)) c = Cls::number;
-    else if (is_unicode_space(cp)) c = Cls::space;
-    out.push_back({i, len, c, cp});
-    i += len;
-  }
-  return out;
-}
-
-// GPT-2's contractions after an apostrophe at unit i: the number of units matched ('s → 2), or 0.
 size_t contraction(const std::vector<Unit>& u, size_t i) {
   auto is = [&](size_t k, char32_t c) { return k < u.size() && u[k].cp == c; };
   if (!is(i, U'\'')) return 0;
@@ -106,10 +76,31 @@ bool is_unicode_number(char32_t cp) {
 }
 bool is_unicode_space(char32_t cp) { return in_ranges(kSpaces, kSpacesCount, cp); }
 
+std::vector<Unit> units_of(const std::string& text, size_t from, size_t len) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t end = from + len;
+  std::vector<Unit> out;
+  out.reserve(len);
+  for (size_t i = from; i < end;) {
+    char32_t cp = 0;
+    size_t n = utf8_char_at(s, end, i, cp);
+    Cls c = Cls::other;
+    if (n == 0) {
+      n = 1;
+      cp = 0xFFFFFFFF;
+    } else if (is_unicode_letter(cp)) c = Cls::letter;
+    else if (is_unicode_number(cp)) c = Cls::number;
+    else if (is_unicode_space(cp)) c = Cls::space;
+    out.push_back({i, n, c, cp});
+    i += n;
+  }
+  return out;
+}
+
 std::string byte_symbol(uint8_t b) { return symbols().sym[b]; }
 
 std::vector<std::pair<size_t, size_t>> bpe_pretokenize(const std::string& text) {
-  const std::vector<Unit> u = units_of(text);
+  const std::vector<Unit> u = units_of(text, 0, text.size());
   std::vector<std::pair<size_t, size_t>> pieces;
   const size_t n = u.size();
   auto run = [&](size_t k, Cls c) {  // end of the run of class c from unit k
@@ -155,17 +146,35 @@ std::vector<BpeMerge> parse_bpe_merges(const std::string& text, const std::strin
   return out;
 }
 
-struct BpeTokenizer::Cache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::vector<int>> pieces;
-};
+void BpePieceCache::encode(const std::string& text, size_t at, size_t len, std::vector<int>& out,
+                           const std::function<void(std::vector<int>&)>& encode_piece) {
+  constexpr size_t kCachedPiece = 64, kCacheEntries = 65536;
+  if (len > kCachedPiece) {
+    encode_piece(out);
+    return;
+  }
+  const std::string piece = text.substr(at, len);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = pieces_.find(piece);
+    if (it != pieces_.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  const size_t from = out.size();
+  encode_piece(out);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pieces_.size() >= kCacheEntries) pieces_.clear();
+  pieces_.emplace(piece, std::vector<int>(out.begin() + static_cast<long>(from), out.end()));
+}
 
 std::shared_ptr<const BpeTokenizer> BpeTokenizer::build(const std::vector<std::pair<std::string, long long>>& vocab,
                                                         const std::vector<BpeMerge>& merges,
                                                         const std::string& vocab_name, const std::string& merges_name,
                                                         const std::string& merges_unit) {
   std::shared_ptr<BpeTokenizer> t(new BpeTokenizer());
-  t->cache_ = std::make_shared<Cache>();
+  t->cache_ = std::make_shared<BpePieceCache>();
   if (vocab.empty()) throw InputError(vocab_name + " holds no tokens", vocab_name);
   if (vocab.size() > static_cast<size_t>(kMaxBpeVocab))
     throw InputError(vocab_name + " holds " + std::to_string(vocab.size()) + " tokens, more than the limit of " +
@@ -287,30 +296,12 @@ void BpeTokenizer::encode_piece(const unsigned char* p, size_t n, std::vector<in
 }
 
 std::vector<int> BpeTokenizer::encode(const std::string& text) const {
-  constexpr size_t kCachedPiece = 64, kCacheEntries = 65536;
   std::vector<int> ids;
   ids.reserve(text.size() / 3 + 1);
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  for (const auto& [at, len] : bpe_pretokenize(text)) {
-    if (len > kCachedPiece) {
-      encode_piece(s + at, len, ids);
-      continue;
-    }
-    const std::string piece = text.substr(at, len);
-    {
-      std::lock_guard<std::mutex> lock(cache_->mu);
-      const auto it = cache_->pieces.find(piece);
-      if (it != cache_->pieces.end()) {
-        ids.insert(ids.end(), it->second.begin(), it->second.end());
-        continue;
-      }
-    }
-    const size_t from = ids.size();
-    encode_piece(s + at, len, ids);
-    std::lock_guard<std::mutex> lock(cache_->mu);
-    if (cache_->pieces.size() >= kCacheEntries) cache_->pieces.clear();
-    cache_->pieces.emplace(piece, std::vector<int>(ids.begin() + static_cast<long>(from), ids.end()));
-  }
+  for (const std::pair<size_t, size_t>& piece : bpe_pretokenize(text))
+    cache_->encode(text, piece.first, piece.second, ids,
+                   [&](std::vector<int>& out) { encode_piece(s + piece.first, piece.second, out); });
   return ids;
 }
 

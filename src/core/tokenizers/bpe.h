@@ -27,7 +27,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -79,6 +81,19 @@ void bpe_merge(std::vector<int>& tok, const BpeRanks& ranks, BpeOrder order);
 // the ids: the check both tokenizers' decode make.
 void check_token_id(int id, size_t position, int vocab_size);
 
+// Both BPE tokenizers' memo of pieces → ids, shared by the threads that encode with one tokenizer:
+// a piece of at most 64 bytes is merged once; at 65,536 pieces the memo starts over.
+class BpePieceCache {
+ public:
+  // Appends the ids of text[at, at + len) to out: the memo's, or those encode_piece appends.
+  void encode(const std::string& text, size_t at, size_t len, std::vector<int>& out,
+              const std::function<void(std::vector<int>&)>& encode_piece);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::vector<int>> pieces_;
+};
+
 class BpeTokenizer {
  public:
   // `vocab` is (token, id) pairs as vocab.json holds them; `merges` in rank order. `vocab_name` and
@@ -110,8 +125,7 @@ class BpeTokenizer {
   std::vector<std::pair<int, int>> merge_lines_;  // rank → (left id, right id)
   BpeRanks merges_;
   int byte_id_[256] = {};
-  struct Cache;
-  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<BpePieceCache> cache_;
 };
 
 // One token's bytes as text for display: whole UTF-8 characters as they are, each byte that is not

@@ -30,15 +30,10 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 }  // namespace
 
-struct HfBpeTokenizer::Cache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::vector<int>> pieces;
-};
-
 std::shared_ptr<const HfBpeTokenizer> HfBpeTokenizer::build(const HfBpeSpec& spec) {
   std::shared_ptr<HfBpeTokenizer> t(new HfBpeTokenizer());
   t->spec_ = spec;
-  t->cache_ = std::make_shared<Cache>();
+  t->cache_ = std::make_shared<BpePieceCache>();
   const std::string& vn = spec.vocab_name;
   const size_t n = spec.vocab.size();
   if (n == 0) throw InputError(vn + " holds no tokens", vn);
@@ -180,7 +175,6 @@ std::string HfBpeTokenizer::normalize(const std::string& segment, bool at_start)
 }
 
 void HfBpeTokenizer::encode_segment(const std::string& segment, bool at_start, std::vector<int>& out) const {
-  constexpr size_t kCachedPiece = 64, kCacheEntries = 65536;
   const std::string text = normalize(segment, at_start);
   std::vector<std::pair<size_t, size_t>> pieces{{0, text.size()}}, next;
   if (text.empty()) return;
@@ -192,27 +186,10 @@ void HfBpeTokenizer::encode_segment(const std::string& segment, bool at_start, s
     }
     pieces.swap(next);
   }
-  for (const auto& [at, len] : pieces) {
-    if (len == 0) continue;
-    const std::string piece = text.substr(at, len);
-    if (len > kCachedPiece) {
-      encode_piece(piece, out);
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(cache_->mu);
-      const auto it = cache_->pieces.find(piece);
-      if (it != cache_->pieces.end()) {
-        out.insert(out.end(), it->second.begin(), it->second.end());
-        continue;
-      }
-    }
-    const size_t from = out.size();
-    encode_piece(piece, out);
-    std::lock_guard<std::mutex> lock(cache_->mu);
-    if (cache_->pieces.size() >= kCacheEntries) cache_->pieces.clear();
-    cache_->pieces.emplace(piece, std::vector<int>(out.begin() + static_cast<long>(from), out.end()));
-  }
+  for (const std::pair<size_t, size_t>& piece : pieces)
+    if (piece.second > 0)
+      cache_->encode(text, piece.first, piece.second, out,
+                     [&](std::vector<int>& o) { encode_piece(text.substr(piece.first, piece.second), o); });
 }
 
 std::vector<int> HfBpeTokenizer::encode(const std::string& text, bool with_special) const {

@@ -100,8 +100,7 @@ class HfBpeTokenizer {
   std::vector<bool> special_;
   std::vector<std::vector<size_t>> added_by_first_;  // first byte → indices into spec_.added
   int byte_id_[256] = {};                           // byte_level: a byte's token; sentencepiece: <0xNN> or −1
-  struct Cache;
-  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<BpePieceCache> cache_;
 };
 
 }  // namespace ap

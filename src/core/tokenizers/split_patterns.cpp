@@ -8,35 +8,6 @@ namespace ap {
 
 namespace {
 
-enum class Cls { letter, number, space, other };
-
-struct Unit {
-  size_t at, len;
-  Cls cls;
-  char32_t cp;  // 0xFFFFFFFF for a byte that is not valid UTF-8
-};
-
-std::vector<Unit> units_of(const std::string& text, size_t from, size_t len) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t end = from + len;
-  std::vector<Unit> out;
-  out.reserve(len);
-  for (size_t i = from; i < end;) {
-    char32_t cp = 0;
-    size_t n = utf8_char_at(s, end, i, cp);
-    Cls c = Cls::other;
-    if (n == 0) {
-      n = 1;
-      cp = 0xFFFFFFFF;
-    } else if (is_unicode_letter(cp)) c = Cls::letter;
-    else if (is_unicode_number(cp)) c = Cls::number;
-    else if (is_unicode_space(cp)) c = Cls::space;
-    out.push_back({i, n, c, cp});
-    i += n;
-  }
-  return out;
-}
-
 const std::string kLlama3 =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";

@@ -102,28 +102,26 @@ std::vector<int> Tokenizer::encode_ids(const std::string& text, const char* fiel
   return ids;
 }
 
-Tokenizer Tokenizer::from_bpe(std::shared_ptr<const BpeTokenizer> bpe, int model_vocab) {
-  if (!bpe) throw InputError("no BPE tokenizer", "vocab");
+template <class Bpe>
+Tokenizer Tokenizer::with_bpe(std::shared_ptr<const Bpe> bpe, std::shared_ptr<const Bpe> Tokenizer::*slot,
+                              int model_vocab, const char* none, const char* named) {
+  if (!bpe) throw InputError(none, "vocab");
   if (model_vocab < bpe->vocab_size())
-    throw InputError("the model's vocab_size is " + std::to_string(model_vocab) + " but its BPE tokenizer has " +
+    throw InputError("the model's vocab_size is " + std::to_string(model_vocab) + " but its " + named + " has " +
                          std::to_string(bpe->vocab_size()) + " tokens: the model has no row for the last ones",
                      "vocab");
   Tokenizer t(std::vector<char32_t>{});
-  t.bpe_ = std::move(bpe);
+  t.*slot = std::move(bpe);
   t.bpe_vocab_ = model_vocab;
   return t;
 }
 
+Tokenizer Tokenizer::from_bpe(std::shared_ptr<const BpeTokenizer> bpe, int model_vocab) {
+  return with_bpe(std::move(bpe), &Tokenizer::bpe_, model_vocab, "no BPE tokenizer", "BPE tokenizer");
+}
+
 Tokenizer Tokenizer::from_hf(std::shared_ptr<const HfBpeTokenizer> hf, int model_vocab) {
-  if (!hf) throw InputError("no tokenizer.json tokenizer", "vocab");
-  if (model_vocab < hf->vocab_size())
-    throw InputError("the model's vocab_size is " + std::to_string(model_vocab) + " but its tokenizer.json has " +
-                         std::to_string(hf->vocab_size()) + " tokens: the model has no row for the last ones",
-                     "vocab");
-  Tokenizer t(std::vector<char32_t>{});
-  t.hf_ = std::move(hf);
-  t.bpe_vocab_ = model_vocab;
-  return t;
+  return with_bpe(std::move(hf), &Tokenizer::hf_, model_vocab, "no tokenizer.json tokenizer", "tokenizer.json");
 }
 
 int Tokenizer::id_of(char32_t cp) const {

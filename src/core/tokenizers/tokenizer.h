@@ -92,6 +92,11 @@ class Tokenizer {
   std::shared_ptr<const BpeTokenizer> bpe_;
   std::shared_ptr<const HfBpeTokenizer> hf_;
   int bpe_vocab_ = 0;            // the model's vocab_size with either BPE
+  // from_bpe and from_hf: a tokenizer with `bpe` in `slot`, once the model has a row for each of
+  // its tokens (`none` and `named` name it in the errors).
+  template <class Bpe>
+  static Tokenizer with_bpe(std::shared_ptr<const Bpe> bpe, std::shared_ptr<const Bpe> Tokenizer::*slot,
+                            int model_vocab, const char* none, const char* named);
 };
 
 // The name this class had when it held characters only (branches written before BPE use it).

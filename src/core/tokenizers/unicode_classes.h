@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ap {
 
@@ -27,5 +29,16 @@ extern const size_t kSpacesCount;
 bool is_unicode_letter(char32_t cp);  // \p{L}
 bool is_unicode_number(char32_t cp);  // \p{N}
 bool is_unicode_space(char32_t cp);   // \s: White_Space
+
+// The pre-tokenizers' view of a text (GPT-2's pattern, tokenizer.json's): one unit a character, or
+// one byte that is not part of a valid one (class other, cp 0xFFFFFFFF), with its class.
+enum class Cls { letter, number, space, other };
+struct Unit {
+  size_t at, len;
+  Cls cls;
+  char32_t cp;
+};
+// The units of text[from, from + len) (defined in bpe.cpp).
+std::vector<Unit> units_of(const std::string& text, size_t from, size_t len);
 
 }  // namespace ap
