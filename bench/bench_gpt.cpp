@@ -36,13 +36,14 @@
 //       against one core's peak, and whether its logits kept the bits of 1 thread), w6g (the generation alone), w6k (the prompt's matrix products), w6s (a generation
 //       step's parts: the whole step, its one-row matrix products, the lm_head).
 //   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8) or Q8_0 (--only w8q): the
-//       128-token prompt's forward and 64 generated tokens (w8_bench).
+//       128-token prompt's forward and 64 generated tokens (w8_bench); --threads N runs it on N threads.
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
 //   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +59,7 @@
 #include "machine_limits.h"
 #include "core/interp/interp.h"
 #include "core/model/gpt.h"
+#include "core/kernels/bf16_gemm.h"
 #include "core/kernels/kernels.h"
 #include "core/model/next_token.h"
 #include "core/model/optim.h"
@@ -416,11 +418,32 @@ void gpt2s_bench(const std::string& sfx, bool quick, bool gen = true, bool prefi
 // with the prompt, untimed, before each trial). First the check line compared with the PyTorch peer
 // (bench/peers/smollm.py): the weights' bytes, the last prompt position's logits at every 4,096th
 // id from 17, its argmax and 8 greedy tokens.
-void w8_bench(ap::quant::Type type, const std::string& sfx, bool quick) {
+// With --threads N (N > 1) the model runs on N threads (GPT::set_threads), the lines named …_tN.
+// In BF16 where the prompt's product is bf16_gemm.h's (activations rounded to bf16), a line
+// W8_smollm_bf16_vs_f32act compares all the prompt's logits with the float path's (set_enabled(false)).
+void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
   std::unique_ptr<ap::GPT> m = smollm::model(type);
+  if (threads > 1) {
+    m->set_threads(threads);
+    sfx = "_t" + std::to_string(threads) + sfx;
+  }
   const std::string tag = std::string("W8_smollm_") + (type == ap::quant::Type::BF16 ? "bf16" : "q8_0");
   const std::vector<int> prompt = smollm::prompt();
   const int V = m->config().vocab_size, P = smollm::kPromptLen;
+  if (ap::kernels::bf16::enabled() && type == ap::quant::Type::BF16) {
+    m->forward(prompt.data(), nullptr, 1, P);
+    const std::vector<float> fast(m->logits(), m->logits() + static_cast<size_t>(P) * V);
+    ap::kernels::bf16::set_enabled(false);
+    m->forward(prompt.data(), nullptr, 1, P);
+    ap::kernels::bf16::set_enabled(true);
+    double worst = 0.0, top = 0.0;
+    for (size_t i = 0; i < fast.size(); ++i) {
+      worst = std::max(worst, std::fabs(double(fast[i]) - m->logits()[i]));
+      top = std::max(top, std::fabs(double(m->logits()[i])));
+    }
+    std::printf("%s_vs_f32act%s max_abs_diff=%.3g max_abs_logit=%.3g ratio=%.3g\n", tag.c_str(), sfx.c_str(), worst,
+                top, worst / top);
+  }
   m->forward(prompt.data(), nullptr, 1, P);
   const float* last = m->logits() + static_cast<size_t>(P - 1) * V;
   std::printf("%s_check%s params=%lld weight_bytes=%lld argmax=%d logits=", tag.c_str(), sfx.c_str(),
@@ -601,14 +624,14 @@ void w9_patch_bench(bool quick) {
 
 int main(int argc, char** argv) {
   bool quick = false, with_ref = false;
-  int threads = ap::hardware_threads() > 1 ? ap::hardware_threads() : 2;
+  int threads = ap::hardware_threads() > 1 ? ap::hardware_threads() : 2, w8_threads = 1;  // W8: --threads's
   std::string only = "w3,w4";  // W5 only when asked (--only w5): the peers' table reads W3 and W4
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--reference") with_ref = true;
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = w8_threads = std::atoi(argv[++i]);
   }
   auto wants = [&](const char* w) { return ("," + only + ",").find(std::string(",") + w + ",") != std::string::npos; };
   namespace K = ap::kernels;
@@ -654,8 +677,8 @@ int main(int argc, char** argv) {
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false);  // its generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
-    if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick);
-    if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick);
+    if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick, w8_threads);
+    if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick, w8_threads);
     if (wants("w9") && tier == K::Tier::fast) w9_patch_bench(quick);  // GPT-2's shape: a patching sweep
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));

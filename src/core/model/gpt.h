@@ -496,8 +496,8 @@ class GPT {
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
-  // A Linear layer: the typed product when tw holds a typed matrix (on the calling thread), else
-  // the float kernel split as set_threads says.
+  // A Linear layer: the typed product when tw holds a typed matrix, else the float kernel; either
+  // split as set_threads says.
   void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
               const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC);
   // wte's rows of ids (n of them) plus wpe's rows from position pos0 (when learned), into out.
