@@ -38,13 +38,14 @@
 //       (GPT::set_threads; names suffixed _tN), so `--only w6 --threads 1` and `--threads 2` are an A/B.
 //       (w6s: the whole step, its one-row matrix products, the lm_head).
 //   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8), Q8_0 (w8q) or Q4_0 (w8q4): the
-//       128-token prompt's forward and 64 generated tokens (w8_bench).
+//       128-token prompt's forward and 64 generated tokens (w8_bench); --threads N runs it on N threads.
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
 //   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w8q4,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +61,7 @@
 #include "machine_limits.h"
 #include "core/interp/interp.h"
 #include "core/model/gpt.h"
+#include "core/kernels/bf16_gemm.h"
 #include "core/kernels/kernels.h"
 #include "core/model/next_token.h"
 #include "core/model/optim.h"
@@ -421,11 +423,32 @@ void gpt2s_bench(const std::string& sfx0, bool quick, bool gen = true, bool pref
 // with the prompt, untimed, before each trial). First the check line compared with the PyTorch peer
 // (bench/peers/smollm.py): the weights' bytes, the last prompt position's logits at every 4,096th
 // id from 17, its argmax and 8 greedy tokens.
-void w8_bench(ap::quant::Type type, const std::string& sfx, bool quick) {
+// With --threads N (N > 1) the model runs on N threads (GPT::set_threads), the lines named …_tN.
+// In BF16 where the prompt's product is bf16_gemm.h's (activations rounded to bf16), a line
+// W8_smollm_bf16_vs_f32act compares all the prompt's logits with the float path's (set_enabled(false)).
+void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
   std::unique_ptr<ap::GPT> m = smollm::model(type);
+  if (threads > 1) {
+    m->set_threads(threads);
+    sfx = "_t" + std::to_string(threads) + sfx;
+  }
   const std::string tag = std::string("W8_smollm_") + (type == ap::quant::Type::BF16 ? "bf16" : type == ap::quant::Type::Q8_0 ? "q8_0" : "q4_0");
   const std::vector<int> prompt = smollm::prompt();
   const int V = m->config().vocab_size, P = smollm::kPromptLen;
+  if (ap::kernels::bf16::enabled() && type == ap::quant::Type::BF16) {
+    m->forward(prompt.data(), nullptr, 1, P);
+    const std::vector<float> fast(m->logits(), m->logits() + static_cast<size_t>(P) * V);
+    ap::kernels::bf16::set_enabled(false);
+    m->forward(prompt.data(), nullptr, 1, P);
+    ap::kernels::bf16::set_enabled(true);
+    double worst = 0.0, top = 0.0;
+    for (size_t i = 0; i < fast.size(); ++i) {
+      worst = std::max(worst, std::fabs(double(fast[i]) - m->logits()[i]));
+      top = std::max(top, std::fabs(double(m->logits()[i])));
+    }
+    std::printf("%s_vs_f32act%s max_abs_diff=%.3g max_abs_logit=%.3g ratio=%.3g\n", tag.c_str(), sfx.c_str(), worst,
+                top, worst / top);
+  }
   m->forward(prompt.data(), nullptr, 1, P);
   const float* last = m->logits() + static_cast<size_t>(P - 1) * V;
   std::printf("%s_check%s params=%lld weight_bytes=%lld argmax=%d logits=", tag.c_str(), sfx.c_str(),
@@ -654,16 +677,16 @@ int main(int argc, char** argv) {
       m257.init_weights(0);
       gen_bench("W4_gen256_kvcache_blk257" + sfx, N, trials, [&] { return gen_kvcache(m257, N); });
     }
-    const int w6_threads = threads_given ? threads : 1;  // w6, w6p, w6g: on --threads N when given
+    const int w6_threads = threads_given ? threads : 1;  // w6, w6p, w6g, w8: on --threads N when given
     if (wants("w6") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, true, 1, w6_threads);  // fast tier only
     if (wants("w6p") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, 1, w6_threads);  // the prompt alone
     if (wants("w6t") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, false, true, threads);  // and on threads
     if (wants("w6k") && tier == K::Tier::fast) w6_matmul_bench();
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false, 1, w6_threads);  // generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
-    if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick);
-    if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick);
-    if (wants("w8q4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_0, sfx, quick);
+    if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick, w6_threads);
+    if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick, w6_threads);
+    if (wants("w8q4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_0, sfx, quick, w6_threads);
     if (wants("w9") && tier == K::Tier::fast) w9_patch_bench(quick);  // GPT-2's shape: a patching sweep
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));

@@ -2,9 +2,10 @@
 // llama_load.h's open_llama) against the same model converted to float32 (load_llama): in the
 // reference tier the logits of forward() and of the KV cache are the float model's bit for bit (the
 // typed products are the float reference kernel on the dequantized rows: test_quant.cpp), in the
-// fast tier within 1e-4; a BF16 model's weights take its file's bytes (weight_bytes, not RSS), the
-// float model's twice; to_float32 gives load_llama's parameters exactly; fine-tuning converts first;
-// q/k/v of three types stack as three parts. Against PyTorch: tests/llama_torch_test.py and
+// fast tier within 1e-4 (float32 activations: bf16_gemm.h's product off, test_bf16_gemm.cpp's); a
+// BF16 model's weights take its file's bytes (weight_bytes, not RSS), the float model's twice;
+// to_float32 gives load_llama's parameters exactly; fine-tuning converts first; q/k/v of three
+// types stack as three parts. Against PyTorch: tests/llama_torch_test.py and
 // tests/gguf_weights_test.py run the CLI, which opens these models typed.
 #include <catch2/catch.hpp>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/bf16_gemm.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/quant.h"
 #include "formats/hf_folder.h"
@@ -99,7 +101,11 @@ TEST_CASE("typed weights: the logits of the float32 model, bit for bit in the re
   CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
   CHECK(typed->typed());  // inference kept them typed
   ap::kernels::set_tier(ap::kernels::Tier::fast);
+  // float32 activations throughout: a prompt's BF16 parts on bf16_gemm.h's product (activations
+  // rounded to bf16) are test_bf16_gemm.cpp's
+  ap::kernels::bf16::set_enabled(false);
   const std::vector<float> fast = logits_of(*typed);
+  ap::kernels::bf16::set_enabled(true);
   float worst = 0.0f;
   for (size_t i = 0; i < fast.size(); ++i) worst = std::max(worst, std::fabs(fast[i] - want[i]));
   INFO(ap::kernels::tier_name() << ": largest difference " << worst);

@@ -3,9 +3,12 @@
 #include "core/kernels/typed_matmul.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "core/kernels/bf16_gemm.h"
 #include "core/kernels/kernels.h"
 
 namespace ap::kernels {
@@ -14,34 +17,61 @@ namespace {
 
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
-// A prompt's rows (N ≥ kChunkedRows): the weight rows dequantized a chunk at a time (about
-// kChunkFloats floats) into this thread's buffer, then the float kernel of the tier in use on the
-// chunk (its blocked product, not one dot product per output), the chunk's columns put in place.
+// A prompt's rows (N ≥ kChunkedRows) on one part (rows [row, row + p.rows) of out's OC columns):
+// the weight rows dequantized a chunk at a time (about kChunkFloats floats) into this thread's
+// buffer, then the float kernel of the tier in use on the chunk (its blocked product, not one dot
+// product per output), the chunk's columns put in place.
 constexpr int kChunkedRows = 8;
 constexpr int kChunkFloats = 1 << 16;
 
-void chunked(float* out, const float* inp, const TypedMatrix& w, int N, int C, int OC) {
+void chunked(float* out, const float* inp, const TypedPart& p, int row, int N, int C, int OC) {
   thread_local std::vector<float> deq, part_out;
   const int R = std::max(16, std::min(OC, kChunkFloats / C));
   deq.resize(sz(int64_t(R) * C));
   part_out.resize(sz(int64_t(N) * R));
   const Kernels& k = active();
-  int row = 0;
-  for (const TypedPart& p : w.parts) {
-    const uint64_t rb = quant::row_bytes(p.type, static_cast<uint64_t>(C));
-    for (int r0 = 0; r0 < p.rows; r0 += R) {
-      const int n = std::min(R, p.rows - r0);
-      for (int r = 0; r < n; ++r)
-        quant::dequantize_row(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
-      k.matmul_forward(part_out.data(), inp, deq.data(), nullptr, N, C, n);
-      for (int i = 0; i < N; ++i)
-        std::memcpy(out + sz(int64_t(i) * OC + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
-    }
-    row += p.rows;
+  const uint64_t rb = quant::row_bytes(p.type, static_cast<uint64_t>(C));
+  for (int r0 = 0; r0 < p.rows; r0 += R) {
+    const int n = std::min(R, p.rows - r0);
+    for (int r = 0; r < n; ++r)
+      quant::dequantize_row(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
+    k.matmul_forward(part_out.data(), inp, deq.data(), nullptr, N, C, n);
+    for (int i = 0; i < N; ++i)
+      std::memcpy(out + sz(int64_t(i) * OC + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
   }
 }
 
+// The state of bf16::enabled(): 1 on, 0 off, −1 not yet read from the environment.
+std::atomic<int> bf16_state{-1};
+
+// A BF16 part of a prompt's product takes bf16_gemm.h's product in the fast tier on avx512 when
+// bf16::enabled().
+bool bf16_product(const TypedPart& p, int N) {
+  return p.type == quant::Type::BF16 && N >= bf16::kRows && std::strcmp(active().name, "avx512") == 0 &&
+         bf16::enabled();
+}
+
 }  // namespace
+
+bool bf16::enabled() {
+  if (bf16_state < 0) {
+    const char* env = std::getenv("AP_BF16_GEMM");
+    bf16_state = (!(env && std::strcmp(env, "0") == 0) && available()) ? 1 : 0;
+  }
+  return bf16_state == 1;
+}
+void bf16::set_enabled(bool on) { bf16_state = on && available() ? 1 : 0; }
+
+#if defined(AP_BF16_GEMM)
+bool bf16::available() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512bf16");
+}
+#else
+bool bf16::available() { return false; }
+void bf16::gemm(float*, int, const float*, const uint16_t*, int, int, int) {}
+#endif
 
 int64_t TypedMatrix::bytes() const {
   int64_t n = 0;
@@ -56,7 +86,12 @@ void typed_matmul_forward(float* out, const float* inp, const TypedMatrix& w, co
     return;
   }
   if (N >= kChunkedRows) {
-    chunked(out, inp, w, N, C, OC);
+    int row = 0;
+    for (const TypedPart& p : w.parts) {
+      if (bf16_product(p, N)) bf16::gemm(out + row, OC, inp, reinterpret_cast<const uint16_t*>(p.data), N, C, p.rows);
+      else chunked(out, inp, p, row, N, C, OC);
+      row += p.rows;
+    }
   } else if (w.parts.size() == 1) {
     quant::matmul(out, inp, w.parts[0].data, w.parts[0].type, N, OC, C);
   } else {

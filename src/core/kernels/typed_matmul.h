@@ -13,7 +13,10 @@
 // weight rows dequantized a chunk of ~64K floats at a time and multiplied by kernels.h's
 // matmul_forward of the tier in use (its blocked product): in the reference tier the same sums in
 // the same order as quant::matmul_ref, so the same bits; in the fast tier within kernels.h's
-// matmul bound.
+// matmul bound — except a BF16 part in the fast tier on avx512 when the CPU has avx512_bf16
+// (bf16_gemm.h, bf16::enabled()): the activations rounded to bf16 as PyTorch's BF16 Linear does,
+// within bf16_gemm.h's bound. Each output is computed the same way whatever rows of w a call
+// covers, so a split of the rows (GPT::set_threads) gives the same bits.
 // Limits: cols a multiple of each part's block; the parts' data aligned to 4 bytes (quant.h); a
 // prompt's product keeps a buffer per thread (the chunk and its output, grown once).
 #pragma once

@@ -511,8 +511,8 @@ class GPT {
   void mlp_act_rows(const kernels::Kernels& k, float* out, const float* fch, int N);
   void residual_add(const kernels::Kernels& k, float* out, const float* a, const float* b, int64_t n);
   void attention(const kernels::Kernels& k, float* out, float* att, const float* qkv, int B, int T);
-  // A Linear layer: the typed product when tw holds a typed matrix (on the calling thread), else
-  // the float kernel split as set_threads says.
+  // A Linear layer: the typed product when tw holds a typed matrix, else the float kernel; either
+  // split as set_threads says.
   void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
               const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC);
   // wte's rows of ids (n of them) plus wpe's rows from position pos0 (when learned), into out.

@@ -160,10 +160,49 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
   make_tables();
 }
 
+namespace {
+
+// Rows [lo, hi) of m, as a matrix of its own (the parts cut where they cross lo and hi).
+kernels::TypedMatrix row_slice(const kernels::TypedMatrix& m, int lo, int hi) {
+  kernels::TypedMatrix s;
+  s.cols = m.cols;
+  s.rows = hi - lo;
+  int at = 0;
+  for (const kernels::TypedPart& p : m.parts) {
+    const int a = std::max(lo, at), e = std::min(hi, at + p.rows);
+    if (a < e) {
+      const uint64_t rb = quant::row_bytes(p.type, static_cast<uint64_t>(m.cols));
+      s.parts.push_back({p.type, p.data + rb * static_cast<uint64_t>(a - at), e - a});
+    }
+    at += p.rows;
+  }
+  return s;
+}
+
+}  // namespace
+
+// The typed product split across set_threads' threads as the float one (gpt.cpp's linear: the
+// i-th of n equal runs of whole 16-column groups, a product of 4 rows or more): each thread takes
+// its rows of the matrix, every output computed as on one thread (typed_matmul.h), so the same bits.
 void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
                  const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) {
-  if (tw && !tw->empty()) kernels::typed_matmul_forward(out, inp, *tw, b, N, C, OC);
-  else linear(k, out, inp, w, b, N, C, OC);  // float32: split across set_threads' threads
+  if (!tw || tw->empty()) return linear(k, out, inp, w, b, N, C, OC);  // float32: split likewise
+  constexpr int kGroup = 16, kMinRows = 4;
+  const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
+  if (n == 1 || N < kMinRows || groups < n) return kernels::typed_matmul_forward(out, inp, *tw, b, N, C, OC);
+  auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
+  for (int i = 0; i < n; ++i) {
+    std::vector<float>& s = split_out_[sz(i)];
+    const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
+    if (s.size() < need) s.resize(need);
+  }
+  auto part = [&](int i) {
+    const int lo = cols(i), wd = cols(i + 1) - lo;
+    float* s = split_out_[sz(i)].data();
+    kernels::typed_matmul_forward(s, inp, row_slice(*tw, lo, lo + wd), b ? b + lo : nullptr, N, C, wd);
+    for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
+  };
+  pool_->run(part);
 }
 
 void GPT::embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const {
