@@ -8,6 +8,7 @@
 // Logits against PyTorch: tests/wasm/gpt_open_files.test.mjs and tests/e2e/open-llama.spec.mjs.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -206,4 +207,28 @@ TEST_CASE("open_files: a BF16 folder's weights stay BF16, in the buffers they we
   copy->forward(ids, nullptr, 1, 5);
   CHECK(std::memcmp(opened_model.logits(), copy->logits(), 5 * sizeof(float) * g.vocab_size) == 0);
   CHECK(copy->weight_bytes() >= tensors - norms / 2);
+}
+
+TEST_CASE("open_files: a model too big is refused in figures, its weights the files' bytes", "[gpt][open]") {
+  // Llama 3 8B's shape, its one file said to be 40 GB: refused before anything is read
+  Value c = ap::json::parse(kConfig);
+  for (const auto& [k, n] : {std::pair<const char*, int>{"hidden_size", 4096}, {"intermediate_size", 14336},
+                             {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8}})
+    c.set(k, n);
+  const double size = 40e9;
+  const std::string spec = R"({"name":"big","files":[{"name":"model.safetensors","size":40000000000}]})";
+  ap::GptSession s;
+  const Value v = ap::json::parse(s.open_files(spec, c.dump(), "", "", ""));
+  INFO(v.dump());
+  CHECK(v.find("field")->as_string() == "memory");
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.2f GiB", size / double(int64_t(1) << 30));
+  // the need: the weights as stored (the file's bytes) with the rest of the model, not 4 bytes a parameter
+  const ap::GPTConfig g = ap::llama_gpt_config(ap::read_hf_config(c.dump()));
+  const int64_t need = ap::GPT::memory_bytes(g, 1, 1, ap::ModelUse::infer, ap::GPT::typed_weight_bytes(g, int64_t(size)));
+  char needs[32];
+  std::snprintf(needs, sizeof needs, "%.2f GiB", need / double(int64_t(1) << 30));
+  CHECK(v.find("error")->as_string().find(std::string("needs about ") + needs + " (") != std::string::npos);
+  CHECK(v.find("error")->as_string().find(std::string("the weights' ") + figure + " as the files hold them") != std::string::npos);
+  CHECK(!s.trainer());  // nothing was made
 }

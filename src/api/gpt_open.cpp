@@ -480,11 +480,16 @@ std::string GptOpening::open_files(const std::string& spec_json, const std::stri
       const GPTConfig g = llama_gpt_config(o->config);
       uint64_t bytes = 0;
       for (const auto& f : o->files) bytes += f.size;
-      const int64_t need = files_model_bytes(g, bytes), left = open_memory_left();
+      // the weights: the files' bytes, and at least 2 bytes a weight (BF16, F16: a folder's smallest)
+      const int64_t least = 2 * (g.num_parameters() - GPT::typed_weight_bytes(g, 0) / 4);
+      const int64_t weights = std::max(static_cast<int64_t>(bytes), least);
+      const int64_t need = files_model_bytes(g, static_cast<uint64_t>(weights)), left = open_memory_left();
+      const std::string held = weights > static_cast<int64_t>(bytes)
+                                   ? gib(weights) + " at 2 bytes a weight (config.json's " + std::to_string(g.num_parameters()) + " parameters)"
+                                   : gib(weights) + " as the files hold them, kept so,";
       if (need > left || need > kMaxOpenBytes)
-        throw InputError(refusal(o->name, need, "the weights' " + gib(int64_t(bytes)) + " as the files hold them, kept so, " +
-                                                    "and " + gib(need - int64_t(bytes)) + " for the norms in float32, the " +
-                                                    "activations and the KV cache",
+        throw InputError(refusal(o->name, need, "the weights' " + held + " and " + gib(need - weights) +
+                                                    " for the norms in float32, the activations and the KV cache",
                                  left),
                          "memory");
     }
