@@ -27,6 +27,7 @@
 // headers: about 1.1× an F32 file.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -411,6 +412,20 @@ int64_t files_model_bytes(const GPTConfig& g, uint64_t bytes) {
   return GPT::memory_bytes(g, 1, 1, ModelUse::infer, GPT::typed_weight_bytes(g, static_cast<int64_t>(bytes)));
 }
 
+// The module's memory grown once to hold `bytes` past the heap's break (wasm; natively nothing),
+// which the weights' buffers then take without growing it again. Grown a buffer at a time, the
+// memory would overshoot its last growth by up to a fifth (Emscripten's geometric growth, up to
+// 96 MiB) and end at up to 1.2× what it holds.
+void reserve_heap(uint64_t bytes) {
+#ifdef __EMSCRIPTEN__
+  const uint64_t want = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(sbrk(0))) + bytes;
+  if (want > emscripten_get_heap_size() && want < static_cast<uint64_t>(open_memory_max()))
+    emscripten_resize_heap(static_cast<size_t>(want));
+#else
+  (void)bytes;
+#endif
+}
+
 // What keeps the weights' buffers alive in the opened model (gpt.h's TypedOwner).
 struct FilesBytes {
   std::vector<FilesOpening::Range> reads;  // a folder's, one per tensor
@@ -604,6 +619,9 @@ std::string GptOpening::open_files_plan() {
                            "allocator gives at most " + gib(kMaxBlockBytes) + " at once: it will not open here; natively, gpt opens it",
                        "memory");
     for (auto& f : o.files) f.src.reset();  // the headers are read
+    // the weights' buffers, the norms in float32 and a little room beside (RoPE's tables, one
+    // token's activations), grown at once
+    reserve_heap(total + static_cast<uint64_t>(GPT::typed_weight_bytes(o.model, 0)) + (uint64_t(8) << 20));
     try {
       for (size_t i = 0; i < reads.size(); ++i) reads[i].bytes.resize(static_cast<size_t>(sizes[i]));
     } catch (const std::exception&) {
