@@ -8,10 +8,21 @@
 // With --gpt and w9 asked for (--only w9, or every workload), W9's sweep also runs the page's
 // way, on GPT-2 small's shape over the page's workers (bench/patch_bench.mjs: W9w), after the
 // single-thread lines.
+// --open (alone) times the training page's "Open a model" on a SmolLM2-135M-shaped Hugging Face
+// folder in BF16 with random weights (about 270 MB, written once under the system's temporary
+// folder: openBench below) and prints the wasm memory after opening over the files' bytes.
 import { chromium } from 'playwright-core';
+import { existsSync, mkdirSync, openSync, writeSync, closeSync, statSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LAUNCH, runPageBench } from './web_server.mjs';
+
+if (process.argv[2] === '--open') {
+  await openBench(Number(process.argv[3] ?? 3));
+  process.exit(process.exitCode ?? 0);
+}
 
 const gpt = process.argv[2] === '--gpt';
 const JS = fileURLToPath(new URL(`../build-wasm/${gpt ? 'ap_bench_gpt_web' : 'ap_bench_web'}.js`, import.meta.url));
@@ -50,4 +61,105 @@ const wantsW9 = gpt && (!args.includes('--only') || args[args.indexOf('--only') 
 if (wantsW9 && !args.includes('--quick')) {
   const { w9w } = await import('./patch_bench.mjs');
   await w9w({ log: (line) => console.log(`ap_bench_gpt (Chromium, page workers): ${line}`) });
+}
+
+// ---- --open: the page's opening of a 270 MB BF16 folder ----
+
+// SmolLM2-135M's shape (bench/smollm.h): 30 layers, hidden 576, 9 heads, 3 key/value heads,
+// SwiGLU of 1,536, vocabulary 49,152, embeddings tied; every tensor BF16, as its Hugging Face
+// folder stores it. No tokenizer.json: the page then takes token ids.
+function smollm() {
+  return { model_type: 'llama', architectures: ['LlamaForCausalLM'], hidden_size: 576, intermediate_size: 1536,
+    num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, vocab_size: 49152,
+    max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true,
+    hidden_act: 'silu', torch_dtype: 'bfloat16', bos_token_id: 1, eos_token_id: 2 };
+}
+
+function smollmTensors(c) {
+  const H = c.hidden_size, I = c.intermediate_size, hd = H / c.num_attention_heads, kv = c.num_key_value_heads * hd;
+  const out = [['model.embed_tokens.weight', [c.vocab_size, H]]];
+  for (let l = 0; l < c.num_hidden_layers; l++) {
+    const p = `model.layers.${l}.`;
+    out.push([`${p}input_layernorm.weight`, [H]], [`${p}self_attn.q_proj.weight`, [H, H]], [`${p}self_attn.k_proj.weight`, [kv, H]],
+      [`${p}self_attn.v_proj.weight`, [kv, H]], [`${p}self_attn.o_proj.weight`, [H, H]], [`${p}post_attention_layernorm.weight`, [H]],
+      [`${p}mlp.gate_proj.weight`, [I, H]], [`${p}mlp.up_proj.weight`, [I, H]], [`${p}mlp.down_proj.weight`, [H, I]]);
+  }
+  out.push(['model.norm.weight', [H]]);
+  return out;
+}
+
+// The folder (config.json, model.safetensors) with seeded random BF16 weights: norms 1 + 0.1·r,
+// the rest 0.02·r, r uniform in [−1, 1) from xorshift32; written once, then reused.
+function writeSmollmFolder(dir) {
+  const tensors = smollmTensors(smollm());
+  const header = {};
+  let at = 0;
+  for (const [name, shape] of tensors) {
+    const n = shape.reduce((a, b) => a * b, 1) * 2;
+    header[name] = { dtype: 'BF16', shape, data_offsets: [at, at + n] };
+    at += n;
+  }
+  let h = JSON.stringify(header);
+  h += ' '.repeat((8 - (h.length % 8)) % 8);
+  const file = join(dir, 'model.safetensors');
+  if (existsSync(file) && statSync(file).size === 8 + h.length + at) return;
+  mkdirSync(dir, { recursive: true });
+  const fd = openSync(file, 'w');
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(h.length));
+  writeSync(fd, len);
+  writeSync(fd, Buffer.from(h));
+  let x = 2463534242;
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  for (const [name, shape] of tensors) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const norm = name.endsWith('norm.weight');
+    const out = new Uint16Array(n);
+    for (let i = 0; i < n; i++) {
+      x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+      const r = (x >>> 0) / 2 ** 31 - 1;
+      f32[0] = norm ? 1 + 0.1 * r : 0.02 * r;
+      out[i] = u32[0] >>> 16; // BF16: the top half (truncated)
+    }
+    writeSync(fd, new Uint8Array(out.buffer));
+  }
+  closeSync(fd);
+  const cfd = openSync(join(dir, 'config.json'), 'w');
+  writeSync(cfd, JSON.stringify(smollm(), null, 1));
+  closeSync(cfd);
+}
+
+// Opens the folder `rounds` times, each in a new page (a new worker: a new wasm memory), from the
+// folder picker's choice to #app's data-open="opened"; prints the median time and the wasm memory
+// after opening (the worker's gpt.openMemory().size, on #tr-open-msg) over the files' bytes.
+async function openBench(rounds) {
+  const dir = join(tmpdir(), 'ap-open-bench', 'SmolLM2-135M-bf16');
+  writeSmollmFolder(dir);
+  const files = readdirSync(dir).reduce((a, f) => a + statSync(join(dir, f)).size, 0);
+  await runPageBench('web', async ({ browser, url }) => {
+    const times = [];
+    const ratios = [];
+    for (let k = 0; k < rounds; k++) {
+      const page = await browser.newPage();
+      await page.goto(`${url}/train/`);
+      await page.waitForFunction(() => document.getElementById('app')?.dataset.status === 'ready', null, { timeout: 120000 });
+      const t0 = Date.now();
+      await page.locator('#tr-open-folder').setInputFiles(dir);
+      await page.waitForFunction(() => ['opened', 'refused'].includes(document.getElementById('app')?.dataset.open), null, { timeout: 600000 });
+      times.push(Date.now() - t0);
+      const got = await page.evaluate(() => {
+        const m = document.getElementById('tr-open-msg');
+        return { open: document.getElementById('app').dataset.open, memory: Number(m.dataset.memoryBytes), weights: Number(m.dataset.weightBytes), text: m.textContent };
+      });
+      if (got.open !== 'opened') throw new Error(`the folder was refused: ${got.text}`);
+      ratios.push({ memory: got.memory / files, weights: got.weights / files });
+      await page.close();
+    }
+    const med = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+    const last = ratios[ratios.length - 1];
+    console.log(`open_bench (Chromium ${browser.version()}): SmolLM2-135M-shaped BF16 folder, ${(files / 1e6).toFixed(1)} MB: `
+      + `open_ms_med=${med} (${times.join(', ')}; ${rounds} openings) wasm_memory/files=${last.memory.toFixed(3)} `
+      + `weights/files=${last.weights.toFixed(3)}`);
+  });
 }

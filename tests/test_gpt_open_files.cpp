@@ -8,12 +8,14 @@
 // Logits against PyTorch: tests/wasm/gpt_open_files.test.mjs and tests/e2e/open-llama.spec.mjs.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "api/gpt_session.h"
+#include "core/base/half_float.h"
 #include "core/base/rng.h"
 #include "formats/hf_folder.h"
 #include "formats/json.h"
@@ -28,23 +30,31 @@ const char* kConfig = R"({"model_type":"llama","hidden_act":"silu","vocab_size":
   "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
   "max_position_embeddings":32,"rms_norm_eps":1e-6,"rope_theta":10000.0,"tie_word_embeddings":true})";
 
-// The folder: file name → bytes (config.json, the index, two shards).
-std::map<std::string, std::string> folder() {
+// The folder: file name → bytes (config.json, the index, two shards), its tensors in F32 or BF16.
+std::map<std::string, std::string> folder(bool bf16 = false) {
   const ap::HfConfig c = ap::read_hf_config(kConfig);
   ap::Rng rng(3);
   std::vector<std::vector<float>> values;
+  std::vector<std::vector<uint16_t>> halves;
   std::vector<ap::safetensors::TensorData> shard[2];
   Value map = Value::object();
   int k = 0;
   const auto expected = ap::hf_expected_tensors(c);
   values.reserve(expected.size());
+  halves.reserve(expected.size());
   for (const auto& [name, shape] : expected) {
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
     values.emplace_back(n);
     for (float& v : values.back()) v = 0.3f * rng.normal();
     const std::string file = k % 2 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
-    shard[k % 2].push_back({name, "F32", shape, values.back().data(), nullptr});
+    if (bf16) {
+      halves.emplace_back();
+      for (float v : values.back()) halves.back().push_back(ap::float_to_bf16(v));
+      shard[k % 2].push_back({name, "BF16", shape, nullptr, reinterpret_cast<const unsigned char*>(halves.back().data())});
+    } else {
+      shard[k % 2].push_back({name, "F32", shape, values.back().data(), nullptr});
+    }
     map.set(name, file);
     ++k;
   }
@@ -159,4 +169,66 @@ TEST_CASE("open_files: a missing shard, no config.json and a truncated shard are
   // the model opened first is still the session's
   REQUIRE(s.trainer());
   CHECK(s.trainer()->model().num_parameters() == n);
+}
+
+TEST_CASE("open_files: a BF16 folder's weights stay BF16, in the buffers they were read into", "[gpt][open][typed]") {
+  const auto files = folder(true);
+  ap::GptSession s;
+  Value v;
+  ok(open(s, files, 100), v);
+  const Value& opened = *v.find("opened");
+  REQUIRE(opened.find("weight_types")->items().size() == 1);
+  CHECK(opened.find("weight_types")->items()[0].as_string() == "BF16");
+  const ap::GPT& model = s.trainer()->model();
+  REQUIRE(model.typed());
+  // the weights: every tensor's bytes once (the model keeps the buffers they were fed into), and
+  // the norms again in float32 — not the 4 bytes a weight of float32
+  const ap::HfFolder f = ap::read_hf_folder(files);
+  ap::LlamaWeights w;
+  w.config = f.config;
+  int64_t tensors = 0;
+  for (const ap::HfTensor& t : f.tensors) {
+    w.tensors.push_back({t.name, t.shape, ap::quant::Type::BF16, files.at(t.file).data() + t.offset, t.bytes});
+    tensors += static_cast<int64_t>(t.bytes);
+  }
+  const ap::GPTConfig g = ap::llama_gpt_config(w.config);
+  const int64_t norms = 4 * (2 * g.n_layer + 1) * int64_t(g.n_embd);
+  CHECK(model.weight_bytes() == tensors + norms);
+  CHECK(static_cast<int64_t>(opened.find("weight_bytes")->as_number()) == tensors + norms);
+  // what the memory checks count for it: the weights as stored
+  CHECK(ap::GPT::typed_weight_bytes(g, tensors - norms / 2) == tensors + norms / 2);
+  CHECK(ap::GPT::memory_bytes(g, 1, 1, ap::ModelUse::infer, 0) + 4 * g.num_parameters() ==
+        ap::GPT::memory_bytes(g, 1, 1, ap::ModelUse::infer));
+  // the same logits as the model that copies the bytes (open_llama without an owner), bit for bit
+  std::unique_ptr<ap::GPT> copy = ap::open_llama(w, "tiny");
+  ap::GPT& opened_model = s.trainer()->model();
+  const int ids[5] = {3, 1, 4, 1, 5};
+  opened_model.forward(ids, nullptr, 1, 5);
+  copy->forward(ids, nullptr, 1, 5);
+  CHECK(std::memcmp(opened_model.logits(), copy->logits(), 5 * sizeof(float) * g.vocab_size) == 0);
+  CHECK(copy->weight_bytes() >= tensors - norms / 2);
+}
+
+TEST_CASE("open_files: a model too big is refused in figures, its weights the files' bytes", "[gpt][open]") {
+  // Llama 3 8B's shape, its one file said to be 40 GB: refused before anything is read
+  Value c = ap::json::parse(kConfig);
+  for (const auto& [k, n] : {std::pair<const char*, int>{"hidden_size", 4096}, {"intermediate_size", 14336},
+                             {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8}})
+    c.set(k, n);
+  const double size = 40e9;
+  const std::string spec = R"({"name":"big","files":[{"name":"model.safetensors","size":40000000000}]})";
+  ap::GptSession s;
+  const Value v = ap::json::parse(s.open_files(spec, c.dump(), "", "", ""));
+  INFO(v.dump());
+  CHECK(v.find("field")->as_string() == "memory");
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.2f GiB", size / double(int64_t(1) << 30));
+  // the need: the weights as stored (the file's bytes) with the rest of the model, not 4 bytes a parameter
+  const ap::GPTConfig g = ap::llama_gpt_config(ap::read_hf_config(c.dump()));
+  const int64_t need = ap::GPT::memory_bytes(g, 1, 1, ap::ModelUse::infer, ap::GPT::typed_weight_bytes(g, int64_t(size)));
+  char needs[32];
+  std::snprintf(needs, sizeof needs, "%.2f GiB", need / double(int64_t(1) << 30));
+  CHECK(v.find("error")->as_string().find(std::string("needs about ") + needs + " (") != std::string::npos);
+  CHECK(v.find("error")->as_string().find(std::string("the weights' ") + figure + " as the files hold them") != std::string::npos);
+  CHECK(!s.trainer());  // nothing was made
 }

@@ -548,8 +548,12 @@ export interface GptRun {
 /** What {@link Gpt.openModel} opened: the model file's name, its format, and what the page should say about the files. */
 export interface OpenedModel {
   name: string;
-  format: 'nanogpt' | 'huggingface' | 'playground';
-  notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'gpt2_bpe' | 'unused' | 'training_checkpoint'; file?: string }[];
+  format: 'nanogpt' | 'huggingface' | 'playground' | 'hf-folder' | 'gguf';
+  notes: { code: 'no_meta' | 'token_ids' | 'tokenizer_unread' | 'gpt2_bpe' | 'unused' | 'training_checkpoint' | 'no_tokenizer' | 'gguf_no_tokenizer'; file?: string }[];
+  /** A Llama-family model (hf-folder, gguf): its weights' bytes as held (the matrices as the files store them, the norms float32). */
+  weight_bytes?: number;
+  /** A Llama-family model: its matrices' storage types, e.g. ["BF16"] or ["Q4_K", "Q6_K"]. */
+  weight_types?: string[];
 }
 
 /** The result of {@link GptRun.stepBegin}. */

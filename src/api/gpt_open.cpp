@@ -11,9 +11,12 @@
 // A Llama-family model of several files (open_files … open_files_plan, below: a Hugging Face folder's
 // config.json, index and safetensors shards, or one GGUF file) is planned the same way, each file a
 // PartialSource of its headers; then the caller writes each tensor range's bytes straight into the
-// buffer made for it (open_view, open_feed: no slice buffer in between), open_finish makes the model
-// and converts every tensor into its parameters (llama_load.h's fill_llama_params), and the bytes are
-// freed. Peak: the weights' bytes as in the files, plus the model (float32), plus the headers.
+// buffer made for it (open_view, open_feed: one buffer per tensor, no slice buffer in between), and
+// open_finish makes the model with typed weights (llama_load.h's open_llama, gpt.h's "Typed
+// weights") on those very buffers: BF16, F16 and quantized matrices stay as the files hold them and
+// the model keeps the buffers (a GGUF's Q and K, put back in Hugging Face's row order, are copies:
+// their file bytes are freed). Peak and after: the weights' bytes once, the norms in float32, the
+// headers, the activations and KV cache of the model (gpt.h's memory_bytes with the typed weights).
 //
 // Memory: open_begin compares what opening will take (the model sized from config.json or the
 // safetensors header: 4 bytes per parameter, the KV cache, the activations of one token; and the
@@ -24,8 +27,11 @@
 // headers: about 1.1× an F32 file.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <set>
 #include <new>
 
 #include "formats/bpe_files.h"
@@ -392,15 +398,40 @@ quant::Type dtype_type(const std::string& dtype) {
   return dtype == "F16" ? quant::Type::F16 : dtype == "BF16" ? quant::Type::BF16 : quant::Type::F32;
 }
 
-// Ranges of (file, at, n), sorted and merged where adjacent.
+// A tensor's range (file, at, n): one buffer each, so that each tensor's bytes start aligned for
+// the typed products (quant.h) and the model can use them where they are.
 void add_range(std::vector<FilesOpening::Range>& out, std::vector<uint64_t>& sizes, size_t file, uint64_t at, uint64_t n) {
-  if (!out.empty() && out.back().file == file && out.back().at + sizes.back() == at) {
-    sizes.back() += n;
-    return;
-  }
   out.push_back({file, at, std::string()});
   sizes.push_back(n);
 }
+
+// The memory an opened Llama-family model takes: its weights as the files hold them (`bytes`, the
+// tensors' bytes: held once, in the buffers they were read into), the norms and biases in float32
+// besides, the activations of one token and the KV cache (gpt.h's memory_bytes).
+int64_t files_model_bytes(const GPTConfig& g, uint64_t bytes) {
+  return GPT::memory_bytes(g, 1, 1, ModelUse::infer, GPT::typed_weight_bytes(g, static_cast<int64_t>(bytes)));
+}
+
+// The module's memory grown once to hold `bytes` past the heap's break (wasm; natively nothing),
+// which the weights' buffers then take without growing it again. Grown a buffer at a time, the
+// memory would overshoot its last growth by up to a fifth (Emscripten's geometric growth, up to
+// 96 MiB) and end at up to 1.2× what it holds.
+void reserve_heap(uint64_t bytes) {
+#ifdef __EMSCRIPTEN__
+  const uint64_t want = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(sbrk(0))) + bytes;
+  if (want > emscripten_get_heap_size() && want < static_cast<uint64_t>(open_memory_max()))
+    emscripten_resize_heap(static_cast<size_t>(want));
+#else
+  (void)bytes;
+#endif
+}
+
+// What keeps the weights' buffers alive in the opened model (gpt.h's TypedOwner).
+struct FilesBytes {
+  std::vector<FilesOpening::Range> reads;  // a folder's, one per tensor
+  std::unique_ptr<PartialSource> data;     // a GGUF's, one part per tensor
+  std::deque<std::string> owned;           // what the GGUF's reader made (Q and K rows reordered)
+};
 
 }  // namespace
 
@@ -464,11 +495,16 @@ std::string GptOpening::open_files(const std::string& spec_json, const std::stri
       const GPTConfig g = llama_gpt_config(o->config);
       uint64_t bytes = 0;
       for (const auto& f : o->files) bytes += f.size;
-      const int64_t model = GPT::memory_bytes(g, 1, 1, ModelUse::infer), need = model + static_cast<int64_t>(bytes);
-      const int64_t left = open_memory_left();
-      if (need > left || model > kMaxOpenBytes)
-        throw InputError(refusal(o->name, need, "the model's " + gib(model) + " and the weights' " + gib(int64_t(bytes)) +
-                                                    " as they come from the files",
+      // the weights: the files' bytes, and at least 2 bytes a weight (BF16, F16: a folder's smallest)
+      const int64_t least = 2 * (g.num_parameters() - GPT::typed_weight_bytes(g, 0) / 4);
+      const int64_t weights = std::max(static_cast<int64_t>(bytes), least);
+      const int64_t need = files_model_bytes(g, static_cast<uint64_t>(weights)), left = open_memory_left();
+      const std::string held = weights > static_cast<int64_t>(bytes)
+                                   ? gib(weights) + " at 2 bytes a weight (config.json's " + std::to_string(g.num_parameters()) + " parameters)"
+                                   : gib(weights) + " as the files hold them, kept so,";
+      if (need > left || need > kMaxOpenBytes)
+        throw InputError(refusal(o->name, need, "the weights' " + held + " and " + gib(need - weights) +
+                                                    " for the norms in float32, the activations and the KV cache",
                                  left),
                          "memory");
     }
@@ -569,21 +605,23 @@ std::string GptOpening::open_files_plan() {
                          o.format == "gguf" ? o.files[0].name : "tokenizer.json");
       }
     }
-    uint64_t total = 0;
-    for (uint64_t n : sizes) total += n;
-    const int64_t model = GPT::memory_bytes(o.model, 1, 1, ModelUse::infer);
-    const int64_t need_bytes = model + static_cast<int64_t>(total), left = open_memory_left();
-    if (need_bytes > left || model > kMaxOpenBytes)
-      throw InputError(refusal(o.name, need_bytes, "the model's " + gib(model) + " and the weights' " + gib(int64_t(total)) +
-                                                       " as they come from the files",
+    uint64_t total = 0, largest = 0;
+    for (uint64_t n : sizes) total += n, largest = std::max(largest, n);
+    const int64_t need_bytes = files_model_bytes(o.model, total), left = open_memory_left();
+    if (need_bytes > left || need_bytes > kMaxOpenBytes)
+      throw InputError(refusal(o.name, need_bytes, "the weights' " + gib(int64_t(total)) + " as the files hold them, kept so, " +
+                                                       "and " + gib(need_bytes - int64_t(total)) + " for the norms in " +
+                                                       "float32, the activations and the KV cache",
                                left),
                        "memory");
-    const int64_t block = o.model.num_parameters() * 4;
-    if (block > kMaxBlockBytes)
-      throw InputError("the parameters of " + o.name + " need " + gib(block) + " in one block, but this module's " +
+    if (static_cast<int64_t>(largest) > kMaxBlockBytes)
+      throw InputError("a tensor of " + o.name + " takes " + gib(int64_t(largest)) + " in one block, but this module's " +
                            "allocator gives at most " + gib(kMaxBlockBytes) + " at once: it will not open here; natively, gpt opens it",
                        "memory");
     for (auto& f : o.files) f.src.reset();  // the headers are read
+    // the weights' buffers, the norms in float32 and a little room beside (RoPE's tables, one
+    // token's activations), grown at once
+    reserve_heap(total + static_cast<uint64_t>(GPT::typed_weight_bytes(o.model, 0)) + (uint64_t(8) << 20));
     try {
       for (size_t i = 0; i < reads.size(); ++i) reads[i].bytes.resize(static_cast<size_t>(sizes[i]));
     } catch (const std::exception&) {
@@ -650,11 +688,19 @@ std::string GptOpening::files_finish() {
                            " and on were not given (open_feed the ranges open_files_plan asked for)",
                        o.files[o.reads[o.at].file].name);
     LlamaWeights w;
-    std::unique_ptr<PartialSource> data;  // a GGUF's data section, for its reader
+    auto bytes = std::make_shared<FilesBytes>();  // the buffers the model keeps
     if (o.format == "gguf") {
-      data = std::make_unique<PartialSource>(o.files[0].size);
-      for (auto& r : o.reads) data->add(r.at, std::move(r.bytes));
-      w = read_gguf_weights(*data, o.gguf, o.files[0].name);
+      bytes->data = std::make_unique<PartialSource>(o.files[0].size);
+      std::vector<uint64_t> ats;
+      for (auto& r : o.reads) {
+        ats.push_back(r.at);
+        bytes->data->add(r.at, std::move(r.bytes));
+      }
+      w = read_gguf_weights(*bytes->data, o.gguf, o.files[0].name);
+      std::set<const char*> used;  // a tensor the reader copied (Q, K reordered): its file bytes freed
+      for (const LlamaTensor& t : w.tensors) used.insert(t.data);
+      for (uint64_t at : ats)
+        if (!used.count(bytes->data->read(at, 0))) bytes->data->take(at);
     } else {
       w.config = o.config;
       for (const HfTensor& t : o.tensors) {
@@ -675,16 +721,24 @@ std::string GptOpening::files_finish() {
     }
     std::unique_ptr<Trainer> t;
     try {
-      t = Trainer::open(std::move(s));
+      // the model on the buffers read (w points into them): they move to the owner the model keeps
+      bytes->owned = std::move(w.owned);
+      if (o.format != "gguf") bytes->reads = std::move(o.reads);
+      int64_t held = bytes->data ? static_cast<int64_t>(bytes->data->held()) : 0;
+      for (const auto& r : bytes->reads) held += static_cast<int64_t>(r.bytes.size());
+      for (const std::string& b : bytes->owned) held += static_cast<int64_t>(b.size());
+      t = Trainer::open(std::move(s), open_llama(w, o.name, TypedOwner{bytes, held}));
     } catch (const std::bad_alloc&) {
       throw InputError("could not set aside the model of " + o.name + " (the browser refused the memory)", "memory");
     }
-    fill_llama_params(w, o.model, t->model().params(), o.name);
     const std::string format = o.format, name = o.name, note = o.tokenizer_note, type = w.config.model_type;
     const bool tokenizer = o.tokenizer != nullptr;
+    const int64_t weight_bytes = t->model().weight_bytes();
+    std::set<std::string> types;  // the matrices' storage types, e.g. BF16, or Q8_0 and F32
+    for (const auto& [param, ty] : t->model().weight_types()) types.insert(ty);
     w = LlamaWeights();
-    data.reset();
-    open_cancel();  // the files' bytes freed
+    bytes.reset();
+    open_cancel();  // what the opening held beside the model freed
     s_.predict_.forget();
     s_.trainer_ = std::move(t);
     Value v = s_.info_value();
@@ -693,6 +747,10 @@ std::string GptOpening::files_finish() {
     op.set("format", format);
     op.set("model_type", type);
     if (!tokenizer && !note.empty()) op.set("tokenizer_note", note);
+    op.set("weight_bytes", static_cast<long long>(weight_bytes));
+    Value tv = Value::array();
+    for (const std::string& ty : types) tv.push(ty);
+    op.set("weight_types", std::move(tv));
     v.set("opened", std::move(op));
     return v;
   });

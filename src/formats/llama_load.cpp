@@ -96,9 +96,9 @@ GPTConfig llama_gpt_config(const HfConfig& c) {
   return g;
 }
 
-void check_llama_memory(const GPTConfig& g) {
+void check_llama_memory(const GPTConfig& g, int64_t weight_bytes) {
   try {
-    GPT::check_memory(g, 1, 1, ModelUse::infer, kMaxOpenBytes);
+    GPT::check_memory(g, 1, 1, ModelUse::infer, kMaxOpenBytes, weight_bytes);
   } catch (const InputError& e) {
     throw InputError(e.what(), "model");
   }
@@ -177,11 +177,14 @@ void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params,
   }
 }
 
-std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file) {
+std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file, TypedOwner owner) {
   const GPTConfig g = llama_gpt_config(w.config);
-  check_llama_memory(g);
   const std::vector<ParamTensor> tensors = param_tensors(g);
   const std::vector<Placed> placed = place_llama_tensors(w, g, tensors, file);
+  int64_t matrices = 0;  // the 2-D tensors' bytes as stored (typed_weight_bytes counts the rest)
+  for (const Placed& x : placed)
+    if (x.p->shape.size() == 2) matrices += static_cast<int64_t>(x.t->bytes);
+  check_llama_memory(g, GPT::typed_weight_bytes(g, matrices));
   std::vector<TypedSlice> slices;
   std::vector<float> row;
   for (const Placed& x : placed) {
@@ -190,7 +193,7 @@ std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file) 
     slices.push_back({x.p->name, x.row, x.t->type, x.t->data, x.rows, x.in});
   }
   try {
-    return std::make_unique<GPT>(g, slices);
+    return std::make_unique<GPT>(g, slices, std::move(owner));
   } catch (const InputError& e) {
     throw InputError(file + ": " + e.what(), e.field);
   }

@@ -14,7 +14,7 @@
 // a ggml block type, quant.h's dequantize_row) into the flat parameters (what a checkpoint, `gpt
 // import` and fine-tuning take); open_llama makes the model for inference with its matrices kept
 // in their types (gpt.h, "Typed weights": a BF16 model takes about its files' bytes, not twice),
-// every value still checked finite on the way.
+// every value still checked finite on the way, and the memory reckoned with them as stored.
 // Refused by name (InputError, field the tensor or the file): a tensor missing, extra or of the
 // wrong size, a value that is not finite, a model beyond the open limit (in figures, before any
 // allocation: check_llama_memory).
@@ -32,8 +32,9 @@ namespace ap {
 
 // The GPT's config for config.json's model (InputError naming the key when it cannot be run).
 GPTConfig llama_gpt_config(const HfConfig& c);
-// Throws InputError (field "model") when the model opened for inference passes kMaxOpenBytes.
-void check_llama_memory(const GPTConfig& g);
+// Throws InputError (field "model") when the model opened for inference passes kMaxOpenBytes:
+// its weights as float32, or (weight_bytes ≥ 0, a typed model: GPT::typed_weight_bytes) as stored.
+void check_llama_memory(const GPTConfig& g, int64_t weight_bytes = -1);
 // Writes every parameter of g (param_tensors' layout) into params (g.num_parameters() floats)
 // from w; `file` names the model in messages.
 void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file);
@@ -43,9 +44,10 @@ struct LlamaModel {
   std::vector<float> params;
 };
 LlamaModel load_llama(const LlamaWeights& w, const std::string& file);
-// The model for inference with typed weights (gpt.h), its bytes copied from w: the same checks and
-// messages as load_llama's.
-std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file);
+// The model for inference with typed weights (gpt.h), its bytes copied from w, or with an owner
+// (the buffers w points into, which the model then keeps: the page's opening) used in place: the
+// same checks and messages as load_llama's, the memory reckoned with the weights as stored.
+std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file, TypedOwner owner = {});
 
 // Natively: a Hugging Face folder (config.json and model.safetensors, or the index and its shards)
 // read into LlamaWeights; the files' bytes are kept in w.owned. InputError naming the file.

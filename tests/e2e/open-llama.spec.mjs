@@ -8,10 +8,14 @@
 // attention; the GGUF's token ids); the next-token bars' logits against PyTorch's to the 3 decimals
 // shown; the model view's columns grouped by key/value head; generation with the KV cache and its
 // size; the walk and "Take it apart" refusing what they do not show yet by name; a shard the index lists but not given, and a
-// truncated shard, refused naming the file while the model that was open stays; 中文.
+// truncated shard, refused naming the file while the model that was open stays; 中文. The memory: a
+// BF16 folder and a Q8_0 GGUF keep their weights as stored (their logits PyTorch's on the stored
+// values), the wasm memory after opening (the worker's gpt.openMemory().size, on #tr-open-msg's
+// data-memory-bytes) within 1.2× the files plus a fixed overhead, and a model too big refused in
+// figures (the files' bytes as its weights) before anything is allocated.
 // Waits are on states (#app's data-open, the sections' status lines), never on time.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
 
@@ -124,4 +128,62 @@ test('a shard the index lists but not given, and a truncated shard: refused by n
   await expect(msg).toContainText(`but the file ends at byte ${bytes.length - 100} (truncated)`);
   // the GGUF opened first is still the page's model
   closeTo(await nextLogits(page, want.gguf.prompt, want.gguf.ids.length), want.gguf.top);
+});
+
+// What the wasm memory holds beside the weights after opening, at most: the full module's own
+// memory as it starts (16 MiB), the runtime's and the tokenizer's allocations, one token's
+// activations, the headers read, and the memory's growth in steps. A model expanded to float32
+// (+2× a BF16 file) or its weights copied (+1×) passes the bound by 26 MB or more.
+const OVERHEAD = 24 << 20;
+const memoryOf = async (page) => Number(await page.locator('#tr-open-msg').getAttribute('data-memory-bytes'));
+
+test('a BF16 folder: its weights stay BF16, the wasm memory ≤ 1.2× the files, logits PyTorch’s; 中文', async ({ page }) => {
+  await boot(page);
+  await pick(page, '#tr-open-folder', join(dir, 'SmolBF16-test'));
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('Opened SmolBF16-test (Hugging Face folder): 4 layers × 8 heads, n_embd 512');
+  await expect(msg).toContainText('Its matrices stay as the files store them (BF16)');
+  const memory = await memoryOf(page);
+  const weights = Number(await msg.getAttribute('data-weight-bytes'));
+  // the weights: the file's tensors once, and the norms again in float32 (4 × 512 × 9 values)
+  expect(weights, 'the weights as stored').toBeLessThanOrEqual(want.bf16.weights_file + 4 * 512 * 9 + 4096);
+  expect(memory, `wasm memory ${memory} for ${want.bf16.bytes} bytes of files`).toBeLessThanOrEqual(1.2 * want.bf16.bytes + OVERHEAD);
+  closeTo(await nextLogits(page, want.bf16.prompt, want.bf16.ids.length), want.bf16.top);
+  await page.locator('#tr-lang-zh').click();
+  await expect(msg).toContainText('它的矩阵保持文件中的存储格式（BF16）');
+});
+
+test('a Q8_0 GGUF: its matrices stay Q8_0, logits PyTorch’s on the dequantized weights', async ({ page }) => {
+  await boot(page);
+  await pick(page, '#tr-open-file', join(dir, 'tiny-qwen2-q8_0.gguf'));
+  const msg = page.locator('#tr-open-msg');
+  await expect(msg).toContainText('Opened tiny-qwen2-q8_0.gguf (GGUF file): 2 layers × 4 heads, n_embd 64');
+  await expect(msg).toContainText('Its matrices stay as the files store them (Q8_0)');
+  const weights = Number(await msg.getAttribute('data-weight-bytes'));
+  // the file's tensors once (Q8_0: 34 bytes a block of 32), and its 576 norm and bias values again in float32
+  expect(weights, 'the weights as stored').toBeLessThanOrEqual(want.q8_0.bytes + 4 * 576);
+  closeTo(await nextLogits(page, want.q8_0.prompt, want.q8_0.ids.length), want.q8_0.top);
+});
+
+test('a model too big: refused in figures before anything is allocated; then a BF16 folder fits as before', async ({ page }, testInfo) => {
+  // a Llama 3.2 1B-shaped folder whose one shard is 3.5 GB (a sparse file: nothing is read)
+  const big = testInfo.outputPath('Big-1B');
+  mkdirSync(big, { recursive: true });
+  writeFileSync(join(big, 'config.json'), JSON.stringify({
+    model_type: 'llama', hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 16, num_attention_heads: 32,
+    num_key_value_heads: 8, vocab_size: 128256, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 500000,
+    tie_word_embeddings: true, hidden_act: 'silu' }));
+  const size = 3.5e9;
+  const fd = openSync(join(big, 'model.safetensors'), 'w');
+  ftruncateSync(fd, size);
+  closeSync(fd);
+  await boot(page);
+  await pick(page, '#tr-open-folder', big, 'refused');
+  const msg = page.locator('#tr-open-msg');
+  // the weights counted as the file holds them (not as float32: twice that)
+  await expect(msg).toContainText(`the weights' ${(size / 2 ** 30).toFixed(2)} GiB as the files hold them`);
+  await expect(msg).toContainText('it will not fit, so it was not read');
+  // nothing was allocated for it: the next opening's memory is within the bound of a fresh page
+  await pick(page, '#tr-open-folder', join(dir, 'SmolBF16-test'));
+  expect(await memoryOf(page)).toBeLessThanOrEqual(1.2 * want.bf16.bytes + OVERHEAD);
 });

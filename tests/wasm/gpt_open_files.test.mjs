@@ -49,7 +49,9 @@ test('a sharded folder and a GGUF file give PyTorch’s next-token logits; progr
   const progress = [];
   const run = await gpt.openModel(folder(dir), { name: FOLDER, onProgress: (p) => progress.push(p) });
   try {
-    assert.deepEqual({ ...run.opened, notes: undefined }, { name: FOLDER, format: 'hf-folder', model_type: 'llama', notes: undefined });
+    assert.deepEqual({ ...run.opened, notes: undefined, weight_bytes: undefined },
+      { name: FOLDER, format: 'hf-folder', model_type: 'llama', notes: undefined, weight_bytes: undefined, weight_types: ['F32'] });
+    assert.ok(run.opened.weight_bytes > 0);
     assert.deepEqual(run.opened.notes, []);
     const info = run.info();
     assert.equal(info.tokenizer, 'hf-bpe');

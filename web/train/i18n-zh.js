@@ -417,6 +417,7 @@ export const zh = {
   'open.note.gpt2_bpe': '来自 {file} 的 GPT-2 分词器：提示和输出都是文本，每个词元显示为它的片段，空格显示为 ␣（“␣the”）。',
   'open.note.unused': '这个模型不需要 {file}，未读取它。',
   'open.note.training_checkpoint': '这是本站的训练检查点：要继续训练，请在“数据和模型”中粘贴它的文本，并在“检查点”中上传它。',
+  'open.note.weights': '它的矩阵保持文件中的存储格式（{types}），由计算核在运算时即时转换：权重占 {weights} MB；页面的 wasm 内存现为 {memory} MB。',
   'open.note.inference': '已打开用于推理：查看注意力图、在步进器中打开一个头、查看下一个词元柱状图和惊奇度、用 KV 缓存生成，或下载为 .safetensors；也可以在下面用你的文本微调它。',
 
   'runs.title': '保存在本浏览器中的运行',

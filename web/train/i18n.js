@@ -459,6 +459,7 @@ const en = {
   'open.note.gpt2_bpe': 'GPT-2’s tokenizer from {file}: prompts and outputs are text, and each token shows as its piece, a space as ␣ (“␣the”).',
   'open.note.unused': '{file} was not needed for this model and was not read.',
   'open.note.training_checkpoint': 'This is a training checkpoint of this playground: to train it further, paste its text in “Data and model” and upload it in “Checkpoints”.',
+  'open.note.weights': 'Its matrices stay as the files store them ({types}), read by kernels that convert on the fly: the weights take {weights} MB; the page’s wasm memory is now {memory} MB.',
   'open.note.inference': 'Opened for inference: look at its attention maps, open a head in the stepper, see its next-token bars and surprisal, generate with the KV cache, or download it as a .safetensors; or fine-tune it on your text below.',
 
   'walk.title': 'The whole block, step by step',

@@ -24,6 +24,8 @@ import { fmtInt, idEl, filePicker } from './fields.js';
 const ACCEPT = '.pt,.pth,.ckpt,.pkl,.safetensors,.json,.txt,.gguf';
 /** A model's own file (the others — meta.pkl, config.json, a tokenizer's — go with one). */
 const MODEL_FILE = /\.(pt|pth|ckpt|safetensors|bin|gguf)$/i;
+/** Bytes as megabytes, as the section writes them. */
+const mb = (b) => (b / 1e6).toFixed(b < 1e7 ? 1 : 0);
 /** Whether this browser's file input picks folders (webkitdirectory: Chromium, Firefox, Safari). */
 const FOLDERS = typeof HTMLInputElement !== 'undefined' && 'webkitdirectory' in HTMLInputElement.prototype;
 
@@ -177,7 +179,6 @@ export class OpenSection extends Section {
     const o = rt.opening;
     dom.progressBox.hidden = !o;
     if (!o) return;
-    const mb = (b) => (b / 1e6).toFixed(b < 1e7 ? 1 : 0);
     if (o.total) {
       dom.progress.max = o.total;
       dom.progress.value = o.loaded;
@@ -195,6 +196,8 @@ export class OpenSection extends Section {
     this.panel?.refresh();
     const m = rt.openMessage;
     dom.msg.replaceChildren();
+    delete dom.msg.dataset.weightBytes;
+    delete dom.msg.dataset.memoryBytes;
     dom.msg.className = m ? `tr-open-msg is-${m.kind}` : 'tr-open-msg';
     if (!m) return;
     if (m.kind === 'error') {
@@ -214,6 +217,13 @@ export class OpenSection extends Section {
     const kv = c.n_kv_head ?? c.n_head;
     if (kv < c.n_head) list.append(el('li', '', t('open.note.kv_heads', { kv, n_head: c.n_head, group: c.n_head / kv })));
     for (const n of info.opened.notes) list.append(el('li', '', t(`open.note.${n.code}`, { file: n.file ?? '', vocab: fmtInt(n.vocab ?? 0), ids: n.ids ?? '' })));
+    const w = info.opened;
+    if (w.weight_bytes && w.weight_types?.length && info.memory) {
+      // the weights as the files store them, and the wasm memory they live in (data-* for tests)
+      list.append(el('li', '', t('open.note.weights', { types: w.weight_types.join(', '), weights: mb(w.weight_bytes), memory: mb(info.memory.size) })));
+      dom.msg.dataset.weightBytes = String(w.weight_bytes);
+      dom.msg.dataset.memoryBytes = String(info.memory.size);
+    }
     if (info.source) list.append(el('li', '', t('open.note.inference')));
     dom.msg.append(list);
   }

@@ -30,7 +30,8 @@
 // arrays transferred), so that a new call reaches the page without an op of its own;
 // gen_start {run, spec} / gen_next {run} → the core's step info with logits, full_logits,
 // cache_attention, cache_keys, cache_values; save {run} → {bytes}; load {run, bytes, text} → info
-// (on failure the run that was there stays); open {run, files: [File]} → info with "opened" (gpt.js
+// (on failure the run that was there stays); open {run, files: [File]} → info with "opened" and
+// "memory" (gpt.openMemory() after opening: {left, max, size}, size the wasm memory now) (gpt.js
 // openModel: the model file read in slices, each announced by {event: 'open_progress', run,
 // loaded, total, name}; on failure the run that was there stays); finetune_memory {run, spec} → gpt.js
 // finetuneMemory's answer; finetune {run, spec, text} → info with val_loss (gpt.js finetune: the
@@ -286,7 +287,7 @@ const ops = {
     info.val_loss = num(info.val_loss);
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
-    return { ...info, opened: run.opened };
+    return { ...info, opened: run.opened, memory: gpt.openMemory() };
   },
   async call({ run: name, call, args = [] }) {
     const r = need(name);

@@ -427,28 +427,31 @@ void GPT::init_weights(uint64_t seed) {
   }
 }
 
-int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use) {
+int64_t GPT::memory_bytes(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t weight_bytes) {
   GPTActs a;
   GPTActGrads d;
   GPTCache c;
   const bool train = use == ModelUse::train;
-  const int64_t floats = (train ? 4 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
+  const bool typed = !train && weight_bytes >= 0;
+  const int64_t floats = (train ? 4 : typed ? 0 : 1) * cfg.num_parameters() + floats_of(act_layout(cfg, B, T, a, use)) +
                          (train ? floats_of(act_grad_layout(cfg, B, T, d)) : 0) +
                          floats_of(cache_layout(cfg, cache_positions(cfg, T), c)) +
                          table_floats(cfg);
   const int64_t ints = (train ? 2 : 1) * int64_t(B) * T;  // ids (and targets)
-  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints;
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints + (typed ? weight_bytes : 0);
 }
 
-void GPT::check_memory(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t limit) {
-  const int64_t model = memory_bytes(cfg, 1, 1, use);
+void GPT::check_memory(const GPTConfig& cfg, int B, int T, ModelUse use, int64_t limit, int64_t weight_bytes) {
+  const int64_t model = memory_bytes(cfg, 1, 1, use, weight_bytes);
   if (model > limit)
     throw InputError("this model has " + num(cfg.num_parameters()) + " parameters: " +
-                         (use == ModelUse::train ? "with their gradients and AdamW's moments it needs "
-                                                 : "for inference (with its KV cache) it needs ") +
+                         (use == ModelUse::train ? std::string("with their gradients and AdamW's moments it needs ")
+                          : weight_bytes >= 0 ? "for inference (its weights as stored, " + num(weight_bytes >> 20) +
+                                                    " MiB, with its KV cache) it needs "
+                                              : std::string("for inference (with its KV cache) it needs ")) +
                          num(model >> 20) + " MiB, more than the limit of " + num(limit >> 20) + " MiB",
                      "n_embd");
-  const int64_t batch = memory_bytes(cfg, B, T, use);
+  const int64_t batch = memory_bytes(cfg, B, T, use, weight_bytes);
   if (batch > limit)
     throw InputError("a batch of " + num(B) + " sequences of " + num(T) + " tokens needs " + num(batch >> 20) +
                          " MiB for this model, more than the limit of " + num(limit >> 20) +
@@ -462,7 +465,8 @@ int64_t GPT::allocated_bytes() const {
     floats += static_cast<int64_t>(v->capacity());
   floats += static_cast<int64_t>(rope_cos_.capacity() + rope_sin_.capacity() + alibi_.capacity());
   const int64_t ints = static_cast<int64_t>(ids_.capacity() + targets_.capacity());
-  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints + static_cast<int64_t>(typed_bytes_.capacity());
+  return int64_t(sizeof(float)) * floats + int64_t(sizeof(int)) * ints + static_cast<int64_t>(typed_bytes_.capacity()) +
+         typed_owner_.bytes;
 }
 
 void GPT::reserve(int B, int T) {
@@ -471,7 +475,7 @@ void GPT::reserve(int B, int T) {
   if (B <= B_alloc_ && T <= T_alloc_) return;
   B = std::max(B, B_alloc_);
   T = std::max(T, T_alloc_);
-  check_memory(config_, B, T, use_, limit());
+  check_memory(config_, B, T, use_, limit(), typed_weights());
   carve(act_buffer_, act_layout(config_, B, T, a_, use_));
   ids_.assign(sz(int64_t(B) * T), 0);
   if (use_ == ModelUse::train) {

@@ -76,9 +76,12 @@
 // KV cache run on them; anything that reads the weights as float32 by name — p(), params(), head(),
 // hence the block walk, the interpretability runs, saving, fine-tuning (make_trainable) — first
 // converts the whole model to float32 (to_float32: 4 bytes a weight from then on, the values the
-// typed products read, exactly). weight_bytes() says what the weights take now. Limit: the memory
-// checks (constructor, reserve, the cache) still reckon the weights as float32, so a model is
-// refused as its float32 form would be (in wasm, past kMaxOpenBytes: e.g. a 1B model in BF16).
+// typed products read, exactly). weight_bytes() says what the weights take now, and the memory
+// checks (constructor, reserve, the cache) reckon the weights so: memory_bytes(…, weight_bytes)
+// with typed_weight_bytes(config, matrix bytes) — the matrices as stored, the rest 4 bytes a value.
+// The matrices' bytes are copied from the slices, or (given a TypedOwner: the page's opening,
+// whose buffers already hold the files' bytes) used where they are and kept alive by the owner:
+// then the model's weights are the files' bytes, in memory once.
 //
 // Limits: see GPTConfig::validate() and the constants below. Errors are InputError (attention.h)
 // naming the field at fault.
@@ -333,13 +336,22 @@ using FloatBuffer = std::vector<float, UnsetAllocator<float>>;
 // Rows of a parameter in a file's storage type, for GPT(config, slices): `rows` rows of `cols`
 // values of parameter `param` (param_tensors' name) from row `row` on (a 1-D tensor: from element
 // `row`; stacked q/k/v biases are three slices);
-// SwiGLU's mlp.up_proj.weight is its own parameter, as in param_tensors. The bytes are copied.
+// SwiGLU's mlp.up_proj.weight is its own parameter, as in param_tensors. The bytes are copied,
+// unless a TypedOwner holds them.
 struct TypedSlice {
   std::string param;
   int64_t row = 0;
   quant::Type type = quant::Type::F32;
   const char* data = nullptr;
   int64_t rows = 0, cols = 0;
+};
+// What keeps the slices' bytes alive when the model uses them in place (GPT(config, slices,
+// owner)): `keep` is held as long as the typed weights are, and its `bytes` count in
+// weight_bytes() (all of them, matrices or not). A slice whose bytes are not 4-byte aligned is
+// copied all the same.
+struct TypedOwner {
+  std::shared_ptr<const void> keep;
+  int64_t bytes = 0;
 };
 
 class GPT {
@@ -359,7 +371,9 @@ class GPT {
   // slices kept in their types (copied), the other tensors' dequantized into the flat buffer (zeros
   // where no slice writes). InputError naming the parameter: an unknown name, a slice outside its
   // parameter, a matrix whose rows the slices do not cover exactly once.
-  GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices);
+  // With an owner, the matrices' bytes are used in place (see TypedOwner). The memory is checked
+  // (typed_weight_bytes) before anything is allocated.
+  GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices, TypedOwner owner = {});
 
   // nanoGPT's initialisation from a seed: weights N(0, 0.02) (the residual projections
   // attn.c_proj and mlp.c_proj N(0, 0.02/√(2·n_layer))), biases 0, LayerNorm weight 1 and bias 0.
@@ -405,12 +419,19 @@ class GPT {
   // most), the ids and targets, and the KV cache. For inference: the parameters, the forward's
   // activations of (B, T) without the loss's probabilities, the ids, and the KV cache. From the
   // same layouts that allocate them (gpt.cpp).
-  static int64_t memory_bytes(const GPTConfig& config, int B, int T, ModelUse use = ModelUse::train);
+  // weight_bytes ≥ 0 (inference): the weights take that many bytes instead of 4 a parameter (a
+  // typed model's: typed_weight_bytes).
+  static int64_t memory_bytes(const GPTConfig& config, int B, int T, ModelUse use = ModelUse::train,
+                              int64_t weight_bytes = -1);
+  // The bytes a typed model's weights take when its matrices (wte, lm_head, each block's four)
+  // take matrix_bytes as stored: those plus 4 bytes for each value of the other tensors (the
+  // norms and biases, float32 in the flat buffer).
+  static int64_t typed_weight_bytes(const GPTConfig& config, int64_t matrix_bytes);
   // Throws InputError when memory_bytes(config, B, T, use) passes `limit`: naming n_embd when the
   // model alone (B = T = 1) does, batch_size when the batch does. What the constructor (for 1, 1)
   // and reserve() check.
   static void check_memory(const GPTConfig& config, int B, int T, ModelUse use = ModelUse::train,
-                           int64_t limit = kMaxModelBytes);
+                           int64_t limit = kMaxModelBytes, int64_t weight_bytes = -1);
   // The bytes this model's buffers hold now (their capacity): memory_bytes without AdamW's m and v.
   int64_t allocated_bytes() const;
 
@@ -520,6 +541,8 @@ class GPT {
   const kernels::TypedMatrix* typed_head() const { return typed_ ? (t_head_.empty() ? &t_wte_ : &t_head_) : nullptr; }
   void make_tables();  // RoPE's cos and sin, ALiBi's slopes
   int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
+  // What memory_bytes takes for the weights of this model now: -1 (4 bytes a parameter) unless typed.
+  int64_t typed_weights() const { return typed_ ? weight_bytes() : -1; }
 
   GPTConfig config_;
   ModelUse use_;
@@ -555,6 +578,7 @@ class GPT {
   void convert_to_float32();
   bool typed_ = false;
   std::vector<char> typed_bytes_;
+  TypedOwner typed_owner_;  // the bytes used in place, when an owner gave them
   std::vector<TypedBlock> tb_;
   kernels::TypedMatrix t_wte_, t_head_;
   std::vector<TypedSource> sources_;

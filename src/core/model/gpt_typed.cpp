@@ -27,12 +27,33 @@ void dequantize_rows(const kernels::TypedMatrix& m, int first, int n, float* out
   }
 }
 
+// Whether the slot is one of the matrices a typed model keeps in its types (the constructor's
+// list: wte, lm_head, and each block's c_attn, attn.c_proj, c_fc and up_proj, mlp.c_proj).
+bool is_typed_matrix(const layout::ParamSlot& t, const GPTParams& v) {
+  if (t.view == &v.wte || t.view == &v.lm_head) return true;
+  for (const BlockParams& b : v.h)
+    if (t.view == &b.c_attn_w || t.view == &b.attn_c_proj_w || t.view == &b.mlp_c_proj_w || t.view == &b.c_fc_w ||
+        t.view == &b.up_proj_w)
+      return true;
+  return false;
+}
+
+bool aligned(const char* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
+
 }  // namespace
 
-GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
+int64_t GPT::typed_weight_bytes(const GPTConfig& config, int64_t matrix_bytes) {
+  GPTParams v;
+  int64_t floats = 0;
+  for (const layout::ParamSlot& t : layout::param_layout(config, v))
+    if (!is_typed_matrix(t, v)) floats += shape_numel(t.shape);
+  return matrix_bytes + floats * int64_t(sizeof(float));
+}
+
+GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices, TypedOwner owner)
     : config_(config), use_(ModelUse::infer), opened_(true), typed_(true) {
   config_.validate();
-  check_memory(config_, 1, 1, use_, limit());
+  check_memory(config_, 1, 1, use_, limit(), 0);  // the rest of the model, before the weights are known
   tensors_ = param_tensors(config_);
   n_params_ = config_.num_parameters();
   GPTParams v;
@@ -72,6 +93,15 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
       floats += shape_numel(t.shape);
     }
   }
+  // The memory with the weights as they will be held, before anything is allocated: the matrices'
+  // slices copied (or in place: the owner's bytes) and the rest float32.
+  int64_t copied = 0;
+  for (const TypedSlice& s : slices) {
+    const auto it = by_name.find(s.param);
+    if (it != by_name.end() && sources_[it->second].matrix && !(owner.keep && aligned(s.data)) && s.rows > 0 && s.cols > 0)
+      copied += static_cast<int64_t>(quant::row_bytes(s.type, static_cast<uint64_t>(s.cols))) * s.rows;
+  }
+  check_memory(config_, 1, 1, use_, limit(), copied + owner.bytes + floats * int64_t(sizeof(float)));
   params_.resize(sz(floats));
   if (floats) std::memset(params_.data(), 0, sz(floats) * sizeof(float));
   float* at = params_.data();
@@ -116,15 +146,22 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.m != b.m ? std::less<const void*>()(a.m, b.m) : a.start < b.start;
   });
-  // One part per run of rows of one type: rows stacked in a matrix's order share a part.
-  auto continues = [](const Entry* prev, const Entry& e, int64_t prev_end) {
-    return prev && prev->m == e.m && prev->s->type == e.s->type && prev_end == e.start;
+  // One part per run of rows of one type: rows stacked in a matrix's order share a part (copied:
+  // one after the other in typed_bytes_; in place: when the bytes follow one another already).
+  auto row_bytes = [](const Entry& e) { return static_cast<int64_t>(quant::row_bytes(e.s->type, static_cast<uint64_t>(e.s->cols))); };
+  auto in_place = [&](const Entry& e) { return owner.keep && aligned(e.s->data); };
+  auto continues = [&](const Entry* prev, const Entry& e, int64_t prev_end) {
+    if (!prev || prev->m != e.m || prev->s->type != e.s->type || prev_end != e.start || in_place(*prev) != in_place(e))
+      return false;
+    return !in_place(e) || prev->s->data + row_bytes(*prev) * prev->s->rows == e.s->data;
   };
   int64_t total = 0, end = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
-    if (!continues(i ? &entries[i - 1] : nullptr, e, end)) total = (total + kPartAlign - 1) / kPartAlign * kPartAlign;
-    total += static_cast<int64_t>(quant::row_bytes(e.s->type, static_cast<uint64_t>(e.s->cols))) * e.s->rows;
+    if (!in_place(e)) {
+      if (!continues(i ? &entries[i - 1] : nullptr, e, end)) total = (total + kPartAlign - 1) / kPartAlign * kPartAlign;
+      total += row_bytes(e) * e.s->rows;
+    }
     end = e.start + e.s->rows;
   }
   typed_bytes_.assign(sz(total), 0);
@@ -132,7 +169,7 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
   end = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
-    const int64_t bytes = static_cast<int64_t>(quant::row_bytes(e.s->type, static_cast<uint64_t>(e.s->cols))) * e.s->rows;
+    const int64_t bytes = row_bytes(e) * e.s->rows;
     int64_t covered = 0;  // the matrix's rows before this slice
     for (const kernels::TypedPart& p : e.m->parts) covered += p.rows;
     if (covered != e.start)
@@ -140,12 +177,16 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
                        e.s->param);
     if (continues(i ? &entries[i - 1] : nullptr, e, end)) {
       e.m->parts.back().rows += static_cast<int>(e.s->rows);
+    } else if (in_place(e)) {
+      e.m->parts.push_back({e.s->type, e.s->data, static_cast<int>(e.s->rows)});
     } else {
       offset = (offset + kPartAlign - 1) / kPartAlign * kPartAlign;
       e.m->parts.push_back({e.s->type, typed_bytes_.data() + offset, static_cast<int>(e.s->rows)});
     }
-    std::memcpy(typed_bytes_.data() + offset, e.s->data, sz(bytes));
-    offset += bytes;
+    if (!in_place(e)) {
+      std::memcpy(typed_bytes_.data() + offset, e.s->data, sz(bytes));
+      offset += bytes;
+    }
     end = e.start + e.s->rows;
   }
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -157,6 +198,7 @@ GPT::GPT(const GPTConfig& config, const std::vector<TypedSlice>& slices)
       throw InputError("the slices give " + num(covered) + " of the " + num(m->rows) + " rows of " + q(slots[i].name),
                        slots[i].name);
   }
+  if (owner.keep) typed_owner_ = std::move(owner);
   make_tables();
 }
 
@@ -213,7 +255,7 @@ void GPT::embed(const kernels::Kernels& k, float* out, const int* ids, int B, in
 }
 
 int64_t GPT::weight_bytes() const {
-  return static_cast<int64_t>(params_.capacity() * sizeof(float) + typed_bytes_.capacity());
+  return static_cast<int64_t>(params_.capacity() * sizeof(float) + typed_bytes_.capacity()) + typed_owner_.bytes;
 }
 
 std::vector<std::pair<std::string, std::string>> GPT::weight_types() const {
@@ -249,6 +291,7 @@ void GPT::convert_to_float32() {
   param_base_ = params_.data();
   p_ = param_views(param_base_, config_);
   std::vector<char>().swap(typed_bytes_);
+  typed_owner_ = TypedOwner{};
   tb_.clear();
   t_wte_ = kernels::TypedMatrix{};
   t_head_ = kernels::TypedMatrix{};

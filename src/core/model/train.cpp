@@ -181,7 +181,9 @@ Trainer::Trainer(const TrainState& s, const std::string& text) : train_(s.train)
   last_val_loss_ = s.last_val_loss;
 }
 
-std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
+std::unique_ptr<Trainer> Trainer::open(TrainState&& s) { return open(std::move(s), nullptr); }
+
+std::unique_ptr<Trainer> Trainer::open(TrainState&& s, std::unique_ptr<GPT> model) {
   if (!s.model_only()) throw InputError("Trainer::open takes a model-only state", "checkpoint");
   s.model.validate();
   std::unique_ptr<Trainer> t(new Trainer());
@@ -194,6 +196,12 @@ std::unique_ptr<Trainer> Trainer::open(TrainState&& s) {
     throw InputError("the vocabulary has " + num(t->tokenizer_->vocab_size()) + " characters but the model's vocab_size is " +
                          num(s.model.vocab_size),
                      "vocab");
+  if (model) {
+    if (!s.params.empty() || model->use() != ModelUse::infer || model->num_parameters() != s.model.num_parameters())
+      throw InputError("Trainer::open takes a model made for inference from the state's config, without parameters", "model");
+    t->model_ = std::move(model);
+    return t;
+  }
   t->model_ = std::make_unique<GPT>(s.model, ModelUse::infer);
   if (s.params.empty()) return t;  // zeros, for the caller to fill (an opening read tensor by tensor)
   if (static_cast<int64_t>(s.params.size()) != t->model_->num_parameters())

@@ -182,6 +182,9 @@ class Trainer {
   // attention and saves (a model-only file again); step() and evaluate() refuse (field "model").
   // A state without parameters gives a model of zeros, for the caller to fill (model().params()).
   static std::unique_ptr<Trainer> open(TrainState&& state);
+  // The same around a model already made for inference (a typed GPT: llama_load.h's open_llama),
+  // whose config is the state's; the state carries no parameters.
+  static std::unique_ptr<Trainer> open(TrainState&& state, std::unique_ptr<GPT> model);
   bool opened() const { return !source_.empty(); }
   const std::string& source() const { return source_; }
   // Fine-tuning an opened model (or a run of this project, from its current weights, within
