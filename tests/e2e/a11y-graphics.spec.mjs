@@ -7,28 +7,9 @@
 // colours, deuteranopia), written to the test's output folder. Limits: the contrast is the WCAG
 // ratio of computed CSS colours (a canvas's pixels are read where it says so); a person looks at the
 // screenshots.
-import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { test, expect, settled } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
-import { focusVisible } from './a11y-helpers.mjs';
-
-/** A short seeded run of the training page: small, the same every time. */
-const RUN = '#steps=24&batch_size=4&eval_interval=8&sample_every=0&seed=3';
-
-/** Trains RUN, then shows the maps, the walk of a position, the next-token bars and generation's KV view. */
-async function afterRun(page, hash = RUN) {
-  await page.goto(`/train/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-start').click();
-  await expect(page.locator('#app')).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-  await page.locator('#tr-maps').click();
-  await expect(page.locator('#tr-maps-box')).toHaveAttribute('data-painted', /^[1-9]/, { timeout: RUN_MS });
-  await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
-  await page.locator('#tr-walk-go').click();
-  await expect(page.locator('#tr-walk-status')).toContainText(/^(Position \d+ |位置 \d+（)/, { timeout: RUN_MS });
-  await expect(page.locator('#app')).toHaveAttribute('data-next', 'ready', { timeout: RUN_MS });
-  await page.locator('#tr-gen-start').click();
-  await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
-}
+import { focusVisible, afterRun, RUN } from './a11y-helpers.mjs';
 
 /**
  * In the page: WCAG's contrast ratio of two CSS colours (rgb()/rgba() strings or #hex), and the
