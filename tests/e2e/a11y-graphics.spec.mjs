@@ -2,33 +2,16 @@
 // 3:1) of the focus rings over every heat colour and the page, the editable cells' and fields'
 // borders, and the loss chart's lines; forced colours (`forced-colors: active`) on the training
 // page's maps after a run (the canvases keep their heat colours and masked cells, a focused map its
-// ring); reflow at 320 CSS px (= 200 % zoom of 640 px) after a run with the maps, walk, next-token
+// ring), and in a dark and a light forced palette on the loss and head-score charts (their lines
+// against the canvas's backdrop, the curve's pixels on the screen), the next-token bars, the KV
+// view's and the lens's heat cells and the scale legend; reflow at 320 CSS px (= 200 % zoom of 640 px) after a run with the maps, walk, next-token
 // bars and KV view shown; and the screenshots docs/accessibility.md shows (200 % zoom, forced
 // colours, deuteranopia), written to the test's output folder. Limits: the contrast is the WCAG
 // ratio of computed CSS colours (a canvas's pixels are read where it says so); a person looks at the
 // screenshots.
-import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { test, expect, settled, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
-import { focusVisible } from './a11y-helpers.mjs';
-
-/** A short seeded run of the training page: small, the same every time. */
-const RUN = '#steps=24&batch_size=4&eval_interval=8&sample_every=0&seed=3';
-
-/** Trains RUN, then shows the maps, the walk of a position, the next-token bars and generation's KV view. */
-async function afterRun(page, hash = RUN) {
-  await page.goto(`/train/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-start').click();
-  await expect(page.locator('#app')).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-  await page.locator('#tr-maps').click();
-  await expect(page.locator('#tr-maps-box')).toHaveAttribute('data-painted', /^[1-9]/, { timeout: RUN_MS });
-  await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
-  await page.locator('#tr-walk-go').click();
-  await expect(page.locator('#tr-walk-status')).toContainText(/^(Position \d+ |位置 \d+（)/, { timeout: RUN_MS });
-  await expect(page.locator('#app')).toHaveAttribute('data-next', 'ready', { timeout: RUN_MS });
-  await page.locator('#tr-gen-start').click();
-  await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
-}
+import { focusVisible, afterRun, RUN } from './a11y-helpers.mjs';
 
 /**
  * In the page: WCAG's contrast ratio of two CSS colours (rgb()/rgba() strings or #hex), and the
@@ -137,6 +120,64 @@ test('forced colours on the training page after a run: the maps keep their heat 
   await focusVisible(page, 'Tab to a map in forced colours');
   await page.screenshot({ path: testInfo.outputPath('forced-colors-train-maps.png') });
 });
+
+for (const scheme of ['dark', 'light']) {
+  test(`forced colours (${scheme} palette) on the training page: the loss and head-score charts, the next-token bars, the heat maps and the lens grid stay visible`, async ({ page }, testInfo) => {
+    await afterRun(page, `${RUN}&head_scores=1`);
+    await expect(page.locator('#tr-head-box')).toBeVisible({ timeout: RUN_MS });
+    await page.locator('#tr-interp').getByRole('button', { name: 'Show the lens' }).click();
+    await expect(page.locator('#app')).toHaveAttribute('data-interp', 'lens-ready', { timeout: RUN_MS });
+    await page.evaluate(CONTRAST_LIB);
+    await page.emulateMedia({ forcedColors: 'active', colorScheme: scheme });
+    expect(await page.evaluate(() => matchMedia('(forced-colors: active)').matches)).toBe(true);
+    const lens = await page.evaluate(async () => {
+      const out = [];
+      // the charts: each canvas's backdrop (its own background or what shows through it) against the
+      // runs' line colours, the heads' curves (induction, previous token) and the axes' grey
+      const { RUN_STYLES } = await import('/train/chart.js');
+      const lines = [...RUN_STYLES.flatMap((r) => [r.color, r.valColor]), '#7c3aed', '#0f766e', '#5d636d'];
+      for (const c of document.querySelectorAll('#tr-chart canvas, #tr-head-box canvas')) {
+        const back = window.__behind(c);
+        for (const l of lines) { const r = window.__ratio(l, back); if (r < 3) out.push(`a chart's line ${l} on its backdrop ${back}: ${r.toFixed(2)}`); }
+      }
+      // the bars: the drawn probability against the bar's ground and the page
+      const bar = document.querySelector('.tr-next-bar');
+      const fill = bar.querySelector('.tr-next-fill');
+      const [fb, bb] = [getComputedStyle(fill).backgroundColor, window.__behind(bar)];
+      if (window.__ratio(fb, bb) < 3) out.push(`a next-token bar ${fb} on ${bb}: ${window.__ratio(fb, bb).toFixed(2)}`);
+      if (!fill.getBoundingClientRect().width) out.push('the first bar has no width');
+      // the heat maps: their cells keep more than three colours (not one forced Canvas)
+      for (const [name, sel] of [['the KV view', '.tr-kv-att td'], ['the lens grid', '#tr-interp-lens td.tr-interp-cell'], ['the scale legend', '.tr-interp-swatch']]) {
+        const n = new Set([...document.querySelectorAll(sel)].map((e) => getComputedStyle(e).backgroundColor)).size;
+        if (n <= 3) out.push(`${name}: ${n} background colour(s)`);
+      }
+      return out;
+    });
+    expect(lens).toEqual([]);
+    // what is on the screen: the loss chart's picture holds its curves' colour, read back from a screenshot
+    const chart = page.locator('#tr-chart');
+    await chart.scrollIntoViewIfNeeded();
+    const shot = await chart.screenshot({ path: testInfo.outputPath(`forced-colors-${scheme}-chart.png`) });
+    const curve = await page.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width; c.height = img.height;
+      const x = c.getContext('2d');
+      x.drawImage(img, 0, 0);
+      const d = x.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 0x24) + Math.abs(d[i + 1] - 0x57) + Math.abs(d[i + 2] - 0xa6) < 40) n++;
+      return n;
+    }, shot.toString('base64'));
+    expect(curve, 'pixels of the training curve on the screen').toBeGreaterThan(50);
+    for (const [sel, name] of [['table.tr-next-bars', 'bars'], ['#tr-interp-lens', 'lens'], ['#tr-kv', 'kv']]) {
+      await page.locator(sel).first().scrollIntoViewIfNeeded();
+      await page.locator(sel).first().screenshot({ path: testInfo.outputPath(`forced-colors-${scheme}-${name}.png`) });
+    }
+  });
+}
 
 // 200 % zoom of a 640-px window lays the page out in 320 CSS px (a11y-views.spec.mjs says why it is emulated so)
 test.describe('reflow after a run: 320 CSS px wide', () => {

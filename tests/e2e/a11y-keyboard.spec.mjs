@@ -203,3 +203,54 @@ test('keyboard only, the stepper: pick an exercise, type the answers, check them
   await expect(page.getByRole('status').filter({ hasText: /2 of 4 right/ })).toBeVisible();
   await focusVisible(page, 'Check answers');
 });
+
+/**
+ * Waits for the run's status line to change `n` times (the step counter moving on) and, after each
+ * change, checks that the focus is still on the element with id `id` (visible, not <body>).
+ */
+async function heldThrough(page, id, n, what) {
+  const status = page.locator('#tr-status');
+  for (let k = 1; k <= n; k++) {
+    await expect(status).not.toHaveText(await status.textContent(), { timeout: RUN_MS });
+    const f = await focusVisible(page, `${what}, progress update ${k}`);
+    expect(f.id, `${what}, progress update ${k}: the focus moved off #${id}`).toBe(id);
+  }
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`keyboard only during a run (${lang}): start, progress, pause, resume, reset, a run to its end — the focus kept through every update`, async ({ page }) => {
+    await page.goto(`/train/#steps=20000&batch_size=4&eval_interval=50&sample_every=0&lang=${lang}`);
+    await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+    await tabTo(page, { id: 'tr-start' });
+    await page.keyboard.press('Enter');
+    await expect(app(page)).toHaveAttribute('data-train', 'training', { timeout: RUN_MS });
+    // Start disabled itself: Pause has the focus, and keeps it while the chart and stats redraw
+    await heldThrough(page, 'tr-pause', 4, 'Start');
+    await page.keyboard.press('Enter');
+    await expect(app(page)).toHaveAttribute('data-train', 'paused', { timeout: RUN_MS });
+    await expect(page.locator('#tr-resume')).toBeFocused();
+    await focusVisible(page, 'Pause');
+    await page.keyboard.press('Enter');
+    await expect(app(page)).toHaveAttribute('data-train', 'training', { timeout: RUN_MS });
+    // Resume disabled itself: the focus went to Pause, the button that now does the next thing
+    await heldThrough(page, 'tr-pause', 3, 'Resume');
+    // Tab on to Reset (past the disabled buttons) while the run trains, held there, then Enter stops the run
+    await tabTo(page, { id: 'tr-reset' });
+    await heldThrough(page, 'tr-reset', 2, 'Tab to Reset');
+    await page.keyboard.press('Enter');
+    await expect(app(page)).toHaveAttribute('data-train', 'idle', { timeout: RUN_MS });
+    // Reset disabled itself (no run left): the focus is on Start, where the learner begins again
+    await expect(page.locator('#tr-start')).toBeFocused();
+    await focusVisible(page, 'Reset');
+    // a run that ends under the focus: Pause disables itself at the end, the focus goes to Start
+    await tabTo(page, { id: 'tr-f-steps' }, { key: 'Shift+Tab' });
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('60');
+    await tabTo(page, { id: 'tr-start' });
+    await page.keyboard.press('Enter');
+    await expect(app(page)).toHaveAttribute('data-train', /training|done/, { timeout: RUN_MS });
+    await expect(app(page)).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+    await expect(page.locator('#tr-start')).toBeFocused();
+    await focusVisible(page, 'the run ended under the focus on Pause');
+  });
+}

@@ -2,15 +2,17 @@
 // states that a11y.spec.mjs does not reach, in English and 中文: biases on, several heads side by
 // side, a bad cell with its message, the gradient check's table, an exercise being authored, the
 // share and export toolbar in use, each variant's example (RoPE, ALiBi, grouped-query heads, the
-// window with sinks, FlashAttention's tiles stepped, latent attention) and large mode. Each state
+// window with sinks, FlashAttention's tiles stepped, latent attention), the variants' exercises
+// (RoPE, ALiBi, the window, FlashAttention, latent attention: a wrong answer checked, its hint
+// shown) and large mode. Each state
 // starts from a fresh page (its `go` loads it and waits until it is there), so one state's failure
 // does not hide the next. Limits: axe judges the DOM (a canvas's pixels are a11y-views.spec's).
 import { test, expect, BOOT_MS } from './fixtures.mjs';
-import { noViolations, ANSWER_TARGETS, largeMode } from './a11y-helpers.mjs';
+import { noViolations, largeMode } from './a11y-helpers.mjs';
 
 const LANG = {
-  en: { status: /C\+\+/, asked: 'cells asked' },
-  zh: { status: /内核/, asked: '个单元格' },
+  en: { status: /C\+\+/, asked: 'cells asked', right: /\d+ of \d+ right/ },
+  zh: { status: /内核/, asked: '个单元格', right: /\d+ 个中对了 \d+ 个/ },
 };
 const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r="${r}"][data-c="${c}"]`);
 
@@ -80,7 +82,7 @@ const STATES = [
     },
   },
   {
-    name: 'an exercise authored: cells and a step asked, tolerance set', off: ANSWER_TARGETS, go: async (page, lang) => {
+    name: 'an exercise authored: cells and a step asked, tolerance set', go: async (page, lang) => {
       await open(page, lang, '#preset=two-token');
       await page.locator('select[data-key="exercise"]').selectOption('custom');
       await page.locator('figure[data-panel="scores"] td[data-r="1"][data-c="0"]').click();
@@ -125,6 +127,25 @@ const STATES = [
       await expect(page.locator('figure[data-panel="flash_m"]')).toBeVisible();
     },
   },
+  // the variants' exercises (grouped-query heads have none): picked, the first answer wrong, checked, its hint shown
+  ...['rope-rotate', 'alibi-bias', 'window-keys', 'flash-running', 'mla-absorb'].map((id) => ({
+    name: `the ${id} exercise, a wrong answer checked and its hint shown`,
+    // latent attention's hint in 中文: its formula line scrolls sideways in a box that takes no Tab
+    // stop (a scroller the keyboard cannot reach; docs/accessibility.md lists it as not yet conformant)
+    off: id === 'mla-absorb' ? ['scrollable-region-focusable'] : [],
+    go: async (page, lang) => {
+      await open(page, lang);
+      await page.locator('select[data-key="exercise"]').selectOption(id);
+      const first = page.locator('input.aps-answer').first();
+      await expect(first).toBeVisible();
+      await first.fill('12345');
+      await page.locator('[data-key="ex.check"]').click();
+      await expect(page.locator('.aps-exercise-result')).toContainText(LANG[lang].right);
+      await first.focus();
+      await page.locator('[data-key="ex.hint"]').click();
+      await expect(page.locator('.aps-explain')).toBeVisible();
+    },
+  })),
   {
     name: 'large mode (40 tokens, two heads, heatmaps)', go: async (page, lang) => {
       await open(page, lang);
