@@ -170,9 +170,11 @@ def rms(x, w, eps):
     return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def hf_forward(cfg, w, ids, probs=None):
+def hf_forward(cfg, w, ids, probs=None, bf16_inputs=False):
     """Logits (T, V) in float64 of transformers' *ForCausalLM on one sequence; each layer's attention
-    weights (n_head, T, T) appended to `probs` when it is a list."""
+    weights (n_head, T, T) appended to `probs` when it is a list. bf16_inputs: every product's input
+    rounded to bfloat16 first (round to nearest even), as PyTorch's bf16 Linear and our BF16 prompt
+    product on AVX512_BF16 (src/core/kernels/bf16_gemm.h) do."""
     w = {k: v.double() for k, v in w.items()}
     H, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd, eps, T = cfg.get("head_dim", H // nh), cfg["rms_norm_eps"], len(ids)
@@ -184,7 +186,8 @@ def hf_forward(cfg, w, ids, probs=None):
     visible = j <= i
     if cfg.get("sliding_window"):
         visible = visible & (i - j < cfg["sliding_window"])
-    lin = lambda h, n: torch.nn.functional.linear(h, w[n + ".weight"], w.get(n + ".bias"))  # noqa: E731
+    rnd = (lambda h: h.to(torch.bfloat16).double()) if bf16_inputs else (lambda h: h)  # noqa: E731
+    lin = lambda h, n: torch.nn.functional.linear(rnd(h), w[n + ".weight"], w.get(n + ".bias"))  # noqa: E731
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         h = rms(x, w[p + "input_layernorm.weight"], eps)
@@ -207,7 +210,7 @@ def hf_forward(cfg, w, ids, probs=None):
         x = x + lin(torch.nn.functional.silu(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
     x = rms(x, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
-    return x @ head.T
+    return rnd(x) @ head.T
 
 
 def greedy(cfg, w, ids, n):
@@ -219,16 +222,16 @@ def greedy(cfg, w, ids, n):
 
 # ---------------------------------------------------------------- checks
 
-def run(args, expect=0):
-    out = subprocess.run(args, capture_output=True, text=True)
+def run(args, expect=0, env=None):
+    out = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **env) if env else None)
     if out.returncode != expect:
         sys.exit(f"$ {' '.join(args)}\n{out.stdout}{out.stderr}\nexit status {out.returncode}, expected {expect}")
     return out.stdout + (out.stderr if expect else "")
 
 
-def ours_logits(model):
+def ours_logits(model, env=None):
     ids = ",".join(map(str, PROMPT))
-    return torch.tensor(json.loads(run([GPT, "logits", model, "--ids", ids]))["logits"], dtype=torch.float64)
+    return torch.tensor(json.loads(run([GPT, "logits", model, "--ids", ids], env=env))["logits"], dtype=torch.float64)
 
 
 def main():
@@ -250,6 +253,15 @@ def main():
                     sys.exit(f"{name} {dtype} {shards} file(s): FAILED: greedy tokens {got} != PyTorch's {want_greedy}")
                 print(f"{name} {dtype} {shards} file(s): max |logit diff| {d:.2e} "
                       f"(largest {want.abs().max().item():.2f}); {NEW} greedy tokens equal")
+            if dtype == "BF16":  # the CLI as it runs by default: the prompt's BF16 product where the CPU has it
+                got = ours_logits(folder, {"AP_BF16_GEMM": "1"})
+                d32 = (got - want).abs().max().item()
+                d16 = (got - hf_forward(cfg, ref_w, PROMPT, bf16_inputs=True)).abs().max().item()
+                if min(d32, d16) > 1e-4:
+                    sys.exit(f"{name} BF16 by default: FAILED: the logits differ from PyTorch's with float32 inputs by "
+                             f"{d32:.3g} and with bf16-rounded inputs by {d16:.3g} (> 1e-4 both)")
+                print(f"{name} BF16 by default: max |logit diff| {d32:.2e} against float32 inputs, {d16:.2e} against "
+                      "bf16-rounded inputs (the CPU's product: the smaller)")
         folder = os.path.join(WORK, f"{name}_F32_1")
         # the folder's tokenizer.json encodes the prompt: "hi!" is [258, 33]
         got = json.loads(run([GPT, "sample", folder, "-p", "hi!", "--greedy", "-n", "5", "--json"]))

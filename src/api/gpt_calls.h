@@ -324,7 +324,7 @@ inline constexpr GptCall kGptCalls[] = {
    R"(the validation loss at each position of windows of `context` tokens (default block_size; longer than the model was made for with RoPE, ALiBi or no positions; learned positions are refused past block_size, naming wpe), over up to `batches` (default eval_batches) batches → `{"context","block_size","windows","losses" (one per position),"mean"}`)"},
   {"threads", R::run, {{"n", K::whole}}, {}, R"({"call":"threads","n":N})",
    [](GptSession& s, A a) { return s.set_threads(a.whole("n")); },
-   R"(threads sharing each step of this session's runs and an opened model's forward (each Linear layer's columns: the same bits), 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`))"},
+   R"(threads sharing each step of this session's runs and an opened model's forward (each Linear layer's columns, the norms and activations by rows, attention by heads, generation's products by columns: the same bits as one thread), 1 by default ([gpt.md](gpt.md#training)) → `{"threads","cores"}`; in wasm up to `loadGpt`'s threads in `gpt_core_mt` (`run.setThreads(n)`), 1 in `gpt_core` (the page's workers use `stepBegin` … `stepFinish`))"},
   {"encode", R::predict, {{"text", K::text, 1 << 24}}, {}, R"({"call":"encode","text":T})",
    [](GptSession& s, A a) { return s.encode(a.text("text")); },
    R"(the model's token ids of a text → `{"ids","tokens"}` (tokens: each token's text, such as GPT-2's `" the"`))"},
