@@ -70,7 +70,7 @@ fi
 
 log "peak: bench/peak.cpp natively and in wasm"
 g++ -O2 bench/peak.cpp -o "$out/peak"
-em++ -O3 -msimd128 bench/peak.cpp -sENVIRONMENT=node -sSINGLE_FILE=1 -o "$out/peak_wasm.cjs" 2>/dev/null
+em++ -O3 -msimd128 bench/peak.cpp -sENVIRONMENT=node -sSINGLE_FILE=1 -sALLOW_MEMORY_GROWTH=1 -o "$out/peak_wasm.cjs" 2>/dev/null
 
 rm -rf "$out"/round*
 chromium=1
