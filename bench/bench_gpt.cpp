@@ -45,6 +45,7 @@
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -91,14 +92,17 @@ double fma_peak_gflops() {
   }();
   return peak;
 }
-double read_gbs() {
-  static const double bw = [] {
-    const double given = env_number("AP_BW_GBS");
-    const double b = given > 0 ? given : bench::limits::read_bandwidth(5).median;
-    std::printf("limits: mem_read=%.2f GB/s (%s)\n", b, given > 0 ? "given" : "measured, median");
-    return b;
-  }();
-  return bw;
+// The read probe on as many threads as the generation it is the limit of (measured once per count).
+double read_gbs(int threads = 1) {
+  static std::map<int, double> bw;
+  auto it = bw.find(threads);
+  if (it != bw.end()) return it->second;
+  const double given = env_number("AP_BW_GBS");
+  const double b = given > 0 ? given
+                             : bench::limits::read_bandwidth(5, bench::limits::bandwidth_buffer_bytes(), threads).median;
+  std::printf("limits: mem_read=%.2f GB/s (%s, %d thread%s)\n", b, given > 0 ? "given" : "measured, median", threads,
+              threads == 1 ? "" : "s");
+  return bw[threads] = b;
 }
 
 // Floating-point operations of a forward over B·T tokens (the multiply-adds as 2): the Linear
@@ -413,7 +417,7 @@ void gpt2s_bench(const std::string& sfx0, bool quick, bool gen = true, bool pref
     char b[96];
     const double gbs = weight_bytes_per_token(m) * n / sec * 1e-9;
     std::snprintf(b, sizeof b, " weights_MB/tok=%.0f GB/s=%.2f of_bandwidth=%.0f%%", weight_bytes_per_token(m) / 1e6, gbs,
-                  100.0 * gbs / read_gbs());
+                  100.0 * gbs / read_gbs(m.threads()));
     return std::string(b);
   });
 }
@@ -480,7 +484,7 @@ void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
     char b[96];
     const double gbs = weight_bytes_per_token(*m) * n / sec * 1e-9;
     std::snprintf(b, sizeof b, " weights_MB/tok=%.0f GB/s=%.2f of_bandwidth=%.0f%%", weight_bytes_per_token(*m) / 1e6, gbs,
-                  100.0 * gbs / read_gbs());
+                  100.0 * gbs / read_gbs(m->threads()));
     return std::string(b);
   });
 }

@@ -3,7 +3,8 @@
 // throughput, not memory's) and the memory's streaming read rate (GB/s: a buffer much larger than
 // the last-level cache read once per pass with vector loads). Used by peak.cpp (which prints them) and by
 // bench_gpt.cpp (which prints each figure's fraction of its limit). Header-only, no core code.
-// Limits: one thread, timed on its CPU clock natively (wall time in wasm); a loaded machine still
+// Limits: one thread, timed on its CPU clock natively (wall time in wasm; the read probe can also
+// read on several threads natively, timed on the steady clock); a loaded machine still
 // lowers both (a busy sibling core shares the FMA units and the memory): take the median of a quiet
 // sitting, or give them to bench_gpt (AP_PEAK_GFLOPS=…, AP_BW_GBS=… replace its probes).
 // Natively on x86-64 each kernel is compiled for its instruction set (target attributes), so the
@@ -24,6 +25,8 @@
 #else
 #include <immintrin.h>
 #include <unistd.h>
+
+#include <thread>
 #endif
 
 namespace bench::limits {
@@ -168,17 +171,40 @@ __attribute__((noinline, target("avx2"))) inline float read_pass(const float* p,
 #endif
 
 // The memory's streaming read rate: `passes` timed reads of the whole buffer (after one untimed
-// pass that also faults its pages in), {best, median} GB/s (10⁹ bytes a second).
-inline Rate read_bandwidth(int passes = 7, size_t bytes = bandwidth_buffer_bytes()) {
+// pass that also faults its pages in), {best, median} GB/s (10⁹ bytes a second). threads > 1
+// (natively): each pass the buffer read in that many equal slices at once, one a thread, timed
+// from before the first starts to after the last ends, as a product split over threads reads.
+inline Rate read_bandwidth(int passes = 7, size_t bytes = bandwidth_buffer_bytes(), int threads = 1) {
   const size_t n = bytes / sizeof(float) / 64 * 64;
   std::vector<float> buf(n, 1.0f);
   for (size_t i = 0; i < n; i += 1024) buf[i] = static_cast<float>(i & 7);
-  g_sink = read_pass(buf.data(), n);
+  auto pass = [&] {
+#ifndef __wasm__
+    if (threads > 1) {
+      const size_t part = n / size_t(threads) / 64 * 64;
+      std::vector<float> sums(static_cast<size_t>(threads));
+      std::vector<std::thread> ts;
+      for (int i = 0; i < threads; ++i)
+        ts.emplace_back([&, i] {
+          const size_t lo = part * size_t(i), hi = i + 1 == threads ? n : lo + part;
+          sums[size_t(i)] = read_pass(buf.data() + lo, hi - lo);
+        });
+      for (std::thread& t : ts) t.join();
+      return sums[0];
+    }
+#endif
+    return read_pass(buf.data(), n);
+  };
+  // one thread: its CPU clock (wall() natively); several: the steady clock, as they run at once
+  auto clock = [&] {
+    return threads > 1 ? std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() : wall();
+  };
+  g_sink = pass();
   std::vector<double> g;
   for (int t = 0; t < passes; ++t) {
-    const double t0 = wall();
-    g_sink = read_pass(buf.data(), n);
-    g.push_back(double(n) * sizeof(float) / (wall() - t0) * 1e-9);
+    const double t0 = clock();
+    g_sink = pass();
+    g.push_back(double(n) * sizeof(float) / (clock() - t0) * 1e-9);
   }
   std::sort(g.begin(), g.end());
   return {g.back(), g[g.size() / 2]};

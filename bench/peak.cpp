@@ -9,6 +9,7 @@
 //   sse_mul+add128, wasm_simd128_mul+add), then the memory's streaming read rate
 //   (machine_limits.h: a buffer of twice the last-level cache, at least 256 MB, read with vector loads):
 //   "mem_read GBs_max=… GBs_med=… (… MB read … times, LLC … MB)" — generation's limit.
+//   "mem_read_all_cores GBs_max=… GBs_med=… (N threads)" — the same read split over every core.
 // Limits: a ceiling, not a target: a GEMM whose multiplies and adds are independent can pass the
 // SIMD128 mul + add figure (its chains are dependent); wall time, so a loaded machine lowers it
 // (peers_table.py takes the best round; PEAK_NATIVE / PEAK_WASM give quiet figures). A benchmark:
@@ -82,5 +83,12 @@ int main(int argc, char** argv) {
   const bench::limits::Rate bw = bench::limits::read_bandwidth(trials, bytes);
   std::printf("%-28s GBs_max=%7.2f GBs_med=%7.2f (%zu MB read %d times, LLC %zu MB)\n", "mem_read", bw.best, bw.median,
               bytes >> 20, trials, bench::limits::llc_bytes() >> 20);
+#ifndef __wasm__
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores > 1) {  // as a product split over every core reads
+    const bench::limits::Rate all = bench::limits::read_bandwidth(trials, bytes, cores);
+    std::printf("%-28s GBs_max=%7.2f GBs_med=%7.2f (%d threads)\n", "mem_read_all_cores", all.best, all.median, cores);
+  }
+#endif
   return 0;
 }

@@ -5,7 +5,7 @@
 // sizes (the few-row product), at one and three rows, and past 256 rows (the packed GEMM), in a
 // model small enough to keep its small layers on one thread and in one wide enough to split all;
 // cache_step (generation) likewise, its one-row products across the 1 MB at which the product
-// streams; a session's opened model takes the session's threads (set_threads, before or after
+// streams, and an opened model's typed one-row products (BF16, F16, Q8_0, Q4_0); a session's opened model takes the session's threads (set_threads, before or after
 // opening), with the same logits, and a model made trainable goes back to one; bad counts are
 // refused by name.
 #include <catch2/catch.hpp>
@@ -16,10 +16,13 @@
 
 #include "api/checkpoint.h"
 #include "api/gpt_session.h"
+#include "core/kernels/quant.h"
 #include "core/model/gpt.h"
 #include "core/model/train.h"
+#include "formats/llama_load.h"
 #include "input_error_util.h"
 #include "kernels_test_util.h"
+#include "llama_weights_test_util.h"
 
 namespace {
 
@@ -113,6 +116,39 @@ TEST_CASE("generation on threads: cache_step's logits, bit for bit, for 1, 2 and
   check("reference");
   K::set_tier(K::Tier::fast);
   m.set_threads(1);
+}
+
+TEST_CASE("generation on threads: an opened model's typed weights, bit for bit, for 1, 2 and 3 threads", "[gpt][threads][typed]") {
+  using ap::quant::Type;
+  ap::HfConfig c;
+  c.model_type = "llama";
+  c.hidden_act = "silu";
+  c.vocab_size = 301;  // the head is not a multiple of 16 columns
+  c.hidden_size = 256;
+  c.intermediate_size = 320;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 64;
+  c.max_position_embeddings = 64;
+  c.tie_word_embeddings = true;
+  for (Type t : {Type::BF16, Type::F16, Type::Q8_0, Type::Q4_0}) {
+    const ap::LlamaWeights w = ap_test::random_llama_weights(c, 21, 0.2f, [t](int) { return t; });
+    std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");
+    auto check = [&](const std::string& tier) {
+      const std::vector<float> one = generated_with(*m, 1, 10);
+      for (int n : {2, 3}) {
+        INFO(tier << " " << ap::quant::type_info(t).name << " threads " << n);
+        const std::vector<float> many = generated_with(*m, n, 10);
+        CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+      }
+    };
+    for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
+    K::set_tier(K::Tier::reference);
+    check("reference");
+    K::set_tier(K::Tier::fast);
+    m->set_threads(1);
+  }
 }
 
 TEST_CASE("prompt forward on threads: bad counts are refused by name", "[gpt][threads][errors]") {
