@@ -122,11 +122,13 @@ test('forced colours on the training page after a run: the maps keep their heat 
 });
 
 for (const scheme of ['dark', 'light']) {
-  test(`forced colours (${scheme} palette) on the training page: the loss and head-score charts, the next-token bars, the heat maps and the lens grid stay visible`, async ({ page }, testInfo) => {
+  test(`forced colours (${scheme} palette) on the training page: the loss and head-score charts, the next-token bars, the heat maps, the lens grid and the surprisal strip stay visible`, async ({ page }, testInfo) => {
     await afterRun(page, `${RUN}&head_scores=1`);
     await expect(page.locator('#tr-head-box')).toBeVisible({ timeout: RUN_MS });
     await page.locator('#tr-interp').getByRole('button', { name: 'Show the lens' }).click();
     await expect(page.locator('#app')).toHaveAttribute('data-interp', 'lens-ready', { timeout: RUN_MS });
+    await page.locator('#tr-sur-val').click();
+    await expect(page.locator('#app')).toHaveAttribute('data-surprisal', 'ready', { timeout: RUN_MS });
     await page.evaluate(CONTRAST_LIB);
     await page.emulateMedia({ forcedColors: 'active', colorScheme: scheme });
     expect(await page.evaluate(() => matchMedia('(forced-colors: active)').matches)).toBe(true);
@@ -147,7 +149,8 @@ for (const scheme of ['dark', 'light']) {
       if (window.__ratio(fb, bb) < 3) out.push(`a next-token bar ${fb} on ${bb}: ${window.__ratio(fb, bb).toFixed(2)}`);
       if (!fill.getBoundingClientRect().width) out.push('the first bar has no width');
       // the heat maps: their cells keep more than three colours (not one forced Canvas)
-      for (const [name, sel] of [['the KV view', '.tr-kv-att td'], ['the lens grid', '#tr-interp-lens td.tr-interp-cell'], ['the scale legend', '.tr-interp-swatch']]) {
+      for (const [name, sel] of [['the KV view', '.tr-kv-att td'], ['the lens grid', '#tr-interp-lens td.tr-interp-cell'], ['the scale legend', '.tr-interp-swatch'],
+        ['the surprisal strip', '.tr-sur-tok']]) {
         const n = new Set([...document.querySelectorAll(sel)].map((e) => getComputedStyle(e).backgroundColor)).size;
         if (n <= 3) out.push(`${name}: ${n} background colour(s)`);
       }
