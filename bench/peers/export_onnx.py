@@ -78,22 +78,31 @@ class GPT2sStep(torch.nn.Module):
         return (logits,) + tuple(t for c in caches for t in (c["k"], c["v"]))
 
 
-def export_gpt2s(out):
-    """gpt2s.onnx and gpt2s_check.json (PyTorch's check values, gpt2s.py)."""
-    m = gpt2s_model()
-    L, H, C = gpt2s.CONFIG["n_layer"], gpt2s.CONFIG["n_head"], gpt2s.CONFIG["n_embd"]
-    kv = [f"{kind}_{i}" for i in range(L) for kind in ("key", "value")]
-    past = tuple(torch.zeros(1, H, 3, C // H) for _ in kv)
+def export_cached(step, layers, kv_heads, head_dim, path):
+    """One step through the KV cache (step: idx and the past → logits and the presents) as ONNX, T
+    and the cache's length dynamic."""
+    kv = [f"{kind}_{i}" for i in range(layers) for kind in ("key", "value")]
+    past = tuple(torch.zeros(1, kv_heads, 3, head_dim) for _ in kv)
     dyn = {"idx": {1: "T"}, "logits": {1: "T"}}
     dyn.update({f"past_{n}": {2: "T_past"} for n in kv})
     dyn.update({f"present_{n}": {2: "T_total"} for n in kv})
     with torch.no_grad():
-        torch.onnx.export(GPT2sStep(m), (torch.zeros(1, 2, dtype=torch.long),) + past, os.path.join(out, "gpt2s.onnx"),
+        torch.onnx.export(step, (torch.zeros(1, 2, dtype=torch.long),) + past, path,
                           input_names=["idx"] + [f"past_{n}" for n in kv],
                           output_names=["logits"] + [f"present_{n}" for n in kv], dynamic_axes=dyn, opset_version=17)
-    check = gpt2s_check(m)
-    with open(os.path.join(out, "gpt2s_check.json"), "w", encoding="utf8") as f:
-        json.dump(check, f)
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf8") as f:
+        json.dump(value, f)
+
+
+def export_gpt2s(out):
+    """gpt2s.onnx and gpt2s_check.json (PyTorch's check values, gpt2s.py)."""
+    m = gpt2s_model()
+    L, H, C = gpt2s.CONFIG["n_layer"], gpt2s.CONFIG["n_head"], gpt2s.CONFIG["n_embd"]
+    export_cached(GPT2sStep(m), L, H, C // H, os.path.join(out, "gpt2s.onnx"))
+    write_json(os.path.join(out, "gpt2s_check.json"), gpt2s_check(m))
 
 
 class SmolStep(torch.nn.Module):
@@ -115,15 +124,8 @@ def export_smollm(out):
     runs; onnxruntime-web's wasm provider has no bf16 matmul) and smollm_check.json (PyTorch's
     check values in float32, what ort_peer.mjs compares its own with)."""
     m = smollm.model(torch.float32)
-    kv = [f"{kind}_{i}" for i in range(smollm.L) for kind in ("key", "value")]
-    past = tuple(torch.zeros(1, smollm.KV, 3, smollm.HD) for _ in kv)
-    dyn = {"idx": {1: "T"}, "logits": {1: "T"}}
-    dyn.update({f"past_{n}": {2: "T_past"} for n in kv})
-    dyn.update({f"present_{n}": {2: "T_total"} for n in kv})
+    export_cached(SmolStep(m), smollm.L, smollm.KV, smollm.HD, os.path.join(out, "smollm.onnx"))
     with torch.no_grad():
-        torch.onnx.export(SmolStep(m), (torch.zeros(1, 2, dtype=torch.long),) + past, os.path.join(out, "smollm.onnx"),
-                          input_names=["idx"] + [f"past_{n}" for n in kv],
-                          output_names=["logits"] + [f"present_{n}" for n in kv], dynamic_axes=dyn, opset_version=17)
         idx = torch.tensor([smollm.prompt()])
         caches = [dict() for _ in range(smollm.L)]
         last = m(idx, caches)[0, -1]
@@ -131,10 +133,9 @@ def export_smollm(out):
         for t in range(smollm.CHECK_TOKENS):
             greedy.append(int(cur))
             cur = m(cur, caches, smollm.PROMPT_LEN + t)[:, -1].argmax(-1, keepdim=True)
-    check = {"argmax": int(last.argmax()), "logits": [float(last[j]) for j in smollm.CHECK_IDS],
-             "check_ids": smollm.CHECK_IDS, "greedy": greedy, "prompt": smollm.prompt(), "tolerance": 1e-3}
-    with open(os.path.join(out, "smollm_check.json"), "w", encoding="utf8") as f:
-        json.dump(check, f)
+    write_json(os.path.join(out, "smollm_check.json"),
+               {"argmax": int(last.argmax()), "logits": [float(last[j]) for j in smollm.CHECK_IDS],
+                "check_ids": smollm.CHECK_IDS, "greedy": greedy, "prompt": smollm.prompt(), "tolerance": 1e-3})
 
 
 def main():
