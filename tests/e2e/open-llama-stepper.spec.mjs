@@ -5,21 +5,18 @@
 // PyTorch model's (tests/open_llama_fixture.py: transformers' Llama in float64), never the core's:
 // a page that handed the stepper unrotated q and k, or another key/value head, fails here.
 // Waits are on states (#app's data-open and data-status, the maps' status line), never on time.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { LLAMA_FOLDER as FOLDER, writeLlamaFixture } from './llama-fixture.mjs';
 
 const app = (page) => page.locator('#app');
-const FOLDER = 'TinyLlama-test';
 let dir;
 let want;
 
 test.beforeAll(({}, testInfo) => {
-  dir = testInfo.outputPath('fixture');
-  mkdirSync(dir, { recursive: true });
-  const out = execFileSync('/usr/bin/python3', ['tests/open_llama_fixture.py', dir], { encoding: 'utf8' });
-  want = JSON.parse(readFileSync(out.trim(), 'utf8')).folder;
+  const f = writeLlamaFixture(testInfo);
+  dir = f.dir;
+  want = f.want.folder;
 });
 
 test('a Llama head (RoPE, 2 query heads to a key/value head) opens in the stepper with PyTorch’s weights', async ({ page, context }) => {

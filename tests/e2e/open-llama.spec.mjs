@@ -14,21 +14,17 @@
 // data-memory-bytes) within 1.2× the files plus a fixed overhead, and a model too big refused in
 // figures (the files' bytes as its weights) before anything is allocated.
 // Waits are on states (#app's data-open, the sections' status lines), never on time.
-import { execFileSync } from 'node:child_process';
 import { closeSync, copyFileSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { LLAMA_FOLDER as FOLDER, writeLlamaFixture } from './llama-fixture.mjs';
 
 const app = (page) => page.locator('#app');
-const FOLDER = 'TinyLlama-test';
 let dir;
 let want;
 
 test.beforeAll(({}, testInfo) => {
-  dir = testInfo.outputPath('fixture');
-  mkdirSync(dir, { recursive: true });
-  const out = execFileSync('/usr/bin/python3', ['tests/open_llama_fixture.py', dir], { encoding: 'utf8' });
-  want = JSON.parse(readFileSync(out.trim(), 'utf8'));
+  ({ dir, want } = writeLlamaFixture(testInfo));
 });
 
 async function boot(page, hash = '') {
