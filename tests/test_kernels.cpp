@@ -677,14 +677,18 @@ TEST_CASE("fast kernels: a split of columns or heads keeps the bits of the whole
       F.matmul_forward(whole.data(), inp.data(), w.data(), bias.data(), N, C, OC);
       for (int n : {2, 3}) {
         INFO(tier << " matmul N=" << N << " in " << n << " parts");
+        Vec in_place(whole.size(), 5.0f);  // matmul_forward_into: each part's columns written where they go
         for (int i = 0; i < n; ++i) {
           const int lo = OC / 16 * i / n * 16, hi = OC / 16 * (i + 1) / n * 16;
           Vec o(size_t(N) * (hi - lo));
           F.matmul_forward(o.data(), inp.data(), w.data() + size_t(lo) * C, bias.data() + lo, N, C, hi - lo);
           for (int r = 0; r < N; ++r)
             std::copy(o.begin() + r * (hi - lo), o.begin() + (r + 1) * (hi - lo), parts.begin() + r * OC + lo);
+          F.matmul_forward_into(in_place.data() + lo, OC, inp.data(), w.data() + size_t(lo) * C, bias.data() + lo, N,
+                                C, hi - lo);
         }
         CHECK(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(whole.data(), in_place.data(), whole.size() * sizeof(float)) == 0);
       }
     }
     K::AttnOptions opt;

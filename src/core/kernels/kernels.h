@@ -154,6 +154,10 @@ struct Kernels {
   // -------------------------------------------------------------- matmul (a Linear layer)
   // out (N,OC) = inp (N,C) · weightᵀ + bias, weight (OC,C) in PyTorch's Linear layout, bias (OC) or null
   void (*matmul_forward)(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC);
+  // The same with out's rows ldo ≥ OC floats apart (a run of columns of a wider output, written in
+  // place): the same bits as matmul_forward.
+  void (*matmul_forward_into)(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N,
+                              int C, int OC);
   // dinp (N,C) += dout (N,OC)·weight;  dweight (OC,C) += doutᵀ·inp;  dbias (OC) += Σ_n dout
   void (*matmul_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                           const float* weight, int N, int C, int OC);
@@ -231,8 +235,8 @@ struct Kernels {
 // and the checks below make sure the list is exactly the struct's fields, in order.
 #define AP_KERNEL_NAMES(X)                                                                                   \
   X(encoder_forward) X(encoder_backward) X(layernorm_forward) X(layernorm_backward) X(rmsnorm_forward)       \
-  X(rmsnorm_backward) X(rope_forward) X(rope_backward) X(matmul_forward) X(matmul_backward)                 \
-  X(attention_forward) X(attention_forward_infer_scratch) X(attention_forward_infer)                        \
+  X(rmsnorm_backward) X(rope_forward) X(rope_backward) X(matmul_forward) X(matmul_forward_into)            \
+  X(matmul_backward) X(attention_forward) X(attention_forward_infer_scratch) X(attention_forward_infer)     \
   X(attention_backward_scratch) X(attention_backward) X(attention_decode) X(gelu_forward) X(gelu_backward)   \
   X(gelu_new_forward) X(gelu_new_backward) X(swiglu_forward) X(swiglu_backward) X(residual_forward)         \
   X(residual_backward) X(crossentropy_forward) X(crossentropy_backward) X(sum_squares) X(scale_inplace)     \

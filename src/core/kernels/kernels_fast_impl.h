@@ -441,8 +441,8 @@ constexpr int kShortMin = 4, kShortMax = 256;
 #endif
 
 template <int TNV>
-AP_INLINE void short_chunk(float* out, const float* weight, const float* bias, const float* xt, int Np, int C, int OC,
-                           int j0, int n) {
+AP_INLINE void short_chunk(float* out, int ldo, const float* weight, const float* bias, const float* xt, int Np, int C,
+                           int OC, int j0, int n) {
   constexpr int TMR = MR * NV / TNV > 0 ? MR * NV / TNV : 1;
   alignas(64) float buf[TMR * NR];
   for (int oc0 = 0; oc0 < OC; oc0 += TMR) {
@@ -450,7 +450,7 @@ AP_INLINE void short_chunk(float* out, const float* weight, const float* bias, c
     tile<TMR, TNV, AK::rows, false>(C, weight + zu(oc0) * C, C, xt + j0, Np, buf, NR, m, TNV * W, 1.0f, false,
                                     nullptr);
     for (int j = 0; j < n; ++j) {
-      float* o = out + zu(j0 + j) * OC + oc0;
+      float* o = out + zu(j0 + j) * zu(ldo) + oc0;
       if (bias)
         for (int r = 0; r < m; ++r) o[r] = buf[r * NR + j] + bias[oc0 + r];
       else
@@ -464,7 +464,8 @@ AP_INLINE bool short_fits(int N, int C) {
   return N >= kShortMin && N <= kShortMax && zu(C) * zu(round_up_w(N)) <= kWorkspaceFloats;
 }
 
-void matmul_forward_short(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+void matmul_forward_short(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N, int C,
+                          int OC) {
   const int Np = round_up_w(N);
   float* xt = workspace();  // (C, Np): Xᵀ
   // In blocks of kTB inputs: each token's kTB values read as one run, written down kTB rows of Xᵀ
@@ -483,23 +484,24 @@ void matmul_forward_short(float* out, const float* inp, const float* weight, con
   }
   for (int j0 = 0; j0 < N; j0 += NR) {
     const int n = imin(NR, N - j0), nv = (n + W - 1) / W;
-    if (nv >= NV) short_chunk<NV>(out, weight, bias, xt, Np, C, OC, j0, n);
-    else if (nv == 1) short_chunk<1>(out, weight, bias, xt, Np, C, OC, j0, n);
+    if (nv >= NV) short_chunk<NV>(out, ldo, weight, bias, xt, Np, C, OC, j0, n);
+    else if (nv == 1) short_chunk<1>(out, ldo, weight, bias, xt, Np, C, OC, j0, n);
     else if constexpr (NV > 2) {
-      if (nv == 2) short_chunk<2>(out, weight, bias, xt, Np, C, OC, j0, n);
-      else short_chunk<(NV > 3 ? 3 : NV)>(out, weight, bias, xt, Np, C, OC, j0, n);
+      if (nv == 2) short_chunk<2>(out, ldo, weight, bias, xt, Np, C, OC, j0, n);
+      else short_chunk<(NV > 3 ? 3 : NV)>(out, ldo, weight, bias, xt, Np, C, OC, j0, n);
     }
   }
 }
 
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
-  if (short_fits(N, C)) return matmul_forward_short(out, inp, weight, bias, N, C, OC);
+void matmul_forward_into(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N, int C,
+                         int OC) {
+  if (short_fits(N, C)) return matmul_forward_short(out, ldo, inp, weight, bias, N, C, OC);
   if (N < 4) {
     // A few rows (generation): dot products straight from the weight rows, no packing.
     if (zu(OC) * zu(C) * sizeof(float) < kStreamBytes) {
       for (int n = 0; n < N; ++n) {
         const float* x = inp + zu(n) * C;
-        float* o = out + zu(n) * OC;
+        float* o = out + zu(n) * zu(ldo);
         for (int oc = 0; oc < OC; ++oc) {
           const float s = dot_row(x, weight + zu(oc) * C, C);
           o[oc] = bias ? s + bias[oc] : s;
@@ -512,7 +514,7 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     uint32_t t = 0;
     for (int n = 0; n < N; ++n) {
       const float* x = inp + zu(n) * C;
-      float* o = out + zu(n) * OC;
+      float* o = out + zu(n) * zu(ldo);
       for (int oc = 0; oc < OC; ++oc) {
         const float* w = weight + zu(oc) * C;
         // no wrap-around in wasm32: the heap ends 64 KB below 4 GB, more than kTouchAhead + a row
@@ -525,7 +527,11 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     touch_sink = t;
     return;
   }
-  gemm(N, OC, C, inp, C, false, weight, C, true, out, OC, false, bias);
+  gemm(N, OC, C, inp, C, false, weight, C, true, out, ldo, false, bias);
+}
+
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+  matmul_forward_into(out, OC, inp, weight, bias, N, C, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,

@@ -150,11 +150,12 @@ void rope_backward(float* dx, int B, int T, int ld, int n_heads, int hs, int pos
   rope_turn(dx, B, T, ld, n_heads, hs, pos0, r, -1.0f);
 }
 
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+void matmul_forward_into(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N, int C,
+                         int OC) {
   // The sum first, then the bias: the order of autograd's matmul(x, Wᵀ) + b.
   for (int n = 0; n < N; ++n) {
     const float* x = inp + idx(n, C);
-    float* o = out + idx(n, OC);
+    float* o = out + idx(n, ldo);
     for (int oc = 0; oc < OC; ++oc) {
       const float* w = weight + idx(oc, C);
       float s = 0.0f;
@@ -162,6 +163,10 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
       o[oc] = bias ? s + bias[oc] : s;
     }
   }
+}
+
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) {
+  matmul_forward_into(out, OC, inp, weight, bias, N, C, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,

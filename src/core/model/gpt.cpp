@@ -578,17 +578,9 @@ void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const 
   const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
   if (n == 1 || groups < n || int64_t(N) * C * OC < kMinSplit) return k.matmul_forward(out, inp, w, b, N, C, OC);
   auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
-  for (int i = 0; N > 1 && i < n; ++i) {
-    std::vector<float>& s = split_out_[sz(i)];
-    const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
-    if (s.size() < need) s.resize(need);
-  }
-  auto part = [&](int i) {
-    const int lo = cols(i), wd = cols(i + 1) - lo;
-    if (N == 1) return k.matmul_forward(out + lo, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, 1, C, wd);
-    float* s = split_out_[sz(i)].data();
-    k.matmul_forward(s, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, wd);
-    for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
+  auto part = [&](int i) {  // its columns straight into place (rows OC apart)
+    const int lo = cols(i);
+    k.matmul_forward_into(out + lo, OC, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, cols(i + 1) - lo);
   };
   pool_->run(part);
 }

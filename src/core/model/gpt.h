@@ -466,8 +466,8 @@ class GPT {
   // Threads for inference: forward() (the prompt's forward; a training step's parallelism is the
   // Trainer's) and cache_step() (generation). A Linear layer's product splits its output columns
   // across n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing
-  // its columns with the same kernel (a prompt's rows into its own buffer, copied into place; one
-  // row straight into place); forward()'s norms and activations split over rows, its residual
+  // its columns with the same kernel, straight into place (matmul_forward_into; a typed matrix's
+  // prompt rows into the thread's own buffer, copied into place); forward()'s norms and activations split over rows, its residual
   // adds over runs of floats and its attention over heads. A fast or reference kernel computes
   // each output the same way whatever columns, rows or heads a call covers (kernels.h), so the
   // logits have the same bits for every n. Work too small to pay for the threads stays on one. 1 (the default) runs on the caller alone, as does a
@@ -582,7 +582,7 @@ class GPT {
   std::vector<TypedBlock> tb_;
   kernels::TypedMatrix t_wte_, t_head_;
   std::vector<TypedSource> sources_;
-  // set_threads' pool (null: one thread) and each thread's columns of a split product.
+  // set_threads' pool (null: one thread) and each thread's columns of a split typed product.
   std::unique_ptr<ThreadPool> pool_;
   std::vector<std::vector<float>> split_out_;
 
