@@ -7,6 +7,21 @@
 
 namespace ap {
 
+namespace {
+
+// Reads of an atomic before a waiting thread sleeps: with the pause below about 30–100 µs.
+constexpr int kSpin = 1 << 12;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
 int hardware_threads() {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   return 1;
@@ -43,44 +58,48 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::work(int i) {
   uint64_t seen = 0;
   for (;;) {
-    void (*fn)(void*, int);
-    void* ctx;
-    {
+    for (int s = 0; s < kSpin && generation_.load(std::memory_order_acquire) == seen; ++s) cpu_relax();
+    if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      start_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
       if (stop_) return;
-      seen = generation_;
-      fn = fn_;
-      ctx = ctx_;
     }
+    seen = generation_.load(std::memory_order_acquire);
     try {
-      fn(ctx, i);
+      fn_(ctx_, i);
     } catch (...) {
       errors_[static_cast<size_t>(i)] = std::current_exception();
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) done_.notify_one();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mu_);  // the caller checks pending_ under mu_ before it sleeps
+      done_.notify_one();
+    }
   }
 }
 
 void ThreadPool::run_raw(void (*fn)(void*, int), void* ctx) {
   for (std::exception_ptr& e : errors_) e = nullptr;
   if (n_ > 1) {
-    std::lock_guard<std::mutex> lock(mu_);
     fn_ = fn;
     ctx_ = ctx;
-    pending_ = n_ - 1;
-    ++generation_;
+    pending_.store(n_ - 1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      generation_.fetch_add(1, std::memory_order_release);  // publishes fn_, ctx_, pending_
+    }
+    start_.notify_all();
   }
-  start_.notify_all();
   try {
     fn(ctx, 0);
   } catch (...) {
     errors_[0] = std::current_exception();
   }
   if (n_ > 1) {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    for (int s = 0; s < kSpin && pending_.load(std::memory_order_acquire) != 0; ++s) cpu_relax();
+    if (pending_.load(std::memory_order_acquire) != 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+    }
   }
   for (const std::exception_ptr& e : errors_)
     if (e) std::rethrow_exception(e);
