@@ -278,6 +278,33 @@ TEST_CASE("quant: Q4_K and Q6_K read in place agree with the reference, edge blo
   }
 }
 
+// The fast tier's dequantization (what a prompt's product multiplies, typed_matmul.h) is the
+// reference's, bit for bit, on every instruction set and type: random rows with edge scales as above.
+TEST_CASE("quant: the fast tier dequantizes to the reference's bits", "[quant]") {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> pick(0, 5);
+  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};
+  for (Q::Type t : {Q::Type::F32, Q::Type::F16, Q::Type::BF16, Q::Type::Q8_0, Q::Type::Q4_0, Q::Type::Q4_K, Q::Type::Q6_K}) {
+    const int K = 3 * Q::kQK_K, N = 4, bytes = Q::type_info(t).bytes;
+    std::vector<uint8_t> w = random_weights(t, N, K, rng);
+    if (t == Q::Type::Q4_K || t == Q::Type::Q6_K)
+      for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 2 * static_cast<size_t>(bytes)) {
+        std::memcpy(&w[at + (t == Q::Type::Q4_K ? 0 : static_cast<size_t>(bytes) - 2)], &scales[pick(rng)], 2);
+        if (t == Q::Type::Q4_K) std::memcpy(&w[at + 2], &scales[pick(rng)], 2);
+      }
+    std::vector<float> ref(static_cast<size_t>(N * K)), got(ref.size());
+    const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+    for (int n = 0; n < N; ++n) Q::dequantize_row(t, w.data() + rb * size_t(n), ref.data() + size_t(n * K), K);
+    each_isa([&](const char* isa) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      for (int n = 0; n < N; ++n) Q::fast_current().dequantize(t, w.data() + rb * size_t(n), got.data() + size_t(n * K), K);
+      INFO(isa << " " << Q::type_info(t).name);
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &ref[i], 4) != 0) FAIL(isa << " " << Q::type_info(t).name << " value " << i << ": " << got[i] << " != " << ref[i]);
+    });
+  }
+}
+
 TEST_CASE("quant: matmul follows the tier and type_info knows ggml's numbers", "[quant]") {
   CHECK(Q::type_info(8u)->bytes == 34);
   CHECK(std::string(Q::type_info(14u)->name) == "Q6_K");

@@ -118,6 +118,7 @@ static inline BI minus8(BI v) { return _mm_sub_epi32(v, _mm_set1_epi32(8)); }
 static inline BI q6(BI lo4, BI hi2) {  // (lo4 | hi2 & 48) − 32
   return _mm_sub_epi32(_mm_or_si128(lo4, _mm_and_si128(hi2, _mm_set1_epi32(48))), _mm_set1_epi32(32));
 }
+static inline void transpose4(BV::T* v) { _MM_TRANSPOSE4_PS(v[0], v[1], v[2], v[3]); }
 #else
 using BI = v128_t;
 static inline BI load16(const void* p) { return wasm_v128_load(p); }
@@ -129,6 +130,14 @@ static inline BV::T to_f(BI v) { return wasm_f32x4_convert_i32x4(v); }
 static inline BI minus8(BI v) { return wasm_i32x4_sub(v, wasm_i32x4_splat(8)); }
 static inline BI q6(BI lo4, BI hi2) {  // (lo4 | hi2 & 48) − 32
   return wasm_i32x4_sub(wasm_v128_or(lo4, wasm_v128_and(hi2, wasm_i32x4_splat(48))), wasm_i32x4_splat(32));
+}
+static inline void transpose4(BV::T* v) {
+  const BI a = wasm_i32x4_shuffle(v[0], v[1], 0, 4, 1, 5), b = wasm_i32x4_shuffle(v[2], v[3], 0, 4, 1, 5);
+  const BI c = wasm_i32x4_shuffle(v[0], v[1], 2, 6, 3, 7), d = wasm_i32x4_shuffle(v[2], v[3], 2, 6, 3, 7);
+  v[0] = wasm_i32x4_shuffle(a, b, 0, 1, 4, 5);
+  v[1] = wasm_i32x4_shuffle(a, b, 2, 3, 6, 7);
+  v[2] = wasm_i32x4_shuffle(c, d, 0, 1, 4, 5);
+  v[3] = wasm_i32x4_shuffle(c, d, 2, 3, 6, 7);
 }
 #endif
 static inline void i8x16(BI v, BV::T* out) {
@@ -200,6 +209,15 @@ static inline void q6k_16(const uint8_t* ql, const uint8_t* qh, BV::T* out) {
   }
 }
 #endif
+
+// 16 values (16 / V::W vectors in the tier's order) stored at y in the block's order: where
+// kTransposed, the 4×4 transpose undone in registers first.
+static inline void store16(float* y, BV::T* v) {
+#if defined(AP_SIMD_SSE2) || defined(AP_SIMD_WASM)
+  transpose4(v);
+#endif
+  for (int j = 0; j < 16 / BV::W; ++j) BV::store(y + j * BV::W, v[j]);
+}
 
 // x's K values in the order the quants come in: each 16 transposed as 4×4 where kTransposed.
 static inline void transpose_x(const float* x, float* out, int K) {

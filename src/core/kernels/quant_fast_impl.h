@@ -175,6 +175,44 @@ static void matmul_blocks(float* y, const float* x, const void* w, int M, int N,
   }
 }
 
+// One row of k values of type t into floats: the K-quants' weights made in lanes as the direct
+// products make them (the reference's bits), the other types by quant_blocks.inc (the reference).
+static void dequantize(Type t, const void* src, float* y, int64_t k) {
+  if (QV::W == 1 || (t != Type::Q4_K && t != Type::Q6_K)) return blocks::row(t, src, y, k);
+  constexpr int P = kBlockVecs, G = 16 / QV::W;
+  for (int64_t b = 0; b < k / kQK_K; ++b, y += kQK_K) {
+    if (t == Type::Q4_K) {
+      const BlockQ4_K& blk = static_cast<const BlockQ4_K*>(src)[b];
+      const float d = blocks::f16(blk.d), dmin = blocks::f16(blk.dmin);
+      for (int i = 0; i < 8; i += 2) {
+        QV::T v[2][P];
+        q4k_32(blk.qs + 16 * i, v[0], v[1]);
+        for (int h = 0; h < 2; ++h) {
+          int sc, m;
+          blocks::scale_min_k4(i + h, blk.scales, &sc, &m);
+          const QV::T d1 = QV::set1(d * static_cast<float>(sc)), m1 = QV::set1(-(dmin * static_cast<float>(m)));
+          for (int j = 0; j < P; ++j) v[h][j] = QV::fmadd(v[h][j], d1, m1);
+          store16(y + 32 * (i + h), v[h]);
+          store16(y + 32 * (i + h) + 16, v[h] + G);
+        }
+      }
+    } else {
+      const BlockQ6_K& blk = static_cast<const BlockQ6_K*>(src)[b];
+      const float d = blocks::f16(blk.d);
+      for (int half = 0; half < 2; ++half)
+        for (int g = 0; g < 2; ++g) {
+          QV::T q[4 * G];
+          q6k_16(blk.ql + 64 * half + 16 * g, blk.qh + 32 * half + 16 * g, q);
+          for (int r = 0; r < 4; ++r) {
+            const QV::T s = QV::set1(d * static_cast<float>(blk.scales[8 * half + g + 2 * r]));
+            for (int j = 0; j < G; ++j) q[G * r + j] = QV::mul(s, q[G * r + j]);
+            store16(y + 128 * half + 32 * r + 16 * g, q + G * r);
+          }
+        }
+    }
+  }
+}
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
   // one lane (the scalar tier): dequantizing the row first is faster (its loop vectorizes)
   const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
@@ -214,6 +252,6 @@ static void matmul(float* y, const float* x, const void* w, Type t, int M, int N
 }
 
 extern const FastTable table;
-const FastTable table = {AP_FAST_NAME, matmul};
+const FastTable table = {AP_FAST_NAME, matmul, dequantize};
 
 }  // namespace ap::quant::fast::AP_FAST_NS
