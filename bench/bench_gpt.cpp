@@ -37,13 +37,15 @@
 //       step's parts); w6, w6p and w6g run on one thread, or on --threads N when it is given
 //       (GPT::set_threads; names suffixed _tN), so `--only w6 --threads 1` and `--threads 2` are an A/B.
 //       (w6s: the whole step, its one-row matrix products, the lm_head).
-//   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8), Q8_0 (w8q) or Q4_0 (w8q4): the
+//   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8), Q8_0 (w8q), Q4_0 (w8q4), Q4_K
+//       (w8k4) or Q6_K (w8k6): the
 //       128-token prompt's forward and 64 generated tokens (w8_bench); --threads N runs it on N threads.
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
-//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w8q4,w9… (default w3,w4)] [--reference] [--threads N]
+//   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w8q4,w8k4,w8k6,w9… (default w3,w4)] [--reference] [--threads N]
 //   (wasm: build-wasm/ap_bench_gpt.cjs; AP_BENCH_CPU_TIME=1: CPU time instead of wall time, natively)
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <cmath>
@@ -436,7 +438,9 @@ void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
     m->set_threads(threads);
     sfx = "_t" + std::to_string(threads) + sfx;
   }
-  const std::string tag = std::string("W8_smollm_") + (type == ap::quant::Type::BF16 ? "bf16" : type == ap::quant::Type::Q8_0 ? "q8_0" : "q4_0");
+  std::string name = ap::quant::type_info(type).name;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string tag = "W8_smollm_" + name;
   const std::vector<int> prompt = smollm::prompt();
   const int V = m->config().vocab_size, P = smollm::kPromptLen;
   if (ap::kernels::bf16::enabled() && type == ap::quant::Type::BF16) {
@@ -691,6 +695,8 @@ int main(int argc, char** argv) {
     if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick, w6_threads);
     if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick, w6_threads);
     if (wants("w8q4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_0, sfx, quick, w6_threads);
+    if (wants("w8k4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_K, sfx, quick, w6_threads);
+    if (wants("w8k6") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q6_K, sfx, quick, w6_threads);
     if (wants("w9") && tier == K::Tier::fast) w9_patch_bench(quick);  // GPT-2's shape: a patching sweep
     if (wants("w5") && tier == K::Tier::fast) {  // no kernel in it: one tier
       ap::GPT m(ap::GPTConfig::tiny(65));

@@ -2,7 +2,9 @@
 // each tensor of a type we run, writes what the core computes from it as raw little-endian float32:
 //   OUT/<name>.deq   the tensor dequantized (quant::dequantize_row, row by row)
 //   OUT/<name>.ref   y = x·Wᵀ by quant::matmul_ref, x the first M·K floats of X.f32 (M = 3)
-//   OUT/<name>.fast  the same by the fast tier (quant::matmul, the instruction set in use)
+//   OUT/<name>.fast.<isa>  the same by the fast tier on each instruction set this build and CPU
+//                          run (quant::fast_current().matmul), and
+//   OUT/<name>.deq.<isa>   its dequantization (fast_current().dequantize: the prompt's products')
 // W is the tensor as N rows of K = ne[0] values. Usage: gguf_probe FILE.gguf X.f32 OUT; exit 1 with
 // the reader's message on a file it refuses.
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "core/base/input_error.h"
+#include "core/kernels/kernels_fast.h"
 #include "core/kernels/quant.h"
 #include "formats/file_io.h"
 #include "formats/gguf.h"
@@ -60,11 +63,20 @@ int main(int argc, char** argv) {
         Q::dequantize_row(type, reinterpret_cast<const char*>(w.data()) + rb * static_cast<uint64_t>(n),
                           deq.data() + static_cast<size_t>(n) * static_cast<size_t>(K), K);
       Q::matmul_ref(ref.data(), x.data(), w.data(), type, M, N, K);
-      Q::matmul(fast.data(), x.data(), w.data(), type, M, N, K);
       const std::string base = std::string(argv[3]) + "/" + t.name;
       write_floats(base + ".deq", deq);
       write_floats(base + ".ref", ref);
-      write_floats(base + ".fast", fast);
+      const std::string before = ap::kernels::fast::isa_name();
+      for (const char* const* isa = ap::kernels::fast::available_isas(); *isa; ++isa) {
+        ap::kernels::fast::set_isa(*isa);
+        Q::fast_current().matmul(fast.data(), x.data(), w.data(), type, M, N, K);
+        for (int n = 0; n < N; ++n)
+          Q::fast_current().dequantize(type, reinterpret_cast<const char*>(w.data()) + rb * static_cast<uint64_t>(n),
+                                       deq.data() + static_cast<size_t>(n) * static_cast<size_t>(K), K);
+        write_floats(base + ".fast." + *isa, fast);
+        write_floats(base + ".deq." + *isa, deq);
+      }
+      ap::kernels::fast::set_isa(before.c_str());
     }
   } catch (const ap::InputError& e) {
     std::cerr << "gguf_probe: " << e.what() << "\n";

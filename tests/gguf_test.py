@@ -2,12 +2,13 @@
 
 Files written by tests/gguf_writer.py (our own writer and quantizers, from the format's definition)
 are read by the core (tests/gguf_probe.cpp, `gpt inspect`), and:
-  - every tensor's dequantization (quant::dequantize_row) equals, bit for bit, the float32 rounding
+  - every tensor's dequantization (quant::dequantize_row, and the fast tier's on every instruction
+    set the probe runs) equals, bit for bit, the float32 rounding
     of gguf_writer's float64 dequantization (each value is one exact product, or one rounding of an
     exact expression, in both: Q8_0 and Q4_0 q·d and F16/BF16 are exact; Q4_K's d·sc·q − dmin·m
     and Q6_K's d·sc·q round once);
   - y = x·Wᵀ by the reference product (matmul_ref) is within (K + 2)·u·Σ|x·w| of float64 NumPy's,
-    and by the fast tier within (3K + 16)·u·Σ|x·w| (u = 2⁻²⁴);
+    and by the fast tier, on every instruction set, within (3K + 16)·u·Σ|x·w| (u = 2⁻²⁴);
   - `gpt inspect --json` gives back every metadata value and the tensor table as written;
   - damaged files are refused (exit 1) with a message naming the byte, key or tensor at fault.
 Usage: gguf_test.py GPT GGUF_PROBE WORK_DIR
@@ -69,14 +70,17 @@ for name in ('every_type', 'qwen2_v2', 'aligned64'):
             continue
         k, n = t.dims[0], int(np.prod(t.dims)) // t.dims[0]
         exact = gw.dequantize(t.kind, t.data, k * n).reshape(n, k)
-        ours = np.fromfile(os.path.join(out, t.name + '.deq'), np.float32).reshape(n, k)
-        same = np.array_equal(ours.view(np.uint32), exact.astype(np.float32).view(np.uint32))
-        check(same, f'{name}/{t.name} ({t.kind}): dequantization differs from float64 NumPy at '
-                    f'{np.argwhere(ours != exact.astype(np.float32))[:3].tolist()}')
+        isas = sorted(f[len(t.name) + 6:] for f in os.listdir(out) if f.startswith(t.name + '.fast.'))
+        check(len(isas) >= 1, f'{name}/{t.name}: no fast products written')
+        for deq in ['deq'] + ['deq.' + i for i in isas]:
+            ours = np.fromfile(os.path.join(out, f'{t.name}.{deq}'), np.float32).reshape(n, k)
+            same = np.array_equal(ours.view(np.uint32), exact.astype(np.float32).view(np.uint32))
+            check(same, f'{name}/{t.name} ({t.kind}) {deq}: dequantization differs from float64 NumPy at '
+                        f'{np.argwhere(ours != exact.astype(np.float32))[:3].tolist()}')
         xm = x[:3 * k].reshape(3, k).astype(np.float64)
         y = xm @ exact.T
         mag = np.abs(xm) @ np.abs(exact).T
-        for tier, bound in (('ref', (k + 2) * U), ('fast', (3 * k + 16) * U)):
+        for tier, bound in [('ref', (k + 2) * U)] + [('fast.' + i, (3 * k + 16) * U) for i in isas]:
             got = np.fromfile(os.path.join(out, f'{t.name}.{tier}'), np.float32).reshape(3, n).astype(np.float64)
             err = np.abs(got - y) - bound * mag
             check((err <= 0).all(), f'{name}/{t.name} ({t.kind}) {tier}: off by {np.abs(got - y).max():.3g}, '

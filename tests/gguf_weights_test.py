@@ -174,7 +174,7 @@ MODELS = {
     "qwen3": dict(BASE, model_type="qwen3", head_dim=128, tie_word_embeddings=True),
 }
 KINDS = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"]
-RUN_KINDS = ["F32", "Q8_0", "Q4_K"]  # also run through `gpt logits` against the PyTorch model
+RUN_KINDS = ["F32", "Q8_0", "Q4_K", "Q6_K"]  # also run through `gpt logits` against the PyTorch model
 EXPECTED = {}
 
 
@@ -248,21 +248,24 @@ for mname, cfg in MODELS.items():
 # run on the same dequantized weights in Hugging Face's order: names, the rows put back, the types.
 if GPT:
     import llama_torch_test as lt  # noqa: E402
-    ids = [5, 17, 42, 9, 7, 60, 3, 11, 1, 95]
-    for (mname, kind), expected in EXPECTED.items():
-        cfg = dict({"tie_word_embeddings": False}, **MODELS[mname])
-        w = {name: torch.from_numpy(deq) for name, (_, _, deq) in expected.items()}
-        want = lt.hf_forward(cfg, w, ids)
-        path = os.path.join(WORK, f"{mname}_{kind}.gguf")
-        p = subprocess.run([GPT, "logits", path, "--ids", ",".join(map(str, ids))], capture_output=True, text=True)
-        if p.returncode != 0:
-            check(False, f"gpt logits {mname} {kind}: exit {p.returncode}: {p.stderr[:300]}")
-            continue
-        got = torch.tensor(json.loads(p.stdout)["logits"], dtype=torch.float64)
-        err = float((got - want).abs().max()) if got.shape == want.shape else float("inf")
-        bound = 1e-4 * max(1.0, float(want.abs().max()))
-        check(err <= bound, f"gpt logits {mname} {kind}: off by {err:.3g} (bound {bound:.3g}), shape {tuple(got.shape)}")
-    print(f"gguf_weights logits: {len(EXPECTED)} files against PyTorch")
+    # 10 tokens: a prompt's products (typed_matmul.h: the rows dequantized a chunk at a time); 5: the
+    # products of fewer rows, which read the blocks in place (quant.h's matmul)
+    for ids in ([5, 17, 42, 9, 7, 60, 3, 11, 1, 95], [5, 17, 42, 9, 7]):
+        for (mname, kind), expected in EXPECTED.items():
+            cfg = dict({"tie_word_embeddings": False}, **MODELS[mname])
+            w = {name: torch.from_numpy(deq) for name, (_, _, deq) in expected.items()}
+            want = lt.hf_forward(cfg, w, ids)
+            path = os.path.join(WORK, f"{mname}_{kind}.gguf")
+            p = subprocess.run([GPT, "logits", path, "--ids", ",".join(map(str, ids))], capture_output=True, text=True)
+            if p.returncode != 0:
+                check(False, f"gpt logits {mname} {kind}: exit {p.returncode}: {p.stderr[:300]}")
+                continue
+            got = torch.tensor(json.loads(p.stdout)["logits"], dtype=torch.float64)
+            err = float((got - want).abs().max()) if got.shape == want.shape else float("inf")
+            bound = 1e-4 * max(1.0, float(want.abs().max()))
+            check(err <= bound, f"gpt logits {mname} {kind} ({len(ids)} tokens): off by {err:.3g} (bound {bound:.3g}), "
+                                f"shape {tuple(got.shape)}")
+    print(f"gguf_weights logits: {len(EXPECTED)} files against PyTorch, 10 and 5 tokens")
 
 # ---------------------------------------------------------------- damaged files, refused by name
 cfg = MODELS["llama3"]

@@ -225,6 +225,86 @@ TEST_CASE("quant: Q8_0 and Q4_0 read in place agree with the reference, edge blo
   }
 }
 
+// Q4_K and Q6_K's direct products (quant_fast_impl.h: each sub-block's weights made in lanes from the
+// quants, scales and mins, then summed with x) against the reference on rows of 1, 2, 3 and 5
+// super-blocks, N = 1 … 9, M = 1, 2, 7, with random bits everywhere (every 6-bit scale and min,
+// every quant, Q6_K's scales −128 … 127) and every third super-block given edge scales: d and dmin
+// zero, subnormal, negative, large. The weights are the reference's bit for bit (quant.h), so
+// quant.h's bound holds as for the other types.
+TEST_CASE("quant: Q4_K and Q6_K read in place agree with the reference, edge blocks too", "[quant]") {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 5);
+  const double u = std::ldexp(1.0, -24);
+  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};  // 0, subnormals, −0.5, 1024, ≈0.1
+  for (Q::Type t : {Q::Type::Q4_K, Q::Type::Q6_K}) {
+    const int bytes = Q::type_info(t).bytes;
+    for (int nb : {1, 2, 3, 5}) {
+      const int K = Q::kQK_K * nb;
+      for (int N = 1; N <= 9; N += (N < 5 ? 1 : 4)) {
+        std::vector<uint8_t> w = random_weights(t, N, K, rng);
+        for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 3 * static_cast<size_t>(bytes)) {
+          if (t == Q::Type::Q4_K) {
+            std::memcpy(&w[at], &scales[pick(rng)], 2);
+            std::memcpy(&w[at + 2], &scales[pick(rng)], 2);
+          } else {
+            std::memcpy(&w[at + static_cast<size_t>(bytes) - 2], &scales[pick(rng)], 2);
+          }
+        }
+        for (int M : {1, 2, 7}) {
+          std::vector<float> x(static_cast<size_t>(M * K));
+          for (size_t i = 0; i < x.size(); ++i) x[i] = g(rng) * (i % 7 == 0 ? 100.0f : 1.0f);  // outliers
+          std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(K));
+          Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, K);
+          std::vector<double> mag(ref.size(), 0.0);
+          const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+          for (int n = 0; n < N; ++n) {
+            Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
+            for (int m = 0; m < M; ++m)
+              for (int k = 0; k < K; ++k)
+                mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * K + k)]) * row[static_cast<size_t>(k)]);
+          }
+          each_isa([&](const char* isa) {
+            std::fill(got.begin(), got.end(), -1.0f);
+            Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, K);
+            for (size_t i = 0; i < got.size(); ++i) {
+              INFO(isa << " " << Q::type_info(t).name << " super-blocks=" << nb << " N=" << N << " M=" << M << " output " << i);
+              REQUIRE(std::fabs(double(got[i]) - ref[i]) <= 2.0 * (K + 8) * u * mag[i]);
+            }
+          });
+        }
+      }
+    }
+  }
+}
+
+// The fast tier's dequantization (what a prompt's product multiplies, typed_matmul.h) is the
+// reference's, bit for bit, on every instruction set and type: random rows with edge scales as above.
+TEST_CASE("quant: the fast tier dequantizes to the reference's bits", "[quant]") {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> pick(0, 5);
+  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};
+  for (Q::Type t : {Q::Type::F32, Q::Type::F16, Q::Type::BF16, Q::Type::Q8_0, Q::Type::Q4_0, Q::Type::Q4_K, Q::Type::Q6_K}) {
+    const int K = 3 * Q::kQK_K, N = 4, bytes = Q::type_info(t).bytes;
+    std::vector<uint8_t> w = random_weights(t, N, K, rng);
+    if (t == Q::Type::Q4_K || t == Q::Type::Q6_K)
+      for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 2 * static_cast<size_t>(bytes)) {
+        std::memcpy(&w[at + (t == Q::Type::Q4_K ? 0 : static_cast<size_t>(bytes) - 2)], &scales[pick(rng)], 2);
+        if (t == Q::Type::Q4_K) std::memcpy(&w[at + 2], &scales[pick(rng)], 2);
+      }
+    std::vector<float> ref(static_cast<size_t>(N * K)), got(ref.size());
+    const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+    for (int n = 0; n < N; ++n) Q::dequantize_row(t, w.data() + rb * size_t(n), ref.data() + size_t(n * K), K);
+    each_isa([&](const char* isa) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      for (int n = 0; n < N; ++n) Q::fast_current().dequantize(t, w.data() + rb * size_t(n), got.data() + size_t(n * K), K);
+      INFO(isa << " " << Q::type_info(t).name);
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &ref[i], 4) != 0) FAIL(isa << " " << Q::type_info(t).name << " value " << i << ": " << got[i] << " != " << ref[i]);
+    });
+  }
+}
+
 TEST_CASE("quant: matmul follows the tier and type_info knows ggml's numbers", "[quant]") {
   CHECK(Q::type_info(8u)->bytes == 34);
   CHECK(std::string(Q::type_info(14u)->name) == "Q6_K");

@@ -86,8 +86,9 @@ uint16_t f32_to_f16(float f);
 float bf16_to_f32(uint16_t h);
 uint16_t f32_to_bf16(float f);
 
-// One row of k values, dequantized (reference).
+// One row of k values, dequantized (reference); dequantize: the same bits by the tier in use.
 void dequantize_row(Type t, const void* row, float* out, int64_t k);
+void dequantize(Type t, const void* row, float* out, int64_t k);
 
 // ggml's reference quantizers (quantize_row_*_ref), to write test files: Q8_0 d = max|x| / 127,
 // q = round(x / d); Q4_0 d = −m / 8 with m the value of largest magnitude, q = min(15, ⌊x/d + 8.5⌋).
@@ -102,6 +103,8 @@ void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K
 struct FastTable {
   const char* name;  // as kernels_fast.h names the instruction set
   void (*matmul)(float* y, const float* x, const void* w, Type t, int M, int N, int K);
+  // dequantize_row's values, bit for bit (Q4_K and Q6_K made in vector lanes).
+  void (*dequantize)(Type t, const void* row, float* out, int64_t k);
 };
 // The table of the instruction set in use (kernels::fast::isa_name()).
 const FastTable& fast_current();

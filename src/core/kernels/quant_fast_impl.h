@@ -3,16 +3,20 @@
 // kernels_fast_impl.h, with its AP_SIMD_*, AP_FAST_NS and AP_FAST_NAME), into its own namespace
 // ap::quant::fast::AP_FAST_NS with its own table (`table`, a quant::FastTable).
 //
-// y = x·Wᵀ. Q8_0 and Q4_0 (on every tier with vectors) are read in place, one row of W at a time,
-// block by block (matmul_blocks below): generation's matrix-vector product streams the weights'
-// 1.06 or 0.56 bytes a value once, with a few vector operations per block. The other types: the
+// y = x·Wᵀ. Q8_0, Q4_0, Q4_K and Q6_K (on every tier with vectors) are read in place, one row of W
+// at a time, block by block (matmul_blocks below): generation's matrix-vector product streams the
+// weights' 1.06, 0.56, 0.56 or 0.82 bytes a value once, with a few vector operations per block.
+// The K-quants' weights are made in lanes by the reference's own operations (quant_blocks.inc:
+// Q4_K's d·sc·q − dmin·m, Q6_K's d·sc·q, each product of integers and halves exact in float), so
+// they are the reference's values, bit for bit; `dequantize` writes them out (a prompt's product,
+// typed_matmul.h, dequantizes its rows through it in the fast tier). The other types: the
 // rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's own
 // arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
 // then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
 // once for the four (F32 rows are read in place); the last N mod 4 rows one at a time, with four
 // accumulators. For M ≥ 2 the dequantization is paid once per row of W, not once per output.
-// Limits: rows of more than kWorkspaceFloats / 4 values (Q8_0, Q4_0: kWorkspaceFloats) run the
-// reference; no threads; deterministic for a build and an instruction set (the order of summation
+// Limits: rows of more than kWorkspaceFloats / 4 values (Q8_0, Q4_0, Q4_K, Q6_K: kWorkspaceFloats)
+// run the reference; no threads; deterministic for a build and an instruction set (the order of summation
 // is fixed by K).
 #pragma once
 
@@ -95,6 +99,63 @@ static inline float row_dot(const float* x, const char* w, int nb) {
   return QV::reduce_add(QV::add(a0, a1));
 }
 
+// Q4_K: per pair of sub-blocks (32 bytes of qs), the weights w = d·sc·q − dmin·m in lanes: one fused
+// multiply-add of the exact d·sc·q and −dmin·m, a single rounding, as the reference's d·sc·q − dmin·m
+// (exact product, one subtraction). Low nibbles into one accumulator, high into the other.
+static inline float row_dot_q4_K(const float* x, const BlockQ4_K* blk, int nb) {
+  constexpr int P = kBlockVecs, W = QV::W;
+  QV::T a0 = QV::zero(), a1 = QV::zero();
+  for (int b = 0; b < nb; ++b, x += kQK_K) {
+    const float d = blocks::f16(blk[b].d), dmin = blocks::f16(blk[b].dmin);
+    for (int i = 0; i < 4; ++i) {
+      int sc, m;
+      blocks::scale_min_k4(2 * i, blk[b].scales, &sc, &m);
+      const QV::T d1 = QV::set1(d * static_cast<float>(sc)), m1 = QV::set1(-(dmin * static_cast<float>(m)));
+      blocks::scale_min_k4(2 * i + 1, blk[b].scales, &sc, &m);
+      const QV::T d2 = QV::set1(d * static_cast<float>(sc)), m2 = QV::set1(-(dmin * static_cast<float>(m)));
+      QV::T lo[P], hi[P];
+      q4k_32(blk[b].qs + 32 * i, lo, hi);
+      const float* xs = x + 64 * i;
+      for (int j = 0; j < P; ++j) a0 = QV::fmadd(QV::load(xs + j * W), QV::fmadd(lo[j], d1, m1), a0);
+      for (int j = 0; j < P; ++j) a1 = QV::fmadd(QV::load(xs + 32 + j * W), QV::fmadd(hi[j], d2, m2), a1);
+    }
+  }
+  return QV::reduce_add(QV::add(a0, a1));
+}
+
+// Q6_K: per 16 positions of a half, four runs of 16 weights w = (d·sc)·q in lanes (the reference's
+// product, exact), into two accumulators (even and odd runs).
+static inline float row_dot_q6_K(const float* x, const BlockQ6_K* blk, int nb) {
+  constexpr int G = 16 / QV::W, W = QV::W;
+  QV::T acc[2] = {QV::zero(), QV::zero()};
+  for (int b = 0; b < nb; ++b, x += kQK_K) {
+    const float d = blocks::f16(blk[b].d);
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = blk[b].ql + 64 * half;
+      const uint8_t* qh = blk[b].qh + 32 * half;
+      const int8_t* sc = blk[b].scales + 8 * half;
+      for (int g = 0; g < 2; ++g) {
+        QV::T q[4 * G];
+        q6k_16(ql + 16 * g, qh + 16 * g, q);
+        for (int r = 0; r < 4; ++r) {
+          const QV::T s = QV::set1(d * static_cast<float>(sc[g + 2 * r]));
+          const float* xs = x + 128 * half + 32 * r + 16 * g;
+          for (int j = 0; j < G; ++j) acc[r & 1] = QV::fmadd(QV::load(xs + j * W), QV::mul(s, q[G * r + j]), acc[r & 1]);
+        }
+      }
+    }
+  }
+  return QV::reduce_add(QV::add(acc[0], acc[1]));
+}
+
+// One row of W of type T (K values).
+template <Type T>
+static inline float row_dot_any(const float* x, const char* w, int K) {
+  if constexpr (T == Type::Q4_K) return row_dot_q4_K(x, reinterpret_cast<const BlockQ4_K*>(w), K / kQK_K);
+  else if constexpr (T == Type::Q6_K) return row_dot_q6_K(x, reinterpret_cast<const BlockQ6_K*>(w), K / kQK_K);
+  else return row_dot<T>(x, w, K / 32);
+}
+
 // x's rows transposed first where the tier's quants come transposed (kTransposed: SSE2, SIMD128),
 // into the workspace.
 template <Type T>
@@ -110,7 +171,45 @@ static void matmul_blocks(float* y, const float* x, const void* w, int M, int N,
       xm = xt;
     }
     for (int n = 0; n < N; ++n)
-      y[static_cast<size_t>(m) * n_out + static_cast<size_t>(n)] = row_dot<T>(xm, wb + rb * static_cast<size_t>(n), K / 32);
+      y[static_cast<size_t>(m) * n_out + static_cast<size_t>(n)] = row_dot_any<T>(xm, wb + rb * static_cast<size_t>(n), K);
+  }
+}
+
+// One row of k values of type t into floats: the K-quants' weights made in lanes as the direct
+// products make them (the reference's bits), the other types by quant_blocks.inc (the reference).
+static void dequantize(Type t, const void* src, float* y, int64_t k) {
+  if (QV::W == 1 || (t != Type::Q4_K && t != Type::Q6_K)) return blocks::row(t, src, y, k);
+  constexpr int P = kBlockVecs, G = 16 / QV::W;
+  for (int64_t b = 0; b < k / kQK_K; ++b, y += kQK_K) {
+    if (t == Type::Q4_K) {
+      const BlockQ4_K& blk = static_cast<const BlockQ4_K*>(src)[b];
+      const float d = blocks::f16(blk.d), dmin = blocks::f16(blk.dmin);
+      for (int i = 0; i < 8; i += 2) {
+        QV::T v[2][P];
+        q4k_32(blk.qs + 16 * i, v[0], v[1]);
+        for (int h = 0; h < 2; ++h) {
+          int sc, m;
+          blocks::scale_min_k4(i + h, blk.scales, &sc, &m);
+          const QV::T d1 = QV::set1(d * static_cast<float>(sc)), m1 = QV::set1(-(dmin * static_cast<float>(m)));
+          for (int j = 0; j < P; ++j) v[h][j] = QV::fmadd(v[h][j], d1, m1);
+          store16(y + 32 * (i + h), v[h]);
+          store16(y + 32 * (i + h) + 16, v[h] + G);
+        }
+      }
+    } else {
+      const BlockQ6_K& blk = static_cast<const BlockQ6_K*>(src)[b];
+      const float d = blocks::f16(blk.d);
+      for (int half = 0; half < 2; ++half)
+        for (int g = 0; g < 2; ++g) {
+          QV::T q[4 * G];
+          q6k_16(blk.ql + 64 * half + 16 * g, blk.qh + 32 * half + 16 * g, q);
+          for (int r = 0; r < 4; ++r) {
+            const QV::T s = QV::set1(d * static_cast<float>(blk.scales[8 * half + g + 2 * r]));
+            for (int j = 0; j < G; ++j) q[G * r + j] = QV::mul(s, q[G * r + j]);
+            store16(y + 128 * half + 32 * r + 16 * g, q + G * r);
+          }
+        }
+    }
   }
 }
 
@@ -119,6 +218,8 @@ static void matmul(float* y, const float* x, const void* w, Type t, int M, int N
   const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
   if (direct && t == Type::Q8_0) return matmul_blocks<Type::Q8_0>(y, x, w, M, N, K);
   if (direct && t == Type::Q4_0) return matmul_blocks<Type::Q4_0>(y, x, w, M, N, K);
+  if (direct && t == Type::Q4_K) return matmul_blocks<Type::Q4_K>(y, x, w, M, N, K);
+  if (direct && t == Type::Q6_K) return matmul_blocks<Type::Q6_K>(y, x, w, M, N, K);
   if (t != Type::F32 && 4 * static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
     matmul_ref(y, x, w, t, M, N, K);
     return;
@@ -151,6 +252,6 @@ static void matmul(float* y, const float* x, const void* w, Type t, int M, int N
 }
 
 extern const FastTable table;
-const FastTable table = {AP_FAST_NAME, matmul};
+const FastTable table = {AP_FAST_NAME, matmul, dequantize};
 
 }  // namespace ap::quant::fast::AP_FAST_NS

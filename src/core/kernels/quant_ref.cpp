@@ -111,6 +111,11 @@ const FastTable& fast_current() {
   return fast::scalar::table;
 }
 
+void dequantize(Type t, const void* row, float* out, int64_t k) {
+  if (kernels::tier() == kernels::Tier::reference) blocks::row(t, row, out, k);
+  else fast_current().dequantize(t, row, out, k);
+}
+
 void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
   if (kernels::tier() == kernels::Tier::reference) matmul_ref(y, x, w, t, M, N, K);
   else fast_current().matmul(y, x, w, t, M, N, K);

@@ -18,8 +18,8 @@ namespace {
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
 // A prompt's rows (N ≥ kChunkedRows) on one part (rows [row, row + p.rows) of out's OC columns):
-// the weight rows dequantized a chunk at a time (about kChunkFloats floats) into this thread's
-// buffer, then the float kernel of the tier in use on the chunk (its blocked product, not one dot
+// the weight rows dequantized a chunk at a time (about kChunkFloats floats; quant::dequantize of the
+// tier in use, the reference's bits either way) into this thread's buffer, then the float kernel of the tier in use on the chunk (its blocked product, not one dot
 // product per output), the chunk's columns put in place.
 constexpr int kChunkedRows = 8;
 constexpr int kChunkFloats = 1 << 16;
@@ -34,7 +34,7 @@ void chunked(float* out, const float* inp, const TypedPart& p, int row, int N, i
   for (int r0 = 0; r0 < p.rows; r0 += R) {
     const int n = std::min(R, p.rows - r0);
     for (int r = 0; r < n; ++r)
-      quant::dequantize_row(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
+      quant::dequantize(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
     k.matmul_forward(part_out.data(), inp, deq.data(), nullptr, N, C, n);
     for (int i = 0; i < N; ++i)
       std::memcpy(out + sz(int64_t(i) * OC + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));

@@ -10,7 +10,8 @@
 // and V of a GGUF file may differ: a Q4_K_M file keeps some V in Q6_K). Fewer than 8 input rows
 // (generation's one): quant.h's matmul, each weight row converted as it is read — one product over
 // the M rows for one part, one per input row and part for several. 8 rows or more (a prompt): the
-// weight rows dequantized a chunk of ~64K floats at a time and multiplied by kernels.h's
+// weight rows dequantized a chunk of ~64K floats at a time (quant::dequantize of the tier in use: the
+// reference's bits, Q4_K and Q6_K made in vector lanes in the fast tier) and multiplied by kernels.h's
 // matmul_forward of the tier in use (its blocked product): in the reference tier the same sums in
 // the same order as quant::matmul_ref, so the same bits; in the fast tier within kernels.h's
 // matmul bound — except a BF16 part in the fast tier on avx512 when the CPU has avx512_bf16
