@@ -9,7 +9,7 @@
 // colours, deuteranopia), written to the test's output folder. Limits: the contrast is the WCAG
 // ratio of computed CSS colours (a canvas's pixels are read where it says so); a person looks at the
 // screenshots.
-import { test, expect, settled, RUN_MS } from './fixtures.mjs';
+import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { focusVisible, afterRun, RUN } from './a11y-helpers.mjs';
 
@@ -181,6 +181,88 @@ for (const scheme of ['dark', 'light']) {
     }
   });
 }
+
+// the patching grid, the walk's cells and the Length experiment's SVG curves: one page with a run
+// (n_embd 32, so the walk's vectors are rows of cells), the experiment done, a position walked and a
+// patching sweep shown, then a dark and a light forced palette
+test('forced colours (dark and light palettes): the patching grid, the walk\'s cells and the Length experiment\'s curves stay visible, told apart, focus drawn', async ({ page }, testInfo) => {
+  test.slow(); // an experiment of three runs, a run, a walk and a patching sweep
+  const app = page.locator('#app');
+  await page.goto('/train/#steps=6&batch_size=2&eval_interval=3&sample_every=0&preset=custom&n_embd=32');
+  await expect(app).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await page.getByRole('button', { name: 'Length: learned vs ALiBi vs RoPE positions' }).click();
+  await expect(app).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
+  await page.locator('#tr-start').click();
+  await expect(app).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
+  await page.locator('#tr-maps').click();
+  await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
+  await page.locator('#tr-walk-go').click();
+  await expect(page.locator('#tr-walk-status')).toContainText(/^Position \d+ /, { timeout: RUN_MS });
+  await expect(page.locator('.tr-walk-cell').first()).toBeVisible();
+  const interp = page.getByRole('region', { name: /· Take it apart/ });
+  await interp.getByRole('radio', { name: 'Patching' }).click();
+  await interp.getByLabel('Exercise').selectOption({ label: 'Which position’s residual restores the answer?' });
+  await interp.getByRole('button', { name: 'Patch', exact: true }).click();
+  await expect(app).toHaveAttribute('data-interp', 'patch-ready', { timeout: RUN_MS });
+  await page.evaluate(CONTRAST_LIB);
+  for (const scheme of ['dark', 'light']) {
+    await page.emulateMedia({ forcedColors: 'active', colorScheme: scheme });
+    expect(await page.evaluate(() => matchMedia('(forced-colors: active)').matches)).toBe(true);
+    const found = await page.evaluate(() => {
+      const out = [];
+      const probe = document.createElement('span');
+      probe.style.color = 'CanvasText';
+      probe.style.backgroundColor = 'Canvas';
+      document.body.append(probe);
+      const [ink, canvas] = [getComputedStyle(probe).color, getComputedStyle(probe).backgroundColor];
+      probe.remove();
+      if (window.__ratio(ink, canvas) < 7) out.push(`the forced palette itself: ${ink} on ${canvas}`);
+      // the curves: drawn in CanvasText (not their page colours, some under 3:1 on a dark Canvas), each its own dash
+      const svg = document.querySelector('svg.tr-exp-curves');
+      const back = window.__behind(svg);
+      const lines = [...svg.querySelectorAll('polyline')];
+      if (lines.length < 2) out.push(`${lines.length} curve(s)`);
+      for (const e of svg.querySelectorAll('polyline, line')) {
+        const s = getComputedStyle(e).stroke;
+        if (s !== ink) out.push(`a ${e.tagName}'s stroke ${s}, not CanvasText ${ink}`);
+        else if (window.__ratio(s, back) < 3) out.push(`a ${e.tagName}'s stroke ${s} on ${back}: ${window.__ratio(s, back).toFixed(2)}`);
+      }
+      for (const e of svg.querySelectorAll('text')) { const f = getComputedStyle(e).fill; if (f !== ink || window.__ratio(f, back) < 4.5) out.push(`an axis label's ${f} on ${back}`); }
+      const dashes = lines.map((e) => getComputedStyle(e).strokeDasharray);
+      if (new Set(dashes).size !== lines.length) out.push(`curves not told apart by dash: ${dashes.join(' | ')}`);
+      // the cells: their heat kept (several backgrounds), their number as text at 4.5:1 on their colour,
+      // a border at 3:1 on the forced Canvas around each
+      for (const [name, sel] of [['the patching grid', '#tr-interp-real-resid td.tr-interp-cell'], ['the walk', '.tr-walk-cell']]) {
+        const cells = [...document.querySelectorAll(sel)].filter((e) => e.getClientRects().length);
+        if (!cells.length) { out.push(`${name}: no cells`); continue; }
+        if (new Set(cells.map((e) => getComputedStyle(e).backgroundColor)).size <= 3) out.push(`${name}: its heat is lost`);
+        for (const e of cells) {
+          const s = getComputedStyle(e);
+          if (!/\d/.test(e.textContent)) out.push(`${name}: a cell without its number`);
+          if (window.__ratio(s.color, s.backgroundColor) < 4.5) out.push(`${name}: "${e.textContent}" ${s.color} on ${s.backgroundColor}`);
+          if (s.borderTopStyle === 'none' || parseFloat(s.borderTopWidth) < 1 || window.__ratio(s.borderTopColor, canvas) < 3) out.push(`${name}: the border ${s.borderTopWidth} ${s.borderTopStyle} ${s.borderTopColor} of "${e.textContent}"`);
+        }
+      }
+      return out;
+    });
+    expect(found, `the ${scheme} forced palette`).toEqual([]);
+    // the focus, reached by keys: a ring that stands out on the cell's own colour (or an inner Canvas ring)
+    for (const [name, cell] of [['the patching grid', page.locator('#tr-interp-real-resid td.tr-interp-cell').first()], ['the walk', page.locator('.tr-walk-cell:not(:disabled)').first()]]) {
+      await cell.scrollIntoViewIfNeeded();
+      await page.keyboard.press('Shift'); // a key first: the focus that follows is drawn as the keyboard's
+      await cell.focus();
+      const f = await focusVisible(page, `focusing ${name}'s cell in forced colours`);
+      const best = await cell.evaluate((e) => {
+        const s = getComputedStyle(e);
+        const inner = s.boxShadow.match(/rgba?\([^)]*\)/)?.[0];
+        return Math.max(window.__ratio(s.outlineColor, s.backgroundColor), inner ? window.__ratio(s.outlineColor, inner) : 0, s.outlineOffset.startsWith('-') ? 0 : window.__ratio(s.outlineColor, window.__behind(e.parentElement)));
+      });
+      expect(best, `${name}: the focus ring of "${f.name}" (${scheme} palette)`).toBeGreaterThanOrEqual(3);
+    }
+    await page.locator('#tr-interp-real-resid').screenshot({ path: testInfo.outputPath(`forced-colors-${scheme}-patching.png`) });
+  }
+  await page.locator('#tr-exp').screenshot({ path: testInfo.outputPath('forced-colors-light-length.png') });
+});
 
 // 200 % zoom of a 640-px window lays the page out in 320 CSS px (a11y-views.spec.mjs says why it is emulated so)
 test.describe('reflow after a run: 320 CSS px wide', () => {

@@ -3,11 +3,12 @@
 // sequence): before a run, after one, during another and paused, then each section in use (the maps and
 // model view with a head enlarged, the walk of a position, the next-token bars with top-k, the
 // surprisal of the validation windows, generation with the KV view, a kept run picked, a model
-// opened, the fine-tuning panel); and lab-embed.html (<gpt-lab> in its iframe page) before and
+// opened, the fine-tuning panel, fine-tuning while it runs, a damaged and an unknown model file
+// refused with their messages); and lab-embed.html (<gpt-lab> in its iframe page) before and
 // after its run. A section added to the page adds its state to STATES below (name, and the steps
 // that reach it from the one before). Limits: axe judges the DOM; the canvases' pixels are
 // checked by a11y-views.spec.mjs.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { noViolations } from './a11y-helpers.mjs';
 import { nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
@@ -15,6 +16,9 @@ import { nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
 const app = (page) => page.locator('#app');
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
 const FOREIGN = { 'ckpt.pt': nanoGptCkpt({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length }, 5), 'meta.pkl': metaPkl(CHARS) };
+const FT_TEXT = 'ROMEO: To be, or not to be; that is the time!\nMERO: a time to ride, tame the wind;\n'.repeat(12);
+// a model file refused: the checkpoint cut short (damaged), and text under a model's name (unknown)
+const REFUSED = { damaged: { 'ckpt.pt': FOREIGN['ckpt.pt'].slice(0, FOREIGN['ckpt.pt'].length - 100) }, unknown: { 'weights.safetensors': new TextEncoder().encode('this is not a model at all, just some text') } };
 
 /**
  * The states, in the order one page reaches them: each `go(page, t)` takes the page from the state
@@ -95,16 +99,46 @@ const STATES = [
       await expect(app(page)).toHaveAttribute('data-finetune', /./, { timeout: BOOT_MS });
     },
   },
+  {
+    name: 'fine-tuning while it runs', go: async (page) => {
+      await page.locator('#tr-ft-text').fill(FT_TEXT);
+      await page.locator('#tr-ft-context').fill('16');
+      await page.locator('#tr-ft-batch_size').fill('2');
+      await page.locator('#tr-ft-steps').fill('100000');
+      await expect(page.locator('#tr-ft-start')).toBeEnabled();
+      await page.locator('#tr-ft-start').click();
+      await expect(app(page)).toHaveAttribute('data-finetune', 'training', { timeout: RUN_MS });
+      await expect(page.locator('#tr-ft-status')).not.toBeEmpty();
+    },
+  },
+  {
+    name: 'fine-tuning stopped, then a damaged model (a truncated ckpt.pt) refused with its message', go: async (page, t) => {
+      await page.locator('#tr-ft-stop').click();
+      await expect(app(page)).toHaveAttribute('data-finetune', 'stopped', { timeout: RUN_MS });
+      await page.locator('#tr-open-file').setInputFiles(t.damaged);
+      await expect(app(page)).toHaveAttribute('data-open', 'refused', { timeout: BOOT_MS });
+      await expect(page.locator('#tr-open-msg')).toContainText('ckpt.pt');
+    },
+  },
+  {
+    name: 'a file of no known model format refused with its message', go: async (page, t) => {
+      await page.locator('#tr-open-file').setInputFiles(t.unknown);
+      await expect(page.locator('#tr-open-msg')).toContainText('weights.safetensors', { timeout: BOOT_MS });
+      await expect(app(page)).toHaveAttribute('data-open', 'refused');
+    },
+  },
 ];
 
 for (const lang of ['en', 'zh']) {
   test(`training page, every state, ${lang}`, async ({ page }, testInfo) => {
-    test.slow();  // eleven states in one page, each checked by axe: minutes, more beside other load
-    const foreign = Object.entries(FOREIGN).map(([name, bytes]) => {
-      const path = testInfo.outputPath(name);
+    test.slow();  // fourteen states in one page, each checked by axe: minutes, more beside other load
+    const write = (files, dir) => Object.entries(files).map(([name, bytes]) => {
+      const path = testInfo.outputPath(dir, name);
+      mkdirSync(testInfo.outputPath(dir), { recursive: true });
       writeFileSync(path, bytes);
       return path;
     });
+    const [foreign, damaged, unknown] = [write(FOREIGN, 'foreign'), write(REFUSED.damaged, 'damaged'), write(REFUSED.unknown, 'unknown')];
     await page.goto('/train/#steps=40&batch_size=4&eval_interval=10&sample_every=20');
     await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
     if (lang === 'zh') {
@@ -113,7 +147,7 @@ for (const lang of ['en', 'zh']) {
     }
     for (const s of STATES) {
       await test.step(s.name, async () => {
-        await s.go(page, { foreign });
+        await s.go(page, { foreign, damaged, unknown });
         await noViolations(page, `the training page (${lang}): ${s.name}`);
       });
     }

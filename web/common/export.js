@@ -20,6 +20,18 @@ const STOPS = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6',
  */
 export const HEAT_WHITE_TEXT = 0.715;
 
+/**
+ * Whether text over the colour `rgb` ('rgb(r,g,b)') is white rather than black: the one of the two
+ * with the larger contrast, which is at least 4.58:1 (√21, WCAG 1.4.3) on any colour. (The page's
+ * ink, #1c2027, would not do: both fall under 4.5:1 on the diverging scales' middle reds and blues.)
+ */
+export function whiteText(rgb) {
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const [r, g, b] = rgb.match(/[\d.]+/g).slice(0, 3).map((v) => lin(Number(v)));
+  const L = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  return 1.05 / (L + 0.05) > (L + 0.05) / 0.05;
+}
+
 /** A weight in 0…1 as the maps' colour (clamped). */
 export function heat(w) {
   const x = Math.max(0, Math.min(1, w)) * (STOPS.length - 1);

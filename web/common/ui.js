@@ -27,6 +27,37 @@ export function scrollBehavior() {
   return globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth';
 }
 
+/**
+ * Keeps the focus from hiding under a sticky or fixed box (WCAG 2.4.11): a frame after each focus
+ * move inside `root`, when one of `overlays()` (sticky or fixed at that moment, shown, not holding
+ * the focus) covers part of the focused element, the window scrolls it clear of the box (never
+ * its top above the window's). Returns the function that unhooks it. Limits: the window is the
+ * scroller; a box over the focus inside another scroller is its page's to avoid.
+ */
+export function keepFocusClear(root, overlays) {
+  const clear = () => {
+    let e = document.activeElement;
+    while (e?.shadowRoot?.activeElement) e = e.shadowRoot.activeElement;
+    if (!e || !(root.contains(e) || root.shadowRoot?.contains(e))) return;
+    const r = e.getBoundingClientRect();
+    for (const o of overlays()) {
+      if (!o || o.contains(e) || !o.getClientRects().length) continue;
+      const pos = getComputedStyle(o).position;
+      if (pos !== 'sticky' && pos !== 'fixed') continue;
+      const b = o.getBoundingClientRect();
+      if (r.right <= b.left || r.left >= b.right || r.bottom <= b.top || r.top >= b.bottom) continue;
+      const below = b.top + b.height / 2 > innerHeight / 2; // a box at the window's bottom: scroll the page up under it
+      const dy = below ? Math.min(r.bottom - b.top + 8, r.top - 8) : r.top - b.bottom - 8;
+      if (dy) window.scrollBy({ top: dy, behavior: 'instant' });
+      return;
+    }
+  };
+  let frame = 0;
+  const onFocus = () => { cancelAnimationFrame(frame); frame = requestAnimationFrame(clear); };
+  root.addEventListener('focusin', onFocus);
+  return () => { cancelAnimationFrame(frame); root.removeEventListener('focusin', onFocus); };
+}
+
 export function hide(e, hidden) {
   if (e.hidden !== hidden) e.hidden = hidden;
 }

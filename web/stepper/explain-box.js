@@ -21,7 +21,22 @@ export function explainBox(ctx) {
   // a long explanation scrolls inside the box (sticky, at most the screen's height): the keyboard
   // must reach it too
   box.tabIndex = 0;
+  // a hovered cell's explanation stays while the pointer is on the box, to read or select it, and
+  // goes when the pointer leaves the box (WCAG 1.4.13: hoverable); Escape closes it (onEscape)
+  box.addEventListener('mouseleave', () => { if (ctx.hover) { ctx.hover = null; showExplain(ctx); } });
   ctx.dom.explain = box;
+  return box;
+}
+
+/**
+ * The box of an explanation's lines: a long formula (a hint in 中文, latent attention's) scrolls
+ * sideways inside it, so it is a named Tab stop the arrow keys scroll (WCAG 2.1.1).
+ */
+function linesBox(ctx) {
+  const box = el('div', 'aps-explain-lines');
+  box.tabIndex = 0;
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', ctx.t('ex.lines'));
   return box;
 }
 
@@ -61,7 +76,7 @@ export function showExplain(ctx) {
     selView(sel).mark([sel.row, sel.col], []);
     return;
   }
-  const box = el('div', 'aps-explain-lines');
+  const box = linesBox(ctx);
   for (const line of exp.lines) box.append(exLine(line));
   dom.explain.append(box);
   selView(sel).mark([sel.row, sel.col], []);
@@ -126,7 +141,7 @@ function hintBox(ctx, sel, exp, head) {
   const kinds = level >= 3 ? ['formula', 'terms', 'result', 'note'] : level === 2 ? ['formula', 'terms'] : level === 1 ? ['formula'] : [];
   const lines = exp.lines.filter((l) => kinds.includes(l.kind));
   if (lines.length) {
-    const box = el('div', 'aps-explain-lines');
+    const box = linesBox(ctx);
     for (const line of lines) box.append(exLine(line));
     dom.explain.append(box);
   }

@@ -17,7 +17,7 @@ export function heatCell(C) {
 }
 
 export class HeatmapView {
-  /** opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null), observer?, t } */
+  /** opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null, to: where the pointer went), observer?, t } */
   constructor(opts) {
     this.o = opts;
     this.heat = true;
@@ -56,7 +56,7 @@ export class HeatmapView {
       this.say(p.r, p.c);
       opts.onHover(opts.panel, p.r, p.c);
     });
-    this.canvas.addEventListener('mouseleave', () => { this.hovered = null; opts.onHover(opts.panel, null, null); });
+    this.canvas.addEventListener('mouseleave', (e) => { this.hovered = null; opts.onHover(opts.panel, null, null, e.relatedTarget); });
     this.canvas.addEventListener('click', (e) => {
       const p = at(e);
       if (!p) return;

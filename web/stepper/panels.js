@@ -216,7 +216,7 @@ const labelHead = (th, text) => { setText(th, text); if (th.title !== text) th.t
 
 export class MatrixView {
   /**
-   * opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null),
+   * opts: { panel, label, onFocusCell(panel, r, c), onHover(panel, r, c | null, to: where the pointer went),
    *         compact?: boolean (smaller numbers, for small multiples),
    *         stats?: boolean (a table of row statistics only: a matrix with no columns plus extra),
    *         observer?: an IntersectionObserver from visibilityObserver() (paint only near the screen) }
@@ -265,7 +265,7 @@ export class MatrixView {
       const td = e.target.closest('td[data-r]');
       if (td && pointerMoved(e)) opts.onHover(opts.panel, +td.dataset.r, +td.dataset.c);
     });
-    this.table.addEventListener('mouseleave', () => opts.onHover(opts.panel, null, null));
+    this.table.addEventListener('mouseleave', (e) => opts.onHover(opts.panel, null, null, e.relatedTarget));
     // the font size changed (a media query, the embedding page, zoom): measure and paint again
     if (globalThis.ResizeObserver) {
       this.ro = new ResizeObserver(() => {

@@ -167,7 +167,8 @@ function panelFigure(ctx, p, no, stepId, grad) {
       showExplain(ctx);
       userChange(ctx);
     },
-    onHover: (panel, r, c) => {
+    onHover: (panel, r, c, to) => {
+      if (r == null && ctx.dom.explain?.contains(to)) return; // onto the explanation: it stays (WCAG 1.4.13)
       ctx.hover = r == null ? null : { panel, row: r, col: c };
       showExplain(ctx);
     },
@@ -249,7 +250,11 @@ export function buildMultiples(ctx, entry, n, heat) {
       compact: true,
       t,
       onFocusCell: (panel, r, c) => { ctx.hover = { panel, row: r, col: c, head: k }; showExplain(ctx); },
-      onHover: (panel, r, c) => { ctx.hover = r == null ? null : { panel, row: r, col: c, head: k }; showExplain(ctx); },
+      onHover: (panel, r, c, to) => {
+        if (r == null && ctx.dom.explain?.contains(to)) return; // onto the explanation: it stays
+        ctx.hover = r == null ? null : { panel, row: r, col: c, head: k };
+        showExplain(ctx);
+      },
     });
     box.append(b, view.scroll);
     entry.grid.append(box);

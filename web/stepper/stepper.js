@@ -60,7 +60,7 @@
 // controller above.
 // ────────────────────────────────────────────────────────────────────────────────────────────
 import { loadAttention, AttentionError } from '../attention.js';
-import { el, hide, setText, scrollBehavior } from '../common/ui.js';
+import { el, hide, setText, scrollBehavior, keepFocusClear } from '../common/ui.js';
 import { defaultState, validateState, variantSpec, MATRIX_KEYS, MAX_DIM } from '../common/state.js';
 import { createI18n, storedLang } from './i18n.js';
 import { cellText } from '../common/format.js';
@@ -120,6 +120,9 @@ export async function mountStepper(root, options = {}) {
   root.addEventListener('keydown', onKey);
   const onPageKey = (e) => { if (e.target === document.body || e.target === document.documentElement) onKey(e); };
   if (!ctx.embed) document.addEventListener('keydown', onPageKey);
+  // the focus never hides under the explanation box docked at the window's bottom, nor under the
+  // stale notice at its top (WCAG 2.4.11)
+  const unhookFocus = keepFocusClear(root, () => [ctx.dom.explain, ctx.dom.stale]);
 
   canonicalise(ctx);
   ctx.undo = createUndo(ctx.state);
@@ -163,6 +166,7 @@ export async function mountStepper(root, options = {}) {
       document.removeEventListener('keydown', onPageKey);
       wide.removeEventListener('change', onWide);
       unhookPrint();
+      unhookFocus();
       destroyViews(ctx.views);
       ctx.visObs?.disconnect();
       ctx.events.clear();

@@ -8,7 +8,7 @@
 // Limits: the numbers come in as they are (the core's answers); this file only lays them out. A
 // diverging scale is symmetric around 0 and clamped at ±max (the legend says so).
 import { el } from '../common/ui.js';
-import { heat } from '../common/export.js';
+import { heat, whiteText } from '../common/export.js';
 
 const NEG = [178, 24, 43]; // ColorBrewer RdBu's ends: red for < 0, blue for > 0
 const POS = [33, 102, 172];
@@ -25,8 +25,8 @@ export function diverge(v, max) {
 /** A grid's cell colour: o.scale 'seq' (0…1) or 'div' (−o.max…o.max; o.flip: red for > 0, as when a larger number is worse). */
 export const cellColor = (o, v) => (o.scale === 'seq' ? heat(v) : diverge(o.flip ? -v : v, o.max));
 
-/** Whether a cell's colour needs white text. */
-export const dark = (scale, v, max) => (scale === 'seq' ? v > 0.55 : Math.abs(v / (max || 1)) > 0.6);
+/** Whether a grid's cell (o, as cellColor's) needs white text: whichever of white and the ink contrasts more. */
+export const dark = (o, v) => Number.isFinite(v) && whiteText(cellColor(o, v));
 
 /** A number as the figures write it: 3 significant digits, a true minus. */
 export const fmt = (v) => (v == null ? '—' : Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)).replace('-', '−') : String(v));
@@ -57,7 +57,7 @@ export function gridTable(o) {
       td.dataset.r = String(r);
       td.dataset.c = String(c);
       td.style.background = cellColor(o, v); // CSSOM: allowed by style-src 'self'
-      if (dark(o.scale, v, o.max)) td.classList.add('is-dark');
+      if (dark(o, v)) td.classList.add('is-dark');
       td.title = o.detail(r, c);
       tr.append(td);
     });

@@ -35,7 +35,7 @@ export function gridSvg(o) {
     for (let c = 0; c < C; c++) {
       const v = o.value(r, c);
       p.push(rect(left + c * cw, top + r * ch, cw, ch, cellColor(o, v), ' stroke="#ffffff" stroke-width="1"'));
-      p.push(text(left + c * cw + cw / 2, top + r * ch + ch / 2, o.text(r, c).replace(/\n/g, ' '), { size: 12, anchor: 'middle', mono: true, fill: dark(o.scale, v, o.max) ? '#ffffff' : '#1c2027' }));
+      p.push(text(left + c * cw + cw / 2, top + r * ch + ch / 2, o.text(r, c).replace(/\n/g, ' '), { size: 12, anchor: 'middle', mono: true, fill: dark(o, v) ? '#ffffff' : '#000000' }));
     }
   });
   const ly = top + R * ch + 30;

@@ -3,7 +3,7 @@
 // strip (numbers written in the cells when there are at most 16), with its smallest and largest
 // value at the right, and a legend of the colour scales. Loaded by walk-view.js on the first save.
 // Text only: no script, no external reference (the SVG opens anywhere).
-import { xml, tokenMark } from '../common/export.js';
+import { xml, tokenMark, whiteText } from '../common/export.js';
 
 const W = 960; // the figure's width
 const LEFT = 150; // the labels' column
@@ -33,16 +33,14 @@ export function stepSvg(step, o) {
     const n = vec.values.length;
     const colour = o.colourOf(vec.values);
     const cw = stripW / n;
-    let mx = 0;
-    for (const v of vec.values) if (Math.abs(v) > mx) mx = Math.abs(v);
     out.push(`<text x="16" y="${y + ROW / 2 + 5}" ${FONT} font-size="14" font-weight="700">${xml(vec.name)}</text>`);
     out.push(`<text x="16" y="${y + ROW / 2 + 20}" ${FONT} font-size="11" fill="#4a4f57">${n}</text>`);
     vec.values.forEach((v, i) => {
       out.push(`<rect x="${(LEFT + i * cw).toFixed(2)}" y="${y}" width="${(cw + 0.3).toFixed(2)}" height="${ROW - 6}" fill="${colour(v)}"/>`);
       if (n <= 16) {
         const label = vec.labels ? `${tokenMark(vec.labels[i])} ${o.fmt(v, 2)}` : o.fmt(v, 2);
-        // white on the darkest cells, as the page writes them (walk-view.js's is-dark)
-        const ink = Math.abs(v) / (mx || 1) > 0.6 ? ' fill="#ffffff"' : '';
+        // white where it contrasts more than the ink, as the page writes them (walk-view.js's is-dark)
+        const ink = whiteText(colour(v)) ? ' fill="#ffffff"' : '';
         out.push(`<text x="${(LEFT + (i + 0.5) * cw).toFixed(2)}" y="${y + ROW / 2 + 1}" ${FONT} font-size="11" text-anchor="middle"${ink}>${xml(label)}</text>`);
       }
     });

@@ -12,7 +12,7 @@
 // out under it. Colours: blue below zero, red above, white at zero, scaled to the vector's largest
 // magnitude (attention weights and probabilities, all ≥ 0, on the maps' blues).
 import { el } from '../common/ui.js';
-import { exportBar, heat, tokenMark } from '../common/export.js';
+import { exportBar, heat, tokenMark, whiteText } from '../common/export.js';
 import { exLine, mathLine } from '../common/explain-math.js';
 import { formatNumber as f } from '../common/format.js';
 import { stepperUrl, headSource } from './maps.js';
@@ -186,7 +186,7 @@ export class WalkView {
       const b = el('button', 'tr-walk-cell tr-mono', vec.labels ? `${tokenMark(vec.labels[i])} ${f(x, 3)}` : f(x, 3));
       b.type = 'button';
       b.style.background = colour(x); // CSSOM, allowed by style-src 'self'
-      if (Math.abs(x) / (Math.max(...vec.values.map(Math.abs)) || 1) > 0.6) b.classList.add('is-dark');
+      if (whiteText(colour(x))) b.classList.add('is-dark');
       b.setAttribute('aria-label', `${cellName(vec, i)} = ${f(x)}`);
       if (!vec.explain) b.disabled = true;
       if (vec.mark === i) { b.classList.add('is-drawn'); b.setAttribute('aria-label', `${cellName(vec, i)} = ${f(x)} · ${this.opts.t('walk.drawnMark')}`); }
