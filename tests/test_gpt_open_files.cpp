@@ -10,13 +10,16 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "api/gpt_interp.h"
 #include "api/gpt_session.h"
 #include "core/base/half_float.h"
 #include "core/base/rng.h"
+#include "core/kernels/kernels.h"
 #include "formats/hf_folder.h"
 #include "formats/json.h"
 #include "formats/llama_load.h"
@@ -30,8 +33,9 @@ const char* kConfig = R"({"model_type":"llama","hidden_act":"silu","vocab_size":
   "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
   "max_position_embeddings":32,"rms_norm_eps":1e-6,"rope_theta":10000.0,"tie_word_embeddings":true})";
 
-// The folder: file name → bytes (config.json, the index, two shards), its tensors in F32 or BF16.
-std::map<std::string, std::string> folder(bool bf16 = false) {
+// The folder: file name → bytes (config.json, the index, two shards), its tensors in F32 or BF16
+// (rounded: F32 tensors holding the BF16 folder's values, the model it converts to).
+std::map<std::string, std::string> folder(bool bf16 = false, bool rounded = false) {
   const ap::HfConfig c = ap::read_hf_config(kConfig);
   ap::Rng rng(3);
   std::vector<std::vector<float>> values;
@@ -47,6 +51,8 @@ std::map<std::string, std::string> folder(bool bf16 = false) {
     for (uint64_t d : shape) n *= d;
     values.emplace_back(n);
     for (float& v : values.back()) v = 0.3f * rng.normal();
+    if (rounded)
+      for (float& v : values.back()) v = ap::bf16_to_float(ap::float_to_bf16(v));
     const std::string file = k % 2 ? "model-00002-of-00002.safetensors" : "model-00001-of-00002.safetensors";
     if (bf16) {
       halves.emplace_back();
@@ -231,4 +237,55 @@ TEST_CASE("open_files: a model too big is refused in figures, its weights the fi
   CHECK(v.find("error")->as_string().find(std::string("needs about ") + needs + " (") != std::string::npos);
   CHECK(v.find("error")->as_string().find(std::string("the weights' ") + figure + " as the files hold them") != std::string::npos);
   CHECK(!s.trainer());  // nothing was made
+}
+
+TEST_CASE("open_files: the walk and the interpretability calls leave a BF16 model BF16, with the float model's answers",
+          "[gpt][open][typed][walk][interp]") {
+  // the same model twice: opened from BF16 files (typed), and from F32 files of the same values
+  ap::GptSession typed, plain;
+  Value v;
+  ok(open(typed, folder(true), 100), v);
+  ok(open(plain, folder(false, true), 100), v);
+  const ap::GPT& model = typed.trainer()->model();
+  REQUIRE(model.typed());
+  plain.trainer()->model().to_float32();  // opened F32 files stay typed (F32 parts): the float32 model
+  REQUIRE(!plain.trainer()->model().typed());
+  const int64_t bytes = model.weight_bytes();
+  CHECK(bytes * 19 / 10 < plain.trainer()->model().weight_bytes());
+  // the reference tier: every answer the float model's, to the bit (test_typed_interp.cpp)
+  const ap::kernels::Tier was = ap::kernels::set_tier(ap::kernels::Tier::reference);
+  const std::string prompt = R"("prompt":"[3][1][4][1][5][9][2][6]")";  // token ids: no tokenizer.json
+  const std::string pair = R"("clean":"[3][1][4][1][5]","corrupted":"[3][1][2][1][5]")";
+  const std::vector<std::pair<std::string, std::function<std::string(ap::GptSession&)>>> calls = {
+      {"block_trace", [&](ap::GptSession& s) { return s.block_trace("{" + prompt + ",\"position\":5}"); }},
+      {"weight_row c_attn", [](ap::GptSession& s) { return s.weight_row(R"({"weight":"c_attn","layer":1,"row":7})"); }},
+      {"weight_row c_fc", [](ap::GptSession& s) { return s.weight_row(R"({"weight":"c_fc","layer":0,"row":60})"); }},
+      {"weight_row lm_head", [](ap::GptSession& s) { return s.weight_row(R"({"weight":"lm_head","row":39})"); }},
+      {"lens", [&](ap::GptSession& s) { return ap::interp_call(s, "lens", "{" + prompt + "}"); }},
+      {"attribute", [&](ap::GptSession& s) { return ap::interp_call(s, "attribute", "{" + prompt + ",\"token\":7}"); }},
+      {"patch", [&](ap::GptSession& s) {
+         return ap::interp_call(s, "patch", "{" + pair + R"(,"token":7,"other":8})");
+       }},
+      {"attribution_patch", [&](ap::GptSession& s) {
+         return ap::interp_call(s, "attribution_patch", "{" + pair + R"(,"token":7})");
+       }}};
+  for (const auto& [name, call] : calls) {
+    INFO(name);
+    const std::string got = call(typed), want = call(plain);
+    INFO(got.substr(0, 300));
+    CHECK(ap::json::parse(got).find("ok")->as_bool());
+    CHECK(got == want);
+    if (name.rfind("weight_row", 0) == 0) {  // the row shown is the float32 model's (its p(), not weight_row)
+      const Value w = ap::json::parse(got);
+      const ap::GPTParams& f = plain.trainer()->model().p();
+      const int C = plain.trainer()->model().config().n_embd, row = static_cast<int>(w.find("row")->as_number());
+      const float* at = name == "weight_row c_attn" ? f.h[1].c_attn_w : name == "weight_row c_fc" ? f.h[0].c_fc_w : f.wte;
+      const auto& shown = w.find("w")->items();
+      REQUIRE(shown.size() == static_cast<size_t>(C));
+      for (int i = 0; i < C; ++i) CHECK(static_cast<float>(shown[static_cast<size_t>(i)].as_number()) == at[int64_t(row) * C + i]);
+    }
+    CHECK(model.typed());
+    CHECK(model.weight_bytes() == bytes);
+  }
+  ap::kernels::set_tier(was);
 }

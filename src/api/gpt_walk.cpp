@@ -197,9 +197,9 @@ std::string GptPredict::block_trace(const std::string& spec_json) {
     }
     v.set("encoded", floats(tr.encoded));
     Value layers = Value::array();
-    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.p().h[l], c, kv || static_cast<int>(l) == kv_layer));
+    for (size_t l = 0; l < tr.layers.size(); ++l) layers.push(layer_json(tr.layers[l], m.vectors().h[l], c, kv || static_cast<int>(l) == kv_layer));
     v.set("layers", std::move(layers));
-    v.set("ln_f", layernorm_json(tr.ln_f, m.p().ln_f_w, m.p().ln_f_b));
+    v.set("ln_f", layernorm_json(tr.ln_f, m.vectors().ln_f_w, m.vectors().ln_f_b));
     // the logits' most likely `show`, and the softmax's max and Σ exp(z − max) in its own order
     std::vector<int> order(static_cast<size_t>(c.vocab_size));
     std::iota(order.begin(), order.end(), 0);
@@ -232,35 +232,39 @@ std::string GptPredict::weight_row(const std::string& spec_json) {
   return guarded([&] {
     s_.require_model();
     const Value s = read_spec(spec_json, {"weight", "layer", "row"}, "weight_row spec");
-    const GPTConfig& c = s_.trainer_->model().config();
-    const GPTParams& w = s_.trainer_->model().p();
+    const GPT& m = s_.trainer_->model();
+    const GPTConfig& c = m.config();
     const std::string name = read_string(s, "weight", "", 64);
-    const int C = c.n_embd;
-    const float* W = nullptr;
-    const float* b = nullptr;
-    int rows = 0, cols = C;
-    if (name == "lm_head") {
-      W = s_.trainer_->model().head();  // wte, or an untied lm_head
-      rows = c.vocab_size;
-    } else {
-      const int layer = static_cast<int>(read_int(s, "layer", -1, 0, c.n_layer - 1));
+    using M = GPT::Matrix;
+    M which = M::head;  // wte, or an untied lm_head
+    int layer = 0;
+    if (name != "lm_head") {
+      layer = static_cast<int>(read_int(s, "layer", -1, 0, c.n_layer - 1));
       if (!get(s, "layer")) throw InputError("the weight " + json::excerpt(name) + " of which layer?", "layer");
-      const BlockParams& p = w.h[static_cast<size_t>(layer)];
-      if (name == "c_attn") { W = p.c_attn_w; b = p.c_attn_b; rows = c.qkv_width(); }
-      else if (name == "attn.c_proj") { W = p.attn_c_proj_w; b = p.attn_c_proj_b; rows = C; cols = c.attn_width(); }
-      else if (name == "c_fc") { W = p.c_fc_w; b = p.c_fc_b; rows = c.fc_width(); }  // SwiGLU: gate | up
-      else if (name == "mlp.c_proj") { W = p.mlp_c_proj_w; b = p.mlp_c_proj_b; rows = C; cols = c.inner(); }
+      if (name == "c_attn") which = M::c_attn;
+      else if (name == "attn.c_proj") which = M::attn_c_proj;
+      else if (name == "c_fc") which = M::c_fc;  // SwiGLU: gate | up
+      else if (name == "mlp.c_proj") which = M::mlp_c_proj;
       else
         throw InputError("unknown weight \"" + json::excerpt(name) +
                              "\": the weights are c_attn, attn.c_proj, c_fc, mlp.c_proj, lm_head",
                          "weight");
     }
+    // the biases are in the flat buffer; a typed matrix gives the one row shown, dequantized
+    const BlockParams& p = m.vectors().h[static_cast<size_t>(layer)];
+    const float* b = which == M::c_attn ? p.c_attn_b
+                   : which == M::attn_c_proj ? p.attn_c_proj_b
+                   : which == M::c_fc ? p.c_fc_b
+                   : which == M::mlp_c_proj ? p.mlp_c_proj_b : nullptr;
+    const int rows = m.matrix_rows(which), cols = m.matrix_cols(which);
     if (!get(s, "row")) throw InputError("the weight_row spec needs a \"row\"", "row");
     const int row = static_cast<int>(read_int(s, "row", 0, 0, rows - 1));
+    std::vector<float> w(static_cast<size_t>(cols));
+    m.matrix_rows(which, layer, row, 1, w.data());
     Value v = Value::object();
     v.set("weight", name);
     v.set("row", row);
-    v.set("w", floats(W + static_cast<size_t>(row) * static_cast<size_t>(cols), static_cast<size_t>(cols)));
+    v.set("w", floats(w));
     v.set("bias", b ? Value::f32(b[row]) : Value());
     return v;
   });

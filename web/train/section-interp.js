@@ -14,8 +14,8 @@
 // not its file: interp-patch-pool.js patchCopies), each loading the model's checkpoint and taking
 // the sweep's cells in turn (interp-patch-pool.js), so Cancel stops it at once (the workers are
 // ended); its bar moves with each finished cell. A model that cannot be saved (of token ids: no
-// vocabulary to write) patches in the page's worker instead, Cancel ending the sweep between two
-// cells. Mean ablation averages over the first validation windows (at most 8) or the texts the
+// vocabulary to write) or whose saving would convert it to float32 (an opened model with typed
+// matrices) patches in the page's worker instead, Cancel ending the sweep between two cells. Mean ablation averages over the first validation windows (at most 8) or the texts the
 // learner gives, one per line.
 import { el, statusLine, setText, hide, segGroup } from '../common/ui.js';
 import { exportBar, tokenMark } from '../common/export.js';
@@ -249,6 +249,12 @@ export class InterpSection extends Section {
     return b != null && b !== '' ? `logit(“${tokenMark(a)}”) − logit(“${tokenMark(b)}”)` : `logit(“${tokenMark(a)}”)`;
   }
 
+  /** Whether the model is an opened one whose matrices stay in their files' types (not fine-tuned: that is float32). */
+  typedModel() {
+    const o = this.rt.opened;
+    return Boolean(o && !this.rt.info?.base && (o.weight_types ?? []).some((t) => t !== 'F32'));
+  }
+
   /** How many workers patch: the Workers field's count, as many as fit (interp-patch-pool.js patchCopies). */
   patchWorkers(mem) {
     return patchCopies(Math.min(16, Number(this.ctx.state.workers) || 1), mem);
@@ -273,8 +279,10 @@ export class InterpSection extends Section {
     try {
       stage(0, 'ip.patch.copying');
       // a model that cannot be saved (one of token ids: no vocabulary to write) is patched where it
-      // is, in the page's worker, cell by cell: Cancel stops asking between two cells
-      const saved = await this.ctx.worker.call('save', { run: 'main' }).catch(() => null);
+      // is, in the page's worker, cell by cell: Cancel stops asking between two cells; so is an
+      // opened model whose matrices stay typed (BF16, Q8_0, …): saving it would convert it to
+      // float32 (twice a BF16 file or more), and each worker's copy would be float32 too
+      const saved = this.typedModel() ? null : await this.ctx.worker.call('save', { run: 'main' }).catch(() => null);
       if (!alive()) return;
       stage(1, 'ip.patch.loading');
       const mem = await this.ctx.worker.call('call', { run: 'main', call: 'run_memory' });

@@ -62,7 +62,8 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
          const RunCache* from, int only_row) {
   check_run(model, ids);
   const GPTConfig& g = model.config();
-  const GPTParams& p = model.p();
+  const GPTParams& p = model.vectors();  // norms and biases: a typed model stays typed
+  using M = GPT::Matrix;
   const int T = static_cast<int>(ids.size()), C = g.n_embd, NH = g.n_head, V = g.vocab_size, L = g.n_layer;
   const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
   const int A = g.attn_width(), QK = g.qk_norm ? NR : 0;
@@ -77,7 +78,7 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   const kernels::Kernels& k = kernels::active();
   const kernels::AttnOptions opt = model.attn_options();
   const size_t TC = sz(T) * sz(C), TA = sz(T) * sz(A);
-  if (start == 0) k.encoder_forward(c.resid.data(), ids.data(), p.wte, p.wpe, 1, T, C);  // wpe null: no positions
+  if (start == 0) model.embed(k, c.resid.data(), ids.data(), 1, T, 0);  // wte (+ wpe with learned positions)
   if (hook) hook(Site::resid, start, c.resid.data() + sz(start) * TC);
   for (int l = start; l < L; ++l) {
     const BlockParams& w = p.h[sz(l)];
@@ -88,22 +89,22 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
     float* z = c.z.data() + sz(l) * TA;
     float* mid = c.mid.data() + at;
     model.norm_forward(k, ln1, c.ln1_mean.data() + row, c.ln1_rstd.data() + row, x, w.ln_1_w, w.ln_1_b, T);
-    k.matmul_forward(qkv, ln1, w.c_attn_w, w.c_attn_b, T, C, W);                   // (T, W): q | k | v
+    model.matrix_forward(k, qkv, ln1, M::c_attn, l, T);                            // (T, W): q | k | v
     if (g.qk_norm)  // each q and k head through its RMSNorm, before the turn
       model.qk_norm_forward(k, qkv, c.qk_in.data() + row * sz(QK) * sz(hs), c.qk_rstd.data() + row * sz(QK), w, T);
     if (g.pos == Positions::rope) k.rope_forward(qkv, 1, T, W, NR, hs, 0, model.rope_table());  // q, k turned
     k.attention_forward(z, c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), qkv, 1, T, A, NH, opt);  // (T, A)
     if (hook) hook(Site::z, l, z);
-    k.matmul_forward(mid, z, w.attn_c_proj_w, w.attn_c_proj_b, T, A, C);
+    model.matrix_forward(k, mid, z, M::attn_c_proj, l, T);                          // (T, C)
     k.residual_forward(mid, x, mid, T * C);                                        // resid + attn(…)
     float* ln2 = c.ln2.data() + at;
     float* fch = c.fch.data() + row * sz(FC);
     float* act = c.fch_act.data() + row * sz(H);
     float* mlp = c.mlp.data() + at;
     model.norm_forward(k, ln2, c.ln2_mean.data() + row, c.ln2_rstd.data() + row, mid, w.ln_2_w, w.ln_2_b, T);
-    k.matmul_forward(fch, ln2, w.c_fc_w, w.c_fc_b, T, C, FC);                      // (T, FC)
+    model.matrix_forward(k, fch, ln2, M::c_fc, l, T);                               // (T, FC)
     model.mlp_act_forward(k, act, fch, T);                                         // (T, H)
-    k.matmul_forward(mlp, act, w.mlp_c_proj_w, w.mlp_c_proj_b, T, H, C);           // (T, C)
+    model.matrix_forward(k, mlp, act, M::mlp_c_proj, l, T);                         // (T, C)
     if (hook) hook(Site::mlp, l, mlp);
     float* next = c.resid.data() + at + TC;
     k.residual_forward(next, mid, mlp, T * C);                                     // mid + mlp(…)
@@ -116,12 +117,13 @@ void run(const GPT& model, const std::vector<int>& ids, RunCache& c, const Hook&
   std::vector<float> lnf(sz(n) * sz(C));
   model.norm_forward(k, lnf.data(), c.ln_f_mean.data() + first, c.ln_f_rstd.data() + first,
                      c.resid.data() + sz(L) * TC + sz(first) * sz(C), p.ln_f_w, p.ln_f_b, n);
-  k.matmul_forward(c.logits.data() + sz(first) * sz(V), lnf.data(), model.head(), nullptr, n, C, V);  // (n, V)
+  model.matrix_forward(k, c.logits.data() + sz(first) * sz(V), lnf.data(), M::head, 0, n);  // (n, V)
 }
 
 void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGrads& out) {
   const GPTConfig& g = model.config();
-  const GPTParams& p = model.p();
+  const GPTParams& p = model.vectors();  // norms: a typed model stays typed
+  using M = GPT::Matrix;
   const int T = c.T, C = g.n_embd, NH = g.n_head, L = g.n_layer, V = g.vocab_size;
   const int W = g.qkv_width(), FC = g.fc_width(), H = g.inner(), hs = g.head_dim(), NR = NH + g.kv_head();
   const int A = g.attn_width(), QK = g.qk_norm ? NR : 0;
@@ -137,9 +139,10 @@ void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGra
   std::vector<float> dqk(sz(QK) * sz(hs));
   std::vector<float> scratch(k.attention_backward_scratch(1, T, A, NH));
   // m = logits[pos][a] − logits[pos][b], logits = ln_f(x) · Uᵀ: ∂m/∂ln_f(x)[pos] = U[a] − U[b]
-  const float* U = model.head();
-  for (int i = 0; i < C; ++i)
-    dln[sz(pos) * sz(C) + sz(i)] = U[sz(a) * sz(C) + sz(i)] - (b >= 0 ? U[sz(b) * sz(C) + sz(i)] : 0.0f);
+  std::vector<float> ua(sz(C)), ub(sz(C), 0.0f);  // U's rows a and b (U = wte, or lm_head when untied)
+  model.matrix_rows(M::head, 0, a, 1, ua.data());
+  if (b >= 0) model.matrix_rows(M::head, 0, b, 1, ub.data());
+  for (int i = 0; i < C; ++i) dln[sz(pos) * sz(C) + sz(i)] = ua[sz(i)] - (b >= 0 ? ub[sz(i)] : 0.0f);
   std::vector<float> grad(TC, 0.0f);  // ∂m/∂ the residual stream where the walk is
   model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + sz(L) * TC, p.ln_f_w,
                       c.ln_f_mean.data(), c.ln_f_rstd.data(), T);
@@ -151,20 +154,19 @@ void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGra
     // resid[l+1] = mid + mlp(norm_2(mid))
     const float* fch = c.fch.data() + row * sz(FC);
     zero(dfa);
-    k.matmul_backward(dfa.data(), nullptr, nullptr, grad.data(), c.fch_act.data() + row * sz(H), w.mlp_c_proj_w, T, H,
-                      C);
+    model.matrix_backward(k, dfa.data(), grad.data(), c.fch_act.data() + row * sz(H), M::mlp_c_proj, l, T);
     zero(dfc);
     if (g.mlp == Mlp::swiglu) k.swiglu_backward(dfc.data(), fch, dfa.data(), T, H);
     else if (g.activation == Activation::gelu_new) k.gelu_new_backward(dfc.data(), fch, dfa.data(), T * H);
     else k.gelu_backward(dfc.data(), fch, dfa.data(), T * H);
     zero(dln);
-    k.matmul_backward(dln.data(), nullptr, nullptr, dfc.data(), c.ln2.data() + at, w.c_fc_w, T, C, FC);
+    model.matrix_backward(k, dln.data(), dfc.data(), c.ln2.data() + at, M::c_fc, l, T);
     model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.mid.data() + at, w.ln_2_w,
                         c.ln2_mean.data() + row, c.ln2_rstd.data() + row, T);
     std::copy(grad.begin(), grad.end(), out.mid.begin() + static_cast<long>(at));
     // mid = resid[l] + attn.c_proj(z), z = attention(rope(qk_norm(c_attn(norm_1(resid[l])))))
     float* dz = out.z.data() + sz(l) * TA;
-    k.matmul_backward(dz, nullptr, nullptr, grad.data(), c.z.data() + sz(l) * TA, w.attn_c_proj_w, T, A, C);
+    model.matrix_backward(k, dz, grad.data(), c.z.data() + sz(l) * TA, M::attn_c_proj, l, T);
     zero(dqkv);
     k.attention_backward(dqkv.data(), scratch.data(), dz, c.qkv.data() + row * sz(W),
                          c.att.data() + sz(l) * sz(NH) * sz(T) * sz(T), 1, T, A, NH, opt);
@@ -181,7 +183,7 @@ void backward(const GPT& model, const RunCache& c, int pos, int a, int b, RunGra
         k.rmsnorm_backward(dq + NH * hs, nullptr, dqk.data() + NH * hs, in + NH * hs, w.k_norm_w, rstd + NH, QK - NH, hs);
       }
     zero(dln);
-    k.matmul_backward(dln.data(), nullptr, nullptr, dqkv.data(), c.ln1.data() + at, w.c_attn_w, T, C, W);
+    model.matrix_backward(k, dln.data(), dqkv.data(), c.ln1.data() + at, M::c_attn, l, T);
     model.norm_backward(k, grad.data(), nullptr, nullptr, dln.data(), c.resid.data() + at, w.ln_1_w,
                         c.ln1_mean.data() + row, c.ln1_rstd.data() + row, T);
     std::copy(grad.begin(), grad.end(), out.resid.begin() + static_cast<long>(at));

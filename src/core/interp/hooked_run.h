@@ -18,7 +18,8 @@
 // RMSNorm of each q and k head, and an untied lm_head (the unembedding U).
 //
 // The forward is GPT::forward's, kernel for kernel (the model's own block pieces, gpt.h, and the
-// tier in use, B = 1), so an unhooked run's logits are the model's, bit for bit. A run may start
+// tier in use, B = 1; a typed model's typed products through GPT::matrix_forward, without
+// converting it), so an unhooked run's logits are the model's, bit for bit. A run may start
 // at layer s from another run's cache: the layers before s are that run's (activation patching
 // forwards only from the patched layer on, and unembeds only the position its metric reads).
 // The backward (reference tier) gives ∂m/∂(resid, mid, z) for m = logit[a] − logit[b] (b < 0: the

@@ -85,8 +85,9 @@ Lens logit_lens(const GPT& model, const std::vector<int>& ids, const LensOptions
   std::vector<float> lnf(TC), mean(sz(T)), rstd(sz(T)), logits(sz(T) * sz(V));
   std::vector<int> order(sz(V));
   for (size_t p = 0; p < P; ++p) {
-    model.norm_forward(kern, lnf.data(), mean.data(), rstd.data(), at[p], model.p().ln_f_w, model.p().ln_f_b, T);
-    kern.matmul_forward(logits.data(), lnf.data(), model.head(), nullptr, T, C, V);  // (T, V)
+    model.norm_forward(kern, lnf.data(), mean.data(), rstd.data(), at[p], model.vectors().ln_f_w,
+                       model.vectors().ln_f_b, T);
+    model.matrix_forward(kern, logits.data(), lnf.data(), GPT::Matrix::head, 0, T);  // (T, V)
     for (int t = 0; t < T; ++t) {
       const float* x = logits.data() + sz(t) * sz(V);
       const double mx = *std::max_element(x, x + V);
@@ -114,7 +115,8 @@ Lens logit_lens(const GPT& model, const std::vector<int>& ids, const LensOptions
 
 Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metric& metric_in) {
   const GPTConfig& g = model.config();
-  const GPTParams& p = model.p();
+  const GPTParams& p = model.vectors();  // norms and biases: a typed model stays typed
+  using M = GPT::Matrix;
   const int T = static_cast<int>(ids.size()), C = g.n_embd, V = g.vocab_size, L = g.n_layer, NH = g.n_head;
   const int hs = g.head_dim(), A = g.attn_width();
   check_run(model, ids);
@@ -122,13 +124,16 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   RunCache c;
   run(model, ids, c);
   const size_t pos = sz(m.position), TC = sz(T) * sz(C), TA = sz(T) * sz(A);
-  const float* U = model.head();  // the unembedding: wte, or lm_head when untied
+  // the unembedding's rows of the metric's tokens (U = wte, or lm_head when untied)
+  std::vector<float> ua(sz(C)), ub(sz(C), 0.0f);
+  model.matrix_rows(M::head, 0, m.token, 1, ua.data());
+  if (m.other >= 0) model.matrix_rows(M::head, 0, m.other, 1, ub.data());
   // w_c = rstd · γ_c · u_c: a part x contributes Σ_c (x_c − mean(x)) · w_c (RMSNorm: Σ_c x_c · w_c)
   std::vector<double> w(sz(C));
   double beta_u = 0.0;
   const double rstd = c.ln_f_rstd[pos];
   for (int i = 0; i < C; ++i) {
-    const double u = double(U[sz(m.token) * sz(C) + sz(i)]) - (m.other >= 0 ? double(U[sz(m.other) * sz(C) + sz(i)]) : 0.0);
+    const double u = double(ua[sz(i)]) - (m.other >= 0 ? double(ub[sz(i)]) : 0.0);
     w[sz(i)] = rstd * double(p.ln_f_w[i]) * u;
     if (p.ln_f_b) beta_u += double(p.ln_f_b[i]) * u;
   }
@@ -152,7 +157,9 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   a.position = m.position;
   a.token = m.token;
   a.other = m.other;
-  const double wte = of_floats(p.wte + sz(ids[pos]) * sz(C));
+  std::vector<float> row(sz(std::max(C, A)));  // one row of a matrix, dequantized
+  model.matrix_rows(M::wte, 0, ids[pos], 1, row.data());
+  const double wte = of_floats(row.data());
   const double wpe = p.wpe ? of_floats(p.wpe + pos * sz(C)) : 0.0;  // learned positions only
   a.wte = static_cast<float>(wte);
   a.wpe = static_cast<float>(wpe);
@@ -162,16 +169,23 @@ Attribution attribute(const GPT& model, const std::vector<int>& ids, const Metri
   a.mlps.assign(sz(L), 0.0f);
   a.attn_bias.assign(sz(L), 0.0f);
   a.mlp_bias.assign(sz(L), 0.0f);
+  std::vector<double> heads_x(sz(NH) * sz(C));
   for (int l = 0; l < L; ++l) {
     const BlockParams& b = p.h[sz(l)];
     const float* z = c.z.data() + sz(l) * TA + pos * sz(A);
-    for (int h = 0; h < NH; ++h) {
-      // head h's output: z_h · W_O[:, h]ᵀ, W_O = attn.c_proj.weight (C out, A in), its columns h·hs…
-      for (int o = 0; o < C; ++o) {
+    // head h's output: z_h · W_O[:, h]ᵀ, W_O = attn.c_proj.weight (C out, A in), its columns h·hs…;
+    // W_O read a row at a time (a typed model's dequantized), each head's outputs in heads_x
+    for (int o = 0; o < C; ++o) {
+      model.matrix_rows(M::attn_c_proj, l, o, 1, row.data());
+      for (int h = 0; h < NH; ++h) {
         double s = 0.0;
-        for (int j = h * hs; j < (h + 1) * hs; ++j) s += double(z[j]) * double(b.attn_c_proj_w[sz(o) * sz(A) + sz(j)]);
-        x[sz(o)] = s;
+        for (int j = h * hs; j < (h + 1) * hs; ++j) s += double(z[j]) * double(row[sz(j)]);
+        heads_x[sz(h) * sz(C) + sz(o)] = s;
       }
+    }
+    for (int h = 0; h < NH; ++h) {
+      std::copy(heads_x.begin() + static_cast<long>(sz(h) * sz(C)), heads_x.begin() + static_cast<long>(sz(h + 1) * sz(C)),
+                x.begin());
       const double v = through(x);
       a.heads[sz(l) * sz(NH) + sz(h)] = static_cast<float>(v);
       sum += v;

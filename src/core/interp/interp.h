@@ -4,9 +4,10 @@
 //
 // All run one sequence at a time through hooked_run.h (the model's own kernels, every variant of
 // gpt.h; the model's buffers untouched, so a training run or the page's prompt is left as it
-// was). The metric of attribution, ablation and patching is m = logit[a] − logit[b] at one
-// position (the last by default), or logit[a] alone when no b is given. Sums are in double, in a
-// fixed order.
+// was; an opened model with typed weights stays typed: the runs read its matrices through
+// GPT::matrix_forward, matrix_backward and matrix_rows, never converting it to float32). The
+// metric of attribution, ablation and patching is m = logit[a] − logit[b] at one position (the
+// last by default), or logit[a] alone when no b is given. Sums are in double, in a fixed order.
 //
 //  - logit_lens: the residual stream at each point (after the embeddings, after each layer's
 //    attention — TransformerLens' resid_mid — and after each MLP) through ln_f (with that point's

@@ -144,7 +144,8 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   const int NKV = cfg.kv_head(), KC = NKV * hs, W = cfg.qkv_width(), FC = cfg.fc_width(), H = cfg.inner();
   const int A = cfg.attn_width(), NR = NH + NKV;
   const kernels::AttnOptions opt = model.attention_options();
-  const GPTParams& w = model.p();
+  const GPTParams& w = model.vectors();  // norms, biases, wpe: a typed model stays typed
+  using M = GPT::Matrix;
   BlockTrace tr;
   tr.math = block_math(cfg);
   tr.position = p;
@@ -166,8 +167,9 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   const size_t NC = static_cast<size_t>(N) * C, Nz = static_cast<size_t>(N);
   Vec x(NC), ln(NC), qkv(Nz * W), atty(Nz * A), proj(NC), fc(Nz * FC), act(Nz * H), scratch(Nz + 1);
   Vec qk_in(cfg.qk_norm ? Nz * NR * hs : 0), qk_rstd(cfg.qk_norm ? Nz * NR : 0);
-  k.encoder_forward(x.data(), ids, w.wte, w.wpe, 1, N, C);  // (N, C)
-  tr.wte = row(w.wte, ids[p], C);
+  model.embed(k, x.data(), ids, 1, N, 0);  // (N, C)
+  tr.wte.resize(static_cast<size_t>(C));
+  model.matrix_rows(M::wte, 0, ids[p], 1, tr.wte.data());
   if (w.wpe) tr.wpe = row(w.wpe, p, C);
   tr.encoded = row(x.data(), p, C);
   const RowIn in{qkv.data(), W, A, KC, hs, &tr.seen, tr.scale, opt.stable_softmax};
@@ -175,7 +177,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
     const BlockParams& b = w.h[static_cast<size_t>(l)];
     LayerTrace lt;
     layernorm(ln.data(), lt.ln_1, x.data(), b.ln_1_w, b.ln_1_b, N, C, p, tr.math.ln_eps, cfg.norm);
-    k.matmul_forward(qkv.data(), ln.data(), b.c_attn_w, b.c_attn_b, N, C, W);  // (N, W): q | k | v
+    model.matrix_forward(k, qkv.data(), ln.data(), M::c_attn, l, N);  // (N, W): q | k | v
     const float* qp = qkv.data() + static_cast<size_t>(p) * W;
     if (cfg.qk_norm) {  // Qwen3: each q and k head through its RMSNorm, as the forward
       lt.q_lin.assign(qp, qp + A);
@@ -203,12 +205,12 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
     for (int h = 0; h < NH; ++h)
       lt.heads.push_back(head_row(in, p, h, h / (NH / NKV), opt.alibi_slopes ? opt.alibi_slopes[h] : 0.0f));
     lt.atty = row(atty.data(), p, A);
-    k.matmul_forward(proj.data(), atty.data(), b.attn_c_proj_w, b.attn_c_proj_b, N, A, C);
+    model.matrix_forward(k, proj.data(), atty.data(), M::attn_c_proj, l, N);  // (N, C)
     lt.attn_proj = row(proj.data(), p, C);
     k.residual_forward(x.data(), x.data(), proj.data(), static_cast<int>(NC));  // x + attn(…)
     lt.residual2 = row(x.data(), p, C);
     layernorm(ln.data(), lt.ln_2, x.data(), b.ln_2_w, b.ln_2_b, N, C, p, tr.math.ln_eps, cfg.norm);
-    k.matmul_forward(fc.data(), ln.data(), b.c_fc_w, b.c_fc_b, N, C, FC);  // (N, FC)
+    model.matrix_forward(k, fc.data(), ln.data(), M::c_fc, l, N);  // (N, FC)
     lt.fc = row(fc.data(), p, FC);
     if (cfg.mlp == Mlp::swiglu) {
       k.swiglu_forward(act.data(), fc.data(), N, H);
@@ -221,7 +223,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
       activation_forward(act.data(), fc.data(), static_cast<int>(Nz * H), tr.math.activation);
     }
     lt.act = row(act.data(), p, H);
-    k.matmul_forward(proj.data(), act.data(), b.mlp_c_proj_w, b.mlp_c_proj_b, N, H, C);
+    model.matrix_forward(k, proj.data(), act.data(), M::mlp_c_proj, l, N);  // (N, C)
     lt.mlp_proj = row(proj.data(), p, C);
     k.residual_forward(x.data(), x.data(), proj.data(), static_cast<int>(NC));  // x + mlp(…)
     lt.residual3 = row(x.data(), p, C);
@@ -232,7 +234,7 @@ BlockTrace block_trace(const GPT& model, const int* ids, int T, int position, in
   Vec lnf(static_cast<size_t>(C));
   layernorm(lnf.data(), tr.ln_f, xp, w.ln_f_w, w.ln_f_b, 1, C, 0, tr.math.ln_eps, cfg.norm);
   tr.logits.resize(static_cast<size_t>(V));
-  k.matmul_forward(tr.logits.data(), lnf.data(), model.head(), nullptr, 1, C, V);  // wte, or an untied lm_head
+  model.matrix_forward(k, tr.logits.data(), lnf.data(), M::head, 0, 1);  // wte, or an untied lm_head
   tr.probs.resize(static_cast<size_t>(V));
   softmax_rows_forward(tr.probs.data(), nullptr, tr.logits.data(), 1, V);
   return tr;

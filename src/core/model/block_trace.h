@@ -23,6 +23,10 @@
 // step equals, bit for bit, the reference forward's value at that position (tests/
 // test_block_trace.cpp); the forward itself is checked against PyTorch (tests/gpt_torch_test.py).
 //
+// An opened model with typed weights (gpt.h) stays typed: the trace reads its matrices through
+// GPT::matrix_forward (the reference kernel on rows dequantized a chunk at a time), so its numbers
+// are, bit for bit, those of the same model converted to float32 (tests/test_typed_interp.cpp).
+//
 // The elementwise choices of a block — LayerNorm's ε and the MLP's activation (exact GELU or
 // GPT-2's gelu_new) — come from block_math(config), the one place the trace reads them. A model
 // without biases (nanoGPT's bias=False) has null β and Linear biases, as in the forward.

@@ -73,12 +73,15 @@
 // stays in its file's storage type (quant.h: BF16 and F16 two bytes a weight, Q8_0 … Q4_K their
 // blocks), read by typed_matmul.h's products and, for wte, dequantized a row at a time on lookup;
 // the norms and biases are float32 in the flat buffer, which holds nothing else. forward() and the
-// KV cache run on them; anything that reads the weights as float32 by name — p(), params(), head(),
-// hence the block walk, the interpretability runs, saving, fine-tuning (make_trainable) — first
-// converts the whole model to float32 (to_float32: 4 bytes a weight from then on, the values the
-// typed products read, exactly). weight_bytes() says what the weights take now, and the memory
-// checks (constructor, reserve, the cache) reckon the weights so: memory_bytes(…, weight_bytes)
-// with typed_weight_bytes(config, matrix bytes) — the matrices as stored, the rest 4 bytes a value.
+// KV cache run on them, and so do the block walk and the interpretability runs, through the
+// accessors that never convert: vectors() (the views of the flat buffer: norms, biases, wpe),
+// matrix_forward / matrix_backward (a Linear layer's product by name) and matrix_rows (a matrix's
+// rows dequantized). What reads the weights as float32 by name — p(), params(), head(), hence
+// saving and fine-tuning (make_trainable) — first converts the whole model to float32
+// (to_float32: 4 bytes a weight from then on, the values the typed products read, exactly).
+// weight_bytes() says what the weights take now, and the memory checks (constructor, reserve, the
+// cache) reckon the weights so: memory_bytes(…, weight_bytes) with typed_weight_bytes(config,
+// matrix bytes) — the matrices as stored, the rest 4 bytes a value.
 // The matrices' bytes are copied from the slices, or (given a TypedOwner: the page's opening,
 // whose buffers already hold the files' bytes) used where they are and kept alive by the owner:
 // then the model's weights are the files' bytes, in memory once.
@@ -396,6 +399,32 @@ class GPT {
   float* grads() { return grads_.data(); }
   const float* grads() const { return grads_.data(); }
   const GPTParams& p() const { return to_float32(), p_; }
+  // The views valid on a typed model without converting it: every tensor of the flat buffer (the
+  // norms' weights and biases, the Linear layers' biases, wpe, q_norm and k_norm) as p() has it;
+  // the matrices' views (wte, lm_head and each block's c_attn_w, attn_c_proj_w, c_fc_w, up_proj_w,
+  // mlp_c_proj_w) are null on a typed model: read those through matrix_forward, matrix_backward
+  // and matrix_rows. On a float32 model it is p().
+  const GPTParams& vectors() const { return p_; }
+  // The matrices by name (layer: a block's; wte and head ignore it; head is lm_head, or wte when
+  // tied), their shape (rows = the Linear layer's outputs) and bias (null without; wte, head none).
+  enum class Matrix { c_attn, attn_c_proj, c_fc, mlp_c_proj, wte, head };
+  int matrix_rows(Matrix m) const;
+  int matrix_cols(Matrix m) const;
+  // out (N, rows) = inp (N, cols) · Wᵀ + bias in tier k, without converting a typed model. Float32:
+  // k.matmul_forward. Typed, when k is the tier in use (kernels::active()): the forward's typed
+  // product (typed_matmul.h, on the calling thread), so a hooked run's logits are forward()'s; with
+  // another tier (the walk's reference): k.matmul_forward on the rows dequantized a chunk at a time,
+  // each output the bits k gives on the float32 model (the reference and the fast tier's kernels
+  // compute an output the same way whatever rows a call covers).
+  void matrix_forward(const kernels::Kernels& k, float* out, const float* inp, Matrix m, int layer, int N) const;
+  // dinp (N, cols) += dout (N, rows) · W in tier k (inp (N, cols) the layer's input, for the kernel's
+  // signature): k.matmul_backward's input gradient, typed rows dequantized a chunk at a time; the
+  // same bits as on the float32 model (the sums over the rows run in the same order).
+  void matrix_backward(const kernels::Kernels& k, float* dinp, const float* dout, const float* inp, Matrix m,
+                       int layer, int N) const;
+  // Rows [first, first + n) of a matrix into out (n · cols floats): a typed model's dequantized (the
+  // values its products read), a float32 model's copied.
+  void matrix_rows(Matrix m, int layer, int first, int n, float* out) const;
   // Typed weights (see the top of this file): whether the model holds them, and their conversion to
   // the float32 model (nothing when already float32; InputError "model" past the memory limit).
   bool typed() const { return typed_; }
@@ -516,6 +545,9 @@ class GPT {
   void norm_backward(const kernels::Kernels& k, float* dinp, float* dw, float* db, const float* dout, const float* inp,
                      const float* w, const float* mean, const float* rstd, int N) const;
   void mlp_act_forward(const kernels::Kernels& k, float* out, const float* fch, int N) const;
+  // wte's rows of ids (B·T of them) plus wpe's rows from position pos0 (when learned), into out:
+  // the forward's embedding (tier k's encoder_forward, or a typed wte's rows dequantized).
+  void embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const;
 
  private:
   void check_ids(const int* ids, int n, const char* field) const;
@@ -536,9 +568,14 @@ class GPT {
   // split as set_threads says.
   void linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
               const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC);
-  // wte's rows of ids (n of them) plus wpe's rows from position pos0 (when learned), into out.
-  void embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const;
   const kernels::TypedMatrix* typed_head() const { return typed_ ? (t_head_.empty() ? &t_wte_ : &t_head_) : nullptr; }
+  // A matrix by name: its typed matrix (null on a float32 model), float32 view and bias.
+  struct MatrixRef {
+    const kernels::TypedMatrix* typed;
+    const float* w;
+    const float* b;
+  };
+  MatrixRef matrix(Matrix m, int layer) const;
   void make_tables();  // RoPE's cos and sin, ALiBi's slopes
   int64_t limit() const { return use_ == ModelUse::train && !opened_ ? kMaxModelBytes : kMaxOpenBytes; }
   // What memory_bytes takes for the weights of this model now: -1 (4 bytes a parameter) unless typed.

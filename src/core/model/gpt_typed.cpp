@@ -264,6 +264,88 @@ void GPT::embed(const kernels::Kernels& k, float* out, const int* ids, int B, in
   for (int b = 0; b < B; ++b) kernels::typed_rows(out + sz(int64_t(b) * T * C), t_wte_, ids + int64_t(b) * T, T, wpe);
 }
 
+GPT::MatrixRef GPT::matrix(Matrix m, int layer) const {
+  if (m == Matrix::wte) return {typed_ ? &t_wte_ : nullptr, p_.wte, nullptr};
+  if (m == Matrix::head) return {typed_head(), p_.lm_head ? p_.lm_head : p_.wte, nullptr};
+  if (layer < 0 || layer >= config_.n_layer)
+    throw InputError("layer " + num(layer) + " is not one of the model's " + num(config_.n_layer), "layer");
+  const BlockParams& b = p_.h[sz(layer)];
+  const TypedBlock* t = typed_ ? &tb_[sz(layer)] : nullptr;
+  switch (m) {
+    case Matrix::c_attn: return {t ? &t->c_attn : nullptr, b.c_attn_w, b.c_attn_b};
+    case Matrix::attn_c_proj: return {t ? &t->attn_c_proj : nullptr, b.attn_c_proj_w, b.attn_c_proj_b};
+    case Matrix::c_fc: return {t ? &t->c_fc : nullptr, b.c_fc_w, b.c_fc_b};  // SwiGLU: gate | up
+    default: return {t ? &t->mlp_c_proj : nullptr, b.mlp_c_proj_w, b.mlp_c_proj_b};
+  }
+}
+
+int GPT::matrix_rows(Matrix m) const {
+  switch (m) {
+    case Matrix::c_attn: return config_.qkv_width();
+    case Matrix::c_fc: return config_.fc_width();
+    case Matrix::wte:
+    case Matrix::head: return config_.vocab_size;
+    default: return config_.n_embd;
+  }
+}
+
+int GPT::matrix_cols(Matrix m) const {
+  if (m == Matrix::attn_c_proj) return config_.attn_width();
+  if (m == Matrix::mlp_c_proj) return config_.inner();
+  return config_.n_embd;
+}
+
+namespace {
+
+// The rows of a typed matrix a chunk converts at a time (about kChunkFloats floats: 64 KiB, at
+// least 16 rows).
+constexpr int64_t kChunkFloats = 1 << 14;
+int chunk_rows(int rows, int cols) { return static_cast<int>(std::max<int64_t>(16, std::min<int64_t>(rows, kChunkFloats / cols))); }
+
+}  // namespace
+
+void GPT::matrix_forward(const kernels::Kernels& k, float* out, const float* inp, Matrix m, int layer, int N) const {
+  const MatrixRef r = matrix(m, layer);
+  const int OC = matrix_rows(m), C = matrix_cols(m);
+  if (!r.typed) return k.matmul_forward(out, inp, r.w, r.b, N, C, OC);
+  if (&k == &kernels::active()) return kernels::typed_matmul_forward(out, inp, *r.typed, r.b, N, C, OC);
+  const int R = chunk_rows(OC, C);
+  std::vector<float> deq(sz(int64_t(R) * C)), part(sz(int64_t(N) * R));
+  for (int r0 = 0; r0 < OC; r0 += R) {
+    const int n = std::min(R, OC - r0);
+    dequantize_rows(*r.typed, r0, n, deq.data());
+    k.matmul_forward(part.data(), inp, deq.data(), r.b ? r.b + r0 : nullptr, N, C, n);
+    for (int i = 0; i < N; ++i)
+      std::memcpy(out + sz(int64_t(i) * OC + r0), part.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
+  }
+}
+
+void GPT::matrix_backward(const kernels::Kernels& k, float* dinp, const float* dout, const float* inp, Matrix m,
+                          int layer, int N) const {
+  const MatrixRef r = matrix(m, layer);
+  const int OC = matrix_rows(m), C = matrix_cols(m);
+  if (!r.typed) return k.matmul_backward(dinp, nullptr, nullptr, dout, inp, r.w, N, C, OC);
+  // chunk by chunk of rows in order: each dinp value gets its terms in the float model's order
+  const int R = chunk_rows(OC, C);
+  std::vector<float> deq(sz(int64_t(R) * C)), d(sz(int64_t(N) * R));
+  for (int r0 = 0; r0 < OC; r0 += R) {
+    const int n = std::min(R, OC - r0);
+    dequantize_rows(*r.typed, r0, n, deq.data());
+    for (int i = 0; i < N; ++i)
+      std::memcpy(d.data() + sz(int64_t(i) * n), dout + sz(int64_t(i) * OC + r0), sz(n) * sizeof(float));
+    k.matmul_backward(dinp, nullptr, nullptr, d.data(), inp, deq.data(), N, C, n);
+  }
+}
+
+void GPT::matrix_rows(Matrix m, int layer, int first, int n, float* out) const {
+  const MatrixRef r = matrix(m, layer);
+  const int rows = matrix_rows(m), C = matrix_cols(m);
+  if (first < 0 || n < 0 || first + n > rows)
+    throw InputError("rows " + num(first) + " to " + num(first + n) + " are outside the " + num(rows) + " rows", "row");
+  if (r.typed) return dequantize_rows(*r.typed, first, n, out);
+  std::memcpy(out, r.w + sz(int64_t(first) * C), sz(int64_t(n) * C) * sizeof(float));
+}
+
 int64_t GPT::weight_bytes() const {
   return static_cast<int64_t>(params_.capacity() * sizeof(float) + typed_bytes_.capacity()) + typed_owner_.bytes;
 }
