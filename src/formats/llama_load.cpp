@@ -170,13 +170,16 @@ void dequantize_checked(const Placed& x, int64_t r, float* out, const std::strin
 // a value that is not finite): the caller then converts row by row, which names the place at fault.
 template <class U>
 bool finite_bits(const char* p, uint64_t n, U exponent) {
-  U bad = 0;  // no early exit: the loop vectorizes
-  for (uint64_t i = 0; i < n; ++i) {
-    U u;
-    std::memcpy(&u, p + i * sizeof(U), sizeof(U));
-    bad |= static_cast<U>((u & exponent) == exponent);
+  constexpr int kBlock = 2048;
+  U block[kBlock];  // a block copied out (the bytes need not be aligned), then scanned in a loop that vectorizes
+  for (uint64_t at = 0; at < n; at += kBlock) {
+    const int m = static_cast<int>(std::min<uint64_t>(kBlock, n - at));
+    std::memcpy(block, p + at * sizeof(U), static_cast<size_t>(m) * sizeof(U));
+    U bad = 0;
+    for (int i = 0; i < m; ++i) bad |= static_cast<U>((block[i] & exponent) == exponent);
+    if (bad) return false;
   }
-  return bad == 0;
+  return true;
 }
 
 bool finite_by_bits(const LlamaTensor& t) {
