@@ -8,9 +8,11 @@
 // With --gpt and w9 asked for (--only w9, or every workload), W9's sweep also runs the page's
 // way, on GPT-2 small's shape over the page's workers (bench/patch_bench.mjs: W9w), after the
 // single-thread lines.
-// --open (alone) times the training page's "Open a model" on a SmolLM2-135M-shaped Hugging Face
-// folder in BF16 with random weights (about 270 MB, written once under the system's temporary
-// folder: openBench below) and prints the wasm memory after opening over the files' bytes.
+// --open [N] [--web DIR] times the training page's "Open a model" (N openings, default 3; DIR another
+// copy of web/ with its pages written, to compare two versions) on a SmolLM2-135M-shaped Hugging
+// Face folder in BF16 with random weights (about 270 MB, written once under the system's temporary
+// folder: openBench below) and prints the wasm memory after opening over the files' bytes and the
+// opening's phases as the page's worker measured them.
 import { chromium } from 'playwright-core';
 import { existsSync, mkdirSync, openSync, writeSync, closeSync, statSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -20,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { LAUNCH, runPageBench } from './web_server.mjs';
 
 if (process.argv[2] === '--open') {
-  await openBench(Number(process.argv[3] ?? 3));
+  const web = process.argv.indexOf('--web');
+  await openBench(Number(process.argv[3] ?? 3), web > 0 ? process.argv[web + 1] : 'web');
   process.exit(process.exitCode ?? 0);
 }
 
@@ -132,22 +135,43 @@ function writeSmollmFolder(dir) {
 
 // Opens the folder `rounds` times, each in a new page (a new worker: a new wasm memory), from the
 // folder picker's choice to #app's data-open="opened"; prints the median time and the wasm memory
-// after opening (the worker's gpt.openMemory().size, on #tr-open-msg) over the files' bytes.
-async function openBench(rounds) {
+// after opening (the worker's gpt.openMemory().size, on #tr-open-msg) over the files' bytes. A
+// round the page has not answered in OPEN_STALL_S seconds (default 180) is said (with where its
+// progress stood) and left out, and the run exits 1: a stalled opening is a fault, not a figure.
+async function openBench(rounds, webDir) {
+  const STALL_MS = Number(process.env.OPEN_STALL_S || 180) * 1000;
   const dir = join(tmpdir(), 'ap-open-bench', 'SmolLM2-135M-bf16');
   writeSmollmFolder(dir);
   const files = readdirSync(dir).reduce((a, f) => a + statSync(join(dir, f)).size, 0);
-  await runPageBench('web', async ({ browser, url }) => {
+  await runPageBench(webDir, async ({ browser, url }) => {
     const times = [];
     const ratios = [];
+    const phases = [];
+    let stalled = 0;
     for (let k = 0; k < rounds; k++) {
       const page = await browser.newPage();
+      page.on('pageerror', (e) => console.error(`open_bench: round ${k + 1}: the page threw: ${e.message}`));
+      page.on('console', (m) => { if (m.type() === 'error') console.error(`open_bench: round ${k + 1}: ${m.text()}`); });
       await page.goto(`${url}/train/`);
       await page.waitForFunction(() => document.getElementById('app')?.dataset.status === 'ready', null, { timeout: 120000 });
       const t0 = Date.now();
       await page.locator('#tr-open-folder').setInputFiles(dir);
-      await page.waitForFunction(() => ['opened', 'refused'].includes(document.getElementById('app')?.dataset.open), null, { timeout: 600000 });
+      const state = () => page.evaluate(() => `data-open=${document.getElementById('app')?.dataset.open} `
+        + `progress: ${document.querySelector('.tr-open-bar-label')?.textContent ?? ''}`).catch((e) => e.message);
+      const watch = setInterval(async () => console.error(`open_bench: round ${k + 1}, ${((Date.now() - t0) / 1000).toFixed(0)} s: ${await state()}`), 20000);
+      try {
+        await page.waitForFunction(() => ['opened', 'refused'].includes(document.getElementById('app')?.dataset.open), null, { timeout: STALL_MS });
+      } catch (e) {
+        if (e?.name !== 'TimeoutError') throw e;
+        console.error(`open_bench: round ${k + 1} stalled (no answer in ${STALL_MS / 1000} s): ${await state()}`);
+        stalled += 1;
+        await page.close();
+        continue;
+      } finally {
+        clearInterval(watch);
+      }
       times.push(Date.now() - t0);
+      phases.push(await openPhases(page));
       const got = await page.evaluate(() => {
         const m = document.getElementById('tr-open-msg');
         return { open: document.getElementById('app').dataset.open, memory: Number(m.dataset.memoryBytes), weights: Number(m.dataset.weightBytes), text: m.textContent };
@@ -156,10 +180,27 @@ async function openBench(rounds) {
       ratios.push({ memory: got.memory / files, weights: got.weights / files });
       await page.close();
     }
+    if (stalled) process.exitCode = 1;
+    if (!times.length) throw new Error(`every opening stalled (${stalled} of ${rounds})`);
     const med = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
     const last = ratios[ratios.length - 1];
     console.log(`open_bench (Chromium ${browser.version()}): SmolLM2-135M-shaped BF16 folder, ${(files / 1e6).toFixed(1)} MB: `
-      + `open_ms_med=${med} (${times.join(', ')}; ${rounds} openings) wasm_memory/files=${last.memory.toFixed(3)} `
-      + `weights/files=${last.weights.toFixed(3)}`);
+      + `open_ms_med=${med} (${times.join(', ')}; ${times.length} openings${stalled ? `, ${stalled} stalled` : ''}) `
+      + `wasm_memory/files=${last.memory.toFixed(3)} weights/files=${last.weights.toFixed(3)}`);
+    const names = [...new Set(phases.flatMap((p) => Object.keys(p)))];
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    console.log(`open_bench phases (the worker's, ms, median of ${times.length}): `
+      + names.map((n) => `${n}=${median(phases.map((p) => p[n] ?? 0)).toFixed(0)}`).join(' '));
   });
+}
+
+// The opening's phases as the training page's worker measured them: gpt-open.js's user-timing
+// measures ("openModel <phase>") and the worker's own ("open <phase>": the full module's load, the
+// whole request), read from the worker's timeline ({phase: ms}).
+async function openPhases(page) {
+  const worker = page.workers().find((w) => /\/train\/worker\.js/.test(w.url()));
+  if (!worker) return {};
+  const got = await worker.evaluate(() => performance.getEntriesByType('measure')
+    .filter((e) => /^open(Model)? /.test(e.name)).map((e) => [e.name, e.duration]));
+  return Object.fromEntries(got);
 }

@@ -20,12 +20,14 @@ dequantizes every tensor (quant.h); checked:
     tensor, a wrong shape, an extra tensor, a type we do not run, a partial set of biases, another
     RoPE scaling type, frequency factors that are not Llama 3's rule, a row that is not whole blocks;
   - with GPT: `gpt inspect --json` names each tensor's transformers name (this file's table) and the
-    config it implies, and the text form says both.
+    config it implies, and the text form says both; `gpt logits` on a file cut short names the tensor
+    and the byte past its end.
 Exit 77 (skipped) without torch.
 """
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -266,6 +268,17 @@ if GPT:
             check(err <= bound, f"gpt logits {mname} {kind} ({len(ids)} tokens): off by {err:.3g} (bound {bound:.3g}), "
                                 f"shape {tuple(got.shape)}")
     print(f"gguf_weights logits: {len(EXPECTED)} files against PyTorch, 10 and 5 tokens")
+    # the same file cut short, opened for inference (the file's bytes kept as the model's weights):
+    # refused, naming a tensor and its byte past the end
+    whole = open(path, "rb").read()
+    cut = os.path.join(WORK, "truncated.gguf")
+    with open(cut, "wb") as f:
+        f.write(whole[: len(whole) * 3 // 4])
+    p = subprocess.run([GPT, "logits", cut, "--ids", "1,2"], capture_output=True, text=True)
+    check(p.returncode == 1 and re.search(r"truncated\.gguf: .*tensor '[^']+' at offset \d+ .*\(byte \d+\) needs \d+ bytes, "
+                                          r"past the end of the file", p.stderr) is not None,
+          f"gpt logits on a truncated GGUF: exit {p.returncode}, {p.stderr[:300]!r}")
+    print("gguf_weights: a truncated GGUF refused by gpt logits, naming the tensor and its byte")
 
 # ---------------------------------------------------------------- damaged files, refused by name
 cfg = MODELS["llama3"]

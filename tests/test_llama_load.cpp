@@ -3,7 +3,7 @@
 // conversion (quant.h's dequantize_row: F32, F16, BF16, Q8_0, Q4_0) at the place gpt.h's layout
 // gives it — q/k/v stacked into c_attn, gate/up into the MLP — for a config of grouped heads and
 // heads wider than hidden/heads; a missing tensor, a tensor of the wrong size and a non-finite value
-// are refused by name. Logits against PyTorch: tests/llama_torch_test.py.
+// are refused by name (by load_llama, and by open_llama for F32, F16 and BF16 from their bits). Logits against PyTorch: tests/llama_torch_test.py.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -124,6 +124,19 @@ TEST_CASE("llama_load: a missing tensor, a wrong size, a non-finite value are re
     const float inf = INFINITY;
     std::memcpy(&b[8], &inf, 4);
     CHECK_THROWS_WITH(ap::load_llama(w, "m"), Catch::Contains("input_layernorm") && Catch::Contains("finite"));
+  }
+  // open_llama (typed, its matrices kept) tells F32, F16 and BF16 values finite from their bits:
+  // one that is not is still named with its place
+  for (const auto& [type, bits] : {std::pair<Type, uint32_t>{Type::F32, 0xFF800000u}, {Type::F16, 0x7C00u}, {Type::BF16, 0x7FC0u}}) {
+    ap::LlamaWeights w = make_weights(hc);
+    ap::LlamaTensor* t = nullptr;
+    for (ap::LlamaTensor& x : w.tensors)
+      if (!t && x.type == type && x.shape.size() == 2) t = &x;
+    REQUIRE(t != nullptr);
+    CHECK_NOTHROW(ap::open_llama(w, "m"));
+    const uint64_t in = t->shape[1], size = type == Type::F32 ? 4 : 2;
+    std::memcpy(const_cast<char*>(t->data) + (in + 2) * size, &bits, size);  // [1, 2] (little-endian)
+    CHECK_THROWS_WITH(ap::open_llama(w, "m"), Catch::Contains(t->name) && Catch::Contains("at [1, 2]") && Catch::Contains("finite"));
   }
   {
     ap::HfConfig big = hc;

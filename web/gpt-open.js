@@ -167,7 +167,11 @@ function openNotes(set, info) {
 // Phases: head (the small files and the model file's first bytes), tokenizer (open_begin and the
 // tokenizer's files), plan (the headers'
 // ranges, the plan, the model made), then per slice of the weights read (awaiting its bytes), copy
-// (into the core's buffer) and convert (the core: into the parameters), and finish.
+// (into the core's buffer) and convert (the core: into the parameters), and finish. A Llama-family
+// opening (openFiles) has its headers (the rounds of open_files_plan that ask for bytes, and their
+// reading) apart from plan (the last round: the buffers for the weights made); per slice read, copy
+// (into the tensors' buffers, each part fed) and progress (the event); then build (open_finish: the
+// model made on the buffers read) and finish.
 function phases() {
   const perf = globalThis.performance;
   const start = perf?.now() ?? 0;
@@ -311,6 +315,24 @@ function modelName(list) {
   return gguf ? base(gguf) : 'the folder';
 }
 
+// The plan's ranges ([file, at, n], in the order the core takes them) as runs of one file read in
+// one stream: ranges that follow one another in the file, apart by at most SPAN_GAP bytes (a GGUF's
+// padding between tensors), read with the gaps. One stream per tensor would cost a stream's start
+// each (hundreds for a model), and Chromium's file streams, opened by the hundred, could stall.
+const SPAN_GAP = 1 << 16;
+function spans(reads) {
+  const out = [];
+  for (const r of reads) {
+    const [file, at, n] = r;
+    const last = out[out.length - 1];
+    if (last && last.file === file && at >= last.end && at - last.end <= SPAN_GAP) {
+      last.ranges.push(r);
+      last.end = at + n;
+    } else out.push({ file, at, end: at + n, ranges: [r] });
+  }
+  return out;
+}
+
 async function openFiles(core, list, options) {
   const { newSession, adopt, answer } = core;
   const clock = phases();
@@ -334,29 +356,50 @@ async function openFiles(core, list, options) {
       plan = answer(session.open_files_plan());
       if (!plan.need) break;
       if (round === 256) throw new GptError(`${name}: its headers were not read whole after ${round} rounds`, { field: name });
+      clock.lap('headers');
       for (const [i, at, n] of plan.need) {
         const blob = files[i].blob;
         const m = Math.min(blob.size - at, Math.max(n, 4 << 20));
         answer(session.open_files_piece(i, at, new Uint8Array(await blob.slice(at, at + m).arrayBuffer())));
       }
+      clock.lap('headers');
     }
-    clock.lap('plan');
+    clock.lap('plan'); // the last open_files_plan: the model planned, the buffers for its weights made
     let loaded = 0;
-    for (const [i, at, n] of plan.read) {
-      const f = files[i];
-      for await (const bytes of slices(f.blob, at, n, chunk, base(f))) {
+    for (const run of spans(plan.read)) {
+      const f = files[run.file];
+      let next = 0; // the run's range being fed, and how many of its bytes are in
+      let filled = 0;
+      let at = run.at; // the file's byte the slice starts at
+      for await (const bytes of slices(f.blob, run.at, run.end - run.at, chunk, base(f))) {
         clock.lap('read');
-        const view = session.open_view(0, bytes.length); // the core's buffer for this range, made now
-        if (view === null) throw new GptError(`${base(f)}: ${bytes.length} bytes do not fit the core's buffer`, { field: base(f) });
-        view.set(bytes);
+        // the slice's bytes into the ranges it covers (skipping the gaps between them), each range's
+        // part written into the core's buffer for it (made now: no growth since) and fed
+        for (let p = 0; p < bytes.length && next < run.ranges.length;) {
+          const [, start, n] = run.ranges[next];
+          if (at + p < start + filled) {
+            p = Math.min(bytes.length, start + filled - at);
+            continue;
+          }
+          const k = Math.min(n - filled, bytes.length - p);
+          const view = session.open_view(0, k);
+          if (view === null) throw new GptError(`${base(f)}: ${k} bytes do not fit the core's buffer`, { field: base(f) });
+          view.set(bytes.subarray(p, p + k));
+          answer(session.open_feed(k));
+          p += k;
+          filled += k;
+          loaded += k;
+          if (filled === n) next += 1, filled = 0;
+        }
+        at += bytes.length;
         clock.lap('copy');
-        answer(session.open_feed(bytes.length));
-        loaded += bytes.length;
         onProgress({ loaded, total: plan.bytes, name: base(f) });
+        clock.lap('progress');
       }
+      for (; next < run.ranges.length && run.ranges[next][2] === 0; next++) answer(session.open_feed(0)); // empty tensors last
     }
     const info = answer(session.open_finish());
-    clock.lap('convert');
+    clock.lap('build');
     return adoptOpened(adopt, session, info, filesNotes(list, begun, info), clock, name);
   } catch (e) {
     session.delete();

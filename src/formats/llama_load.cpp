@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "core/base/input_error.h"
@@ -164,6 +165,32 @@ void dequantize_checked(const Placed& x, int64_t r, float* out, const std::strin
                        t.name);
 }
 
+// Whether every value of t is finite, told from its bits without converting it: F32, F16 and BF16
+// hold ±∞ or NaN exactly when the exponent's bits are all ones. False for the block types (and for
+// a value that is not finite): the caller then converts row by row, which names the place at fault.
+template <class U>
+bool finite_bits(const char* p, uint64_t n, U exponent) {
+  constexpr int kBlock = 2048;
+  U block[kBlock];  // a block copied out (the bytes need not be aligned), then scanned in a loop that vectorizes
+  for (uint64_t at = 0; at < n; at += kBlock) {
+    const int m = static_cast<int>(std::min<uint64_t>(kBlock, n - at));
+    std::memcpy(block, p + at * sizeof(U), static_cast<size_t>(m) * sizeof(U));
+    U bad = 0;
+    for (int i = 0; i < m; ++i) bad |= static_cast<U>((block[i] & exponent) == exponent);
+    if (bad) return false;
+  }
+  return true;
+}
+
+bool finite_by_bits(const LlamaTensor& t) {
+  switch (t.type) {
+    case quant::Type::F32: return finite_bits<uint32_t>(t.data, t.bytes / 4, 0x7F800000u);
+    case quant::Type::F16: return finite_bits<uint16_t>(t.data, t.bytes / 2, 0x7C00u);
+    case quant::Type::BF16: return finite_bits<uint16_t>(t.data, t.bytes / 2, 0x7F80u);
+    default: return false;
+  }
+}
+
 }  // namespace
 
 void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file) {
@@ -188,8 +215,10 @@ std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file, 
   std::vector<TypedSlice> slices;
   std::vector<float> row;
   for (const Placed& x : placed) {
-    row.resize(static_cast<size_t>(x.in));
-    for (int64_t r = 0; r < x.rows; ++r) dequantize_checked(x, r, row.data(), file);  // finite, or refused
+    if (!finite_by_bits(*x.t)) {  // a block type, or a value to name: row by row, finite or refused
+      row.resize(static_cast<size_t>(x.in));
+      for (int64_t r = 0; r < x.rows; ++r) dequantize_checked(x, r, row.data(), file);
+    }
     slices.push_back({x.p->name, x.row, x.t->type, x.t->data, x.rows, x.in});
   }
   try {

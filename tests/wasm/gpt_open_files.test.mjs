@@ -2,7 +2,8 @@
 // openModel → gpt-open.js openFiles → the session's open_files / open_files_piece / open_files_plan,
 // then open_view / open_feed / open_finish): a sharded Hugging Face folder and a GGUF file written by
 // tests/open_llama_fixture.py (run with /usr/bin/python3; skipped without it) give the next-token
-// logits of our own PyTorch model (float64), within 1e-4; progress counts the weights' bytes; what
+// logits of our own PyTorch model (float64), within 1e-4, whatever the size of the slices the files
+// are read in; progress counts the weights' bytes; what
 // is missing (a shard the index lists, config.json) is refused by name before any weight is read;
 // damaged files (a truncated shard, a truncated GGUF) are refused naming the file, the tensor and
 // the byte; a GGUF given with other weights is refused; a model too large is refused with both
@@ -72,6 +73,30 @@ test('a sharded folder and a GGUF file give PyTorch’s next-token logits; progr
     closeTo(g, want.gguf);
   } finally {
     g.free();
+  }
+});
+
+test('slices of any size give the same model: each file read in one stream, its tensors fed across the slices', { skip }, async () => {
+  const { dir, want } = fixture();
+  const gpt = await loadGptApi();
+  // slices that split tensors and hold several (and the GGUF's padding between them): the same
+  // logits as PyTorch's, progress rising to the weights' bytes
+  for (const chunkBytes of [999, 4099]) {
+    const progress = [];
+    const run = await gpt.openModel(folder(dir), { name: FOLDER, chunkBytes, onProgress: (p) => progress.push(p) });
+    try {
+      closeTo(run, want.folder);
+      assert.ok(progress.every((p, i) => i === 0 || p.loaded >= progress[i - 1].loaded), 'progress rises');
+      assert.equal(progress.at(-1).loaded, progress.at(-1).total);
+    } finally {
+      run.free();
+    }
+    const g = await gpt.openModel([gguf(dir)], { chunkBytes });
+    try {
+      closeTo(g, want.gguf);
+    } finally {
+      g.free();
+    }
   }
 });
 

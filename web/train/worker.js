@@ -279,6 +279,11 @@ const ops = {
     return { transfer: [out.buffer], value: { bytes: out, info: describe(r) } };
   },
   async open({ run: name, files, name: model }) {
+    // user-timing measures for bench/chromium_bench.mjs --open: "open module" (the full module
+    // fetched and compiled), "open request" (the whole request); gpt-open.js measures its phases
+    const t0 = performance.now();
+    await gpt.loadFull();
+    performance.measure('open module', { start: t0 });
     const run = await gpt.openModel(files, { name: model, onProgress: (p) => post({ event: 'open_progress', run: name, ...p }) });
     free(name);
     const r = { run, spec: null, sample: { prompt: '', every: 0 }, training: false, chunk: 1, elapsed: 0, tokens: 0 };
@@ -287,6 +292,7 @@ const ops = {
     info.val_loss = num(info.val_loss);
     r.steps = info.steps;
     r.evalEvery = info.train.eval_interval;
+    performance.measure('open request', { start: t0 });
     return { ...info, opened: run.opened, memory: gpt.openMemory() };
   },
   async call({ run: name, call, args = [] }) {

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 
 #include "api/checkpoint.h"
 #include "api/gpt_json.h"
@@ -55,7 +57,12 @@ std::string read_file(const std::string& path, size_t max_bytes, const char* wha
                    with_commas(static_cast<long long>(max_bytes)));
   std::ifstream f(path, std::ios::binary);
   if (!f) throw CliError("cannot read " + std::string(what) + " " + path + ": " + std::strerror(errno));
-  std::string out((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // a regular file into a string of its size (read in one go, no doubling as it grows: a model file
+  // is in memory once); what else it holds (a file that grew, a pipe) appended after
+  std::string out(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0, '\0');
+  f.read(&out[0], static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<size_t>(f.gcount()));
+  if (!f.eof()) out.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   if (f.bad()) throw CliError("cannot read " + std::string(what) + " " + path);
   return out;
 }
@@ -137,10 +144,22 @@ void attach_bpe(TrainState& s, const std::string& model_path, const TokenizerFil
 
 namespace {
 
-// The model of a Llama-family file: typed (Checkpoint::typed) or as float32 parameters.
-void take_llama(Checkpoint& c, const LlamaWeights& w, const std::string& path, bool typed) {
+// The bytes a Llama-family model's tensors point into: the GGUF file read whole, or the folder's
+// shards and what the readers made (LlamaWeights::owned). A typed model keeps them (TypedOwner) and
+// uses its matrices where they lie, so the file is in memory once, not read and then copied.
+struct LlamaBytes {
+  std::string file;
+  std::deque<std::string> owned;
+};
+
+// The model of a Llama-family file: typed (Checkpoint::typed, on `bytes` in place) or as float32
+// parameters.
+void take_llama(Checkpoint& c, const LlamaWeights& w, const std::shared_ptr<LlamaBytes>& bytes, const std::string& path,
+                bool typed) {
   if (typed) {
-    c.typed = open_llama(w, path);
+    int64_t held = static_cast<int64_t>(bytes->file.size());
+    for (const std::string& b : bytes->owned) held += static_cast<int64_t>(b.size());
+    c.typed = open_llama(w, path, TypedOwner{bytes, held});
     c.state.model = c.typed->config();
     return;
   }
@@ -156,19 +175,23 @@ void take_llama(Checkpoint& c, const LlamaWeights& w, const std::string& path, b
 Checkpoint read_llama(const std::string& path, bool gguf_file, bool typed) {
   Checkpoint c;
   try {
-    // A GGUF file is read whole: the weights point into its bytes until the model holds its own copy.
-    const std::string file = gguf_file ? read_file(path, kMaxCheckpointBytes, "a GGUF file") : std::string();
-    const StringSource src(file);
+    // A GGUF file is read whole (a folder's shards too: read_llama_folder): the weights point into
+    // its bytes, which a typed model keeps and uses in place; float32 parameters are converted from them.
+    auto bytes = std::make_shared<LlamaBytes>();
+    if (gguf_file) bytes->file = read_file(path, kMaxCheckpointBytes, "a GGUF file");
+    const StringSource src(bytes->file);
     const gguf::File f = gguf_file ? gguf::read_file(src, path) : gguf::File();
     std::string type;
-    c.file_bytes = file.size();
+    c.file_bytes = bytes->file.size();
     {
-      const LlamaWeights w = gguf_file ? read_gguf_weights(src, f, path) : read_llama_folder(path);
+      LlamaWeights w = gguf_file ? read_gguf_weights(src, f, path) : read_llama_folder(path);
       type = w.config.model_type;
       if (!gguf_file)
         for (const std::string& shard : w.owned) c.file_bytes += shard.size();
-      take_llama(c, w, path, typed);
+      bytes->owned = std::move(w.owned);  // a deque's elements stay where they are: w.tensors still point into them
+      take_llama(c, w, bytes, path, typed);
     }
+    if (!typed) *bytes = LlamaBytes();  // converted: the file's bytes are not needed any more
     c.state.source = gguf_file ? "llama.cpp's " + type + " GGUF " + path : "Hugging Face's " + type + " folder " + path;
     c.imported = gguf_file ? "a GGUF file" : "a Hugging Face folder";
     if (gguf_file) {
@@ -347,3 +370,4 @@ std::string describe_data(const TrainState& s) {
 }
 
 }  // namespace ap::gpt_cli
+
