@@ -5,7 +5,8 @@
 //
 // y = x·Wᵀ. Q8_0 and Q4_0 (on every tier with vectors) are read in place, one row of W at a time,
 // block by block (matmul_blocks below): generation's matrix-vector product streams the weights'
-// 1.06 or 0.56 bytes a value once, with a few vector operations per block. The other types: the
+// 1.06 or 0.56 bytes a value once, with a few vector operations per block; so is BF16 in
+// WebAssembly (matmul_bf16: two integer operations turn eight values into floats). The other types: the
 // rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's own
 // arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
 // then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
@@ -114,11 +115,84 @@ static void matmul_blocks(float* y, const float* x, const void* w, int M, int N,
   }
 }
 
+#if defined(AP_SIMD_WASM)
+// BF16 read in place (SIMD128): eight values (16 bytes) are four 32-bit lanes, each holding an even
+// value in its low half and the next odd one in its high half; a bfloat16 is a float's top 16 bits,
+// so `lane << 16` is the even value as a float and `lane & 0xFFFF0000` the odd one — two integer
+// operations for eight exact floats (the same values as bf16_to_float), no conversion. x is
+// rearranged once per row into that order (each 8 as its 4 even values, then its 4 odd ones); four
+// rows of W at a time share x's loads, each row two accumulators (even, odd lanes). The
+// last K mod 8 values are added one by one. The same dequantized values as the reference, summed in
+// another order: quant.h's bound.
+static inline void bf16_split_x(const float* x, float* out, int K8) {
+  for (int g = 0; g < K8; g += 8)
+    for (int i = 0; i < 4; ++i) {
+      out[g + i] = x[g + 2 * i];
+      out[g + 4 + i] = x[g + 2 * i + 1];
+    }
+}
+
+static inline float bf16_tail(const float* x, const uint16_t* w, int k, int K, float s) {
+  for (; k < K; ++k) s += x[k] * blocks::bf16(w[k]);
+  return s;
+}
+
+static void matmul_bf16(float* y, const float* x, const void* w, int M, int N, int K) {
+  const int K8 = K & ~7;
+  const size_t k = static_cast<size_t>(K), n_out = static_cast<size_t>(N);
+  const uint16_t* wb = static_cast<const uint16_t*>(w);
+  const v128_t hi = wasm_i32x4_splat(static_cast<int32_t>(0xFFFF0000u));
+  float* xs = kernels::fast::workspace();
+  for (int m = 0; m < M; ++m) {
+    const float* xm = x + static_cast<size_t>(m) * k;
+    float* ym = y + static_cast<size_t>(m) * n_out;
+    bf16_split_x(xm, xs, K8);
+    int n = 0;
+    for (; n + 4 <= N; n += 4) {
+      const uint16_t* r[4];
+      for (int j = 0; j < 4; ++j) r[j] = wb + static_cast<size_t>(n + j) * k;
+      v128_t e0 = QV::zero(), o0 = QV::zero(), e1 = QV::zero(), o1 = QV::zero();
+      v128_t e2 = QV::zero(), o2 = QV::zero(), e3 = QV::zero(), o3 = QV::zero();
+      for (int g = 0; g < K8; g += 8) {
+        const v128_t xe = wasm_v128_load(xs + g), xo = wasm_v128_load(xs + g + 4);
+        const v128_t v0 = wasm_v128_load(r[0] + g), v1 = wasm_v128_load(r[1] + g);
+        const v128_t v2 = wasm_v128_load(r[2] + g), v3 = wasm_v128_load(r[3] + g);
+        e0 = QV::fmadd(wasm_i32x4_shl(v0, 16), xe, e0);
+        o0 = QV::fmadd(wasm_v128_and(v0, hi), xo, o0);
+        e1 = QV::fmadd(wasm_i32x4_shl(v1, 16), xe, e1);
+        o1 = QV::fmadd(wasm_v128_and(v1, hi), xo, o1);
+        e2 = QV::fmadd(wasm_i32x4_shl(v2, 16), xe, e2);
+        o2 = QV::fmadd(wasm_v128_and(v2, hi), xo, o2);
+        e3 = QV::fmadd(wasm_i32x4_shl(v3, 16), xe, e3);
+        o3 = QV::fmadd(wasm_v128_and(v3, hi), xo, o3);
+      }
+      ym[n] = bf16_tail(xm, r[0], K8, K, QV::reduce_add(QV::add(e0, o0)));
+      ym[n + 1] = bf16_tail(xm, r[1], K8, K, QV::reduce_add(QV::add(e1, o1)));
+      ym[n + 2] = bf16_tail(xm, r[2], K8, K, QV::reduce_add(QV::add(e2, o2)));
+      ym[n + 3] = bf16_tail(xm, r[3], K8, K, QV::reduce_add(QV::add(e3, o3)));
+    }
+    for (; n < N; ++n) {
+      const uint16_t* r = wb + static_cast<size_t>(n) * k;
+      v128_t e = QV::zero(), o = QV::zero();
+      for (int g = 0; g < K8; g += 8) {
+        const v128_t v = wasm_v128_load(r + g);
+        e = QV::fmadd(wasm_i32x4_shl(v, 16), wasm_v128_load(xs + g), e);
+        o = QV::fmadd(wasm_v128_and(v, hi), wasm_v128_load(xs + g + 4), o);
+      }
+      ym[n] = bf16_tail(xm, r, K8, K, QV::reduce_add(QV::add(e, o)));
+    }
+  }
+}
+#endif
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
   // one lane (the scalar tier): dequantizing the row first is faster (its loop vectorizes)
   const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
   if (direct && t == Type::Q8_0) return matmul_blocks<Type::Q8_0>(y, x, w, M, N, K);
   if (direct && t == Type::Q4_0) return matmul_blocks<Type::Q4_0>(y, x, w, M, N, K);
+#if defined(AP_SIMD_WASM)
+  if (direct && t == Type::BF16) return matmul_bf16(y, x, w, M, N, K);
+#endif
   if (t != Type::F32 && 4 * static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
     matmul_ref(y, x, w, t, M, N, K);
     return;
