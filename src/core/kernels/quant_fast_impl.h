@@ -6,7 +6,8 @@
 // y = x·Wᵀ. Q8_0 and Q4_0 (on every tier with vectors) are read in place, one row of W at a time,
 // block by block (matmul_blocks below): generation's matrix-vector product streams the weights'
 // 1.06 or 0.56 bytes a value once, with a few vector operations per block; so is BF16 in
-// WebAssembly (matmul_bf16: two integer operations turn eight values into floats). The other types: the
+// WebAssembly (matmul_bf16: two integer operations turn eight values into floats), and Q8_0 there
+// sums in integers on x rounded to 16 bits (matmul_q8_int). The other types: the
 // rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's own
 // arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
 // then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
@@ -185,9 +186,72 @@ static void matmul_bf16(float* y, const float* x, const void* w, int M, int N, i
 }
 #endif
 
+#if defined(AP_SIMD_WASM)
+// Q8_0 in integers (SIMD128): x's row rounded once to 16-bit integers per block of 32, x̂_k = i_k·e_b
+// with e_b = max_{k∈b}|x_k| / 32767 and i_k = nearest(x_k / e_b); then each block of W is
+// (Σ q_k·i_k)·(d_b·e_b), the sum exact in 32-bit lanes (|q| ≤ 128, |i| ≤ 32767: 8 products a lane, < 2³¹)
+// by i32x4.dot_i16x8_s on the quants widened to 16 bits — half the operations of the float path.
+// Beyond quant.h's rounding bound, x's rounding adds at most Σ_k |w_k|·e_{b(k)}/2 (about 1.5·10⁻⁵ of
+// each block's largest |x|): quant.h states it, test_quant.cpp checks it. A row of x with a value
+// that is not finite takes the float path (matmul_blocks), so NaN and ∞ propagate as there.
+static void matmul_q8_int(float* y, const float* x, const void* w, int M, int N, int K) {
+  const int nb = K / 32;
+  const size_t rb = static_cast<size_t>(row_bytes(Type::Q8_0, static_cast<uint64_t>(K)));
+  const char* wb = static_cast<const char*>(w);
+  int16_t* xi = reinterpret_cast<int16_t*>(kernels::fast::workspace());
+  float* xe = reinterpret_cast<float*>(xi + K);
+  for (int m = 0; m < M; ++m) {
+    const float* xm = x + static_cast<size_t>(m) * static_cast<size_t>(K);
+    float* ym = y + static_cast<size_t>(m) * static_cast<size_t>(N);
+    bool finite = true;
+    for (int b = 0; b < nb && finite; ++b) {
+      v128_t amax = wasm_f32x4_splat(0.0f);
+      for (int j = 0; j < 32; j += 4) amax = wasm_f32x4_max(amax, wasm_f32x4_abs(wasm_v128_load(xm + 32 * b + j)));
+      if (!wasm_i32x4_all_true(wasm_f32x4_le(amax, wasm_f32x4_splat(3.4028235e38f)))) {  // NaN or ∞
+        finite = false;
+        break;
+      }
+      const float a = QV::reduce_max(amax);
+      const float e = a / 32767.0f, inv = a > 0.0f ? 32767.0f / a : 0.0f;
+      xe[b] = e;
+      const v128_t vi = wasm_f32x4_splat(inv);
+      for (int j = 0; j < 32; j += 8) {
+        const v128_t lo = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(xm + 32 * b + j), vi)));
+        const v128_t hi = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(xm + 32 * b + j + 4), vi)));
+        wasm_v128_store(xi + 32 * b + j, wasm_i16x8_narrow_i32x4(lo, hi));
+      }
+    }
+    if (!finite) {
+      matmul_blocks<Type::Q8_0>(ym, xm, w, 1, N, K);
+      continue;
+    }
+    for (int n = 0; n < N; ++n) {
+      const BlockQ8_0* blk = reinterpret_cast<const BlockQ8_0*>(wb + rb * static_cast<size_t>(n));
+      v128_t acc0 = QV::zero(), acc1 = QV::zero();
+      for (int b = 0; b < nb; ++b) {
+        const int16_t* xb = xi + 32 * b;
+        const v128_t q0 = wasm_v128_load(blk[b].qs), q1 = wasm_v128_load(blk[b].qs + 16);
+        const v128_t s0 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(q0), wasm_v128_load(xb));
+        const v128_t s1 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(q0), wasm_v128_load(xb + 8));
+        const v128_t s2 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(q1), wasm_v128_load(xb + 16));
+        const v128_t s3 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(q1), wasm_v128_load(xb + 24));
+        const v128_t si = wasm_i32x4_add(wasm_i32x4_add(s0, s1), wasm_i32x4_add(s2, s3));
+        const v128_t f = QV::mul(wasm_f32x4_convert_i32x4(si), QV::set1(blocks::f16(blk[b].d) * xe[b]));
+        if (b & 1) acc1 = QV::add(acc1, f);
+        else acc0 = QV::add(acc0, f);
+      }
+      ym[n] = QV::reduce_add(QV::add(acc0, acc1));
+    }
+  }
+}
+#endif
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
   // one lane (the scalar tier): dequantizing the row first is faster (its loop vectorizes)
   const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
+#if defined(AP_SIMD_WASM)
+  if (direct && t == Type::Q8_0) return matmul_q8_int(y, x, w, M, N, K);
+#endif
   if (direct && t == Type::Q8_0) return matmul_blocks<Type::Q8_0>(y, x, w, M, N, K);
   if (direct && t == Type::Q4_0) return matmul_blocks<Type::Q4_0>(y, x, w, M, N, K);
 #if defined(AP_SIMD_WASM)
