@@ -13,7 +13,10 @@
 //   matmul      the tier in use (kernels::tier()): the reference, or the fast kernel of the instruction
 //               set in use (kernels_fast.h), which sums in vector lanes with fused multiply-adds and
 //               agrees with the reference within 2·(K+8)·u·Σ_k |x[m][k]·W[n][k]| (u = 2⁻²⁴), as
-//               kernels.h's matmul does: the same dequantized values summed in another order.
+//               kernels.h's matmul does: the same dequantized values summed in another order —
+//               except Q8_0 in WebAssembly SIMD128, which first rounds each block of 32 of x to
+//               16-bit integers (x̂ = i·e, e = max|x| / 32767 over the block) and sums in integers:
+//               on top of that bound, at most Σ_k |w_k|·0.51·e_{b(k)} (quant_fast_impl.h).
 // Limits: the host is little-endian (x86-64, wasm), as the files are; W starts at an address
 // aligned to 4 bytes (F32 rows are read in place as floats; the other rows need 2, and every block's
 // size is even; GGUF aligns its tensors to 32 bytes); K is a multiple of the type's block. No function allocates but matmul_ref (one row of K floats).

@@ -9,7 +9,9 @@
 // The K-quants' weights are made in lanes by the reference's own operations (quant_blocks.inc:
 // Q4_K's d·sc·q − dmin·m, Q6_K's d·sc·q, each product of integers and halves exact in float), so
 // they are the reference's values, bit for bit; `dequantize` writes them out (a prompt's product,
-// typed_matmul.h, dequantizes its rows through it in the fast tier). The other types: the
+// typed_matmul.h, dequantizes its rows through it in the fast tier). In WebAssembly BF16 is read in
+// place too (matmul_bf16: two integer operations turn eight values into floats), and Q8_0 sums in
+// integers on x rounded to 16 bits (matmul_q8_int). The other types: the
 // rows of W four at a time, each dequantized once (quant_blocks.inc, the reference's own
 // arithmetic, so the same values) into the calling thread's packing workspace (kernels_fast.h),
 // then their dot products with each row of x in vector lanes, fused multiply-adds, x's vectors loaded
@@ -213,13 +215,149 @@ static void dequantize(Type t, const void* src, float* y, int64_t k) {
   }
 }
 
+#if defined(AP_SIMD_WASM)
+// BF16 read in place (SIMD128): eight values (16 bytes) are four 32-bit lanes, each holding an even
+// value in its low half and the next odd one in its high half; a bfloat16 is a float's top 16 bits,
+// so `lane << 16` is the even value as a float and `lane & 0xFFFF0000` the odd one — two integer
+// operations for eight exact floats (the same values as bf16_to_float), no conversion. x is
+// rearranged once per row into that order (each 8 as its 4 even values, then its 4 odd ones); four
+// rows of W at a time share x's loads, each row two accumulators (even, odd lanes). The
+// last K mod 8 values are added one by one. The same dequantized values as the reference, summed in
+// another order: quant.h's bound.
+static inline void bf16_split_x(const float* x, float* out, int K8) {
+  for (int g = 0; g < K8; g += 8)
+    for (int i = 0; i < 4; ++i) {
+      out[g + i] = x[g + 2 * i];
+      out[g + 4 + i] = x[g + 2 * i + 1];
+    }
+}
+
+static inline float bf16_tail(const float* x, const uint16_t* w, int k, int K, float s) {
+  for (; k < K; ++k) s += x[k] * blocks::bf16(w[k]);
+  return s;
+}
+
+static void matmul_bf16(float* y, const float* x, const void* w, int M, int N, int K) {
+  const int K8 = K & ~7;
+  const size_t k = static_cast<size_t>(K), n_out = static_cast<size_t>(N);
+  const uint16_t* wb = static_cast<const uint16_t*>(w);
+  const v128_t hi = wasm_i32x4_splat(static_cast<int32_t>(0xFFFF0000u));
+  float* xs = kernels::fast::workspace();
+  for (int m = 0; m < M; ++m) {
+    const float* xm = x + static_cast<size_t>(m) * k;
+    float* ym = y + static_cast<size_t>(m) * n_out;
+    bf16_split_x(xm, xs, K8);
+    int n = 0;
+    for (; n + 4 <= N; n += 4) {
+      const uint16_t* r[4];
+      for (int j = 0; j < 4; ++j) r[j] = wb + static_cast<size_t>(n + j) * k;
+      v128_t e0 = QV::zero(), o0 = QV::zero(), e1 = QV::zero(), o1 = QV::zero();
+      v128_t e2 = QV::zero(), o2 = QV::zero(), e3 = QV::zero(), o3 = QV::zero();
+      for (int g = 0; g < K8; g += 8) {
+        const v128_t xe = wasm_v128_load(xs + g), xo = wasm_v128_load(xs + g + 4);
+        const v128_t v0 = wasm_v128_load(r[0] + g), v1 = wasm_v128_load(r[1] + g);
+        const v128_t v2 = wasm_v128_load(r[2] + g), v3 = wasm_v128_load(r[3] + g);
+        e0 = QV::fmadd(wasm_i32x4_shl(v0, 16), xe, e0);
+        o0 = QV::fmadd(wasm_v128_and(v0, hi), xo, o0);
+        e1 = QV::fmadd(wasm_i32x4_shl(v1, 16), xe, e1);
+        o1 = QV::fmadd(wasm_v128_and(v1, hi), xo, o1);
+        e2 = QV::fmadd(wasm_i32x4_shl(v2, 16), xe, e2);
+        o2 = QV::fmadd(wasm_v128_and(v2, hi), xo, o2);
+        e3 = QV::fmadd(wasm_i32x4_shl(v3, 16), xe, e3);
+        o3 = QV::fmadd(wasm_v128_and(v3, hi), xo, o3);
+      }
+      ym[n] = bf16_tail(xm, r[0], K8, K, QV::reduce_add(QV::add(e0, o0)));
+      ym[n + 1] = bf16_tail(xm, r[1], K8, K, QV::reduce_add(QV::add(e1, o1)));
+      ym[n + 2] = bf16_tail(xm, r[2], K8, K, QV::reduce_add(QV::add(e2, o2)));
+      ym[n + 3] = bf16_tail(xm, r[3], K8, K, QV::reduce_add(QV::add(e3, o3)));
+    }
+    for (; n < N; ++n) {
+      const uint16_t* r = wb + static_cast<size_t>(n) * k;
+      v128_t e = QV::zero(), o = QV::zero();
+      for (int g = 0; g < K8; g += 8) {
+        const v128_t v = wasm_v128_load(r + g);
+        e = QV::fmadd(wasm_i32x4_shl(v, 16), wasm_v128_load(xs + g), e);
+        o = QV::fmadd(wasm_v128_and(v, hi), wasm_v128_load(xs + g + 4), o);
+      }
+      ym[n] = bf16_tail(xm, r, K8, K, QV::reduce_add(QV::add(e, o)));
+    }
+  }
+}
+#endif
+
+#if defined(AP_SIMD_WASM)
+// Q8_0 in integers (SIMD128): x's row rounded once to 16-bit integers per block of 32, x̂_k = i_k·e_b
+// with e_b = max_{k∈b}|x_k| / 32767 and i_k = nearest(x_k / e_b); then each block of W is
+// (Σ q_k·i_k)·(d_b·e_b), the sum exact in 32-bit lanes (|q| ≤ 128, |i| ≤ 32767: 8 products a lane, < 2³¹)
+// by i32x4.dot_i16x8_s on the quants widened to 16 bits — half the operations of the float path.
+// Beyond quant.h's rounding bound, x's rounding adds at most Σ_k |w_k|·e_{b(k)}/2 (about 1.5·10⁻⁵ of
+// each block's largest |x|): quant.h states it, test_quant.cpp checks it. A row of x with a value
+// that is not finite takes the float path (matmul_blocks), so NaN and ∞ propagate as there.
+static void matmul_q8_int(float* y, const float* x, const void* w, int M, int N, int K) {
+  const int nb = K / 32;
+  const size_t rb = static_cast<size_t>(row_bytes(Type::Q8_0, static_cast<uint64_t>(K)));
+  const char* wb = static_cast<const char*>(w);
+  int16_t* xi = reinterpret_cast<int16_t*>(kernels::fast::workspace());
+  float* xe = reinterpret_cast<float*>(xi + K);
+  for (int m = 0; m < M; ++m) {
+    const float* xm = x + static_cast<size_t>(m) * static_cast<size_t>(K);
+    float* ym = y + static_cast<size_t>(m) * static_cast<size_t>(N);
+    bool finite = true;
+    for (int b = 0; b < nb && finite; ++b) {
+      v128_t amax = wasm_f32x4_splat(0.0f);
+      for (int j = 0; j < 32; j += 4) amax = wasm_f32x4_max(amax, wasm_f32x4_abs(wasm_v128_load(xm + 32 * b + j)));
+      if (!wasm_i32x4_all_true(wasm_f32x4_le(amax, wasm_f32x4_splat(3.4028235e38f)))) {  // NaN or ∞
+        finite = false;
+        break;
+      }
+      const float a = QV::reduce_max(amax);
+      const float e = a / 32767.0f, inv = a > 0.0f ? 32767.0f / a : 0.0f;
+      xe[b] = e;
+      const v128_t vi = wasm_f32x4_splat(inv);
+      for (int j = 0; j < 32; j += 8) {
+        const v128_t lo = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(xm + 32 * b + j), vi)));
+        const v128_t hi = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(xm + 32 * b + j + 4), vi)));
+        wasm_v128_store(xi + 32 * b + j, wasm_i16x8_narrow_i32x4(lo, hi));
+      }
+    }
+    if (!finite) {
+      matmul_blocks<Type::Q8_0>(ym, xm, w, 1, N, K);
+      continue;
+    }
+    for (int n = 0; n < N; ++n) {
+      const BlockQ8_0* blk = reinterpret_cast<const BlockQ8_0*>(wb + rb * static_cast<size_t>(n));
+      v128_t acc0 = QV::zero(), acc1 = QV::zero();
+      for (int b = 0; b < nb; ++b) {
+        const int16_t* xb = xi + 32 * b;
+        const v128_t q0 = wasm_v128_load(blk[b].qs), q1 = wasm_v128_load(blk[b].qs + 16);
+        const v128_t s0 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(q0), wasm_v128_load(xb));
+        const v128_t s1 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(q0), wasm_v128_load(xb + 8));
+        const v128_t s2 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(q1), wasm_v128_load(xb + 16));
+        const v128_t s3 = wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(q1), wasm_v128_load(xb + 24));
+        const v128_t si = wasm_i32x4_add(wasm_i32x4_add(s0, s1), wasm_i32x4_add(s2, s3));
+        const v128_t f = QV::mul(wasm_f32x4_convert_i32x4(si), QV::set1(blocks::f16(blk[b].d) * xe[b]));
+        if (b & 1) acc1 = QV::add(acc1, f);
+        else acc0 = QV::add(acc0, f);
+      }
+      ym[n] = QV::reduce_add(QV::add(acc0, acc1));
+    }
+  }
+}
+#endif
+
 static void matmul(float* y, const float* x, const void* w, Type t, int M, int N, int K) {
   // one lane (the scalar tier): dequantizing the row first is faster (its loop vectorizes)
   const bool direct = QV::W > 1 && static_cast<size_t>(K) <= kernels::fast::kWorkspaceFloats;
+#if defined(AP_SIMD_WASM)
+  if (direct && t == Type::Q8_0) return matmul_q8_int(y, x, w, M, N, K);
+#endif
   if (direct && t == Type::Q8_0) return matmul_blocks<Type::Q8_0>(y, x, w, M, N, K);
   if (direct && t == Type::Q4_0) return matmul_blocks<Type::Q4_0>(y, x, w, M, N, K);
   if (direct && t == Type::Q4_K) return matmul_blocks<Type::Q4_K>(y, x, w, M, N, K);
   if (direct && t == Type::Q6_K) return matmul_blocks<Type::Q6_K>(y, x, w, M, N, K);
+#if defined(AP_SIMD_WASM)
+  if (direct && t == Type::BF16) return matmul_bf16(y, x, w, M, N, K);
+#endif
   if (t != Type::F32 && 4 * static_cast<size_t>(K) > kernels::fast::kWorkspaceFloats) {
     matmul_ref(y, x, w, t, M, N, K);
     return;
