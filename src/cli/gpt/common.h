@@ -57,7 +57,8 @@ struct Checkpoint {
 // they lie beside it (attach_bpe); without a vocabulary it takes token ids only.
 // A note on stderr (never stdout: --json answers stay clean) names every file found this way.
 // typed: a Hugging Face folder or a GGUF file opens as Checkpoint::typed (for inference) rather
-// than as float32 parameters.
+// than as float32 parameters, on the files' bytes read once and kept (its matrices used in place:
+// the peak is about the files' size).
 Checkpoint read_checkpoint(const std::string& path, bool typed = false);
 // The model file and the files that go with it, as every command that takes a checkpoint takes
 // them (`gpt sample ckpt.pt meta.pkl`, as `gpt import`): alone, read_checkpoint(files[0]); with
