@@ -11,7 +11,7 @@
 // screenshots.
 import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
-import { focusVisible, afterRun, RUN } from './a11y-helpers.mjs';
+import { focusVisible, afterRun, RUN, noViolations } from './a11y-helpers.mjs';
 
 /**
  * In the page: WCAG's contrast ratio of two CSS colours (rgb()/rgba() strings or #hex), and the
@@ -204,6 +204,8 @@ test('forced colours (dark and light palettes): the patching grid, the walk\'s c
   await interp.getByLabel('Exercise').selectOption({ label: 'Which position’s residual restores the answer?' });
   await interp.getByRole('button', { name: 'Patch', exact: true }).click();
   await expect(app).toHaveAttribute('data-interp', 'patch-ready', { timeout: RUN_MS });
+  // the same state under axe, before the palettes: the experiment's curves and table, the walk, the grid
+  await noViolations(page, 'the training page with the Length experiment done, a position walked and a patching sweep');
   await page.evaluate(CONTRAST_LIB);
   for (const scheme of ['dark', 'light']) {
     await page.emulateMedia({ forcedColors: 'active', colorScheme: scheme });
