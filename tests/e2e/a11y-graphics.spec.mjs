@@ -114,6 +114,9 @@ test('forced colours on the training page after a run: the maps keep their heat 
     return set.size;
   }, shot.toString('base64'));
   expect(onScreen).toBeGreaterThan(3);
+  // the maps' key, "weights 0 → 1", keeps its scale (forced colours drop background images)
+  const key = await page.locator('.tr-mv-scale').first().evaluate((e) => getComputedStyle(e).backgroundImage);
+  expect(key, 'the maps\' weight scale in forced colours').toMatch(/gradient/);
   // a map reached by Tab shows its focus (an outline or box-shadow, in a system colour)
   await page.locator('#tr-maps').focus();
   for (let i = 0; i < 40 && !(await page.evaluate(() => document.activeElement?.classList.contains('tr-map'))); i++) await page.keyboard.press('Tab');
