@@ -9,6 +9,7 @@
 // and 1920 px nothing overflows (screenshots in the test's output).
 import { readFile } from 'node:fs/promises';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { noViolations } from './a11y-helpers.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
 import { savedModel, uploaded } from './train-helpers.mjs';
 
@@ -92,6 +93,7 @@ for (const width of [375, 1366, 1920]) {
     }
     await expect(page.getByText(/KV 缓存随 n_kv_head 缩小/)).toBeVisible();
     expect(await overflow(page)).toBe(0);
+    await noViolations(page, `the Sharing keys experiment done, 中文, ${width} px`);
     await page.locator('#tr-exp').screenshot({ path: testInfo.outputPath(`sharing-keys-${width}.png`) });
   });
 }
