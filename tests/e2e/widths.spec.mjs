@@ -77,7 +77,11 @@ for (const width of [375, 1366, 1920]) {
     await page.locator('select[data-key="exercise"]').selectOption('');
     await page.locator('select[data-key="preset"]').selectOption('causal-4');
     await page.locator('input[data-key="n_head"]').fill('2');
+    // the two heads traced (the head buttons shown) before the toggle is pressed
+    await expect(page.locator('[data-key="head.1"]')).toBeVisible();
+    await settled(page);
     await page.locator('[data-key="heads.side"]').click();
+    await expect(page.locator('[data-key="heads.side"]')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.locator('.aps-multiple')).toHaveCount(2);
     await settled(page);
     expect(await clipped(page), 'heads side by side').toEqual([]);
