@@ -10,8 +10,8 @@
 // cells' native title tooltips are the browser's (exempt from 1.4.13) and not tested; the
 // stepper's explanation stays for a pointer moved straight onto its box (a path across other
 // content on the way clears it, as leaving the cells does).
-import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
-import { RUN } from './a11y-helpers.mjs';
+import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { RUN, walkAfterRun } from './a11y-helpers.mjs';
 
 /**
  * In the page: the focused element (through shadow roots; a visually hidden input by its label)
@@ -85,16 +85,7 @@ test.describe('2.4.11 focus not obscured: Tab through every stop', () => {
     });
     test(`the training page after a run, maps, walk and model view shown (${lang})`, async ({ page }) => {
       test.slow(); // a run, then every stop of the page
-      await page.goto(`/train/${RUN}&lang=${lang}`);
-      const app = page.locator('#app');
-      await expect(app).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-      await page.locator('#tr-start').click();
-      await expect(app).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-      await page.locator('#tr-maps').click();
-      await expect(page.locator('#tr-maps-box')).toHaveAttribute('data-painted', /^[1-9]/, { timeout: RUN_MS });
-      await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
-      await page.locator('#tr-walk-go').click();
-      await expect(page.locator('#tr-walk-status')).toContainText(/^(Position \d+ |位置 \d+（)/, { timeout: RUN_MS });
+      await walkAfterRun(page, `${RUN}&lang=${lang}`);
       const { stops, bad } = await tabThrough(page, 600);
       expect(stops, 'Tab stops walked').toBeGreaterThan(40);
       expect(bad).toEqual([]);
@@ -131,15 +122,7 @@ test.describe('1.4.13 content on hover or focus', () => {
 
   test('the training page: the walk\'s explanation of a hovered number stays while the pointer moves onto it', async ({ page }) => {
     test.slow();
-    await page.goto(`/train/#steps=6&batch_size=2&eval_interval=3&sample_every=0&preset=custom&n_embd=32`);
-    const app = page.locator('#app');
-    await expect(app).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-    await page.locator('#tr-start').click();
-    await expect(app).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-    await page.locator('#tr-maps').click();
-    await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
-    await page.locator('#tr-walk-go').click();
-    await expect(page.locator('#tr-walk-status')).toContainText(/^Position \d+ /, { timeout: RUN_MS });
+    await walkAfterRun(page, '#steps=6&batch_size=2&eval_interval=3&sample_every=0&preset=custom&n_embd=32');
     const cell = page.locator('.tr-walk-cell:not(:disabled)').nth(1);
     await cell.scrollIntoViewIfNeeded();
     await cell.hover();

@@ -63,6 +63,14 @@ export const RUN = '#steps=24&batch_size=4&eval_interval=8&sample_every=0&seed=3
 
 /** Trains RUN, then shows the maps, the walk of a position, the next-token bars and generation's KV view. */
 export async function afterRun(page, hash = RUN) {
+  await walkAfterRun(page, hash);
+  await expect(page.locator('#app')).toHaveAttribute('data-next', 'ready', { timeout: RUN_MS });
+  await page.locator('#tr-gen-start').click();
+  await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
+}
+
+/** The training page after a run of `hash` with the maps painted and a position walked (afterRun without generation). */
+export async function walkAfterRun(page, hash = RUN) {
   await page.goto(`/train/${hash}`);
   await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   await page.locator('#tr-start').click();
@@ -72,7 +80,4 @@ export async function afterRun(page, hash = RUN) {
   await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
   await page.locator('#tr-walk-go').click();
   await expect(page.locator('#tr-walk-status')).toContainText(/^(Position \d+ |位置 \d+（)/, { timeout: RUN_MS });
-  await expect(page.locator('#app')).toHaveAttribute('data-next', 'ready', { timeout: RUN_MS });
-  await page.locator('#tr-gen-start').click();
-  await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
 }
