@@ -190,6 +190,16 @@ TEST_CASE("quant: fast products agree with the reference on every instruction se
             INFO(isa << " " << Q::type_info(t).name << " M=" << M << " K=" << k_eff << " output " << i);
             REQUIRE(std::fabs(double(got[i]) - ref[i]) <= tol);
           }
+          // rows 4 … N−1 in a call of their own (a thread's share under GPT::set_threads starts at a
+          // group of 16 rows): each output the same bits as in the whole call, whatever tile of rows
+          // (four, six, or one at a time) it fell in there
+          std::vector<float> part(static_cast<size_t>(M * (N - 4)));
+          Q::fast_current().matmul(part.data(), x.data(), w.data() + 4 * rb, t, M, N - 4, k_eff);
+          for (int m = 0; m < M; ++m)
+            for (int n = 4; n < N; ++n) {
+              INFO(isa << " " << Q::type_info(t).name << " M=" << M << " K=" << k_eff << " row " << n << " alone");
+              REQUIRE(part[static_cast<size_t>(m * (N - 4) + n - 4)] == got[static_cast<size_t>(m * N + n)]);
+            }
         });
       }
     }
