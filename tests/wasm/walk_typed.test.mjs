@@ -6,7 +6,8 @@
 // attribution, patching and attribution patching leave the model as it was opened: the bytes its
 // buffers hold (run_memory's "allocated": the typed matrices, the norms) stay what they were, and
 // for the BF16 folder malloc's live bytes (heap_bytes_in_use) and the wasm memory grow by far less
-// than a float32 copy of the matrices would take (twice the file). Their numbers against the model converted
+// than a float32 copy of the matrices would take (twice the file); the BF16 folder's next-token
+// logits in the fast tier too. Their numbers against the model converted
 // to float32 first, bit for bit: tests/test_typed_interp.cpp and test_gpt_open_files.cpp.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,6 +77,16 @@ test('a BF16 folder and a Q8_0 GGUF: the walk and Take it apart keep the matrice
     // the walk's logits (the last position's) are PyTorch's on the stored weights
     want.bf16.top.slice(0, 5).forEach((z, i) =>
       assert.ok(Math.abs(r.trace.top[i].logit - z) <= 1e-4, `logit ${i + 1}: ${r.trace.top[i].logit} vs PyTorch's ${z}`));
+    // the fast tier's next-token logits (SIMD128: BF16 rows read in place, quant_fast_impl.h) are
+    // PyTorch's too, within the fast tier's 1e-4
+    gpt.setKernels('fast');
+    try {
+      const fast = run.nextToken({ prompt, show: 5 });
+      want.bf16.top.slice(0, 5).forEach((z, i) =>
+        assert.ok(Math.abs(fast.top[i].logit - z) <= 1e-4, `fast tier, logit ${i + 1}: ${fast.top[i].logit} vs PyTorch's ${z}`));
+    } finally {
+      gpt.setKernels('reference');
+    }
     // the row shown is the file's: c_attn's row 3 is q_proj's
     const st = readFileSync(join(folder, 'model.safetensors'));
     assert.deepEqual(r.row.w.map(Math.fround), bf16Row(st, 'model.layers.1.self_attn.q_proj.weight', 3));
