@@ -5,7 +5,8 @@
 // sizes (the few-row product), at one and three rows, and past 256 rows (the packed GEMM), in a
 // model small enough to keep its small layers on one thread and in one wide enough to split all;
 // cache_step (generation) likewise, its one-row products across the 1 MB at which the product
-// streams, and an opened model's typed one-row products (BF16, F16, Q8_0, Q4_0); a session's opened
+// streams; an opened model's typed products, in generation (BF16, F16, Q8_0, Q4_0) and in a
+// prompt's forward (those and the five types mixed; one row, 3, 5 and 20 rows); a session's opened
 // model takes the session's threads (set_threads, before or after opening), with the same logits,
 // and a model made trainable goes back to one; bad counts are refused by name.
 #include <catch2/catch.hpp>
@@ -116,7 +117,7 @@ void check_generation_bits(ap::GPT& m, int n, const std::string& what) {
 }
 
 // A Llama of 301 tokens (a head not a multiple of 16 columns), hidden 256, MLP 320, heads of 64,
-// tied: its matrices wide enough that every typed product splits.
+// tied: its matrices wide enough that every typed product splits, at one row and at a prompt's.
 ap::HfConfig typed_llama() {
   ap::HfConfig c = ap_test::small_hf_config("llama", 301, 256, 320, 64, 64);
   c.tie_word_embeddings = true;
@@ -130,6 +131,23 @@ TEST_CASE("prompt forward on threads: the same logits, bit for bit, for 1, 2 and
     ap::GPT m(cfg, ap::ModelUse::infer);
     m.init_weights(5);
     check_prompt_bits(m, {{1, 64}, {1, 17}, {1, 1}, {1, 3}, {2, 150}}, "n_embd " + std::to_string(cfg.n_embd));
+  }
+}
+
+TEST_CASE("prompt forward on threads: an opened model's typed weights, bit for bit, for 1, 2 and 3 threads",
+          "[gpt][threads][typed]") {
+  using ap::quant::Type;
+  // One type throughout, and the five in turn (q, k and v of different types: c_attn of several
+  // parts, each thread's rows cut across them); prompts of one row, of 3 (on one thread), 5 (the
+  // few-row product, row by row in place) and 20 rows (the chunked product).
+  const Type one[] = {Type::Q8_0, Type::F16, Type::BF16, Type::Q4_0};
+  const Type mix[] = {Type::Q8_0, Type::F16, Type::BF16, Type::F32, Type::Q4_0};
+  for (int which = 0; which < 5; ++which) {
+    auto type_of = [&](int k) { return which < 4 ? one[which] : mix[k % 5]; };
+    const ap::LlamaWeights w = ap_test::random_llama_weights(typed_llama(), 23, 0.2f, type_of);
+    std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");
+    const std::string what = which < 4 ? ap::quant::type_info(one[which]).name : "mixed";
+    check_prompt_bits(*m, {{1, 1}, {1, 3}, {1, 5}, {1, 20}}, what);
   }
 }
 
