@@ -1,7 +1,8 @@
 // llama_weights_test_util.h — LlamaWeights of seeded random values for the C++ tests of the Llama
 // loader and of typed weights: every tensor hf_expected_tensors(c) lists, each 2-D matrix stored in
 // the type type_of(k) gives the k-th of them (F32, F16, BF16, Q8_0 or Q4_0, written with quant.h's
-// own quantizers), norms and biases F32; the bytes kept alive in w.owned. Test-only.
+// own quantizers), norms and biases F32; the bytes kept alive in w.owned; and the small configs
+// those tests build them for (small_hf_config). Test-only.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,25 @@
 #include "formats/llama_weights.h"
 
 namespace ap_test {
+
+// A small config of the Llama family: model_type ("llama", "qwen2", …) with SiLU, 2 layers of 4
+// query heads sharing 2 key/value heads, the vocabulary, hidden size, MLP width, head width and
+// positions given; the rest HfConfig's defaults (a test sets its biases, tying or qk_norm itself).
+inline ap::HfConfig small_hf_config(const char* model_type, int vocab, int hidden, int intermediate, int head_dim,
+                                    int positions) {
+  ap::HfConfig c;
+  c.model_type = model_type;
+  c.hidden_act = "silu";
+  c.vocab_size = vocab;
+  c.hidden_size = hidden;
+  c.intermediate_size = intermediate;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = head_dim;
+  c.max_position_embeddings = positions;
+  return c;
+}
 
 // Values scale · N(0, 1) drawn from Rng(seed), row after row, tensor after tensor.
 template <class F>

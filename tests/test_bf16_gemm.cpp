@@ -152,17 +152,7 @@ TEST_CASE("bf16 gemm: typed_matmul takes it for the BF16 parts of a prompt's pro
 TEST_CASE("bf16 gemm: an opened BF16 model, the same bits on 1 and 2 threads, near the float path", "[quant][bf16]") {
   if (skipped()) return;
   namespace K = ap::kernels;
-  ap::HfConfig c;
-  c.model_type = "llama";
-  c.hidden_act = "silu";
-  c.vocab_size = 70;
-  c.hidden_size = 96;
-  c.intermediate_size = 161;  // odd K for mlp.c_proj
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 24;
-  c.max_position_embeddings = 64;
+  ap::HfConfig c = ap_test::small_hf_config("llama", 70, 96, 161, 24, 64);  // MLP 161: odd K for mlp.c_proj
   c.tie_word_embeddings = true;
   const ap::LlamaWeights w = ap_test::random_llama_weights(c, 13, 0.3f, [](int) { return Q::Type::BF16; });
   std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");

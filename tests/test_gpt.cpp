@@ -26,6 +26,7 @@
 #include "core/model/optim.h"
 #include "core/base/rng.h"
 #include "core/model/train.h"
+#include "gpt_test_util.h"
 
 // ------------------------------------------------------------------ allocation counter
 // Replaces the global operator new for this test binary so that a test can assert that a
@@ -66,17 +67,9 @@ using ap::GPTConfig;
 using ap::MaskVariant;
 using ap::kernels::Tier;
 
-struct TierGuard {  // restores the fast tier after a test picks one
-  explicit TierGuard(Tier t) { ap::kernels::set_tier(t); }
-  ~TierGuard() { ap::kernels::set_tier(Tier::fast); }
-};
-
-std::vector<int> random_tokens(int n, int V, uint64_t seed) {
-  ap::Rng r(seed);
-  std::vector<int> out(static_cast<size_t>(n));
-  for (int& t : out) t = static_cast<int>(r.next_u64() % static_cast<uint64_t>(V));
-  return out;
-}
+using gpt_test_util::random_tokens;
+using gpt_test_util::randomize;
+using gpt_test_util::TierGuard;
 
 GPTConfig small_config(MaskVariant mask, bool stable) {
   GPTConfig c;
@@ -88,16 +81,6 @@ GPTConfig small_config(MaskVariant mask, bool stable) {
   c.mask = mask;
   c.stable_softmax = stable;
   return c;
-}
-
-// Larger weights than nanoGPT's init make every path of the gradient matter (LayerNorm weights
-// away from 1, non-zero biases), so a wrong term cannot hide behind a small number.
-void randomize(GPT& m, uint64_t seed, float scale) {
-  ap::Rng r(seed);
-  for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = scale * r.normal();
-  for (const auto& t : m.tensors())
-    if (t.name.find("ln_") != std::string::npos && t.name.find(".weight") != std::string::npos)
-      for (int64_t i = 0; i < t.numel; ++i) m.params()[t.offset + i] += 1.0f;
 }
 
 // ------------------------------------------------------------------ the autograd oracle

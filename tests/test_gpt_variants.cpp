@@ -18,6 +18,7 @@
 #include "core/base/rng.h"
 #include "core/kernels/kernels.h"
 #include "core/model/gpt.h"
+#include "gpt_test_util.h"
 
 namespace {
 
@@ -25,10 +26,9 @@ using ap::GPT;
 using ap::GPTConfig;
 using ap::kernels::Tier;
 
-struct TierGuard {
-  explicit TierGuard(Tier t) { ap::kernels::set_tier(t); }
-  ~TierGuard() { ap::kernels::set_tier(Tier::fast); }
-};
+using gpt_test_util::random_tokens;
+using gpt_test_util::randomize;
+using gpt_test_util::TierGuard;
 
 GPTConfig base_config() {
   GPTConfig c;
@@ -98,21 +98,6 @@ std::vector<std::pair<std::string, GPTConfig>> variants() {
     c.tie_embeddings = false;
   });
   return out;
-}
-
-std::vector<int> random_tokens(int n, int V, uint64_t seed) {
-  ap::Rng r(seed);
-  std::vector<int> out(static_cast<size_t>(n));
-  for (int& t : out) t = static_cast<int>(r.next_u64() % static_cast<uint64_t>(V));
-  return out;
-}
-
-void randomize(GPT& m, uint64_t seed, float scale) {
-  ap::Rng r(seed);
-  for (int64_t i = 0; i < m.num_parameters(); ++i) m.params()[i] = scale * r.normal();
-  for (const auto& t : m.tensors())
-    if (t.name.find("ln_") != std::string::npos && t.name.find(".weight") != std::string::npos)
-      for (int64_t i = 0; i < t.numel; ++i) m.params()[t.offset + i] += 1.0f;
 }
 
 void check_field(const GPTConfig& c, const std::string& field) {

@@ -5,12 +5,14 @@
 // sizes (the few-row product), at one and three rows, and past 256 rows (the packed GEMM), in a
 // model small enough to keep its small layers on one thread and in one wide enough to split all;
 // cache_step (generation) likewise, its one-row products across the 1 MB at which the product
-// streams, and an opened model's typed one-row products (BF16, F16, Q8_0, Q4_0); a session's opened model takes the session's threads (set_threads, before or after
-// opening), with the same logits, and a model made trainable goes back to one; bad counts are
-// refused by name.
+// streams; an opened model's typed products, in generation (BF16, F16, Q8_0, Q4_0) and in a
+// prompt's forward (those and the five types mixed; one row, 3, 5 and 20 rows); a session's opened
+// model takes the session's threads (set_threads, before or after opening), with the same logits,
+// and a model made trainable goes back to one; bad counts are refused by name.
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -70,22 +72,56 @@ std::vector<float> generated_with(ap::GPT& m, int threads, int n) {
   return out;
 }
 
+// check(tier) on every instruction set of the fast tier, then on the reference tier; the fast
+// tier and m's one thread after.
+template <class F>
+void for_each_tier(ap::GPT& m, F check) {
+  for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
+  K::set_tier(K::Tier::reference);
+  check("reference");
+  K::set_tier(K::Tier::fast);
+  m.set_threads(1);
+}
+
+// The logits of each prompt size on 2 and 3 threads are those of 1 thread, bit for bit, on every
+// tier (for_each_tier); `what` names the model in a failure.
+struct Size {
+  int B, T;
+};
+void check_prompt_bits(ap::GPT& m, std::initializer_list<Size> sizes, const std::string& what) {
+  for_each_tier(m, [&](const std::string& tier) {
+    for (const Size s : sizes) {
+      std::vector<int> ids(size_t(s.B) * size_t(s.T));
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = int((i * 37 + 5) % 301);
+      const std::vector<float> one = logits_with(m, 1, ids, s.B, s.T);
+      for (int n : {2, 3}) {
+        INFO(what << " " << tier << " B=" << s.B << " T=" << s.T << " threads " << n);
+        const std::vector<float> many = logits_with(m, n, ids, s.B, s.T);
+        CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+      }
+    }
+  });
+}
+
 // cache_step's logits of n tokens on 2 and 3 threads are those of 1 thread, bit for bit, on every
-// instruction set of the fast tier and on the reference tier; `what` names the model in a failure.
+// tier (for_each_tier); `what` names the model in a failure.
 void check_generation_bits(ap::GPT& m, int n, const std::string& what) {
-  auto check = [&](const std::string& tier) {
+  for_each_tier(m, [&](const std::string& tier) {
     const std::vector<float> one = generated_with(m, 1, n);
     for (int threads : {2, 3}) {
       INFO(what << " " << tier << " threads " << threads);
       const std::vector<float> many = generated_with(m, threads, n);
       CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
     }
-  };
-  for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
-  K::set_tier(K::Tier::reference);
-  check("reference");
-  K::set_tier(K::Tier::fast);
-  m.set_threads(1);
+  });
+}
+
+// A Llama of 301 tokens (a head not a multiple of 16 columns), hidden 256, MLP 320, heads of 64,
+// tied: its matrices wide enough that every typed product splits, at one row and at a prompt's.
+ap::HfConfig typed_llama() {
+  ap::HfConfig c = ap_test::small_hf_config("llama", 301, 256, 320, 64, 64);
+  c.tie_word_embeddings = true;
+  return c;
 }
 
 }  // namespace
@@ -94,27 +130,24 @@ TEST_CASE("prompt forward on threads: the same logits, bit for bit, for 1, 2 and
   for (const ap::GPTConfig& cfg : {small_gpt2(), wide_gpt2()}) {
     ap::GPT m(cfg, ap::ModelUse::infer);
     m.init_weights(5);
-    struct Size {
-      int B, T;
-    };
-    auto check = [&](const std::string& tier) {
-      INFO("n_embd " << cfg.n_embd);
-      for (const Size s : {Size{1, 64}, Size{1, 17}, Size{1, 1}, Size{1, 3}, Size{2, 150}}) {
-        std::vector<int> ids(size_t(s.B) * size_t(s.T));
-        for (size_t i = 0; i < ids.size(); ++i) ids[i] = int((i * 37 + 5) % 301);
-        const std::vector<float> one = logits_with(m, 1, ids, s.B, s.T);
-        for (int n : {2, 3}) {
-          INFO(tier << " B=" << s.B << " T=" << s.T << " threads " << n);
-          const std::vector<float> many = logits_with(m, n, ids, s.B, s.T);
-          CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
-        }
-      }
-    };
-    for_each_isa([&](const K::Kernels&, const std::string& isa) { check(isa); });
-    K::set_tier(K::Tier::reference);
-    check("reference");
-    K::set_tier(K::Tier::fast);
-    m.set_threads(1);
+    check_prompt_bits(m, {{1, 64}, {1, 17}, {1, 1}, {1, 3}, {2, 150}}, "n_embd " + std::to_string(cfg.n_embd));
+  }
+}
+
+TEST_CASE("prompt forward on threads: an opened model's typed weights, bit for bit, for 1, 2 and 3 threads",
+          "[gpt][threads][typed]") {
+  using ap::quant::Type;
+  // One type throughout, and the five in turn (q, k and v of different types: c_attn of several
+  // parts, each thread's rows cut across them); prompts of one row, of 3 (on one thread), 5 (the
+  // few-row product, row by row in place) and 20 rows (the chunked product).
+  const Type one[] = {Type::Q8_0, Type::F16, Type::BF16, Type::Q4_0};
+  const Type mix[] = {Type::Q8_0, Type::F16, Type::BF16, Type::F32, Type::Q4_0};
+  for (int which = 0; which < 5; ++which) {
+    auto type_of = [&](int k) { return which < 4 ? one[which] : mix[k % 5]; };
+    const ap::LlamaWeights w = ap_test::random_llama_weights(typed_llama(), 23, 0.2f, type_of);
+    std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");
+    const std::string what = which < 4 ? ap::quant::type_info(one[which]).name : "mixed";
+    check_prompt_bits(*m, {{1, 1}, {1, 3}, {1, 5}, {1, 20}}, what);
   }
 }
 
@@ -126,20 +159,8 @@ TEST_CASE("generation on threads: cache_step's logits, bit for bit, for 1, 2 and
 
 TEST_CASE("generation on threads: an opened model's typed weights, bit for bit, for 1, 2 and 3 threads", "[gpt][threads][typed]") {
   using ap::quant::Type;
-  ap::HfConfig c;
-  c.model_type = "llama";
-  c.hidden_act = "silu";
-  c.vocab_size = 301;  // the head is not a multiple of 16 columns
-  c.hidden_size = 256;
-  c.intermediate_size = 320;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 64;
-  c.max_position_embeddings = 64;
-  c.tie_word_embeddings = true;
   for (Type t : {Type::BF16, Type::F16, Type::Q8_0, Type::Q4_0}) {
-    const ap::LlamaWeights w = ap_test::random_llama_weights(c, 21, 0.2f, [t](int) { return t; });
+    const ap::LlamaWeights w = ap_test::random_llama_weights(typed_llama(), 21, 0.2f, [t](int) { return t; });
     std::unique_ptr<ap::GPT> m = ap::open_llama(w, "test");
     check_generation_bits(*m, 10, ap::quant::type_info(t).name);
   }

@@ -21,20 +21,8 @@ namespace {
 
 using ap::quant::Type;
 
-ap::HfConfig small_llama() {
-  ap::HfConfig c;
-  c.model_type = "llama";
-  c.hidden_act = "silu";
-  c.vocab_size = 40;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;  // 4 heads of 16: q is 64 wide in a hidden size of 32
-  c.max_position_embeddings = 64;
-  return c;
-}
+// 4 heads of 16: q is 64 wide in a hidden size of 32.
+ap::HfConfig small_llama() { return ap_test::small_hf_config("llama", 40, 32, 64, 16, 64); }
 
 // Tensors with bytes of several types (the k-th matrix in Q8_0, F16, BF16, F32, Q4_0 in turn),
 // values N(0, 1) from Rng(7).

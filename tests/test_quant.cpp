@@ -86,6 +86,9 @@ double x_rounding(const char* isa, Q::Type t, const float* x, const float* w, in
   return extra;
 }
 
+// The edge blocks' scales (half floats): 0, subnormals, −0.5, 1024, ≈0.1.
+const uint16_t kEdgeScales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};
+
 // Runs fn with each instruction set this build and CPU have, then restores the one in use.
 template <class Fn>
 void each_isa(Fn fn) {
@@ -96,6 +99,46 @@ void each_isa(Fn fn) {
     fn(*p);
   }
   fast::set_isa(before.c_str());
+}
+
+// The fast tier's product of every instruction set (each_isa) on x (M rows of K) and w (N rows of
+// type t) against the reference, output by output, within quant.h's bound 2·(K+8)·u·Σ|x·w| (Σ in
+// double), plus x_rounding's where the instruction set rounds x first; `what` names the case.
+void check_fast_matmul(Q::Type t, const std::vector<uint8_t>& w, const std::vector<float>& x, int M, int N, int K,
+                       const std::string& what) {
+  const double u = std::ldexp(1.0, -24);
+  std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(K));
+  Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, K);
+  std::vector<double> mag(ref.size(), 0.0);
+  const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
+  for (int n = 0; n < N; ++n) {
+    Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
+    for (int m = 0; m < M; ++m)
+      for (int k = 0; k < K; ++k)
+        mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * K + k)]) * row[static_cast<size_t>(k)]);
+  }
+  each_isa([&](const char* isa) {
+    std::fill(got.begin(), got.end(), -1.0f);
+    Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, K);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const int m = static_cast<int>(i) / N, n = static_cast<int>(i) % N;
+      Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
+      const double tol = 2.0 * (K + 8) * u * mag[i] + x_rounding(isa, t, x.data() + static_cast<size_t>(m * K), row.data(), K);
+      INFO(isa << " " << what << " output " << i);
+      REQUIRE(std::fabs(double(got[i]) - ref[i]) <= tol);
+    }
+    // rows 4 … N−1 in a call of their own (a thread's share under GPT::set_threads starts at a
+    // group of 16 rows): each output the same bits as in the whole call, whatever tile of rows
+    // (four, six, or one at a time) it fell in there
+    if (N <= 4) return;
+    std::vector<float> part(static_cast<size_t>(M * (N - 4)));
+    Q::fast_current().matmul(part.data(), x.data(), w.data() + 4 * rb, t, M, N - 4, K);
+    for (int m = 0; m < M; ++m)
+      for (int n = 4; n < N; ++n) {
+        INFO(isa << " " << what << " row " << n << " alone");
+        REQUIRE(part[static_cast<size_t>(m * (N - 4) + n - 4)] == got[static_cast<size_t>(m * N + n)]);
+      }
+  });
 }
 
 }  // namespace
@@ -158,7 +201,6 @@ TEST_CASE("quant: fast products agree with the reference on every instruction se
   std::normal_distribution<float> g(0.0f, 1.0f);
   const Q::Type types[] = {Q::Type::F32, Q::Type::F16, Q::Type::BF16, Q::Type::Q8_0,
                            Q::Type::Q4_0, Q::Type::Q4_K, Q::Type::Q6_K};
-  const double u = std::ldexp(1.0, -24);
   for (Q::Type t : types) {
     const int block = Q::type_info(t).block;
     for (int K : {256, 512, 1280}) {
@@ -168,39 +210,8 @@ TEST_CASE("quant: fast products agree with the reference on every instruction se
         const std::vector<uint8_t> w = random_weights(t, N, k_eff, rng);
         std::vector<float> x(static_cast<size_t>(M) * static_cast<size_t>(k_eff));
         for (float& v : x) v = g(rng);
-        std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(k_eff));
-        Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, k_eff);
-        // Σ|x·w| per output, in double
-        std::vector<double> mag(ref.size(), 0.0);
-        const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(k_eff)));
-        for (int n = 0; n < N; ++n) {
-          Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), k_eff);
-          for (int m = 0; m < M; ++m)
-            for (int k = 0; k < k_eff; ++k)
-              mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * k_eff + k)]) * row[static_cast<size_t>(k)]);
-        }
-        each_isa([&](const char* isa) {
-          std::fill(got.begin(), got.end(), -1.0f);
-          Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, k_eff);
-          for (size_t i = 0; i < got.size(); ++i) {
-            const int m = static_cast<int>(i) / N, n = static_cast<int>(i) % N;
-            Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), k_eff);
-            const double tol = 2.0 * (k_eff + 8) * u * mag[i] +
-                               x_rounding(isa, t, x.data() + static_cast<size_t>(m * k_eff), row.data(), k_eff);
-            INFO(isa << " " << Q::type_info(t).name << " M=" << M << " K=" << k_eff << " output " << i);
-            REQUIRE(std::fabs(double(got[i]) - ref[i]) <= tol);
-          }
-          // rows 4 … N−1 in a call of their own (a thread's share under GPT::set_threads starts at a
-          // group of 16 rows): each output the same bits as in the whole call, whatever tile of rows
-          // (four, six, or one at a time) it fell in there
-          std::vector<float> part(static_cast<size_t>(M * (N - 4)));
-          Q::fast_current().matmul(part.data(), x.data(), w.data() + 4 * rb, t, M, N - 4, k_eff);
-          for (int m = 0; m < M; ++m)
-            for (int n = 4; n < N; ++n) {
-              INFO(isa << " " << Q::type_info(t).name << " M=" << M << " K=" << k_eff << " row " << n << " alone");
-              REQUIRE(part[static_cast<size_t>(m * (N - 4) + n - 4)] == got[static_cast<size_t>(m * N + n)]);
-            }
-        });
+        check_fast_matmul(t, w, x, M, N, k_eff,
+                          std::string(Q::type_info(t).name) + " M=" + std::to_string(M) + " K=" + std::to_string(k_eff));
       }
     }
   }
@@ -219,8 +230,6 @@ TEST_CASE("quant: Q8_0 and Q4_0 read in place agree with the reference, edge blo
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::uniform_int_distribution<int> byte(0, 255), pick(0, 5);
-  const double u = std::ldexp(1.0, -24);
-  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};  // 0, subnormals, −0.5, 1024, ≈0.1
   for (Q::Type t : {Q::Type::Q8_0, Q::Type::Q4_0}) {
     const int bytes = Q::type_info(t).bytes;
     for (int nb : {1, 3, 5, 17, 35}) {
@@ -230,32 +239,14 @@ TEST_CASE("quant: Q8_0 and Q4_0 read in place agree with the reference, edge blo
         // every third block replaced by random quants (any byte: −128 … 127, every nibble) and an edge scale
         for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 3 * static_cast<size_t>(bytes)) {
           for (int b = 2; b < bytes; ++b) w[at + static_cast<size_t>(b)] = static_cast<uint8_t>(byte(rng));
-          std::memcpy(&w[at], &scales[pick(rng)], 2);
+          std::memcpy(&w[at], &kEdgeScales[pick(rng)], 2);
         }
         for (int M : {1, 2, 7}) {
           std::vector<float> x(static_cast<size_t>(M * K));
           for (size_t i = 0; i < x.size(); ++i) x[i] = g(rng) * (i % 7 == 0 ? 100.0f : 1.0f);  // outliers
-          std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(K));
-          Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, K);
-          std::vector<double> mag(ref.size(), 0.0);
-          const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
-          for (int n = 0; n < N; ++n) {
-            Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
-            for (int m = 0; m < M; ++m)
-              for (int k = 0; k < K; ++k)
-                mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * K + k)]) * row[static_cast<size_t>(k)]);
-          }
-          each_isa([&](const char* isa) {
-            std::fill(got.begin(), got.end(), -1.0f);
-            Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, K);
-            for (size_t i = 0; i < got.size(); ++i) {
-              INFO(isa << " " << Q::type_info(t).name << " blocks=" << nb << " N=" << N << " M=" << M << " output " << i);
-              const int m = static_cast<int>(i) / N, n = static_cast<int>(i) % N;
-              Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
-              const double extra = x_rounding(isa, t, x.data() + static_cast<size_t>(m * K), row.data(), K);
-              REQUIRE(std::fabs(double(got[i]) - ref[i]) <= 2.0 * (K + 8) * u * mag[i] + extra);
-            }
-          });
+          check_fast_matmul(t, w, x, M, N, K,
+                            std::string(Q::type_info(t).name) + " blocks=" + std::to_string(nb) + " N=" +
+                                std::to_string(N) + " M=" + std::to_string(M));
         }
       }
     }
@@ -272,8 +263,6 @@ TEST_CASE("quant: Q4_K and Q6_K read in place agree with the reference, edge blo
   std::mt19937 rng(13);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::uniform_int_distribution<int> pick(0, 5);
-  const double u = std::ldexp(1.0, -24);
-  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};  // 0, subnormals, −0.5, 1024, ≈0.1
   for (Q::Type t : {Q::Type::Q4_K, Q::Type::Q6_K}) {
     const int bytes = Q::type_info(t).bytes;
     for (int nb : {1, 2, 3, 5}) {
@@ -282,33 +271,18 @@ TEST_CASE("quant: Q4_K and Q6_K read in place agree with the reference, edge blo
         std::vector<uint8_t> w = random_weights(t, N, K, rng);
         for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 3 * static_cast<size_t>(bytes)) {
           if (t == Q::Type::Q4_K) {
-            std::memcpy(&w[at], &scales[pick(rng)], 2);
-            std::memcpy(&w[at + 2], &scales[pick(rng)], 2);
+            std::memcpy(&w[at], &kEdgeScales[pick(rng)], 2);
+            std::memcpy(&w[at + 2], &kEdgeScales[pick(rng)], 2);
           } else {
-            std::memcpy(&w[at + static_cast<size_t>(bytes) - 2], &scales[pick(rng)], 2);
+            std::memcpy(&w[at + static_cast<size_t>(bytes) - 2], &kEdgeScales[pick(rng)], 2);
           }
         }
         for (int M : {1, 2, 7}) {
           std::vector<float> x(static_cast<size_t>(M * K));
           for (size_t i = 0; i < x.size(); ++i) x[i] = g(rng) * (i % 7 == 0 ? 100.0f : 1.0f);  // outliers
-          std::vector<float> ref(static_cast<size_t>(M * N)), got(ref.size()), row(static_cast<size_t>(K));
-          Q::matmul_ref(ref.data(), x.data(), w.data(), t, M, N, K);
-          std::vector<double> mag(ref.size(), 0.0);
-          const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));
-          for (int n = 0; n < N; ++n) {
-            Q::dequantize_row(t, w.data() + rb * static_cast<size_t>(n), row.data(), K);
-            for (int m = 0; m < M; ++m)
-              for (int k = 0; k < K; ++k)
-                mag[static_cast<size_t>(m * N + n)] += std::fabs(double(x[static_cast<size_t>(m * K + k)]) * row[static_cast<size_t>(k)]);
-          }
-          each_isa([&](const char* isa) {
-            std::fill(got.begin(), got.end(), -1.0f);
-            Q::fast_current().matmul(got.data(), x.data(), w.data(), t, M, N, K);
-            for (size_t i = 0; i < got.size(); ++i) {
-              INFO(isa << " " << Q::type_info(t).name << " super-blocks=" << nb << " N=" << N << " M=" << M << " output " << i);
-              REQUIRE(std::fabs(double(got[i]) - ref[i]) <= 2.0 * (K + 8) * u * mag[i]);
-            }
-          });
+          check_fast_matmul(t, w, x, M, N, K,  // x_rounding adds nothing for these types
+                            std::string(Q::type_info(t).name) + " super-blocks=" + std::to_string(nb) + " N=" +
+                                std::to_string(N) + " M=" + std::to_string(M));
         }
       }
     }
@@ -320,14 +294,13 @@ TEST_CASE("quant: Q4_K and Q6_K read in place agree with the reference, edge blo
 TEST_CASE("quant: the fast tier dequantizes to the reference's bits", "[quant]") {
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> pick(0, 5);
-  const uint16_t scales[] = {0x0000, 0x0001, 0x03FF, 0xB800, 0x6400, 0x2E66};
   for (Q::Type t : {Q::Type::F32, Q::Type::F16, Q::Type::BF16, Q::Type::Q8_0, Q::Type::Q4_0, Q::Type::Q4_K, Q::Type::Q6_K}) {
     const int K = 3 * Q::kQK_K, N = 4, bytes = Q::type_info(t).bytes;
     std::vector<uint8_t> w = random_weights(t, N, K, rng);
     if (t == Q::Type::Q4_K || t == Q::Type::Q6_K)
       for (size_t at = 0; at + static_cast<size_t>(bytes) <= w.size() - 2; at += 2 * static_cast<size_t>(bytes)) {
-        std::memcpy(&w[at + (t == Q::Type::Q4_K ? 0 : static_cast<size_t>(bytes) - 2)], &scales[pick(rng)], 2);
-        if (t == Q::Type::Q4_K) std::memcpy(&w[at + 2], &scales[pick(rng)], 2);
+        std::memcpy(&w[at + (t == Q::Type::Q4_K ? 0 : static_cast<size_t>(bytes) - 2)], &kEdgeScales[pick(rng)], 2);
+        if (t == Q::Type::Q4_K) std::memcpy(&w[at + 2], &kEdgeScales[pick(rng)], 2);
       }
     std::vector<float> ref(static_cast<size_t>(N * K)), got(ref.size());
     const size_t rb = static_cast<size_t>(Q::row_bytes(t, static_cast<uint64_t>(K)));

@@ -29,18 +29,9 @@ namespace {
 
 using ap::quant::Type;
 
+// Heads of 64: c_attn's 512 rows and U's 300 converted in chunks of 256 (GPT::matrix_forward).
 ap::HfConfig qwen2() {
-  ap::HfConfig c;
-  c.model_type = "qwen2";
-  c.hidden_act = "silu";
-  c.vocab_size = 300;
-  c.hidden_size = 64;
-  c.intermediate_size = 96;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 64;  // c_attn's 512 rows and U's 300 converted in chunks of 256 (GPT::matrix_forward)
-  c.max_position_embeddings = 32;
+  ap::HfConfig c = ap_test::small_hf_config("qwen2", 300, 64, 96, 64, 32);
   c.attention_bias = true;  // q/k/v biases
   c.tie_word_embeddings = true;
   return c;

@@ -26,17 +26,7 @@ namespace {
 using ap::quant::Type;
 
 ap::HfConfig small_qwen() {
-  ap::HfConfig c;
-  c.model_type = "qwen2";
-  c.hidden_act = "silu";
-  c.vocab_size = 50;
-  c.hidden_size = 64;
-  c.intermediate_size = 96;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
-  c.max_position_embeddings = 32;
+  ap::HfConfig c = ap_test::small_hf_config("qwen2", 50, 64, 96, 16, 32);
   c.attention_bias = true;  // q/k/v biases: 1-D slices stacked
   c.tie_word_embeddings = true;
   return c;

@@ -9,9 +9,9 @@
 // colours, deuteranopia), written to the test's output folder. Limits: the contrast is the WCAG
 // ratio of computed CSS colours (a canvas's pixels are read where it says so); a person looks at the
 // screenshots.
-import { test, expect, settled, BOOT_MS, RUN_MS } from './fixtures.mjs';
+import { test, expect, settled, RUN_MS } from './fixtures.mjs';
 import { ready } from './stepper-helpers.mjs';
-import { focusVisible, afterRun, RUN, noViolations } from './a11y-helpers.mjs';
+import { focusVisible, afterRun, walkAfterRun, RUN, noViolations } from './a11y-helpers.mjs';
 
 /**
  * In the page: WCAG's contrast ratio of two CSS colours (rgb()/rgba() strings or #hex), and the
@@ -29,6 +29,26 @@ const CONTRAST_LIB = () => {
     return 'rgb(255, 255, 255)';
   };
 };
+
+/**
+ * What is on the screen: a screenshot (PNG bytes) decoded in the page, as [colour (0xRRGGBB), pixels of it]
+ * pairs, one per colour it holds.
+ */
+async function screenColours(page, shot) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const x = c.getContext('2d');
+    x.drawImage(img, 0, 0);
+    const d = x.getImageData(0, 0, c.width, c.height).data;
+    const count = new Map();
+    for (let i = 0; i < d.length; i += 4) { const k = (d[i] << 16) | (d[i + 1] << 8) | d[i + 2]; count.set(k, (count.get(k) ?? 0) + 1); }
+    return [...count];
+  }, shot.toString('base64'));
+}
 
 test('non-text contrast (1.4.11): focus rings over every heat colour and the page, cell and field borders, chart lines, at 3:1', async ({ page }) => {
   await ready(page);
@@ -99,21 +119,8 @@ test('forced colours on the training page after a run: the maps keep their heat 
   });
   expect(colours).toBeGreaterThan(3);
   // what is on the screen (a screenshot, after forced colours) still holds those colours
-  const shot = await canvas.screenshot();
-  const onScreen = await page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = `data:image/png;base64,${b64}`;
-    await img.decode();
-    const c = document.createElement('canvas');
-    c.width = img.width; c.height = img.height;
-    const x = c.getContext('2d');
-    x.drawImage(img, 0, 0);
-    const d = x.getImageData(0, 0, c.width, c.height).data;
-    const set = new Set();
-    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-    return set.size;
-  }, shot.toString('base64'));
-  expect(onScreen).toBeGreaterThan(3);
+  const onScreen = await screenColours(page, await canvas.screenshot());
+  expect(onScreen.length).toBeGreaterThan(3);
   // the maps' key, "weights 0 → 1", keeps its scale (forced colours drop background images)
   const key = await page.locator('.tr-mv-scale').first().evaluate((e) => getComputedStyle(e).backgroundImage);
   expect(key, 'the maps\' weight scale in forced colours').toMatch(/gradient/);
@@ -164,19 +171,8 @@ for (const scheme of ['dark', 'light']) {
     const chart = page.locator('#tr-chart');
     await chart.scrollIntoViewIfNeeded();
     const shot = await chart.screenshot({ path: testInfo.outputPath(`forced-colors-${scheme}-chart.png`) });
-    const curve = await page.evaluate(async (b64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${b64}`;
-      await img.decode();
-      const c = document.createElement('canvas');
-      c.width = img.width; c.height = img.height;
-      const x = c.getContext('2d');
-      x.drawImage(img, 0, 0);
-      const d = x.getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 0x24) + Math.abs(d[i + 1] - 0x57) + Math.abs(d[i + 2] - 0xa6) < 40) n++;
-      return n;
-    }, shot.toString('base64'));
+    const near = ([k]) => Math.abs((k >> 16) - 0x24) + Math.abs(((k >> 8) & 0xff) - 0x57) + Math.abs((k & 0xff) - 0xa6) < 40;
+    const curve = (await screenColours(page, shot)).filter(near).reduce((n, [, pixels]) => n + pixels, 0);
     expect(curve, 'pixels of the training curve on the screen').toBeGreaterThan(50);
     for (const [sel, name] of [['table.tr-next-bars', 'bars'], ['#tr-interp-lens', 'lens'], ['#tr-kv', 'kv']]) {
       await page.locator(sel).first().scrollIntoViewIfNeeded();
@@ -191,16 +187,11 @@ for (const scheme of ['dark', 'light']) {
 test('forced colours (dark and light palettes): the patching grid, the walk\'s cells and the Length experiment\'s curves stay visible, told apart, focus drawn', async ({ page }, testInfo) => {
   test.slow(); // an experiment of three runs, a run, a walk and a patching sweep
   const app = page.locator('#app');
-  await page.goto('/train/#steps=6&batch_size=2&eval_interval=3&sample_every=0&preset=custom&n_embd=32');
-  await expect(app).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.getByRole('button', { name: 'Length: learned vs ALiBi vs RoPE positions' }).click();
-  await expect(app).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
-  await page.locator('#tr-start').click();
-  await expect(app).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
-  await page.locator('#tr-maps').click();
-  await expect(page.locator('#tr-walk-position option')).not.toHaveCount(0, { timeout: RUN_MS });
-  await page.locator('#tr-walk-go').click();
-  await expect(page.locator('#tr-walk-status')).toContainText(/^Position \d+ /, { timeout: RUN_MS });
+  await walkAfterRun(page, '#steps=6&batch_size=2&eval_interval=3&sample_every=0&preset=custom&n_embd=32', async () => {
+    await page.getByRole('button', { name: 'Length: learned vs ALiBi vs RoPE positions' }).click();
+    await expect(app).toHaveAttribute('data-exp', 'done', { timeout: RUN_MS });
+  });
+  await expect(page.locator('#tr-walk-status')).toContainText(/^Position \d+ /);
   await expect(page.locator('.tr-walk-cell').first()).toBeVisible();
   const interp = page.getByRole('region', { name: /· Take it apart/ });
   await interp.getByRole('radio', { name: 'Patching' }).click();

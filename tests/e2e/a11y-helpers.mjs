@@ -69,10 +69,14 @@ export async function afterRun(page, hash = RUN) {
   await expect(page.locator('#tr-kv')).not.toBeEmpty({ timeout: RUN_MS });
 }
 
-/** The training page after a run of `hash` with the maps painted and a position walked (afterRun without generation). */
-export async function walkAfterRun(page, hash = RUN) {
+/**
+ * The training page after a run of `hash` with the maps painted and a position walked (afterRun
+ * without generation); `beforeRun(page)`, if given, is awaited once the page is ready, before Start.
+ */
+export async function walkAfterRun(page, hash = RUN, beforeRun = async () => {}) {
   await page.goto(`/train/${hash}`);
   await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await beforeRun(page);
   await page.locator('#tr-start').click();
   await expect(page.locator('#app')).toHaveAttribute('data-train', /done|diverged/, { timeout: RUN_MS });
   await page.locator('#tr-maps').click();

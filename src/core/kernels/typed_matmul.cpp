@@ -17,14 +17,15 @@ namespace {
 
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
-// A prompt's rows (N ≥ kChunkedRows) on one part (rows [row, row + p.rows) of out's OC columns):
-// the weight rows dequantized a chunk at a time (about kChunkFloats floats; quant::dequantize of the
-// tier in use, the reference's bits either way) into this thread's buffer, then the float kernel of the tier in use on the chunk (its blocked product, not one dot
-// product per output), the chunk's columns put in place.
+// A prompt's rows (N ≥ kChunkedRows) on one part (rows [row, row + p.rows) of w: out's columns
+// there, out's rows ldo apart): the weight rows dequantized a chunk at a time (about kChunkFloats
+// floats; quant::dequantize of the tier in use, the reference's bits either way) into this
+// thread's buffer, then the float kernel of the tier in use on the chunk (its blocked product, not
+// one dot product per output), the chunk's columns put in place.
 constexpr int kChunkedRows = 8;
 constexpr int kChunkFloats = 1 << 16;
 
-void chunked(float* out, const float* inp, const TypedPart& p, int row, int N, int C, int OC) {
+void chunked(float* out, int ldo, const float* inp, const TypedPart& p, int row, int N, int C, int OC) {
   thread_local std::vector<float> deq, part_out;
   const int R = std::max(16, std::min(OC, kChunkFloats / C));
   deq.resize(sz(int64_t(R) * C));
@@ -37,7 +38,7 @@ void chunked(float* out, const float* inp, const TypedPart& p, int row, int N, i
       quant::dequantize(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
     k.matmul_forward(part_out.data(), inp, deq.data(), nullptr, N, C, n);
     for (int i = 0; i < N; ++i)
-      std::memcpy(out + sz(int64_t(i) * OC + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
+      std::memcpy(out + sz(int64_t(i) * ldo + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
   }
 }
 
@@ -81,31 +82,38 @@ int64_t TypedMatrix::bytes() const {
 }
 
 void typed_matmul_forward(float* out, const float* inp, const TypedMatrix& w, const float* bias, int N, int C, int OC) {
+  typed_matmul_forward_into(out, OC, inp, w, bias, N, C, OC);
+}
+
+void typed_matmul_forward_into(float* out, int ldo, const float* inp, const TypedMatrix& w, const float* bias, int N,
+                               int C, int OC) {
   if (w.parts.size() == 1 && w.parts[0].type == quant::Type::F32) {  // the float32 model's own kernel
-    active().matmul_forward(out, inp, reinterpret_cast<const float*>(w.parts[0].data), bias, N, C, OC);
+    active().matmul_forward_into(out, ldo, inp, reinterpret_cast<const float*>(w.parts[0].data), bias, N, C, OC);
     return;
   }
   if (N >= kChunkedRows) {
     int row = 0;
     for (const TypedPart& p : w.parts) {
-      if (bf16_product(p, N)) bf16::gemm(out + row, OC, inp, reinterpret_cast<const uint16_t*>(p.data), N, C, p.rows);
-      else chunked(out, inp, p, row, N, C, OC);
+      if (bf16_product(p, N)) bf16::gemm(out + row, ldo, inp, reinterpret_cast<const uint16_t*>(p.data), N, C, p.rows);
+      else chunked(out, ldo, inp, p, row, N, C, OC);
       row += p.rows;
     }
-  } else if (w.parts.size() == 1) {
+  } else if (w.parts.size() == 1 && (N == 1 || ldo == OC)) {
     quant::matmul(out, inp, w.parts[0].data, w.parts[0].type, N, OC, C);
-  } else {
-    for (int n = 0; n < N; ++n) {
-      int row = 0;
-      for (const TypedPart& p : w.parts) {
-        quant::matmul(out + sz(int64_t(n) * OC + row), inp + sz(int64_t(n) * C), p.data, p.type, 1, p.rows, C);
-        row += p.rows;
-      }
+  } else {  // part by part: an F32 part on the float kernel (as alone), the others a row at a time
+    int row = 0;
+    for (const TypedPart& p : w.parts) {
+      if (p.type == quant::Type::F32)
+        active().matmul_forward_into(out + row, ldo, inp, reinterpret_cast<const float*>(p.data), nullptr, N, C, p.rows);
+      else
+        for (int n = 0; n < N; ++n)
+          quant::matmul(out + sz(int64_t(n) * ldo + row), inp + sz(int64_t(n) * C), p.data, p.type, 1, p.rows, C);
+      row += p.rows;
     }
   }
   if (!bias) return;
   for (int n = 0; n < N; ++n) {
-    float* o = out + sz(int64_t(n) * OC);
+    float* o = out + sz(int64_t(n) * ldo);
     for (int oc = 0; oc < OC; ++oc) o[oc] += bias[oc];
   }
 }

@@ -4,8 +4,8 @@
 // convert them on the fly, through quant.h's matmul (the reference tier: fixed order, the same bits
 // natively and in wasm; the fast tier: the instruction set in use, within quant.h's tolerance).
 //
-// An F32 matrix of one part runs kernels.h's matmul_forward of the tier in use: the same bits as
-// the float32 model (an F32 file opens as it always did).
+// An F32 part runs kernels.h's matmul_forward of the tier in use, whatever stands beside it: the
+// same bits as the float32 model (an F32 file opens as it always did).
 // A TypedMatrix is rows × cols values stacked from parts, each part whole rows of one type (Q, K
 // and V of a GGUF file may differ: a Q4_K_M file keeps some V in Q6_K). Fewer than 8 input rows
 // (generation's one): quant.h's matmul, each weight row converted as it is read — one product over
@@ -46,6 +46,10 @@ struct TypedMatrix {
 // out (N, OC) = inp (N, C) · wᵀ (+ bias (OC)), w of OC rows of C values: kernels.h's matmul_forward
 // on a typed matrix (the sum first, then the bias, as there).
 void typed_matmul_forward(float* out, const float* inp, const TypedMatrix& w, const float* bias, int N, int C, int OC);
+// The same with out's rows ldo ≥ OC floats apart (a run of columns of a wider output, written in
+// place, as GPT::set_threads' split writes them): the same bits as typed_matmul_forward.
+void typed_matmul_forward_into(float* out, int ldo, const float* inp, const TypedMatrix& w, const float* bias, int N,
+                               int C, int OC);
 // out (n, C) = w's rows ids[0 … n−1], dequantized (an embedding lookup), plus pos (n, C) if given.
 void typed_rows(float* out, const TypedMatrix& w, const int* ids, int n, const float* pos);
 

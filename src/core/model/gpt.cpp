@@ -548,16 +548,7 @@ float GPT::forward(const int* ids, const int* targets, int B, int T) {
 void GPT::set_threads(int n) {
   if (n == threads()) return;
   pool_ = n == 1 ? nullptr : std::make_unique<ThreadPool>(n);  // ThreadPool checks n
-  split_out_.assign(sz(n), {});
 }
-
-namespace {
-
-// Work under this many multiply-adds (or floats, for the row kernels) stays on the calling
-// thread: waking the pool costs more than it saves.
-constexpr int64_t kMinSplit = int64_t(1) << 16;
-
-}  // namespace
 
 template <class F>
 void GPT::split(int64_t n, int64_t unit, int64_t work, F f) {
@@ -574,15 +565,10 @@ void GPT::split(int64_t n, int64_t unit, int64_t work, F f) {
 
 void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w, const float* b, int N, int C,
                  int OC) {
-  constexpr int kGroup = 16;
-  const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
-  if (n == 1 || groups < n || int64_t(N) * C * OC < kMinSplit) return k.matmul_forward(out, inp, w, b, N, C, OC);
-  auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
-  auto part = [&](int i) {  // its columns straight into place (rows OC apart)
-    const int lo = cols(i);
-    k.matmul_forward_into(out + lo, OC, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, cols(i + 1) - lo);
-  };
-  pool_->run(part);
+  auto product = [&](int lo, int hi) {  // its columns straight into place (rows OC apart)
+    k.matmul_forward_into(out + lo, OC, inp, w + size_t(lo) * sz(C), b ? b + lo : nullptr, N, C, hi - lo);
+  };  // every column group on one thread as a wide product computes it: the same bits
+  if (int64_t(N) * C * OC < kMinSplit || !split_columns(OC, product)) k.matmul_forward(out, inp, w, b, N, C, OC);
 }
 
 void GPT::residual_add(const kernels::Kernels& k, float* out, const float* a, const float* b, int64_t n) {

@@ -90,6 +90,7 @@
 // naming the field at fault.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -495,11 +496,12 @@ class GPT {
   // Threads for inference: forward() (the prompt's forward; a training step's parallelism is the
   // Trainer's) and cache_step() (generation). A Linear layer's product splits its output columns
   // across n threads (thread i the i-th of n equal runs of whole 16-column groups), each computing
-  // its columns with the same kernel, straight into place (matmul_forward_into; a typed matrix's
-  // prompt rows into the thread's own buffer, copied into place); forward()'s norms and activations split over rows, its residual
-  // adds over runs of floats and its attention over heads. A fast or reference kernel computes
-  // each output the same way whatever columns, rows or heads a call covers (kernels.h), so the
-  // logits have the same bits for every n. Work too small to pay for the threads stays on one. 1 (the default) runs on the caller alone, as does a
+  // its columns with the same kernel, straight into place (matmul_forward_into, or
+  // typed_matmul_forward_into on a typed matrix's rows); forward()'s norms and activations split
+  // over rows, its residual adds over runs of floats and its attention over heads. A fast or
+  // reference kernel computes each output the same way whatever columns, rows or heads a call
+  // covers (kernels.h), so the logits have the same bits for every n. Work too small to pay for
+  // the threads stays on one. 1 (the default) runs on the caller alone, as does a
   // model made trainable (make_trainable sets 1: training's threads are the Trainer's). Throws
   // InputError (field "threads") outside [1, kMaxThreads] or above 1 where threads cannot run.
   void set_threads(int n);
@@ -556,6 +558,22 @@ class GPT {
   // units, or `work` (multiply-adds or floats) too small to pay for waking the pool.
   template <class F>
   void split(int64_t n, int64_t unit, int64_t work, F f);
+  // Work under this many multiply-adds (or floats, for the row kernels) stays on the calling
+  // thread: waking the pool costs more than it saves.
+  static constexpr int64_t kMinSplit = int64_t(1) << 16;
+  // A Linear layer's product split over its OC output columns, as both linear()s take it: thread i
+  // of n computes product(lo, hi) for the i-th of n equal runs of whole 16-column groups, writing
+  // those columns in place. False (nothing run) with one thread or fewer groups than threads.
+  template <class F>
+  bool split_columns(int OC, F product) {
+    constexpr int kGroup = 16;
+    const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
+    if (n == 1 || groups < n) return false;
+    auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
+    auto part = [&](int i) { product(cols(i), cols(i + 1)); };
+    pool_->run(part);
+    return true;
+  }
   // forward()'s other layers, split as set_threads says over what is independent, so each output
   // has the bits of one call: the norm over rows, the MLP's activation over rows, out = a + b over
   // runs of 64 floats, attention over heads (AttnOptions' head_lo, head_hi).
@@ -619,9 +637,7 @@ class GPT {
   std::vector<TypedBlock> tb_;
   kernels::TypedMatrix t_wte_, t_head_;
   std::vector<TypedSource> sources_;
-  // set_threads' pool (null: one thread) and each thread's columns of a split typed product.
-  std::unique_ptr<ThreadPool> pool_;
-  std::vector<std::vector<float>> split_out_;
+  std::unique_ptr<ThreadPool> pool_;  // set_threads' pool (null: one thread)
 
   // KV cache (allocated by the first cache_reset).
   FloatBuffer cache_buffer_;

@@ -223,38 +223,19 @@ kernels::TypedMatrix row_slice(const kernels::TypedMatrix& m, int lo, int hi) {
 
 }  // namespace
 
-// The typed product split across set_threads' threads as the float one (gpt.cpp's linear: the
-// i-th of n equal runs of whole 16-column groups; generation's one row written in place, a
-// product of 4 rows or more through each thread's buffer): each thread takes its rows of the
-// matrix, every output computed as on one thread (typed_matmul.h), so the same bits.
+// The typed product split across set_threads' threads as the float one (split_columns): each
+// thread takes its rows of the matrix and writes its columns in place, every output computed as on
+// one thread (typed_matmul.h), so the same bits. Generation's one row splits when the matrix is
+// big enough to pay for waking the pool, a prompt from kMinRows rows.
 void GPT::linear(const kernels::Kernels& k, float* out, const float* inp, const float* w,
                  const kernels::TypedMatrix* tw, const float* b, int N, int C, int OC) {
   if (!tw || tw->empty()) return linear(k, out, inp, w, b, N, C, OC);  // float32: split likewise
-  constexpr int kGroup = 16, kMinRows = 4;
-  constexpr int64_t kMinWork = int64_t(1) << 16;  // multiply-adds below which waking the pool costs more
-  const int n = threads(), groups = (OC + kGroup - 1) / kGroup;
-  auto cols = [&](int i) { return std::min(OC, groups * i / n * kGroup); };
-  if (n > 1 && N == 1 && groups >= n && int64_t(C) * OC >= kMinWork) {
-    auto row = [&](int i) {
-      const int lo = cols(i), hi = cols(i + 1);
-      kernels::typed_matmul_forward(out + lo, inp, row_slice(*tw, lo, hi), b ? b + lo : nullptr, 1, C, hi - lo);
-    };
-    pool_->run(row);
-    return;
-  }
-  if (n == 1 || N < kMinRows || groups < n) return kernels::typed_matmul_forward(out, inp, *tw, b, N, C, OC);
-  for (int i = 0; i < n; ++i) {
-    std::vector<float>& s = split_out_[sz(i)];
-    const size_t need = size_t(N) * sz(cols(i + 1) - cols(i));
-    if (s.size() < need) s.resize(need);
-  }
-  auto part = [&](int i) {
-    const int lo = cols(i), wd = cols(i + 1) - lo;
-    float* s = split_out_[sz(i)].data();
-    kernels::typed_matmul_forward(s, inp, row_slice(*tw, lo, lo + wd), b ? b + lo : nullptr, N, C, wd);
-    for (int r = 0; r < N; ++r) std::copy(s + size_t(r) * sz(wd), s + size_t(r + 1) * sz(wd), out + size_t(r) * sz(OC) + lo);
+  constexpr int kMinRows = 4;
+  auto product = [&](int lo, int hi) {
+    kernels::typed_matmul_forward_into(out + lo, OC, inp, row_slice(*tw, lo, hi), b ? b + lo : nullptr, N, C, hi - lo);
   };
-  pool_->run(part);
+  const bool worth = N == 1 ? int64_t(C) * OC >= kMinSplit : N >= kMinRows;
+  if (!worth || !split_columns(OC, product)) kernels::typed_matmul_forward(out, inp, *tw, b, N, C, OC);
 }
 
 void GPT::embed(const kernels::Kernels& k, float* out, const int* ids, int B, int T, int pos0) const {
