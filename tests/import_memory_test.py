@@ -87,7 +87,7 @@ def weights(c, seed=7):
 
 
 def tokenizer_json():
-    b2u = gw_bytes_to_unicode()
+    b2u = bytes_to_unicode()
     vocab = {b2u[b]: b for b in range(256)}
     level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     special = lambda i, t: {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,  # noqa: E731
@@ -100,7 +100,8 @@ def tokenizer_json():
                       "ignore_merges": False, "vocab": vocab, "merges": []}}
 
 
-def gw_bytes_to_unicode():
+def bytes_to_unicode():
+    """GPT-2's byte → printable character table (byte-level BPE's alphabet)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs, n = bs[:], 0
     for b in range(256):
@@ -143,7 +144,7 @@ def q8_0(x):  # ggml's Q8_0 (the same rule as gguf_writer.q8_0), vectorized for 
 
 def write_gguf(path, c, kind):
     a = "llama."
-    b2u = gw_bytes_to_unicode()
+    b2u = bytes_to_unicode()
     tokens = [b2u[b] for b in range(256)] + ["<s>", "</s>"]
     meta = [("general.architecture", gw.STRING, "llama"), ("general.name", gw.STRING, "memory test"),
             (a + "context_length", gw.U32, c["max_position_embeddings"]),
@@ -188,7 +189,7 @@ def main():
             write_gguf(models[key], c, kind)
     failures = []
     for label, path in models.items():
-        size = os.path.getsize(os.path.join(path, "model.safetensors")) if os.path.isdir(path) else os.path.getsize(path)
+        size = os.path.getsize(os.path.join(path, "model.safetensors") if os.path.isdir(path) else path)
         inspect = peak([gpt, "inspect", path])
         print(f"{label}: file {size:,} bytes; inspect {inspect / size:.2f}×", end="")
         if inspect > 1.5 * size + SLACK:

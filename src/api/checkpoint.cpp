@@ -603,7 +603,8 @@ std::string save_checkpoint(const TrainState& s) {
   return safetensors::write_file(meta, tensors, kLimits);
 }
 
-void save_checkpoint(const TrainState& s, const ParamRows& fill, const std::function<void(const char* data, size_t n)>& write) {
+void save_checkpoint(const TrainState& s, const ParamRows& fill,
+                     const std::function<void(const char* data, size_t n)>& write) {
   if (!s.model_only() || !s.params.empty())
     fail("a checkpoint written piece by piece is a model alone, its parameters given one at a time: not saved");
   const Value meta = checked_metadata(s, false);

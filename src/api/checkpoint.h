@@ -63,7 +63,8 @@ std::string save_checkpoint(const TrainState& state);
 // save_checkpoint's, a non-finite value found (and thrown) when its rows are reached. It holds
 // about 4 MiB of floats at a time (or one row, if longer).
 using ParamRows = std::function<void(const ParamTensor& p, int64_t begin, int64_t end, float* out)>;
-void save_checkpoint(const TrainState& s, const ParamRows& fill, const std::function<void(const char* data, size_t n)>& write);
+void save_checkpoint(const TrainState& s, const ParamRows& fill,
+                     const std::function<void(const char* data, size_t n)>& write);
 // The metadata and tensors (names, dtypes, shapes, offsets) of the file save_checkpoint(s) writes,
 // without its values (s need hold no params): what `gpt inspect` shows of a model it would convert.
 safetensors::File checkpoint_layout(const TrainState& s);

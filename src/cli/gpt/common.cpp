@@ -152,8 +152,12 @@ struct LlamaBytes {
   std::deque<std::string> owned;
 };
 
-// The model of a Llama-family file: typed (Checkpoint::typed, on `bytes` in place) or as float32
-// parameters.
+// How a Llama-family model's weights are read: converted to float32 parameters, kept in their types
+// for inference (Checkpoint::typed), or left where they lie for a writer (Checkpoint::fill).
+enum class Weights { float32, typed, in_place };
+
+// The model of a Llama-family file: typed (Checkpoint::typed, on `bytes` in place), as float32
+// parameters, or its weights kept with `bytes` for Checkpoint::fill.
 void take_llama(Checkpoint& c, LlamaWeights& w, const std::shared_ptr<LlamaBytes>& bytes, const std::string& path,
                 Weights how) {
   if (how == Weights::in_place) {  // checked as open_llama checks them, the values converted later
@@ -282,7 +286,9 @@ Checkpoint read_checkpoint(const std::string& path, bool typed) {
   return c;
 }
 
-Checkpoint read_llama_in_place(const std::string& path) { return read_llama(path, is_gguf_file(path), Weights::in_place); }
+Checkpoint read_llama_in_place(const std::string& path) {
+  return read_llama(path, is_gguf_file(path), Weights::in_place);
+}
 
 Checkpoint read_checkpoint(const std::vector<std::string>& files, bool typed) {
   if (files.size() == 1) return read_checkpoint(files[0], typed);

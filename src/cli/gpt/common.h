@@ -57,9 +57,7 @@ struct Checkpoint {
   std::function<void(const ParamTensor& p, int64_t begin, int64_t end, float* out)> fill;
   std::shared_ptr<const void> weights;
 };
-// How a Llama-family model's weights are read: converted to float32 parameters, kept in their types
-// for inference (Checkpoint::typed), or left where they lie for a writer (Checkpoint::fill).
-enum class Weights { float32, typed, in_place };
+
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where

@@ -165,7 +165,8 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
   if (with.empty() && is_gguf_file(file)) return cmd_inspect_gguf(file, json);
   // A Llama-family model is opened as for inference, its weights used where they lie (about the
   // file's size in memory); inspect never needs them as float32.
-  const Checkpoint ck = with.empty() && is_hf_folder(file) ? read_checkpoint(file, true) : read_checkpoint(files_of(file, with));
+  const Checkpoint ck =
+      with.empty() && is_hf_folder(file) ? read_checkpoint(file, true) : read_checkpoint(files_of(file, with));
   const TrainState& s = ck.state;
   const GPTConfig& c = s.model;
   // The file has passed load_checkpoint, so its container is known to be sound. A model without a
