@@ -284,18 +284,21 @@ def main():
         data = f.read()
     with open(shard, "wb") as f:
         f.write(data[:-7])
-    msg = run([GPT, "logits", folder, "--ids", "1,2"], expect=1)
-    if "model-00002-of-00003.safetensors" not in msg:
-        sys.exit("a truncated shard: FAILED: the message does not name it: " + msg)
-    os.remove(shard)
-    msg = run([GPT, "logits", folder, "--ids", "1,2"], expect=1)
-    if "model-00002-of-00003.safetensors" not in msg:
-        sys.exit("an index naming a missing shard: FAILED: the message does not name it: " + msg)
+    target = os.path.join(WORK, "damaged.safetensors")
+    for damage in ("a truncated shard", "an index naming a missing shard"):
+        for cmd in (["logits", folder, "--ids", "1,2"], ["inspect", folder], ["import", folder, "-o", target]):
+            msg = run([GPT] + cmd, expect=1)
+            if "model-00002-of-00003.safetensors" not in msg:
+                sys.exit(f"{damage}: FAILED: gpt {cmd[0]}'s message does not name it: " + msg)
+            if os.path.exists(target):
+                sys.exit(f"{damage}: FAILED: gpt import wrote {target}")
+        if damage == "a truncated shard":
+            os.remove(shard)
     os.remove(os.path.join(WORK, "llama_F32_1", "tokenizer.json"))
     msg = run([GPT, "import", os.path.join(WORK, "llama_F32_1"), "-o", os.path.join(WORK, "x.safetensors")], expect=1)
     if "tokenizer.json" not in msg:
         sys.exit("a folder without its tokenizer: FAILED: gpt import does not say so: " + msg)
-    print("damaged folders refused by name: a truncated shard, an index naming a missing shard; "
+    print("damaged folders refused by name (logits, inspect, import): a truncated shard, an index naming a missing shard; "
           "gpt import without tokenizer.json")
     print("llama_torch: ok")
 

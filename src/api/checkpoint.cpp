@@ -434,18 +434,22 @@ std::string config_difference(const GPTConfig& a, const GPTConfig& b) {
 // ---------------------------------------------------------------- the tensors and their values
 
 // Values a checkpoint may hold: finite, and a second moment ≥ 0. `data_start + begin` is the file
-// byte of x[0], for the message.
-void check_finite(const TensorSlot& t, const float* x, uint64_t data_start, uint64_t begin) {
-  for (int64_t i = 0; i < t.numel; ++i) {
-    const bool bad = !std::isfinite(x[i]) || (t.store == Store::v && x[i] < 0.0f);
+// byte of the tensor's first value, for the message; x holds its elements [from, from + n) (n < 0:
+// all of them).
+void check_finite(const TensorSlot& t, const float* x, uint64_t data_start, uint64_t begin, int64_t from = 0,
+                  int64_t n = -1) {
+  if (n < 0) n = t.numel - from;
+  for (int64_t k = 0; k < n; ++k) {
+    const bool bad = !std::isfinite(x[k]) || (t.store == Store::v && x[k] < 0.0f);
     if (!bad) continue;
+    const int64_t i = from + k;
     const std::string at = " at element " + element_text(t.shape, i) + " (byte " +
                            num(data_start + begin + 4 * static_cast<uint64_t>(i)) + ")";
-    if (!std::isfinite(x[i]))
-      fail("tensor " + quoted(t.name) + " holds " + format_float(x[i]) + at +
+    if (!std::isfinite(x[k]))
+      fail("tensor " + quoted(t.name) + " holds " + format_float(x[k]) + at +
                ": a checkpoint's weights and moments must be finite",
            t.name);
-    fail("tensor " + quoted(t.name) + " holds " + format_float(x[i]) + at +
+    fail("tensor " + quoted(t.name) + " holds " + format_float(x[k]) + at +
              ": AdamW's second moment is a mean of squares and cannot be negative",
          t.name);
   }
@@ -547,11 +551,15 @@ void copy_values(const ByteSource& bytes, const safetensors::Header& h,
 
 // ---------------------------------------------------------------- writing
 
-std::string save_checkpoint(const TrainState& s) {
+namespace {
+
+// What save_checkpoint checks before it writes (params: whether s must hold its parameters), and the
+// file's metadata.
+Value checked_metadata(const TrainState& s, bool params) {
   s.model.validate();
   const int64_t P = s.model.num_parameters();
   const int64_t moments = s.model_only() ? 0 : P;  // a model-only file has none
-  if (static_cast<int64_t>(s.params.size()) != P || static_cast<int64_t>(s.m.size()) != moments ||
+  if ((params && static_cast<int64_t>(s.params.size()) != P) || static_cast<int64_t>(s.m.size()) != moments ||
       static_cast<int64_t>(s.v.size()) != moments)
     fail("the state holds " + num(s.params.size()) + " parameters and moments of " + num(s.m.size()) + " and " +
          num(s.v.size()) + ", but its config needs " + num(P) + " each: not saved");
@@ -560,27 +568,82 @@ std::string save_checkpoint(const TrainState& s) {
              num(s.model.vocab_size) + ": not saved",
          "vocab");
   // A file this writer makes is always one the reader takes: refuse what it would refuse.
-  const Value meta = metadata(s);
+  Value meta = metadata(s);
   try {
     read_metadata(meta);
   } catch (const InputError& e) {
     fail(std::string(e.what()) + ": not saved", e.field);
   }
+  return meta;
+}
+
+// A tensor's values checked as the reader will check them (the tied lm_head is wte's, checked there).
+// (src: elements [from, from + n) of it; n < 0: all.)
+void check_saved(const TensorSlot& t, const float* src, int64_t from = 0, int64_t n = -1) {
+  if (t.store == Store::lm_head) return;
+  try {
+    check_finite(t, src, 0, 0, from, n);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    fail(message.substr(0, message.find(" (byte")) + ": not saved", t.name);
+  }
+}
+
+}  // namespace
+
+std::string save_checkpoint(const TrainState& s) {
+  const Value meta = checked_metadata(s, true);
   const std::vector<TensorSlot> slots = tensor_slots(s.model, !s.model_only());
   std::vector<safetensors::TensorData> tensors;
   for (const TensorSlot& t : slots) {
     const float* src = values_of(s, t.store).data() + t.offset;
-    if (t.store != Store::lm_head) {
-      try {
-        check_finite(t, src, 0, 0);
-      } catch (const InputError& e) {
-        const std::string message = e.what();
-        fail(message.substr(0, message.find(" (byte")) + ": not saved", t.name);
-      }
-    }
+    check_saved(t, src);
     tensors.push_back({t.name, "F32", dims(t.shape), src, nullptr});
   }
   return safetensors::write_file(meta, tensors, kLimits);
+}
+
+void save_checkpoint(const TrainState& s, const ParamRows& fill,
+                     const std::function<void(const char* data, size_t n)>& write) {
+  if (!s.model_only() || !s.params.empty())
+    fail("a checkpoint written piece by piece is a model alone, its parameters given one at a time: not saved");
+  const Value meta = checked_metadata(s, false);
+  const std::vector<TensorSlot> slots = tensor_slots(s.model, false);
+  const std::vector<ParamTensor> params = param_tensors(s.model);
+  std::vector<safetensors::TensorData> tensors;
+  for (const TensorSlot& t : slots) tensors.push_back({t.name, "F32", dims(t.shape), nullptr, nullptr});
+  const std::string header = safetensors::write_header(meta, tensors, kLimits);
+  write(header.data(), header.size());
+  constexpr int64_t kChunk = int64_t(1) << 20;  // floats converted and written at a time
+  std::vector<float> values;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const TensorSlot& t = slots[i];
+    const ParamTensor& p = t.store == Store::lm_head ? params.front() : params[i];  // the tied head: wte
+    const int64_t rows = p.shape.size() == 2 ? p.shape[0] : 1, cols = p.numel / rows;
+    const int64_t step = std::max<int64_t>(1, kChunk / std::max<int64_t>(cols, 1));
+    values.resize(static_cast<size_t>(std::min(rows, step) * cols));
+    for (int64_t r = 0; r < rows; r += step) {
+      const int64_t end = std::min(rows, r + step), n = (end - r) * cols;
+      fill(p, r, end, values.data());
+      check_saved(t, values.data(), r * cols, n);
+      char* bytes = reinterpret_cast<char*>(values.data());  // made little-endian in place
+      safetensors::put_f32_le(bytes, values.data(), static_cast<uint64_t>(n));
+      write(bytes, static_cast<size_t>(n) * 4);
+    }
+  }
+}
+
+safetensors::File checkpoint_layout(const TrainState& s) {
+  const Value meta = checked_metadata(s, false);
+  safetensors::File f;
+  for (const auto& [key, value] : meta.members()) f.metadata.emplace_back(key, value.as_string());
+  uint64_t at = 0;
+  for (const TensorSlot& t : tensor_slots(s.model, !s.model_only())) {
+    const uint64_t n = 4 * static_cast<uint64_t>(t.numel);
+    f.tensors.push_back({t.name, "F32", dims(t.shape), at, at + n});
+    at += n;
+  }
+  return f;
 }
 
 // ---------------------------------------------------------------- reading

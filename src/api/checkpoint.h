@@ -43,16 +43,31 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/model/train.h"
 #include "formats/byte_source.h"
 #include "formats/checkpoint_format.h"
+#include "formats/safetensors.h"
 
 namespace ap {
 
 // The checkpoint's bytes.
 std::string save_checkpoint(const TrainState& state);
+
+// A model-only checkpoint written piece by piece, never whole: the same bytes as save_checkpoint of s
+// with its params, where s holds no params and fill(p, begin, end, out) gives rows [begin, end) of
+// parameter p (a 1-D parameter is one row) when the writer reaches them (the tied lm_head: wte's
+// again). write(data, n) takes the file's bytes in order. The same checks and messages as
+// save_checkpoint's, a non-finite value found (and thrown) when its rows are reached. It holds
+// about 4 MiB of floats at a time (or one row, if longer).
+using ParamRows = std::function<void(const ParamTensor& p, int64_t begin, int64_t end, float* out)>;
+void save_checkpoint(const TrainState& s, const ParamRows& fill,
+                     const std::function<void(const char* data, size_t n)>& write);
+// The metadata and tensors (names, dtypes, shapes, offsets) of the file save_checkpoint(s) writes,
+// without its values (s need hold no params): what `gpt inspect` shows of a model it would convert.
+safetensors::File checkpoint_layout(const TrainState& s);
 
 // Reads a checkpoint. If `expected` is given, a file whose config differs is refused with both
 // configs in the message. Throws InputError: field "checkpoint" for the file's structure (with the

@@ -52,6 +52,10 @@ bool has_magic(const std::string& path, const std::string& magic) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
+  write_file_atomic(path, [&](const WriteBytes& write) { write(bytes.data(), bytes.size()); });
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(const WriteBytes& write)>& produce) {
   if (path.empty()) fail("no file name given");
   // The temporary file sits beside the target, so the rename stays on one file system (atomic).
   static unsigned counter = 0;
@@ -65,6 +69,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   if (fd < 0) fail(sys_error("cannot write", temp, EEXIST));
   auto abandon = [&](const std::string& what, int err) {
     if (fd >= 0) ::close(fd);
+    fd = -1;
     ::unlink(temp.c_str());
     fail(sys_error(what, temp, err) + " (" + path + " is unchanged)");
   };
@@ -72,14 +77,24 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   struct stat old;
   if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd, old.st_mode & 07777) != 0)
     abandon("cannot set the permissions of", errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      abandon("cannot write", errno);
+  const WriteBytes write = [&](const char* data, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t w = ::write(fd, data + done, n - done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        abandon("cannot write", errno);
+      }
+      done += static_cast<size_t>(w);
     }
-    done += static_cast<size_t>(w);
+  };
+  try {
+    produce(write);
+  } catch (...) {
+    if (fd >= 0) ::close(fd);  // (abandon's own error: closed already)
+    fd = -1;
+    ::unlink(temp.c_str());
+    throw;
   }
   if (::fsync(fd) != 0) abandon("cannot flush", errno);
   const int closed = ::close(fd);

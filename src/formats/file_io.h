@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <map>
@@ -38,6 +39,11 @@ bool is_regular_file(const std::string& path);
 bool is_directory(const std::string& path);
 bool has_magic(const std::string& path, const std::string& magic);
 void write_file_atomic(const std::string& path, const std::string& bytes);
+// The same, its bytes given piece by piece: produce(write) calls write(data, n) for each piece in
+// order, so the file is never held whole. An exception from produce removes the temporary file (the
+// target unchanged) and goes on up.
+using WriteBytes = std::function<void(const char* data, size_t n)>;
+void write_file_atomic(const std::string& path, const std::function<void(const WriteBytes& write)>& produce);
 std::string read_file(const std::string& path, uint64_t max_bytes, const std::string& what);
 
 class FileSource : public ByteSource {

@@ -204,6 +204,25 @@ void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params,
   }
 }
 
+LlamaParamFill llama_param_fill(const LlamaWeights& w, const GPTConfig& g, const std::string& file) {
+  auto tensors = std::make_shared<const std::vector<ParamTensor>>(param_tensors(g));
+  auto placed = std::make_shared<const std::vector<Placed>>(place_llama_tensors(w, g, *tensors, file));
+  return [tensors, placed, file](const ParamTensor& p, int64_t begin, int64_t end, float* out) {
+    const bool matrix = p.shape.size() == 2;  // a vector is one row
+    const int64_t cols = matrix ? p.shape[1] : p.numel;
+    std::fill(out, out + (end - begin) * cols, 0.0f);  // Llama's MLP biases, which no tensor gives
+    for (const Placed& x : *placed) {
+      if (x.p->name != p.name) continue;
+      if (!matrix) {  // its pieces (q | k | v biases) from element x.row
+        for (int64_t r = 0; r < x.rows; ++r) dequantize_checked(x, r, out + x.row + r * x.in, file);
+        continue;
+      }
+      for (int64_t r = std::max(begin, x.row); r < std::min(end, x.row + x.rows); ++r)
+        dequantize_checked(x, r - x.row, out + (r - begin) * cols, file);
+    }
+  };
+}
+
 std::unique_ptr<GPT> open_llama(const LlamaWeights& w, const std::string& file, TypedOwner owner) {
   const GPTConfig g = llama_gpt_config(w.config);
   const std::vector<ParamTensor> tensors = param_tensors(g);

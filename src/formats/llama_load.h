@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ void check_llama_memory(const GPTConfig& g, int64_t weight_bytes = -1);
 // Writes every parameter of g (param_tensors' layout) into params (g.num_parameters() floats)
 // from w; `file` names the model in messages.
 void fill_llama_params(const LlamaWeights& w, const GPTConfig& g, float* params, const std::string& file);
+// One piece of a parameter at a time (a writer that streams them, `gpt import`): the returned
+// function writes rows [begin, end) of parameter p (of param_tensors(g); a 1-D parameter is one
+// row: begin 0, end 1) into out, converted and checked as fill_llama_params does (the same bits);
+// the tensors are placed and checked when it is made. It reads w's bytes, which must outlive it.
+using LlamaParamFill = std::function<void(const ParamTensor& p, int64_t begin, int64_t end, float* out)>;
+LlamaParamFill llama_param_fill(const LlamaWeights& w, const GPTConfig& g, const std::string& file);
 // Both: the config, the memory check, then the parameters (the vector is allocated after the check).
 struct LlamaModel {
   GPTConfig config;

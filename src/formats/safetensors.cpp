@@ -57,17 +57,6 @@ void put_u64_le(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
-void put_f32_le(char* out, const float* src, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &src[i], 4);
-    out[4 * i + 0] = static_cast<char>(u & 0xFF);
-    out[4 * i + 1] = static_cast<char>((u >> 8) & 0xFF);
-    out[4 * i + 2] = static_cast<char>((u >> 16) & 0xFF);
-    out[4 * i + 3] = static_cast<char>((u >> 24) & 0xFF);
-  }
-}
-
 float get_f32_le(const unsigned char* p) {
   const uint32_t u = uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
   float f;
@@ -155,6 +144,17 @@ TensorInfo read_entry(const std::string& name, const Value& e, const Expect& exp
 }
 
 }  // namespace
+
+void put_f32_le(char* out, const float* src, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, &src[i], 4);
+    out[4 * i + 0] = static_cast<char>(u & 0xFF);
+    out[4 * i + 1] = static_cast<char>((u >> 8) & 0xFF);
+    out[4 * i + 2] = static_cast<char>((u >> 16) & 0xFF);
+    out[4 * i + 3] = static_cast<char>((u >> 24) & 0xFF);
+  }
+}
 
 Header read_header(const std::string& bytes, const Limits& limits) { return read_header(StringSource(bytes), limits); }
 
@@ -289,7 +289,8 @@ File read_file(const ByteSource& bytes, const Limits& limits) {
   return f;
 }
 
-std::string write_file(const Value& metadata, const std::vector<TensorData>& tensors, const Limits& limits) {
+std::string write_header(const Value& metadata, const std::vector<TensorData>& tensors, const Limits& limits, bool data,
+                         std::vector<uint64_t>* sizes_out) {
   Value header = Value::object();
   if (!metadata.is_null()) header.set(kMetadataKey, metadata);
   std::vector<uint64_t> sizes;
@@ -301,7 +302,7 @@ std::string write_file(const Value& metadata, const std::vector<TensorData>& ten
       fail("tensor " + quoted(t.name) + ": " + (known ? "its shape " + shape_text(t.shape) + " is too large" :
                                                         "\"" + t.dtype + "\" is not one of the format's dtypes"),
            field_name(t.name));
-    if (n > 0 && !(t.dtype == "F32" ? t.f32 != nullptr : t.raw != nullptr))
+    if (data && n > 0 && !(t.dtype == "F32" ? t.f32 != nullptr : t.raw != nullptr))
       fail("tensor " + quoted(t.name) + " has no data to write (" + (t.dtype == "F32" ? "f32" : "raw") + ")",
            field_name(t.name));
     Value e = Value::object();
@@ -328,9 +329,19 @@ std::string write_file(const Value& metadata, const std::vector<TensorData>& ten
          limits.what);
 
   std::string out;
-  out.reserve(total);
+  out.reserve(8 + text.size());
   put_u64_le(out, text.size());
   out += text;
+  if (sizes_out) *sizes_out = std::move(sizes);
+  return out;
+}
+
+std::string write_file(const Value& metadata, const std::vector<TensorData>& tensors, const Limits& limits) {
+  std::vector<uint64_t> sizes;
+  std::string out = write_header(metadata, tensors, limits, true, &sizes);
+  uint64_t total = out.size();
+  for (uint64_t n : sizes) total += n;
+  out.reserve(total);
   const size_t data_start = out.size();
   out.resize(total);
   uint64_t at = 0;

@@ -120,6 +120,13 @@ struct TensorData {
 // The file's bytes. metadata: an object of strings written as "__metadata__", or null for none.
 // Throws InputError (field limits.what) if the header or the file would pass the limits.
 std::string write_file(const json::Value& metadata, const std::vector<TensorData>& tensors, const Limits& limits);
+// The same file's first bytes alone (the 8-byte length and the padded JSON header), for a writer that
+// then streams each tensor's bytes in order (sizes_out: each tensor's, in bytes); the same checks,
+// but `data` false lets the tensors come without their values (f32 and raw null).
+std::string write_header(const json::Value& metadata, const std::vector<TensorData>& tensors, const Limits& limits,
+                         bool data = false, std::vector<uint64_t>* sizes_out = nullptr);
+// n floats as the file stores them (little-endian) at out (4n bytes).
+void put_f32_le(char* out, const float* x, uint64_t n);
 
 // For messages: a shape as "[12, 8]", and a name from a file quoted and shortened (it may be huge).
 std::string shape_text(const std::vector<uint64_t>& shape);

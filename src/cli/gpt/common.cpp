@@ -152,11 +152,27 @@ struct LlamaBytes {
   std::deque<std::string> owned;
 };
 
-// The model of a Llama-family file: typed (Checkpoint::typed, on `bytes` in place) or as float32
-// parameters.
-void take_llama(Checkpoint& c, const LlamaWeights& w, const std::shared_ptr<LlamaBytes>& bytes, const std::string& path,
-                bool typed) {
-  if (typed) {
+// How a Llama-family model's weights are read: converted to float32 parameters, kept in their types
+// for inference (Checkpoint::typed), or left where they lie for a writer (Checkpoint::fill).
+enum class Weights { float32, typed, in_place };
+
+// The model of a Llama-family file: typed (Checkpoint::typed, on `bytes` in place), as float32
+// parameters, or its weights kept with `bytes` for Checkpoint::fill.
+void take_llama(Checkpoint& c, LlamaWeights& w, const std::shared_ptr<LlamaBytes>& bytes, const std::string& path,
+                Weights how) {
+  if (how == Weights::in_place) {  // checked as open_llama checks them, the values converted later
+    c.state.model = llama_gpt_config(w.config);
+    check_llama_memory(c.state.model);  // as load_llama refuses it (the float32 model's size)
+    struct Kept {
+      std::shared_ptr<LlamaBytes> bytes;
+      LlamaWeights w;  // its tensors point into bytes
+    };
+    auto kept = std::make_shared<Kept>(Kept{bytes, std::move(w)});
+    c.fill = llama_param_fill(kept->w, c.state.model, path);
+    c.weights = kept;
+    return;
+  }
+  if (how == Weights::typed) {
     int64_t held = static_cast<int64_t>(bytes->file.size());
     for (const std::string& b : bytes->owned) held += static_cast<int64_t>(b.size());
     c.typed = open_llama(w, path, TypedOwner{bytes, held});
@@ -172,7 +188,7 @@ void take_llama(Checkpoint& c, const LlamaWeights& w, const std::shared_ptr<Llam
 // or llama.cpp's GGUF (gguf_weights.h). Each brings its tokenizer when it has one: the folder's
 // tokenizer.json (an error in it is the model's), the GGUF's own metadata (without it, or with one we
 // cannot read, the model still runs on token ids).
-Checkpoint read_llama(const std::string& path, bool gguf_file, bool typed) {
+Checkpoint read_llama(const std::string& path, bool gguf_file, Weights how) {
   Checkpoint c;
   try {
     // A GGUF file is read whole (a folder's shards too: read_llama_folder): the weights point into
@@ -189,9 +205,9 @@ Checkpoint read_llama(const std::string& path, bool gguf_file, bool typed) {
       if (!gguf_file)
         for (const std::string& shard : w.owned) c.file_bytes += shard.size();
       bytes->owned = std::move(w.owned);  // a deque's elements stay where they are: w.tensors still point into them
-      take_llama(c, w, bytes, path, typed);
+      take_llama(c, w, bytes, path, how);
     }
-    if (!typed) *bytes = LlamaBytes();  // converted: the file's bytes are not needed any more
+    if (how == Weights::float32) *bytes = LlamaBytes();  // converted: the file's bytes are not needed any more
     c.state.source = gguf_file ? "llama.cpp's " + type + " GGUF " + path : "Hugging Face's " + type + " folder " + path;
     c.imported = gguf_file ? "a GGUF file" : "a Hugging Face folder";
     if (gguf_file) {
@@ -220,8 +236,9 @@ Checkpoint read_llama(const std::string& path, bool gguf_file, bool typed) {
 }  // namespace
 
 Checkpoint read_checkpoint(const std::string& path, bool typed) {
-  if (is_hf_folder(path)) return read_llama(path, false, typed);
-  if (is_gguf_file(path)) return read_llama(path, true, typed);
+  const Weights how = typed ? Weights::typed : Weights::float32;
+  if (is_hf_folder(path)) return read_llama(path, false, how);
+  if (is_gguf_file(path)) return read_llama(path, true, how);
   Checkpoint c;
   std::unique_ptr<FileSource> src;
   try {
@@ -267,6 +284,10 @@ Checkpoint read_checkpoint(const std::string& path, bool typed) {
     throw CliError(checkpoint_fault(path, n ? std::string(src->read(0, n), n) : std::string(), e.what()));
   }
   return c;
+}
+
+Checkpoint read_llama_in_place(const std::string& path) {
+  return read_llama(path, is_gguf_file(path), Weights::in_place);
 }
 
 Checkpoint read_checkpoint(const std::vector<std::string>& files, bool typed) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,7 +51,13 @@ struct Checkpoint {
   // A Llama-family model read with typed = true: the model for inference with its matrices in their
   // file's types (llama_load.h's open_llama), state.params then empty; else null.
   std::unique_ptr<GPT> typed;
+  // A Llama-family model read by read_llama_in_place: fill(p, begin, end, out) converts rows [begin,
+  // end) of parameter p to float32 (llama_load.h's llama_param_fill) from the file's bytes, which
+  // `weights` keeps; state.params then empty.
+  std::function<void(const ParamTensor& p, int64_t begin, int64_t end, float* out)> fill;
+  std::shared_ptr<const void> weights;
 };
+
 // Also takes nanoGPT's ckpt.pt (its meta.pkl found beside it, or at ../data/<dataset>/meta.pkl from
 // its folder, or data/<dataset>/meta.pkl from here, as nanoGPT's sample.py looks) and Hugging
 // Face's GPT-2 model.safetensors (with config.json beside it), with GPT-2's tokenizer files where
@@ -60,6 +67,11 @@ struct Checkpoint {
 // than as float32 parameters, on the files' bytes read once and kept (its matrices used in place:
 // the peak is about the files' size).
 Checkpoint read_checkpoint(const std::string& path, bool typed = false);
+// A Hugging Face folder or a GGUF file with its weights left in the file's bytes (read once and kept):
+// Checkpoint::fill gives each parameter as float32 when asked, so a writer holds one tensor at a
+// time. The same checks and messages as read_checkpoint's (a value that is not finite: when fill
+// reaches it).
+Checkpoint read_llama_in_place(const std::string& path);
 // The model file and the files that go with it, as every command that takes a checkpoint takes
 // them (`gpt sample ckpt.pt meta.pkl`, as `gpt import`): alone, read_checkpoint(files[0]); with
 // companions (meta.pkl, config.json, GPT-2's tokenizer files), read_model_files(files, false).

@@ -31,14 +31,18 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// A folder without its tokenizer.json, which a checkpoint keeps.
+CliError no_tokenizer(const std::string& folder) {
+  return CliError(folder + " has no tokenizer.json: a checkpoint keeps the model's tokenizer, so gpt import "
+                  "needs it (gpt logits --ids and gpt sample --ids read the folder as it is)");
+}
+
 }  // namespace
 
 TrainState read_model_files(const std::vector<std::string>& files, bool own_files) {
   if (files.size() == 1 && is_hf_folder(files[0])) {  // the Llama family: the checkpoint keeps its tokenizer
     TrainState s = read_checkpoint(files[0]).state;
-    if (!s.hf_tokenizer)
-      throw CliError(files[0] + " has no tokenizer.json: a checkpoint keeps the model's tokenizer, so gpt import "
-                     "needs it (gpt logits --ids and gpt sample --ids read the folder as it is)");
+    if (!s.hf_tokenizer) throw no_tokenizer(files[0]);
     return s;
   }
   std::string ckpt, meta, hf, config, own;
@@ -125,13 +129,44 @@ TrainState read_model_files(const std::vector<std::string>& files, bool own_file
 
 namespace {
 
+// A Hugging Face folder: its shards read once and kept, each parameter converted to float32 a few
+// MiB at a time as the writer reaches it and written straight to the file, so the peak is about
+// the shards' bytes (not the float32 model, and the file's bytes, besides).
+uint64_t import_folder(const std::string& folder, const std::string& out, TrainState& s) {
+  Checkpoint c = read_llama_in_place(folder);
+  if (!c.state.hf_tokenizer) throw no_tokenizer(folder);
+  auto fill = [&](const ParamTensor& p, int64_t begin, int64_t end, float* values) {
+    try {
+      c.fill(p, begin, end, values);
+    } catch (const InputError& e) {
+      throw CliError(folder + ": " + e.what());
+    }
+  };
+  uint64_t written = 0;
+  write_file_atomic(out, [&](const WriteBytes& write) {
+    save_checkpoint(c.state, fill, [&](const char* data, size_t n) {
+      write(data, n);
+      written += n;
+    });
+  });
+  s = std::move(c.state);
+  return written;
+}
+
 int cmd_import(const ImportArgs& a) {
   check_writable(a.out, "the model");
-  const TrainState s = read_model_files(a.files, false);
-  const std::string bytes = save_checkpoint(s);
-  write_checkpoint_file(a.out, bytes);
+  TrainState s;
+  uint64_t bytes = 0;
+  if (a.files.size() == 1 && is_hf_folder(a.files[0])) {
+    bytes = import_folder(a.files[0], a.out, s);
+  } else {
+    s = read_model_files(a.files, false);
+    const std::string file = save_checkpoint(s);
+    write_checkpoint_file(a.out, file);
+    bytes = file.size();
+  }
   if (!a.quiet)
-    std::cout << "wrote " << a.out << " (" << with_commas(static_cast<long long>(bytes.size())) << " bytes): "
+    std::cout << "wrote " << a.out << " (" << with_commas(static_cast<long long>(bytes)) << " bytes): "
               << describe_config(s.model) << ", " << with_commas(s.model.num_parameters()) << " parameters, from "
               << s.source << "\n";
   return 0;

@@ -16,6 +16,7 @@
 #include "core/base/number_text.h"
 #include "cli/gpt/commands.h"
 #include "cli/gpt/common.h"
+#include "formats/llama_load.h"
 
 namespace ap::gpt_cli {
 
@@ -162,7 +163,10 @@ int cmd_eval(const EvalArgs& a) {
 
 int cmd_inspect(const std::string& file, const std::vector<std::string>& with, bool json) {
   if (with.empty() && is_gguf_file(file)) return cmd_inspect_gguf(file, json);
-  const Checkpoint ck = read_checkpoint(files_of(file, with));
+  // A Llama-family model is opened as for inference, its weights used where they lie (about the
+  // file's size in memory); inspect never needs them as float32.
+  const Checkpoint ck =
+      with.empty() && is_hf_folder(file) ? read_checkpoint(file, true) : read_checkpoint(files_of(file, with));
   const TrainState& s = ck.state;
   const GPTConfig& c = s.model;
   // The file has passed load_checkpoint, so its container is known to be sound. A model without a
@@ -170,8 +174,7 @@ int cmd_inspect(const std::string& file, const std::vector<std::string>& with, b
   // An imported model with a vocabulary lists the model-only file `gpt import` would write.
   const bool converts = !ck.imported.empty() && (!s.vocab.empty() || s.bpe || s.hf_tokenizer);
   safetensors::File st = ck.header;
-  if (converts)
-    st = safetensors::read_file(save_checkpoint(s), {kMaxCheckpointHeader, kMaxCheckpointBytes, "checkpoint"});
+  if (converts) st = checkpoint_layout(s);  // the file's header alone: nothing written
   else if (!ck.imported.empty())
     for (const ParamTensor& t : param_tensors(c)) st.tensors.push_back({t.name, "F32", {t.shape.begin(), t.shape.end()}, 0, 0});
   const Tokenizer tok = s.bpe            ? Tokenizer::from_bpe(s.bpe, c.vocab_size)
