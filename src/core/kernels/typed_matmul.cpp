@@ -18,26 +18,29 @@ namespace {
 size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
 // A prompt's rows (N ≥ kChunkedRows) on one part (rows [row, row + p.rows) of out's OC columns):
-// the weight rows dequantized a chunk at a time (about kChunkFloats floats; quant::dequantize of the
-// tier in use, the reference's bits either way) into this thread's buffer, then the float kernel of the tier in use on the chunk (its blocked product, not one dot
-// product per output), the chunk's columns put in place.
+// the weight rows dequantized a chunk at a time (about kChunkFloats floats, whole groups of
+// kChunkGroup rows; quant::dequantize of the tier in use, the reference's bits either way) into
+// this thread's buffer, then the float kernel of the tier in use on the chunk (its blocked product,
+// not one dot product per output) writing the chunk's columns in place (matmul_forward_into).
+// The chunk's rows are a multiple of 16, the fast GEMM's panel width (and every width
+// the micro-kernels use): a chunk of 113 rows (576 columns) left a last panel of 1 column of 16
+// computed, ~11 % of the product's multiply-adds thrown away. Each output's sum is the same
+// whatever the chunk (kernels.h's matmul: the bits depend on neither the tile nor the columns).
 constexpr int kChunkedRows = 8;
 constexpr int kChunkFloats = 1 << 16;
+constexpr int kChunkGroup = 16;
 
 void chunked(float* out, const float* inp, const TypedPart& p, int row, int N, int C, int OC) {
-  thread_local std::vector<float> deq, part_out;
-  const int R = std::max(16, std::min(OC, kChunkFloats / C));
+  thread_local std::vector<float> deq;
+  const int R = std::max(kChunkGroup, std::min(OC, kChunkFloats / C) / kChunkGroup * kChunkGroup);
   deq.resize(sz(int64_t(R) * C));
-  part_out.resize(sz(int64_t(N) * R));
   const Kernels& k = active();
   const uint64_t rb = quant::row_bytes(p.type, static_cast<uint64_t>(C));
   for (int r0 = 0; r0 < p.rows; r0 += R) {
     const int n = std::min(R, p.rows - r0);
     for (int r = 0; r < n; ++r)
       quant::dequantize(p.type, p.data + rb * static_cast<uint64_t>(r0 + r), deq.data() + sz(int64_t(r) * C), C);
-    k.matmul_forward(part_out.data(), inp, deq.data(), nullptr, N, C, n);
-    for (int i = 0; i < N; ++i)
-      std::memcpy(out + sz(int64_t(i) * OC + row + r0), part_out.data() + sz(int64_t(i) * n), sz(n) * sizeof(float));
+    k.matmul_forward_into(out + row + r0, OC, inp, deq.data(), nullptr, N, C, n);
   }
 }
 
