@@ -408,11 +408,11 @@ TEST_CASE("typed_matmul: a matrix of parts of several types, with a bias, and it
 }
 
 TEST_CASE("typed_matmul: a prompt's product over several chunks is the float kernel's on the rows", "[quant]") {
-  // A prompt's product (N ≥ 8) dequantizes the weight rows a chunk at a time (whole groups of 16
-  // rows) and writes each chunk's columns in place: in either tier each output is the float kernel's
+  // A prompt's product (N ≥ 8) dequantizes the weight rows a chunk at a time (whole panels of the
+  // GEMM) and writes each chunk's columns in place: in either tier each output is the float kernel's
   // own on the whole dequantized matrix, bit for bit, whatever chunk it fell in (576 columns: chunks
-  // of 112 rows; 300 rows: 2 whole chunks and one of 76). Q8_0 and BF16 parts, the BF16 part
-  // crossing a chunk's edge. (avx512 with avx512_bf16 rounds BF16 rows' activations: not compared.)
+  // of 112 rows, 128 on AVX-512; parts of 130 and 170 rows, each a whole chunk and a partial one).
+  // Q8_0 and BF16 parts. (avx512 with avx512_bf16 rounds BF16 rows' activations: not compared.)
   namespace K = ap::kernels;
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
