@@ -39,7 +39,7 @@
 //       (w6s: the whole step, its one-row matrix products, the lm_head).
 //   W8  SmolLM2-135M's shape (smollm.h), weights kept BF16 (--only w8), Q8_0 (w8q), Q4_0 (w8q4), Q4_K
 //       (w8k4) or Q6_K (w8k6): the
-//       128-token prompt's forward and 64 generated tokens (w8_bench); --threads N runs it on N threads.
+//       128-token prompt's forward and 64 generated tokens (w8_bench; w8p: BF16's prompt alone); --threads N runs it on N threads.
 //   W9  GPT-2 small's shape: activation patching's residual sweep, 16 tokens (--only w9; see
 //       w9_patch_bench).
 //   build/ap_bench_gpt [--quick] [--only w3,w4,w5,w3t,w6,w7,w8,w8q,w8q4,w8k4,w8k6,w9… (default w3,w4)] [--reference] [--threads N]
@@ -432,7 +432,7 @@ void gpt2s_bench(const std::string& sfx0, bool quick, bool gen = true, bool pref
 // With --threads N (N > 1) the model runs on N threads (GPT::set_threads), the lines named …_tN.
 // In BF16 where the prompt's product is bf16_gemm.h's (activations rounded to bf16), a line
 // W8_smollm_bf16_vs_f32act compares all the prompt's logits with the float path's (set_enabled(false)).
-void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
+void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads, bool gen = true) {
   std::unique_ptr<ap::GPT> m = smollm::model(type);
   if (threads > 1) {
     m->set_threads(threads);
@@ -467,11 +467,13 @@ void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
     m->cache_reset();
     for (int t : prompt) m->cache_step(t);
   };
-  fill_cache();
-  std::printf(" greedy=");
   const int first = argmax(last, V);
   int tok = first;
-  for (int i = 0; i < smollm::kCheckTokens; ++i) {
+  if (gen) {
+    fill_cache();
+    std::printf(" greedy=");
+  }
+  for (int i = 0; gen && i < smollm::kCheckTokens; ++i) {
     std::printf("%s%d", i ? "," : "", tok);
     tok = argmax(m->cache_step(tok), V);
   }
@@ -479,6 +481,7 @@ void w8_bench(ap::quant::Type type, std::string sfx, bool quick, int threads) {
   std::fflush(stdout);
   w6_time(tag + "_prefill128" + sfx, P, quick ? 1 : 5, quick ? 0 : 1, [] {}, [&] { m->forward(prompt.data(), nullptr, 1, P); },
           [&](double sec) { return peak_share(forward_flops(m->config(), 1, P), sec); });
+  if (!gen) return;
   const int n = smollm::kGenTokens;
   w6_time(tag + "_gen64" + sfx, n, quick ? 1 : 3, quick ? 0 : 1, fill_cache, [&] {
     int t = first;
@@ -693,6 +696,7 @@ int main(int argc, char** argv) {
     if (wants("w6g") && tier == K::Tier::fast) gpt2s_bench(sfx, quick, true, false, 1, w6_threads);  // generation alone
     if (wants("w6s") && tier == K::Tier::fast) gpt2s_step_profile();
     if (wants("w8") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick, w6_threads);
+    if (wants("w8p") && tier == K::Tier::fast) w8_bench(ap::quant::Type::BF16, sfx, quick, w6_threads, false);
     if (wants("w8q") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q8_0, sfx, quick, w6_threads);
     if (wants("w8q4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_0, sfx, quick, w6_threads);
     if (wants("w8k4") && tier == K::Tier::fast) w8_bench(ap::quant::Type::Q4_K, sfx, quick, w6_threads);

@@ -389,3 +389,49 @@ TEST_CASE("typed_matmul: a matrix of parts of several types, with a bias, and it
   for (int i = 0; i < 4; ++i)
     for (int c = 0; c < C; ++c) REQUIRE(looked[size_t(i * C + c)] == deq[size_t(ids[i] * C + c)] + 0.5f);
 }
+
+TEST_CASE("typed_matmul: a prompt's product over several chunks is the float kernel's on the rows", "[quant]") {
+  // A prompt's product (N ≥ 8) dequantizes the weight rows a chunk at a time (whole panels of the
+  // GEMM) and writes each chunk's columns in place: in either tier each output is the float kernel's
+  // own on the whole dequantized matrix, bit for bit, whatever chunk it fell in (576 columns: chunks
+  // of 112 rows, 128 on AVX-512; parts of 130 and 170 rows, each a whole chunk and a partial one).
+  // Q8_0 and BF16 parts. (avx512 with avx512_bf16 rounds BF16 rows' activations: not compared.)
+  namespace K = ap::kernels;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int C = 576, N = 19;
+  const Q::Type types[] = {Q::Type::Q8_0, Q::Type::BF16};
+  const int rows[] = {130, 170};
+  std::vector<std::vector<uint8_t>> bytes;
+  K::TypedMatrix w;
+  std::vector<float> deq;
+  for (int p = 0; p < 2; ++p) {
+    bytes.push_back(random_weights(types[p], rows[p], C, rng));
+    w.parts.push_back({types[p], reinterpret_cast<const char*>(bytes.back().data()), rows[p]});
+    const size_t rb = static_cast<size_t>(Q::row_bytes(types[p], C));
+    for (int r = 0; r < rows[p]; ++r) {
+      deq.resize(deq.size() + C);
+      Q::dequantize_row(types[p], bytes.back().data() + rb * static_cast<size_t>(r), deq.data() + deq.size() - C, C);
+    }
+  }
+  w.rows = rows[0] + rows[1];
+  w.cols = C;
+  const int OC = w.rows;
+  std::vector<float> x(static_cast<size_t>(N * C));
+  for (float& v : x) v = g(rng);
+  auto same = [&] {
+    INFO("kernels " << K::active().name);
+    std::vector<float> want(static_cast<size_t>(N * OC)), got(want.size(), -1.0f);
+    K::active().matmul_forward(want.data(), x.data(), deq.data(), nullptr, N, C, OC);
+    K::typed_matmul_forward(got.data(), x.data(), w, nullptr, N, C, OC);
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  };
+  const K::Tier was = K::tier();
+  K::set_tier(K::Tier::reference);
+  same();
+  K::set_tier(K::Tier::fast);
+  each_isa([&](const char* isa) {
+    if (!(K::bf16::enabled() && std::strcmp(isa, "avx512") == 0)) same();
+  });
+  K::set_tier(was);
+}

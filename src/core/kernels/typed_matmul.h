@@ -19,7 +19,7 @@
 // within bf16_gemm.h's bound. Each output is computed the same way whatever rows of w a call
 // covers, so a split of the rows (GPT::set_threads) gives the same bits.
 // Limits: cols a multiple of each part's block; the parts' data aligned to 4 bytes (quant.h); a
-// prompt's product keeps a buffer per thread (the chunk and its output, grown once).
+// prompt's product keeps a buffer per thread (the dequantized chunk, grown once).
 #pragma once
 
 #include <cstdint>
