@@ -203,17 +203,6 @@ std::string GptOpening::open_plan(const std::string& spec_json, const std::strin
     const PartialSource& src = *o.src;
     ImportPlan plan;
     bool model_only = true;
-    auto need_value = [&](const std::vector<ByteRange>& ranges) {
-      Value need = Value::array();
-      for (const ByteRange& r : ranges) {
-        Value& x = need.push(Value::array());
-        x.push(static_cast<long long>(r.first));
-        x.push(static_cast<long long>(std::min<uint64_t>(r.second, src.size() - r.first)));
-      }
-      Value v = Value::object();
-      v.set("need", std::move(need));
-      return v;
-    };
     try {
       if (is_torch_zip(src)) {
         o.format = "nanogpt";
@@ -236,10 +225,7 @@ std::string GptOpening::open_plan(const std::string& spec_json, const std::strin
         if (2 * size > left)
           throw InputError(refusal(o.name, 2 * size, "the file's " + gib(size) + ", read whole, and its model's as much", left),
                            "memory");
-        // The whole file asked for by an answer, not a NeedBytes thrown and caught here: in
-        // gpt_core_mt (-pthread) that throw, inlined from PartialSource::read into this try,
-        // escaped the catch below (guarded's "unknown error"), while gpt_core_full caught it.
-        if (!src.has(0, src.size())) return need_value({{0, src.size()}});
+        src.read(0, src.size());  // (NeedBytes: the whole file)
         const std::string whole = o.src->take(0);
         o.src.reset();
         try {
@@ -250,7 +236,15 @@ std::string GptOpening::open_plan(const std::string& spec_json, const std::strin
         model_only = plan.state.model_only();
       }
     } catch (const NeedBytes& n) {
-      return need_value(n.ranges);
+      Value need = Value::array();
+      for (const ByteRange& r : n.ranges) {
+        Value& x = need.push(Value::array());
+        x.push(static_cast<long long>(r.first));
+        x.push(static_cast<long long>(std::min<uint64_t>(r.second, src.size() - r.first)));
+      }
+      Value v = Value::object();
+      v.set("need", std::move(need));
+      return v;
     }
     TrainState& s = plan.state;
     // GPT-2's tokenizer files (open_tokenizer) for a model without a vocabulary of its own: a

@@ -70,8 +70,6 @@ class PartialSource : public ByteSource {
     parts_[at] = std::move(bytes);
   }
   uint64_t held() const { return held_; }
-  // Whether the bytes [at, at + n) are held (read() would not throw).
-  bool has(uint64_t at, uint64_t n) const { return find(at, n) != nullptr; }
   // The part added at byte at, moved out (empty if none).
   std::string take(uint64_t at) {
     auto it = parts_.find(at);

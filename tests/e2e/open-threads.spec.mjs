@@ -1,9 +1,12 @@
-// open-threads.spec.mjs — "Open a model" on the cross-origin isolated training page
-// (/isolated/train/: the threaded core gpt_core_mt): a checkpoint this project saved and a Hugging
-// Face GPT-2 model.safetensors + config.json open, and the next-token bars are the core's for the
-// same file opened in Node (the plain module), to the 3 decimals shown. Limits: the page runs an
-// opened model's forward on one thread (worker.js gives threads to training only), so 1 against 2
-// threads is not compared here; a refusal is waited for too, so a failure shows its message.
+// open-threads.spec.mjs — opening models in the threaded core (gpt_core_mt) on the cross-origin
+// isolated training page (/isolated/train/): a checkpoint this project saved and a Hugging Face GPT-2
+// model.safetensors + config.json open through "Open a model", and the next-token bars are the
+// core's for the same file opened in Node (the plain module), to the 3 decimals shown; through
+// gpt.js on the same page, an opened model's next-token logits and probabilities on 1, 2 and 1
+// threads again are the same bits (GPT::set_threads' promise). Limits: the page itself runs an
+// opened model's forward on one thread (worker.js gives threads to training); Node cannot load
+// gpt_core_mt (built for web and worker), so there is no tests/wasm twin. A refusal is waited for
+// too, so a failure shows its message.
 import { writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
@@ -49,4 +52,46 @@ test('threads page: a checkpoint this project saved opens, and its next-token ba
 test('threads page: a Hugging Face GPT-2 model.safetensors opens, and its next-token bars are the core’s', async ({ page }, testInfo) => {
   const { model, config } = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: 27 });
   await checkOpened(page, testInfo, { 'model.safetensors': model, 'config.json': config });
+});
+
+test.describe('on the page’s main thread', () => {
+// gpt.js runs here on the main thread (the page's own calls run in its worker), whose pool waits
+// Emscripten warns about; the threads are already started (loadGpt's pthreads), so nothing waits on a load
+test.use({ ignoreProblems: [/Blocking on the main thread is very dangerous/] });
+test('threads page: an opened checkpoint and GPT-2 safetensors give the same logits on 1 and 2 threads', async ({ page }) => {
+  const gpt = await loadGptApi();
+  const mine = gpt.create({ task: 'sort', n_layer: 2, n_embd: 64, n_head: 4, block_size: 32, batch_size: 4 }).save();
+  const hf = hfGpt2Files({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 32, vocab_size: 40 });
+  await page.goto('/isolated/train/');
+  await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  const sets = {
+    checkpoint: [['mine.safetensors', [...mine]]],
+    gpt2: [['model.safetensors', [...hf.model]], ['config.json', [...hf.config]]],
+  };
+  const hfPrompt = Array.from({ length: 30 }, (_, i) => `[${(i * 7) % 40}]`).join('');
+  const got = await page.evaluate(async ({ sets, hfPrompt }) => {
+    const { loadGpt } = await import('/isolated/gpt.js');
+    const g = await loadGpt({ threads: 2 });
+    const out = {};
+    for (const [key, files] of Object.entries(sets)) {
+      const run = await g.openModel(files.map(([name, bytes]) => ({ name, data: new Uint8Array(bytes) })));
+      const V = run.info().config.vocab_size;
+      const spec = { prompt: key === 'gpt2' ? hfPrompt : 'cab=abc\nhgfd=dfgh\njiea=aeij\nbdc=', show: V };
+      const at = (n) => {
+        const threads = run.setThreads(n).threads;
+        const r = run.nextToken(spec);
+        return { threads, tokens: r.tokens.length, top: JSON.stringify(r.top) };
+      };
+      out[key] = [at(1), at(2), at(1)];
+      run.free();
+    }
+    return out;
+  }, { sets, hfPrompt });
+  for (const [key, [one, two, again]] of Object.entries(got)) {
+    expect([one.threads, two.threads, again.threads], key).toEqual([1, 2, 1]);
+    expect(one.tokens, key).toBeGreaterThan(20); // enough work for the forward to split
+    expect(two.top, key).toBe(one.top); // float32 values printed to round-trip: the same text, the same bits
+    expect(again.top, key).toBe(one.top);
+  }
+});
 });
