@@ -13,6 +13,8 @@
 // Face folder in BF16 with random weights (about 270 MB, written once under the system's temporary
 // folder: openBench below) and prints the wasm memory after opening over the files' bytes and the
 // opening's phases as the page's worker measured them.
+// --prompt-threads [N] times W6's 64-token prompt forward on 1 and 2 wasm threads on the isolated
+// page, alternated N rounds (default 5): medians, ratio, same bits (bench/prompt_threads_bench.mjs).
 import { chromium } from 'playwright-core';
 import { existsSync, mkdirSync, openSync, writeSync, closeSync, statSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -24,6 +26,12 @@ import { LAUNCH, runPageBench } from './web_server.mjs';
 if (process.argv[2] === '--open') {
   const web = process.argv.indexOf('--web');
   await openBench(Number(process.argv[3] ?? 3), web > 0 ? process.argv[web + 1] : 'web');
+  process.exit(process.exitCode ?? 0);
+}
+
+if (process.argv[2] === '--prompt-threads') {
+  const { promptThreadsBench } = await import('./prompt_threads_bench.mjs');
+  await promptThreadsBench(Number(process.argv[3] ?? 5));
   process.exit(process.exitCode ?? 0);
 }
 

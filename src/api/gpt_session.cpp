@@ -131,7 +131,7 @@ std::string GptSession::load(const std::string& checkpoint_bytes, const std::str
 std::string GptSession::set_threads(int n) {
   return guarded([&] {
     if (trainer_) trainer_->set_threads(n);
-    else ThreadPool check(n);  // the count's errors, before any run
+    else ThreadPool::check(n);  // the count's errors, before any run (no thread started)
     threads_ = n;
     share_threads();
     Value v = Value::object();

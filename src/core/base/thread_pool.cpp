@@ -31,7 +31,7 @@ int hardware_threads() {
 #endif
 }
 
-ThreadPool::ThreadPool(int n) : n_(n), errors_(static_cast<size_t>(n > 0 ? n : 1)) {
+void ThreadPool::check(int n) {
   if (n < 1 || n > kMaxThreads)
     throw InputError("threads is " + std::to_string(n) + ": it must be between 1 and " + std::to_string(kMaxThreads),
                      "threads");
@@ -40,7 +40,12 @@ ThreadPool::ThreadPool(int n) : n_(n), errors_(static_cast<size_t>(n > 0 ? n : 1
     throw InputError("threads is " + std::to_string(n) +
                          ": this build runs on one thread (in the page, several workers share the batch instead)",
                      "threads");
-#else
+#endif
+}
+
+ThreadPool::ThreadPool(int n) : n_(n), errors_(static_cast<size_t>(n > 0 ? n : 1)) {
+  check(n);
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
   threads_.reserve(static_cast<size_t>(n - 1));
   for (int i = 1; i < n; ++i) threads_.emplace_back([this, i] { work(i); });
 #endif

@@ -39,6 +39,9 @@ class ThreadPool {
   // n threads in all (the caller and n − 1 more). Throws InputError (field "threads") outside
   // [1, kMaxThreads], or above 1 where threads cannot run (wasm).
   explicit ThreadPool(int n);
+  // The errors ThreadPool(n) throws for n, without starting a thread (a count checked before any
+  // pool is made: a thread started only to be joined again costs a pthread the module may not have).
+  static void check(int n);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -276,7 +276,18 @@ StepResult Trainer::apply(StepResult r) {
 // ---------------------------------------------------------------- data-parallel steps
 
 void Trainer::set_threads(int n) {
-  if (n == threads_ && (n == 1 || pool_)) return;
+  if (n == threads_ && (n == 1 || pool_ || model_->use() == ModelUse::infer)) return;
+  if (model_->use() == ModelUse::infer) {
+    // An opened model not made trainable has no step to share: its forward's threads are the
+    // model's own (GPT::set_threads, the session's share_threads), so no second pool is started
+    // (gpt_core_mt has one pthread per thread loadGpt asked for). finetune() makes it trainable
+    // and sets 1; its training threads come from set_threads after.
+    ThreadPool::check(n);
+    threads_ = n;
+    pool_.reset();
+    replicas_.clear();
+    return;
+  }
   auto pool = std::make_unique<ThreadPool>(n);  // checks n
   std::vector<std::unique_ptr<GPT>> replicas;
   const int B = train_.batch_size, T = context(), shares = std::min(n, B);
