@@ -117,6 +117,18 @@ function useThreads(r) {
   if (r.threads !== n) { r.run.setThreads(n); r.threads = n; }
 }
 
+/**
+ * Run `name` for a forward that learns nothing (maps, next token, surprisal, the walk, generation,
+ * interpretability, a call): on the threads path an opened model (not fine-tuned) takes the
+ * module's threads for it (GPT::set_threads splits its products' columns and heads: the same bits
+ * whatever the count) unless another run is training with them.
+ */
+function forInference(name) {
+  const r = need(name);
+  if (gpt.threads > 1 && r.run.opened && !r.solo && !(pooled && pooled !== r && pooled.training)) useThreads(r);
+  return r;
+}
+
 function free(name) {
   const r = runs.get(name);
   if (!r) return;
@@ -221,7 +233,7 @@ const ops = {
   set_sample({ run: name, sample }) { need(name).sample = sample; return {}; },
   info({ run: name }) { return describe(need(name)); },
   maps({ run: name, prompt, max_tokens: max }) {
-    const r = need(name);
+    const r = forInference(name);
     if (max != null) {
       // the limit is on the model's tokens (GPT-2's BPE pieces, ids of [15496][11]), counted by the
       // core's tokenizer; a prompt it cannot read is left to runPrompt, whose message names the fault
@@ -242,10 +254,10 @@ const ops = {
     const rollout = copy(sum.rollout);
     return { transfer: [weights.buffer, mean.buffer, rollout.buffer], value: { tokens: res.tokens, T: res.T, n_layer: res.n_layer, n_head: res.n_head, weights, specs, mean, rollout } };
   },
-  next_token({ run: name, spec }) { return need(name).run.nextToken(spec); },
-  surprisal({ run: name, spec }) { return need(name).run.surprisal(spec); },
+  next_token({ run: name, spec }) { return forInference(name).run.nextToken(spec); },
+  surprisal({ run: name, spec }) { return forInference(name).run.surprisal(spec); },
   async walk({ run: name, spec }) {
-    const r = need(name);
+    const r = forInference(name);
     await gpt.loadFull(); // the walk's C++ is the full module, fetched on the first walk
     const trace = r.run.blockTrace(spec);
     // the stepper's spec of each head for the same prompt (the walk's links into the stepper)
@@ -255,7 +267,7 @@ const ops = {
     return { ...trace, specs };
   },
   async walk_kv({ run: name, spec }) {
-    const r = need(name);
+    const r = forInference(name);
     await gpt.loadFull();
     const layer = r.run.blockTrace(spec).layers[spec.kv_layer];
     return { keys: layer.keys, values: layer.values };
@@ -265,11 +277,11 @@ const ops = {
     return need(name).run.weightRow(spec);
   },
   gen_start({ run: name, spec }) {
-    const g = genInfo(need(name).run.generateStart(spec));
+    const g = genInfo(forInference(name).run.generateStart(spec));
     return { transfer: transfers(g), value: g };
   },
   gen_next({ run: name }) {
-    const g = genInfo(need(name).run.generateNext());
+    const g = genInfo(forInference(name).run.generateNext());
     return { transfer: transfers(g), value: g };
   },
   save({ run: name }) {
@@ -296,7 +308,7 @@ const ops = {
     return { ...info, opened: run.opened, memory: gpt.openMemory() };
   },
   async call({ run: name, call, args = [] }) {
-    const r = need(name);
+    const r = forInference(name);
     if (gpt.calls().find((c) => c.name === call)?.full) await gpt.loadFull(); // the full module's
     const value = r.run.call(call, ...args);
     const arrays = ArrayBuffer.isView(value) ? [value] : Object.values(value).filter((v) => ArrayBuffer.isView(v));
@@ -309,7 +321,7 @@ const ops = {
    * (at most 8) as the mean ablation's texts.
    */
   interp({ run: name, call, spec }) {
-    const r = need(name);
+    const r = forInference(name);
     const S = r.info.config.block_size;
     for (const key of ['prompt', 'clean', 'corrupted']) {
       if (typeof spec[key] !== 'string') continue;
@@ -326,6 +338,9 @@ const ops = {
   finetune_memory({ run: name, spec }) { return need(name).run.finetuneMemory(spec); },
   finetune({ run: name, spec, text }) {
     const r = need(name);
+    // a fine-tune trains on this worker's one thread: the threads its forward had go back first
+    if (r.threads > 1) { r.run.setThreads(1); r.threads = 1; }
+    if (pooled === r) pooled = null;
     const info = r.run.finetune(spec, text); // refused: the opened model stays as it was
     Object.assign(r, { spec: null, training: false, chunk: 1, elapsed: 0, tokens: 0, solo: true });
     r.info = info;
