@@ -1,6 +1,7 @@
-// kernels_test_util.h — what the fast kernels' tests (test_kernels.cpp, test_kernels_variants.cpp)
-// share: random inputs, the run over every instruction set, and the comparisons within a bound.
-// Header-only, in an anonymous namespace: each test file has its own copy.
+// kernels_test_util.h — what the fast kernels' tests (test_kernels.cpp, test_kernels_variants.cpp,
+// test_infer_threads.cpp) share: random inputs, the run over every instruction set, the bounds.
+// Header-only, in an anonymous namespace: each test file has its own copy (inline: a file that
+// uses a few of them is not warned about the rest).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -28,9 +29,9 @@ using Vec = std::vector<float>;
 constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of float32
 const float kInf = std::numeric_limits<float>::infinity();
 
-double sum_tol(double k) { return 2.0 * (k + 8.0) * kU; }
+inline double sum_tol(double k) { return 2.0 * (k + 8.0) * kU; }
 
-Vec random_vec(std::mt19937& g, size_t n, float lo = -1.0f, float hi = 1.0f) {
+inline Vec random_vec(std::mt19937& g, size_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> d(lo, hi);
   Vec v(n);
   for (float& x : v) x = d(g);
@@ -39,7 +40,7 @@ Vec random_vec(std::mt19937& g, size_t n, float lo = -1.0f, float hi = 1.0f) {
 
 // Runs fn with the table of each instruction set this build and CPU have (chosen by set_isa), then
 // restores the default.
-void for_each_isa(const std::function<void(const K::Kernels&, const std::string&)>& fn) {
+inline void for_each_isa(const std::function<void(const K::Kernels&, const std::string&)>& fn) {
   const std::string before = fast::isa_name();
   for (const char* const* p = fast::available_isas(); *p; ++p) {
     REQUIRE(fast::set_isa(*p));
@@ -50,7 +51,7 @@ void for_each_isa(const std::function<void(const K::Kernels&, const std::string&
 }
 
 // |fast − ref| ≤ bound(i) for every i; NaN where the reference has NaN, equal infinities.
-void expect_close(const std::string& what, const float* fast, const float* ref, size_t n,
+inline void expect_close(const std::string& what, const float* fast, const float* ref, size_t n,
                   const std::function<double(size_t)>& bound) {
   size_t worst = 0;
   double worst_ratio = 0.0;
@@ -81,7 +82,7 @@ void expect_close(const std::string& what, const float* fast, const float* ref, 
   CHECK(worst_ratio <= 1.0);
 }
 
-void expect_equal(const std::string& what, const float* fast, const float* ref, size_t n) {
+inline void expect_equal(const std::string& what, const float* fast, const float* ref, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (std::memcmp(fast + i, ref + i, sizeof(float)) != 0) {
       INFO(what << ": differs at [" << i << "]: fast " << fast[i] << " ref " << ref[i]);
