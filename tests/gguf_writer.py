@@ -7,6 +7,7 @@ independently of src/core/kernels/quant*.
                                                (ARRAY, (elem_type, [values])); tensors: Tensor(…)
   quantize(kind, x) -> bytes; dequantize(kind, raw, n) -> float64 values
   gguf_name(hf) -> str                         llama.cpp's name of a transformers tensor
+  bytes_to_unicode() -> {byte: char}           GPT-2's byte-level alphabet (the "gpt2" tokenizer's tokens)
   sample_files(out_dir) -> {name: path}        the files tests/gguf_test.py and
                                                tests/gguf_reference_test.mjs read
 Run as a script: python3 gguf_writer.py OUT_DIR writes sample_files and prints their paths as JSON.
@@ -264,6 +265,18 @@ GGUF_LAYER = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.we
               "mlp.down_proj.weight": "ffn_down.weight"}
 GGUF_TOP = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
             "lm_head.weight": "output.weight"}
+
+
+def bytes_to_unicode():
+    """GPT-2's byte → printable character table (byte-level BPE's alphabet)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
 
 
 def gguf_name(hf):

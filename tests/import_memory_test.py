@@ -87,7 +87,7 @@ def weights(c, seed=7):
 
 
 def tokenizer_json():
-    b2u = bytes_to_unicode()
+    b2u = gw.bytes_to_unicode()
     vocab = {b2u[b]: b for b in range(256)}
     level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     special = lambda i, t: {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,  # noqa: E731
@@ -98,18 +98,6 @@ def tokenizer_json():
             "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                       "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
                       "ignore_merges": False, "vocab": vocab, "merges": []}}
-
-
-def bytes_to_unicode():
-    """GPT-2's byte → printable character table (byte-level BPE's alphabet)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(ch) for b, ch in zip(bs, cs)}
 
 
 def write_folder(path, c):
@@ -144,7 +132,7 @@ def q8_0(x):  # ggml's Q8_0 (the same rule as gguf_writer.q8_0), vectorized for 
 
 def write_gguf(path, c, kind):
     a = "llama."
-    b2u = bytes_to_unicode()
+    b2u = gw.bytes_to_unicode()
     tokens = [b2u[b] for b in range(256)] + ["<s>", "</s>"]
     meta = [("general.architecture", gw.STRING, "llama"), ("general.name", gw.STRING, "memory test"),
             (a + "context_length", gw.U32, c["max_position_embeddings"]),

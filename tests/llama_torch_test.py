@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 
+import gguf_writer as gw
 from safetensors_writer import write_safetensors
 
 try:
@@ -96,21 +97,9 @@ def random_weights(cfg, seed):
     return w
 
 
-def bytes_to_unicode():
-    """GPT-2's byte → printable character table (byte-level BPE's alphabet)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
 def tokenizer_json():
     """A byte-level BPE tokenizer.json: byte b is id b, one merge "h i" → id 258, <s> and </s>."""
-    b2u = bytes_to_unicode()
+    b2u = gw.bytes_to_unicode()
     vocab = {b2u[b]: b for b in range(256)}
     vocab["hi"] = 258
     special = lambda i, c: {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,  # noqa: E731
