@@ -141,6 +141,31 @@ void check_fast_matmul(Q::Type t, const std::vector<uint8_t>& w, const std::vect
   });
 }
 
+// A typed matrix of parts (types[p], rows[p] rows of C), random weights drawn part by part, and its
+// rows dequantized by the reference (deq: (Σ rows, C)). The parts point into bytes.
+struct Mixed {
+  std::vector<std::vector<uint8_t>> bytes;
+  ap::kernels::TypedMatrix w;
+  std::vector<float> deq;
+};
+
+Mixed mixed_matrix(const std::vector<Q::Type>& types, const std::vector<int>& rows, int C, std::mt19937& rng) {
+  Mixed m;
+  m.bytes.reserve(types.size());
+  for (size_t p = 0; p < types.size(); ++p) {
+    m.bytes.push_back(random_weights(types[p], rows[p], C, rng));
+    m.w.parts.push_back({types[p], reinterpret_cast<const char*>(m.bytes.back().data()), rows[p]});
+    const size_t rb = static_cast<size_t>(Q::row_bytes(types[p], static_cast<uint64_t>(C)));
+    for (int r = 0; r < rows[p]; ++r) {
+      m.deq.resize(m.deq.size() + static_cast<size_t>(C));
+      Q::dequantize_row(types[p], m.bytes.back().data() + rb * static_cast<size_t>(r), m.deq.data() + m.deq.size() - C, C);
+    }
+    m.w.rows += rows[p];
+  }
+  m.w.cols = C;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("quant: half and bfloat16 conversions", "[quant]") {
@@ -335,22 +360,10 @@ TEST_CASE("typed_matmul: a matrix of parts of several types, with a bias, and it
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int C = 96;
-  const Q::Type types[] = {Q::Type::Q8_0, Q::Type::BF16, Q::Type::Q4_0};
-  const int rows[] = {5, 3, 3};
-  std::vector<std::vector<uint8_t>> bytes;
-  K::TypedMatrix w;
-  std::vector<float> deq;  // (11, C)
-  for (int p = 0; p < 3; ++p) {
-    bytes.push_back(random_weights(types[p], rows[p], C, rng));
-    w.parts.push_back({types[p], reinterpret_cast<const char*>(bytes.back().data()), rows[p]});
-    const size_t rb = static_cast<size_t>(Q::row_bytes(types[p], C));
-    for (int r = 0; r < rows[p]; ++r) {
-      deq.resize(deq.size() + C);
-      Q::dequantize_row(types[p], bytes.back().data() + rb * static_cast<size_t>(r), deq.data() + deq.size() - C, C);
-    }
-  }
-  w.rows = 11;
-  w.cols = C;
+  const Mixed m = mixed_matrix({Q::Type::Q8_0, Q::Type::BF16, Q::Type::Q4_0}, {5, 3, 3}, C, rng);
+  const K::TypedMatrix& w = m.w;
+  const std::vector<float>& deq = m.deq;  // (11, C)
+  REQUIRE(w.rows == 11);
   CHECK(w.bytes() == 5 * 102 + 3 * 192 + 3 * 54);
   const int OC = w.rows;
   for (const int M : {3, 9}) {  // generation's products, and a prompt's (the chunked float kernel)
@@ -400,22 +413,9 @@ TEST_CASE("typed_matmul: a prompt's product over several chunks is the float ker
   std::mt19937 rng(11);
   std::normal_distribution<float> g(0.0f, 1.0f);
   const int C = 576, N = 19;
-  const Q::Type types[] = {Q::Type::Q8_0, Q::Type::BF16};
-  const int rows[] = {130, 170};
-  std::vector<std::vector<uint8_t>> bytes;
-  K::TypedMatrix w;
-  std::vector<float> deq;
-  for (int p = 0; p < 2; ++p) {
-    bytes.push_back(random_weights(types[p], rows[p], C, rng));
-    w.parts.push_back({types[p], reinterpret_cast<const char*>(bytes.back().data()), rows[p]});
-    const size_t rb = static_cast<size_t>(Q::row_bytes(types[p], C));
-    for (int r = 0; r < rows[p]; ++r) {
-      deq.resize(deq.size() + C);
-      Q::dequantize_row(types[p], bytes.back().data() + rb * static_cast<size_t>(r), deq.data() + deq.size() - C, C);
-    }
-  }
-  w.rows = rows[0] + rows[1];
-  w.cols = C;
+  const Mixed m = mixed_matrix({Q::Type::Q8_0, Q::Type::BF16}, {130, 170}, C, rng);
+  const K::TypedMatrix& w = m.w;
+  const std::vector<float>& deq = m.deq;
   const int OC = w.rows;
   std::vector<float> x(static_cast<size_t>(N * C));
   for (float& v : x) v = g(rng);
