@@ -160,7 +160,10 @@ TEST_CASE("fast kernels: matmul forward and backward", "[kernels]") {
                                // output rows not a multiple of any tile's, the largest N, and past it
                                // (N 257; Xᵀ over the workspace: the packed GEMM)
                                {16, 768, 70}, {33, 65, 7}, {64, 200, 301}, {100, 3, 130}, {256, 40, 50},
-                               {9, 1, 25}, {47, 129, 23}, {257, 31, 17}, {200, 3000, 5}};
+                               {9, 1, 25}, {47, 129, 23}, {257, 31, 17}, {200, 3000, 5},
+                               // few rows past the short path (wasm: B packed a panel at a time, A
+                               // packed): output columns past the GEMM's NC block, k in two blocks
+                               {20, 300, 1900}};
   std::uniform_int_distribution<int> d(1, 150);
   for (int i = 0; i < 6; ++i) shapes.push_back({d(g), d(g), d(g)});
   for (const Shape& s : shapes) {

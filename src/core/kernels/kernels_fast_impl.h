@@ -9,7 +9,8 @@
 //  - tile<MR, NV>: the register-blocked micro-kernel, an MR×(NV·W) block of C from a k-loop of
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
-//    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows; a
+//    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows (in
+//    wasm, up to MC rows: gemm_panels, B packed a panel at a time, A packed); a
 //    prompt's 4–256 rows (4–16 in wasm) take its transpose (matmul_forward_short: weight rows broadcast in
 //    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
@@ -310,6 +311,42 @@ constexpr bool kPackA = true;
 constexpr bool kPackA = false;
 #endif
 
+// Few rows (M ≤ MC: one block of A) in wasm: B packed one NR-column panel at a time, just before
+// the tiles that use it (kc × NR floats, in L1), instead of a KC × NC block (1.9 MB, past L2)
+// packed whole and read back by each tile from L2; and A packed (its MR-row panels of each k
+// block, once per block: at 64 rows 64 KB for the 50,257 columns of GPT-2's head), so that the
+// tile reads its MR floats per k side by side at one pointer (AK::packed). Measured in Node at W6's 64-row shapes (CPU time A/B under load,
+// docs/performance-journal.md): about 3–5% less time per product than the packed GEMM.
+// The loops and each output's order of summation are the packed GEMM's (k blocks in order, each
+// C tile accumulated over them by one tile call per block): the same bits as gemm's other path.
+#if defined(AP_SIMD_WASM) && !defined(AP_FAST_NO_PANEL_PACK)  // -DAP_FAST_NO_PANEL_PACK: the A/B
+constexpr bool kPanelPack = true;
+#else
+constexpr bool kPanelPack = false;
+#endif
+void gemm_panels(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB,
+                 float* C, int ldc, bool accum, const float* bias, float* ap, float* bp) {
+  for (int jc = 0; jc < N; jc += NC) {
+    const int nc = imin(NC, N - jc);
+    for (int pc = 0; pc < K; pc += KC) {
+      const int kc = imin(KC, K - pc);
+      const bool acc = accum || pc > 0;
+      const float* bi = (bias && pc + kc == K) ? bias + jc : nullptr;
+      pack_a(ap, A, lda, transA, 0, M, pc, kc);
+      for (int jr = 0; jr < nc; jr += NR) {
+        const int n = imin(NR, nc - jr);
+        pack_b(bp, B, ldb, transB, pc, kc, jc + jr, n);
+        float* c = C + jc + jr;
+        const float* bj = bi ? bi + jr : nullptr;
+        for (int ir = 0; ir < M; ir += MR) {
+          const int m = imin(MR, M - ir);
+          tile<MR, NV, AK::packed, false>(kc, ap + zu(ir) * kc, 0, bp, NR, c + zu(ir) * ldc, ldc, m, n, 1.0f, acc, bj);
+        }
+      }
+    }
+  }
+}
+
 // C (M,N) = op(A)·op(B) (+ C if accum) (+ bias (N) if bias), row stride ldc.
 void gemm(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB, float* C,
           int ldc, bool accum, const float* bias) {
@@ -325,6 +362,8 @@ void gemm(int M, int N, int K, const float* A, int lda, bool transA, const float
   }
   float* const ap = workspace();
   float* const bp = ap + MC * KC;
+  if (kPanelPack && M <= MC)
+    return gemm_panels(M, N, K, A, lda, transA, B, ldb, transB, C, ldc, accum, bias, ap, bp);
   for (int jc = 0; jc < N; jc += NC) {
     const int nc = imin(NC, N - jc);
     for (int pc = 0; pc < K; pc += KC) {
@@ -434,7 +473,8 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // tile nor which columns a call computes (a thread split of OC gives the same bits).
 // In wasm (2×16 tiles, no mul-add fusion) up to 16 rows only: against the packed GEMM in Node
 // (one-process A/B with -DAP_FAST_SHORT_MAX=256) it ran 1.29–3.5× at 8 and 16 rows, about even at
-// 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99).
+// 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99); that was against the whole-block packed
+// GEMM, which in wasm now takes 17 to MC rows as gemm_panels (a few % faster at 64 rows).
 #if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
 constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
 #elif defined(AP_SIMD_WASM)
