@@ -123,19 +123,12 @@ def convert(cfg, sd, kind):
     arch, a = cfg["model_type"], cfg["model_type"] + "."
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim", cfg["hidden_size"] // nh)
-    meta = [("general.architecture", gw.STRING, arch), ("general.name", gw.STRING, "test " + arch),
-            (a + "context_length", gw.U32, cfg["max_position_embeddings"]),
-            (a + "embedding_length", gw.U32, cfg["hidden_size"]), (a + "block_count", gw.U32, cfg["num_hidden_layers"]),
-            (a + "feed_forward_length", gw.U32, cfg["intermediate_size"]),
-            (a + "attention.head_count", gw.U32, nh), (a + "attention.head_count_kv", gw.U32, nkv),
-            (a + "rope.freq_base", gw.F32, cfg["rope_theta"]),
-            (a + "attention.layer_norm_rms_epsilon", gw.F32, cfg["rms_norm_eps"])]
+    extra = []
     if "head_dim" in cfg:
-        meta += [(a + "attention.key_length", gw.U32, hd), (a + "attention.value_length", gw.U32, hd)]
+        extra += [(a + "attention.key_length", gw.U32, hd), (a + "attention.value_length", gw.U32, hd)]
     if cfg.get("sliding_window"):
-        meta.append((a + "attention.sliding_window", gw.U32, cfg["sliding_window"]))
-    meta += [("tokenizer.ggml.bos_token_id", gw.U32, cfg["bos_token_id"]),
-             ("tokenizer.ggml.eos_token_id", gw.U32, cfg["eos_token_id"])]
+        extra.append((a + "attention.sliding_window", gw.U32, cfg["sliding_window"]))
+    meta = gw.llama_meta(arch, "test " + arch, cfg, extra)
     tensors, expected = [], {}
     if cfg.get("rope_scaling"):
         tensors.append(gw.Tensor("rope_freqs.weight", "F32", [hd // 2], llama3_factors(cfg).tobytes()))

@@ -7,6 +7,7 @@ independently of src/core/kernels/quant*.
                                                (ARRAY, (elem_type, [values])); tensors: Tensor(…)
   quantize(kind, x) -> bytes; dequantize(kind, raw, n) -> float64 values
   gguf_name(hf) -> str                         llama.cpp's name of a transformers tensor
+  llama_meta(arch, name, cfg, extra) -> [...]  a Llama-family file's metadata from a transformers config
   bytes_to_unicode() -> {byte: char}           GPT-2's byte-level alphabet (the "gpt2" tokenizer's tokens)
   sample_files(out_dir) -> {name: path}        the files tests/gguf_test.py and
                                                tests/gguf_reference_test.mjs read
@@ -285,6 +286,24 @@ def gguf_name(hf):
         return GGUF_TOP[hf]
     parts = hf.split(".")
     return f"blk.{parts[2]}." + GGUF_LAYER[".".join(parts[3:])]
+
+
+def llama_meta(arch, name, cfg, extra=()):
+    """The metadata llama.cpp's converter writes for a Llama-family model (arch "llama", "qwen2", …)
+    of transformers config cfg: general.*, then the hyperparameters under arch, then `extra`
+    (entries: a tokenizer, key lengths …), then the BOS and EOS ids; in that order (the files' bytes)."""
+    a = arch + "."
+    return [("general.architecture", STRING, arch), ("general.name", STRING, name),
+            (a + "context_length", U32, cfg["max_position_embeddings"]),
+            (a + "embedding_length", U32, cfg["hidden_size"]), (a + "block_count", U32, cfg["num_hidden_layers"]),
+            (a + "feed_forward_length", U32, cfg["intermediate_size"]),
+            (a + "attention.head_count", U32, cfg["num_attention_heads"]),
+            (a + "attention.head_count_kv", U32, cfg["num_key_value_heads"]),
+            (a + "rope.freq_base", F32, cfg["rope_theta"]),
+            (a + "attention.layer_norm_rms_epsilon", F32, cfg["rms_norm_eps"]),
+            *extra,
+            ("tokenizer.ggml.bos_token_id", U32, cfg["bos_token_id"]),
+            ("tokenizer.ggml.eos_token_id", U32, cfg["eos_token_id"])]
 
 
 # ---------------------------------------------------------------- the sample files

@@ -1,6 +1,8 @@
 // gpt_test_util.h — what the tiny GPT's C++ tests (test_gpt.cpp, test_gpt_variants.cpp) share: a
 // guard that picks a kernel tier for a test and restores the fast one, seeded random token ids, and
-// seeded random weights larger than nanoGPT's init. Test-only; each test file includes it once.
+// seeded random weights larger than nanoGPT's init; and what the training tests (test_train*.cpp,
+// test_checkpoint.cpp) share: a short run's settings, a built-in task's data, the tiny preset with
+// another block size. Test-only; each test file includes it once.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include "core/base/rng.h"
 #include "core/kernels/kernels.h"
 #include "core/model/gpt.h"
+#include "core/model/train.h"
 
 namespace gpt_test_util {
 
@@ -35,6 +38,35 @@ inline void randomize(ap::GPT& m, uint64_t seed, float scale) {
   for (const auto& t : m.tensors())
     if (t.name.find("ln_") != std::string::npos && t.name.find(".weight") != std::string::npos)
       for (int64_t i = 0; i < t.numel; ++i) m.params()[t.offset + i] += 1.0f;
+}
+
+// A short run's settings: `steps` of `batch_size`, a 2-step warm-up, lr 3e-3 down to 3e-4, 2
+// evaluation batches, seed 11.
+inline ap::TrainConfig quick_train(int steps, int batch_size) {
+  ap::TrainConfig t;
+  t.batch_size = batch_size;
+  t.steps = steps;
+  t.warmup_steps = 2;
+  t.lr = 3e-3f;
+  t.min_lr = 3e-4f;
+  t.eval_batches = 2;
+  t.seed = 11;
+  return t;
+}
+
+// The built-in task `name` (data.h: "copy", "sort" …) on n_chars characters.
+inline ap::DataSpec task(const std::string& name, long long n_chars = 20000) {
+  ap::DataSpec d;
+  d.task = name;
+  d.n_chars = n_chars;
+  return d;
+}
+
+// The tiny preset with a context of `block` tokens.
+inline ap::GPTConfig tiny_block(int block) {
+  ap::GPTConfig c = ap::GPTConfig::tiny();
+  c.block_size = block;
+  return c;
 }
 
 }  // namespace gpt_test_util

@@ -131,22 +131,13 @@ def q8_0(x):  # ggml's Q8_0 (the same rule as gguf_writer.q8_0), vectorized for 
 
 
 def write_gguf(path, c, kind):
-    a = "llama."
     b2u = gw.bytes_to_unicode()
     tokens = [b2u[b] for b in range(256)] + ["<s>", "</s>"]
-    meta = [("general.architecture", gw.STRING, "llama"), ("general.name", gw.STRING, "memory test"),
-            (a + "context_length", gw.U32, c["max_position_embeddings"]),
-            (a + "embedding_length", gw.U32, c["hidden_size"]), (a + "block_count", gw.U32, c["num_hidden_layers"]),
-            (a + "feed_forward_length", gw.U32, c["intermediate_size"]),
-            (a + "attention.head_count", gw.U32, c["num_attention_heads"]),
-            (a + "attention.head_count_kv", gw.U32, c["num_key_value_heads"]),
-            (a + "rope.freq_base", gw.F32, c["rope_theta"]),
-            (a + "attention.layer_norm_rms_epsilon", gw.F32, c["rms_norm_eps"]),
-            ("tokenizer.ggml.model", gw.STRING, "gpt2"), ("tokenizer.ggml.pre", gw.STRING, "gpt-2"),
-            ("tokenizer.ggml.tokens", gw.ARRAY, (gw.STRING, tokens)),
-            ("tokenizer.ggml.token_type", gw.ARRAY, (gw.I32, [1] * 256 + [3, 3])),
-            ("tokenizer.ggml.merges", gw.ARRAY, (gw.STRING, [])),
-            ("tokenizer.ggml.bos_token_id", gw.U32, 256), ("tokenizer.ggml.eos_token_id", gw.U32, 257)]
+    meta = gw.llama_meta("llama", "memory test", c, [  # BOS and EOS: c's 256 and 257
+        ("tokenizer.ggml.model", gw.STRING, "gpt2"), ("tokenizer.ggml.pre", gw.STRING, "gpt-2"),
+        ("tokenizer.ggml.tokens", gw.ARRAY, (gw.STRING, tokens)),
+        ("tokenizer.ggml.token_type", gw.ARRAY, (gw.I32, [1] * 256 + [3, 3])),
+        ("tokenizer.ggml.merges", gw.ARRAY, (gw.STRING, []))])
     tensors = []
     for name, w in weights(c):  # the rows of Q and K as llama.cpp's converter permutes them: not needed
         k = kind if w.ndim == 2 else "F32"  # for memory; the reader puts them back all the same

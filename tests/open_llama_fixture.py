@@ -47,17 +47,7 @@ BF16_MODEL = {"vocab_size": 8192, "hidden_size": 512, "intermediate_size": 1024,
 
 
 def qwen2_gguf(path, cfg, weights, kind="F32"):
-    a = "qwen2."
-    meta = [("general.architecture", gw.STRING, "qwen2"), ("general.name", gw.STRING, "tiny qwen2"),
-            (a + "context_length", gw.U32, cfg["max_position_embeddings"]),
-            (a + "embedding_length", gw.U32, cfg["hidden_size"]), (a + "block_count", gw.U32, cfg["num_hidden_layers"]),
-            (a + "feed_forward_length", gw.U32, cfg["intermediate_size"]),
-            (a + "attention.head_count", gw.U32, cfg["num_attention_heads"]),
-            (a + "attention.head_count_kv", gw.U32, cfg["num_key_value_heads"]),
-            (a + "rope.freq_base", gw.F32, cfg["rope_theta"]),
-            (a + "attention.layer_norm_rms_epsilon", gw.F32, cfg["rms_norm_eps"]),
-            ("tokenizer.ggml.bos_token_id", gw.U32, cfg["bos_token_id"]),
-            ("tokenizer.ggml.eos_token_id", gw.U32, cfg["eos_token_id"])]
+    meta = gw.llama_meta("qwen2", "tiny qwen2", cfg)
     tensors = [gw.Tensor(gw.gguf_name(n), kinds(kind, t), list(reversed(t.shape)), gw.quantize(kinds(kind, t), t.numpy()))
                for n, t in weights.items()]
     with open(path, "wb") as f:

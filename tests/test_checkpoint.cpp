@@ -32,24 +32,14 @@
 #include "formats/file_io.h"
 #include "api/gpt_session.h"
 #include "formats/json.h"
+#include "gpt_test_util.h"
 #include "input_error_util.h"
 
 using input_error_util::Error;
 using input_error_util::error_of;
+using gpt_test_util::quick_train;
 
 namespace {
-
-ap::TrainConfig quick_train(int steps) {
-  ap::TrainConfig t;
-  t.batch_size = 4;
-  t.steps = steps;
-  t.warmup_steps = 2;
-  t.lr = 3e-3f;
-  t.min_lr = 3e-4f;
-  t.eval_batches = 2;
-  t.seed = 11;
-  return t;
-}
 
 // Small enough to be quick under ASan, with every kind of tensor (2 layers, 2 heads).
 ap::GPTConfig small_model() {
@@ -144,7 +134,7 @@ void check_same_state(const ap::TrainState& a, const ap::TrainState& b) {
 
 TEST_CASE("Checkpoint: the round trip is bit-exact, and the same state gives the same bytes", "[checkpoint]") {
   SECTION("a task run") {
-    ap::Trainer tr(small_model(), quick_train(20), copy_task());
+    ap::Trainer tr(small_model(), quick_train(20, 4), copy_task());
     for (int i = 0; i < 3; ++i) tr.step();
     tr.evaluate();
     const ap::TrainState s = tr.state();
@@ -156,7 +146,7 @@ TEST_CASE("Checkpoint: the round trip is bit-exact, and the same state gives the
     CHECK(ap::save_checkpoint(back) == bytes);
   }
   SECTION("a text run with Chinese characters in its vocabulary, never evaluated") {
-    ap::Trainer tr(small_model(), quick_train(20), chinese_data());
+    ap::Trainer tr(small_model(), quick_train(20, 4), chinese_data());
     for (int i = 0; i < 2; ++i) tr.step();
     const ap::TrainState s = tr.state();
     REQUIRE(s.last_val_loss == -1.0f);
@@ -172,11 +162,11 @@ TEST_CASE("Checkpoint: the round trip is bit-exact, and the same state gives the
 TEST_CASE("Checkpoint: resuming from the bytes continues bit for bit", "[checkpoint]") {
   constexpr int N = 4, M = 4;
   SECTION("a task run") {
-    ap::Trainer whole(small_model(), quick_train(N + M), copy_task());
+    ap::Trainer whole(small_model(), quick_train(N + M, 4), copy_task());
     std::vector<float> expected;
     for (int i = 0; i < N + M; ++i) expected.push_back(whole.step().loss);
 
-    ap::Trainer first(small_model(), quick_train(N + M), copy_task());
+    ap::Trainer first(small_model(), quick_train(N + M, 4), copy_task());
     for (int i = 0; i < N; ++i) REQUIRE(first.step().loss == expected[static_cast<size_t>(i)]);
     TempDir dir;  // through a file, as the CLI resumes
     const std::string path = (dir.path / "run.safetensors").string();
@@ -192,10 +182,10 @@ TEST_CASE("Checkpoint: resuming from the bytes continues bit for bit", "[checkpo
     CHECK(same_bits(resumed.state().params, whole.state().params));
   }
   SECTION("a text run") {
-    ap::Trainer whole(small_model(), quick_train(N + M), chinese_data());
+    ap::Trainer whole(small_model(), quick_train(N + M, 4), chinese_data());
     std::vector<float> expected;
     for (int i = 0; i < N + M; ++i) expected.push_back(whole.step().loss);
-    ap::Trainer first(small_model(), quick_train(N + M), chinese_data());
+    ap::Trainer first(small_model(), quick_train(N + M, 4), chinese_data());
     for (int i = 0; i < N; ++i) first.step();
     ap::Trainer resumed(ap::load_checkpoint(ap::save_checkpoint(first.state())), chinese_text());
     for (int i = N; i < N + M; ++i) REQUIRE(same_bits(resumed.step().loss, expected[static_cast<size_t>(i)]));
@@ -294,7 +284,7 @@ std::string with_float(std::string bytes, uint64_t at, float f) {
 // A small trained checkpoint: 2 layers, n_embd 8, the copy task, 2 steps, evaluated.
 const std::string& good_checkpoint() {
   static const std::string bytes = [] {
-    ap::Trainer tr(small_model(), quick_train(20), copy_task());
+    ap::Trainer tr(small_model(), quick_train(20, 4), copy_task());
     tr.step();
     tr.step();
     tr.evaluate();
@@ -306,7 +296,7 @@ const std::string& good_checkpoint() {
 }  // namespace
 
 TEST_CASE("Checkpoint: the file is safetensors with nanoGPT's names, little-endian", "[checkpoint]") {
-  ap::Trainer tr(small_model(), quick_train(20), copy_task());
+  ap::Trainer tr(small_model(), quick_train(20, 4), copy_task());
   tr.step();
   const ap::TrainState s = tr.state();
   const std::string bytes = ap::save_checkpoint(s);
@@ -804,7 +794,7 @@ ap::TrainState corpus_state(bool text) {
   c.n_head = 1;
   c.n_embd = 2;
   c.block_size = 4;
-  ap::TrainConfig t = quick_train(10);
+  ap::TrainConfig t = quick_train(10, 4);
   ap::DataSpec d = copy_task();
   d.n_chars = 300;
   if (text) {

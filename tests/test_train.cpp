@@ -17,8 +17,12 @@
 #include "core/model/generate.h"
 #include "core/kernels/kernels.h"
 #include "core/model/train.h"
+#include "gpt_test_util.h"
 
 namespace {
+
+using gpt_test_util::task;
+using gpt_test_util::tiny_block;
 
 ap::TrainConfig quick_train(int steps) {
   ap::TrainConfig t;
@@ -30,19 +34,6 @@ ap::TrainConfig quick_train(int steps) {
   t.eval_batches = 4;
   t.seed = 7;
   return t;
-}
-
-ap::DataSpec task(const std::string& name, long long n_chars = 20000) {
-  ap::DataSpec d;
-  d.task = name;
-  d.n_chars = n_chars;
-  return d;
-}
-
-ap::GPTConfig tiny_block(int block) {
-  ap::GPTConfig c = ap::GPTConfig::tiny();
-  c.block_size = block;
-  return c;
 }
 
 std::string error_of(const std::function<void()>& f) {

@@ -20,34 +20,14 @@
 
 #include "api/checkpoint.h"
 #include "core/model/train.h"
+#include "gpt_test_util.h"
 #include "input_error_util.h"
 
 namespace {
 
-ap::TrainConfig quick(int steps) {
-  ap::TrainConfig t;
-  t.batch_size = 8;
-  t.steps = steps;
-  t.warmup_steps = 2;
-  t.lr = 3e-3f;
-  t.min_lr = 3e-4f;
-  t.eval_batches = 2;
-  t.seed = 11;
-  return t;
-}
-
-ap::DataSpec task(const std::string& name) {
-  ap::DataSpec d;
-  d.task = name;
-  d.n_chars = 20000;
-  return d;
-}
-
-ap::GPTConfig tiny32() {
-  ap::GPTConfig c = ap::GPTConfig::tiny();
-  c.block_size = 32;
-  return c;
-}
+using gpt_test_util::quick_train;
+using gpt_test_util::task;
+using gpt_test_util::tiny_block;
 
 struct Run {
   std::vector<float> losses, norms;
@@ -55,7 +35,7 @@ struct Run {
 };
 
 Run train(int threads, int steps, ap::Trainer* t = nullptr) {
-  ap::Trainer own(tiny32(), quick(40), task("sort"));
+  ap::Trainer own(tiny_block(32), quick_train(40, 8), task("sort"));
   ap::Trainer& tr = t ? *t : own;
   if (threads > 0) tr.set_threads(threads);
   Run r;
@@ -80,7 +60,7 @@ TEST_CASE("Threads: one thread is the single-threaded step, bit for bit", "[trai
   CHECK(plain.norms == one.norms);
   CHECK(plain.params == one.params);
   // The same step in parts, split one way, is the same arithmetic.
-  ap::Trainer t(tiny32(), quick(40), task("sort"));
+  ap::Trainer t(tiny_block(32), quick_train(40, 8), task("sort"));
   std::vector<float> losses;
   for (int i = 0; i < 12; ++i) {
     t.begin_step(1);
@@ -133,8 +113,8 @@ TEST_CASE("Threads: two and three threads agree with one within the stated toler
 
 TEST_CASE("Threads: a step in parts (the page's workers) gives the bits of as many threads", "[train][threads]") {
   const Run threads = train(2, 8);
-  ap::Trainer main(tiny32(), quick(40), task("sort"));
-  ap::Trainer worker(tiny32(), quick(40), task("sort"));  // another worker's model: parameters sent each step
+  ap::Trainer main(tiny_block(32), quick_train(40, 8), task("sort"));
+  ap::Trainer worker(tiny_block(32), quick_train(40, 8), task("sort"));  // another worker's model: parameters sent each step
   const int B = 8, T = 32;
   std::vector<float> losses;
   for (int i = 0; i < 8; ++i) {
@@ -156,9 +136,9 @@ TEST_CASE("Threads: mirrors that step with the leader keep its bits (share 0 cop
   // (mirror_shard), each given the other shares in order; all three step as step() on 3 threads.
   const Run threads = train(3, 8);
   const int B = 8, T = 32, n = 3;
-  ap::Trainer leader(tiny32(), quick(40), task("sort"));
-  ap::Trainer m1(tiny32(), quick(40), task("sort"));
-  ap::Trainer m2(tiny32(), quick(40), task("sort"));
+  ap::Trainer leader(tiny_block(32), quick_train(40, 8), task("sort"));
+  ap::Trainer m1(tiny_block(32), quick_train(40, 8), task("sort"));
+  ap::Trainer m2(tiny_block(32), quick_train(40, 8), task("sort"));
   ap::Trainer* mirrors[] = {&m1, &m2};
   std::vector<float> losses[3];
   for (int i = 0; i < 8; ++i) {
@@ -199,7 +179,7 @@ TEST_CASE("Threads: mirrors that step with the leader keep its bits (share 0 cop
 TEST_CASE("Threads: a checkpoint saved with n threads resumes with any m", "[train][threads]") {
   // One run changes from 2 threads to 3 at step 6; another saves at step 6 with 2 threads and
   // resumes from the checkpoint's bytes with 3: the same bits.
-  ap::Trainer a(tiny32(), quick(40), task("sort"));
+  ap::Trainer a(tiny_block(32), quick_train(40, 8), task("sort"));
   train(2, 6, &a);
   const std::string bytes = ap::save_checkpoint(a.state());
   const Run rest = train(3, 6, &a);
@@ -214,7 +194,7 @@ TEST_CASE("Threads: a checkpoint saved with n threads resumes with any m", "[tra
 }
 
 TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[train][threads][errors]") {
-  ap::Trainer t(tiny32(), quick(40), task("sort"));
+  ap::Trainer t(tiny_block(32), quick_train(40, 8), task("sort"));
   CHECK(described([&] { t.set_threads(0); }).rfind("threads: threads is 0", 0) == 0);
   CHECK(described([&] { t.set_threads(ap::kMaxThreads + 1); }).rfind("threads: ", 0) == 0);
   CHECK(t.threads() == 1);
@@ -238,13 +218,13 @@ TEST_CASE("Threads: bad counts and shares out of order are refused by name", "[t
 }
 
 TEST_CASE("Threads: the evaluation in parts or on threads is evaluate()'s, bit for bit", "[train][threads]") {
-  ap::TrainConfig c = quick(40);
+  ap::TrainConfig c = quick_train(40, 8);
   c.eval_batches = 5;  // 5 batches: split 2, 3 and 4 ways, the shares are uneven
-  ap::Trainer main(tiny32(), c, task("sort"));
+  ap::Trainer main(tiny_block(32), c, task("sort"));
   train(0, 4, &main);
   REQUIRE(main.eval_batches() == 5);
   const float whole = main.evaluate();
-  ap::Trainer worker(tiny32(), c, task("sort"));  // another worker's model: the parameters sent
+  ap::Trainer worker(tiny_block(32), c, task("sort"));  // another worker's model: the parameters sent
   ap::GPT& w = worker.model();
   std::copy(main.model().params(), main.model().params() + w.num_parameters(), w.params());
   const int B = 8, T = 32;
@@ -271,7 +251,7 @@ TEST_CASE("Threads: the evaluation in parts or on threads is evaluate()'s, bit f
     CHECK(std::memcmp(&threads, &whole, sizeof whole) == 0);
   }
   // the step after an evaluation on threads: as the same count's step without one
-  ap::Trainer other(tiny32(), c, task("sort"));
+  ap::Trainer other(tiny_block(32), c, task("sort"));
   train(0, 4, &other);
   other.set_threads(16);
   CHECK(train(0, 3, &main).params == train(0, 3, &other).params);

@@ -7,11 +7,11 @@
 // the stepper's tasks (a matrix typed and every step stepped through; an exercise answered);
 // and no keyboard trap (Tab alone goes from the top of the page to its footer). Limits: a person's
 // judgement of focus order is not measured; the stepper's skip link is in a11y.spec.mjs.
-import { writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { focusVisible, focused } from './a11y-helpers.mjs';
 import { ready } from './stepper-helpers.mjs';
 import { nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { modelFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 
@@ -92,8 +92,7 @@ test('keyboard only: skip link, train and pause, a head into the stepper, the sl
 
   // open a model: the file input reached by Shift+Tab (it is above), Space opens the chooser
   const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
-  const files = Object.entries({ 'ckpt.pt': nanoGptCkpt({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length }, 5), 'meta.pkl': metaPkl(CHARS) })
-    .map(([name, bytes]) => { const p = testInfo.outputPath(name); writeFileSync(p, bytes); return p; });
+  const files = modelFiles(testInfo, { 'ckpt.pt': nanoGptCkpt({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length }, 5), 'meta.pkl': metaPkl(CHARS) });
   await tabTo(page, { id: 'tr-open-file' }, { key: 'Shift+Tab' });
   const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
   await chooser.setFiles(files);

@@ -8,10 +8,10 @@
 // after its run. A section added to the page adds its state to STATES below (name, and the steps
 // that reach it from the one before). Limits: axe judges the DOM; the canvases' pixels are
 // checked by a11y-views.spec.mjs.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { noViolations } from './a11y-helpers.mjs';
 import { nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
+import { openFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
@@ -22,8 +22,9 @@ const REFUSED = { damaged: { 'ckpt.pt': FOREIGN['ckpt.pt'].slice(0, FOREIGN['ckp
 
 /**
  * The states, in the order one page reaches them: each `go(page, t)` takes the page from the state
- * before to its own and waits until it is there (`t` holds what the test knows: the output folder's
- * paths). Add a section's state here; keep each reachable from the one before.
+ * before to its own and waits until it is there (`t` holds what the test knows: its testInfo, whose
+ * output folder takes the files a state opens). Add a section's state here; keep each reachable
+ * from the one before.
  */
 const STATES = [
   { name: 'before a run', go: async () => {} },
@@ -94,7 +95,7 @@ const STATES = [
   },
   {
     name: 'a model opened, the fine-tuning panel shown', go: async (page, t) => {
-      await page.locator('#tr-open-file').setInputFiles(t.foreign);
+      await openFiles(page, t.testInfo, FOREIGN, 'foreign');
       await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
       await expect(app(page)).toHaveAttribute('data-finetune', /./, { timeout: BOOT_MS });
     },
@@ -115,14 +116,14 @@ const STATES = [
     name: 'fine-tuning stopped, then a damaged model (a truncated ckpt.pt) refused with its message', go: async (page, t) => {
       await page.locator('#tr-ft-stop').click();
       await expect(app(page)).toHaveAttribute('data-finetune', 'stopped', { timeout: RUN_MS });
-      await page.locator('#tr-open-file').setInputFiles(t.damaged);
+      await openFiles(page, t.testInfo, REFUSED.damaged, 'damaged');
       await expect(app(page)).toHaveAttribute('data-open', 'refused', { timeout: BOOT_MS });
       await expect(page.locator('#tr-open-msg')).toContainText('ckpt.pt');
     },
   },
   {
     name: 'a file of no known model format refused with its message', go: async (page, t) => {
-      await page.locator('#tr-open-file').setInputFiles(t.unknown);
+      await openFiles(page, t.testInfo, REFUSED.unknown, 'unknown');
       await expect(page.locator('#tr-open-msg')).toContainText('weights.safetensors', { timeout: BOOT_MS });
       await expect(app(page)).toHaveAttribute('data-open', 'refused');
     },
@@ -132,13 +133,6 @@ const STATES = [
 for (const lang of ['en', 'zh']) {
   test(`training page, every state, ${lang}`, async ({ page }, testInfo) => {
     test.slow();  // fourteen states in one page, each checked by axe: minutes, more beside other load
-    const write = (files, dir) => Object.entries(files).map(([name, bytes]) => {
-      const path = testInfo.outputPath(dir, name);
-      mkdirSync(testInfo.outputPath(dir), { recursive: true });
-      writeFileSync(path, bytes);
-      return path;
-    });
-    const [foreign, damaged, unknown] = [write(FOREIGN, 'foreign'), write(REFUSED.damaged, 'damaged'), write(REFUSED.unknown, 'unknown')];
     await page.goto('/train/#steps=40&batch_size=4&eval_interval=10&sample_every=20');
     await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
     if (lang === 'zh') {
@@ -147,7 +141,7 @@ for (const lang of ['en', 'zh']) {
     }
     for (const s of STATES) {
       await test.step(s.name, async () => {
-        await s.go(page, { foreign, damaged, unknown });
+        await s.go(page, { testInfo });
         await noViolations(page, `the training page (${lang}): ${s.name}`);
       });
     }

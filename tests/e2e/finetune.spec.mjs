@@ -9,10 +9,11 @@
 // text at the step reached. 中文; the keyboard; no horizontal overflow at 375, 1366 and 1920 px
 // (screenshots in the test's output folder). Waits are on states (#app's data-finetune,
 // data-train), never on time.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { nanoGptCkpt, metaPkl, hfGpt2Files } from '../lib/foreign-files.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
+import { openFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
@@ -20,15 +21,11 @@ const SMALL = { n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: C
 const TEXT = 'ROMEO: To be, or not to be; that is the time!\nMERO: a time to ride, tame the wind;\n'.repeat(12);
 const SET = { 'ckpt.pt': nanoGptCkpt(SMALL, 5), 'meta.pkl': metaPkl(CHARS) };
 
-async function openFiles(page, testInfo, set = SET) {
+/** The training page with `set` opened by its picker. */
+async function opened(page, testInfo, set = SET) {
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  const paths = Object.entries(set).map(([name, bytes]) => {
-    const path = testInfo.outputPath(name);
-    writeFileSync(path, bytes);
-    return path;
-  });
-  await page.locator('#tr-open-file').setInputFiles(paths);
+  await openFiles(page, testInfo, set);
   await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
 }
 
@@ -40,7 +37,7 @@ test('fine-tune an opened ckpt.pt: memory first, refusals by name, a few steps, 
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   expect(fetched.filter((p) => p.endsWith('/finetune-panel.js'))).toEqual([]); // not at start
-  await openFiles(page, testInfo);
+  await opened(page, testInfo);
   expect(fetched.filter((p) => p.endsWith('/finetune-panel.js'))).toHaveLength(1);
   const ft = panel(page);
   await expect(ft).toBeVisible();
@@ -120,7 +117,7 @@ test('fine-tune an opened ckpt.pt: memory first, refusals by name, a few steps, 
 });
 
 test('a batch too large is refused in figures before trying; Stop pauses; 中文', async ({ page }, testInfo) => {
-  await openFiles(page, testInfo);
+  await opened(page, testInfo);
   const ft = panel(page);
   await ft.getByLabel('Text to fine-tune on').fill(TEXT);
   await ft.getByLabel('Batch size').fill('1024');
@@ -153,7 +150,7 @@ test('a batch too large is refused in figures before trying; Stop pauses; 中文
 test('a model too large to fine-tune in the page: the memory refusal in figures, Fine-tune stays off', async ({ page }, testInfo) => {
   // GPT-2's vocabulary and context on a narrow model: batch 16 × 1,024 tokens' logits alone are 3.3 GB
   const hf = hfGpt2Files({ n_layer: 1, n_head: 2, n_embd: 16, block_size: 1024, vocab_size: 50257 }, 3);
-  await openFiles(page, testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config });
+  await opened(page, testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config });
   const ft = panel(page);
   await expect(page.locator('#tr-ft-text-hint')).toContainText('came without its tokenizer');
   await ft.getByLabel('Context (tokens)').fill('1024');

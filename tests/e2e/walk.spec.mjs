@@ -7,11 +7,11 @@
 // same prompt and position (computed in Node). Every block step saves as SVG (parses, has its
 // title, no text past its right edge) and PNG (IHDR size = the size the page states). English and 中文; no horizontal overflow
 // at 375, 1366 and 1920 px (the strict CSP is csp.spec.mjs's, which loads this page).
-import { writeFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { test, expect, BOOT_MS, RUN_MS } from './fixtures.mjs';
 import { loadGptApi } from '../wasm/load.mjs';
 import { hfGpt2Files, nanoGptCkpt, metaPkl } from '../lib/foreign-files.mjs';
-import { savedModel, uploaded } from './train-helpers.mjs';
+import { openFiles, savedModel, uploaded } from './train-helpers.mjs';
 
 let ownPath;
 const f4 = (v) => { if (v === 0) return '0'; const s = Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-4 && v !== 0) ? v.toExponential(2) : v.toFixed(4); return s.replace('-', '−'); };
@@ -249,12 +249,8 @@ test('the sampled token is generation’s first for the same prompt, seed, tempe
 test('an opened GPT-2 layout (gelu_new, n_embd 64): heat strips read by the keyboard and the pointer', async ({ page }, testInfo) => {
   const cfg = { n_layer: 2, n_head: 4, n_embd: 64, block_size: 16, vocab_size: 50 };
   const { model, config } = hfGpt2Files(cfg, 7, { activation: 'gelu_new' });
-  const paths = [['model.safetensors', model], ['config.json', config]].map(([name, bytes]) => {
-    const p = testInfo.outputPath(name);
-    return writeFile(p, bytes).then(() => p);
-  });
   await boot(page);
-  await page.locator('#tr-open-file').setInputFiles(await Promise.all(paths));
+  await openFiles(page, testInfo, { 'model.safetensors': model, 'config.json': config });
   await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
   await walkTo(page, 3, '[1][2][3][4][5]');
   const s = section(page);
@@ -288,10 +284,6 @@ test('a model too wide for the trace to carry its keys: a score’s q·k terms a
   const cfg = { n_layer: 5, n_head: 4, n_embd: 256, block_size: 64, vocab_size: 50 };
   const files = hfGpt2Files(cfg, 11, {});
   const set = { 'model.safetensors': files.model, 'config.json': files.config };
-  const paths = Object.entries(set).map(([name, bytes]) => {
-    const p = testInfo.outputPath(name);
-    return writeFile(p, bytes).then(() => p);
-  });
   const prompt = Array.from({ length: 64 }, (_, i) => `[${i % 50}]`).join(''); // 64 ids, 250 characters
   // the core's numbers for the same file and prompt, in Node: without kv_layer the trace has no keys
   const gpt = await loadGptApi();
@@ -314,7 +306,7 @@ test('a model too wide for the trace to carry its keys: a score’s q·k terms a
   };
 
   await boot(page);
-  await page.locator('#tr-open-file').setInputFiles(await Promise.all(paths));
+  await openFiles(page, testInfo, set);
   await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
   await walkTo(page, 63, prompt);
   const s = section(page);
@@ -353,13 +345,8 @@ test('a model too wide for the trace to carry its keys: a score’s q·k terms a
 test('an opened nanoGPT ckpt.pt without biases, in 中文: β and the biases are absent, and said so', async ({ page }, testInfo) => {
   const CHARS = [...'\n !,:;ERMOTabdehilmnorstuw'].sort();
   const cfg = { n_layer: 1, n_head: 2, n_embd: 16, block_size: 16, vocab_size: CHARS.length, bias: false };
-  const paths = await Promise.all([['ckpt.pt', nanoGptCkpt(cfg, 5)], ['meta.pkl', metaPkl(CHARS)]].map(async ([name, bytes]) => {
-    const p = testInfo.outputPath(name);
-    await writeFile(p, bytes);
-    return p;
-  }));
   await boot(page, '#lang=zh');
-  await page.locator('#tr-open-file').setInputFiles(paths);
+  await openFiles(page, testInfo, { 'ckpt.pt': nanoGptCkpt(cfg, 5), 'meta.pkl': metaPkl(CHARS) });
   await expect(page.locator('#app')).toHaveAttribute('data-open', 'opened', { timeout: BOOT_MS });
   await walkTo(page, 1, 'the mat');
   const s = section(page);
