@@ -5,18 +5,46 @@
 
 #include "core/base/input_error.h"
 
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>  // emscripten_get_now
+#endif
+
 namespace ap {
 
 namespace {
 
 // Reads of an atomic before a waiting thread sleeps: with the pause below about 30–100 µs.
 constexpr int kSpin = 1 << 12;
+// In wasm there is no pause instruction: kSpin reads took a few microseconds, less than the
+// serial steps between a forward's parallel parts (a LayerNorm, a residual add), so the pool's
+// thread slept (Atomics.wait) before nearly every one of a prompt's ~73 runs and each run
+// started with a wake-up. There the spin is timed instead: kSpinMs of the clock.
+constexpr double kSpinMs = 1.0;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
   asm volatile("yield");
+#endif
+}
+
+// Spins while !ready(), a short while (kSpin pauses natively, kSpinMs in wasm): ready()'s last value.
+template <class R>
+bool spin(R ready) {
+#if defined(__EMSCRIPTEN__)
+  const double until = emscripten_get_now() + kSpinMs;
+  for (;;) {
+    for (int s = 0; s < 256; ++s)
+      if (ready()) return true;
+    if (emscripten_get_now() > until) return ready();
+  }
+#else
+  for (int s = 0; s < kSpin; ++s) {
+    if (ready()) return true;
+    cpu_relax();
+  }
+  return ready();
 #endif
 }
 
@@ -63,8 +91,7 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::work(int i) {
   uint64_t seen = 0;
   for (;;) {
-    for (int s = 0; s < kSpin && generation_.load(std::memory_order_acquire) == seen; ++s) cpu_relax();
-    if (generation_.load(std::memory_order_acquire) == seen) {
+    if (!spin([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
       if (stop_) return;
@@ -100,8 +127,7 @@ void ThreadPool::run_raw(void (*fn)(void*, int), void* ctx) {
     errors_[0] = std::current_exception();
   }
   if (n_ > 1) {
-    for (int s = 0; s < kSpin && pending_.load(std::memory_order_acquire) != 0; ++s) cpu_relax();
-    if (pending_.load(std::memory_order_acquire) != 0) {
+    if (!spin([&] { return pending_.load(std::memory_order_acquire) == 0; })) {
       std::unique_lock<std::mutex> lock(mu_);
       done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
     }

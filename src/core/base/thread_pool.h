@@ -7,9 +7,11 @@
 // lowest i first, after every f has returned.
 //
 // Waiting: a thread between runs, and the caller for the others to finish, first spins a short
-// while (kSpin reads of an atomic, tens of microseconds) and only then sleeps on a condition
-// variable: a prompt's forward runs the pool some 70 times, for parts of tens of microseconds
-// to milliseconds, and a sleeping thread's wake-up cost about as much as the smaller parts.
+// while (kSpin reads of an atomic, tens of microseconds; in wasm, which has no pause
+// instruction, kSpinMs = 1 ms by the clock) and only then sleeps on a condition variable
+// (Atomics.wait in wasm): a prompt's forward runs the pool some 70 times, for parts of tens of
+// microseconds to milliseconds, and a sleeping thread's wake-up cost about as much as the
+// smaller parts.
 //
 // Limits: at most kMaxThreads. In the plain wasm build (no pthreads) the pool has one thread, the
 // caller: hardware_threads() is 1 and a pool of more throws InputError (field "threads"); the
