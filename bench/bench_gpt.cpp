@@ -232,7 +232,7 @@ std::pair<double, double> trainer_bench(const std::string& name, const ap::GPTCo
   return {wm, cm};
 }
 
-void threads_bench(const std::string& name, const ap::GPTConfig& cfg, int threads, int steps) {
+[[maybe_unused]] void threads_bench(const std::string& name, const ap::GPTConfig& cfg, int threads, int steps) {
   const auto one = trainer_bench(name + "_t1", cfg, 1, steps);
   const auto many = trainer_bench(name + "_t" + std::to_string(threads), cfg, threads, steps);
   std::printf("%-28s speedup_t%d=%5.2f (wall medians) cpu_ratio=%5.2f\n", name.c_str(), threads, one.first / many.first,
