@@ -6,7 +6,9 @@
 // (/isolated/train/: gpt_core_mt, loadGpt({threads: 2})), then a 64-token prompt's next-token
 // forward (run.nextToken: the prompt's forward and its last logits) is timed on 1 and 2 threads,
 // alternated for N rounds (default 5) after one warm-up each. Prints the medians, their ratio and
-// whether the logits shown (the 8,192 largest, float32 printed to round-trip) are the same bits.
+// whether the logits shown (the 8,192 largest, float32 printed to round-trip) are the same bits,
+// then each round's two times and ratio (a 2-vCPU machine's swings show there: a few slow rounds
+// or all of them).
 // A benchmark: it never fails on a number. Limits: the model is opened and run on the page's main
 // thread (not the training page's worker); tokens are ids (no tokenizer files).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -64,5 +66,7 @@ export async function promptThreadsBench(rounds = 5) {
     console.log(`W6_gpt2s_prefill64 in Chromium ${browser.version()} (gpt_core_mt, ${r.tokens} tokens, ${rounds} rounds alternated, ${r.cores} cores): `
       + `1 thread ms_med=${m1.toFixed(1)}  2 threads ms_med=${m2.toFixed(1)}  ratio=${(m1 / m2).toFixed(2)}  `
       + `logits same bits: ${r.same ? 'yes' : 'NO'}`);
+    const each = r.ms[1].map((t1, i) => `${t1.toFixed(1)}/${r.ms[2][i].toFixed(1)}=${(t1 / r.ms[2][i]).toFixed(2)}`);
+    console.log(`  rounds (1 thread/2 threads=ratio, ms): ${each.join('  ')}`);
   });
 }
