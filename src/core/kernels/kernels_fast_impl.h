@@ -315,8 +315,9 @@ constexpr bool kPackA = false;
 // the tiles that use it (kc × NR floats, in L1), instead of a KC × NC block (1.9 MB, past L2)
 // packed whole and read back by each tile from L2; and A packed (its MR-row panels of each k
 // block, once per block: at 64 rows 64 KB for the 50,257 columns of GPT-2's head), so that the
-// tile reads its MR floats per k side by side at one pointer (AK::packed). Measured in Node at W6's 64-row shapes (CPU time A/B under load,
-// docs/performance-journal.md): about 3–5% less time per product than the packed GEMM.
+// tile reads its MR floats per k side by side at one pointer (AK::packed). Measured in Node at
+// W6's 64-row shapes (CPU-time A/B under load, docs/performance-journal.md): GPT-2's head 0.92×
+// the packed GEMM's time, the layers' products even.
 // The loops and each output's order of summation are the packed GEMM's (k blocks in order, each
 // C tile accumulated over them by one tile call per block): the same bits as gemm's other path.
 #if defined(AP_SIMD_WASM) && !defined(AP_FAST_NO_PANEL_PACK)  // -DAP_FAST_NO_PANEL_PACK: the A/B
