@@ -13,13 +13,26 @@ namespace ap {
 
 namespace {
 
+#if defined(__EMSCRIPTEN__)
+// In wasm there is no pause instruction: a native spin's 4,096 reads took a few microseconds,
+// less than the serial steps between a forward's parallel parts (a LayerNorm, a residual add), so
+// the pool's thread slept (Atomics.wait) before nearly every one of a prompt's ~73 runs and each
+// run started with a wake-up. There the spin is timed instead: kSpinMs of the clock.
+constexpr double kSpinMs = 1.0;
+
+// Spins while !ready(), kSpinMs at most: ready()'s last value.
+template <class R>
+bool spin(R ready) {
+  const double until = emscripten_get_now() + kSpinMs;
+  for (;;) {
+    for (int s = 0; s < 256; ++s)
+      if (ready()) return true;
+    if (emscripten_get_now() > until) return ready();
+  }
+}
+#else
 // Reads of an atomic before a waiting thread sleeps: with the pause below about 30–100 µs.
 constexpr int kSpin = 1 << 12;
-// In wasm there is no pause instruction: kSpin reads took a few microseconds, less than the
-// serial steps between a forward's parallel parts (a LayerNorm, a residual add), so the pool's
-// thread slept (Atomics.wait) before nearly every one of a prompt's ~73 runs and each run
-// started with a wake-up. There the spin is timed instead: kSpinMs of the clock.
-constexpr double kSpinMs = 1.0;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,24 +42,16 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins while !ready(), a short while (kSpin pauses natively, kSpinMs in wasm): ready()'s last value.
+// Spins while !ready(), kSpin pauses at most: ready()'s last value.
 template <class R>
 bool spin(R ready) {
-#if defined(__EMSCRIPTEN__)
-  const double until = emscripten_get_now() + kSpinMs;
-  for (;;) {
-    for (int s = 0; s < 256; ++s)
-      if (ready()) return true;
-    if (emscripten_get_now() > until) return ready();
-  }
-#else
   for (int s = 0; s < kSpin; ++s) {
     if (ready()) return true;
     cpu_relax();
   }
   return ready();
-#endif
 }
+#endif
 
 }  // namespace
 
