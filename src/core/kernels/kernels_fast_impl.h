@@ -10,7 +10,7 @@
 //    broadcast-times-vector fmadds; A read packed, by rows or by columns; B by rows.
 //  - gemm: BLIS-style packed matmul (KC×NC panels of B, MC×KC blocks of A, packed into the fixed
 //    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows (in
-//    wasm, up to MC rows: gemm_panels, B packed a panel at a time, A packed); a
+//    wasm, up to MC rows: B packed a panel at a time, A packed); a
 //    prompt's 4–256 rows (4–16 in wasm) take its transpose (matmul_forward_short: weight rows broadcast in
 //    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
@@ -318,35 +318,13 @@ constexpr bool kPackA = false;
 // tile reads its MR floats per k side by side at one pointer (AK::packed). Measured in Node at
 // W6's 64-row shapes (CPU-time A/B under load, docs/performance-journal.md): GPT-2's head 0.92×
 // the packed GEMM's time, the layers' products even.
-// The loops and each output's order of summation are the packed GEMM's (k blocks in order, each
-// C tile accumulated over them by one tile call per block): the same bits as gemm's other path.
+// gemm below does it (`panels`): the same loops, only where B is packed and that A is, so each
+// output's order of summation is the whole-block path's and the bits are the same.
 #if defined(AP_SIMD_WASM) && !defined(AP_FAST_NO_PANEL_PACK)  // -DAP_FAST_NO_PANEL_PACK: the A/B
 constexpr bool kPanelPack = true;
 #else
 constexpr bool kPanelPack = false;
 #endif
-void gemm_panels(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB,
-                 float* C, int ldc, bool accum, const float* bias, float* ap, float* bp) {
-  for (int jc = 0; jc < N; jc += NC) {
-    const int nc = imin(NC, N - jc);
-    for (int pc = 0; pc < K; pc += KC) {
-      const int kc = imin(KC, K - pc);
-      const bool acc = accum || pc > 0;
-      const float* bi = (bias && pc + kc == K) ? bias + jc : nullptr;
-      pack_a(ap, A, lda, transA, 0, M, pc, kc);
-      for (int jr = 0; jr < nc; jr += NR) {
-        const int n = imin(NR, nc - jr);
-        pack_b(bp, B, ldb, transB, pc, kc, jc + jr, n);
-        float* c = C + jc + jr;
-        const float* bj = bi ? bi + jr : nullptr;
-        for (int ir = 0; ir < M; ir += MR) {
-          const int m = imin(MR, M - ir);
-          tile<MR, NV, AK::packed, false>(kc, ap + zu(ir) * kc, 0, bp, NR, c + zu(ir) * ldc, ldc, m, n, 1.0f, acc, bj);
-        }
-      }
-    }
-  }
-}
 
 // C (M,N) = op(A)·op(B) (+ C if accum) (+ bias (N) if bias), row stride ldc.
 void gemm(int M, int N, int K, const float* A, int lda, bool transA, const float* B, int ldb, bool transB, float* C,
@@ -363,26 +341,27 @@ void gemm(int M, int N, int K, const float* A, int lda, bool transA, const float
   }
   float* const ap = workspace();
   float* const bp = ap + MC * KC;
-  if (kPanelPack && M <= MC)
-    return gemm_panels(M, N, K, A, lda, transA, B, ldb, transB, C, ldc, accum, bias, ap, bp);
+  const bool panels = kPanelPack && M <= MC;  // B packed a panel at a time, A packed (above)
+  const bool pack_a_ = kPackA || panels;
   for (int jc = 0; jc < N; jc += NC) {
     const int nc = imin(NC, N - jc);
     for (int pc = 0; pc < K; pc += KC) {
       const int kc = imin(KC, K - pc);
-      pack_b(bp, B, ldb, transB, pc, kc, jc, nc);
+      if (!panels) pack_b(bp, B, ldb, transB, pc, kc, jc, nc);
       const bool acc = accum || pc > 0;
       const float* bi = (bias && pc + kc == K) ? bias + jc : nullptr;
       for (int ic = 0; ic < M; ic += MC) {
         const int mc = imin(MC, M - ic);
-        if (kPackA) pack_a(ap, A, lda, transA, ic, mc, pc, kc);
+        if (pack_a_) pack_a(ap, A, lda, transA, ic, mc, pc, kc);
         for (int jr = 0; jr < nc; jr += NR) {
           const int n = imin(NR, nc - jr);
-          const float* b = bp + zu(jr) * kc;
+          if (panels) pack_b(bp, B, ldb, transB, pc, kc, jc + jr, n);
+          const float* b = panels ? bp : bp + zu(jr) * kc;
           float* c = C + zu(ic) * ldc + jc + jr;
           const float* bj = bi ? bi + jr : nullptr;
           for (int ir = 0; ir < mc; ir += MR) {
             const int m = imin(MR, mc - ir);
-            if (kPackA)
+            if (pack_a_)
               tile<MR, NV, AK::packed, false>(kc, ap + zu(ir) * kc, 0, b, NR, c + zu(ir) * ldc, ldc, m, n, 1.0f, acc, bj);
             else if (transA)  // op(A) rows are columns of A: MR contiguous floats per k
               tile<MR, NV, AK::cols, false>(kc, A + zu(pc) * lda + ic + ir, lda, b, NR, c + zu(ir) * ldc, ldc, m, n,
@@ -475,7 +454,7 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // In wasm (2×16 tiles, no mul-add fusion) up to 16 rows only: against the packed GEMM in Node
 // (one-process A/B with -DAP_FAST_SHORT_MAX=256) it ran 1.29–3.5× at 8 and 16 rows, about even at
 // 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99); that was against the whole-block packed
-// GEMM, which in wasm now takes 17 to MC rows as gemm_panels (a few % faster at 64 rows).
+// GEMM, which in wasm now packs B by panel from 17 to MC rows (GPT-2's head 0.92× at 64 rows).
 #if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
 constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
 #elif defined(AP_SIMD_WASM)
