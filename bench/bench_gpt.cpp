@@ -555,8 +555,8 @@ void gpt2s_step_profile() {
 }
 
 // W6's matrix products alone (`--only w6k`): matmul_forward of the fast tier at the prompt's
-// shapes (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the lm_head) and at one row (a
-// generated token's lm_head), weights of a fixed pattern; per shape the CPU time's median of 7
+// shapes (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the lm_head), at one row (a
+// generated token's lm_head) and at 32, 128 and 192 rows (c_attn, mlp.c_proj), weights of a fixed pattern; per shape the CPU time's median of 7
 // calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=… of_peak=…%".
 void w6_matmul_bench() {
   const ap::kernels::Kernels& k = ap::kernels::active();
@@ -564,7 +564,8 @@ void w6_matmul_bench() {
     int N, C, OC;
   };
   for (const Shape s : {Shape{64, 768, 2304}, Shape{64, 768, 768}, Shape{64, 768, 3072}, Shape{64, 3072, 768},
-                        Shape{64, 768, 50257}, Shape{1, 768, 50257}}) {
+                        Shape{64, 768, 50257}, Shape{1, 768, 50257}, Shape{32, 768, 2304}, Shape{32, 3072, 768},
+                        Shape{128, 768, 2304}, Shape{128, 3072, 768}, Shape{192, 768, 2304}, Shape{192, 3072, 768}}) {
     std::vector<float> x(static_cast<size_t>(s.N) * s.C), w(static_cast<size_t>(s.OC) * s.C), b(static_cast<size_t>(s.OC)),
         out(static_cast<size_t>(s.N) * s.OC);
     for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) * 0.01f - 0.06f;

@@ -12,7 +12,8 @@
 //    workspace of kernels_fast.h), used by matmul_backward and matmul_forward's many rows (in
 //    wasm, up to MC rows: B packed a panel at a time, A packed); a
 //    prompt's 4–256 rows (4–16 in wasm) take its transpose (matmul_forward_short: weight rows broadcast in
-//    place, the inputs packed as Xᵀ, so no weight is copied); for fewer than 4 rows
+//    place, the inputs packed as Xᵀ, so no weight is copied); in wasm 17–64 rows take dot
+//    products of input and weight rows where they lie (matmul_forward_dots); for fewer than 4 rows
 //    (generation) matmul_forward streams the weight rows instead: a dot product per row, and for
 //    a matrix of 1 MB or more one load from each 4 KB page just ahead of the row (its values
 //    unused) so the memory's streaming does not stall at page ends.
@@ -454,7 +455,8 @@ AP_INLINE float dot_row(const float* a, const float* b, int n) {
 // In wasm (2×16 tiles, no mul-add fusion) up to 16 rows only: against the packed GEMM in Node
 // (one-process A/B with -DAP_FAST_SHORT_MAX=256) it ran 1.29–3.5× at 8 and 16 rows, about even at
 // 32 (1.03–1.06) and slower at 64 and 128 (0.85–0.99); that was against the whole-block packed
-// GEMM, which in wasm now packs B by panel from 17 to MC rows (GPT-2's head 0.92× at 64 rows).
+// GEMM. In wasm 17–64 rows now take matmul_forward_dots (below), 65 to MC the GEMM with B packed
+// by panel.
 #if defined(AP_FAST_SHORT_MAX)  // experiments: -DAP_FAST_SHORT_MAX=…
 constexpr int kShortMin = 4, kShortMax = AP_FAST_SHORT_MAX;
 #elif defined(AP_SIMD_WASM)
@@ -516,9 +518,83 @@ void matmul_forward_short(float* out, int ldo, const float* inp, const float* we
   }
 }
 
+// ---------------------------------------------------------------- the prompt's product by dot products (wasm)
+// out (N,OC) = inp·Wᵀ + bias for a prompt's rows (kShortMax < N ≤ kDotsMax, inp within L2), in
+// tiles of DR input rows × DO weight rows, each output a dot product of two rows read where they
+// lie: lane l of a vector accumulator sums k ≡ l (mod W), then the lanes (V::reduce_add), then the
+// tail k ≥ C − C mod W in order, then + bias. Nothing is packed: each weight row is read once from
+// memory, by the first tile of its group, and from the caches by the rest; the packed GEMM instead
+// copies (transposes) every weight into panels, 15 % of W6's 64-row products in Node's profile.
+// In wasm a 2×4 tile keeps its 8 accumulators, 2 input and 4 weight vectors and a product in V8's
+// 15 vector registers; 2×5, 3×3, 3×4, 1×8 and 4×2 spilled or ran slower (one-process A/B in Node,
+// docs/performance-journal.md). Before each group, one load from each 4 KB page of the next group
+// of weight rows (touch_pages: the page's translation and the stream prefetcher start early).
+// Each output's bits depend on neither its tile nor which columns a call computes (a thread split
+// of OC gives the same bits). Native ISAs keep the short path (with FMA it is faster there).
+#if defined(AP_SIMD_WASM)
+constexpr int kDotsMax = 64;
+#else
+constexpr int kDotsMax = 0;
+#endif
+constexpr int DR = 2, DO = 4;
+constexpr size_t kDotsInputFloats = size_t(1) << 18;  // inp (N, C) up to 1 MB: stays in L2 across the groups
+
+template <int TR, int TO>
+__attribute__((noinline)) void dots_tile(const float* x, int C, const float* w, float* o, int ldo, const float* bias,
+                                         int nr, int no) {
+  VT acc[TR][TO];
+#pragma GCC unroll 8
+  for (int r = 0; r < TR; ++r)
+#pragma GCC unroll 8
+    for (int q = 0; q < TO; ++q) acc[r][q] = V::zero();
+  const float* xr[TR];
+  const float* wr[TO];
+#pragma GCC unroll 8
+  for (int r = 0; r < TR; ++r) xr[r] = x + zu(imin(r, nr - 1)) * C;  // rows past nr repeat the last (discarded)
+#pragma GCC unroll 8
+  for (int q = 0; q < TO; ++q) wr[q] = w + zu(imin(q, no - 1)) * C;
+  int k = 0;
+  for (; k + W <= C; k += W) {
+    VT a[TR];
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; ++r) a[r] = V::load(xr[r] + k);
+#pragma GCC unroll 8
+    for (int q = 0; q < TO; ++q) {
+      const VT b = V::load(wr[q] + k);
+#pragma GCC unroll 8
+      for (int r = 0; r < TR; ++r) acc[r][q] = V::fmadd(a[r], b, acc[r][q]);
+    }
+  }
+  for (int r = 0; r < nr; ++r)
+    for (int q = 0; q < no; ++q) {
+      float s = V::reduce_add(acc[r][q]);
+      for (int kk = k; kk < C; ++kk) s += xr[r][kk] * wr[q][kk];
+      o[zu(r) * ldo + q] = bias ? s + bias[q] : s;
+    }
+}
+
+AP_INLINE bool dots_fit(int N, int C) { return N > kShortMax && N <= kDotsMax && zu(N) * zu(C) <= kDotsInputFloats; }
+
+void matmul_forward_dots(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N, int C,
+                         int OC) {
+  const uintptr_t end = reinterpret_cast<uintptr_t>(weight + zu(OC) * zu(C));
+  const size_t group_bytes = zu(DO) * zu(C) * sizeof(float);
+  uint32_t t = 0;
+  for (int oc0 = 0; oc0 < OC; oc0 += DO) {
+    const uintptr_t next = reinterpret_cast<uintptr_t>(weight + zu(oc0 + DO) * zu(C));
+    if (next < end) t |= touch_pages(next, imin_u(next + group_bytes, end));
+    const int no = imin(DO, OC - oc0);
+    for (int n0 = 0; n0 < N; n0 += DR)
+      dots_tile<DR, DO>(inp + zu(n0) * C, C, weight + zu(oc0) * C, out + zu(n0) * zu(ldo) + oc0, ldo,
+                        bias ? bias + oc0 : nullptr, imin(DR, N - n0), no);
+  }
+  touch_sink = t;
+}
+
 void matmul_forward_into(float* out, int ldo, const float* inp, const float* weight, const float* bias, int N, int C,
                          int OC) {
   if (short_fits(N, C)) return matmul_forward_short(out, ldo, inp, weight, bias, N, C, OC);
+  if (dots_fit(N, C)) return matmul_forward_dots(out, ldo, inp, weight, bias, N, C, OC);
   if (N < 4) {
     // A few rows (generation): dot products straight from the weight rows, no packing.
     if (zu(OC) * zu(C) * sizeof(float) < kStreamBytes) {
