@@ -313,7 +313,8 @@ constexpr bool kPackA = true;
 constexpr bool kPackA = false;
 #endif
 
-// Few rows (M ≤ MC: one block of A) in wasm: B packed one NR-column panel at a time, just before
+// Few rows (M ≤ MC: one block of A) in wasm — the backward's few-row products and a forward of 65
+// to MC rows (17–64 take matmul_forward_dots): B packed one NR-column panel at a time, just before
 // the tiles that use it (kc × NR floats, in L1), instead of a KC × NC block (1.9 MB, past L2)
 // packed whole and read back by each tile from L2; and A packed (its MR-row panels of each k
 // block, once per block: at 64 rows 64 KB for the 50,257 columns of GPT-2's head), so that the
