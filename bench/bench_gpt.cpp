@@ -556,8 +556,8 @@ void gpt2s_step_profile() {
 
 // W6's matrix products alone (`--only w6k`): matmul_forward of the fast tier at the prompt's
 // shapes (64 rows: c_attn, attn.c_proj, c_fc, mlp.c_proj, the lm_head), at one row (a
-// generated token's lm_head) and at 32, 128 and 192 rows (c_attn, mlp.c_proj), weights of a fixed pattern; per shape the CPU time's median of 7
-// calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=… of_peak=…%".
+// generated token's lm_head) and at 32, 128 and 192 rows (c_attn, mlp.c_proj), weights of a
+// fixed pattern; per shape the CPU time's median of 7 calls after one, and GFLOP/s. Prints "W6k_matmul_N…_C…_OC… cpu_ms_med=… gflops=… of_peak=…%".
 void w6_matmul_bench() {
   const ap::kernels::Kernels& k = ap::kernels::active();
   struct Shape {
