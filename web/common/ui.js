@@ -29,13 +29,12 @@ export function scrollBehavior() {
 
 /**
  * Keeps the focus from hiding under a sticky or fixed box (WCAG 2.4.11): a frame after each focus
- * move inside `root` by the keyboard or a script, when one of `overlays()` (sticky or fixed at that
- * moment, shown, not holding the focus) covers part of the focused element, the window scrolls it
- * clear of the box (never its top above the window's). A focus the mouse or a touch gave is left
- * where it is: the reader sees what they pressed, and a scroll between the press and the release
- * would move the button from under the pointer and lose the click. Returns the function that
- * unhooks it. Limits: the window is the scroller; a box over the focus inside another scroller is
- * its page's to avoid.
+ * move inside `root`, when one of `overlays()` (sticky or fixed at that moment, shown, not holding
+ * the focus) covers part of the focused element, the window scrolls it clear of the box (never
+ * its top above the window's). A focus a press gives (the mouse's, a touch's) waits for the
+ * release: scrolled between the two, a button partly under the box moved from under the pointer
+ * and the click was lost. Returns the function that unhooks it. Limits: the window is the
+ * scroller; a box over the focus inside another scroller is its page's to avoid.
  */
 export function keepFocusClear(root, overlays) {
   const clear = () => {
@@ -57,16 +56,26 @@ export function keepFocusClear(root, overlays) {
   };
   let frame = 0;
   // a press focuses its element in the task that dispatches mousedown (touch's too), so a focus
-  // seen before that task ends came from the pointer
-  let pressed = false;
-  const onPress = () => { pressed = true; setTimeout(() => { pressed = false; }); };
-  const onFocus = () => { cancelAnimationFrame(frame); if (!pressed) frame = requestAnimationFrame(clear); };
+  // seen before that task ends came from a press; its clearing waits for the mouseup (the click
+  // is dispatched with it, before the frame)
+  let pressing = false;
+  let held = false;
+  const later = () => { cancelAnimationFrame(frame); frame = requestAnimationFrame(clear); };
+  const onPress = () => { pressing = true; setTimeout(() => { pressing = false; }); };
+  const onFocus = () => {
+    cancelAnimationFrame(frame);
+    held = pressing;
+    if (!held) later();
+  };
+  const onRelease = () => { if (held) { held = false; later(); } };
   root.addEventListener('mousedown', onPress, true);
   root.addEventListener('focusin', onFocus);
+  addEventListener('mouseup', onRelease, true);
   return () => {
     cancelAnimationFrame(frame);
     root.removeEventListener('mousedown', onPress, true);
     root.removeEventListener('focusin', onFocus);
+    removeEventListener('mouseup', onRelease, true);
   };
 }
 
