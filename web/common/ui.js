@@ -63,9 +63,8 @@ export function keepFocusClear(root, overlays) {
   const later = () => { cancelAnimationFrame(frame); frame = requestAnimationFrame(clear); };
   const onPress = () => { pressing = true; setTimeout(() => { pressing = false; }); };
   const onFocus = () => {
-    cancelAnimationFrame(frame);
     held = pressing;
-    if (!held) later();
+    if (held) cancelAnimationFrame(frame); else later();
   };
   const onRelease = () => { if (held) { held = false; later(); } };
   root.addEventListener('mousedown', onPress, true);
