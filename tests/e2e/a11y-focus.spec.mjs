@@ -11,7 +11,7 @@
 // one window size per page; the cells' native title tooltips are the browser's (exempt from
 // 1.4.13) and not tested; the stepper's explanation stays for a pointer moved straight onto its
 // box (a path across other content on the way clears it, as leaving the cells does).
-import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { test, expect, BOOT_MS, openStepper } from './fixtures.mjs';
 import { RUN, walkAfterRun } from './a11y-helpers.mjs';
 
 /**
@@ -74,9 +74,7 @@ test.describe('2.4.11 focus not obscured: Tab through every stop', () => {
   test.use({ viewport: { width: 1280, height: 600 } });
   for (const lang of ['en', 'zh']) {
     test(`the stepper, its explanation box sticky at the bottom (${lang})`, async ({ page }) => {
-      await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-      await page.goto('/');
-      await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+      await openStepper(page, lang);
       // the box docked under the steps, sticky at the window's bottom (not the side column of wide screens)
       await page.locator('figure[data-panel="weights"] td[data-r="0"][data-c="0"]').first().focus();
       expect(await page.locator('.aps-pipeline > .aps-explain').evaluate((e) => getComputedStyle(e).position)).toBe('sticky');
@@ -89,9 +87,7 @@ test.describe('2.4.11 focus not obscured: Tab through every stop', () => {
     // two here, as under load): nothing scrolls while the button is held, the click steps on, and
     // then the button is scrolled clear of the box as a keyboard's focus would be
     test(`a press on Next, partly under the sticky explanation box, is a click (${lang})`, async ({ page }) => {
-      await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-      await page.goto('/');
-      await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+      await openStepper(page, lang);
       await page.locator('[data-key="view.step"]').click();
       const progress = page.locator('.aps-progress-text');
       const before = await progress.textContent();
@@ -124,9 +120,7 @@ test.describe('2.4.11 focus not obscured: Tab through every stop', () => {
     // order (mousedown, the focus in the same task; mouseup later): a real pointer moved onto a
     // cell first shows the hovered cell's explanation, which grows over the pointer
     test(`a cell pressed partly under the box is scrolled clear after the release (${lang})`, async ({ page }) => {
-      await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-      await page.goto('/');
-      await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+      await openStepper(page, lang);
       const y0 = await page.evaluate(() => {
         const cell = document.querySelector('figure[data-panel="weights"] td[data-r="1"][data-c="0"]');
         const box = document.querySelector('.aps-pipeline > .aps-explain');

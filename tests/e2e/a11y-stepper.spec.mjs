@@ -7,7 +7,7 @@
 // shown) and large mode. Each state
 // starts from a fresh page (its `go` loads it and waits until it is there), so one state's failure
 // does not hide the next. Limits: axe judges the DOM (a canvas's pixels are a11y-views.spec's).
-import { test, expect, BOOT_MS } from './fixtures.mjs';
+import { test, expect, openStepper } from './fixtures.mjs';
 import { noViolations, largeMode, focused } from './a11y-helpers.mjs';
 
 const LANG = {
@@ -18,9 +18,7 @@ const gridCell = (page, m, r, c) => page.locator(`[data-matrix="${m}"] td[data-r
 
 /** Opens the stepper in `lang` at `hash` and waits for the core's first trace. */
 async function open(page, lang, hash = '') {
-  await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-  await page.goto(`/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await openStepper(page, lang, hash);
   await expect(page.locator('.aps-status')).toContainText(LANG[lang].status);
 }
 

@@ -1,8 +1,8 @@
 // fixtures.mjs — the console-error fixture of page.spec.mjs, shared by the sharing/embedding specs
 // (csp, share, embed): every test fails on a page error or a console error/warning (a CSP
 // violation, a 404, Emscripten's MIME-type fallback), in the page and in its iframes. Also the
-// longer waits (BOOT_MS, RUN_MS), the stepper specs' readers of the tables, and the wait for a
-// page's network to go quiet (watchNetwork).
+// longer waits (BOOT_MS, RUN_MS), the stepper opened in a language (openStepper), the stepper
+// specs' readers of the tables, and the wait for a page's network to go quiet (watchNetwork).
 import { test as base, expect } from '@playwright/test';
 
 export const test = base.extend({
@@ -32,6 +32,13 @@ export { expect };
  */
 export const BOOT_MS = 120_000;
 export const RUN_MS = 480_000;
+
+/** Opens the stepper in `lang` ('en', 'zh': the language it remembers) at `hash`, and waits for its first trace. */
+export async function openStepper(page, lang = 'en', hash = '') {
+  await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
+  await page.goto(`/${hash}`);
+  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+}
 
 /** The number cells of a stepper panel ('weights', 'scores', …) inside `scope`, row by row. */
 export const panelCells = (scope, panel) => scope.locator(`figure[data-panel="${panel}"] table tbody tr td[data-c]`);

@@ -8,7 +8,7 @@
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import AxeBuilder from '@axe-core/playwright';
-import { test, expect, panelText, explainText, settled, watchNetwork, BOOT_MS } from './fixtures.mjs';
+import { test, expect, panelText, explainText, settled, watchNetwork, openStepper } from './fixtures.mjs';
 
 const golden = JSON.parse(readFileSync(new URL('../golden/attention_cases.json', import.meta.url), 'utf8'));
 const expectOf = (name) => golden.cases.find((c) => c.name === name).expect;
@@ -45,9 +45,7 @@ async function strict(page) {
 }
 
 async function open(page, lang = 'en', hash = '') {
-  await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-  await page.goto(`/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await openStepper(page, lang, hash);
   await expect(page.getByRole('status').filter({ hasText: L[lang].status }).first()).toBeVisible();
 }
 

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
-import { test, expect, panelText, explainText, settled, watchNetwork, BOOT_MS } from './fixtures.mjs';
+import { test, expect, panelText, explainText, settled, watchNetwork, openStepper } from './fixtures.mjs';
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:";
 const WIDTHS = [375, 1366, 1920];
@@ -34,9 +34,7 @@ async function strict(page) {
 }
 
 async function open(page, lang = 'en', hash = '') {
-  await page.addInitScript((l) => localStorage.setItem('attention-playground.lang', l), lang);
-  await page.goto(`/${hash}`);
-  await expect(page.locator('#app')).toHaveAttribute('data-status', 'ready', { timeout: BOOT_MS });
+  await openStepper(page, lang, hash);
   await expect(page.getByRole('status').filter({ hasText: L[lang].status }).first()).toBeVisible();
 }
 
